@@ -1,0 +1,96 @@
+# floe build.  Modules are the folders under src/; every .c there goes into
+# libfloe.a except src/cmd, which makes the floe binary.  Tests are found by
+# name: tests/unit/test_*.c (one binary each), tests/integration/test_*
+# (executables), tests/fuzz/fuzz_*.c (libFuzzer targets).
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+SAN     ?=
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g $(OPT) $(SAN) \
+             -Isrc -Itests -MMD -MP $(CFLAGS)
+LIBS    = -lrdkafka -lzstd -lsnappy -llz4 -lz -ljansson -lcurl -lssl -lcrypto \
+          -lmicrohttpd -lsqlite3 -lpthread -lm
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
+
+LIB_SRC   := $(sort $(filter-out src/cmd/%,$(wildcard src/*/*.c)))
+CMD_SRC   := $(sort $(wildcard src/cmd/*.c))
+TEST_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+TEST_HELP := $(sort $(filter-out tests/unit/test_%,$(wildcard tests/unit/*.c)))
+BENCH_SRC := $(sort $(wildcard bench/*/*.c))
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ   := $(CMD_SRC:%.c=$(BUILD)/%.o)
+HELP_OBJ  := $(TEST_HELP:%.c=$(BUILD)/%.o)
+TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean
+all: $(BUILD)/libfloe.a $(BUILD)/floe $(TEST_BIN) $(BENCH_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libfloe.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/floe: $(CMD_OBJ) $(BUILD)/libfloe.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CMD_OBJ) $(BUILD)/libfloe.a $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libfloe.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELP_OBJ) $(BUILD)/libfloe.a $(LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libfloe.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfloe.a $(LIBS)
+
+# The whole suite: unit tests, then integration tests against this build.
+test: all
+	tests/run $(BUILD)
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+# (LeakSanitizer included), in its own build folder.
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
+	tests/run build-asan
+
+# What CI runs: both of the above, one closing line.
+check:
+	$(MAKE) all
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
+	tests/run $(BUILD) build-asan
+
+# Unit tests under valgrind's leak checker.
+valgrind: all
+	FLOE_TEST_WRAPPER="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99" \
+	  FLOE_TEST_ONLY=unit tests/run $(BUILD)
+
+# libFuzzer targets, built with clang in their own folder.
+FUZZ_BUILD := build-fuzz
+FUZZ_SAN   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 SAN="$(FUZZ_SAN)" $(FUZZ_BUILD)/libfloe.a
+	$(MAKE) CC=clang $(FUZZ_BIN)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libfloe.a
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
+	  -o $@ $< $(FUZZ_BUILD)/libfloe.a $(LIBS)
+
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	tests/fuzz/smoke $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: all
+	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

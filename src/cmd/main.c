@@ -1,0 +1,34 @@
+/* floe: the command-line entry point.  Subcommands dispatch to their module;
+ * exit status 0 on success, 1 on error with one line on stderr. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: floe <command> [options]\n"
+            "commands:\n"
+            "  version      print the version\n"
+            "  help         this text\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("floe %s\n", FLOE_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "floe: unknown command '%s' (see 'floe help')\n", cmd);
+    return 1;
+}

@@ -1,0 +1,62 @@
+#define _POSIX_C_SOURCE 200809L
+#include "util/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static int level = -1; /* -1: not yet read from the environment */
+
+static const char *const names[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
+
+int floe_log_level_parse(const char *s)
+{
+    static const char *const lc[] = {"debug", "info", "warn", "error", "off"};
+    for (int i = 0; i <= FLOE_LOG_OFF; i++)
+        if (s && strcasecmp(s, lc[i]) == 0) return i;
+    return -1;
+}
+
+floe_log_level_t floe_log_get_level(void)
+{
+    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+    if (l < 0) {
+        l = floe_log_level_parse(getenv("FLOE_LOG_LEVEL"));
+        if (l < 0) l = FLOE_LOG_INFO;
+        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
+    }
+    return (floe_log_level_t)l;
+}
+
+void floe_log_set_level(floe_log_level_t l)
+{
+    __atomic_store_n(&level, (int)l, __ATOMIC_RELAXED);
+}
+
+void floe_log(floe_log_level_t l, const char *fmt, ...)
+{
+    if (l < floe_log_get_level() || l >= FLOE_LOG_OFF) return;
+    char line[2048];
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ",
+                          ts.tv_nsec / 1000000, names[l]);
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
+    va_end(ap);
+    if (m < 0) m = 0;
+    n += (size_t)m;
+    if (n > sizeof line - 2) n = sizeof line - 2; /* truncated */
+    while (n && line[n - 1] == '\n') n--;
+    line[n++] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, n);
+    (void)w;
+}
