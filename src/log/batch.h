@@ -121,7 +121,7 @@ typedef struct floe_batch_iter {
 } floe_batch_iter_t;
 
 void floe_batch_iter_init(floe_batch_iter_t *it, const uint8_t *p, size_t n);
-/* Returns 1 and fills *batch/*len/*h (any may be NULL) for the next batch,
+/* Returns 1 and fills *batch, *len and *h (any may be NULL) for the next batch,
  * 0 at the clean end of the buffer, -1 on error (err filled; it->off is
  * the offset of the bad batch). */
 int floe_batch_iter_next(floe_batch_iter_t *it, const uint8_t **batch,
