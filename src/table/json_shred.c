@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "table/rows_int.h"
+#include "util/utf8.h"
 
 enum { SH_OK = 0, SH_ERR = -1, SH_EVOLVE = -2 };
 
@@ -76,30 +77,6 @@ static int hex4(const uint8_t *p, uint32_t *out)
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or
- * 0 when it is invalid (overlong, surrogate, past U+10FFFF, cut short). */
-static size_t utf8_seq(const uint8_t *p, const uint8_t *end)
-{
-    uint8_t c = p[0];
-    size_t n;
-    uint8_t lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) n = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-    } else return 0;
-    if ((size_t)(end - p) < n) return 0;
-    if (p[1] < lo || p[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf) return 0;
-    return n;
-}
-
 /* Unescape the string at s->p (just past the opening quote) onto out,
  * checking UTF-8.  Leaves s->p past the closing quote. */
 static int string_into(sh_t *s, floe_buf_t *out)
@@ -123,7 +100,7 @@ static int string_into(sh_t *s, floe_buf_t *out)
             return syntax(s, "control character in string");
         }
         if (c >= 0x80) {
-            size_t n = utf8_seq(p, q);
+            size_t n = floe_utf8_seq(p, q);
             if (!n) {
                 s->p = p;
                 return syntax(s, "invalid UTF-8 in string");

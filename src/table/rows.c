@@ -15,13 +15,14 @@ const char *floe_tkind_name(floe_tkind_t k)
     case FLOE_TK_TIMESTAMPTZ: return "timestamptz";
     case FLOE_TK_STRUCT: return "struct";
     case FLOE_TK_LIST: return "list";
+    case FLOE_TK_MAP: return "map";
     }
     return "?";
 }
 
 static bool is_primitive(floe_tkind_t k)
 {
-    return k != FLOE_TK_STRUCT && k != FLOE_TK_LIST;
+    return k != FLOE_TK_STRUCT && k != FLOE_TK_LIST && k != FLOE_TK_MAP;
 }
 
 /* ---- nodes ---------------------------------------------------------- */
@@ -106,11 +107,12 @@ size_t floe_rnode_leaf_count(const floe_rnode_t *n)
 /* Levels follow Parquet's layout: an optional field adds one definition
  * level; a list is `optional group (LIST) { repeated group list { optional
  * element } }`, adding one level for the list, one (and a repetition level)
- * for "has an element", one for the element being non-null. */
+ * for "has an element", one for the element being non-null.  A map is the
+ * same with a required key and an optional value in the repeated group. */
 static void relevel(floe_rnode_t *n)
 {
     floe_rnode_t *p = n->parent;
-    if (p->kind == FLOE_TK_LIST) {
+    if (p->kind == FLOE_TK_LIST || p->kind == FLOE_TK_MAP) {
         n->def = p->def + 1 + (n->required ? 0 : 1);
         n->rep = p->rep + 1;
     } else {
@@ -302,24 +304,45 @@ void floe_rows_widen(floe_rows_t *r, floe_rnode_t *n)
     r->shape_version++;
 }
 
+/* Checks shared by add_field and add_map, then attach n (owned). */
+static floe_rnode_t *add_node(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *n,
+                              floe_err_t *err)
+{
+    if (parent->kind != FLOE_TK_STRUCT) {
+        floe_err_set(err, FLOE_EINVAL, "'%s' is not a struct", parent->name ? parent->name : "(root)");
+        goto fail;
+    }
+    if (floe_rows_child(parent, n->name)) {
+        floe_err_set(err, FLOE_EEXIST, "field '%s' exists", n->name);
+        goto fail;
+    }
+    if (n->required && r->nrows) {
+        floe_err_set(err, FLOE_EINVAL, "required field '%s' added after rows", n->name);
+        goto fail;
+    }
+    if (floe_rnode_add_kid(parent, n) < 0) goto oom;
+    relevel(n);
+    if (backfill(r, parent, n) < 0 || rebuild_leaves(r) < 0) {
+        parent->nkids--;
+        rebuild_leaves(r);
+        goto oom;
+    }
+    r->shape_version++;
+    return n;
+oom:
+    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+fail:
+    floe_rnode_free(n);
+    return NULL;
+}
+
 floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent,
                                   const char *name, floe_tkind_t kind,
                                   bool required, floe_err_t *err)
 {
-    if (parent->kind != FLOE_TK_STRUCT) {
-        floe_err_set(err, FLOE_EINVAL, "'%s' is not a struct", parent->name ? parent->name : "(root)");
-        return NULL;
-    }
-    if (kind == FLOE_TK_LIST) {
-        floe_err_set(err, FLOE_EUNSUPPORTED, "lists are added by shredding, not by name");
-        return NULL;
-    }
-    if (floe_rows_child(parent, name)) {
-        floe_err_set(err, FLOE_EEXIST, "field '%s' exists", name);
-        return NULL;
-    }
-    if (required && r->nrows) {
-        floe_err_set(err, FLOE_EINVAL, "required field '%s' added after rows", name);
+    if (kind == FLOE_TK_LIST || kind == FLOE_TK_MAP) {
+        floe_err_set(err, FLOE_EUNSUPPORTED, "%s fields are not added by name",
+                     floe_tkind_name(kind));
         return NULL;
     }
     floe_rnode_t *n = floe_rnode_new(name, strlen(name), kind);
@@ -328,21 +351,37 @@ floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent,
         return NULL;
     }
     n->required = required;
-    if (floe_rnode_add_kid(parent, n) < 0) {
-        floe_rnode_free(n);
+    return add_node(r, parent, n, err);
+}
+
+floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent,
+                                const char *name, floe_tkind_t key_kind,
+                                floe_tkind_t value_kind, bool required,
+                                floe_err_t *err)
+{
+    if (!is_primitive(key_kind) || !is_primitive(value_kind)) {
+        floe_err_set(err, FLOE_EUNSUPPORTED, "map keys and values must be primitive");
+        return NULL;
+    }
+    floe_rnode_t *m = floe_rnode_new(name, strlen(name), FLOE_TK_MAP);
+    floe_rnode_t *k = floe_rnode_new("key", 3, key_kind);
+    floe_rnode_t *v = floe_rnode_new("value", 5, value_kind);
+    if (!m || !k || !v || floe_rnode_add_kid(m, k) < 0) {
+        floe_rnode_free(m);
+        floe_rnode_free(k);
+        floe_rnode_free(v);
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return NULL;
     }
-    relevel(n);
-    if (backfill(r, parent, n) < 0 || rebuild_leaves(r) < 0) {
-        parent->nkids--;
-        rebuild_leaves(r);
-        floe_rnode_free(n);
+    if (floe_rnode_add_kid(m, v) < 0) {
+        floe_rnode_free(m);
+        floe_rnode_free(v);
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return NULL;
     }
-    r->shape_version++;
-    return n;
+    m->required = required;
+    k->required = true;
+    return add_node(r, parent, m, err);
 }
 
 /* ---- rows ------------------------------------------------------------ */
@@ -490,5 +529,34 @@ int floe_rows_put_null(floe_rows_t *r, floe_rnode_t *n)
 {
     if (n->required || floe_rcol_push_level(n->col, n->def - 1, n->rep) < 0) return -1;
     stamp_path(r, n);
+    return 0;
+}
+
+static int push_bytes(floe_rcol_t *c, int def, int rep, floe_slice_t v)
+{
+    if (c->bytes.len + v.len > UINT32_MAX) return -1;
+    if (floe_rcol_push_level(c, def, rep) < 0) return -1;
+    if (floe_buf_append(&c->bytes, v.ptr, v.len) < 0) return -1;
+    uint32_t end = (uint32_t)c->bytes.len;
+    if (floe_buf_append(&c->vals, &end, 4) < 0) return -1;
+    c->nvals++;
+    return 0;
+}
+
+int floe_rows_put_map(floe_rows_t *r, floe_rnode_t *m, const floe_slice_t *keys,
+                      const floe_slice_t *vals, const bool *val_null, size_t n)
+{
+    floe_rnode_t *k = m->kids[0], *v = m->kids[1];
+    if (n == 0) {
+        if (floe_rows_write_nulls(m, m->def, m->rep) < 0) return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rep = i ? k->rep : m->rep;
+        if (push_bytes(k->col, k->def, rep, keys[i]) < 0) return -1;
+        int rc = val_null && val_null[i] ? floe_rcol_push_level(v->col, v->def - 1, rep)
+                                         : push_bytes(v->col, v->def, rep, vals[i]);
+        if (rc < 0) return -1;
+    }
+    stamp_path(r, m);
     return 0;
 }

@@ -35,6 +35,7 @@ typedef enum floe_tkind {
     FLOE_TK_TIMESTAMPTZ, /* int64 microseconds since the epoch, UTC */
     FLOE_TK_STRUCT,
     FLOE_TK_LIST,        /* kids[0] is the element */
+    FLOE_TK_MAP,         /* kids[0] is the key (required), kids[1] the value */
 } floe_tkind_t;
 
 /* Name of a kind as the Iceberg spec spells it ("long", "struct", ...). */
@@ -106,6 +107,13 @@ uint64_t floe_rows_shape_version(const floe_rows_t *r);
 floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent,
                                   const char *name, floe_tkind_t kind,
                                   bool required, floe_err_t *err);
+/* Add a map field (keys required, values optional) of primitive kinds
+ * under a struct, on the same terms as floe_rows_add_field. */
+floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent,
+                                const char *name, floe_tkind_t key_kind,
+                                floe_tkind_t value_kind, bool required,
+                                floe_err_t *err);
+
 /* Mark a field (and so its subtree) as set only through floe_rows_put_*:
  * a JSON key of the same name is rejected instead of shredded into it. */
 static inline void floe_rows_mark_sys(floe_rnode_t *n) { n->sys = true; }
@@ -139,6 +147,10 @@ int floe_rows_put_double(floe_rows_t *r, floe_rnode_t *n, double v);
 int floe_rows_put_bool(floe_rows_t *r, floe_rnode_t *n, bool v);
 int floe_rows_put_bytes(floe_rows_t *r, floe_rnode_t *n, const void *p, size_t len);
 int floe_rows_put_null(floe_rows_t *r, floe_rnode_t *n);
+/* Set a map field of string/binary keys and values: n entries; vals[i]
+ * with val_null[i] set is a null value.  Slices are copied. */
+int floe_rows_put_map(floe_rows_t *r, floe_rnode_t *m, const floe_slice_t *keys,
+                      const floe_slice_t *vals, const bool *val_null, size_t n);
 
 /* Forget every row but keep the shape (after a flush). */
 void floe_rows_clear(floe_rows_t *r);
