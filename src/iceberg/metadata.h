@@ -113,6 +113,9 @@ floe_ice_schema_t *floe_ice_schema_from_json(const char *json, size_t len, floe_
 /* Just the fields array of a spec, as manifests' "partition-spec" header. */
 char *floe_ice_spec_fields_to_json(const floe_ice_spec_t *s, floe_err_t *err);
 char *floe_ice_spec_to_json(const floe_ice_spec_t *s, floe_err_t *err);
+/* Parse a spec's fields array (as in manifest headers); caller frees. */
+floe_ice_spec_t *floe_ice_spec_fields_from_json(const char *json, size_t len, int32_t spec_id,
+                                                floe_err_t *err);
 
 /* Lookups: borrowed pointers, NULL when absent. */
 const floe_ice_schema_t *floe_ice_metadata_schema(const floe_ice_metadata_t *m, int32_t id);

@@ -324,6 +324,17 @@ fail:
     return NULL;
 }
 
+floe_ice_spec_t *floe_ice_spec_fields_from_json(const char *json, size_t len, int32_t spec_id,
+                                                floe_err_t *err)
+{
+    json_t *j = load(json, len, err);
+    if (!j) return NULL;
+    int32_t next = 1000;
+    floe_ice_spec_t *s = spec_from_fields(j, spec_id, &next, err);
+    json_decref(j);
+    return s;
+}
+
 static floe_ice_spec_t *spec_from_json(json_t *j, int32_t *next_v1_id, floe_err_t *err)
 {
     int32_t id = 0;

@@ -360,7 +360,7 @@ static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t 
     const char *lp = floe_fileio_local_path(dir);
     DIR *d = opendir(lp);
     if (!d) {
-        if (errno == ENOENT) return 0;
+        if (errno == ENOENT || errno == ENOTDIR) return 0;
         return floe_err_errno(err, errno, lp);
     }
     size_t cap = 0;

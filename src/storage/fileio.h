@@ -79,8 +79,8 @@ int floe_fileio_remove(floe_fileio_t *io, const char *path, floe_err_t *err);
 /* Rename; with noreplace fails with FLOE_EEXIST when `to` exists. */
 int floe_fileio_rename(floe_fileio_t *io, const char *from, const char *to, bool noreplace,
                        floe_err_t *err);
-/* Names (not paths) of the entries in dir, sorted; an absent dir lists as
- * empty.  Caller frees with floe_fileio_names_free. */
+/* Names (not paths) of the entries in dir, sorted; an absent dir or a
+ * plain file lists as empty.  Caller frees with floe_fileio_names_free. */
 int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n,
                      floe_err_t *err);
 void floe_fileio_names_free(char **names, size_t n);
