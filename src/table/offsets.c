@@ -27,9 +27,10 @@ int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *
     json_error_t je;
     json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
     if (!j || !json_is_object(j)) {
+        floe_err_set(err, FLOE_ECORRUPT, "%s is not a JSON object: %s", FLOE_OFFSETS_KEY,
+                     j ? "wrong type" : je.text);
         json_decref(j);
-        return floe_err_set(err, FLOE_ECORRUPT, "%s is not a JSON object: %s", FLOE_OFFSETS_KEY,
-                            j ? "wrong type" : je.text);
+        return -1;
     }
     const char *k;
     json_t *v;
@@ -38,8 +39,9 @@ int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *
         floe_err_t pe;
         if (floe_parse_int64(k, 0, (int64_t)cap - 1, &p, &pe) < 0 || !json_is_integer(v) ||
             json_integer_value(v) < 0) {
-            json_decref(j);
-            return floe_err_set(err, FLOE_ECORRUPT, "%s: bad entry \"%s\"", FLOE_OFFSETS_KEY, k);
+            floe_err_set(err, FLOE_ECORRUPT, "%s: bad entry \"%s\"", FLOE_OFFSETS_KEY, k);
+            json_decref(j); /* owns k */
+            return -1;
         }
         offsets[p] = json_integer_value(v);
         if ((size_t)p + 1 > *n) *n = (size_t)p + 1;
