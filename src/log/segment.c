@@ -334,11 +334,11 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
     uint64_t pos = 0;
     const char *why = NULL;
     bool ioerr = false;
+    floe_err_t e; /* outlives the loop: why may point into it */
     while (pos < s->size) {
         const uint8_t *p = win_get(&w, pos, FLOE_BATCH_HDR_SIZE, &ioerr);
         if (!p) { why = "partial batch header"; break; }
         floe_batch_hdr_t h;
-        floe_err_t e;
         if (floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, &e) != 0) { why = e.msg; break; }
         size_t bsize = floe_batch_size(&h);
         if (pos + bsize > s->size) { why = "partial batch"; break; }
