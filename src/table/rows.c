@@ -527,7 +527,7 @@ int floe_rows_put_bytes(floe_rows_t *r, floe_rnode_t *n, const void *p, size_t l
 
 int floe_rows_put_null(floe_rows_t *r, floe_rnode_t *n)
 {
-    if (n->required || floe_rcol_push_level(n->col, n->def - 1, n->rep) < 0) return -1;
+    if (n->required || floe_rows_write_nulls(n, n->def - 1, n->rep) < 0) return -1;
     stamp_path(r, n);
     return 0;
 }

@@ -146,6 +146,7 @@ int floe_rows_put_int(floe_rows_t *r, floe_rnode_t *n, int32_t v);
 int floe_rows_put_double(floe_rows_t *r, floe_rnode_t *n, double v);
 int floe_rows_put_bool(floe_rows_t *r, floe_rnode_t *n, bool v);
 int floe_rows_put_bytes(floe_rows_t *r, floe_rnode_t *n, const void *p, size_t len);
+/* Null an optional field (a primitive, or a whole struct/list/map). */
 int floe_rows_put_null(floe_rows_t *r, floe_rnode_t *n);
 /* Set a map field of string/binary keys and values: n entries; vals[i]
  * with val_null[i] set is a null value.  Slices are copied. */

@@ -92,8 +92,6 @@ static int seed_struct(floe_rows_t *r, floe_rnode_t *s, const floe_ice_type_t *t
 
 int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_err_t *err)
 {
-    if (floe_rows_count(rows))
-        return floe_err_set(err, FLOE_EINVAL, "seeding needs an empty buffer");
     return seed_struct(rows, floe_rows_root(rows), schema->root, err);
 }
 

@@ -16,7 +16,8 @@
 #include "table/rows.h"
 
 /* Add every column of schema (borrowed) that rows lacks to rows' shape,
- * with its field id.  rows must hold no row.  Columns of types JSON
+ * with its field id; rows already held read null in them (between rows
+ * only, like every shape change).  Columns of types JSON
  * records never produce (decimal, date, uuid, ...) are refused with
  * FLOE_EUNSUPPORTED naming the column. */
 int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_err_t *err);
