@@ -75,6 +75,7 @@ struct floe_group_coord {
     group_t **groups;
     size_t ngroups, capgroups;
     uint64_t id_state;
+    bool shut_down;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -725,6 +726,10 @@ void floe_group_join(floe_group_coord_t *c, const floe_group_join_req_t *r, int6
                      floe_group_join_cb cb, void *opaque)
 {
     const char *mid = r->member_id ? r->member_id : "";
+    if (c->shut_down) {
+        join_error(cb, opaque, FLOE_GERR_COORDINATOR_NOT_AVAILABLE, mid);
+        return;
+    }
     if (is_empty(r->group_id)) {
         join_error(cb, opaque, FLOE_GERR_INVALID_GROUP_ID, mid);
         return;
@@ -789,7 +794,10 @@ static void sync_respond(const group_t *g, const gmember_t *m, floe_group_sync_c
 void floe_group_sync(floe_group_coord_t *c, const floe_group_sync_req_t *r, int64_t now,
                      floe_group_sync_cb cb, void *opaque)
 {
-    (void)c;
+    if (c->shut_down) {
+        sync_error(cb, opaque, FLOE_GERR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
     group_t *g = find_group(c, r->group_id);
     if (!g) {
         sync_error(cb, opaque, FLOE_GERR_UNKNOWN_MEMBER_ID);
@@ -1038,6 +1046,16 @@ int floe_group_coord_new(const floe_group_config_t *cfg, floe_group_coord_t **ou
                                         : (uint64_t)floe_wall_us() ^ (uint64_t)floe_mono_ns();
     *out = c;
     return 0;
+}
+
+void floe_group_shutdown(floe_group_coord_t *c)
+{
+    c->shut_down = true;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        group_t *g = c->groups[i];
+        for (size_t k = 0; k < g->nmembers; k++)
+            fail_member_callbacks(g->members[k], FLOE_GERR_COORDINATOR_NOT_AVAILABLE);
+    }
 }
 
 void floe_group_coord_free(floe_group_coord_t *c)

@@ -87,6 +87,11 @@ int floe_group_coord_new(const floe_group_config_t *cfg, floe_group_coord_t **ou
  * COORDINATOR_NOT_AVAILABLE so their owners can release what they hold. */
 void floe_group_coord_free(floe_group_coord_t *c);
 
+/* Broker shutdown: answer every pending JoinGroup/SyncGroup with
+ * COORDINATOR_NOT_AVAILABLE, and every later one at once with the same
+ * (clients then look for another coordinator).  Other calls keep working. */
+void floe_group_shutdown(floe_group_coord_t *c);
+
 /* ---- JoinGroup ---------------------------------------------------------- */
 
 typedef struct floe_group_protocol {

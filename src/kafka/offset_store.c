@@ -65,6 +65,7 @@ typedef struct rd {
     const uint8_t *p;
     size_t n, off;
     bool bad;
+    bool oom;
 } rd_t;
 
 static uint16_t rd16(rd_t *r)
@@ -100,43 +101,71 @@ static char *rdstr(rd_t *r)
         return NULL;
     }
     char *s = strndup((const char *)r->p + r->off, (size_t)n);
-    if (!s) r->bad = true;
+    if (!s) r->bad = r->oom = true;
     r->off += (size_t)n;
     return s;
+}
+
+int floe_offset_record_decode(const uint8_t *key, size_t key_len, const uint8_t *value,
+                              size_t value_len, bool value_null, floe_offset_record_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!key) return 0;
+    bool oom = false;
+    rd_t k = {key, key_len, 0, false, false};
+    rd_t v = {value ? value : (const uint8_t *)"", value_len, 0, false, false};
+    int16_t kv = (int16_t)rd16(&k);
+    if (k.bad || (kv != 0 && kv != 1)) return 0; /* group metadata etc. */
+    out->group = rdstr(&k);
+    out->topic = rdstr(&k);
+    out->partition = (int32_t)rd32(&k);
+    if (k.bad) {
+        oom = k.oom;
+        goto bad;
+    }
+    if (value_null) {
+        out->tombstone = true;
+        return 1;
+    }
+    int16_t vv = (int16_t)rd16(&v);
+    if (vv < 0 || vv > 3) goto bad;
+    out->value.leader_epoch = -1;
+    out->value.offset = (int64_t)rd64(&v);
+    if (vv >= 3) out->value.leader_epoch = (int32_t)rd32(&v);
+    char *meta = rdstr(&v);
+    out->value.metadata = meta;
+    out->value.commit_timestamp = (int64_t)rd64(&v);
+    if (v.bad) {
+        oom = v.oom;
+        goto bad;
+    }
+    return 1;
+bad:
+    floe_offset_record_clear(out);
+    return oom ? -1 : 0;
+}
+
+void floe_offset_record_clear(floe_offset_record_t *r)
+{
+    free(r->group);
+    free(r->topic);
+    free((char *)r->value.metadata);
+    memset(r, 0, sizeof *r);
 }
 
 /* Apply one replayed record.  Malformed or foreign records are skipped:
  * returns 1 when applied, 0 when skipped, -1 when out of memory. */
 static int apply_record(floe_offset_store_t *s, const floe_record_t *rec, int64_t now)
 {
-    if (rec->key_null) return 0;
-    rd_t k = {rec->key.ptr, rec->key.len, 0, false};
-    int16_t kv = (int16_t)rd16(&k);
-    if (k.bad || (kv != 0 && kv != 1)) return 0; /* group metadata etc. */
-    char *group = rdstr(&k), *topic = rdstr(&k);
-    int32_t partition = (int32_t)rd32(&k);
-    int rc = 0;
-    if (k.bad || !group || !topic) goto out;
-    if (rec->value_null) {
-        floe_group_offset_remove(s->coord, group, topic, partition);
-        rc = 1;
-        goto out;
-    }
-    rd_t v = {rec->value.ptr, rec->value.len, 0, false};
-    int16_t vv = (int16_t)rd16(&v);
-    floe_group_offset_t o = {.leader_epoch = -1};
-    o.offset = (int64_t)rd64(&v);
-    if (vv >= 3) o.leader_epoch = (int32_t)rd32(&v);
-    char *meta = rdstr(&v);
-    o.metadata = meta;
-    o.commit_timestamp = (int64_t)rd64(&v);
-    if (!v.bad && vv >= 0 && vv <= 3) {
-        rc = floe_group_offset_put(s->coord, group, topic, partition, &o, now) ? -1 : 1;
-    }
-    free(meta);
-out:
-    free(group);
-    free(topic);
+    floe_offset_record_t r;
+    int rc = floe_offset_record_decode(rec->key_null ? NULL : rec->key.ptr, rec->key.len,
+                                       rec->value.ptr, rec->value.len, rec->value_null, &r);
+    if (rc <= 0) return rc;
+    if (r.tombstone)
+        floe_group_offset_remove(s->coord, r.group, r.topic, r.partition);
+    else if (floe_group_offset_put(s->coord, r.group, r.topic, r.partition, &r.value, now))
+        rc = -1;
+    floe_offset_record_clear(&r);
     return rc;
 }
 

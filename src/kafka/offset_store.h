@@ -17,6 +17,7 @@
 #ifndef FLOE_KAFKA_OFFSET_STORE_H
 #define FLOE_KAFKA_OFFSET_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,23 @@ int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id,
  * failure (err filled). */
 int16_t floe_offset_store_delete_group(floe_offset_store_t *s, const char *group_id,
                                        floe_err_t *err);
+
+/* One decoded __consumer_offsets record (offset-commit keys only). */
+typedef struct floe_offset_record {
+    char *group;          /* heap copies: free with floe_offset_record_clear */
+    char *topic;
+    int32_t partition;
+    bool tombstone;       /* null value: the offset was deleted */
+    floe_group_offset_t value; /* value.metadata is a heap copy too */
+} floe_offset_record_t;
+
+/* Decode a record's key and value (untrusted bytes from disk; every length
+ * checked).  Returns 1 when decoded (clear *out afterwards), 0 for a
+ * well-formed key of another kind (group metadata) or a malformed record,
+ * -1 when out of memory. */
+int floe_offset_record_decode(const uint8_t *key, size_t key_len, const uint8_t *value,
+                              size_t value_len, bool value_null, floe_offset_record_t *out);
+void floe_offset_record_clear(floe_offset_record_t *r);
 
 /* Number of records replayed at open and the number of live offsets
  * (for tests and metrics). */

@@ -625,7 +625,21 @@ static void free_completes_pending(void)
     CHECK_EQ(freed_count, 2);
 }
 
-TEST_MAIN(RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
+static void shutdown_answers_pending(void)
+{
+    floe_group_coord_t *c = coord(1000);
+    jres_t a = {0}, b = {0};
+    join(c, "g", "", 0, &a);
+    CHECK_EQ(a.done, 0);
+    floe_group_shutdown(c);
+    CHECK_EQ(a.done, 1);
+    CHECK_EQ(a.error, FLOE_GERR_COORDINATOR_NOT_AVAILABLE);
+    join(c, "g", "", 1, &b);
+    CHECK_EQ(b.error, FLOE_GERR_COORDINATOR_NOT_AVAILABLE);
+    floe_group_coord_free(c);
+}
+
+TEST_MAIN(RUN(shutdown_answers_pending); RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
           RUN(two_members_join_and_sync); RUN(rebalance_timeout_drops_laggard);
           RUN(rebalance_timeout_expiry); RUN(initial_rebalance_delay);
           RUN(protocol_selection); RUN(session_expiry); RUN(leave_group);
