@@ -1,0 +1,435 @@
+/* Segment files: the .log of whole batches, its sparse offset index and
+ * its time index; recovery of a torn tail; index lookups.  The indexes
+ * live in memory (loaded or rebuilt at open) and are appended to their
+ * files as entries are made, so a restart can trust them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log/log_int.h"
+#include "util/log.h"
+
+#define IDX_ENTRY 8
+#define TIDX_ENTRY 12
+#define WINDOW (1u << 20) /* read-ahead when scanning a segment */
+
+void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
+                       const char *ext)
+{
+    snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
+}
+
+static int open_file(const char *dir, int64_t base, const char *ext, bool create,
+                     int *fd, floe_err_t *err)
+{
+    char path[PATH_MAX];
+    floe_segment_path(path, sizeof path, dir, base, ext);
+    *fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+    if (*fd < 0) return floe_err_errno(err, errno, path);
+    return 0;
+}
+
+int floe_segment_open(const char *dir, int64_t base, bool create,
+                      floe_segment_t **out, floe_err_t *err)
+{
+    floe_segment_t *s = calloc(1, sizeof *s);
+    if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory opening a segment");
+    s->fd = s->idx_fd = s->tidx_fd = -1;
+    s->base = s->next = base;
+    s->max_ts = -1;
+    s->max_ts_off = base;
+    s->roll_base_ms = -1;
+    if (open_file(dir, base, "log", create, &s->fd, err) != 0 ||
+        open_file(dir, base, "index", true, &s->idx_fd, err) != 0 ||
+        open_file(dir, base, "timeindex", true, &s->tidx_fd, err) != 0) {
+        floe_segment_free(s);
+        return -1;
+    }
+    struct stat st;
+    if (fstat(s->fd, &st) != 0) {
+        floe_err_errno(err, errno, "fstat segment");
+        floe_segment_free(s);
+        return -1;
+    }
+    s->size = (uint64_t)st.st_size;
+    *out = s;
+    return 0;
+}
+
+void floe_segment_free(floe_segment_t *s)
+{
+    if (!s) return;
+    if (s->fd >= 0) close(s->fd);
+    if (s->idx_fd >= 0) close(s->idx_fd);
+    if (s->tidx_fd >= 0) close(s->tidx_fd);
+    free(s->idx);
+    free(s->tidx);
+    free(s);
+}
+
+void floe_segment_unlink(const char *dir, const floe_segment_t *s)
+{
+    static const char *exts[] = {"log", "index", "timeindex"};
+    char path[PATH_MAX];
+    for (size_t i = 0; i < 3; i++) {
+        floe_segment_path(path, sizeof path, dir, s->base, exts[i]);
+        if (unlink(path) != 0 && errno != ENOENT)
+            FLOE_WARN("log: cannot delete %s: %s", path, strerror(errno));
+    }
+}
+
+static int pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    return got == n ? 0 : 1;
+}
+
+static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = pwrite(fd, (const uint8_t *)buf + done, n - done, (off_t)(off + done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+/* Read a whole small file into a malloc'd buffer. */
+static uint8_t *slurp(int fd, size_t *n)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 0 || st.st_size > (1 << 30)) return NULL;
+    *n = (size_t)st.st_size;
+    uint8_t *p = malloc(*n ? *n : 1);
+    if (!p) return NULL;
+    if (*n && pread_full(fd, p, *n, 0) != 0) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int push_idx(floe_segment_t *s, uint32_t rel, uint32_t pos)
+{
+    if (s->nidx == s->capidx) {
+        size_t nc = s->capidx ? s->capidx * 2 : 16;
+        floe_idx_entry_t *n = realloc(s->idx, nc * sizeof *n);
+        if (!n) return -1;
+        s->idx = n;
+        s->capidx = nc;
+    }
+    s->idx[s->nidx++] = (floe_idx_entry_t){rel, pos};
+    return 0;
+}
+
+static int push_tidx(floe_segment_t *s, int64_t ts, uint32_t rel)
+{
+    if (s->ntidx == s->captidx) {
+        size_t nc = s->captidx ? s->captidx * 2 : 16;
+        floe_tidx_entry_t *n = realloc(s->tidx, nc * sizeof *n);
+        if (!n) return -1;
+        s->tidx = n;
+        s->captidx = nc;
+    }
+    s->tidx[s->ntidx++] = (floe_tidx_entry_t){ts, rel};
+    return 0;
+}
+
+int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
+{
+    size_t n, tn;
+    uint8_t *p = slurp(s->idx_fd, &n);
+    if (!p) return -1;
+    uint8_t *tp = slurp(s->tidx_fd, &tn);
+    if (!tp) {
+        free(p);
+        return -1;
+    }
+    int rc = -1;
+    s->nidx = s->ntidx = 0;
+    if (n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
+    if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
+    if (s->size == 0 && next_base != s->base) goto out;
+    /* a non-empty segment always gets a time-index entry when sealed,
+     * unless none of its records carries a timestamp */
+    for (size_t i = 0; i < n; i += IDX_ENTRY) {
+        uint32_t rel = floe_rd_be32(p + i), pos = floe_rd_be32(p + i + 4);
+        if (pos >= s->size || (int64_t)rel >= next_base - s->base) goto out;
+        if (s->nidx && (rel <= s->idx[s->nidx - 1].rel || pos <= s->idx[s->nidx - 1].pos)) goto out;
+        if (push_idx(s, rel, pos) != 0) goto out;
+    }
+    for (size_t i = 0; i < tn; i += TIDX_ENTRY) {
+        int64_t ts = (int64_t)floe_rd_be64(tp + i);
+        uint32_t rel = floe_rd_be32(tp + i + 8);
+        if ((int64_t)rel >= next_base - s->base) goto out;
+        if (s->ntidx && (ts <= s->tidx[s->ntidx - 1].ts || rel < s->tidx[s->ntidx - 1].rel)) goto out;
+        if (push_tidx(s, ts, rel) != 0) goto out;
+    }
+    if (s->nidx) {
+        /* the last entry must name a real batch at its position */
+        const floe_idx_entry_t *e = &s->idx[s->nidx - 1];
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        if (pread_full(s->fd, hb, sizeof hb, e->pos) != 0) goto out;
+        if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
+        if (h.base_offset != s->base + e->rel || e->pos + floe_batch_size(&h) > s->size) goto out;
+    }
+    s->next = next_base;
+    if (s->ntidx) {
+        s->max_ts = s->tidx[s->ntidx - 1].ts;
+        s->max_ts_off = s->base + s->tidx[s->ntidx - 1].rel;
+    } else {
+        s->max_ts = -1;
+        s->max_ts_off = s->base;
+    }
+    rc = 0;
+out:
+    if (rc != 0) s->nidx = s->ntidx = 0;
+    free(p);
+    free(tp);
+    return rc;
+}
+
+/* In-memory part of indexing one batch at pos.  Returns bit 1 when an
+ * offset-index entry was added, bit 2 for a time-index entry, -1 on OOM. */
+static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
+                     uint32_t interval)
+{
+    int added = 0;
+    int64_t newmax = h->max_timestamp > s->max_ts ? h->max_timestamp : s->max_ts;
+    uint32_t rel = (uint32_t)(h->base_offset - s->base);
+    if (s->since_index >= interval && pos > 0) {
+        if (push_idx(s, rel, (uint32_t)pos) != 0) return -1;
+        added |= 1;
+        if (newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
+            if (push_tidx(s, newmax, rel) != 0) return -1;
+            added |= 2;
+        }
+        s->since_index = 0;
+    }
+    s->since_index += floe_batch_size(h);
+    if (h->max_timestamp > s->max_ts) {
+        s->max_ts = h->max_timestamp;
+        s->max_ts_off = h->base_offset;
+    }
+    s->next = floe_batch_last_offset(h) + 1;
+    return added;
+}
+
+static int write_idx_entry(floe_segment_t *s, size_t i)
+{
+    uint8_t b[IDX_ENTRY];
+    floe_wr_be32(b, s->idx[i].rel);
+    floe_wr_be32(b + 4, s->idx[i].pos);
+    return pwrite_full(s->idx_fd, b, sizeof b, (uint64_t)i * IDX_ENTRY);
+}
+
+static int write_tidx_entry(floe_segment_t *s, size_t i)
+{
+    uint8_t b[TIDX_ENTRY];
+    floe_wr_be64(b, (uint64_t)s->tidx[i].ts);
+    floe_wr_be32(b + 8, s->tidx[i].rel);
+    return pwrite_full(s->tidx_fd, b, sizeof b, (uint64_t)i * TIDX_ENTRY);
+}
+
+int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
+                             uint64_t pos, uint32_t index_interval,
+                             floe_err_t *err)
+{
+    int added = index_mem(s, h, pos, index_interval);
+    if (added < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
+    if ((added & 1) && write_idx_entry(s, s->nidx - 1) != 0)
+        return floe_err_errno(err, errno, "write offset index");
+    if ((added & 2) && write_tidx_entry(s, s->ntidx - 1) != 0)
+        return floe_err_errno(err, errno, "write time index");
+    return 0;
+}
+
+int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err)
+{
+    if (s->max_ts < 0) return 0;
+    if (s->ntidx && s->tidx[s->ntidx - 1].ts >= s->max_ts) return 0;
+    if (push_tidx(s, s->max_ts, (uint32_t)(s->max_ts_off - s->base)) != 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
+    if (write_tidx_entry(s, s->ntidx - 1) != 0) return floe_err_errno(err, errno, "write time index");
+    return 0;
+}
+
+/* A read-ahead window over the .log for sequential scans. */
+typedef struct window {
+    int fd;
+    uint64_t fsize;
+    floe_buf_t buf;
+    uint64_t start;       /* file offset of buf.data[0] */
+} window_t;
+
+/* Make [pos, pos+need) readable; returns a pointer to it, or NULL at EOF
+ * (fewer bytes in the file) or on I/O error (*ioerr set). */
+static const uint8_t *win_get(window_t *w, uint64_t pos, size_t need, bool *ioerr)
+{
+    if (pos + need > w->fsize) return NULL;
+    if (pos >= w->start && pos + need <= w->start + w->buf.len) return w->buf.data + (pos - w->start);
+    size_t want = need > WINDOW ? need : WINDOW;
+    if (want > w->fsize - pos) want = (size_t)(w->fsize - pos);
+    floe_buf_reset(&w->buf);
+    if (floe_buf_reserve(&w->buf, want) != 0) {
+        *ioerr = true;
+        return NULL;
+    }
+    int r = pread_full(w->fd, w->buf.data, want, pos);
+    if (r != 0) {
+        *ioerr = r < 0;
+        w->buf.len = 0;
+        return NULL;
+    }
+    w->buf.len = want;
+    w->start = pos;
+    return w->buf.data;
+}
+
+int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
+                         bool check_crc, floe_segment_batch_cb cb, void *arg,
+                         uint64_t *truncated, floe_err_t *err)
+{
+    window_t w = {s->fd, s->size, FLOE_BUF_INIT, 0};
+    s->nidx = s->ntidx = 0;
+    s->max_ts = -1;
+    s->max_ts_off = s->base;
+    s->next = s->base;
+    s->since_index = 0;
+    s->roll_base_ms = -1;
+    uint64_t pos = 0;
+    const char *why = NULL;
+    bool ioerr = false;
+    while (pos < s->size) {
+        const uint8_t *p = win_get(&w, pos, FLOE_BATCH_HDR_SIZE, &ioerr);
+        if (!p) { why = "partial batch header"; break; }
+        floe_batch_hdr_t h;
+        floe_err_t e;
+        if (floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, &e) != 0) { why = e.msg; break; }
+        size_t bsize = floe_batch_size(&h);
+        if (pos + bsize > s->size) { why = "partial batch"; break; }
+        if (check_crc) {
+            p = win_get(&w, pos, bsize, &ioerr);
+            if (!p) { why = "unreadable batch"; break; }
+            if (floe_batch_parse_hdr(p, bsize, &h, &e) != 0) { why = e.msg; break; }
+        }
+        if (h.base_offset < s->next || h.record_count <= 0 || h.last_offset_delta < 0 ||
+            (uint64_t)(floe_batch_last_offset(&h) - s->base) > UINT32_MAX || pos + bsize > UINT32_MAX) {
+            why = "batch offsets out of order";
+            break;
+        }
+        if (s->roll_base_ms < 0) s->roll_base_ms = h.max_timestamp;
+        if (index_mem(s, &h, pos, index_interval) < 0) {
+            floe_buf_free(&w.buf);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory recovering a segment");
+        }
+        if (cb && cb(arg, &h) != 0) {
+            floe_buf_free(&w.buf);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory recovering a segment");
+        }
+        pos += bsize;
+    }
+    floe_buf_free(&w.buf);
+    if (ioerr) return floe_err_errno(err, errno ? errno : EIO, "read segment");
+    *truncated = s->size - pos;
+    if (pos < s->size) {
+        FLOE_WARN("log: segment %020" PRId64 ": truncating %" PRIu64 " bytes at position %" PRIu64
+                  " (%s)", s->base, s->size - pos, pos, why ? why : "?");
+        if (ftruncate(s->fd, (off_t)pos) != 0) return floe_err_errno(err, errno, "truncate segment");
+        s->size = pos;
+        s->dirty = true;
+    }
+    /* rewrite both index files from memory */
+    if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
+        return floe_err_errno(err, errno, "truncate index");
+    for (size_t i = 0; i < s->nidx; i++)
+        if (write_idx_entry(s, i) != 0) return floe_err_errno(err, errno, "write offset index");
+    for (size_t i = 0; i < s->ntidx; i++)
+        if (write_tidx_entry(s, i) != 0) return floe_err_errno(err, errno, "write time index");
+    return 0;
+}
+
+int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
+                      floe_segment_batch_cb cb, void *arg, floe_err_t *err)
+{
+    window_t w = {s->fd, limit, FLOE_BUF_INIT, 0};
+    uint64_t pos = from_pos;
+    int rc = 0;
+    bool ioerr = false;
+    while (pos < limit) {
+        const uint8_t *p = win_get(&w, pos, FLOE_BATCH_HDR_SIZE, &ioerr);
+        floe_batch_hdr_t h;
+        if (!p || floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, err) != 0) {
+            rc = ioerr ? floe_err_errno(err, errno ? errno : EIO, "read segment")
+                       : floe_err_set(err, FLOE_ECORRUPT, "segment %020" PRId64 ": bad batch at %" PRIu64,
+                                      s->base, pos);
+            break;
+        }
+        if (cb(arg, &h) != 0) {
+            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory walking a segment");
+            break;
+        }
+        pos += floe_batch_size(&h);
+    }
+    floe_buf_free(&w.buf);
+    return rc;
+}
+
+uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset)
+{
+    if (offset <= s->base || s->nidx == 0) return 0;
+    uint64_t rel = (uint64_t)(offset - s->base);
+    size_t lo = 0, hi = s->nidx; /* first entry with rel > target */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->idx[mid].rel <= rel) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo ? s->idx[lo - 1].pos : 0;
+}
+
+int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
+{
+    size_t lo = 0, hi = s->ntidx; /* first entry with ts >= target */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->tidx[mid].ts < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo ? s->base + s->tidx[lo - 1].rel : s->base;
+}
+
+int floe_segment_find(floe_segment_t *s, int64_t offset, uint64_t limit,
+                      uint64_t *pos, floe_batch_hdr_t *h, floe_err_t *err)
+{
+    uint64_t p = floe_segment_lookup_pos(s, offset);
+    uint8_t hb[FLOE_BATCH_HDR_SIZE];
+    while (p + FLOE_BATCH_HDR_SIZE <= limit) {
+        int r = pread_full(s->fd, hb, sizeof hb, p);
+        if (r < 0) return floe_err_errno(err, errno, "read segment");
+        if (r > 0) return 1;
+        if (floe_batch_decode_hdr(hb, sizeof hb, h, err) != 0) return -1;
+        if (floe_batch_last_offset(h) >= offset) {
+            *pos = p;
+            return 0;
+        }
+        p += floe_batch_size(h);
+    }
+    return 1;
+}
