@@ -4,6 +4,9 @@
 
 #include "kafka/server.h"
 
+extern const floe_kafka_module_t floe_broker_module; /* h_data.c */
+
 const floe_kafka_module_t *const floe_kafka_modules[] = {
+    &floe_broker_module,
     NULL,
 };
