@@ -178,12 +178,12 @@ static void part_dir(const floe_broker_t *b, const char *topic, int32_t p, char 
     snprintf(out, n, "%s/log/%s-%d", b->data_dir, topic, p);
 }
 
-static int save_topic(floe_broker_t *b, const floe_topic_t *t, floe_err_t *err)
+static int save_topic(floe_broker_t *b, const floe_topic_t *t, int32_t nparts, floe_err_t *err)
 {
     char hex[33];
     for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", t->id[i]);
     json_t *o = json_pack("{s:s, s:s, s:i, s:O}", "name", t->name, "id", hex, "partitions",
-                          (json_int_t)t->nparts, "configs", t->configs);
+                          (json_int_t)nparts, "configs", t->configs);
     if (!o) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(o);
@@ -456,7 +456,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     derive(b, t);
     /* metadata first: a crash leaves a described topic whose logs open
      * empty, never logs without a description */
-    if (save_topic(b, t, err) || open_parts(b, t, nparts, err) || add_topic(b, t)) {
+    if (save_topic(b, t, nparts, err) || open_parts(b, t, nparts, err) || add_topic(b, t)) {
         pthread_mutex_unlock(&b->mu);
         topic_free(t);
         *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
@@ -536,7 +536,7 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
     pthread_mutex_lock(&b->mu);
     int32_t old = t->nparts;
     int rc = open_parts(b, t, nparts, err);
-    if (!rc) rc = save_topic(b, t, err);
+    if (!rc) rc = save_topic(b, t, t->nparts, err);
     pthread_mutex_unlock(&b->mu);
     if (rc) {
         *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
@@ -570,7 +570,7 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
         else json_object_del(nc, changes[i].key);
     }
     t->configs = nc;
-    if (save_topic(b, t, err)) {
+    if (save_topic(b, t, t->nparts, err)) {
         t->configs = old;
         json_decref(nc);
         pthread_mutex_unlock(&b->mu);
