@@ -182,7 +182,9 @@ static void consumer_close(rd_kafka_t *rk)
 static unsigned char seen[NMSG];
 static int total, dups, commit_errors, bad_values;
 
-static void consume(rd_kafka_t *rk)
+static int per_consumer[4];
+
+static void consume(rd_kafka_t *rk, int who)
 {
     rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 20);
     if (!m) return;
@@ -197,6 +199,7 @@ static void consume(rd_kafka_t *rk)
         } else {
             if (seen[idx]) dups++;
             else total++;
+            per_consumer[who]++;
             seen[idx]++;
         }
         if (rd_kafka_commit_message(rk, m, 0)) commit_errors++;
@@ -240,7 +243,7 @@ static void group_join_leave_exactly_once(void)
     int64_t deadline = now_ms() + 120000; /* a hang guard, not a measure */
     while (total < NMSG && now_ms() < deadline) {
         for (int i = 0; i < 4; i++)
-            if (cs[i]) consume(cs[i]);
+            if (cs[i]) consume(cs[i], i);
         if (total >= NMSG / 4 && cs[2]) { /* a member leaves */
             consumer_close(cs[2]);
             cs[2] = NULL;
@@ -258,6 +261,9 @@ static void group_join_leave_exactly_once(void)
     CHECK_EQ(dups, 0);
     CHECK_EQ(bad_values, 0);
     CHECK_EQ(commit_errors, 0);
+    /* every member, including the one that left early and the one that
+     * joined late, really owned partitions at some point */
+    for (int i = 0; i < 4; i++) CHECK(per_consumer[i] > 0);
     for (int i = 0; i < 4; i++)
         if (cs[i]) consumer_close(cs[i]);
 
