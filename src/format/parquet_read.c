@@ -160,6 +160,7 @@ static size_t out_esize(floe_pq_phys_t p)
 
 static int grow(void **p, size_t *cap, size_t need, size_t esize)
 {
+    if (need == 0) need = 1;   /* never leave a NULL array to offset into */
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;

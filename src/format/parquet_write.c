@@ -15,7 +15,7 @@
 
 #include "format/parquet_int.h"
 
-enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA, M_DBA };
+enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
 
 typedef struct pq_col {
     int node;
@@ -432,7 +432,7 @@ static inline int put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
         rc = floe_buf_append(&c->vals, &x, 8);
         break;
     }
-    default: {          /* DLBA, DBA */
+    default: {          /* DLBA (DELTA_BYTE_ARRAY chosen per page) */
         int32_t l = (int32_t)n;
         rc = floe_buf_append(&c->lens, &l, 4);
         if (!rc) rc = floe_buf_append(&c->vals, v, n);
@@ -443,26 +443,6 @@ static inline int put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
     return rc;
 }
 
-/* Share of bytes that repeat the previous value's prefix in the open page. */
-static bool prefixes_pay(const pq_col_t *c)
-{
-    size_t shared = 0, total = 0;
-    const uint8_t *pp = NULL;
-    size_t pn = 0;
-    for (size_t i = 0; i < c->nidx; i++) {
-        const uint8_t *p;
-        size_t n;
-        dict_entry(c, c->idx[i], &p, &n);
-        size_t k = 0, m = n < pn ? n : pn;
-        while (k < m && p[k] == pp[k]) k++;
-        shared += k;
-        total += n;
-        pp = p;
-        pn = n;
-    }
-    return total > 0 && shared * 4 > total;
-}
-
 static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err);
 
 /* Leave dictionary mode.  At the first page the dictionary is dropped and
@@ -471,7 +451,6 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err);
 static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t *err)
 {
     int mode = fallback_mode(w, c);
-    if (mode == M_DLBA && prefixes_pay(c)) mode = M_DBA;
     if (!drop) {
         if (page_flush(w, c, err) < 0) return -1;
         c->mode = mode;
@@ -587,34 +566,40 @@ static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *e
     case M_DELTA:
         *enc = PQ_ENC_DELTA_BP;
         return pq_delta_encode(b, (const int64_t *)c->vals.data, c->vals.len / 8, c->phys == FLOE_PQ_INT32);
-    case M_DLBA:
-        *enc = PQ_ENC_DELTA_LBA;
-        if (pq_delta_encode_i32(b, (const int32_t *)c->lens.data, c->lens.len / 4) < 0) return -1;
-        return floe_buf_append(b, c->vals.data, c->vals.len);
-    default: {                  /* DELTA_BYTE_ARRAY: prefix lengths, then suffixes */
-        *enc = PQ_ENC_DELTA_BA;
+    default: {
+        /* DELTA_BYTE_ARRAY when shared prefixes save a quarter of the
+         * bytes, else DELTA_LENGTH_BYTE_ARRAY; decided per page */
         size_t n = c->lens.len / 4;
-        const int32_t *len = (const int32_t *)c->lens.data;
+        const int32_t *len = (const int32_t *)(void *)c->lens.data;
         int32_t *pre = malloc((n ? n : 1) * 2 * sizeof *pre);
         if (!pre) return -1;
         int32_t *suf = pre + n;
         const uint8_t *prev = NULL, *p = c->vals.data;
-        size_t pn = 0;
+        size_t pn = 0, shared = 0;
         for (size_t i = 0; i < n; i++) {
             size_t l = (size_t)len[i], k = 0, m = l < pn ? l : pn;
             while (k < m && p[k] == prev[k]) k++;
             pre[i] = (int32_t)k;
             suf[i] = (int32_t)(l - k);
+            shared += k;
             prev = p;
             pn = l;
             p += l;
         }
-        int rc = pq_delta_encode_i32(b, pre, n);
-        if (!rc) rc = pq_delta_encode_i32(b, suf, n);
-        p = c->vals.data;
-        for (size_t i = 0; i < n && !rc; i++) {
-            rc = floe_buf_append(b, p + pre[i], (size_t)suf[i]);
-            p += len[i];
+        int rc;
+        if (shared * 4 <= c->vals.len) {
+            *enc = PQ_ENC_DELTA_LBA;
+            rc = pq_delta_encode_i32(b, len, n);
+            if (!rc) rc = floe_buf_append(b, c->vals.data, c->vals.len);
+        } else {
+            *enc = PQ_ENC_DELTA_BA;
+            rc = pq_delta_encode_i32(b, pre, n);
+            if (!rc) rc = pq_delta_encode_i32(b, suf, n);
+            p = c->vals.data;
+            for (size_t i = 0; i < n && !rc; i++) {
+                rc = floe_buf_append(b, p + pre[i], (size_t)suf[i]);
+                p += len[i];
+            }
         }
         free(pre);
         return rc;

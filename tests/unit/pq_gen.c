@@ -183,9 +183,13 @@ static void gen_leaf(pqg_t *g, const floe_pq_node_t *n, pqg_val_t *v)
             v->b = (const uint8_t *)w;
             v->blen = (uint32_t)strlen(w);
         } else {
-            uint32_t len = (uint32_t)((r >> 8) % 24);
+            /* half of them share a long prefix (DELTA_BYTE_ARRAY territory) */
+            static const char pre[] = "https://floe.example/path/";
+            uint32_t np = (r & 16) ? (uint32_t)sizeof pre - 1 : 0;
+            uint32_t len = np + (uint32_t)((r >> 8) % 24);
             char *s = floe_arena_alloc(&g->arena, len + 1);
-            for (uint32_t k = 0; k < len; k++) s[k] = (char)('a' + pqg_rand(g) % 26);
+            memcpy(s, pre, np);
+            for (uint32_t k = np; k < len; k++) s[k] = (char)('a' + pqg_rand(g) % 26);
             v->b = (const uint8_t *)s;
             v->blen = len;
         }

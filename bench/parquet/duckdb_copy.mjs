@@ -1,0 +1,23 @@
+// DuckDB side of bench/parquet: load the source rows into an in-memory
+// table (untimed), then time COPY ... TO (FORMAT parquet, COMPRESSION zstd)
+// on one thread, best of three.  Prints "duckdb secs=S bytes=B".
+//   node duckdb_copy.mjs SOURCE.parquet OUT.parquet   (cwd: tests/interop)
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+
+// resolve @duckdb/node-api from the cwd (tests/interop), not from this file
+const { DuckDBInstance } = createRequire(`${process.cwd()}/`)('@duckdb/node-api')
+
+const [src, out] = process.argv.slice(2)
+const db = await DuckDBInstance.create(':memory:')
+const con = await db.connect()
+await con.run('SET threads=1')
+await con.run(`CREATE TABLE events AS SELECT * FROM read_parquet('${src}')`)
+let best = Infinity
+for (let i = 0; i < 3; i++) {
+  const t0 = process.hrtime.bigint()
+  await con.run(`COPY events TO '${out}' (FORMAT parquet, COMPRESSION zstd)`)
+  const s = Number(process.hrtime.bigint() - t0) / 1e9
+  if (s < best) best = s
+}
+console.log(`duckdb secs=${best.toFixed(4)} bytes=${fs.statSync(out).size}`)
