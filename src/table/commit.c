@@ -369,7 +369,8 @@ static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
 }
 
 /* Commit the pending files of o with offsets next[] (one per partition).
- * Returns 0 (committed or nothing to do) or -1. */
+ * Returns 1 when a snapshot was made (or found made), 0 when there was
+ * nothing to commit, -1 on failure. */
 static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always,
                         floe_err_t *err)
 {
@@ -411,7 +412,7 @@ static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always
     }
     FLOE_DEBUG("table %s.%s: snapshot %lld, offsets %s", o->ns, o->name, (long long)snap,
                (char *)offs.data);
-    rc = 0;
+    rc = 1;
 out:
     floe_ice_commit_free(c);
     floe_buf_free(&offs);
@@ -459,8 +460,14 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     if (t->dlq.schema_dirty && commit_schema(t, &t->dlq, err) < 0) goto fail;
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
-    if (commit_files(t, &t->dlq, next, false, err) < 0 || commit_files(t, &t->main, next, true, err) < 0)
-        goto fail;
+    int d = commit_files(t, &t->dlq, next, false, err);
+    if (d < 0) goto fail;
+    int m = commit_files(t, &t->main, next, true, err);
+    if (m < 0) goto fail;
+    if (m == 0 && d == 0) {
+        free(next);
+        return 0;
+    }
     t->commits++;
     t->last_commit_ms = floe_wall_ms();
     t->last_commit_latency_ms = floe_mono_ms() - t0;

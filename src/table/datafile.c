@@ -131,6 +131,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
         po.level = opts->level;
     }
     po.row_group_size = SIZE_MAX / 4; /* row groups are cut by floe_dfw_flush */
+    po.delta_byte_array = false;      /* v1 pages every Iceberg reader decodes */
     w->pq = floe_pq_writer_new(w->schema, &po, sink, w->out, err);
     if (!w->pq || floe_pq_writer_set_kv(w->pq, "iceberg.schema", schema_json, err) < 0) goto fail;
     return w;
