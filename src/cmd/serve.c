@@ -8,7 +8,9 @@
  *   num.partitions, acks.all.fsync, flush.check.interval.ms,
  *   log.<topic config> (server-wide default of a topic config, e.g.
  *   log.retention.ms or log.segment.bytes), and table.* (defaults of table
- *   topic configs).  Flags override the file. */
+ *   topic configs), and the group coordinator's group.initial.rebalance.delay.ms,
+ *   group.min.session.timeout.ms, group.max.session.timeout.ms,
+ *   group.max.size, offset.metadata.max.bytes.  Flags override the file. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "cmd/cmd.h"
 #include "http/http.h"
 #include "kafka/broker.h"
+#include "kafka/groups_module.h"
 #include "kafka/server.h"
 #include "net/loop.h"
 #include "util/log.h"
@@ -82,6 +85,8 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
         c->defaults[c->ndefaults].value = keep(c, v);
         c->ndefaults++;
     } else {
+        int g = floe_groups_config_set(k, v, err); /* group.*, offset.metadata.max.bytes */
+        if (g <= 0) return g;
         return floe_err_set(err, FLOE_EINVAL, "unknown setting '%s'", k);
     }
     return 0;

@@ -38,8 +38,10 @@ static void produce_durable(void *arg, bool ok)
     if (--pp->pw->pending == 0) floe_kafka_respond(pp->pw->req, pp->pw->rs);
 }
 
-/* Append one partition's records: each batch separately when an
- * idempotent producer sent several (the log checks one at a time). */
+/* Append one partition's records.  The whole buffer is checked first
+ * (every batch whole, CRC right) so that nothing is appended from a request
+ * with a bad tail; idempotent batches then go one per log call, as the log
+ * requires, others all at once. */
 static void append_part(floe_topic_t *t, floe_log_t *l, floe_kbytes_t recs,
                         floe_k_produce_resp_partition_produce_response_t *r, int64_t *last)
 {
@@ -57,11 +59,33 @@ static void append_part(floe_topic_t *t, floe_log_t *l, floe_kbytes_t recs,
     size_t bl;
     floe_batch_hdr_t h;
     floe_err_t err;
-    int rc;
-    bool first = true;
+    int rc, nb = 0;
+    bool idem = false;
     while ((rc = floe_batch_iter_next(&it, &bp, &bl, &h, &err)) == 1) {
+        nb++;
+        idem |= h.producer_id >= 0;
+    }
+    if (rc < 0 || nb == 0) {
+        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
+        FLOE_DEBUG("kafka: produce to %s: %s", floe_topic_name(t), rc < 0 ? err.msg : "no batch");
+        return;
+    }
+    floe_batch_iter_init(&it, p, n);
+    bool first = true;
+    for (;;) {
+        size_t len;
+        uint8_t *at;
+        if (idem) {
+            if (floe_batch_iter_next(&it, &bp, &bl, &h, &err) != 1) break;
+            at = (uint8_t *)bp;
+            len = bl;
+        } else {
+            if (!first) break;
+            at = p;
+            len = n;
+        }
         floe_log_append_result_t res;
-        if (floe_log_append(l, (uint8_t *)bp, bl, lat, &res, &err)) {
+        if (floe_log_append(l, at, len, lat, &res, &err)) {
             r->error_code = res.error_code ? res.error_code : FLOE_KERR_UNKNOWN_SERVER_ERROR;
             if (first) r->base_offset = -1;
             FLOE_DEBUG("kafka: produce to %s rejected: %s", floe_topic_name(t), err.msg);
@@ -74,11 +98,6 @@ static void append_part(floe_topic_t *t, floe_log_t *l, floe_kbytes_t recs,
         }
         r->log_start_offset = res.log_start_offset;
         if (res.last_offset + 1 > *last) *last = res.last_offset + 1;
-    }
-    if (rc < 0) {
-        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
-        r->base_offset = -1;
-        FLOE_DEBUG("kafka: produce to %s: %s", floe_topic_name(t), err.msg);
     }
 }
 

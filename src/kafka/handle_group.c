@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kafka/broker.h"
 #include "kafka/group.h"
 #include "kafka/groups_module.h"
 #include "kafka/handler.h"
@@ -64,8 +65,8 @@ static void timer_fire(void *arg);
  * broker (offsets then stay in memory). */
 static const char *groups_data_dir(floe_kafka_srv_t *srv)
 {
-    (void)srv;
-    return NULL;
+    floe_broker_t *b = floe_kafka_srv_broker(srv);
+    return b ? floe_broker_data_dir(b) : NULL;
 }
 
 /* Keep the one timer at the coordinator's next deadline. */

@@ -288,11 +288,28 @@ static int pstate_cb(void *arg, const floe_batch_hdr_t *h)
 static int rebuild_pstate(floe_log_t *l, int64_t from, floe_err_t *err)
 {
     struct { floe_pstate_t *ps; int64_t from; } a = {&l->ps, from};
+    size_t recovered = 0;
     for (size_t i = 0; i < l->nsegs; i++) {
         floe_segment_t *s = l->segs[i];
-        if (s->next <= from || s->size == 0) continue;
-        uint64_t pos = from > s->base ? floe_segment_lookup_pos(s, from) : 0;
-        if (floe_segment_walk(s, pos, s->size, pstate_cb, &a, err) != 0) return -1;
+        if (s->next <= a.from || s->size == 0) continue;
+        uint64_t pos = a.from > s->base ? floe_segment_lookup_pos(s, a.from) : 0;
+        floe_err_t werr;
+        if (floe_segment_walk(s, pos, s->size, pstate_cb, &a, &werr) == 0) continue;
+        if (werr.code != FLOE_ECORRUPT) {
+            if (err) *err = werr;
+            return -1;
+        }
+        /* a sealed segment with bad bytes inside (its index looked fine):
+         * recover it like the active one, then rebuild from scratch */
+        FLOE_WARN("log: %s: %s; recovering that segment", l->dir, werr.msg);
+        uint64_t cut;
+        if (recovered++ > l->nsegs ||
+            floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0)
+            return -1;
+        /* start over from the first segment: no batch applied twice */
+        floe_pstate_clear(&l->ps);
+        a.from = l->segs[0]->base;
+        i = (size_t)-1;
     }
     return 0;
 }
@@ -355,7 +372,19 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     bases = NULL;
     floe_segment_t *act = active_seg(l);
     int64_t now = l->now_ms();
-    if (act->roll_base_ms > now) act->roll_base_ms = now;
+    /* segment.ms counts from when the active segment got its first batch:
+     * its file's birth time where the file system keeps one (record
+     * timestamps come from clients and may be anything) */
+    if (act->size > 0) {
+        struct statx stx;
+        char p[PATH_MAX];
+        floe_segment_path(p, sizeof p, dir, act->base, "log");
+        act->roll_base_ms = now;
+        if (statx(AT_FDCWD, p, 0, STATX_BTIME, &stx) == 0 && (stx.stx_mask & STATX_BTIME)) {
+            int64_t b = (int64_t)stx.stx_btime.tv_sec * 1000 + stx.stx_btime.tv_nsec / 1000000;
+            if (b < now) act->roll_base_ms = b;
+        }
+    }
     if (l->log_start < l->segs[0]->base) l->log_start = l->segs[0]->base;
     if (l->log_start > end_off(l)) l->log_start = end_off(l);
     /* producer state: snapshot, then the batches after it */
@@ -372,20 +401,10 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
         floe_err_wrap(err, "rebuild producer state of %s", dir);
         goto fail;
     }
-    /* whatever recovery kept is made durable, so durable == end holds */
-    for (size_t i = 0; i < l->nsegs; i++) {
-        floe_segment_t *s = l->segs[i];
-        if (fdatasync(s->fd) != 0 || fdatasync(s->idx_fd) != 0 || fdatasync(s->tidx_fd) != 0) {
-            floe_err_errno(err, errno, "fsync segment");
-            goto fail;
-        }
-        s->dirty = false;
-    }
-    if (fsync(l->dir_fd) != 0) {
-        floe_err_errno(err, errno, dir);
-        goto fail;
-    }
-    l->dir_dirty = false;
+    /* Offsets below the end at open survived the restart; they count as
+     * durable.  Segments that recovery changed were marked dirty, so the
+     * next flush makes those changes durable too (no fsync at open: a
+     * broker opens thousands of logs). */
     l->durable = end_off(l);
     l->last_flush_ms = now;
     *out = l;

@@ -139,9 +139,10 @@ uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset);
 int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts);
 
 /* Find the position of the batch that contains offset, walking headers
- * from the index position up to limit.  Returns 0 and fills pos and h, 1 when
+ * from position start (from floe_segment_lookup_pos, taken under the log
+ * lock: the index arrays grow under appends) up to limit.  Returns 0 and fills pos and h, 1 when
  * no batch below limit contains it, -1 on I/O error or a bad header. */
-int floe_segment_find(floe_segment_t *s, int64_t offset, uint64_t limit,
+int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_t limit,
                       uint64_t *pos, floe_batch_hdr_t *h, floe_err_t *err);
 
 /* ---- the log ---- */

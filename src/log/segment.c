@@ -302,6 +302,24 @@ static const uint8_t *win_get(window_t *w, uint64_t pos, size_t need, bool *ioer
     return w->buf.data;
 }
 
+/* Do the index files hold exactly the in-memory entries? */
+static bool index_files_match(floe_segment_t *s)
+{
+    size_t n, tn;
+    uint8_t *p = slurp(s->idx_fd, &n);
+    uint8_t *tp = p ? slurp(s->tidx_fd, &tn) : NULL;
+    bool same = p && tp && n == s->nidx * IDX_ENTRY && tn == s->ntidx * TIDX_ENTRY;
+    for (size_t i = 0; same && i < s->nidx; i++)
+        same = floe_rd_be32(p + i * IDX_ENTRY) == s->idx[i].rel &&
+               floe_rd_be32(p + i * IDX_ENTRY + 4) == s->idx[i].pos;
+    for (size_t i = 0; same && i < s->ntidx; i++)
+        same = (int64_t)floe_rd_be64(tp + i * TIDX_ENTRY) == s->tidx[i].ts &&
+               floe_rd_be32(tp + i * TIDX_ENTRY + 8) == s->tidx[i].rel;
+    free(p);
+    free(tp);
+    return same;
+}
+
 int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
                          bool check_crc, floe_segment_batch_cb cb, void *arg,
                          uint64_t *truncated, floe_err_t *err)
@@ -316,11 +334,11 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
     uint64_t pos = 0;
     const char *why = NULL;
     bool ioerr = false;
+    floe_err_t e; /* outlives the loop: why may point into it */
     while (pos < s->size) {
         const uint8_t *p = win_get(&w, pos, FLOE_BATCH_HDR_SIZE, &ioerr);
         if (!p) { why = "partial batch header"; break; }
         floe_batch_hdr_t h;
-        floe_err_t e;
         if (floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, &e) != 0) { why = e.msg; break; }
         size_t bsize = floe_batch_size(&h);
         if (pos + bsize > s->size) { why = "partial batch"; break; }
@@ -334,7 +352,6 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
             why = "batch offsets out of order";
             break;
         }
-        if (s->roll_base_ms < 0) s->roll_base_ms = h.max_timestamp;
         if (index_mem(s, &h, pos, index_interval) < 0) {
             floe_buf_free(&w.buf);
             return floe_err_set(err, FLOE_ENOMEM, "out of memory recovering a segment");
@@ -355,7 +372,9 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
         s->size = pos;
         s->dirty = true;
     }
-    /* rewrite both index files from memory */
+    /* rewrite the index files from memory unless they already match */
+    if (index_files_match(s)) return 0;
+    s->dirty = true;
     if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
         return floe_err_errno(err, errno, "truncate index");
     for (size_t i = 0; i < s->nidx; i++)
@@ -415,10 +434,10 @@ int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
     return lo ? s->base + s->tidx[lo - 1].rel : s->base;
 }
 
-int floe_segment_find(floe_segment_t *s, int64_t offset, uint64_t limit,
+int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_t limit,
                       uint64_t *pos, floe_batch_hdr_t *h, floe_err_t *err)
 {
-    uint64_t p = floe_segment_lookup_pos(s, offset);
+    uint64_t p = start;
     uint8_t hb[FLOE_BATCH_HDR_SIZE];
     while (p + FLOE_BATCH_HDR_SIZE <= limit) {
         int r = pread_full(s->fd, hb, sizeof hb, p);

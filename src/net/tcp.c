@@ -48,7 +48,8 @@ static void conn_update(floe_conn_t *c)
 {
     uint32_t ev = 0;
     if (!c->paused && !c->closing) ev |= EPOLLIN;
-    if (c->out.len > c->out_off) ev |= EPOLLOUT;
+    /* a closing connection waits for EPOLLOUT to finish its output and go */
+    if (c->out.len > c->out_off || c->closing) ev |= EPOLLOUT;
     if (ev != c->events) {
         c->events = ev;
         floe_loop_mod(c->srv->loop, c->fd, ev, conn_io, c);
@@ -166,9 +167,14 @@ static void conn_read(floe_conn_t *c)
         if (c->in.len >= 4) {
             /* read a large frame straight to its final size */
             uint32_t len = floe_rd_be32(c->in.data);
+            /* grow toward a large frame in steps, so that a declared size
+             * costs memory only as its bytes actually arrive */
             if ((int32_t)len >= 0 && len <= s->opts.max_frame &&
-                4 + (size_t)len > c->in.len + want)
+                4 + (size_t)len > c->in.len + want) {
                 want = 4 + (size_t)len - c->in.len;
+                size_t step = c->in.len < (1u << 20) ? (1u << 20) : c->in.len;
+                if (want > step) want = step;
+            }
         }
         if (floe_buf_reserve(&c->in, want)) {
             FLOE_ERROR("net: %s: out of memory, closing", c->peer);
