@@ -3,7 +3,7 @@
  * and shuts down cleanly.
  *
  * Config file (--config): `key = value` lines, `#` comments.  Keys:
- *   listen, http, data.dir, advertised.host, node.id, cluster.id,
+ *   listen, http, data.dir, advertised.host, advertised.port, node.id, cluster.id,
  *   max.request.bytes, max.connections, auto.create.topics.enable,
  *   num.partitions, acks.all.fsync, flush.check.interval.ms,
  *   log.<topic config> (server-wide default of a topic config, e.g.
@@ -30,7 +30,7 @@
 
 typedef struct serve_cfg {
     char *listen, *http, *data_dir, *adv_host, *cluster_id;
-    int64_t node_id, max_request, max_conns, partitions, flush_check_ms;
+    int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms;
     bool auto_create, acks_all_fsync;
     floe_kv_t defaults[MAX_KV];
     int ndefaults;
@@ -69,6 +69,7 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
     else if (!strcmp(k, "data.dir")) c->data_dir = keep(c, v);
     else if (!strcmp(k, "advertised.host")) c->adv_host = keep(c, v);
     else if (!strcmp(k, "cluster.id")) c->cluster_id = keep(c, v);
+    else if (!strcmp(k, "advertised.port")) return floe_parse_int64(v, 1, 65535, &c->adv_port, err);
     else if (!strcmp(k, "node.id")) return floe_parse_int64(v, 1, 1 << 30, &c->node_id, err);
     else if (!strcmp(k, "max.request.bytes")) {
         if (floe_parse_size(v, &sz, err)) return -1;
@@ -220,6 +221,7 @@ int floe_cmd_serve(int argc, char **argv)
         .host = khost,
         .port = kport,
         .advertised_host = c.adv_host,
+        .advertised_port = (int)c.adv_port,
         .node_id = (int32_t)c.node_id,
         .cluster_id = c.cluster_id,
         .max_request_bytes = (size_t)c.max_request,
@@ -242,9 +244,9 @@ int floe_cmd_serve(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
 
     printf("floe ready kafka=%s:%d http=%s:%d data=%s\n", floe_kafka_srv_host(srv),
-           floe_kafka_srv_port(srv), hhost, floe_http_port(http), c.data_dir);
+           floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
     fflush(stdout);
-    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost, floe_kafka_srv_port(srv),
+    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost, floe_kafka_srv_bound_port(srv),
               hhost, floe_http_port(http), c.data_dir);
     if (floe_loop_run(loop, &err)) goto out;
     FLOE_INFO("serve: shutting down");

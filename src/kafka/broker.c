@@ -359,7 +359,7 @@ int floe_broker_topics(floe_broker_t *b, floe_topic_t ***out)
     pthread_mutex_lock(&b->mu);
     int n = b->ntopics;
     floe_topic_t **v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    if (v) memcpy(v, b->topics, (size_t)n * sizeof *v);
+    if (v && n) memcpy(v, b->topics, (size_t)n * sizeof *v);
     pthread_mutex_unlock(&b->mu);
     if (!v) return -1;
     *out = v;

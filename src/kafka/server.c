@@ -55,7 +55,7 @@ struct floe_kafka_srv {
     handler_t handlers[MAX_API_KEY];
     char *host, *adv_host, *cluster_id;
     int32_t node_id;
-    int port;
+    int port, adv_port;
     int max_inflight;
     mod_inst_t mods[16];
     int nmods;
@@ -92,9 +92,10 @@ void floe_kafka_req_on_close(floe_kafka_req_t *r, void (*fn)(floe_kafka_req_t *,
 floe_broker_t *floe_kafka_srv_broker(floe_kafka_srv_t *s) { return s->broker; }
 int32_t floe_kafka_srv_node_id(const floe_kafka_srv_t *s) { return s->node_id; }
 const char *floe_kafka_srv_host(const floe_kafka_srv_t *s) { return s->adv_host; }
-int32_t floe_kafka_srv_port(const floe_kafka_srv_t *s) { return s->port; }
+int32_t floe_kafka_srv_port(const floe_kafka_srv_t *s) { return s->adv_port; }
 const char *floe_kafka_srv_cluster_id(const floe_kafka_srv_t *s) { return s->cluster_id; }
 floe_loop_t *floe_kafka_srv_loop(floe_kafka_srv_t *s) { return s->loop; }
+int floe_kafka_srv_bound_port(const floe_kafka_srv_t *s) { return s->port; }
 
 floe_kafka_timer_t *floe_kafka_timer_add(floe_kafka_srv_t *s, int64_t delay_ms,
                                          void (*fn)(void *), void *arg)
@@ -391,6 +392,7 @@ int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg,
         return -1;
     }
     s->port = floe_tcp_port(s->tcp);
+    s->adv_port = cfg->advertised_port > 0 ? cfg->advertised_port : s->port;
     floe_kafka_register(s, FLOE_KAPI_API_VERSIONS, 0, 3, h_api_versions, s, NULL);
     *out = s;
     return 0;

@@ -16,6 +16,7 @@ typedef struct floe_kafka_srv_config {
     const char *host;            /* listen address, default 127.0.0.1 */
     int port;                    /* 0 picks a free port */
     const char *advertised_host; /* default: host (127.0.0.1 if a wildcard) */
+    int advertised_port;         /* default: the bound port */
     int32_t node_id;             /* default 1 */
     const char *cluster_id;      /* default "floe" */
     size_t max_request_bytes;    /* default 100 MiB */
@@ -43,6 +44,8 @@ void floe_kafka_srv_shutdown(floe_kafka_srv_t *srv, int64_t drain_ms);
 void floe_kafka_srv_free(floe_kafka_srv_t *srv);
 
 floe_loop_t *floe_kafka_srv_loop(floe_kafka_srv_t *srv);
+/* The port actually bound (floe_kafka_srv_port is the advertised one). */
+int floe_kafka_srv_bound_port(const floe_kafka_srv_t *srv);
 
 /* Append Prometheus text for the server's counters.  Any thread. */
 int floe_kafka_srv_metrics(floe_kafka_srv_t *srv, floe_buf_t *out);

@@ -1,6 +1,8 @@
 """Imported by Python integration tests: run `floe serve` on free ports."""
+import atexit
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -9,7 +11,11 @@ import time
 
 class Floe:
     def __init__(self, data_dir=None, extra=()):
-        self.dir = data_dir or tempfile.mkdtemp(prefix='floe-py.')
+        if not data_dir:
+            data_dir = tempfile.mkdtemp(prefix='floe-py.')
+            atexit.register(shutil.rmtree, data_dir, True)
+            atexit.register(lambda p=data_dir + '.log': os.path.exists(p) and os.unlink(p))
+        self.dir = data_dir
         self.extra = list(extra)
         self.proc = None
 
