@@ -87,7 +87,9 @@ typedef struct floe_segment {
     size_t ntidx, captidx;
     int refs;              /* readers / flushers holding it */
     bool deleted;          /* unlinked; freed when refs drops to 0 */
-    bool dirty;            /* written since the last fsync */
+    size_t idx_written, tidx_written; /* entries already in the files */
+    bool dirty;            /* .log written since the last fsync */
+    bool idx_dirty;        /* index files written since the last fsync */
 } floe_segment_t;
 
 /* Open or create the files of the segment with base offset `base` in dir.
@@ -123,14 +125,19 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
 int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
                       floe_segment_batch_cb cb, void *arg, floe_err_t *err);
 
-/* Record a batch just appended at position pos in the indexes (memory and
- * files) per the index interval. */
+/* Record a batch just appended at position pos in the in-memory indexes
+ * per the index interval.  The files get the entries from
+ * floe_segment_write_indexes, called when the segment is sealed (roll) and
+ * at close: the active segment's indexes are rebuilt by recovery anyway,
+ * so appends cost one write() and no index I/O. */
 int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
                              uint64_t pos, uint32_t index_interval,
                              floe_err_t *err);
-/* Append a final time-index entry for max_ts when the last one is older
+/* Add a final time-index entry for max_ts when the last one is older
  * (at roll and close, so a closed segment's max is in its file). */
 int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err);
+/* Write the index entries not yet in the files (marks idx_dirty). */
+int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err);
 
 /* Position of the index entry at or below offset (0 when none). */
 uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset);
@@ -149,6 +156,7 @@ int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_
 
 struct floe_log {
     pthread_mutex_t mu;
+    pthread_mutex_t flush_mu;  /* serializes floe_log_flush; taken before mu */
     char *dir;
     int dir_fd;
     floe_log_config_t cfg;
