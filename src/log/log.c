@@ -33,6 +33,7 @@ void floe_log_config_default(floe_log_config_t *cfg)
     cfg->flush_ms = -1;
     cfg->max_message_bytes = 1048588;
     cfg->leader_epoch = 0;
+    cfg->producer_id_expiration_ms = 24ll * 3600 * 1000;
 }
 
 int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value,
@@ -60,6 +61,9 @@ int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *val
     } else if (!strcmp(key, "flush.ms")) {
         if (floe_parse_int64(value, 0, INT64_MAX, &v, err) != 0) goto bad;
         cfg->flush_ms = v == INT64_MAX ? -1 : v;
+    } else if (!strcmp(key, "producer.id.expiration.ms")) {
+        if (floe_parse_int64(value, 1, INT64_MAX, &v, err) != 0) goto bad;
+        cfg->producer_id_expiration_ms = v;
     } else if (!strcmp(key, "max.message.bytes")) {
         if (floe_parse_int64(value, 0, INT32_MAX, &v, err) != 0) goto bad;
         cfg->max_message_bytes = (uint32_t)v;
@@ -278,11 +282,13 @@ static int roll(floe_log_t *l, floe_err_t *err)
 
 /* ---- open / close ---- */
 
+static void delete_below_start(floe_log_t *l);
+
 static int pstate_cb(void *arg, const floe_batch_hdr_t *h)
 {
     struct { floe_pstate_t *ps; int64_t from; } *a = arg;
     if (h->base_offset < a->from) return 0;
-    return floe_pstate_update(a->ps, h);
+    return floe_pstate_update(a->ps, h, h->max_timestamp);
 }
 
 /* Rebuild producer state from batch headers at offsets >= from. */
@@ -389,6 +395,7 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     }
     if (l->log_start < l->segs[0]->base) l->log_start = l->segs[0]->base;
     if (l->log_start > end_off(l)) l->log_start = end_off(l);
+    delete_below_start(l); /* a crash may have come between persist and delete */
     /* producer state: snapshot, then the batches after it */
     char path[PATH_MAX];
     dir_path(path, sizeof path, dir, PSTATE_FILE);
@@ -620,7 +627,7 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
     while (off < len) {
         floe_batch_decode_hdr(batches + off, len - off, &h, NULL);
         if (floe_segment_index_batch(s, &h, pos0 + off, l->cfg.index_interval_bytes, err) != 0 ||
-            floe_pstate_update(&l->ps, &h) != 0) {
+            floe_pstate_update(&l->ps, &h, now) != 0) {
             /* the data is in; a missing index entry only costs a longer
              * scan, and the index is rebuilt at the next open */
             FLOE_WARN("log: %s: index update failed: %s", l->dir, err ? err->msg : "?");
@@ -825,6 +832,8 @@ int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms, floe_err_t *err)
         }
     }
     if (l->segs[0]->base > l->log_start) l->log_start = l->segs[0]->base;
+    if (l->cfg.producer_id_expiration_ms > 0)
+        floe_pstate_expire(&l->ps, now_ms - l->cfg.producer_id_expiration_ms);
     pthread_mutex_unlock(&l->mu);
     return rc;
 }

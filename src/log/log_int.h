@@ -25,6 +25,7 @@ typedef struct floe_pbatch {
 typedef struct floe_pentry {
     int64_t pid;
     int16_t epoch;
+    int64_t last_ms;           /* time of its newest batch (for expiry) */
     uint8_t n;                 /* batches held (<= FLOE_PSTATE_BATCHES) */
     uint8_t head;              /* index of the oldest */
     floe_pbatch_t b[FLOE_PSTATE_BATCHES];
@@ -48,9 +49,14 @@ floe_pentry_t *floe_pstate_find(const floe_pstate_t *ps, int64_t pid);
  * err says why). */
 int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h,
                       floe_pbatch_t *dup, int16_t *kerr, floe_err_t *err);
-/* Remember a batch that is now in the log (h carries its real offsets).
- * Batches without a producer id or sequence are ignored.  -1 on OOM. */
-int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h);
+/* Remember a batch that is now in the log (h carries its real offsets),
+ * appended at now_ms (wall clock; the batch's max timestamp when rebuilt
+ * from the log).  Batches without a producer id or sequence are ignored.
+ * -1 on OOM. */
+int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h, int64_t now_ms);
+/* Forget producers whose newest batch is older than before_ms (Kafka's
+ * producer.id.expiration.ms); returns how many. */
+size_t floe_pstate_expire(floe_pstate_t *ps, int64_t before_ms);
 
 /* Snapshot: the state as of log offset `upto` (every batch below it is
  * included), written atomically (tmp file + rename; fsync when durable).
