@@ -96,6 +96,7 @@ typedef struct floe_segment {
     size_t idx_written, tidx_written; /* entries already in the files */
     bool dirty;            /* .log written since the last fsync */
     bool idx_dirty;        /* index files written since the last fsync */
+    bool idx_missing;      /* an index file did not exist at open */
 } floe_segment_t;
 
 /* Open or create the files of the segment with base offset `base` in dir.

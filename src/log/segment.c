@@ -25,12 +25,18 @@ void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
     snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
+/* Open one of the segment's files; *created (if non-NULL) tells whether
+ * it did not exist before. */
 static int open_file(const char *dir, int64_t base, const char *ext, bool create,
-                     int *fd, floe_err_t *err)
+                     int *fd, bool *created, floe_err_t *err)
 {
     char path[PATH_MAX];
     floe_segment_path(path, sizeof path, dir, base, ext);
-    *fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+    *fd = open(path, O_RDWR | O_CLOEXEC, 0644);
+    if (*fd < 0 && errno == ENOENT && create) {
+        *fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
+        if (created) *created = true;
+    }
     if (*fd < 0) return floe_err_errno(err, errno, path);
     return 0;
 }
@@ -45,9 +51,9 @@ int floe_segment_open(const char *dir, int64_t base, bool create,
     s->max_ts = -1;
     s->max_ts_off = base;
     s->roll_base_ms = -1;
-    if (open_file(dir, base, "log", create, &s->fd, err) != 0 ||
-        open_file(dir, base, "index", true, &s->idx_fd, err) != 0 ||
-        open_file(dir, base, "timeindex", true, &s->tidx_fd, err) != 0) {
+    if (open_file(dir, base, "log", create, &s->fd, NULL, err) != 0 ||
+        open_file(dir, base, "index", true, &s->idx_fd, &s->idx_missing, err) != 0 ||
+        open_file(dir, base, "timeindex", true, &s->tidx_fd, &s->idx_missing, err) != 0) {
         floe_segment_free(s);
         return -1;
     }
@@ -162,7 +168,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
     }
     int rc = -1;
     s->nidx = s->ntidx = 0;
-    if (n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
+    if (s->idx_missing || n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
     if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
     if (s->size == 0 && next_base != s->base) goto out;
     /* a non-empty segment always gets a time-index entry when sealed,
@@ -179,6 +185,18 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         if ((int64_t)rel >= next_base - s->base) goto out;
         if (s->ntidx && (ts <= s->tidx[s->ntidx - 1].ts || rel < s->tidx[s->ntidx - 1].rel)) goto out;
         if (push_tidx(s, ts, rel) != 0) goto out;
+    }
+    if (s->size > 0) {
+        /* a non-empty sealed segment has a time-index entry (unless no
+         * record has a timestamp: rebuilding then is merely slower), and an
+         * offset-index entry unless it holds a single batch */
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        if (s->ntidx == 0) goto out;
+        if (s->nidx == 0 && (pread_full(s->fd, hb, sizeof hb, 0) != 0 ||
+                             floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0 ||
+                             floe_batch_size(&h) != s->size))
+            goto out;
     }
     if (s->nidx) {
         /* the last entry must name a real batch at its position */

@@ -195,8 +195,14 @@ static void roll_by_size_and_lookups(void)
         CHECK_EQ(floe_log_offset_for_time(l, 0, NULL), 0);
         CHECK_EQ(floe_log_offset_for_time(l, 99999999, NULL), -1);
         floe_log_close(l);
+        if (pass == 0) {
+            /* a missing time index of the first segment */
+            char path[512];
+            floe_segment_path(path, sizeof path, d, 0, "timeindex");
+            CHECK_EQ(unlink(path), 0);
+        }
         if (pass == 1) {
-            /* break the indexes of the second segment: garbage, then missing */
+            /* garbage in the offset index of the first segment */
             char path[512];
             floe_segment_path(path, sizeof path, d, 0, "index");
             int fd = open(path, O_WRONLY | O_TRUNC);
