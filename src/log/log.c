@@ -259,6 +259,7 @@ static int roll(floe_log_t *l, floe_err_t *err)
     floe_segment_t *old = active_seg(l);
     if (floe_segment_seal_timeindex(old, err) != 0 || floe_segment_write_indexes(old, err) != 0)
         return -1;
+    floe_segment_map_indexes(old);
     floe_segment_t *s;
     if (floe_segment_open(l->dir, old->next, true, &s, err) != 0) return -1;
     if (s->size != 0 && ftruncate(s->fd, 0) != 0) {
@@ -313,6 +314,11 @@ static int rebuild_pstate(floe_log_t *l, int64_t from, floe_err_t *err)
         if (recovered++ > l->nsegs ||
             floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0)
             return -1;
+        if (s != active_seg(l)) {
+            if (floe_segment_seal_timeindex(s, err) != 0 || floe_segment_write_indexes(s, err) != 0)
+                return -1;
+            floe_segment_map_indexes(s);
+        }
         /* start over from the first segment: no batch applied twice */
         floe_pstate_clear(&l->ps);
         a.from = l->segs[0]->base;
@@ -367,7 +373,10 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             goto fail;
         }
         bool last = i + 1 == nb;
-        if (!last && floe_segment_load_indexes(s, bases[i + 1]) == 0) continue;
+        if (!last && floe_segment_load_indexes(s, bases[i + 1]) == 0) {
+            floe_segment_map_indexes(s);
+            continue;
+        }
         if (!last) FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
         uint64_t cut = 0;
         if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0) {
@@ -375,6 +384,11 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             goto fail;
         }
         if (!last && s->next < bases[i + 1] && s->size == 0) s->next = bases[i + 1];
+        if (!last) {
+            if (floe_segment_seal_timeindex(s, err) != 0 || floe_segment_write_indexes(s, err) != 0)
+                goto fail;
+            floe_segment_map_indexes(s);
+        }
     }
     free(bases);
     bases = NULL;

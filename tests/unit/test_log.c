@@ -146,6 +146,22 @@ static void append_and_read(void)
     free(d);
 }
 
+/* How many files of dir whose name ends in ext this process maps. */
+static size_t mapped_files(const char *dir, const char *ext)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    size_t n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        size_t ll = strlen(line), el = strlen(ext);
+        if (strstr(line, dir) && ll > el && !strcmp(line + ll - el, ext)) n++;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
 /* Many small segments; every offset found through the index; offset for
  * time; reopen loads the indexes; a broken index file is rebuilt. */
 static void roll_by_size_and_lookups(void)
@@ -167,6 +183,7 @@ static void roll_by_size_and_lookups(void)
     }
     size_t nseg = floe_log_segment_count(l);
     CHECK(nseg > 5);
+    CHECK_EQ(mapped_files(d, ".index"), nseg - 1); /* sealed segments: mapped */
     floe_buf_t out = FLOE_BUF_INIT;
     for (int pass = 0; pass < 3; pass++) {
         for (int64_t off = 0; off < next; off++) {
@@ -212,6 +229,7 @@ static void roll_by_size_and_lookups(void)
         CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
         CHECK_EQ(floe_log_segment_count(l), nseg);
         CHECK_EQ(floe_log_end_offset(l), next);
+        CHECK_EQ(mapped_files(d, ".index"), nseg - 1);
     }
     floe_buf_free(&out);
     floe_log_close(l);
