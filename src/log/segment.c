@@ -265,6 +265,25 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
         if (h.base_offset != s->base + erel || epos + floe_batch_size(&h) > s->size) goto out;
     }
+    if (s->size > 0) {
+        /* the batches after the last entry (at most about one index
+         * interval) chain exactly to the end of the file, with rising
+         * offsets below the next segment's base: a cheap check that the
+         * sealed file was not cut or overwritten at its tail */
+        uint64_t pos = s->nidx ? s->idx[s->nidx - 1].pos : 0;
+        int64_t prev_last = s->base - 1;
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        while (pos < s->size) {
+            if (pread_full(s->fd, hb, sizeof hb, pos) != 0) goto out;
+            if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
+            if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
+                floe_batch_last_offset(&h) >= next_base || floe_batch_size(&h) > s->size - pos)
+                goto out;
+            prev_last = floe_batch_last_offset(&h);
+            pos += floe_batch_size(&h);
+        }
+    }
     s->next = next_base;
     s->idx_written = s->nidx;
     s->tidx_written = s->ntidx;
