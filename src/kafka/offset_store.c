@@ -263,6 +263,7 @@ int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id,
                                          generation_id, now_ms);
     size_t accepted = 0;
     for (size_t i = 0; i < nparts; i++) {
+        if (parts[i].error) continue; /* refused by the caller already */
         parts[i].error = ge ? ge : floe_group_commit_check_partition(s->coord, parts[i].metadata);
         if (!parts[i].error) accepted++;
     }

@@ -45,7 +45,9 @@ typedef struct floe_offset_commit_part {
     int64_t offset;
     int32_t leader_epoch;  /* -1 if not sent */
     const char *metadata;  /* NULL = "" */
-    int16_t error;         /* out: Kafka error code */
+    int16_t error;         /* in: 0, or an error the caller already decided
+                              (e.g. UNKNOWN_TOPIC_OR_PARTITION), kept;
+                              out: the Kafka error code */
 } floe_offset_commit_part_t;
 
 /* OffsetCommit: check the member (floe_group_commit_check), append the
