@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kafka/broker.h"
 #include "kafka/group.h"
@@ -627,7 +628,8 @@ static void list_fn(void *o, const char *group, const char *pt, floe_group_state
     if (l->filter->n > 0) {
         bool match = false;
         for (int32_t i = 0; i < l->filter->n && !match; i++)
-            if (floe_kstr_eq(l->filter->v[i], name)) match = true;
+            if (l->filter->v[i].len >= 0 && !strcasecmp(l->filter->v[i].ptr, name))
+                match = true; /* Kafka parses states case-insensitively */
         if (!match) return;
     }
     if (!l->count_only) {
