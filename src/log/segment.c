@@ -25,12 +25,18 @@ void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
     snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
+/* Open one of the segment's files; *created (if non-NULL) tells whether
+ * it did not exist before. */
 static int open_file(const char *dir, int64_t base, const char *ext, bool create,
-                     int *fd, floe_err_t *err)
+                     int *fd, bool *created, floe_err_t *err)
 {
     char path[PATH_MAX];
     floe_segment_path(path, sizeof path, dir, base, ext);
-    *fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+    *fd = open(path, O_RDWR | O_CLOEXEC, 0644);
+    if (*fd < 0 && errno == ENOENT && create) {
+        *fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
+        if (created) *created = true;
+    }
     if (*fd < 0) return floe_err_errno(err, errno, path);
     return 0;
 }
@@ -45,9 +51,9 @@ int floe_segment_open(const char *dir, int64_t base, bool create,
     s->max_ts = -1;
     s->max_ts_off = base;
     s->roll_base_ms = -1;
-    if (open_file(dir, base, "log", create, &s->fd, err) != 0 ||
-        open_file(dir, base, "index", true, &s->idx_fd, err) != 0 ||
-        open_file(dir, base, "timeindex", true, &s->tidx_fd, err) != 0) {
+    if (open_file(dir, base, "log", create, &s->fd, NULL, err) != 0 ||
+        open_file(dir, base, "index", true, &s->idx_fd, &s->idx_missing, err) != 0 ||
+        open_file(dir, base, "timeindex", true, &s->tidx_fd, &s->idx_missing, err) != 0) {
         floe_segment_free(s);
         return -1;
     }
@@ -162,7 +168,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
     }
     int rc = -1;
     s->nidx = s->ntidx = 0;
-    if (n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
+    if (s->idx_missing || n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
     if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
     if (s->size == 0 && next_base != s->base) goto out;
     /* a non-empty segment always gets a time-index entry when sealed,
@@ -180,6 +186,18 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         if (s->ntidx && (ts <= s->tidx[s->ntidx - 1].ts || rel < s->tidx[s->ntidx - 1].rel)) goto out;
         if (push_tidx(s, ts, rel) != 0) goto out;
     }
+    if (s->size > 0) {
+        /* a non-empty sealed segment has a time-index entry (unless no
+         * record has a timestamp: rebuilding then is merely slower), and an
+         * offset-index entry unless it holds a single batch */
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        if (s->ntidx == 0) goto out;
+        if (s->nidx == 0 && (pread_full(s->fd, hb, sizeof hb, 0) != 0 ||
+                             floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0 ||
+                             floe_batch_size(&h) != s->size))
+            goto out;
+    }
     if (s->nidx) {
         /* the last entry must name a real batch at its position */
         const floe_idx_entry_t *e = &s->idx[s->nidx - 1];
@@ -190,6 +208,8 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         if (h.base_offset != s->base + e->rel || e->pos + floe_batch_size(&h) > s->size) goto out;
     }
     s->next = next_base;
+    s->idx_written = s->nidx;
+    s->tidx_written = s->ntidx;
     if (s->ntidx) {
         s->max_ts = s->tidx[s->ntidx - 1].ts;
         s->max_ts_off = s->base + s->tidx[s->ntidx - 1].rel;
@@ -231,32 +251,52 @@ static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
     return added;
 }
 
-static int write_idx_entry(floe_segment_t *s, size_t i)
+/* Write index entries [from, n) of one index to its file in one call. */
+static int write_entries(floe_segment_t *s, bool time, size_t from)
 {
-    uint8_t b[IDX_ENTRY];
-    floe_wr_be32(b, s->idx[i].rel);
-    floe_wr_be32(b + 4, s->idx[i].pos);
-    return pwrite_full(s->idx_fd, b, sizeof b, (uint64_t)i * IDX_ENTRY);
+    size_t n = time ? s->ntidx : s->nidx, esz = time ? TIDX_ENTRY : IDX_ENTRY;
+    if (from >= n) return 0;
+    uint8_t *b = malloc((n - from) * esz);
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = from; i < n; i++) {
+        uint8_t *e = b + (i - from) * esz;
+        if (time) {
+            floe_wr_be64(e, (uint64_t)s->tidx[i].ts);
+            floe_wr_be32(e + 8, s->tidx[i].rel);
+        } else {
+            floe_wr_be32(e, s->idx[i].rel);
+            floe_wr_be32(e + 4, s->idx[i].pos);
+        }
+    }
+    int rc = pwrite_full(time ? s->tidx_fd : s->idx_fd, b, (n - from) * esz, (uint64_t)from * esz);
+    free(b);
+    return rc;
 }
 
-static int write_tidx_entry(floe_segment_t *s, size_t i)
+int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err)
 {
-    uint8_t b[TIDX_ENTRY];
-    floe_wr_be64(b, (uint64_t)s->tidx[i].ts);
-    floe_wr_be32(b + 8, s->tidx[i].rel);
-    return pwrite_full(s->tidx_fd, b, sizeof b, (uint64_t)i * TIDX_ENTRY);
+    if (s->idx_written < s->nidx) {
+        if (write_entries(s, false, s->idx_written) != 0) return floe_err_errno(err, errno, "write offset index");
+        s->idx_written = s->nidx;
+        s->idx_dirty = true;
+    }
+    if (s->tidx_written < s->ntidx) {
+        if (write_entries(s, true, s->tidx_written) != 0) return floe_err_errno(err, errno, "write time index");
+        s->tidx_written = s->ntidx;
+        s->idx_dirty = true;
+    }
+    return 0;
 }
 
 int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
                              uint64_t pos, uint32_t index_interval,
                              floe_err_t *err)
 {
-    int added = index_mem(s, h, pos, index_interval);
-    if (added < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
-    if ((added & 1) && write_idx_entry(s, s->nidx - 1) != 0)
-        return floe_err_errno(err, errno, "write offset index");
-    if ((added & 2) && write_tidx_entry(s, s->ntidx - 1) != 0)
-        return floe_err_errno(err, errno, "write time index");
+    if (index_mem(s, h, pos, index_interval) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
     return 0;
 }
 
@@ -266,7 +306,6 @@ int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err)
     if (s->ntidx && s->tidx[s->ntidx - 1].ts >= s->max_ts) return 0;
     if (push_tidx(s, s->max_ts, (uint32_t)(s->max_ts_off - s->base)) != 0)
         return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
-    if (write_tidx_entry(s, s->ntidx - 1) != 0) return floe_err_errno(err, errno, "write time index");
     return 0;
 }
 
@@ -373,14 +412,14 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
         s->dirty = true;
     }
     /* rewrite the index files from memory unless they already match */
-    if (index_files_match(s)) return 0;
-    s->dirty = true;
-    if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
-        return floe_err_errno(err, errno, "truncate index");
-    for (size_t i = 0; i < s->nidx; i++)
-        if (write_idx_entry(s, i) != 0) return floe_err_errno(err, errno, "write offset index");
-    for (size_t i = 0; i < s->ntidx; i++)
-        if (write_tidx_entry(s, i) != 0) return floe_err_errno(err, errno, "write time index");
+    if (!index_files_match(s)) {
+        if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
+            return floe_err_errno(err, errno, "truncate index");
+        s->idx_written = s->tidx_written = 0;
+        if (floe_segment_write_indexes(s, err) != 0) return -1;
+    }
+    s->idx_written = s->nidx;
+    s->tidx_written = s->ntidx;
     return 0;
 }
 
