@@ -5,6 +5,9 @@
  *   parquet rows=... floe_rows_per_s=... duckdb_rows_per_s=... speed_ratio=...
  *           floe_rows_per_cpu_s=... duckdb_rows_per_cpu_s=... cpu_speed_ratio=...
  *           floe_bytes=... duckdb_bytes=... size_ratio=...
+ *           l1_speed_ratio=... l1_cpu_speed_ratio=... l1_size_ratio=...
+ * floe runs with its defaults (zstd level 1), DuckDB with its defaults
+ * (zstd level 3); the l1_* ratios compare with DuckDB at level 1 too.
  * Wall-clock rates are best of five (floe) / three (DuckDB) runs; the CPU
  * rates (process CPU time) are steadier on a shared machine.
  * Usage: bench_parquet [ROWS]   (FLOE_ROOT locates tests/interop for node) */
@@ -173,23 +176,31 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node '%s/bench/parquet/duckdb_copy.mjs' '%s' '%s/duck.parquet'",
              root, root, plain, dir);
     FILE *p = popen(cmd, "r");
-    double duck_secs = 0, duck_cpu = 0;
-    unsigned long long duck_bytes = 0;
+    double duck_secs = 0, duck_cpu = 0, l1_secs = 0, l1_cpu = 0;
+    unsigned long long duck_bytes = 0, l1_bytes = 0;
     char line[512];
     while (p && fgets(line, sizeof line, p)) {
         fputs(line, stdout);
         sscanf(line, "duckdb secs=%lf cpu=%lf bytes=%llu", &duck_secs, &duck_cpu, &duck_bytes);
+        sscanf(line, "duckdb_level1 secs=%lf cpu=%lf bytes=%llu", &l1_secs, &l1_cpu, &l1_bytes);
     }
     int prc = p ? pclose(p) : -1;
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    if (prc != 0 || duck_secs <= 0 || duck_cpu <= 0 || duck_bytes == 0) { fprintf(stderr, "duckdb run failed\n"); return 1; }
+    if (prc != 0 || duck_secs <= 0 || duck_cpu <= 0 || duck_bytes == 0 || l1_secs <= 0 || l1_cpu <= 0 || !l1_bytes) {
+        fprintf(stderr, "duckdb run failed\n");
+        return 1;
+    }
+    printf("same zstd level (1): floe/duckdb speed %.2f (cpu %.2f), size %.3f\n", l1_secs / best, l1_cpu / best_cpu,
+           (double)bytes / (double)l1_bytes);
     double duck_rps = (double)rows / duck_secs, duck_cpu_rps = (double)rows / duck_cpu;
     printf("parquet rows=%zu floe_rows_per_s=%.0f duckdb_rows_per_s=%.0f speed_ratio=%.2f "
            "floe_rows_per_cpu_s=%.0f duckdb_rows_per_cpu_s=%.0f cpu_speed_ratio=%.2f "
-           "floe_bytes=%llu duckdb_bytes=%llu size_ratio=%.3f\n",
+           "floe_bytes=%llu duckdb_bytes=%llu size_ratio=%.3f "
+           "l1_speed_ratio=%.2f l1_cpu_speed_ratio=%.2f l1_size_ratio=%.3f\n",
            rows, floe_rps, duck_rps, floe_rps / duck_rps, floe_cpu_rps, duck_cpu_rps, floe_cpu_rps / duck_cpu_rps,
-           (unsigned long long)bytes, duck_bytes, (double)bytes / (double)duck_bytes);
+           (unsigned long long)bytes, duck_bytes, (double)bytes / (double)duck_bytes,
+           l1_secs / best, l1_cpu / best_cpu, (double)bytes / (double)l1_bytes);
     free(e.user_id); free(e.ts); free(e.seq); free(e.amount); free(e.event); free(e.url);
     free(e.session); free(e.country); free(e.device); free(e.arena);
     return 0;

@@ -83,6 +83,9 @@ floe_pq_write_opts_t floe_pq_write_opts_default(void)
     floe_pq_write_opts_t o;
     memset(&o, 0, sizeof o);
     o.codec = FLOE_CODEC_ZSTD;
+    /* pages are already dictionary/delta encoded: zstd's level 1 matches
+     * level 3's size on them at about twice the speed */
+    o.level = 1;
     o.page_size = 1 << 20;
     o.row_group_size = 64u << 20;
     o.dict_limit = 1 << 20;
