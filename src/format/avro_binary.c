@@ -12,9 +12,16 @@
 
 int avro_put_long(floe_buf_t *b, int64_t v)
 {
-    uint8_t tmp[FLOE_VARINT64_MAX_LEN];
-    size_t n = floe_varlong_encode(tmp, v);
-    return floe_buf_append(b, tmp, n);
+    if (floe_buf_reserve(b, FLOE_VARINT64_MAX_LEN) != 0) return -1;
+    uint64_t z = floe_zigzag64(v);
+    uint8_t *p = b->data + b->len;
+    while (z >= 0x80) {
+        *p++ = (uint8_t)(z | 0x80);
+        z >>= 7;
+    }
+    *p++ = (uint8_t)z;
+    b->len = (size_t)(p - b->data);
+    return 0;
 }
 
 int avro_put_bytes(floe_buf_t *b, const void *p, size_t n)
