@@ -4,6 +4,7 @@
 //                                    with the NAME.json written next to it
 //   node avro_interop.mjs write DIR  write avsc_CASE_CODEC.avro from
 //                                    avro_cases.json for floe to read back
+//   node avro_interop.mjs canonical  print each case schema's canonical form
 // Prints "ok - ..." / "not ok - ...: why" lines.
 // Records are compared in floe's JSON rendering (floe_avro_value_to_json):
 // unions as their branch's value, bytes/fixed as {"$bytes": hex}, NaN and
@@ -201,7 +202,14 @@ async function writeMode(dir) {
   }
 }
 
+// The Parsing Canonical Form of every case schema, as avsc computes it.
+function canonicalMode() {
+  const cases = JSON.parse(fs.readFileSync(path.join(here, 'avro_cases.json'), 'utf8')).cases;
+  for (const c of cases) console.log(`canonical ${c.name} ${JSON.stringify(avro.Type.forSchema(c.schema).schema())}`);
+}
+
 const [mode, dir] = process.argv.slice(2);
 if (mode === 'read') await readMode(dir);
 else if (mode === 'write') await writeMode(dir);
-else { console.error('usage: avro_interop.mjs read|write DIR'); process.exit(2); }
+else if (mode === 'canonical') canonicalMode();
+else { console.error('usage: avro_interop.mjs read|write DIR | canonical'); process.exit(2); }

@@ -860,7 +860,84 @@ static void decode_respects_arena_cap(void)
     floe_avro_schema_free(s);
 }
 
-TEST_MAIN(RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
+/* Smaller corners of the API: verbatim header schema, codec names, string
+ * attributes, unions on both sides of resolution, unknown enum symbols. */
+static void api_corners(void)
+{
+    floe_err_t err = {0};
+    floe_avro_codec_t c;
+    CHECK_EQ(floe_avro_codec_parse("zstandard", &c, &err), 0);
+    CHECK_EQ(c, FLOE_AVRO_CODEC_ZSTD);
+    CHECK_EQ(floe_avro_codec_parse("bzip2", &c, &err), -1);
+    CHECK_EQ(err.code, FLOE_EUNSUPPORTED);
+    CHECK_STR(floe_avro_codec_name(FLOE_AVRO_CODEC_SNAPPY), "snappy");
+
+    const char *text = "{ \"type\": \"record\", \"name\": \"r\", \"doc\": \"kept as typed\",\n"
+                       "  \"fields\": [ {\"name\": \"e\", \"type\": {\"type\": \"enum\", \"name\": \"E\", "
+                       "\"symbols\": [\"A\", \"B\"]}} ] }";
+    floe_avro_schema_t *s = parse(text);
+    CHECK_STR(floe_avro_schema_prop_str(s, "doc"), "kept as typed");
+    CHECK(floe_avro_schema_prop_str(s, "nope") == NULL);
+    floe_avro_writer_t *w;
+    CHECK_EQ(floe_avro_writer_new(&w, s, NULL, &err), 0);
+    CHECK_EQ(floe_avro_writer_set_meta_str(w, "avro.schema", "\"long\"", &err), -1);
+    CHECK(strstr(err.msg, "differs") != NULL);
+    CHECK_EQ(floe_avro_writer_set_meta_str(w, "avro.schema", text, &err), 0);
+    floe_arena_t a;
+    floe_arena_init(&a, 0, 0);
+    floe_avro_value_t *v = floe_avro_value_new(&a, s);
+    CHECK_EQ(floe_avro_rec_set_enum(v, "e", "B", &err), 0);
+    CHECK_EQ(floe_avro_writer_append(w, v, &err), 0);
+    CHECK_EQ(floe_avro_writer_finish(w, &err), 0);
+    CHECK_EQ(floe_avro_writer_append(w, v, &err), -1);
+    floe_slice_t file = floe_avro_writer_bytes(w);
+    floe_avro_reader_t *r;
+    CHECK_EQ(floe_avro_reader_open(&r, file.ptr, file.len, NULL, &err), 0);
+    floe_slice_t sj = floe_avro_reader_schema_json(r);
+    CHECK(sj.len == strlen(text) && memcmp(sj.ptr, text, sj.len) == 0);
+    /* a reader enum without B and without a default: fails on that datum */
+    floe_avro_schema_t *rs = parse("{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"e\",\"type\":"
+                                   "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}}]}");
+    floe_avro_reader_free(r);
+    floe_avro_reader_opts_t ro = FLOE_AVRO_READER_OPTS_INIT;
+    ro.reader_schema = rs;
+    CHECK_EQ(floe_avro_reader_open(&r, file.ptr, file.len, &ro, &err), 0);
+    floe_avro_value_t *out;
+    CHECK_EQ(floe_avro_reader_next(r, &a, &out, &err), -1);
+    CHECK(strstr(err.msg, "symbol B is not in the reader's enum") != NULL);
+    CHECK_EQ(floe_avro_reader_next(r, &a, &out, &err), -1); /* stays failed */
+    floe_avro_reader_free(r);
+    floe_avro_writer_free(w);
+
+    /* unions on both sides: [int, string] -> [null, string, long] */
+    floe_avro_schema_t *wu = parse("[\"int\",\"string\"]"), *ru = parse("[\"null\",\"string\",\"long\"]");
+    floe_avro_resolver_t *res;
+    CHECK_EQ(floe_avro_resolver_new(wu, ru, &res, &err), 0);
+    const uint8_t i7[] = {0x00, 0x0e}, sx[] = {0x02, 0x02, 'x'};
+    floe_slice_t in = floe_slice(i7, 2);
+    CHECK_EQ(floe_avro_resolver_decode(res, &in, &a, &out, &err), 0);
+    CHECK_EQ(floe_avro_value_branch(out), 2);
+    int64_t x;
+    CHECK_EQ(floe_avro_get_long(out, &x, &err), 0);
+    CHECK_EQ(x, 7);
+    in = floe_slice(sx, 3);
+    CHECK_EQ(floe_avro_resolver_decode(res, &in, &a, &out, &err), 0);
+    CHECK_EQ(floe_avro_value_branch(out), 1);
+    floe_avro_resolver_free(res);
+    /* an error type and a named reference in a union */
+    floe_avro_schema_t *es = parse("{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}");
+    char *ej = es ? floe_avro_schema_to_json(es, &err) : NULL;
+    CHECK(ej && json_same(ej, "{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}"));
+    free(ej);
+    floe_avro_schema_free(es);
+    floe_avro_schema_free(wu);
+    floe_avro_schema_free(ru);
+    floe_avro_schema_free(rs);
+    floe_arena_free(&a);
+    floe_avro_schema_free(s);
+}
+
+TEST_MAIN(RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
           RUN(schema_errors_are_clear); RUN(binary_spec_vectors); RUN(values_round_trip);
           RUN(setters_choose_branches_and_check); RUN(corrupt_datums_rejected);
           RUN(container_round_trip); RUN(container_sink_and_empty);

@@ -347,6 +347,48 @@ static void floe_reads_python_avro_files(void)
         for (size_t k = 0; k < 2; k++) CHECK_EQ(floe_reads("py", codecs[k], c), 0);
 }
 
+/* floe's Parsing Canonical Form equals avsc's for every case schema. */
+static void canonical_form_matches_avsc(void)
+{
+    char full[8400];
+    snprintf(full, sizeof full, "cd '%s/tests/interop' && node avro_interop.mjs canonical 2>&1", root);
+    FILE *p = popen(full, "r");
+    CHECK(p != NULL);
+    if (!p) return;
+    static char line[65536];
+    int seen = 0;
+    while (fgets(line, sizeof line, p)) {
+        char name[64];
+        int off = 0;
+        if (sscanf(line, "canonical %63s %n", name, &off) != 1 || off == 0) {
+            fprintf(stderr, "peer: %s", line);
+            continue;
+        }
+        char *theirs = line + off;
+        theirs[strcspn(theirs, "\n")] = 0;
+        size_t i;
+        json_t *c;
+        json_array_foreach(cases, i, c) {
+            if (strcmp(json_string_value(json_object_get(c, "name")), name) != 0) continue;
+            char *text = json_dumps(json_object_get(c, "schema"), JSON_COMPACT);
+            floe_err_t err = {0};
+            floe_avro_schema_t *s = NULL;
+            CHECK_EQ(floe_avro_schema_parse(text, strlen(text), &s, &err), 0);
+            char *ours = s ? floe_avro_schema_canonical(s, &err) : NULL;
+            if (!ours || strcmp(ours, theirs) != 0) {
+                fprintf(stderr, "%s canonical:\n  floe %s\n  avsc %s\n", name, ours ? ours : "(null)", theirs);
+                CHECK(0);
+            }
+            free(ours);
+            free(text);
+            floe_avro_schema_free(s);
+            seen++;
+        }
+    }
+    CHECK_EQ(pclose(p), 0);
+    CHECK_EQ(seen, (int)json_array_size(cases));
+}
+
 /* Schema resolution on peers' files: events read with an evolved reader
  * schema (promotions, string->bytes, enum default, a removed field, an
  * added one, a renamed one by alias, a nested record changed). */
@@ -488,6 +530,7 @@ int main(void)
     RUN(floe_reads_avsc_files);
     RUN(floe_reads_python_avro_files);
     RUN(floe_resolves_peer_files);
+    RUN(canonical_form_matches_avsc);
     json_decref(cases);
     if (!getenv("FLOE_TEST_KEEP_TMP")) cleanup(); /* keep the files to debug a failure */
     return t_tests_failed ? 1 : 0;
