@@ -5,6 +5,8 @@
  *      skip must consume exactly what decode did,
  *   2: schema JSON; a parsed schema must print and re-parse to the same
  *      canonical form,
+ *   3: a datum of that schema resolved to an evolved reader schema
+ *      (promotions, unions, enum default, added and removed fields),
  * chosen by the first byte.  Never a crash, leak or unbounded allocation. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,7 +27,17 @@ static const char *SCHEMA =
     "{\"name\":\"fx\",\"type\":{\"type\":\"fixed\",\"name\":\"F\",\"size\":3}},"
     "{\"name\":\"next\",\"type\":[\"null\",\"all\"]}]}";
 
-static floe_avro_schema_t *schema;
+static const char *READER =
+    "{\"type\":\"record\",\"name\":\"all\",\"fields\":["
+    "{\"name\":\"i\",\"type\":\"double\"},{\"name\":\"l\",\"type\":[\"null\",\"float\"]},"
+    "{\"name\":\"s\",\"type\":\"bytes\"},{\"name\":\"by\",\"type\":[\"string\",\"null\"]},"
+    "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"B\",\"C\"],\"default\":\"C\"}},"
+    "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":[\"null\",\"double\"]}},"
+    "{\"name\":\"added\",\"type\":{\"type\":\"map\",\"values\":\"int\"},\"default\":{\"k\":1}},"
+    "{\"name\":\"next\",\"type\":[\"null\",\"all\"],\"default\":null}]}";
+
+static floe_avro_schema_t *schema, *reader;
+static floe_avro_resolver_t *resolver;
 
 static void container(const uint8_t *data, size_t size)
 {
@@ -93,17 +105,37 @@ static void schema_text(const uint8_t *data, size_t size)
     floe_avro_schema_free(s);
 }
 
+static void resolved(const uint8_t *data, size_t size)
+{
+    floe_arena_t a;
+    floe_arena_init(&a, 0, 8 << 20);
+    floe_slice_t in = floe_slice(data, size);
+    floe_avro_value_t *v;
+    floe_err_t err;
+    if (floe_avro_resolver_decode(resolver, &in, &a, &v, &err) == 0) {
+        if (floe_avro_value_schema(v) != reader) abort();
+        floe_buf_t b = FLOE_BUF_INIT;
+        if (floe_avro_encode(v, &b, &err) != 0) abort(); /* a complete reader value */
+        floe_buf_free(&b);
+    }
+    floe_arena_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!schema) {
         floe_err_t err;
-        if (floe_avro_schema_parse(SCHEMA, strlen(SCHEMA), &schema, &err) != 0) abort();
+        if (floe_avro_schema_parse(SCHEMA, strlen(SCHEMA), &schema, &err) != 0 ||
+            floe_avro_schema_parse(READER, strlen(READER), &reader, &err) != 0 ||
+            floe_avro_resolver_new(schema, reader, &resolver, &err) != 0)
+            abort();
     }
     if (size == 0) return 0;
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: container(data + 1, size - 1); break;
     case 1: datum(data + 1, size - 1); break;
-    default: schema_text(data + 1, size - 1); break;
+    case 2: schema_text(data + 1, size - 1); break;
+    default: resolved(data + 1, size - 1); break;
     }
     return 0;
 }
