@@ -937,7 +937,90 @@ static void api_corners(void)
     floe_avro_schema_free(s);
 }
 
-TEST_MAIN(RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
+/* Canonical forms and Rabin fingerprints: vectors from the Avro project's
+ * shared test data (share/test/data/schema-tests.txt). */
+static void canonical_and_fingerprint_vectors(void)
+{
+    static const struct {
+        const char *in, *canon;
+        int64_t fp;
+    } v[] = {
+        {"\"null\"", "\"null\"", 7195948357588979594LL},
+        {"{\"type\":\"boolean\"}", "\"boolean\"", -6970731678124411036LL},
+        {"\"int\"", "\"int\"", 8247732601305521295LL},
+        {"{\"type\":\"long\"}", "\"long\"", -3434872931120570953LL},
+        {"\"float\"", "\"float\"", 5583340709985441680LL},
+        {"\"double\"", "\"double\"", -8181574048448539266LL},
+        {"\"bytes\"", "\"bytes\"", 5746618253357095269LL},
+        {"\"string\"", "\"string\"", -8142146995180207161LL},
+        {"[  ]", "[]", -1241056759729112623LL},
+        {"[ \"int\"  ]", "[\"int\"]", -5232228896498058493LL},
+        {"[ \"int\" , {\"type\":\"boolean\"} ]", "[\"int\",\"boolean\"]", 5392556393470105090LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[]}", -4824392279771201922LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\", \"namespace\":\"x.y\"}",
+         "{\"name\":\"x.y.foo\",\"type\":\"record\",\"fields\":[]}", 5916914534497305771LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"a.b.foo\", \"namespace\":\"x.y\"}",
+         "{\"name\":\"a.b.foo\",\"type\":\"record\",\"fields\":[]}", -4616218487480524110LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\", \"doc\":\"foo\", \"aliases\":[\"foo\",\"bar\"]}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[]}", -4824392279771201922LL},
+        {"{\"fields\":[{\"type\":{\"type\":\"boolean\"}, \"name\":\"f1\"}], \"type\":\"record\", \"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"}]}",
+         7843277075252814651LL},
+        {"{ \"fields\":[{\"type\":\"boolean\", \"aliases\":[], \"name\":\"f1\", \"default\":\"true\"},\n"
+         " {\"order\":\"descending\",\"name\":\"f2\",\"doc\":\"Hello\",\"type\":\"int\"}],\n"
+         " \"type\":\"record\", \"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"},"
+         "{\"name\":\"f2\",\"type\":\"int\"}]}", -4860222112080293046LL},
+        {"{\"type\":\"enum\", \"name\":\"foo\", \"symbols\":[\"A1\"]}",
+         "{\"name\":\"foo\",\"type\":\"enum\",\"symbols\":[\"A1\"]}", -6342190197741309591LL},
+        {"{\"namespace\":\"x.y.z\", \"type\":\"enum\", \"name\":\"foo\", \"doc\":\"foo bar\", \"symbols\":[\"A1\", \"A2\"]}",
+         "{\"name\":\"x.y.z.foo\",\"type\":\"enum\",\"symbols\":[\"A1\",\"A2\"]}", -4448647247586288245LL},
+        {"{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}", "{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}",
+         1756455273707447556LL},
+        {"{\"namespace\":\"x.y.z\", \"type\":\"fixed\", \"name\":\"foo\", \"doc\":\"foo bar\", \"size\":32}",
+         "{\"name\":\"x.y.z.foo\",\"type\":\"fixed\",\"size\":32}", -3064184465700546786LL},
+        {"{ \"items\":{\"type\":\"null\"}, \"type\":\"array\"}", "{\"type\":\"array\",\"items\":\"null\"}",
+         -589620603366471059LL},
+        {"{ \"values\":\"string\", \"type\":\"map\"}", "{\"type\":\"map\",\"values\":\"string\"}",
+         -8732877298790414990LL},
+        {"{\"name\":\"PigValue\",\"type\":\"record\",\n"
+         " \"fields\":[{\"name\":\"value\", \"type\":[\"null\", \"int\", \"long\", \"PigValue\"]}]}",
+         "{\"name\":\"PigValue\",\"type\":\"record\",\"fields\":[{\"name\":\"value\",\"type\":"
+         "[\"null\",\"int\",\"long\",\"PigValue\"]}]}", -1759257747318642341LL},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        floe_avro_schema_t *s = parse(v[i].in);
+        CHECK(s != NULL);
+        if (!s) continue;
+        floe_err_t err = {0};
+        char *c = floe_avro_schema_canonical(s, &err);
+        if (!c || strcmp(c, v[i].canon) != 0) {
+            fprintf(stderr, "vector %zu: canonical %s, want %s\n", i, c ? c : "(null)", v[i].canon);
+            CHECK(0);
+        }
+        uint64_t fp = 0;
+        CHECK_EQ(floe_avro_schema_fingerprint64(s, &fp, &err), 0);
+        CHECK_EQ((int64_t)fp, v[i].fp);
+        free(c);
+        floe_avro_schema_free(s);
+    }
+    /* single-object encoding header */
+    uint8_t h[FLOE_AVRO_SINGLE_OBJECT_HEADER];
+    floe_avro_single_object_header(0x0102030405060708ull, h);
+    CHECK(h[0] == 0xc3 && h[1] == 0x01 && h[2] == 0x08 && h[9] == 0x01);
+    uint64_t fp;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_avro_single_object_parse(h, sizeof h, &fp, &err), 0);
+    CHECK_EQ_U64(fp, 0x0102030405060708ull);
+    CHECK_EQ(floe_avro_single_object_parse(h, 5, &fp, &err), -1);
+    CHECK_EQ(err.code, FLOE_ETRUNC);
+    h[1] = 2;
+    CHECK_EQ(floe_avro_single_object_parse(h, sizeof h, &fp, &err), -1);
+    CHECK_EQ(err.code, FLOE_ECORRUPT);
+}
+
+TEST_MAIN(RUN(canonical_and_fingerprint_vectors); RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
           RUN(schema_errors_are_clear); RUN(binary_spec_vectors); RUN(values_round_trip);
           RUN(setters_choose_branches_and_check); RUN(corrupt_datums_rejected);
           RUN(container_round_trip); RUN(container_sink_and_empty);
