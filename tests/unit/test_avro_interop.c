@@ -1,11 +1,15 @@
 /* Avro interop with readers and writers nobody here wrote: avsc (node) and
- * python3-avro.  The cases are tests/interop/avro_cases.json: schemas with
- * Iceberg field ids and records in floe's JSON rendering.
+ * python3-avro.  The cases are tests/interop/avro_cases.json (schemas with
+ * Iceberg field ids, records in floe's JSON rendering) plus random schemas
+ * and records generated here.
  *   - floe writes every case with every codec; avsc reads all of them,
- *     python-avro those whose codec it has (null, deflate); both check the
+ *     python-avro those whose codec it has (null, deflate; snappy and
+ *     zstandard with python3-snappy/python3-zstandard); both check the
  *     header schema (field ids intact), header metadata and every value.
- *   - avsc (null, deflate, snappy) and python-avro (null, deflate) write
- *     every case; floe reads them back with equal values and schemas.
+ *   - avsc (null, deflate, snappy) and python-avro (every codec it has)
+ *     write every case; floe reads them back with equal values and schemas,
+ *     and resolves them to an evolved reader schema.
+ *   - floe's canonical form of each case schema equals avsc's.
  * The peers print "ok - ..." / "not ok - ..." lines that are checked here. */
 #include <dirent.h>
 #include <errno.h>
@@ -215,6 +219,201 @@ static void floe_writes_cases(void)
     }
 }
 
+/* ---- random schemas and values (property test through the peers) ---- */
+
+#define RANDOM_SCHEMAS 24
+#define RANDOM_RECORDS 6
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static int random_files_by_codec[4];
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static int named_seq, field_id_seq;
+
+/* A random schema; every field, array and map carries Iceberg-style ids. */
+static json_t *gen_schema(int depth, bool in_union)
+{
+    static const char *prims[] = {"boolean", "int", "long", "float", "double", "bytes", "string"};
+    int k = (int)(rnd() % (depth > 2 ? 9 : 14));
+    char name[32];
+    if (k < 7) return json_string(prims[k]);
+    if (k == 7) {
+        snprintf(name, sizeof name, "e%d", ++named_seq);
+        json_t *sy = json_array();
+        int n = 1 + (int)(rnd() % 4);
+        for (int i = 0; i < n; i++) {
+            char sym[16];
+            snprintf(sym, sizeof sym, "S%d", i);
+            json_array_append_new(sy, json_string(sym));
+        }
+        return json_pack("{s:s,s:s,s:o}", "type", "enum", "name", name, "symbols", sy);
+    }
+    if (k == 8) {
+        snprintf(name, sizeof name, "f%d", ++named_seq);
+        return json_pack("{s:s,s:s,s:i}", "type", "fixed", "name", name, "size", (int)(rnd() % 9));
+    }
+    if (k == 9 || k == 10) {
+        json_t *items = gen_schema(depth + 1, false);
+        json_t *a = json_pack("{s:s,s:o,s:i}", "type", k == 9 ? "array" : "map", k == 9 ? "items" : "values",
+                              items, k == 9 ? "element-id" : "value-id", ++field_id_seq);
+        if (k == 10) json_object_set_new(a, "key-id", json_integer(++field_id_seq));
+        return a;
+    }
+    if (k == 11 && !in_union) {
+        /* [null, X] or [X, null]; X not a union */
+        json_t *x = gen_schema(depth + 1, true);
+        return rnd() % 2 ? json_pack("[s,o]", "null", x) : json_pack("[o,s]", x, "null");
+    }
+    snprintf(name, sizeof name, "r%d", ++named_seq);
+    json_t *fields = json_array();
+    int n = (int)(rnd() % 5);
+    for (int i = 0; i < n; i++) {
+        char fname[16];
+        snprintf(fname, sizeof fname, "c%d", i);
+        json_array_append_new(fields, json_pack("{s:s,s:o,s:i}", "name", fname, "type",
+                                                gen_schema(depth + 1, false), "field-id", ++field_id_seq));
+    }
+    return json_pack("{s:s,s:s,s:o}", "type", "record", "name", name, "fields", fields);
+}
+
+/* Fill v with random data of its schema. */
+static int gen_value(floe_avro_value_t *v, int depth, floe_err_t *err)
+{
+    const floe_avro_schema_t *s = floe_avro_value_schema(v);
+    char buf[64];
+    switch (floe_avro_schema_type(s)) {
+    case FLOE_AVRO_NULL: return floe_avro_set_null(v, err);
+    case FLOE_AVRO_BOOLEAN: return floe_avro_set_bool(v, rnd() & 1, err);
+    case FLOE_AVRO_INT: return floe_avro_set_int(v, (int32_t)(rnd() >> (rnd() % 40)), err);
+    case FLOE_AVRO_LONG: return floe_avro_set_long(v, (int64_t)(rnd() >> (rnd() % 64)), err);
+    case FLOE_AVRO_FLOAT: return floe_avro_set_float(v, (float)((int32_t)rnd()) / 1024.0f, err);
+    case FLOE_AVRO_DOUBLE: return floe_avro_set_double(v, (double)(int64_t)rnd() / 3.0e6, err);
+    case FLOE_AVRO_BYTES:
+    case FLOE_AVRO_FIXED: {
+        size_t n = floe_avro_schema_type(s) == FLOE_AVRO_FIXED ? floe_avro_schema_fixed_size(s) : rnd() % 12;
+        for (size_t i = 0; i < n; i++) buf[i] = (char)rnd();
+        return floe_avro_set_bytes(v, buf, n, err);
+    }
+    case FLOE_AVRO_STRING: {
+        static const char *parts[] = {"a", "Z", " ", "\xc3\xa9", "\xe2\x98\x83", "\"", "\\", "\n", "42"};
+        buf[0] = 0;
+        for (int i = (int)(rnd() % 6); i > 0; i--) strcat(buf, parts[rnd() % 9]);
+        return floe_avro_set_string(v, buf, err);
+    }
+    case FLOE_AVRO_ENUM:
+        return floe_avro_set_enum_index(v, (int)(rnd() % floe_avro_schema_symbol_count(s)), err);
+    case FLOE_AVRO_ARRAY:
+    case FLOE_AVRO_MAP: {
+        int n = depth > 3 ? 0 : (int)(rnd() % 4);
+        for (int i = 0; i < n; i++) {
+            floe_avro_value_t *item;
+            if (floe_avro_schema_type(s) == FLOE_AVRO_ARRAY) {
+                item = floe_avro_array_append(v, err);
+            } else {
+                snprintf(buf, sizeof buf, "k%d", i);
+                item = floe_avro_map_put(v, buf, err);
+            }
+            if (!item || gen_value(item, depth + 1, err) != 0) return -1;
+        }
+        return 0;
+    }
+    case FLOE_AVRO_UNION: {
+        int b = (int)(rnd() % floe_avro_schema_branch_count(s));
+        floe_avro_value_t *bv = floe_avro_set_branch(v, b, err);
+        return bv ? gen_value(bv, depth + 1, err) : -1;
+    }
+    case FLOE_AVRO_RECORD:
+        for (size_t i = 0; i < floe_avro_schema_field_count(s); i++)
+            if (gen_value(floe_avro_field_at(v, i), depth + 1, err) != 0) return -1;
+        return 0;
+    }
+    return -1;
+}
+
+/* Random schemas (records at the top) with random records: written with
+ * every codec in turn, read back equal by floe; the peers read them in the
+ * read tests below (floe_rand_*.avro). */
+static void random_schemas_round_trip(void)
+{
+    for (int k = 0; k < RANDOM_SCHEMAS; k++) {
+        named_seq = 0;
+        json_t *js;
+        do {
+            js = gen_schema(0, false);
+            if (json_is_object(js) && strcmp(json_string_value(json_object_get(js, "type")), "record") == 0) break;
+            json_decref(js);
+        } while (1);
+        char *text = json_dumps(js, JSON_COMPACT);
+        floe_err_t err = {0};
+        floe_avro_schema_t *s = NULL;
+        CHECK_EQ(floe_avro_schema_parse(text, strlen(text), &s, &err), 0);
+        if (!s) {
+            fprintf(stderr, "random schema %d: %s\n%s\n", k, err.msg, text);
+            free(text);
+            json_decref(js);
+            continue;
+        }
+        floe_arena_t a;
+        floe_arena_init(&a, 0, 0);
+        const floe_avro_value_t *vals[RANDOM_RECORDS];
+        json_t *renders = json_array();
+        for (int r = 0; r < RANDOM_RECORDS; r++) {
+            floe_avro_value_t *v = floe_avro_value_new(&a, s);
+            CHECK_EQ(gen_value(v, 0, &err), 0);
+            vals[r] = v;
+            floe_buf_t b = FLOE_BUF_INIT;
+            floe_avro_value_to_json(v, &b, &err);
+            json_t *rj = json_loads(floe_buf_cstr(&b), 0, NULL);
+            CHECK(rj != NULL);
+            json_array_append_new(renders, rj ? rj : json_null());
+            floe_buf_free(&b);
+        }
+        floe_avro_writer_opts_t o = FLOE_AVRO_WRITER_OPTS_INIT;
+        o.codec = ALL_CODECS[k % 4];
+        o.block_bytes = 1 + rnd() % 200;
+        uint8_t *file = NULL;
+        size_t len = 0;
+        CHECK_EQ(floe_avro_write_file(s, &o, NULL, NULL, 0, vals, RANDOM_RECORDS, &file, &len, &err), 0);
+        /* floe reads its own file back equal */
+        floe_avro_reader_t *rd;
+        CHECK_EQ(floe_avro_reader_open(&rd, file, len, NULL, &err), 0);
+        floe_avro_value_t *back;
+        int n = 0;
+        while (rd && floe_avro_reader_next(rd, &a, &back, &err) == 1) {
+            CHECK(n < RANDOM_RECORDS && floe_avro_value_equal(back, vals[n]));
+            n++;
+        }
+        CHECK_EQ(n, RANDOM_RECORDS);
+        floe_avro_reader_free(rd);
+        char path[4300];
+        snprintf(path, sizeof path, "%s/floe_rand%02d_%s.avro", dir, k, floe_avro_codec_name(o.codec));
+        FILE *f = fopen(path, "wb");
+        if (f) {
+            fwrite(file, 1, len, f);
+            fclose(f);
+        }
+        random_files_by_codec[k % 4]++;
+        json_t *want = json_pack("{s:O,s:{},s:O}", "schema", js, "meta", "records", renders);
+        char *wt = json_dumps(want, JSON_COMPACT);
+        snprintf(path, sizeof path, "%s/floe_rand%02d_%s.json", dir, k, floe_avro_codec_name(o.codec));
+        CHECK_EQ(write_text(path, wt), 0);
+        free(wt);
+        json_decref(want);
+        json_decref(renders);
+        free(file);
+        free(text);
+        json_decref(js);
+        floe_arena_free(&a);
+        floe_avro_schema_free(s);
+    }
+}
+
 /* Run a peer script; check its lines; return the number of ok lines. */
 static int run_peer(const char *cmd)
 {
@@ -243,13 +442,14 @@ static int run_peer(const char *cmd)
 static void avsc_reads_floe_files(void)
 {
     int ok = run_peer("node avro_interop.mjs read \"$FLOE_AVRO_DIR\"");
-    CHECK_EQ(ok, (int)json_array_size(cases) * 4);
+    CHECK_EQ(ok, (int)json_array_size(cases) * 4 + RANDOM_SCHEMAS);
 }
 
 static void python_avro_reads_floe_files(void)
 {
     int ok = run_peer("/usr/bin/python3 avro_interop.py read \"$FLOE_AVRO_DIR\"");
-    CHECK(ok >= (int)json_array_size(cases) * 2); /* null, deflate; more if it has the modules */
+    /* null and deflate files; more if this python-avro has snappy/zstandard */
+    CHECK(ok >= (int)json_array_size(cases) * 2 + random_files_by_codec[0] + random_files_by_codec[1]);
 }
 
 /* Read DIR/PREFIX_CASE_CODEC.avro with floe and compare with the case. */
@@ -345,6 +545,29 @@ static void floe_reads_python_avro_files(void)
     json_t *c;
     json_array_foreach(cases, i, c)
         for (size_t k = 0; k < 2; k++) CHECK_EQ(floe_reads("py", codecs[k], c), 0);
+}
+
+/* snappy and zstandard from python-avro need python3-snappy and
+ * python3-zstandard; with them, floe reads those files too. */
+static void floe_reads_python_avro_compressed(void)
+{
+    static const char *const codecs[] = {"snappy", "zstandard"};
+    for (size_t k = 0; k < 2; k++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/py_events_%s.avro", dir, codecs[k]);
+        if (access(path, R_OK) != 0) {
+            printf("ok - floe_reads_python_avro_%s # SKIP python3-%s not installed\n", codecs[k],
+                   k ? "zstandard" : "snappy");
+            continue;
+        }
+        t_checks_failed = 0;
+        size_t i;
+        json_t *c;
+        json_array_foreach(cases, i, c) CHECK_EQ(floe_reads("py", codecs[k], c), 0);
+        printf("%s - floe_reads_python_avro_%s%s%s\n", t_checks_failed ? "not ok" : "ok", codecs[k],
+               t_checks_failed ? ": " : "", t_checks_failed ? t_first_failure : "");
+        if (t_checks_failed) t_tests_failed++;
+    }
 }
 
 /* floe's Parsing Canonical Form equals avsc's for every case schema. */
@@ -525,10 +748,12 @@ int main(void)
         return 1;
     }
     RUN(floe_writes_cases);
+    RUN(random_schemas_round_trip);
     RUN(avsc_reads_floe_files);
     RUN(python_avro_reads_floe_files);
     RUN(floe_reads_avsc_files);
     RUN(floe_reads_python_avro_files);
+    floe_reads_python_avro_compressed();
     RUN(floe_resolves_peer_files);
     RUN(canonical_form_matches_avsc);
     json_decref(cases);
