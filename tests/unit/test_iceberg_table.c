@@ -360,24 +360,39 @@ static void producers(void)
     CHECK(floe_ice_commit_run(c, NULL, &e) == 1);
     floe_ice_commit_free(c);
 
-    /* no orphans from the lost attempt: every metadata/ file is reachable
-     * from some snapshot or is a metadata json / hint */
+    /* schema evolution in the same commit as the data that needs it */
+    floe_ice_schema_t *s2 = floe_ice_schema_dup(s);
+    int32_t lc = 3;
+    CHECK(floe_ice_schema_add_column(s2, &lc, NULL, "extra", floe_ice_type_prim(FLOE_ICE_INT), NULL, &e) == 0);
+    floe_ice_data_file_t z;
+    make_file(io, &z, tdir, FLOE_ICE_CONTENT_DATA, 3, "eu");
+    c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_APPEND, &e);
+    floe_ice_commit_add(c, &z, &e);
+    CHECK(floe_ice_commit_set_schema(c, s2, &e) == 0);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+    floe_ice_commit_free(c);
+    floe_ice_data_file_clear(&z);
+    floe_ice_schema_free(s2);
     CHECK(floe_ice_catalog_load_table(cat, "db", "ops", &t, &e) == 0);
-    size_t nsnap = floe_ice_table_metadata(t)->nsnapshots;
-    CHECK_EQ(nsnap, 7);
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    CHECK_EQ(md->current_schema_id, 1);
+    CHECK_EQ(md->last_column_id, 4);
+    CHECK_EQ(floe_ice_metadata_current_snapshot(md)->schema_id, 1);
+    size_t nsnap = md->nsnapshots;
+    CHECK_EQ(nsnap, 8);
     floe_ice_table_free(t);
 
     /* expire all but the last 2 snapshots, deleting unreachable files */
     floe_ice_expire_opts_t eo = {.older_than_ms = 0, .keep_last = 2, .delete_files = true};
     floe_ice_expire_result_t er;
     CHECK(floe_ice_expire_snapshots(cat, "db", "ops", &eo, &er, &e) == 0);
-    CHECK_EQ(er.snapshots_removed, 5);
+    CHECK_EQ(er.snapshots_removed, 6);
     CHECK(er.files_deleted > 0);
     bool ex = true;
     CHECK(floe_fileio_exists(io, d[0].path, &ex, &e) == 0 && !ex);   /* rewritten away */
     CHECK(floe_fileio_exists(io, d[1].path, &ex, &e) == 0 && ex);
     sc = scan_of(cat, "ops");
-    CHECK(sc && floe_ice_scan_ntasks(sc) == 5);
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 6);
     floe_ice_scan_free(sc);
 
     for (int i = 0; i < 6; i++) floe_ice_data_file_clear(&d[i]);
