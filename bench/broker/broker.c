@@ -8,7 +8,9 @@
  * is bounded by SECONDS_PER_PHASE; the last line is
  *   broker key=value ...
  * Messages are 1 KiB, acks=all, 2 partitions, no compression; the same
- * client configuration is used for both brokers. */
+ * client configuration is used for both brokers.  floe runs with its
+ * defaults (acks=all waits for fsync), then once more with
+ * acks.all.fsync=false to show what the fsync costs. */
 #include <errno.h>
 #include <inttypes.h>
 #include <librdkafka/rdkafka.h>
@@ -57,6 +59,24 @@ static long rss_kb(pid_t pid)
     return kb;
 }
 
+/* User + system CPU seconds used so far by pid, or -1. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* ---- floe process -------------------------------------------------- */
 
 typedef struct {
@@ -85,14 +105,24 @@ static void floe_locate(const char *argv0, char *out, size_t n)
     snprintf(out, n, "%s/../../floe", self);
 }
 
-static void floe_start(floe_proc_t *fp, const char *bin, int timeout_s)
+/* Start `floe serve` in a fresh temp dir; `config` (may be NULL) is written
+ * to a file passed with --config. */
+static void floe_start(floe_proc_t *fp, const char *bin, const char *config, int timeout_s)
 {
     snprintf(fp->dir, sizeof fp->dir, "%s/floe-bench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(fp->dir))
         die("mkdtemp", strerror(errno));
     snprintf(fp->log, sizeof fp->log, "%s/serve.log", fp->dir);
-    char data[PATH_MAX + 8];
+    char data[PATH_MAX + 8], conf[PATH_MAX + 16];
     snprintf(data, sizeof data, "%s/data", fp->dir);
+    snprintf(conf, sizeof conf, "%s/serve.conf", fp->dir);
+    FILE *cf = fopen(conf, "w");
+    if (!cf)
+        die(conf, strerror(errno));
+    fputs(config ? config : "", cf);
+    fclose(cf);
+    fflush(stdout); /* the child's freopen would flush our buffer once more */
+    fflush(stderr);
     fp->pid = fork();
     if (fp->pid < 0)
         die("fork", strerror(errno));
@@ -101,7 +131,7 @@ static void floe_start(floe_proc_t *fp, const char *bin, int timeout_s)
         FILE *e = freopen(fp->log, "a", stderr);
         (void)o;
         (void)e;
-        execl(bin, bin, "serve", "--data-dir", data, "--listen", "127.0.0.1:0", "--http",
+        execl(bin, bin, "serve", "--config", conf, "--data-dir", data, "--listen", "127.0.0.1:0", "--http",
               "127.0.0.1:0", (char *)NULL);
         fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
         _exit(127);
@@ -371,14 +401,16 @@ int main(int argc, char **argv)
 
     /* floe */
     floe_proc_t fp;
-    floe_start(&fp, bin, 20);
+    floe_start(&fp, bin, NULL, 20);
     usleep(500000);
     long rss_idle = rss_kb(fp.pid);
     printf("floe at %s (pid %d), idle RSS %.1f MB\n", fp.kafka, (int)fp.pid, rss_idle / 1024.0);
     create_topic(fp.kafka, topic);
+    double cpu0 = cpu_s(fp.pid);
     phase_result_t fprod = produce_phase(fp.kafka, topic, secs, fp.pid);
-    printf("floe produce: %ld x 1 KiB acked in %.0f s: %.1f MB/s, peak RSS %.1f MB\n", fprod.messages, secs,
-           fprod.mb_s, fprod.rss_peak_kb / 1024.0);
+    double prod_cpu = cpu_s(fp.pid) - cpu0;
+    printf("floe produce: %ld x 1 KiB acked in %.0f s: %.1f MB/s, peak RSS %.1f MB, floe CPU %.1f s\n",
+           fprod.messages, secs, fprod.mb_s, fprod.rss_peak_kb / 1024.0, prod_cpu);
     phase_result_t fcons = consume_phase(fp.kafka, topic, fprod.messages, secs, fp.pid);
     printf("floe consume: %ld messages: %.1f MB/s, peak RSS %.1f MB\n", fcons.messages, fcons.mb_s,
            fcons.rss_peak_kb / 1024.0);
@@ -388,9 +420,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench/broker: floe exited with status %d after SIGTERM\n", st);
     long rss_load = fprod.rss_peak_kb > fcons.rss_peak_kb ? fprod.rss_peak_kb : fcons.rss_peak_kb;
 
+    /* floe again with acks=all answered before fsync (acks.all.fsync=false):
+     * what the fsync costs. */
+    floe_start(&fp, bin, "acks.all.fsync = false\n", 20);
+    create_topic(fp.kafka, topic);
+    phase_result_t fnosync = produce_phase(fp.kafka, topic, secs, fp.pid);
+    printf("floe produce, acks.all.fsync=false: %ld x 1 KiB acked: %.1f MB/s\n", fnosync.messages,
+           fnosync.mb_s);
+    int st2 = floe_stop(&fp);
+    if (st2 != 0)
+        fprintf(stderr, "bench/broker: floe (no fsync) exited with status %d after SIGTERM\n", st2);
+
     /* librdkafka's mock cluster, in this process */
     char err[256];
     rd_kafka_conf_t *mc = rd_kafka_conf_new();
+    conf_set(mc, "log_level", "4"); /* no notice about the missing bootstrap.servers */
     rd_kafka_t *mrk = rd_kafka_new(RD_KAFKA_PRODUCER, mc, err, sizeof err);
     if (!mrk)
         die("mock handle", err);
@@ -412,11 +456,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench/broker: consumed %ld of %ld messages from floe within %.0f s\n", fcons.messages,
                 fprod.messages, secs);
     printf("broker produce_floe_mb_s=%.1f produce_mock_mb_s=%.1f produce_ratio=%.2f "
+           "produce_floe_nofsync_mb_s=%.1f produce_nofsync_ratio=%.2f "
            "consume_floe_mb_s=%.1f consume_mock_mb_s=%.1f consume_ratio=%.2f "
-           "rss_idle_mb=%.1f rss_load_mb=%.1f rss_after_mb=%.1f msg_bytes=%d partitions=%d acks=all "
+           "rss_idle_mb=%.1f rss_load_mb=%.1f rss_after_mb=%.1f floe_produce_cpu_s=%.1f msg_bytes=%d partitions=%d acks=all "
            "phase_s=%.0f floe_consumed_all=%d floe_sigterm_status=%d\n",
-           fprod.mb_s, mprod.mb_s, mprod.mb_s > 0 ? fprod.mb_s / mprod.mb_s : 0, fcons.mb_s, mcons.mb_s,
+           fprod.mb_s, mprod.mb_s, mprod.mb_s > 0 ? fprod.mb_s / mprod.mb_s : 0, fnosync.mb_s,
+           mprod.mb_s > 0 ? fnosync.mb_s / mprod.mb_s : 0, fcons.mb_s, mcons.mb_s,
            mcons.mb_s > 0 ? fcons.mb_s / mcons.mb_s : 0, rss_idle / 1024.0, rss_load / 1024.0,
-           rss_after / 1024.0, MSG_SIZE, PARTITIONS, secs, complete, st);
+           rss_after / 1024.0, prod_cpu, MSG_SIZE, PARTITIONS, secs, complete, st);
     return 0;
 }
