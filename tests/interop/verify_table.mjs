@@ -8,7 +8,7 @@
 // must be referenced by a snapshot.  Prints ok / not ok lines.
 import './fetch_shim.mjs';
 import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
-import avro from 'avsc';
+import { currentMetadata, readAvro, localPath as local } from './iceberg_files.mjs';
 import { icebergRead } from 'icebird';
 
 const [loc, dumpPath] = process.argv.slice(2);
@@ -55,17 +55,11 @@ if (dup || extra || missing.length || diff)
 else ok(`table rows equal the topic records (${rows.length})`);
 
 if (process.argv.includes('--orphans')) {
-  const readAvro = (path) => new Promise((res, rej) => {
-    const out = [];
-    avro.createFileDecoder(path).on('data', (d) => out.push(d)).on('end', () => res(out)).on('error', rej);
-  });
-  const local = (p) => p.replace(/^file:(\/\/)?/, '');
-  const hint = readFileSync(`${loc}/metadata/version-hint.text`, 'utf8').trim();
-  const md = JSON.parse(readFileSync(`${loc}/metadata/v${hint}.metadata.json`, 'utf8'));
+  const md = currentMetadata(loc);
   const refs = new Set();
   for (const s of md.snapshots || []) {
-    for (const m of await readAvro(local(s['manifest-list'])))
-      for (const e of await readAvro(local(m.manifest_path))) refs.add(local(e.data_file.file_path));
+    for (const m of await readAvro(s['manifest-list']))
+      for (const e of await readAvro(m.manifest_path)) refs.add(local(e.data_file.file_path));
   }
   const walk = (d) => readdirSync(d).flatMap((f) =>
     statSync(`${d}/${f}`).isDirectory() ? walk(`${d}/${f}`) : [`${d}/${f}`]);
