@@ -27,6 +27,7 @@ TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+NPROC     := $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen
 # keep object files of tests and benchmarks (make would delete them as intermediates)
@@ -60,13 +61,13 @@ test: all
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 # (LeakSanitizer included), in its own build folder.
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
+	$(MAKE) -j$(NPROC) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
 	tests/run build-asan
 
 # What CI runs: both of the above, one closing line.
 check:
-	$(MAKE) all
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
+	$(MAKE) -j$(NPROC) all
+	$(MAKE) -j$(NPROC) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
 	tests/run $(BUILD) build-asan
 
 # Unit tests under valgrind's leak checker.
