@@ -29,6 +29,8 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean
+# keep object files of tests and benchmarks (make would delete them as intermediates)
+.SECONDARY:
 all: $(BUILD)/libfloe.a $(BUILD)/floe $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/%.o: %.c
