@@ -484,9 +484,14 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
         reqs[1].value = md->current_snapshot_id;
         reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
         reqs[2].value = md->current_schema_id;
-        floe_ice_update_t ups[4];
+        floe_ice_update_t ups[5];
         memset(ups, 0, sizeof ups);
         size_t nu = 0;
+        if (md->format_version < 2) {
+            /* we write v2 manifests and sequence numbers: upgrade v1 tables */
+            ups[nu].kind = FLOE_ICE_UP_UPGRADE_FORMAT_VERSION;
+            ups[nu++].id = 2;
+        }
         if (c->schema) {
             ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
             ups[nu++].schema = c->schema;
