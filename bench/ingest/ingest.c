@@ -19,14 +19,8 @@
 #include "table/schema_map.h"
 #include "util/clock.h"
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+#include "../xorshift.h"
+#define next bench_next
 
 static size_t generate(const char *path, size_t target)
 {

@@ -11,14 +11,8 @@
 #include "util/buf.h"
 #include "util/clock.h"
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+#include "../xorshift.h"
+#define next bench_next
 
 int main(int argc, char **argv)
 {

@@ -807,6 +807,17 @@ typedef struct mark {
     size_t lev, vals, bytes, nvals;
 } mark_t;
 
+static void restore(floe_rows_t *r, const mark_t *m)
+{
+    for (size_t i = 0; i < r->nleaves; i++) {
+        floe_rcol_t *c = r->leaves[i];
+        c->defs.len = c->reps.len = m[i].lev;
+        c->vals.len = m[i].vals;
+        c->bytes.len = m[i].bytes;
+        c->nvals = m[i].nvals;
+    }
+}
+
 int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
                    size_t len, floe_err_t *err)
 {
@@ -852,13 +863,7 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
             break;
         }
         /* undo this attempt, change the shape at the row boundary, retry */
-        for (size_t i = 0; i < r->nleaves; i++) {
-            floe_rcol_t *c = r->leaves[i];
-            c->defs.len = c->reps.len = m[i].lev;
-            c->vals.len = m[i].vals;
-            c->bytes.len = m[i].bytes;
-            c->nvals = m[i].nvals;
-        }
+        restore(r, m);
         if (s.ev_widen) {
             floe_rows_widen(r, s.ev_widen);
         } else if (floe_rows_attach(r, s.ev_parent, s.ev_sub, err) < 0) {
@@ -868,13 +873,7 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
         rc = SH_ERR;
         continue;
     undo:
-        for (size_t i = 0; i < r->nleaves; i++) {
-            floe_rcol_t *c = r->leaves[i];
-            c->defs.len = c->reps.len = m[i].lev;
-            c->vals.len = m[i].vals;
-            c->bytes.len = m[i].bytes;
-            c->nvals = m[i].nvals;
-        }
+        restore(r, m);
         break;
     }
     if (m != stackm) free(m);
