@@ -75,7 +75,16 @@ int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *n
                             floe_ice_table_t **out, floe_err_t *err)
 {
     if (out) *out = NULL;
-    return c->ops->commit(c, ns, name, reqs, nreqs, ups, nups, out, err);
+    return c->ops->commit(c, ns, name, NULL, reqs, nreqs, ups, nups, out, err);
+}
+
+int floe_ice_catalog_commit_on(floe_ice_catalog_t *c, const floe_ice_table_t *base,
+                               const floe_ice_req_t *reqs, size_t nreqs,
+                               const floe_ice_update_t *ups, size_t nups,
+                               floe_ice_table_t **out, floe_err_t *err)
+{
+    if (out) *out = NULL;
+    return c->ops->commit(c, base->ns, base->name, base, reqs, nreqs, ups, nups, out, err);
 }
 
 /* ---- tables ---- */
@@ -354,13 +363,36 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
     return 0;
 }
 
+/* The current table; when base is still the current version (versions are
+ * immutable once published), a copy of it instead of a re-read. */
+static int fs_current(fs_catalog_t *c, const char *ns, const char *name, const floe_ice_table_t *base,
+                      floe_ice_table_t **out, floe_err_t *err)
+{
+    if (base) {
+        char *mdir = path_join(c->warehouse, ns, name, "metadata");
+        if (!mdir) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        int64_t v;
+        int rc = current_version(c->base.io, mdir, &v, err);
+        free(mdir);
+        if (rc < 0) return -1;
+        if (v == base->version) {
+            floe_ice_metadata_t *md = floe_ice_metadata_dup(base->md);
+            *out = md ? floe_ice_table_make(ns, name, base->metadata_location, v, md) : NULL;
+            if (!*out) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return 0;
+        }
+    }
+    return fs_load(c, ns, name, out, err);
+}
+
 static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
-                     const floe_ice_req_t *reqs, size_t nreqs, const floe_ice_update_t *ups,
-                     size_t nups, floe_ice_table_t **out, floe_err_t *err)
+                     const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
+                     const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
+                     floe_err_t *err)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
     floe_ice_table_t *cur = NULL;
-    if (fs_load(c, ns, name, &cur, err) < 0) return -1;
+    if (fs_current(c, ns, name, base, &cur, err) < 0) return -1;
     for (size_t i = 0; i < nreqs; i++)
         if (floe_ice_req_check(&reqs[i], cur->md, err) < 0) {
             floe_ice_table_free(cur);

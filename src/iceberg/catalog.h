@@ -70,6 +70,14 @@ int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *n
                             const floe_ice_update_t *ups, size_t nups,
                             floe_ice_table_t **out, floe_err_t *err);
 
+/* Same, given the table as the caller loaded it (borrowed): when it is
+ * still the current version the catalog may skip re-reading it.  The
+ * requirements are what make the commit safe, not base. */
+int floe_ice_catalog_commit_on(floe_ice_catalog_t *c, const floe_ice_table_t *base,
+                               const floe_ice_req_t *reqs, size_t nreqs,
+                               const floe_ice_update_t *ups, size_t nups,
+                               floe_ice_table_t **out, floe_err_t *err);
+
 /* A loaded table: metadata and where it came from (borrowed from t). */
 const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t);
 const char *floe_ice_table_metadata_location(const floe_ice_table_t *t);

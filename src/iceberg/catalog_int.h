@@ -20,8 +20,9 @@ typedef struct floe_ice_catalog_ops {
     int (*drop_table)(floe_ice_catalog_t *c, const char *ns, const char *name, bool purge,
                       floe_err_t *err);
     int (*commit)(floe_ice_catalog_t *c, const char *ns, const char *name,
-                  const floe_ice_req_t *reqs, size_t nreqs, const floe_ice_update_t *ups,
-                  size_t nups, floe_ice_table_t **out, floe_err_t *err);
+                  const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
+                  const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
+                  floe_err_t *err);
     void (*destroy)(floe_ice_catalog_t *c);
 } floe_ice_catalog_ops_t;
 

@@ -484,9 +484,14 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
         reqs[1].value = md->current_snapshot_id;
         reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
         reqs[2].value = md->current_schema_id;
-        floe_ice_update_t ups[4];
+        floe_ice_update_t ups[5];
         memset(ups, 0, sizeof ups);
         size_t nu = 0;
+        if (md->format_version < 2) {
+            /* we write v2 manifests and sequence numbers: upgrade v1 tables */
+            ups[nu].kind = FLOE_ICE_UP_UPGRADE_FORMAT_VERSION;
+            ups[nu++].id = 2;
+        }
         if (c->schema) {
             ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
             ups[nu++].schema = c->schema;
@@ -501,7 +506,7 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
         ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
         ups[nu].ref.min_snapshots_to_keep = -1;
         nu++;
-        int rc = floe_ice_catalog_commit(c->cat, c->ns, c->name, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
+        int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
         floe_ice_props_clear(&snap.summary);
         floe_ice_table_free(t);
         if (rc == 0) {
@@ -529,6 +534,9 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
         if (!err || err->code != FLOE_ECONFLICT) return -1;
         FLOE_INFO("iceberg: commit to %s.%s conflicted (attempt %d): %s", c->ns, c->name, c->attempts,
                   err ? err->msg : "");
+        /* jittered backoff so racing writers stop colliding in lockstep */
+        int cap = c->attempts < 20 ? c->attempts : 20;
+        floe_sleep_ms((int64_t)(floe_ice_new_snapshot_id() % (uint64_t)(cap + 1)));
     }
 }
 
@@ -648,7 +656,7 @@ int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const cha
         up.snapshot_ids = ids;
         up.nsnapshot_ids = nids;
         floe_ice_table_t *nt = NULL;
-        int rc = floe_ice_catalog_commit(cat, ns, name, reqs, 2, &up, 1, &nt, err);
+        int rc = floe_ice_catalog_commit_on(cat, t, reqs, 2, &up, 1, &nt, err);
         if (rc < 0) {
             free(ids);
             floe_ice_table_free(t);

@@ -504,7 +504,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
         if (!s) return floe_err_set(err, FLOE_EINVAL, "add-snapshot without snapshot");
         if (floe_ice_metadata_snapshot(m, s->snapshot_id))
             return floe_err_set(err, FLOE_EINVAL, "snapshot %lld already exists", (long long)s->snapshot_id);
-        if (m->format_version >= 2 && s->sequence_number <= m->last_sequence_number && m->nsnapshots)
+        if (m->format_version >= 2 && s->sequence_number <= m->last_sequence_number)
             return floe_err_set(err, FLOE_EINVAL, "snapshot sequence number %lld is not above %lld",
                                 (long long)s->sequence_number, (long long)m->last_sequence_number);
         floe_ice_snapshot_t *c = floe_ice_snapshot_dup(s);

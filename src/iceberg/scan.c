@@ -5,6 +5,7 @@
 #include <string.h>
 
 struct floe_ice_scan {
+    size_t manifests_read, manifests_skipped;
     floe_ice_manifest_entry_t *data; size_t ndata;
     floe_ice_manifest_entry_t *dels; size_t ndels;
     floe_ice_scan_task_t *tasks; size_t ntasks;
@@ -20,8 +21,12 @@ void floe_ice_snapshot_content_free(floe_ice_snapshot_content_t *c)
     memset(c, 0, sizeof *c);
 }
 
-int floe_ice_snapshot_content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap,
-                                   floe_ice_snapshot_content_t *out, floe_err_t *err)
+typedef bool (*keep_fn)(void *ctx, const floe_ice_manifest_file_t *m);
+
+/* Read the manifest list and the manifests keep() accepts (all when keep
+ * is NULL); skipped manifests stay listed with no entries. */
+static int content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap, keep_fn keep, void *ctx,
+                        floe_ice_snapshot_content_t *out, size_t *skipped, floe_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!snap->manifest_list)
@@ -37,6 +42,10 @@ int floe_ice_snapshot_content_read(floe_fileio_t *io, const floe_ice_snapshot_t 
         }
     }
     for (size_t i = 0; i < out->nmanifests; i++) {
+        if (keep && !keep(ctx, &out->manifests[i])) {
+            (*skipped)++;
+            continue;
+        }
         if (floe_ice_manifest_read(io, out->manifests[i].path, &out->entries[i], &out->nentries[i], err) < 0) {
             floe_ice_snapshot_content_free(out);
             return -1;
@@ -52,6 +61,63 @@ int floe_ice_snapshot_content_read(floe_fileio_t *io, const floe_ice_snapshot_t 
         }
     }
     return 0;
+}
+
+int floe_ice_snapshot_content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap,
+                                   floe_ice_snapshot_content_t *out, floe_err_t *err)
+{
+    size_t skipped = 0;
+    return content_read(io, snap, NULL, NULL, out, &skipped, err);
+}
+
+typedef struct prune_ctx {
+    const floe_ice_metadata_t *md;
+    const floe_ice_schema_t *schema;
+    const floe_ice_scan_pred_t *preds;
+    size_t npreds;
+} prune_ctx_t;
+
+/* false when a data manifest's partition summaries prove that no file in
+ * it matches a predicate (the predicate value, transformed, lies outside a
+ * field's [lower, upper], or is null where the field holds no nulls) */
+static bool manifest_may_match(void *ctx, const floe_ice_manifest_file_t *m)
+{
+    const prune_ctx_t *p = ctx;
+    if (m->content != 0 || !p->schema) return true;
+    const floe_ice_spec_t *spec = floe_ice_metadata_spec(p->md, m->spec_id);
+    if (!spec || spec->nfields != m->npartitions) return true;
+    for (size_t q = 0; q < p->npreds; q++) {
+        const floe_ice_field_t *src = floe_ice_schema_find(p->schema, p->preds[q].source_id);
+        if (!src) continue;
+        for (size_t i = 0; i < spec->nfields; i++) {
+            const floe_ice_partition_field_t *pf = &spec->fields[i];
+            const floe_ice_field_summary_t *fs = &m->partitions[i];
+            if (pf->source_id != p->preds[q].source_id || pf->transform.kind == FLOE_ICE_T_VOID) continue;
+            floe_ice_value_t tv;
+            floe_err_t e;
+            if (floe_ice_transform_apply(pf->transform, src->type, &p->preds[q].value, &tv, &e) < 0) continue;
+            bool out = false;
+            if (tv.is_null) {
+                out = !fs->contains_null;
+            } else if (fs->has_lower && fs->has_upper) {
+                floe_ice_type_t *rt = floe_ice_transform_result_type(pf->transform, src->type, &e);
+                floe_ice_value_t lo, hi;
+                if (rt && floe_ice_value_deserialize(rt, fs->lower.data, fs->lower.len, &lo, &e) == 0) {
+                    if (floe_ice_value_deserialize(rt, fs->upper.data, fs->upper.len, &hi, &e) == 0) {
+                        out = floe_ice_value_cmp(&tv, &lo) < 0 || floe_ice_value_cmp(&tv, &hi) > 0;
+                        floe_ice_value_clear(&hi);
+                    }
+                    floe_ice_value_clear(&lo);
+                }
+                floe_ice_type_free(rt);
+            } else if (!fs->has_lower && !fs->has_upper && fs->contains_nan <= 0) {
+                out = true;   /* only nulls in this field */
+            }
+            floe_ice_value_clear(&tv);
+            if (out) return false;
+        }
+    }
+    return true;
 }
 
 static bool same_partition(const floe_ice_data_file_t *a, const floe_ice_data_file_t *b)
@@ -108,14 +174,16 @@ int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t
         free(s);
         return floe_err_set(err, FLOE_ENOENT, "no snapshot %lld", (long long)snapshot_id);
     }
+    const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     floe_ice_snapshot_content_t c;
-    if (floe_ice_snapshot_content_read(io, snap, &c, err) < 0) {
+    prune_ctx_t pc = {md, schema, preds, npreds};
+    if (content_read(io, snap, npreds ? manifest_may_match : NULL, &pc, &c, &s->manifests_skipped, err) < 0) {
         free(s);
         return -1;
     }
+    s->manifests_read = c.nmanifests - s->manifests_skipped;
     size_t total = 0;
     for (size_t i = 0; i < c.nmanifests; i++) total += c.nentries[i];
-    const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     if (total) {
         s->data = calloc(total, sizeof *s->data);
         s->dels = calloc(total, sizeof *s->dels);
@@ -168,6 +236,7 @@ oom2:
 }
 
 size_t floe_ice_scan_ntasks(const floe_ice_scan_t *s) { return s->ntasks; }
+size_t floe_ice_scan_manifests_skipped(const floe_ice_scan_t *s) { return s->manifests_skipped; }
 const floe_ice_scan_task_t *floe_ice_scan_task(const floe_ice_scan_t *s, size_t i) { return &s->tasks[i]; }
 size_t floe_ice_scan_ndelete_files(const floe_ice_scan_t *s) { return s->ndels; }
 const floe_ice_manifest_entry_t *floe_ice_scan_delete_file(const floe_ice_scan_t *s, size_t i) { return &s->dels[i]; }

@@ -5,9 +5,9 @@
  *   - an equality delete file applies to data files of the same partition
  *     (or of every partition when the delete's spec is unpartitioned) whose
  *     data sequence number is < the delete's.
- * Optional equality predicates on source columns prune data files whose
- * partition value (the predicate value put through the field's transform)
- * differs. */
+ * Optional equality predicates on source columns prune data manifests
+ * whose partition summaries exclude the predicate value (put through the
+ * field's transform), and data files whose partition value differs. */
 #ifndef FLOE_ICEBERG_SCAN_H
 #define FLOE_ICEBERG_SCAN_H
 
@@ -37,6 +37,8 @@ int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t
 size_t floe_ice_scan_ntasks(const floe_ice_scan_t *s);
 /* Borrowed; valid until floe_ice_scan_free. */
 const floe_ice_scan_task_t *floe_ice_scan_task(const floe_ice_scan_t *s, size_t i);
+/* Data manifests the partition summaries let the plan skip unread. */
+size_t floe_ice_scan_manifests_skipped(const floe_ice_scan_t *s);
 /* Every live delete file of the snapshot (borrowed). */
 size_t floe_ice_scan_ndelete_files(const floe_ice_scan_t *s);
 const floe_ice_manifest_entry_t *floe_ice_scan_delete_file(const floe_ice_scan_t *s, size_t i);

@@ -3,7 +3,8 @@
  * evolution, position deletes, equality deletes), avsc and python3-avro
  * (manifests: header keys and field ids), DuckDB (every data file).
  * Data files are written by DuckDB with Parquet field ids and the
- * iceberg.schema key; floe writes everything else.  Skips when node or the
+ * iceberg.schema key (and, for one table, by floe's own Parquet writer);
+ * floe writes everything else.  Skips when node or the
  * interop packages are missing. */
 #include <jansson.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "format/parquet.h"
 #include "iceberg/snapshot.h"
 
 static char root[256], interop[1024];
@@ -572,6 +574,69 @@ static void table_eqdel(void)
     floe_ice_schema_free(s);
 }
 
+/* F: data files written by floe's own Parquet writer (zstd, field ids,
+ * iceberg.schema), three appends */
+static int write_floe_parquet(const char *path, const floe_ice_schema_t *s, const int64_t *ids,
+                              const char *const *regions_, size_t n, floe_err_t *e)
+{
+    floe_pq_schema_t *ps = floe_pq_schema_new();
+    floe_pq_node_t a = floe_pq_leaf("id", FLOE_PQ_REQUIRED, FLOE_PQ_INT64, 1);
+    floe_pq_node_t b = floe_pq_leaf("region", FLOE_PQ_OPTIONAL, FLOE_PQ_BYTE_ARRAY, 2);
+    b.logical = FLOE_PQ_LT_STRING;
+    if (floe_pq_schema_add(ps, &a, e) < 0 || floe_pq_schema_add(ps, &b, e) < 0) { floe_pq_schema_free(ps); return -1; }
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_pq_write_opts_t o = floe_pq_write_opts_default();
+    floe_pq_writer_t *w = floe_pq_writer_new(ps, &o, floe_pq_sink_buf, &out, e);
+    char *sj = floe_ice_schema_to_json(s, e);
+    int16_t def[16];
+    floe_slice_t vals[16];
+    size_t nv = 0;
+    for (size_t i = 0; i < n; i++) {
+        def[i] = regions_[i] ? 1 : 0;
+        if (regions_[i]) vals[nv++] = floe_slice_str(regions_[i]);
+    }
+    int rc = (w && sj && floe_pq_writer_set_kv(w, "iceberg.schema", sj, e) == 0 &&
+              floe_pq_write_column(w, 0, n, NULL, NULL, ids, n, e) == 0 &&
+              floe_pq_write_column(w, 1, n, def, NULL, vals, nv, e) == 0 &&
+              floe_pq_writer_rows(w, n, e) == 0 && floe_pq_writer_close(w, e) == 0) ? 0 : -1;
+    if (rc == 0) rc = floe_fileio_write(io, path, out.data, out.len, FLOE_IO_EXCL, e);
+    free(sj);
+    floe_pq_writer_free(w);
+    floe_pq_schema_free(ps);
+    floe_buf_free(&out);
+    return rc;
+}
+
+static void table_floe_writer(void)
+{
+    floe_err_t e;
+    floe_ice_schema_t *s = id_region_schema(false);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "floewriter", s, NULL, NULL, NULL, NULL, &e) == 0);
+    json_t *rows = json_array();
+    for (int k = 0; k < 3; k++) {
+        int64_t ids[4];
+        const char *rg[4];
+        for (int i = 0; i < 4; i++) {
+            ids[i] = k * 4 + i;
+            rg[i] = i == 3 ? NULL : regions[i];
+            json_t *o = json_object();
+            json_object_set_new(o, "id", json_integer(ids[i]));
+            json_object_set_new(o, "region", rg[i] ? json_string(rg[i]) : json_null());
+            json_array_append_new(rows, o);
+        }
+        char *p = data_path("floewriter", NULL);
+        CHECK(write_floe_parquet(p, s, ids, rg, 4, &e) == 0);
+        floe_ice_data_file_t f;
+        describe(&f, p, FLOE_ICE_CONTENT_DATA, 4, NULL, 2);
+        CHECK(f.file_size > 0);
+        CHECK(commit_files("floewriter", FLOE_ICE_OP_APPEND, &f, 1) == 0);
+        free(p);
+    }
+    const char *cn[] = {"id", "region"};
+    add_expect("floewriter", rows, cn, 2);
+    floe_ice_schema_free(s);
+}
+
 static void peers_read_tables(void)
 {
     char p[300];
@@ -579,8 +644,8 @@ static void peers_read_tables(void)
     json_dump_file(expect, p, 0);
     CHECK(run_cmd("cd '%s' && node iceberg_verify.mjs '%s'", interop, p) == 0);
     CHECK(run_cmd("/usr/bin/python3 '%s/iceberg_verify_avro.py' %s/db/appends/metadata %s/db/evolve/metadata "
-                  "%s/db/parts/metadata %s/db/posdel/metadata %s/db/eqdel/metadata",
-                  interop, root, root, root, root, root) == 0);
+                  "%s/db/parts/metadata %s/db/posdel/metadata %s/db/eqdel/metadata %s/db/floewriter/metadata",
+                  interop, root, root, root, root, root, root) == 0);
 }
 
 int main(void)
@@ -615,6 +680,7 @@ int main(void)
     RUN(table_parts);
     RUN(table_posdel);
     RUN(table_eqdel);
+    RUN(table_floe_writer);
     RUN(peers_read_tables);
     json_decref(jobs);
     json_decref(expect);

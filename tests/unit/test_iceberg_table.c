@@ -315,6 +315,13 @@ static void producers(void)
     floe_ice_value_set_bytes(&pr.value, FLOE_ICE_STRING, "eu", 2);
     CHECK(floe_ice_scan_plan(io, floe_ice_table_metadata(t), -1, &pr, 1, &sc, &e) == 0);
     CHECK_EQ(floe_ice_scan_ntasks(sc), 2);
+    CHECK_EQ(floe_ice_scan_manifests_skipped(sc), 1);   /* the us-only manifest, by its summary */
+    floe_ice_scan_free(sc);
+    floe_ice_value_clear(&pr.value);
+    floe_ice_value_set_bytes(&pr.value, FLOE_ICE_STRING, "zz", 2);
+    CHECK(floe_ice_scan_plan(io, floe_ice_table_metadata(t), -1, &pr, 1, &sc, &e) == 0);
+    CHECK_EQ(floe_ice_scan_ntasks(sc), 0);
+    CHECK_EQ(floe_ice_scan_manifests_skipped(sc), 3);
     floe_ice_scan_free(sc);
     floe_ice_value_clear(&pr.value);
     floe_ice_table_free(t);
@@ -401,6 +408,41 @@ static void producers(void)
     floe_ice_data_file_clear(&y);
     floe_ice_spec_free(sp);
     floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
+/* A v1 table written by another engine: floe reads it and upgrades it to
+ * v2 with its first commit. */
+static void v1_table_upgrade(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
+    char p[512], loc[400], js[1024];
+    snprintf(loc, sizeof loc, "%s/db/old", root);
+    snprintf(p, sizeof p, "%s/metadata/v1.metadata.json", loc);
+    int n = snprintf(js, sizeof js,
+        "{\"format-version\":1,\"table-uuid\":\"9c12d441-03fe-4693-9a96-a0705ddf69c1\",\"location\":\"%s\","
+        "\"last-updated-ms\":1,\"last-column-id\":2,\"schema\":{\"type\":\"struct\",\"fields\":["
+        "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+        "{\"id\":2,\"name\":\"region\",\"required\":false,\"type\":\"string\"}]},"
+        "\"partition-spec\":[{\"name\":\"region\",\"transform\":\"identity\",\"source-id\":2,\"field-id\":1000}],"
+        "\"properties\":{},\"current-snapshot-id\":-1,\"snapshots\":[]}", loc);
+    CHECK(floe_fileio_write(io, p, js, (size_t)n, FLOE_IO_EXCL, &e) == 0);
+    floe_ice_data_file_t f;
+    make_file(io, &f, loc, FLOE_ICE_CONTENT_DATA, 4, "us");
+    CHECK(append_files(cat, "old", &f, 1, &e) == 0);
+    floe_ice_data_file_clear(&f);
+    floe_ice_table_t *t;
+    CHECK(floe_ice_catalog_load_table(cat, "db", "old", &t, &e) == 0);
+    CHECK(t && floe_ice_table_metadata(t)->format_version == 2 && floe_ice_table_version(t) == 2);
+    CHECK(t && floe_ice_metadata_current_snapshot(floe_ice_table_metadata(t))->sequence_number == 1);
+    CHECK_STR(floe_ice_table_metadata(t)->table_uuid, "9c12d441-03fe-4693-9a96-a0705ddf69c1");
+    floe_ice_table_free(t);
+    floe_ice_scan_t *sc = scan_of(cat, "old");
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 1);
+    floe_ice_scan_free(sc);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
 }
@@ -492,6 +534,7 @@ TEST_MAIN({
     RUN(catalog_basics);
     RUN(manifest_roundtrip);
     RUN(producers);
+    RUN(v1_table_upgrade);
     RUN(fault_every_step);
     rm_rf(root);
 })
