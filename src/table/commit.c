@@ -476,6 +476,8 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
 static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always,
                         floe_err_t *err)
 {
+    /* a grown schema goes in the same commit as the files that need it */
+    bool with_schema = o->schema_dirty;
     bool moved = false;
     for (int32_t i = 0; i < t->nparts; i++)
         if (next[i] != o->committed[i]) moved = true;
@@ -493,6 +495,7 @@ static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always
     }
     for (size_t i = 0; i < o->npending; i++)
         if (floe_ice_commit_add(c, &o->pending[i], err) < 0) goto out;
+    if (with_schema && floe_ice_commit_set_schema(c, o->work, err) < 0) goto out;
     if (floe_ice_commit_set_summary(c, FLOE_OFFSETS_KEY, (char *)offs.data, err) < 0 ||
         floe_ice_commit_set_summary(c, FLOE_COMMIT_ID_KEY, commit_id, err) < 0 ||
         floe_ice_commit_set_summary(c, "floe.topic", t->topic, err) < 0)
@@ -506,6 +509,11 @@ static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always
     /* committed now (r == 0) or found committed by an earlier attempt (1) */
     drop_pending(o, true, NULL);
     memcpy(o->committed, next, (size_t)t->nparts * sizeof *next);
+    if (with_schema) {
+        o->schema_dirty = false;
+        FLOE_INFO("table %s.%s: schema with %d top-level columns committed with the data",
+                  o->ns, o->name, (int)o->work->root->nfields);
+    }
     floe_ice_table_t *nt = NULL;
     floe_err_t le;
     if (floe_ice_catalog_load_table(cat, o->ns, o->name, &nt, &le) == 0) {
@@ -557,9 +565,12 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
         if (floe_tpart_seal(t->parts[i], err) < 0) goto fail;
         next[i] = t->parts[i]->next;
     }
-    if (t->main.schema_dirty && commit_schema(t, &t->main, err) < 0) goto fail;
-    if (t->dlq.schema_dirty && commit_schema(t, &t->dlq, err) < 0) goto fail;
-    if (t->main.spec_dirty && commit_spec(t, &t->main, err) < 0) goto fail;
+    /* a new partition spec may name fields only the grown schema has: that
+     * schema goes first then; otherwise it rides with the data */
+    if (t->main.spec_dirty) {
+        if (t->main.schema_dirty && commit_schema(t, &t->main, err) < 0) goto fail;
+        if (commit_spec(t, &t->main, err) < 0) goto fail;
+    }
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
     int d = commit_files(t, &t->dlq, next, false, err);
