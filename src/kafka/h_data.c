@@ -17,6 +17,8 @@
 
 /* ---- Fetch ---- */
 
+#define FLOE_FETCH_MAX_RESPONSE (64u << 20)
+
 struct fetch_wait {
     bk_t *bk;
     floe_kafka_req_t *req;
@@ -44,7 +46,10 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
     }
     rs->responses.n = nt;
     floe_buf_t data = FLOE_BUF_INIT;
-    size_t max_total = ver >= 3 && rq->max_bytes > 0 ? (size_t)rq->max_bytes : SIZE_MAX;
+    /* a response is built in memory: cap it whatever the client asks
+     * (one whole batch still goes out when it alone is larger, KIP-74) */
+    size_t max_total = ver >= 3 && rq->max_bytes > 0 ? (size_t)rq->max_bytes : FLOE_FETCH_MAX_RESPONSE;
+    if (max_total > FLOE_FETCH_MAX_RESPONSE) max_total = FLOE_FETCH_MAX_RESPONSE;
     bool error = false;
     /* offsets into data, patched into pointers once reading is done */
     typedef struct { floe_kbytes_t *dst; size_t off, len; } span_t;
@@ -76,7 +81,7 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
                 error = true;
                 continue;
             }
-            size_t room = max_total == SIZE_MAX ? SIZE_MAX : (data.len < max_total ? max_total - data.len : 0);
+            size_t room = data.len < max_total ? max_total - data.len : 0;
             size_t pmax = qp->partition_max_bytes > 0 ? (size_t)qp->partition_max_bytes : 0;
             if (pmax > room) pmax = room;
             size_t before = data.len;

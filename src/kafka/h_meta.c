@@ -164,6 +164,11 @@ static void h_create_topics(floe_kafka_req_t *req, void *ctx)
         const floe_k_create_topics_req_creatable_topic_t *q = &rq->topics.v[i];
         floe_k_create_topics_resp_creatable_topic_result_t *r = &rs->topics.v[i];
         r->name = q->name;
+        if (q->name.len < 0 || strlen(q->name.ptr) != (size_t)q->name.len) {
+            r->error_code = FLOE_KERR_INVALID_TOPIC_EXCEPTION;
+            r->error_message = floe_kstr("invalid topic name");
+            continue;
+        }
         bool dup = false;
         for (int j = 0; j < n; j++)
             dup |= j != i && floe_kstr_eq(rq->topics.v[j].name, q->name.ptr);
