@@ -19,6 +19,7 @@
 #define PID_BLOCK 1000
 
 struct floe_topic {
+    floe_broker_t *b; /* owner, for config defaults */
     char *name;
     uint8_t id[16];
     int32_t nparts;
@@ -382,6 +383,7 @@ static int load_topic(floe_broker_t *b, const char *path, floe_err_t *err)
         return floe_err_set(err, FLOE_ECORRUPT, "%s: not a topic description", path);
     }
     floe_topic_t *t = calloc(1, sizeof *t);
+    if (t) t->b = b;
     if (!t || !(t->name = strdup(name))) {
         free(t);
         json_decref(o);
@@ -440,6 +442,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
         return 0;
     }
     floe_topic_t *t = calloc(1, sizeof *t);
+    if (t) t->b = b;
     if (!t || !(t->name = strdup(name))) {
         pthread_mutex_unlock(&b->mu);
         free(t);
@@ -596,13 +599,9 @@ floe_log_t *floe_topic_log(floe_topic_t *t, int32_t p)
     return p >= 0 && p < t->nparts ? t->logs[p] : NULL;
 }
 
-/* Topics carry no back pointer; the one broker of the process is kept
- * here for config lookups. */
-static floe_broker_t *g_broker;
-
 const char *floe_topic_config(floe_topic_t *t, const char *key, bool *is_default)
 {
-    return lookup(g_broker, t, key, is_default);
+    return lookup(t->b, t, key, is_default);
 }
 
 void floe_topic_each_config(floe_topic_t *t,
@@ -610,12 +609,12 @@ void floe_topic_each_config(floe_topic_t *t,
 {
     for (size_t i = 0; i < NKNOWN; i++) {
         bool d;
-        const char *v = lookup(g_broker, t, known_cfg[i].key, &d);
+        const char *v = lookup(t->b, t, known_cfg[i].key, &d);
         fn(known_cfg[i].key, v, d, false, arg);
     }
     const char *k;
     json_t *v;
-    json_object_foreach(g_broker->defaults, k, v) {
+    json_object_foreach(t->b->defaults, k, v) {
         if (is_table_key(k) && !json_object_get(t->configs, k)) fn(k, json_string_value(v), true, false, arg);
     }
     json_object_foreach(t->configs, k, v) {
@@ -783,7 +782,6 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
     pthread_mutex_init(&b->fmu, NULL);
     pthread_mutex_init(&b->flush_mu, NULL);
     pthread_cond_init(&b->fcv, NULL);
-    g_broker = b;
     if (!b->data_dir || !b->defaults) {
         floe_broker_close(b);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -866,7 +864,6 @@ void floe_broker_close(floe_broker_t *b)
     pthread_mutex_destroy(&b->fmu);
     pthread_mutex_destroy(&b->flush_mu);
     pthread_cond_destroy(&b->fcv);
-    if (g_broker == b) g_broker = NULL;
     free(b->data_dir);
     free(b);
 }
