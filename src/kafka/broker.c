@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -297,6 +298,28 @@ static void topic_free(floe_topic_t *t)
     free(t);
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Remove a partition directory left behind by a deletion that crashed
+ * half way (its description was removed first), so that a new topic of the
+ * same name starts empty. */
+static void remove_orphan(const floe_broker_t *b, const char *topic, int32_t p)
+{
+    char dir[4096];
+    part_dir(b, topic, p, dir, sizeof dir);
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        FLOE_WARN("kafka: removing leftover partition directory %s", dir);
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+}
+
 /* Open partitions [from, to) of t. */
 static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t *err)
 {
@@ -457,6 +480,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     t->id[6] = (t->id[6] & 0x0f) | 0x40; /* UUID v4 */
     t->id[8] = (t->id[8] & 0x3f) | 0x80;
     derive(b, t);
+    for (int32_t p = 0; p < nparts; p++) remove_orphan(b, name, p);
     /* metadata first: a crash leaves a described topic whose logs open
      * empty, never logs without a description */
     if (save_topic(b, t, nparts, err) || open_parts(b, t, nparts, err) || add_topic(b, t)) {
@@ -538,6 +562,7 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
     if (validate_only) return 0;
     pthread_mutex_lock(&b->mu);
     int32_t old = t->nparts;
+    for (int32_t p = old; p < nparts; p++) remove_orphan(b, t->name, p);
     int rc = open_parts(b, t, nparts, err);
     if (!rc) rc = save_topic(b, t, t->nparts, err);
     pthread_mutex_unlock(&b->mu);

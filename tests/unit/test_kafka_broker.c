@@ -101,6 +101,14 @@ static void topics_persist(void)
     floe_broker_close(b);
     b = open_b(NULL, 0);
     CHECK(b && floe_broker_topic(b, "orders", 6) == NULL);
+    /* a partition directory without a description (a deletion cut short)
+     * does not leak into a new topic of the same name */
+    snprintf(path, sizeof path, "%s/log/orders-0/00000000000000000000.log", dir);
+    char mk[1200];
+    snprintf(mk, sizeof mk, "mkdir -p %s/log/orders-0 && head -c 100 /dev/urandom > %s", dir, path);
+    CHECK(system(mk) == 0);
+    CHECK_EQ(floe_broker_create_topic(b, "orders", 1, NULL, 0, false, &t, &kerr, &err), 0);
+    CHECK_EQ(floe_log_end_offset(floe_topic_log(t, 0)), 0);
     floe_broker_close(b);
 }
 
