@@ -388,11 +388,17 @@ static int bk_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     if (!bk) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     bk->srv = srv;
     bk->b = b;
-    *state = bk;
-    if (floe_bk_appender_start(bk, err)) return -1;
-    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err) ||
-        floe_bk_register_produce(bk, err))
+    if (floe_bk_appender_start(bk, err)) {
+        free(bk);
         return -1;
+    }
+    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err) ||
+        floe_bk_register_produce(bk, err)) {
+        floe_bk_appender_stop(bk);
+        free(bk);
+        return -1;
+    }
+    *state = bk;
     int64_t iv = floe_broker_config(b)->flush_interval_ms;
     bk->tick = floe_kafka_timer_add(srv, iv > 0 ? iv : 1000, bk_tick, bk);
     return 0;
