@@ -5,8 +5,10 @@
 #include "kafka/server.h"
 
 extern const floe_kafka_module_t floe_broker_module; /* h_data.c */
+extern const floe_kafka_module_t floe_groups_module;  /* handle_group.c */
 
 const floe_kafka_module_t *const floe_kafka_modules[] = {
     &floe_broker_module,
+    &floe_groups_module,
     NULL,
 };

@@ -25,9 +25,12 @@ static size_t seg_for(const floe_log_t *l, int64_t offset)
     return i;
 }
 
-/* Pin the first segment with base > after_base (the one following a
- * segment just read); NULL when none.  Takes and releases the lock. */
-static floe_segment_t *pin_next(floe_log_t *l, floe_segment_t *cur, uint64_t *limit)
+/* Unpin cur and pin the segment after it; NULL when none or when it
+ * starts at or past `end`, the end offset when the read began: a segment
+ * that was active then may have grown since, and its newer batches (past
+ * that end) must not be skipped by jumping to a later segment.  Takes and
+ * releases the lock. */
+static floe_segment_t *pin_next(floe_log_t *l, floe_segment_t *cur, int64_t end, uint64_t *limit)
 {
     pthread_mutex_lock(&l->mu);
     floe_segment_t *n = NULL;
@@ -36,6 +39,7 @@ static floe_segment_t *pin_next(floe_log_t *l, floe_segment_t *cur, uint64_t *li
             n = l->segs[i];
             break;
         }
+    if (n && n->base >= end) n = NULL;
     if (n) {
         n->refs++;
         *limit = n->size;
@@ -89,6 +93,7 @@ int floe_log_read(floe_log_t *l, int64_t offset, size_t max_bytes, floe_buf_t *o
     floe_segment_t *s = l->segs[seg_for(l, offset)];
     s->refs++;
     uint64_t limit = s->size;
+    uint64_t start = floe_segment_lookup_pos(s, offset);
     pthread_mutex_unlock(&l->mu);
 
     size_t got = 0;
@@ -97,7 +102,7 @@ int floe_log_read(floe_log_t *l, int64_t offset, size_t max_bytes, floe_buf_t *o
     while (s) {
         uint64_t pos;
         floe_batch_hdr_t h;
-        int f = floe_segment_find(s, offset, limit, &pos, &h, err);
+        int f = floe_segment_find(s, start, offset, limit, &pos, &h, err);
         if (f < 0) {
             rc = -1;
             break;
@@ -132,8 +137,9 @@ int floe_log_read(floe_log_t *l, int64_t offset, size_t max_bytes, floe_buf_t *o
         /* this segment is exhausted: go on with the next one */
         if (max_bytes <= got) break;
         floe_segment_t *prev = s;
-        s = pin_next(l, prev, &limit);
+        s = pin_next(l, prev, end, &limit);
         if (s) offset = s->base;
+        start = 0;
     }
     if (s) unpin_locked(l, s);
     if (rc != 0) out->len = base_len;
@@ -185,6 +191,7 @@ int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms, int64_t *ts_out)
     floe_err_t err = {0};
     pthread_mutex_lock(&l->mu);
     int64_t min_off = l->log_start;
+    int64_t end = l->segs[l->nsegs - 1]->next;
     floe_segment_t *s = NULL;
     for (size_t i = 0; i < l->nsegs; i++) {
         floe_segment_t *c = l->segs[i];
@@ -201,13 +208,14 @@ int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms, int64_t *ts_out)
     uint64_t limit = s->size;
     int64_t from = floe_segment_lookup_time(s, ts_ms);
     if (from < min_off) from = min_off;
+    uint64_t start = floe_segment_lookup_pos(s, from);
     pthread_mutex_unlock(&l->mu);
 
     int64_t found = -1;
     while (s) {
         uint64_t pos;
         floe_batch_hdr_t h;
-        int f = from < s->next ? floe_segment_find(s, from, limit, &pos, &h, &err) : 1;
+        int f = floe_segment_find(s, start, from, limit, &pos, &h, &err);
         if (f < 0) break;
         while (f == 0) {
             if (h.max_timestamp >= ts_ms) {
@@ -234,8 +242,9 @@ int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms, int64_t *ts_out)
             }
         }
         if (found >= 0 || f < 0) break;
-        s = pin_next(l, s, &limit);
+        s = pin_next(l, s, end, &limit);
         if (s) from = s->base;
+        start = 0;
     }
     if (s) unpin_locked(l, s);
     if (found < 0 && s) FLOE_WARN("log: %s: offset for time %" PRId64 ": %s", l->dir, ts_ms, err.msg);
