@@ -627,13 +627,24 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
 
 const char *floe_topic_name(const floe_topic_t *t) { return t->name; }
 const uint8_t *floe_topic_id(const floe_topic_t *t) { return t->id; }
-int32_t floe_topic_partitions(const floe_topic_t *t) { return t->nparts; }
+/* Partition count and logs are read under the registry lock: other threads
+ * (the table engine) look them up while CreatePartitions grows the array. */
+int32_t floe_topic_partitions(const floe_topic_t *t)
+{
+    pthread_mutex_lock(&t->b->mu);
+    int32_t n = t->nparts;
+    pthread_mutex_unlock(&t->b->mu);
+    return n;
+}
 bool floe_topic_internal(const floe_topic_t *t) { return !strncmp(t->name, "__", 2); }
 bool floe_topic_log_append_time(floe_topic_t *t) { return t->log_append_time; }
 
 floe_log_t *floe_topic_log(floe_topic_t *t, int32_t p)
 {
-    return p >= 0 && p < t->nparts ? t->logs[p] : NULL;
+    pthread_mutex_lock(&t->b->mu);
+    floe_log_t *l = p >= 0 && p < t->nparts ? t->logs[p] : NULL;
+    pthread_mutex_unlock(&t->b->mu);
+    return l;
 }
 
 const char *floe_topic_config(floe_topic_t *t, const char *key, bool *is_default)
