@@ -14,8 +14,9 @@
  * WRITER.  For each batch of rows, feed every leaf column its definition
  * and repetition levels and its non-null values (one value per level whose
  * definition level is the column's max), then call floe_pq_writer_rows()
- * with the number of rows the batch held.  Values are borrowed only during
- * the call.  Value arrays by physical type:
+ * with the number of rows the batch held.  A batch holds whole rows (its
+ * first repetition level is 0).  Values are borrowed only during the call.
+ * Value arrays by physical type:
  *   BOOLEAN uint8_t (0/1), INT32 int32_t, INT64 int64_t, FLOAT float,
  *   DOUBLE double, BYTE_ARRAY and FIXED floe_slice_t (FIXED: type_length
  *   bytes each; decimals big-endian two's complement).

@@ -798,8 +798,9 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         nv = n_levels;
     }
     if (c->max_rep) {
-        if (n_levels && rep[0] != 0 && c->rows_pending == 0 && c->nlev == 0)
-            return floe_err_set(err, FLOE_EINVAL, "column %s: first repetition level must be 0", name);
+        /* batches hold whole rows, so pages can start at row boundaries */
+        if (n_levels && rep[0] != 0)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: a batch must start a row (repetition level 0)", name);
         for (size_t i = 0; i < n_levels; i++) {
             if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
                 return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
