@@ -35,6 +35,8 @@
  *   floe_pq_writer_rows(w, n, &err);
  *   floe_pq_writer_close(w, &err); floe_pq_writer_free(w);
  *
+ * Writers and readers are not thread-safe: one thread at a time per object.
+ *
  * READER.  floe_pq_reader_open() parses the footer of a whole file held in
  * memory; floe_pq_read_column() decodes one column chunk of one row group
  * into levels and values (same value layout as the writer; INT96 comes as

@@ -153,11 +153,13 @@ static void all_types_every_codec(void)
 /* Random schemas (nested, optional, every type) and random rows. */
 static void random_schemas(void)
 {
-    for (int t = 0; t < 60; t++) {
+    /* FLOE_PQ_SEEDS=N runs more cases when hunting bugs */
+    int seeds = getenv("FLOE_PQ_SEEDS") ? atoi(getenv("FLOE_PQ_SEEDS")) : 60;
+    for (int t = 0; t < seeds; t++) {
         pqg_t g;
         pqg_init(&g, 1000 + (uint64_t)t);
         pqg_random_schema(&g, 5, 3);
-        g.null_rate = (double)(t % 4) * 0.2;
+        g.null_rate = (double)(t % 6) * 0.2;   /* up to all nulls */
         floe_pq_write_opts_t o = floe_pq_write_opts_default();
         o.codec = (floe_codec_t[]){FLOE_CODEC_ZSTD, FLOE_CODEC_SNAPPY, FLOE_CODEC_NONE}[t % 3];
         o.page_size = 1 + pqg_rand(&g) % 4000;
