@@ -140,6 +140,10 @@ typedef struct floe_pq_write_opts {
     size_t dict_limit;        /* dictionary bytes before falling back, default 1 MiB */
     bool dictionary;          /* try RLE_DICTIONARY (default true) */
     bool delta;               /* DELTA_* encodings where they win (default true) */
+    bool delta_byte_array;    /* with delta: DELTA_BYTE_ARRAY allowed for strings
+                                 (default true); off, strings use
+                                 DELTA_LENGTH_BYTE_ARRAY, which more readers
+                                 decode in v1 pages (icebird's hyparquet 1.19) */
     bool page_v2;             /* write DATA_PAGE_V2 headers (default false) */
     const char *created_by;   /* default "floe" ; borrowed until writer_new returns */
 } floe_pq_write_opts_t;

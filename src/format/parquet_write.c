@@ -91,6 +91,7 @@ floe_pq_write_opts_t floe_pq_write_opts_default(void)
     o.dict_limit = 1 << 20;
     o.dictionary = true;
     o.delta = true;
+    o.delta_byte_array = true;
     o.created_by = "floe";
     return o;
 }
@@ -628,7 +629,7 @@ static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *e
             p += l;
         }
         int rc;
-        if (shared * 4 <= c->vals.len) {
+        if (shared * 4 <= c->vals.len || !w->o.delta_byte_array) {
             *enc = PQ_ENC_DELTA_LBA;
             rc = pq_delta_encode_i32(b, len, n);
             if (!rc) rc = floe_buf_append(b, c->vals.data, c->vals.len);
