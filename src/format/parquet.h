@@ -14,8 +14,9 @@
  * WRITER.  For each batch of rows, feed every leaf column its definition
  * and repetition levels and its non-null values (one value per level whose
  * definition level is the column's max), then call floe_pq_writer_rows()
- * with the number of rows the batch held.  Values are borrowed only during
- * the call.  Value arrays by physical type:
+ * with the number of rows the batch held.  A batch holds whole rows (its
+ * first repetition level is 0).  Values are borrowed only during the call.
+ * Value arrays by physical type:
  *   BOOLEAN uint8_t (0/1), INT32 int32_t, INT64 int64_t, FLOAT float,
  *   DOUBLE double, BYTE_ARRAY and FIXED floe_slice_t (FIXED: type_length
  *   bytes each; decimals big-endian two's complement).
@@ -33,6 +34,8 @@
  *   floe_pq_write_column(w, 0, n, NULL, NULL, ids, n, &err);
  *   floe_pq_writer_rows(w, n, &err);
  *   floe_pq_writer_close(w, &err); floe_pq_writer_free(w);
+ *
+ * Writers and readers are not thread-safe: one thread at a time per object.
  *
  * READER.  floe_pq_reader_open() parses the footer of a whole file held in
  * memory; floe_pq_read_column() decodes one column chunk of one row group

@@ -176,6 +176,20 @@ int pq_delta_encode_i32(floe_buf_t *out, const int32_t *v, size_t n)
 static inline uint64_t unpack_at(const uint8_t *p, size_t idx, int bw)
 {
     if (bw == 0) return 0;
+    if (bw <= 56) {
+        /* the value's bytes all exist; read only those */
+        size_t bit = idx * (size_t)bw;
+        const uint8_t *b = p + (bit >> 3);
+        int sh = (int)(bit & 7);
+        int nbytes = (sh + bw + 7) / 8;
+        uint64_t x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (nbytes == 8) memcpy(&x, b, 8);
+        else
+#endif
+        for (int k = 0; k < nbytes; k++) x |= (uint64_t)b[k] << (8 * k);
+        return (x >> sh) & ((1ull << bw) - 1);
+    }
     size_t bit = idx * (size_t)bw;
     const uint8_t *b = p + (bit >> 3);
     int sh = (int)(bit & 7);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "format/parquet_int.h"
 
@@ -80,15 +81,22 @@ floe_pq_reader_t *floe_pq_reader_open_file(const char *path, floe_err_t *err)
     FILE *f = fopen(path, "rb");
     if (!f) { floe_err_errno(err, errno, path); return NULL; }
     floe_buf_t b = FLOE_BUF_INIT;
-    uint8_t tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-        if (floe_buf_append(&b, tmp, n) < 0) {
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && floe_buf_reserve(&b, (size_t)st.st_size + 1) < 0) {
+        fclose(f);
+        floe_err_set(err, FLOE_ENOMEM, "out of memory reading %s", path);
+        return NULL;
+    }
+    for (;;) {
+        if (b.cap - b.len < 65536 && floe_buf_reserve(&b, 65536) < 0) {
             fclose(f);
             floe_buf_free(&b);
             floe_err_set(err, FLOE_ENOMEM, "out of memory reading %s", path);
             return NULL;
         }
+        size_t n = fread(b.data + b.len, 1, b.cap - b.len, f);
+        if (n == 0) break;
+        b.len += n;
     }
     int bad = ferror(f);
     fclose(f);
@@ -141,10 +149,9 @@ typedef struct dec {
     size_t esize;               /* bytes per output value */
     size_t width;               /* fixed width of the physical type, 0 for BYTE_ARRAY */
     size_t cap_lev, cap_val;
-    /* dictionary: values in output layout; byte arrays as (offset,len) into dict_bytes */
+    /* dictionary: values in output layout; byte arrays as (offset,len) into out->bytes */
     uint8_t *dict;
     size_t dict_n;
-    floe_buf_t dict_bytes;
     int rg, col;
 } dec_t;
 
@@ -168,17 +175,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t esize)
     if (!q) return -1;
     *p = q;
     *cap = c;
-    return 0;
-}
-
-/* A byte-array value: copy into out->bytes, record (offset,len); pointers
- * are fixed up once the column is complete. */
-static int put_bytes(dec_t *d, floe_slice_t *dst, const uint8_t *p, size_t n)
-{
-    size_t off = d->out->bytes.len;
-    if (floe_buf_append(&d->out->bytes, p, n) < 0) return -1;
-    dst->ptr = (const uint8_t *)(uintptr_t)off;
-    dst->len = n;
     return 0;
 }
 
@@ -230,7 +226,9 @@ static int read_dict(dec_t *d, const uint8_t *p, size_t len, int32_t n, int enc,
     if (!d->dict) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     d->dict_n = (size_t)n;
     size_t used;
-    return plain_decode(d, p, len, (size_t)n, d->dict, &d->dict_bytes, &used, err);
+    /* byte-array entries land in the column's own byte store, so decoded
+     * values can share them instead of copying per value */
+    return plain_decode(d, p, len, (size_t)n, d->dict, &d->out->bytes, &used, err);
 }
 
 static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t *dst, floe_err_t *err)
@@ -277,14 +275,7 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
             if (pq_rle_dec_u32(&rd, ix, k) < 0) return corrupt(err, "dictionary indices truncated", d->rg, d->col);
             for (size_t j = 0; j < k; j++) {
                 if (ix[j] >= d->dict_n) return corrupt(err, "dictionary index out of range", d->rg, d->col);
-                if (d->esize == sizeof(floe_slice_t) && (ph == FLOE_PQ_BYTE_ARRAY || ph == FLOE_PQ_FIXED || ph == FLOE_PQ_INT96)) {
-                    const floe_slice_t *s = (const floe_slice_t *)d->dict + ix[j];
-                    const uint8_t *src = d->dict_bytes.data ? d->dict_bytes.data + (uintptr_t)s->ptr : (const uint8_t *)"";
-                    if (put_bytes(d, (floe_slice_t *)dst + i + j, src, s->len) < 0)
-                        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-                } else {
-                    memcpy(dst + (i + j) * d->esize, d->dict + (size_t)ix[j] * d->esize, d->esize);
-                }
+                memcpy(dst + (i + j) * d->esize, d->dict + (size_t)ix[j] * d->esize, d->esize);
             }
             i += k;
         }
@@ -468,7 +459,6 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     if (!rc && out->n_levels != (size_t)cm->num_values)
         rc = corrupt(err, "chunk holds fewer values than its metadata says", rg, col);
     free(d.dict);
-    floe_buf_free(&d.dict_bytes);
     if (rc) {
         floe_pq_column_free(out);
         return -1;

@@ -592,6 +592,10 @@ static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *e
     (void)w;
     switch (c->mode) {
     case M_DICT: {
+        if (c->nidx == 0) {         /* all nulls: no need for the dictionary */
+            *enc = PQ_ENC_PLAIN;
+            return 0;
+        }
         int bw = pq_bit_width(c->dict_n > 0 ? c->dict_n - 1 : 0);
         *enc = PQ_ENC_RLE_DICT;
         if (floe_buf_append_u8(b, (uint8_t)bw) < 0) return -1;
@@ -747,7 +751,7 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     }
     if (put_page(w, c, &h, b->data, raw_len, b->data + raw_len, b->len - raw_len, err) < 0) return -1;
     c->encodings |= 1u << enc;
-    if (c->mode == M_DICT) c->dict_used = true;
+    if (enc == PQ_ENC_RLE_DICT) c->dict_used = true;
     c->num_values += (int64_t)c->nlev;
     c->nlev = 0;
     c->page_vals = 0;
@@ -799,8 +803,9 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         nv = n_levels;
     }
     if (c->max_rep) {
-        if (n_levels && rep[0] != 0 && c->rows_pending == 0 && c->nlev == 0)
-            return floe_err_set(err, FLOE_EINVAL, "column %s: first repetition level must be 0", name);
+        /* batches hold whole rows, so pages can start at row boundaries */
+        if (n_levels && rep[0] != 0)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: a batch must start a row (repetition level 0)", name);
         for (size_t i = 0; i < n_levels; i++) {
             if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
                 return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
@@ -817,6 +822,11 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         for (size_t i = 0; i < n_values; i++)
             if (sl[i].len != c->width)
                 return floe_err_set(err, FLOE_EINVAL, "column %s: fixed value of %zu bytes, expected %zu", name, sl[i].len, c->width);
+    } else if (c->phys == FLOE_PQ_BYTE_ARRAY) {
+        const floe_slice_t *sl = values;
+        for (size_t i = 0; i < n_values; i++)
+            if (sl[i].len > (64u << 20))
+                return floe_err_set(err, FLOE_ERANGE, "column %s: value of %zu bytes (limit 64 MiB)", name, sl[i].len);
     }
     /* feed in slices, cutting pages at record boundaries */
     size_t i = 0, vi = 0;

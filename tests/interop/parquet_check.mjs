@@ -116,6 +116,11 @@ for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.parquet') && !f.s
     if (statsOk) ok(`duckdb_statistics_${base}`)
     else bad(`duckdb_statistics_${base}`, why)
 
+    const kv = (await con.runAndReadAll(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${sq(path)})`)).getRowObjects()
+    const ice = kv.find((r) => String(r.k) === 'iceberg.schema')
+    if (ice && String(ice.v) === meta.iceberg_schema) ok(`duckdb_kv_metadata_${base}`)
+    else bad(`duckdb_kv_metadata_${base}`, `iceberg.schema is ${ice ? String(ice.v) : 'missing'}`)
+
     const buf = fs.readFileSync(path)
     const file = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)
     const parsers = {

@@ -105,7 +105,9 @@ static void write_ours(const char *name, pqg_t *g, const floe_pq_write_opts_t *o
         size_t k = nrows - at < 128 ? nrows - at : 128;
         CHECK_EQ(pqg_write(g, w, rows + at, k, &err), 0);
     }
-    CHECK_EQ(floe_pq_writer_set_kv(w, "iceberg.schema", "{}", &err), 0);
+    char ice[128];
+    snprintf(ice, sizeof ice, "{\"type\":\"struct\",\"schema-id\":0,\"name\":\"%s\"}", name);
+    CHECK_EQ(floe_pq_writer_set_kv(w, "iceberg.schema", ice, &err), 0);
     CHECK_EQ(floe_pq_writer_close(w, &err), 0);
     floe_pq_writer_free(w);
     static const char *const duck[] = {"UNCOMPRESSED", "SNAPPY", "GZIP", "", "ZSTD", "LZ4_RAW"};
@@ -122,7 +124,12 @@ static void write_ours(const char *name, pqg_t *g, const floe_pq_write_opts_t *o
         floe_buf_printf(&meta, "%s\"%s\"", first ? "" : ",", floe_pq_schema_node(g->s, c)->name);
         first = false;
     }
-    floe_buf_append_str(&meta, "]}");
+    floe_buf_append_str(&meta, "],\"iceberg_schema\":\"");
+    for (const char *q = ice; *q; q++) {
+        if (*q == '"' || *q == '\\') floe_buf_append_u8(&meta, '\\');
+        floe_buf_append_u8(&meta, (uint8_t)*q);
+    }
+    floe_buf_append_str(&meta, "\"}");
     char path[512];
     snprintf(path, sizeof path, "%s/%s.parquet", dir, name);
     write_file(path, &file);
