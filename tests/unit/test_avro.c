@@ -423,6 +423,15 @@ static void setters_choose_branches_and_check(void)
                     "[{\"key\":1,\"value\":100},{\"key\":2,\"value\":200}],\"split_offsets\":null,"
                     "\"props\":{\"k\":\"v\"}}}"));
     floe_buf_free(&js);
+    /* missing fields read as null and fail to write, without crashing */
+    CHECK(floe_avro_get(back, "nosuch") == NULL);
+    CHECK_EQ(floe_avro_array_len(floe_avro_get(floe_avro_get(back, "nosuch"), "x")), 0);
+    CHECK(floe_avro_value_is_null(floe_avro_get(back, "nosuch")));
+    CHECK_EQ(floe_avro_get_long(floe_avro_get(back, "nosuch"), &x, &err), -1);
+    CHECK_EQ(floe_avro_rec_set_int(floe_avro_field(e, "nosuch"), "x", 1, &err), -1);
+    CHECK(strstr(err.msg, "missing field") != NULL);
+    CHECK(floe_avro_array_append(floe_avro_field(e, "nosuch"), &err) == NULL);
+    CHECK_EQ(floe_avro_set_long(NULL, 1, &err), -1);
     /* a long that does not fit an int; bytes of the wrong fixed size */
     floe_avro_schema_t *fx = parse("{\"type\":\"fixed\",\"name\":\"f\",\"size\":2}");
     floe_avro_value_t *fv = floe_avro_value_new(&a, fx);
