@@ -16,11 +16,6 @@ const char *floe_avro_type_name(floe_avro_type_t t)
     return "unknown";
 }
 
-bool avro_schema_is_primitive(floe_avro_type_t t)
-{
-    return t <= FLOE_AVRO_STRING;
-}
-
 static int primitive_type(const char *s)
 {
     for (int t = FLOE_AVRO_NULL; t <= FLOE_AVRO_STRING; t++)

@@ -28,11 +28,6 @@ static int value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_sch
     return 0;
 }
 
-int avro_value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_schema_t *s)
-{
-    return value_init(v, a, s, 0);
-}
-
 floe_avro_value_t *floe_avro_value_new(floe_arena_t *a, const floe_avro_schema_t *s)
 {
     floe_avro_value_t *v = floe_arena_alloc(a, sizeof *v);
@@ -72,7 +67,7 @@ int floe_avro_value_branch(const floe_avro_value_t *v)
     return v && v->s->type == FLOE_AVRO_UNION && v->set ? v->u.un.branch : -1;
 }
 
-floe_avro_value_t *avro_union_choose(floe_avro_value_t *v, int i)
+static floe_avro_value_t *union_choose(floe_avro_value_t *v, int i)
 {
     if (v->set && v->u.un.branch == i) return v->u.un.val;
     floe_avro_value_t *b = floe_arena_alloc(v->arena, sizeof *b);
@@ -94,7 +89,7 @@ floe_avro_value_t *floe_avro_set_branch(floe_avro_value_t *v, int i, floe_err_t 
                      floe_avro_type_name(v->s->type));
         return NULL;
     }
-    floe_avro_value_t *b = avro_union_choose(v, i);
+    floe_avro_value_t *b = union_choose(v, i);
     if (!b) floe_err_set(err, FLOE_ENOMEM, "avro: out of memory");
     return b;
 }
@@ -141,7 +136,7 @@ static floe_avro_value_t *target(floe_avro_value_t *v, const want_t *w, size_t n
     for (size_t k = 0; k < nw; k++)
         for (size_t i = 0; i < v->s->n_branches; i++)
             if (fits(v->s->branches[i], &w[k])) {
-                floe_avro_value_t *b = avro_union_choose(v, (int)i);
+                floe_avro_value_t *b = union_choose(v, (int)i);
                 if (!b) floe_err_set(err, FLOE_ENOMEM, "avro: out of memory");
                 return b;
             }
@@ -345,7 +340,7 @@ floe_avro_value_t *floe_avro_field(floe_avro_value_t *v, const char *name)
             for (size_t i = 0; i < s->n_branches; i++)
                 if (s->branches[i]->type == FLOE_AVRO_RECORD &&
                     floe_avro_schema_field_index(s->branches[i], name) >= 0) {
-                    if (!avro_union_choose(v, (int)i)) return NULL;
+                    if (!union_choose(v, (int)i)) return NULL;
                     s = s->branches[i];
                     break;
                 }
