@@ -1,0 +1,2 @@
+build-tsan/src/util/buf.o: src/util/buf.c src/util/buf.h
+src/util/buf.h:

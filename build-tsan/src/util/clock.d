@@ -1,0 +1,2 @@
+build-tsan/src/util/clock.o: src/util/clock.c src/util/clock.h
+src/util/clock.h:

@@ -1,0 +1,2 @@
+build-tsan/src/util/murmur3.o: src/util/murmur3.c src/util/murmur3.h
+src/util/murmur3.h:

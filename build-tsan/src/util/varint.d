@@ -1,0 +1,2 @@
+build-tsan/src/util/varint.o: src/util/varint.c src/util/varint.h
+src/util/varint.h:

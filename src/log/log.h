@@ -1,0 +1,185 @@
+/* One partition's durable log: a directory of segments.
+ *
+ * Files (Kafka-like names, 20-digit zero-padded base offset):
+ *   00000000000000000000.log        RecordBatch v2 bytes, as received
+ *   00000000000000000000.index      sparse offset index (u32 rel, u32 pos)
+ *   00000000000000000000.timeindex  time index (i64 ts, u32 rel offset)
+ *   log-start-offset                the DeleteRecords low mark (text)
+ * Recovery at open scans the active segment with CRC checks, truncates a
+ * torn tail, rebuilds missing or inconsistent indexes and rebuilds the
+ * idempotent-producer state from the batch headers.
+ *
+ * Thread safety: every function may be called from any thread.  A
+ * floe_log_t has an internal mutex; appends are serialized, reads run in
+ * parallel with appends (file I/O outside the lock), fsync in
+ * floe_log_flush runs outside the lock too.  Waiting for new data (long-poll
+ * fetch) is the caller's business: floe_log_end_offset changes after every
+ * successful append. */
+#ifndef FLOE_LOG_LOG_H
+#define FLOE_LOG_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/batch.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+/* Kafka protocol error codes that log operations report (numbers are
+ * Kafka's; src/kafka owns the full list). */
+#define FLOE_LOG_KERR_NONE 0
+#define FLOE_LOG_KERR_OFFSET_OUT_OF_RANGE 1
+#define FLOE_LOG_KERR_CORRUPT_MESSAGE 2
+#define FLOE_LOG_KERR_MESSAGE_TOO_LARGE 10
+#define FLOE_LOG_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT 43
+#define FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER 45
+#define FLOE_LOG_KERR_INVALID_PRODUCER_EPOCH 47
+#define FLOE_LOG_KERR_KAFKA_STORAGE_ERROR 56
+#define FLOE_LOG_KERR_INVALID_RECORD 87
+
+typedef struct floe_log_config {
+    uint64_t segment_bytes;        /* roll past this size; default 1 GiB */
+    int64_t segment_ms;            /* roll after this age; default 7 days;
+                                      -1 = never */
+    int64_t retention_ms;          /* -1 = forever; default 7 days */
+    int64_t retention_bytes;       /* -1 = unlimited (default) */
+    uint32_t index_interval_bytes; /* default 4096 */
+    int64_t flush_messages;        /* fsync every N messages; -1 = never
+                                      (default: leave it to the OS) */
+    int64_t flush_ms;              /* fsync when the last one is this old
+                                      (checked on append and in
+                                      floe_log_maybe_flush); -1 = never */
+    uint32_t max_message_bytes;    /* largest batch incl. its 12-byte log
+                                      overhead; default 1048588 */
+    int32_t leader_epoch;          /* stored into appended batches; 0 */
+    int64_t producer_id_expiration_ms; /* forget idle producers' state in
+                                      floe_log_enforce_retention; 1 day */
+} floe_log_config_t;
+
+void floe_log_config_default(floe_log_config_t *cfg);
+
+/* Set one field from its Kafka topic-config name and text value:
+ * segment.bytes, segment.ms, retention.ms, retention.bytes,
+ * index.interval.bytes, flush.messages, flush.ms, max.message.bytes,
+ * producer.id.expiration.ms.
+ * Returns 0 when set, 1 when the key is not a log config (cfg untouched),
+ * -1 when the value is invalid (err says why). */
+int floe_log_config_set(floe_log_config_t *cfg, const char *key,
+                        const char *value, floe_err_t *err);
+
+typedef struct floe_log floe_log_t;
+
+/* Open (creating dir and parents if missing) and recover the log in dir.
+ * cfg copied (NULL = defaults).  On success *out is the caller's; close it
+ * with floe_log_close.  Errors: FLOE_EIO and friends. */
+int floe_log_open(const char *dir, const floe_log_config_t *cfg,
+                  floe_log_t **out, floe_err_t *err);
+
+/* Flush indexes, close files, free.  Does not fsync the data (call
+ * floe_log_flush first for that).  NULL is fine. */
+void floe_log_close(floe_log_t *l);
+
+/* Close the log and delete its directory and every file in it (topic
+ * deletion).  l is freed even on error. */
+int floe_log_drop(floe_log_t *l, floe_err_t *err);
+
+/* Replace the config of an open log (AlterConfigs); copied. */
+void floe_log_set_config(floe_log_t *l, const floe_log_config_t *cfg);
+void floe_log_get_config(floe_log_t *l, floe_log_config_t *out);
+
+typedef struct floe_log_append_result {
+    int64_t base_offset;        /* offset of the first record appended */
+    int64_t last_offset;        /* offset of the last record appended */
+    int64_t log_append_time_ms; /* -1 unless LogAppendTime was set */
+    int64_t log_start_offset;
+    bool duplicate;             /* retried idempotent batch: nothing
+                                   appended, offsets are the originals */
+    int16_t error_code;         /* FLOE_LOG_KERR_*; 0 on success */
+} floe_log_append_result_t;
+
+/* Append the concatenated RecordBatch v2 batches in batches[0..len).
+ * Borrowed; modified in place (base offsets, leader epoch, LogAppendTime
+ * and CRC), so after success the bytes are exactly what was stored.
+ * log_append_time_ms >= 0 stamps every batch with LogAppendTime; -1 keeps
+ * CreateTime.
+ * Validation: every batch whole, magic 2, CRC, records decodable (count,
+ * lengths, offset deltas), size <= max_message_bytes.  Idempotent batches
+ * (producer_id >= 0) must come one per call; per producer id the epoch is
+ * fenced (older -> 47), a duplicate of one of the last 5 batches succeeds
+ * with the original offsets and res->duplicate, a sequence gap -> 45.
+ * Appends with write() (no fsync unless flush_messages / flush_ms say so),
+ * rolls by size and time, updates the sparse indexes.
+ * Returns 0 on success; -1 with err filled and res->error_code set
+ * (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD,
+ * OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
+ * KAFKA_STORAGE_ERROR).  Nothing is appended when it fails.  res may be
+ * NULL. */
+int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len,
+                    int64_t log_append_time_ms,
+                    floe_log_append_result_t *res, floe_err_t *err);
+
+/* fsync every segment written since the last flush (data and indexes),
+ * then advance the durable offset.  The fsync runs outside the log lock:
+ * appends and reads go on meanwhile; concurrent flushes are fine. */
+int floe_log_flush(floe_log_t *l, floe_err_t *err);
+/* Flush when flush_ms has passed since the last flush and data is
+ * pending (for a periodic timer).  now_ms: wall clock. */
+int floe_log_maybe_flush(floe_log_t *l, int64_t now_ms, floe_err_t *err);
+/* Next offset known to be on disk (all offsets below are fsynced). */
+int64_t floe_log_durable_offset(floe_log_t *l);
+
+typedef struct floe_log_read_info {
+    int64_t high_watermark;    /* = end offset (single node) */
+    int64_t log_start_offset;
+    int64_t end_offset;
+    size_t bytes;              /* bytes appended to out by this read */
+    int16_t error_code;        /* FLOE_LOG_KERR_* */
+} floe_log_read_info_t;
+
+/* Append to out (caller-owned) whole stored batches, as stored, starting
+ * with the batch that contains offset, then following batches while the
+ * total stays <= max_bytes; the first batch is always whole even when it
+ * alone exceeds max_bytes (KIP-74).  offset == end offset reads nothing
+ * (success, info->bytes 0).  offset outside [log_start, end]: returns -1,
+ * FLOE_ERANGE, info->error_code OFFSET_OUT_OF_RANGE.  info may be NULL. */
+int floe_log_read(floe_log_t *l, int64_t offset, size_t max_bytes,
+                  floe_buf_t *out, floe_log_read_info_t *info,
+                  floe_err_t *err);
+
+int64_t floe_log_start_offset(floe_log_t *l);
+int64_t floe_log_end_offset(floe_log_t *l);   /* next offset to assign */
+/* Bytes in all segments. */
+uint64_t floe_log_size_bytes(floe_log_t *l);
+
+/* First offset whose record timestamp is >= ts_ms, or -1 when there is
+ * none (ListOffsets; the caller maps -2 earliest / -1 latest to the start
+ * and end offsets itself).  When ts_out is non-NULL it receives that
+ * record's timestamp (-1 when none).  Read errors are logged and answered
+ * with -1. */
+int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms,
+                                 int64_t *ts_out);
+
+/* DeleteRecords: raise the log start offset to before (<= end offset;
+ * lower than the current start is a no-op), persist it (fsync), and delete
+ * whole segments that lie entirely below it.  Errors: FLOE_ERANGE past the
+ * end, I/O errors. */
+int floe_log_delete_records(floe_log_t *l, int64_t before, floe_err_t *err);
+
+/* Delete old segments per retention_ms (segment's newest timestamp older
+ * than now_ms - retention_ms) and retention_bytes (oldest first while the
+ * log stays above the limit).  The active segment is rolled away first when
+ * it is expired itself.  Raises the log start offset accordingly.  Also
+ * forgets producers idle longer than producer_id_expiration_ms. */
+int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms,
+                               floe_err_t *err);
+
+/* Idempotence state of one producer id in this log: returns 0 and fills
+ * epoch / last sequence (either may be NULL), -1 when unknown. */
+int floe_log_producer_state(floe_log_t *l, int64_t producer_id,
+                            int16_t *epoch, int32_t *last_sequence);
+
+/* Number of segment files (for tests and metrics). */
+size_t floe_log_segment_count(floe_log_t *l);
+
+#endif

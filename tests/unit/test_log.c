@@ -1,0 +1,619 @@
+/* The partition log: append/read, KIP-74, roll by size and time, index
+ * lookups, offset for time, retention, DeleteRecords, flush policy,
+ * idempotent producers, restart. */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log/batch.h"
+#include "log/log.h"
+#include "log/log_int.h"
+#include "test.h"
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st; (void)flag; (void)f;
+    return remove(p);
+}
+static void rm_rf(const char *d) { nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+
+static char *tmpdir(void)
+{
+    char *d = strdup("/tmp/floe-test-log-XXXXXX");
+    if (!mkdtemp(d)) abort();
+    return d;
+}
+
+/* One batch of n records with values "v<offset-hint>-<i>" and timestamps
+ * ts + i; idempotence fields when pid >= 0. */
+static void mk(floe_buf_t *out, int n, int64_t ts, int codec, int64_t pid, int16_t epoch, int32_t seq)
+{
+    floe_batch_opts_t o;
+    floe_batch_opts_default(&o);
+    o.compression = codec;
+    o.producer_id = pid;
+    o.producer_epoch = epoch;
+    o.base_sequence = seq;
+    floe_batch_builder_t *b = floe_batch_builder_new(&o);
+    char v[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(v, sizeof v, "value-%lld-%d", (long long)ts, i);
+        floe_slice_t s = floe_slice_str(v);
+        floe_err_t err;
+        if (floe_batch_builder_add(b, ts + i, &s, &s, NULL, 0, &err) != 0) abort();
+    }
+    floe_err_t err;
+    if (floe_batch_builder_finish(b, out, &err) != 0) abort();
+    floe_batch_builder_free(b);
+}
+
+static int64_t append1(floe_log_t *l, int n, int64_t ts)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    mk(&b, n, ts, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    floe_log_append_result_t r;
+    floe_err_t err;
+    int rc = floe_log_append(l, b.data, b.len, -1, &r, &err);
+    floe_buf_free(&b);
+    if (rc != 0) {
+        printf("# append: %s\n", err.msg);
+        return -1;
+    }
+    return r.base_offset;
+}
+
+/* Check that out holds whole, valid batches with consecutive offsets
+ * starting at a batch containing `from`; returns the next offset. */
+static int64_t check_read(const floe_buf_t *out, int64_t from)
+{
+    floe_batch_iter_t it;
+    floe_batch_iter_init(&it, out->data, out->len);
+    floe_batch_hdr_t h;
+    floe_err_t err;
+    int64_t next = -1;
+    int rc, n = 0;
+    while ((rc = floe_batch_iter_next(&it, NULL, NULL, &h, &err)) == 1) {
+        if (n == 0) CHECK(h.base_offset <= from && floe_batch_last_offset(&h) >= from);
+        else CHECK_EQ(h.base_offset, next);
+        next = floe_batch_last_offset(&h) + 1;
+        n++;
+    }
+    CHECK_EQ(rc, 0);
+    return next;
+}
+
+static void append_and_read(void)
+{
+    char *d = tmpdir();
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, NULL, &l, &err), 0);
+    CHECK_EQ(floe_log_end_offset(l), 0);
+    CHECK_EQ(floe_log_start_offset(l), 0);
+    for (int i = 0; i < 10; i++) CHECK_EQ(append1(l, i + 1, 1000 * i), i * (i + 1) / 2);
+    CHECK_EQ(floe_log_end_offset(l), 55);
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_log_read_info_t info;
+    for (int64_t off = 0; off < 55; off++) {
+        floe_buf_reset(&out);
+        CHECK_EQ(floe_log_read(l, off, 1 << 20, &out, &info, &err), 0);
+        CHECK_EQ(info.high_watermark, 55);
+        CHECK_EQ(info.bytes, out.len);
+        CHECK_EQ(check_read(&out, off), 55);
+    }
+    /* at the end: nothing, no error; past it: out of range */
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 55, 1 << 20, &out, &info, &err), 0);
+    CHECK_EQ(out.len, 0);
+    CHECK_EQ(floe_log_read(l, 56, 1 << 20, &out, &info, &err), -1);
+    CHECK_EQ(info.error_code, FLOE_LOG_KERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ(floe_log_read(l, -1, 1 << 20, &out, &info, &err), -1);
+    /* KIP-74: one whole batch even when max_bytes is smaller */
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 50, 1, &out, &info, &err), 0);
+    CHECK_EQ(check_read(&out, 50), 55);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 0, 0, &out, &info, &err), 0);
+    CHECK_EQ(check_read(&out, 0), 1);
+    /* a budget that covers two batches exactly */
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 1, 1 << 20, &out, &info, &err), 0);
+    floe_batch_hdr_t h1, h2;
+    floe_batch_parse_hdr(out.data, out.len, &h1, &err);
+    floe_batch_parse_hdr(out.data + floe_batch_size(&h1), out.len - floe_batch_size(&h1), &h2, &err);
+    size_t two = floe_batch_size(&h1) + floe_batch_size(&h2);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 1, two, &out, &info, &err), 0);
+    CHECK_EQ(out.len, two);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 1, two - 1, &out, &info, &err), 0);
+    CHECK_EQ(out.len, floe_batch_size(&h1));
+    floe_log_close(l);
+    /* reopen: same contents */
+    CHECK_EQ(floe_log_open(d, NULL, &l, &err), 0);
+    CHECK_EQ(floe_log_end_offset(l), 55);
+    CHECK_EQ(floe_log_durable_offset(l), 55);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, 0, 1 << 20, &out, &info, &err), 0);
+    CHECK_EQ(check_read(&out, 0), 55);
+    CHECK_EQ(append1(l, 1, 0), 55);
+    floe_buf_free(&out);
+    CHECK_EQ(floe_log_drop(l, &err), 0);
+    CHECK(access(d, F_OK) != 0);
+    free(d);
+}
+
+/* How many files of dir whose name ends in ext this process maps. */
+static size_t mapped_files(const char *dir, const char *ext)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    size_t n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        size_t ll = strlen(line), el = strlen(ext);
+        if (strstr(line, dir) && ll > el && !strcmp(line + ll - el, ext)) n++;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+/* Many small segments; every offset found through the index; offset for
+ * time; reopen loads the indexes; a broken index file is rebuilt. */
+static void roll_by_size_and_lookups(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_bytes = 4000;
+    cfg.index_interval_bytes = 300;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    int64_t next = 0;
+    for (int i = 0; i < 200; i++) {
+        /* timestamps rise with offsets, batch i starts at 10000 + 10*i */
+        int n = 1 + i % 4;
+        CHECK_EQ(append1(l, n, 10000 + 10 * i), next);
+        next += n;
+    }
+    size_t nseg = floe_log_segment_count(l);
+    CHECK(nseg > 5);
+    CHECK_EQ(mapped_files(d, ".index"), nseg - 1); /* sealed segments: mapped */
+    floe_buf_t out = FLOE_BUF_INIT;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int64_t off = 0; off < next; off++) {
+            floe_buf_reset(&out);
+            CHECK_EQ(floe_log_read(l, off, 700, &out, NULL, &err), 0);
+            int64_t nx = check_read(&out, off);
+            CHECK(nx > off);
+        }
+        /* a whole read from 0 crosses all segments */
+        floe_buf_reset(&out);
+        CHECK_EQ(floe_log_read(l, 0, 1 << 24, &out, NULL, &err), 0);
+        CHECK_EQ(check_read(&out, 0), next);
+        /* offset for time: batch i holds ts 10000+10i .. +n-1 */
+        int64_t o = 0;
+        for (int i = 0; i < 200; i++) {
+            int64_t tso;
+            CHECK_EQ(floe_log_offset_for_time(l, 10000 + 10 * i, &tso), o);
+            CHECK_EQ(tso, 10000 + 10 * i);
+            if (i % 4 >= 1) {
+                CHECK_EQ(floe_log_offset_for_time(l, 10000 + 10 * i + 1, &tso), o + 1);
+            }
+            /* between batches: the next batch's first record */
+            CHECK_EQ(floe_log_offset_for_time(l, 10000 + 10 * i + 5, &tso), o + 1 + i % 4 < next ? o + 1 + i % 4 : -1);
+            o += 1 + i % 4;
+        }
+        CHECK_EQ(floe_log_offset_for_time(l, 0, NULL), 0);
+        CHECK_EQ(floe_log_offset_for_time(l, 99999999, NULL), -1);
+        floe_log_close(l);
+        if (pass == 0) {
+            /* a missing time index of the first segment */
+            char path[512];
+            floe_segment_path(path, sizeof path, d, 0, "timeindex");
+            CHECK_EQ(unlink(path), 0);
+        }
+        if (pass == 1) {
+            /* garbage in the offset index of the first segment */
+            char path[512];
+            floe_segment_path(path, sizeof path, d, 0, "index");
+            int fd = open(path, O_WRONLY | O_TRUNC);
+            CHECK(write(fd, "garbage", 7) == 7);
+            close(fd);
+        }
+        CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+        CHECK_EQ(floe_log_segment_count(l), nseg);
+        CHECK_EQ(floe_log_end_offset(l), next);
+        CHECK_EQ(mapped_files(d, ".index"), nseg - 1);
+    }
+    floe_buf_free(&out);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static int64_t fake_now = 1000000;
+static int64_t fake_clock(void) { return fake_now; }
+
+static void roll_by_time(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_ms = 1000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    floe_log_set_clock(l, fake_clock);
+    append1(l, 1, 1);
+    fake_now += 999;
+    append1(l, 1, 2);
+    CHECK_EQ(floe_log_segment_count(l), 1);
+    fake_now += 1;
+    append1(l, 1, 3); /* the segment is 1000 ms old: roll first */
+    CHECK_EQ(floe_log_segment_count(l), 2);
+    fake_now += 10;
+    append1(l, 1, 4);
+    CHECK_EQ(floe_log_segment_count(l), 2);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static void retention(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_bytes = 1000;
+    cfg.retention_ms = 5000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    for (int i = 0; i < 100; i++) append1(l, 2, 100000 + 100 * i); /* ts 100000..109901 */
+    size_t n0 = floe_log_segment_count(l);
+    CHECK(n0 > 4);
+    /* nothing old enough */
+    CHECK_EQ(floe_log_enforce_retention(l, 100000, &err), 0);
+    CHECK_EQ(floe_log_segment_count(l), n0);
+    /* segments whose newest record is older than now - 5000 go */
+    CHECK_EQ(floe_log_enforce_retention(l, 110000, &err), 0);
+    size_t n1 = floe_log_segment_count(l);
+    CHECK(n1 < n0 && n1 > 1);
+    int64_t start = floe_log_start_offset(l);
+    CHECK(start > 0);
+    /* every remaining record is newer than 110000 - 5000 - segment span */
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_log_read_info_t info;
+    CHECK_EQ(floe_log_read(l, start - 1, 100, &out, &info, &err), -1);
+    CHECK_EQ(info.error_code, FLOE_LOG_KERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ(floe_log_read(l, start, 100, &out, &info, &err), 0);
+    CHECK_EQ(check_read(&out, start), check_read(&out, start));
+    floe_batch_hdr_t h;
+    CHECK_EQ(floe_batch_parse_hdr(out.data, out.len, &h, &err), 0);
+    CHECK(h.max_timestamp > 110000 - 5000 - 1000);
+    /* by bytes: keep at most ~2500 bytes (the active segment stays) */
+    cfg.retention_ms = -1;
+    cfg.retention_bytes = 2500;
+    floe_log_set_config(l, &cfg);
+    CHECK_EQ(floe_log_enforce_retention(l, 110000, &err), 0);
+    CHECK(floe_log_size_bytes(l) <= 2500 + 1000);
+    CHECK(floe_log_size_bytes(l) > 0);
+    int64_t start2 = floe_log_start_offset(l);
+    CHECK(start2 > start);
+    /* everything expired: the active segment is rolled and deleted too */
+    cfg.retention_ms = 5000;
+    cfg.retention_bytes = -1;
+    floe_log_set_config(l, &cfg);
+    CHECK_EQ(floe_log_enforce_retention(l, 1000000, &err), 0);
+    CHECK_EQ(floe_log_segment_count(l), 1);
+    CHECK_EQ(floe_log_start_offset(l), 200);
+    CHECK_EQ(floe_log_end_offset(l), 200);
+    CHECK_EQ(append1(l, 1, 2000000), 200);
+    floe_log_close(l);
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    CHECK_EQ(floe_log_start_offset(l), 200);
+    CHECK_EQ(floe_log_end_offset(l), 201);
+    floe_buf_free(&out);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static void delete_records(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_bytes = 1000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    for (int i = 0; i < 50; i++) append1(l, 2, i);
+    size_t n0 = floe_log_segment_count(l);
+    CHECK_EQ(floe_log_delete_records(l, 101, &err), -1);
+    CHECK_EQ(floe_log_delete_records(l, 37, &err), 0);
+    CHECK_EQ(floe_log_start_offset(l), 37);
+    CHECK(floe_log_segment_count(l) < n0);
+    floe_buf_t out = FLOE_BUF_INIT;
+    /* the batch holding 37 starts at 36: served whole */
+    CHECK_EQ(floe_log_read(l, 37, 10, &out, NULL, &err), 0);
+    CHECK_EQ(check_read(&out, 37), 38);
+    CHECK_EQ(floe_log_read(l, 36, 10, &out, NULL, &err), -1);
+    CHECK_EQ(floe_log_delete_records(l, 10, &err), 0); /* lower: no-op */
+    CHECK_EQ(floe_log_start_offset(l), 37);
+    floe_log_close(l);
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    CHECK_EQ(floe_log_start_offset(l), 37);
+    CHECK_EQ(floe_log_delete_records(l, 100, &err), 0);
+    CHECK_EQ(floe_log_start_offset(l), 100);
+    CHECK_EQ(floe_log_offset_for_time(l, 0, NULL), -1);
+    CHECK_EQ(append1(l, 1, 0), 100);
+    floe_buf_free(&out);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static void flush_policy(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.flush_messages = 5;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    append1(l, 2, 0);
+    CHECK_EQ(floe_log_durable_offset(l), 0);
+    append1(l, 2, 0);
+    CHECK_EQ(floe_log_durable_offset(l), 0);
+    append1(l, 2, 0); /* 6 messages: flushed */
+    CHECK_EQ(floe_log_durable_offset(l), 6);
+    append1(l, 1, 0);
+    CHECK_EQ(floe_log_durable_offset(l), 6);
+    CHECK_EQ(floe_log_flush(l, &err), 0);
+    CHECK_EQ(floe_log_durable_offset(l), 7);
+    /* flush_ms through the periodic call */
+    cfg.flush_messages = -1;
+    cfg.flush_ms = 100;
+    floe_log_set_config(l, &cfg);
+    floe_log_set_clock(l, fake_clock);
+    fake_now = 5000;
+    CHECK_EQ(floe_log_flush(l, &err), 0);
+    append1(l, 1, 0);
+    CHECK_EQ(floe_log_durable_offset(l), 7);
+    CHECK_EQ(floe_log_maybe_flush(l, 5050, &err), 0);
+    CHECK_EQ(floe_log_durable_offset(l), 7);
+    CHECK_EQ(floe_log_maybe_flush(l, 5100, &err), 0);
+    CHECK_EQ(floe_log_durable_offset(l), 8);
+    /* and on append once due */
+    fake_now = 5300;
+    append1(l, 1, 0);
+    CHECK_EQ(floe_log_durable_offset(l), 9);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static void log_append_time_and_errors(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.max_message_bytes = 2000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_log_append_result_t r;
+    mk(&b, 3, 10, FLOE_COMPRESSION_LZ4, -1, -1, -1);
+    CHECK_EQ(floe_log_append(l, b.data, b.len, 777, &r, &err), 0);
+    CHECK_EQ(r.log_append_time_ms, 777);
+    floe_buf_t out = FLOE_BUF_INIT;
+    CHECK_EQ(floe_log_read(l, 0, 1000, &out, NULL, &err), 0);
+    floe_batch_hdr_t h;
+    CHECK_EQ(floe_batch_parse_hdr(out.data, out.len, &h, &err), 0);
+    CHECK(floe_batch_is_log_append_time(&h));
+    CHECK_EQ(h.max_timestamp, 777);
+    CHECK_EQ(h.partition_leader_epoch, 0);
+    CHECK(out.len == b.len && memcmp(out.data, b.data, b.len) == 0); /* stored as patched */
+    /* too large */
+    floe_buf_reset(&b);
+    mk(&b, 100, 10, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    CHECK_EQ(floe_log_append(l, b.data, b.len, -1, &r, &err), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_MESSAGE_TOO_LARGE);
+    /* corrupt CRC */
+    floe_buf_reset(&b);
+    mk(&b, 2, 10, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    b.data[b.len - 1] ^= 1;
+    CHECK_EQ(floe_log_append(l, b.data, b.len, -1, &r, &err), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_CORRUPT_MESSAGE);
+    /* garbage after a good batch: nothing appended */
+    floe_buf_reset(&b);
+    mk(&b, 2, 10, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    floe_buf_append(&b, "xyz", 3);
+    CHECK_EQ(floe_log_append(l, b.data, b.len, -1, &r, &err), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_CORRUPT_MESSAGE);
+    CHECK_EQ(floe_log_append(l, b.data, 0, -1, &r, &err), -1);
+    /* two idempotent batches in one call */
+    floe_buf_reset(&b);
+    mk(&b, 1, 10, FLOE_COMPRESSION_NONE, 5, 0, 0);
+    mk(&b, 1, 10, FLOE_COMPRESSION_NONE, 5, 0, 1);
+    CHECK_EQ(floe_log_append(l, b.data, b.len, -1, &r, &err), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_INVALID_RECORD);
+    /* two plain batches in one call are fine */
+    floe_buf_reset(&b);
+    mk(&b, 2, 10, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    mk(&b, 3, 10, FLOE_COMPRESSION_GZIP, -1, -1, -1);
+    CHECK_EQ(floe_log_append(l, b.data, b.len, -1, &r, &err), 0);
+    CHECK_EQ(r.base_offset, 3);
+    CHECK_EQ(r.last_offset, 7);
+    CHECK_EQ(floe_log_end_offset(l), 8);
+    floe_buf_free(&b);
+    floe_buf_free(&out);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static int append_idem(floe_log_t *l, int n, int64_t pid, int16_t epoch, int32_t seq,
+                       floe_log_append_result_t *r)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    mk(&b, n, 1, FLOE_COMPRESSION_NONE, pid, epoch, seq);
+    floe_err_t err;
+    int rc = floe_log_append(l, b.data, b.len, -1, r, &err);
+    floe_buf_free(&b);
+    return rc;
+}
+
+static void idempotence(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_bytes = 600;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    floe_log_append_result_t r;
+    append1(l, 3, 0); /* offsets 0..2, not idempotent */
+    CHECK_EQ(append_idem(l, 2, 1000, 0, 0, &r), 0);  /* 3..4  seq 0..1 */
+    CHECK_EQ(r.base_offset, 3);
+    CHECK_EQ(append_idem(l, 3, 1000, 0, 2, &r), 0);  /* 5..7  seq 2..4 */
+    CHECK_EQ(append_idem(l, 1, 2000, 4, 17, &r), 0); /* other producer, any first seq */
+    CHECK_EQ(r.base_offset, 8);
+    /* retry of the first batch: acknowledged with the original offsets */
+    CHECK_EQ(append_idem(l, 2, 1000, 0, 0, &r), 0);
+    CHECK(r.duplicate);
+    CHECK_EQ(r.base_offset, 3);
+    CHECK_EQ(r.last_offset, 4);
+    CHECK_EQ(floe_log_end_offset(l), 9);
+    /* a gap */
+    CHECK_EQ(append_idem(l, 1, 1000, 0, 6, &r), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    /* an overlapping but different range */
+    CHECK_EQ(append_idem(l, 2, 1000, 0, 1, &r), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    /* more batches than remembered: the oldest is forgotten */
+    int32_t seq = 5;
+    for (int i = 0; i < 6; i++) {
+        CHECK_EQ(append_idem(l, 1, 1000, 0, seq, &r), 0);
+        CHECK(!r.duplicate);
+        seq++;
+    }
+    CHECK_EQ(append_idem(l, 1, 1000, 0, 5, &r), -1); /* too old to be found */
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    CHECK_EQ(append_idem(l, 1, 1000, 0, 6, &r), 0);  /* still remembered */
+    CHECK(r.duplicate);
+    int64_t dup_off = r.base_offset;
+    /* a new epoch must start at 0; then the old epoch is fenced */
+    CHECK_EQ(append_idem(l, 1, 1000, 1, 3, &r), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    CHECK_EQ(append_idem(l, 2, 1000, 1, 0, &r), 0);
+    int64_t e1_off = r.base_offset;
+    CHECK_EQ(append_idem(l, 1, 1000, 0, 11, &r), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_INVALID_PRODUCER_EPOCH);
+    int16_t ep;
+    int32_t ls;
+    CHECK_EQ(floe_log_producer_state(l, 1000, &ep, &ls), 0);
+    CHECK_EQ(ep, 1);
+    CHECK_EQ(ls, 1);
+    CHECK(floe_log_segment_count(l) > 1);
+    int64_t end = floe_log_end_offset(l);
+    /* restart three ways: with the snapshot, without it (full scan),
+     * with a corrupt one */
+    for (int way = 0; way < 3; way++) {
+        floe_log_close(l);
+        char path[512];
+        snprintf(path, sizeof path, "%s/producer-state", d);
+        if (way == 1) CHECK_EQ(unlink(path), 0);
+        if (way == 2) {
+            int fd = open(path, O_WRONLY);
+            CHECK(pwrite(fd, "XX", 2, 30) == 2);
+            close(fd);
+        }
+        CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+        CHECK_EQ(floe_log_end_offset(l), end);
+        CHECK_EQ(floe_log_producer_state(l, 1000, &ep, &ls), 0);
+        CHECK_EQ(ep, 1);
+        CHECK_EQ(ls, 1);
+        CHECK_EQ(append_idem(l, 2, 1000, 1, 0, &r), 0);
+        CHECK(r.duplicate);
+        CHECK_EQ(r.base_offset, e1_off);
+        CHECK_EQ(append_idem(l, 1, 1000, 0, 6, &r), -1);
+        CHECK_EQ(r.error_code, FLOE_LOG_KERR_INVALID_PRODUCER_EPOCH);
+        CHECK_EQ(append_idem(l, 1, 1000, 1, 5, &r), -1);
+        CHECK_EQ(r.error_code, FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+        CHECK_EQ(append_idem(l, 1, 2000, 4, 17, &r), 0);
+        CHECK(r.duplicate);
+        CHECK_EQ(r.base_offset, 8);
+    }
+    (void)dup_off;
+    /* the next in sequence goes through after all that */
+    CHECK_EQ(append_idem(l, 1, 1000, 1, 2, &r), 0);
+    CHECK(!r.duplicate);
+    CHECK_EQ(r.base_offset, end);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+/* Producers idle past producer_id_expiration_ms are forgotten (then any
+ * sequence is accepted again, as for a new producer); the expiry time
+ * survives a restart through the snapshot. */
+static void producer_expiry(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.producer_id_expiration_ms = 1000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    floe_log_set_clock(l, fake_clock);
+    fake_now = 50000;
+    floe_log_append_result_t r;
+    CHECK_EQ(append_idem(l, 1, 7, 0, 0, &r), 0);
+    fake_now = 50500;
+    CHECK_EQ(append_idem(l, 1, 8, 0, 0, &r), 0);
+    floe_log_close(l);
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    CHECK_EQ(floe_log_enforce_retention(l, 51200, &err), 0);
+    CHECK_EQ(floe_log_producer_state(l, 7, NULL, NULL), -1);
+    CHECK_EQ(floe_log_producer_state(l, 8, NULL, NULL), 0);
+    CHECK_EQ(append_idem(l, 1, 7, 0, 9, &r), 0); /* no state: accepted */
+    CHECK(!r.duplicate);
+    CHECK_EQ(append_idem(l, 1, 8, 0, 9, &r), -1); /* still known: a gap */
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
+static void config_set(void)
+{
+    floe_log_config_t c;
+    floe_log_config_default(&c);
+    floe_err_t err;
+    CHECK_EQ(floe_log_config_set(&c, "segment.bytes", "1048576", &err), 0);
+    CHECK_EQ(c.segment_bytes, 1048576);
+    CHECK_EQ(floe_log_config_set(&c, "retention.ms", "-1", &err), 0);
+    CHECK_EQ(c.retention_ms, -1);
+    CHECK_EQ(floe_log_config_set(&c, "flush.messages", "1", &err), 0);
+    CHECK_EQ(c.flush_messages, 1);
+    CHECK_EQ(floe_log_config_set(&c, "flush.ms", "9223372036854775807", &err), 0);
+    CHECK_EQ(c.flush_ms, -1);
+    CHECK_EQ(floe_log_config_set(&c, "segment.bytes", "abc", &err), -1);
+    CHECK(strstr(err.msg, "segment.bytes") != NULL);
+    CHECK_EQ(floe_log_config_set(&c, "table.enable", "true", &err), 1);
+}
+
+TEST_MAIN(RUN(append_and_read); RUN(roll_by_size_and_lookups); RUN(roll_by_time); RUN(retention);
+          RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors);
+          RUN(idempotence); RUN(producer_expiry); RUN(config_set))
