@@ -39,8 +39,9 @@
  *   floe_slice_t bytes = floe_avro_writer_bytes(w);           // the file
  *
  * Unset record fields encode as their schema default, else as null when the
- * field's type is a union with a null branch, else encoding fails naming
- * the field.  Setters on a union value pick the branch that fits the
+ * field's type is a union with a null branch (unset arrays and maps as
+ * empty, unset records field by field), else encoding fails naming the
+ * field.  Setters on a union value pick the branch that fits the
  * value (set_long picks a long branch, set_null the null branch, ...);
  * getters see through unions.
  *
@@ -254,8 +255,10 @@ int floe_avro_set_decimal_i64(floe_avro_value_t *v, int64_t unscaled,
                               floe_err_t *err);
 
 /* Record field by name, for writing: when v is a union, its record branch
- * is chosen first.  NULL when v holds no record or there is no such field.
- * Borrowed (lives in v's arena). */
+ * is chosen first.  NULL when v is NULL, holds no record or has no such
+ * field; every writing function given NULL fails with an error (no crash),
+ * so chains like floe_avro_rec_set_int(floe_avro_field(e, "x"), ...) report
+ * a missing field.  Borrowed (lives in v's arena). */
 floe_avro_value_t *floe_avro_field(floe_avro_value_t *v, const char *name);
 floe_avro_value_t *floe_avro_field_at(floe_avro_value_t *v, size_t i);
 
@@ -288,7 +291,10 @@ floe_avro_value_t *floe_avro_array_append(floe_avro_value_t *v, floe_err_t *err)
 floe_avro_value_t *floe_avro_map_put(floe_avro_value_t *v, const char *key,
                                      floe_err_t *err);
 
-/* --- reading values.  Getters see through unions.  Numeric getters accept
+/* --- reading values.  Every reading function accepts NULL (what a missing
+ * or unset field reads as) and treats it as a null value, so reads chain:
+ * floe_avro_array_len(floe_avro_get(rec, "tags")).  Getters see through
+ * unions.  Numeric getters accept
  * the promotions Avro allows (get_long on an int, get_double on int, long,
  * float).  Return 0, or -1 when the value has another type (err filled). */
 int floe_avro_get_bool(const floe_avro_value_t *v, bool *out, floe_err_t *err);
@@ -309,8 +315,9 @@ int floe_avro_get_decimal_i64(const floe_avro_value_t *v, int64_t *out,
                               floe_err_t *err);
 
 /* Record field by name / index for reading: NULL when v (seen through a
- * union) is not a record or has no such field.  An unset field reads as
- * NULL too.  Borrowed. */
+ * union) is not a record or has no such field.  An unset field of a value
+ * built by hand reads as NULL too (decoded values are always complete).
+ * Borrowed. */
 const floe_avro_value_t *floe_avro_get(const floe_avro_value_t *v, const char *name);
 const floe_avro_value_t *floe_avro_get_at(const floe_avro_value_t *v, size_t i);
 
@@ -338,7 +345,8 @@ int floe_avro_value_to_json(const floe_avro_value_t *v, floe_buf_t *out,
 /* ------------------------------------------------------------------ */
 
 /* Append the Avro binary encoding of v to out.  Fails (-1, err naming the
- * path of the field) on an unset field without default or nullable type. */
+ * path of the field; out unchanged) on an unset field that has no default
+ * and is not nullable, an array, a map or a record (see the top). */
 int floe_avro_encode(const floe_avro_value_t *v, floe_buf_t *out, floe_err_t *err);
 
 /* Decode one datum of schema s from *in, advancing it past the datum.
@@ -498,7 +506,8 @@ bool floe_avro_reader_meta(const floe_avro_reader_t *r, const char *key,
                            floe_slice_t *val);
 
 /* Next datum, allocated in arena a (which the caller may reset between
- * calls).  Returns 1 with *out set, 0 at the clean end of the file, -1 on
+ * calls; resetting after every datum is fastest, as floe_arena_reset keeps
+ * only the arena's first block).  Returns 1 with *out set, 0 at the clean end of the file, -1 on
  * error (truncated or corrupt block, bad sync marker, decode error; the
  * reader stays failed). */
 int floe_avro_reader_next(floe_avro_reader_t *r, floe_arena_t *a,

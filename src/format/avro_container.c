@@ -29,6 +29,7 @@ struct floe_avro_writer {
     char *schema_json;   /* header avro.schema (ours, or the caller's text) */
     floe_buf_t out;      /* file bytes not yet given to the sink */
     floe_buf_t block;    /* encoded datums of the open block */
+    floe_codec_ctx_t *codec;  /* compression contexts, reused per block */
     uint64_t block_count, count, produced;
     bool header_done, finished, failed;
 };
@@ -68,6 +69,10 @@ int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
         return floe_err_set(err, FLOE_EINVAL, "avro writer: bad codec %d", c);
     }
     if (!w->o.block_bytes) w->o.block_bytes = 64 * 1024;
+    if (w->o.codec != FLOE_AVRO_CODEC_NULL && !(w->codec = floe_codec_ctx_new(w->o.level))) {
+        free(w);
+        return w_oom(err);
+    }
     if (w->o.sync) memcpy(w->sync, w->o.sync, 16);
     else random_sync(w->sync);
     w->o.sync = NULL;
@@ -178,7 +183,7 @@ static int flush_block(floe_avro_writer_t *w, floe_err_t *err)
     const uint8_t *data = w->block.data;
     size_t n = w->block.len;
     if (w->o.codec != FLOE_AVRO_CODEC_NULL) {
-        if (avro_codec_compress(w->o.codec, w->o.level, w->block.data, w->block.len, &z, err) != 0) {
+        if (avro_codec_compress(w->codec, w->o.codec, w->block.data, w->block.len, &z, err) != 0) {
             floe_buf_free(&z);
             return -1;
         }
@@ -258,6 +263,7 @@ void floe_avro_writer_free(floe_avro_writer_t *w)
     free(w->schema_json);
     floe_buf_free(&w->out);
     floe_buf_free(&w->block);
+    floe_codec_ctx_free(w->codec);
     free(w);
 }
 
@@ -305,6 +311,7 @@ struct floe_avro_reader {
     size_t max_block_bytes;
     uint64_t max_block_count;
     floe_buf_t block;          /* decompressed block */
+    floe_codec_ctx_t *ctx;     /* decompression contexts, reused per block */
     floe_slice_t cur;          /* undecoded rest of the block */
     uint64_t remaining;        /* datums left in the block */
     uint64_t block_no;
@@ -466,7 +473,10 @@ static int next_block(floe_avro_reader_t *r, floe_err_t *err)
         r->cur = floe_slice(data, (size_t)size);
     } else {
         floe_buf_reset(&r->block);
-        if (avro_codec_decompress(r->codec, data, (size_t)size, r->max_block_bytes, &r->block, err) != 0)
+        if (!r->ctx && !(r->ctx = floe_codec_ctx_new(0)))
+            return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
+        if (avro_codec_decompress(r->ctx, r->codec, data, (size_t)size, r->max_block_bytes, &r->block,
+                                  err) != 0)
             return -1;
         r->cur = floe_buf_slice(&r->block);
     }
@@ -512,5 +522,6 @@ void floe_avro_reader_free(floe_avro_reader_t *r)
     floe_avro_resolver_free(r->res);
     floe_avro_schema_free(r->schema);
     floe_buf_free(&r->block);
+    floe_codec_ctx_free(r->ctx);
     free(r);
 }

@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "format/avro.h"
+#include "format/compress.h"
 
 /* Nesting deeper than this is refused when parsing schemas and decoding
  * data (recursive schemas could otherwise exhaust the stack). */
@@ -76,20 +77,17 @@ struct floe_avro_value {
     } u;
 };
 
-/* avro_value.c */
-/* Initialize *v in place for schema s (what floe_avro_value_new does). */
-int avro_value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_schema_t *s);
-/* Build a value of schema s from a JSON default; -1 when it does not fit. */
+/* avro_json.c */
+/* Build a value of schema s from a JSON default (allocated in a); -1 when
+ * it does not fit the schema. */
 int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s,
                          const json_t *j, floe_avro_value_t **out, int depth);
-/* Default value of field f of record s (built on demand), or NULL. */
+/* Default value of field i of record s (built once, while parsing, in the
+ * schema root's arena), or NULL when there is none or it does not fit. */
 const floe_avro_value_t *avro_field_default(const floe_avro_schema_t *s, size_t i);
-/* Whether value type t (of writer-shaped data) fits schema node s without
- * conversion. */
-bool avro_schema_is_primitive(floe_avro_type_t t);
-/* Set the union branch i on v (allocating its value); NULL on failure. */
-floe_avro_value_t *avro_union_choose(floe_avro_value_t *v, int i);
-/* Room for one more array item / map entry. */
+
+/* avro_value.c: room for one more array item / map entry; -1 when the
+ * arena is out of memory. */
 int avro_array_grow(floe_avro_value_t *v);
 int avro_map_grow(floe_avro_value_t *v);
 
@@ -105,12 +103,12 @@ int avro_read_long(floe_slice_t *in, int64_t *out, floe_err_t *err);
 int avro_put_long(floe_buf_t *b, int64_t v);
 int avro_put_bytes(floe_buf_t *b, const void *p, size_t n);
 
-/* avro_codec.c: compress appends to out; decompress appends at most
- * max_out bytes to out (more is FLOE_ECORRUPT: a block bigger than the
- * reader allows). */
-int avro_codec_compress(floe_avro_codec_t c, int level, const uint8_t *p, size_t n,
+/* avro_codec.c, over format/compress.h (ctx: the caller's, may be NULL):
+ * compress appends to out; decompress appends at most max_out bytes to out
+ * (more is FLOE_ECORRUPT: a block bigger than the reader allows). */
+int avro_codec_compress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_t *p, size_t n,
                         floe_buf_t *out, floe_err_t *err);
-int avro_codec_decompress(floe_avro_codec_t c, const uint8_t *p, size_t n,
+int avro_codec_decompress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_t *p, size_t n,
                           size_t max_out, floe_buf_t *out, floe_err_t *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* Avro schemas: parsing from JSON (every attribute kept), writing back to
  * JSON, the Parsing Canonical Form, and accessors. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +14,6 @@ const char *floe_avro_type_name(floe_avro_type_t t)
 {
     if ((unsigned)t < sizeof type_names / sizeof type_names[0]) return type_names[t];
     return "unknown";
-}
-
-bool avro_schema_is_primitive(floe_avro_type_t t)
-{
-    return t <= FLOE_AVRO_STRING;
 }
 
 static int primitive_type(const char *s)
@@ -705,21 +701,24 @@ char *floe_avro_schema_canonical(const floe_avro_schema_t *s, floe_err_t *err)
 
 #define RABIN_EMPTY 0xc15d213aa4d7a795ull
 
+static uint64_t rabin_table[256];
+static pthread_once_t rabin_once = PTHREAD_ONCE_INIT;
+
+static void rabin_init(void)
+{
+    for (int i = 0; i < 256; i++) {
+        uint64_t fp = (uint64_t)i;
+        for (int j = 0; j < 8; j++) fp = (fp >> 1) ^ (RABIN_EMPTY & (0 - (fp & 1)));
+        rabin_table[i] = fp;
+    }
+}
+
 uint64_t floe_avro_fingerprint64(const void *p, size_t n)
 {
-    static uint64_t table[256];
-    static bool ready; /* benign race: every thread computes the same table */
-    if (!ready) {
-        for (int i = 0; i < 256; i++) {
-            uint64_t fp = (uint64_t)i;
-            for (int j = 0; j < 8; j++) fp = (fp >> 1) ^ (RABIN_EMPTY & (0 - (fp & 1)));
-            table[i] = fp;
-        }
-        __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
-    }
+    pthread_once(&rabin_once, rabin_init);
     const uint8_t *b = p;
     uint64_t fp = RABIN_EMPTY;
-    for (size_t i = 0; i < n; i++) fp = (fp >> 8) ^ table[(fp ^ b[i]) & 0xff];
+    for (size_t i = 0; i < n; i++) fp = (fp >> 8) ^ rabin_table[(fp ^ b[i]) & 0xff];
     return fp;
 }
 

@@ -28,11 +28,6 @@ static int value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_sch
     return 0;
 }
 
-int avro_value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_schema_t *s)
-{
-    return value_init(v, a, s, 0);
-}
-
 floe_avro_value_t *floe_avro_value_new(floe_arena_t *a, const floe_avro_schema_t *s)
 {
     floe_avro_value_t *v = floe_arena_alloc(a, sizeof *v);
@@ -40,10 +35,14 @@ floe_avro_value_t *floe_avro_value_new(floe_arena_t *a, const floe_avro_schema_t
     return v;
 }
 
-const floe_avro_schema_t *floe_avro_value_schema(const floe_avro_value_t *v) { return v->s; }
+const floe_avro_schema_t *floe_avro_value_schema(const floe_avro_value_t *v)
+{
+    return v ? v->s : NULL;
+}
 
 const floe_avro_value_t *floe_avro_value_unwrap(const floe_avro_value_t *v)
 {
+    if (!v) return NULL;
     if (v->s->type != FLOE_AVRO_UNION) return v;
     return v->set ? v->u.un.val : NULL;
 }
@@ -65,10 +64,10 @@ bool floe_avro_value_is_null(const floe_avro_value_t *v)
 
 int floe_avro_value_branch(const floe_avro_value_t *v)
 {
-    return v->s->type == FLOE_AVRO_UNION && v->set ? v->u.un.branch : -1;
+    return v && v->s->type == FLOE_AVRO_UNION && v->set ? v->u.un.branch : -1;
 }
 
-floe_avro_value_t *avro_union_choose(floe_avro_value_t *v, int i)
+static floe_avro_value_t *union_choose(floe_avro_value_t *v, int i)
 {
     if (v->set && v->u.un.branch == i) return v->u.un.val;
     floe_avro_value_t *b = floe_arena_alloc(v->arena, sizeof *b);
@@ -81,12 +80,16 @@ floe_avro_value_t *avro_union_choose(floe_avro_value_t *v, int i)
 
 floe_avro_value_t *floe_avro_set_branch(floe_avro_value_t *v, int i, floe_err_t *err)
 {
+    if (!v) {
+        floe_err_set(err, FLOE_EINVAL, "avro: no value to choose a branch of (a missing field?)");
+        return NULL;
+    }
     if (v->s->type != FLOE_AVRO_UNION || i < 0 || (size_t)i >= v->s->n_branches) {
         floe_err_set(err, FLOE_EINVAL, "avro: no union branch %d in %s", i,
                      floe_avro_type_name(v->s->type));
         return NULL;
     }
-    floe_avro_value_t *b = avro_union_choose(v, i);
+    floe_avro_value_t *b = union_choose(v, i);
     if (!b) floe_err_set(err, FLOE_ENOMEM, "avro: out of memory");
     return b;
 }
@@ -115,6 +118,10 @@ static bool fits(const floe_avro_schema_t *s, const want_t *w)
 static floe_avro_value_t *target(floe_avro_value_t *v, const want_t *w, size_t nw,
                                  const char *what, floe_err_t *err)
 {
+    if (!v) {
+        floe_err_set(err, FLOE_EINVAL, "avro: no value to store %s in (a missing field?)", what);
+        return NULL;
+    }
     if (v->s->type != FLOE_AVRO_UNION) {
         for (size_t k = 0; k < nw; k++)
             if (fits(v->s, &w[k])) return v;
@@ -129,7 +136,7 @@ static floe_avro_value_t *target(floe_avro_value_t *v, const want_t *w, size_t n
     for (size_t k = 0; k < nw; k++)
         for (size_t i = 0; i < v->s->n_branches; i++)
             if (fits(v->s->branches[i], &w[k])) {
-                floe_avro_value_t *b = avro_union_choose(v, (int)i);
+                floe_avro_value_t *b = union_choose(v, (int)i);
                 if (!b) floe_err_set(err, FLOE_ENOMEM, "avro: out of memory");
                 return b;
             }
@@ -322,6 +329,7 @@ floe_avro_value_t *floe_avro_field_at(floe_avro_value_t *v, size_t i)
 
 floe_avro_value_t *floe_avro_field(floe_avro_value_t *v, const char *name)
 {
+    if (!v) return NULL;
     const floe_avro_schema_t *s = v->s;
     if (s->type == FLOE_AVRO_UNION) {
         /* the record branch that has this field */
@@ -332,7 +340,7 @@ floe_avro_value_t *floe_avro_field(floe_avro_value_t *v, const char *name)
             for (size_t i = 0; i < s->n_branches; i++)
                 if (s->branches[i]->type == FLOE_AVRO_RECORD &&
                     floe_avro_schema_field_index(s->branches[i], name) >= 0) {
-                    if (!avro_union_choose(v, (int)i)) return NULL;
+                    if (!union_choose(v, (int)i)) return NULL;
                     s = s->branches[i];
                     break;
                 }
@@ -345,7 +353,9 @@ floe_avro_value_t *floe_avro_field(floe_avro_value_t *v, const char *name)
 static floe_avro_value_t *rec_field(floe_avro_value_t *v, const char *name, floe_err_t *err)
 {
     floe_avro_value_t *f = floe_avro_field(v, name);
-    if (!f)
+    if (!f && !v)
+        floe_err_set(err, FLOE_EINVAL, "avro: no record to set field \"%s\" in (a missing field?)", name);
+    else if (!f)
         floe_err_set(err, FLOE_EINVAL, "avro: record %s has no field \"%s\"",
                      v->s->fullname ? v->s->fullname : floe_avro_type_name(v->s->type), name);
     return f;
@@ -593,7 +603,8 @@ const floe_avro_value_t *floe_avro_get_at(const floe_avro_value_t *v, size_t i)
     const floe_avro_value_t *u = floe_avro_value_unwrap(v);
     if (!u || u->s->type != FLOE_AVRO_RECORD || i >= u->s->n_fields) return NULL;
     const floe_avro_value_t *f = &u->u.fields[i];
-    if (!f->set && f->s->type != FLOE_AVRO_RECORD) return NULL;
+    floe_avro_type_t t = f->s->type;
+    if (!f->set && t != FLOE_AVRO_RECORD && t != FLOE_AVRO_ARRAY && t != FLOE_AVRO_MAP) return NULL;
     return f;
 }
 

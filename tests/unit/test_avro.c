@@ -423,6 +423,15 @@ static void setters_choose_branches_and_check(void)
                     "[{\"key\":1,\"value\":100},{\"key\":2,\"value\":200}],\"split_offsets\":null,"
                     "\"props\":{\"k\":\"v\"}}}"));
     floe_buf_free(&js);
+    /* missing fields read as null and fail to write, without crashing */
+    CHECK(floe_avro_get(back, "nosuch") == NULL);
+    CHECK_EQ(floe_avro_array_len(floe_avro_get(floe_avro_get(back, "nosuch"), "x")), 0);
+    CHECK(floe_avro_value_is_null(floe_avro_get(back, "nosuch")));
+    CHECK_EQ(floe_avro_get_long(floe_avro_get(back, "nosuch"), &x, &err), -1);
+    CHECK_EQ(floe_avro_rec_set_int(floe_avro_field(e, "nosuch"), "x", 1, &err), -1);
+    CHECK(strstr(err.msg, "missing field") != NULL);
+    CHECK(floe_avro_array_append(floe_avro_field(e, "nosuch"), &err) == NULL);
+    CHECK_EQ(floe_avro_set_long(NULL, 1, &err), -1);
     /* a long that does not fit an int; bytes of the wrong fixed size */
     floe_avro_schema_t *fx = parse("{\"type\":\"fixed\",\"name\":\"f\",\"size\":2}");
     floe_avro_value_t *fv = floe_avro_value_new(&a, fx);
@@ -1020,7 +1029,55 @@ static void canonical_and_fingerprint_vectors(void)
     CHECK_EQ(err.code, FLOE_ECORRUPT);
 }
 
-TEST_MAIN(RUN(canonical_and_fingerprint_vectors); RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
+/* Blocks larger than the codecs' internal chunks (several MiB), and the
+ * reader's block cap. */
+static void container_big_blocks(void)
+{
+    floe_avro_schema_t *s = parse("\"bytes\"");
+    floe_err_t err = {0};
+    size_t n = 3u << 20;
+    uint8_t *big = malloc(n);
+    uint32_t x = 7;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        big[i] = (uint8_t)((i % 1000) < 500 ? 'a' : (x >> 24)); /* half compressible */
+    }
+    floe_arena_t a;
+    floe_arena_init(&a, 0, 0);
+    floe_avro_value_t *v = floe_avro_value_new(&a, s);
+    CHECK_EQ(floe_avro_set_bytes(v, big, n, &err), 0);
+    for (int c = FLOE_AVRO_CODEC_NULL; c <= FLOE_AVRO_CODEC_ZSTD; c++) {
+        floe_avro_writer_opts_t o = FLOE_AVRO_WRITER_OPTS_INIT;
+        o.codec = (floe_avro_codec_t)c;
+        const floe_avro_value_t *vals[2] = {v, v};
+        uint8_t *file;
+        size_t len;
+        CHECK_EQ(floe_avro_write_file(s, &o, NULL, NULL, 0, vals, 2, &file, &len, &err), 0);
+        floe_avro_reader_t *r;
+        CHECK_EQ(floe_avro_reader_open(&r, file, len, NULL, &err), 0);
+        floe_avro_value_t *back;
+        int k = 0;
+        while (floe_avro_reader_next(r, &a, &back, &err) == 1) {
+            CHECK(floe_avro_value_equal(v, back));
+            k++;
+        }
+        CHECK_EQ(k, 2);
+        floe_avro_reader_free(r);
+        /* a reader capped below the block size refuses it, clearly */
+        floe_avro_reader_opts_t ro = FLOE_AVRO_READER_OPTS_INIT;
+        ro.max_block_bytes = 1u << 20;
+        CHECK_EQ(floe_avro_reader_open(&r, file, len, &ro, &err), 0);
+        CHECK_EQ(floe_avro_reader_next(r, &a, &back, &err), -1);
+        CHECK(strstr(err.msg, "limit") != NULL || strstr(err.msg, "block size") != NULL);
+        floe_avro_reader_free(r);
+        free(file);
+    }
+    free(big);
+    floe_arena_free(&a);
+    floe_avro_schema_free(s);
+}
+
+TEST_MAIN(RUN(container_big_blocks); RUN(canonical_and_fingerprint_vectors); RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
           RUN(schema_errors_are_clear); RUN(binary_spec_vectors); RUN(values_round_trip);
           RUN(setters_choose_branches_and_check); RUN(corrupt_datums_rejected);
           RUN(container_round_trip); RUN(container_sink_and_empty);
