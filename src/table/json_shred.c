@@ -845,10 +845,17 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
         s.ev_parent = s.ev_sub = s.ev_widen = NULL;
         ws(&s);
         if (s.p >= s.end || *s.p != '{') {
-            rc = s.p >= s.end ? syntax(&s, "empty value")
-                              : floe_err_set(err, FLOE_EINVAL,
-                                             "JSON value is %s, not an object",
-                                             json_kind(*s.p));
+            /* not an object: say so only when it is valid JSON at all */
+            const uint8_t *v = s.p;
+            if (s.p >= s.end) {
+                rc = syntax(&s, "empty value");
+            } else if (skip_value(&s) == 0) {
+                ws(&s);
+                rc = s.p != s.end ? syntax(&s, "trailing bytes after the value")
+                                  : floe_err_set(err, FLOE_EINVAL, "JSON value is %s, not an object",
+                                                 json_kind(*v));
+            }
+            rc = -1;
             break;
         }
         bool is_root = parent == &r->root;

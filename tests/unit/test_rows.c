@@ -193,6 +193,10 @@ static void bad_rows_leave_nothing(void)
     }
     CHECK_EQ(add(r, "[1,2]", &e), -1);
     CHECK_EQ(e.code, FLOE_EINVAL);
+    CHECK(strstr(e.msg, "is an array, not an object") != NULL);
+    CHECK_EQ(add(r, "this is not json", &e), -1); /* not "a boolean" */
+    CHECK_EQ(e.code, FLOE_ECORRUPT);
+    CHECK(strstr(e.msg, "invalid JSON at byte 0") != NULL);
     CHECK_EQ(add(r, "{\"a\":1,\"a\":2}", &e), -1);
     CHECK(strstr(e.msg, "duplicate key 'a'") != NULL);
     CHECK_EQ(add(r, "{\"s\":{\"x\":1}}", &e), -1);
