@@ -402,10 +402,11 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
         if (s->parent_id >= 0) snprintf(par, sizeof par, "%lld", (long long)s->parent_id);
         else snprintf(par, sizeof par, "-");
         const char *fo = floe_ice_props_get(&s->summary, "floe.offsets");
-        printf("%c %-20lld %-20s %-24s %-10s %12lld %8lld  %s\n", s->snapshot_id == md->current_snapshot_id ? '*' : ' ',
+        const char *ar = floe_ice_props_get(&s->summary, "added-records");
+        const char *af = floe_ice_props_get(&s->summary, "added-data-files");
+        printf("%c %-20lld %-20s %-24s %-10s %12s %8s  %s\n", s->snapshot_id == md->current_snapshot_id ? '*' : ' ',
                (long long)s->snapshot_id, par, floe_cli_time_ms(s->timestamp_ms, tb, sizeof tb),
-               s->operation ? s->operation : "?", (long long)summary_i64(s, "added-records"),
-               (long long)summary_i64(s, "added-data-files"), fo ? fo : "-");
+               s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0", fo ? fo : "-");
     }
     if (!md->nsnapshots) printf("(no snapshots: nothing committed yet)\n");
     free(ss);
