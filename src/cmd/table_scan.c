@@ -535,6 +535,113 @@ static void free_cursors(file_scan_t *fs)
     memset(fs->cur, 0, (size_t)fs->ncols * sizeof *fs->cur);
 }
 
+/* A top-level column to print: its name, its Parquet node (-1: the file
+ * lacks it, print null) and its schema type (NULL: unknown). */
+typedef struct top_col {
+    const char *name;
+    int node;
+    const floe_ice_type_t *type;
+} top_col_t;
+
+int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what, const floe_ice_schema_t *schema,
+                          const int64_t *dels, size_t ndels, int64_t *left, FILE *out, floe_err_t *err)
+{
+    floe_buf_t line = FLOE_BUF_INIT;
+    file_scan_t fs = {0};
+    top_col_t *top = NULL;
+    int rc = -1;
+    floe_pq_reader_t *r = floe_pq_reader_open(data, len, err);
+    if (!r) {
+        floe_err_wrap(err, "%s", what);
+        return -1;
+    }
+    fs.ps = floe_pq_reader_schema(r);
+    int nn = floe_pq_schema_num_nodes(fs.ps);
+    fs.ncols = floe_pq_schema_num_columns(fs.ps);
+    size_t ntop = schema ? schema->root->nfields : (size_t)floe_pq_schema_num_children(fs.ps, -1);
+    fs.ni = calloc((size_t)nn + 1, sizeof *fs.ni);
+    fs.cur = calloc((size_t)fs.ncols + 1, sizeof *fs.cur);
+    top = calloc(ntop + 1, sizeof *top);
+    if (!fs.ni || !fs.cur || !top) goto oom;
+    /* nodes come parent-first, so parents' levels are known in time */
+    for (int i = 0; i < nn; i++) {
+        const floe_pq_node_t *n = floe_pq_schema_node(fs.ps, i);
+        int pd = n->parent >= 0 ? fs.ni[n->parent].def : 0, pr = n->parent >= 0 ? fs.ni[n->parent].rep : 0;
+        fs.ni[i].def = pd + (n->rep != FLOE_PQ_REQUIRED);
+        fs.ni[i].rep = pr + (n->rep == FLOE_PQ_REPEATED);
+        int first = -1;
+        fs.ni[i].ncols = floe_pq_schema_columns_under(fs.ps, i, &first, 1);
+        fs.ni[i].first_col = first;
+    }
+    for (size_t f = 0; f < ntop; f++) {
+        if (schema) {
+            const floe_ice_field_t *fld = &schema->root->fields[f];
+            int node = floe_pq_schema_find_field(fs.ps, fld->id);
+            top[f] = (top_col_t){fld->name, node >= 0 && floe_pq_schema_node(fs.ps, node)->parent == -1 ? node : -1,
+                                 fld->type};
+        } else {
+            int node = floe_pq_schema_child(fs.ps, -1, (int)f);
+            top[f] = (top_col_t){floe_pq_schema_node(fs.ps, node)->name, node, NULL};
+        }
+    }
+    int64_t row_in_file = 0;
+    size_t di = 0;
+    for (int rg = 0; rg < floe_pq_reader_num_row_groups(r) && *left != 0; rg++) {
+        int64_t nrows = floe_pq_reader_row_group_rows(r, rg);
+        for (size_t f = 0; f < ntop; f++) {
+            if (top[f].node < 0) continue;
+            const node_info_t *ni = &fs.ni[top[f].node];
+            for (int k = 0; k < ni->ncols; k++) {
+                cursor_t *c = &fs.cur[ni->first_col + k];
+                if (c->loaded) continue;
+                if (floe_pq_read_column(r, rg, ni->first_col + k, &c->col, err)) {
+                    floe_err_wrap(err, "%s", what);
+                    goto fail;
+                }
+                c->loaded = true;
+            }
+        }
+        for (int64_t row = 0; row < nrows && *left != 0; row++, row_in_file++) {
+            line.len = 0;
+            if (floe_buf_append_u8(&line, '{')) goto oom;
+            for (size_t f = 0; f < ntop; f++) {
+                if ((f && floe_buf_append_u8(&line, ',')) || floe_cli_json_str(&line, top[f].name, strlen(top[f].name)) ||
+                    floe_buf_append_u8(&line, ':'))
+                    goto oom;
+                if (top[f].node < 0) {
+                    if (floe_buf_append_str(&line, "null")) goto oom;
+                } else if (read_field(&fs, top[f].node, top[f].type, &line, 0, err)) {
+                    floe_err_wrap(err, "%s row %lld", what, (long long)row_in_file);
+                    goto fail;
+                }
+            }
+            if (floe_buf_append_str(&line, "}\n")) goto oom;
+            while (di < ndels && dels[di] < row_in_file) di++;
+            if (di < ndels && dels[di] == row_in_file) continue;
+            if (fwrite(line.data, 1, line.len, out) != line.len) {
+                floe_err_errno(err, errno, "writing the rows");
+                goto fail;
+            }
+            if (*left > 0) (*left)--;
+        }
+        free_cursors(&fs);
+    }
+    rc = 0;
+    goto done;
+oom:
+    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+fail:
+    if (fs.cur) free_cursors(&fs);
+done:
+    free(top);
+    floe_pq_reader_free(r);
+    free(fs.ni);
+    free(fs.cur);
+    floe_buf_free(&fs.scratch);
+    floe_buf_free(&line);
+    return rc;
+}
+
 /* Print the rows of one data file; *left counts down the limit. */
 static int scan_file(floe_fileio_t *io, const floe_ice_scan_task_t *t, const floe_ice_schema_t *schema,
                      int64_t *left, FILE *out, floe_err_t *err)
@@ -546,97 +653,9 @@ static int scan_file(floe_fileio_t *io, const floe_ice_scan_task_t *t, const flo
     int64_t *dels = NULL;
     size_t ndels = 0;
     if (load_pos_deletes(io, t, path, &dels, &ndels, err)) return -1;
-    floe_buf_t data = FLOE_BUF_INIT, line = FLOE_BUF_INIT;
-    file_scan_t fs = {0};
-    int rc = -1;
-    if (floe_fileio_read(io, path, 0, &data, err)) goto out;
-    floe_pq_reader_t *r = floe_pq_reader_open(data.data, data.len, err);
-    if (!r) {
-        floe_err_wrap(err, "%s", path);
-        goto out;
-    }
-    fs.ps = floe_pq_reader_schema(r);
-    int nn = floe_pq_schema_num_nodes(fs.ps);
-    fs.ncols = floe_pq_schema_num_columns(fs.ps);
-    fs.ni = calloc((size_t)nn + 1, sizeof *fs.ni);
-    fs.cur = calloc((size_t)fs.ncols + 1, sizeof *fs.cur);
-    int *top = calloc(schema->root->nfields + 1, sizeof *top);
-    if (!fs.ni || !fs.cur || !top) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
-        goto out_r;
-    }
-    /* nodes come parent-first, so parents' levels are known in time */
-    for (int i = 0; i < nn; i++) {
-        const floe_pq_node_t *n = floe_pq_schema_node(fs.ps, i);
-        int pd = n->parent >= 0 ? fs.ni[n->parent].def : 0, pr = n->parent >= 0 ? fs.ni[n->parent].rep : 0;
-        fs.ni[i].def = pd + (n->rep != FLOE_PQ_REQUIRED);
-        fs.ni[i].rep = pr + (n->rep == FLOE_PQ_REPEATED);
-        int first = -1;
-        fs.ni[i].ncols = floe_pq_schema_columns_under(fs.ps, i, &first, 1);
-        fs.ni[i].first_col = first;
-    }
-    for (size_t f = 0; f < schema->root->nfields; f++) {
-        int node = floe_pq_schema_find_field(fs.ps, schema->root->fields[f].id);
-        top[f] = node >= 0 && floe_pq_schema_node(fs.ps, node)->parent == -1 ? node : -1;
-    }
-    int64_t row_in_file = 0;
-    size_t di = 0;
-    for (int rg = 0; rg < floe_pq_reader_num_row_groups(r) && *left != 0; rg++) {
-        int64_t nrows = floe_pq_reader_row_group_rows(r, rg);
-        for (size_t f = 0; f < schema->root->nfields; f++) {
-            if (top[f] < 0) continue;
-            const node_info_t *ni = &fs.ni[top[f]];
-            for (int k = 0; k < ni->ncols; k++) {
-                cursor_t *c = &fs.cur[ni->first_col + k];
-                if (floe_pq_read_column(r, rg, ni->first_col + k, &c->col, err)) {
-                    floe_err_wrap(err, "%s", path);
-                    free_cursors(&fs);
-                    goto out_r;
-                }
-                c->loaded = true;
-            }
-        }
-        for (int64_t row = 0; row < nrows && *left != 0; row++, row_in_file++) {
-            line.len = 0;
-            if (floe_buf_append_u8(&line, '{')) goto oom;
-            for (size_t f = 0; f < schema->root->nfields; f++) {
-                const floe_ice_field_t *fld = &schema->root->fields[f];
-                if ((f && floe_buf_append_u8(&line, ',')) || floe_cli_json_str(&line, fld->name, strlen(fld->name)) ||
-                    floe_buf_append_u8(&line, ':'))
-                    goto oom;
-                if (top[f] < 0) {
-                    if (floe_buf_append_str(&line, "null")) goto oom;
-                } else if (read_field(&fs, top[f], fld->type, &line, 0, err)) {
-                    floe_err_wrap(err, "%s row %lld", path, (long long)row_in_file);
-                    free_cursors(&fs);
-                    goto out_r;
-                }
-            }
-            if (floe_buf_append_str(&line, "}\n")) goto oom;
-            while (di < ndels && dels[di] < row_in_file) di++;
-            if (di < ndels && dels[di] == row_in_file) continue;
-            if (fwrite(line.data, 1, line.len, out) != line.len) {
-                floe_err_errno(err, errno, "writing the rows");
-                free_cursors(&fs);
-                goto out_r;
-            }
-            if (*left > 0) (*left)--;
-        }
-        free_cursors(&fs);
-    }
-    rc = 0;
-    goto out_r;
-oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    free_cursors(&fs);
-out_r:
-    free(top);
-    floe_pq_reader_free(r);
-out:
-    free(fs.ni);
-    free(fs.cur);
-    floe_buf_free(&fs.scratch);
-    floe_buf_free(&line);
+    floe_buf_t data = FLOE_BUF_INIT;
+    int rc = floe_fileio_read(io, path, 0, &data, err);
+    if (!rc) rc = floe_cli_scan_parquet(data.data, data.len, path, schema, dels, ndels, left, out, err);
     floe_buf_free(&data);
     free(dels);
     return rc;
