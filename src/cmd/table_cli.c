@@ -432,6 +432,7 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
     o->limit = -1;
     if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (list, describe, scan, history)");
     o->sub = argv[2];
+    if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
         const char *arg = argv[i];
         if (arg[0] != '-' || !arg[1]) {

@@ -518,6 +518,7 @@ static int parse_args(int argc, char **argv, topic_opts_t *o, floe_err_t *err)
     if (!o->bootstrap || !*o->bootstrap) o->bootstrap = "127.0.0.1:9092";
     if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (create, list, describe, alter, delete)");
     o->sub = argv[2];
+    if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
         const char *arg = argv[i];
         if (arg[0] != '-' || !arg[1]) {
