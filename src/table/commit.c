@@ -227,9 +227,12 @@ static int remove_orphans(tout_t *o, floe_fileio_t *io, size_t *removed, floe_er
         size_t n;
         if (floe_fileio_list(io, dir, &names, &n, err) < 0) goto out;
         for (size_t i = 0; i < n; i++) {
+            /* data/ holds only files floe wrote: whatever no snapshot
+             * references goes, temp files of interrupted writes included;
+             * in metadata/ the unreferenced manifests and temp files */
             size_t len = strlen(names[i]);
-            bool candidate = d == 0 ? len > 8 && !strcmp(names[i] + len - 8, ".parquet")
-                                    : len > 5 && !strcmp(names[i] + len - 5, ".avro");
+            bool tmp = names[i][0] == '.' && len > 4 && !strcmp(names[i] + len - 4, ".tmp");
+            bool candidate = d == 0 || tmp || (len > 5 && !strcmp(names[i] + len - 5, ".avro"));
             if (!candidate) continue;
             char path[1400];
             snprintf(path, sizeof path, "%s/%s", dir, names[i]);
