@@ -121,6 +121,25 @@ char *floe_avro_schema_to_json(const floe_avro_schema_t *s, floe_err_t *err);
  * result with free(); NULL on allocation failure. */
 char *floe_avro_schema_canonical(const floe_avro_schema_t *s, floe_err_t *err);
 
+/* The spec's 64-bit Rabin fingerprint (CRC-64-AVRO) of n bytes, and of a
+ * schema's Parsing Canonical Form (what single-object encoding and schema
+ * registries key schemas by).  The schema form returns 0, or -1 on
+ * allocation failure. */
+uint64_t floe_avro_fingerprint64(const void *p, size_t n);
+int floe_avro_schema_fingerprint64(const floe_avro_schema_t *s, uint64_t *out,
+                                   floe_err_t *err);
+
+/* Single-object encoding: C3 01, the writer schema's fingerprint (8 bytes,
+ * little-endian), then the datum.  _header writes the 10 header bytes into
+ * out; _parse checks them in p[0..n) and returns the fingerprint in *fp,
+ * 0 on success or -1 (FLOE_ECORRUPT / FLOE_ETRUNC) when p does not start
+ * with one.  The datum follows at p + FLOE_AVRO_SINGLE_OBJECT_HEADER. */
+#define FLOE_AVRO_SINGLE_OBJECT_HEADER 10
+void floe_avro_single_object_header(uint64_t fingerprint,
+                                    uint8_t out[FLOE_AVRO_SINGLE_OBJECT_HEADER]);
+int floe_avro_single_object_parse(const uint8_t *p, size_t n, uint64_t *fp,
+                                  floe_err_t *err);
+
 floe_avro_type_t floe_avro_schema_type(const floe_avro_schema_t *s);
 floe_avro_logical_t floe_avro_schema_logical(const floe_avro_schema_t *s);
 /* "null", "boolean", ..., "fixed". Never NULL. */

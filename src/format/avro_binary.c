@@ -12,9 +12,16 @@
 
 int avro_put_long(floe_buf_t *b, int64_t v)
 {
-    uint8_t tmp[FLOE_VARINT64_MAX_LEN];
-    size_t n = floe_varlong_encode(tmp, v);
-    return floe_buf_append(b, tmp, n);
+    if (floe_buf_reserve(b, FLOE_VARINT64_MAX_LEN) != 0) return -1;
+    uint64_t z = floe_zigzag64(v);
+    uint8_t *p = b->data + b->len;
+    while (z >= 0x80) {
+        *p++ = (uint8_t)(z | 0x80);
+        z >>= 7;
+    }
+    *p++ = (uint8_t)z;
+    b->len = (size_t)(p - b->data);
+    return 0;
 }
 
 int avro_put_bytes(floe_buf_t *b, const void *p, size_t n)
@@ -268,23 +275,32 @@ static int dec_array(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t
         if (read_block_count(in, s->items, so_far, &count, &bytes, err) != 0) return -1;
         if (count == 0) return 0;
         size_t total = (size_t)so_far + count;
+        size_t cap = is_map ? v->u.map.cap : v->u.arr.cap;
         floe_avro_value_t *vals = floe_arena_alloc(a, count * sizeof *vals);
-        floe_avro_value_t **ptrs = floe_arena_alloc(a, total * sizeof *ptrs);
-        char **keys = is_map ? floe_arena_alloc(a, total * sizeof *keys) : NULL;
-        if (!vals || !ptrs || (is_map && !keys)) return nomem(err);
-        if (is_map) {
-            if (so_far) {
-                memcpy(ptrs, v->u.map.vals, so_far * sizeof *ptrs);
-                memcpy(keys, v->u.map.keys, so_far * sizeof *keys);
+        if (!vals) return nomem(err);
+        if (total > cap) {
+            /* grow geometrically: many small blocks stay linear in memory */
+            size_t ncap = cap * 2 > total ? cap * 2 : total;
+            floe_avro_value_t **ptrs = floe_arena_alloc(a, ncap * sizeof *ptrs);
+            char **keys = is_map ? floe_arena_alloc(a, ncap * sizeof *keys) : NULL;
+            if (!ptrs || (is_map && !keys)) return nomem(err);
+            if (is_map) {
+                if (so_far) {
+                    memcpy(ptrs, v->u.map.vals, so_far * sizeof *ptrs);
+                    memcpy(keys, v->u.map.keys, so_far * sizeof *keys);
+                }
+                v->u.map.vals = ptrs;
+                v->u.map.keys = keys;
+                v->u.map.cap = ncap;
+            } else {
+                if (so_far) memcpy(ptrs, v->u.arr.items, so_far * sizeof *ptrs);
+                v->u.arr.items = ptrs;
+                v->u.arr.cap = ncap;
             }
-            v->u.map.vals = ptrs;
-            v->u.map.keys = keys;
-            v->u.map.cap = total;
-        } else {
-            if (so_far) memcpy(ptrs, v->u.arr.items, so_far * sizeof *ptrs);
-            v->u.arr.items = ptrs;
-            v->u.arr.cap = total;
         }
+        floe_avro_value_t **ptrs = is_map ? v->u.map.vals : v->u.arr.items;
+        char **keys = is_map ? v->u.map.keys : NULL;
+        size_t start_len = in->len;
         for (size_t i = 0; i < count; i++) {
             if (is_map) {
                 size_t kn;
@@ -300,6 +316,11 @@ static int dec_array(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t
             if (is_map) v->u.map.n++;
             else v->u.arr.n++;
         }
+        /* a block that states its size must be exactly that long, so that
+         * skipping by size and decoding agree */
+        if (bytes >= 0 && (uint64_t)(start_len - in->len) != (uint64_t)bytes)
+            return floe_err_set(err, FLOE_ECORRUPT, "avro: %s block says %lld bytes, its items take %zu",
+                                is_map ? "map" : "array", (long long)bytes, start_len - in->len);
     }
 }
 

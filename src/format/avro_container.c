@@ -299,7 +299,7 @@ struct floe_avro_reader {
     floe_slice_t schema_json;
     floe_avro_codec_t codec;
     rmeta_t *meta;
-    size_t n_meta;
+    size_t n_meta, meta_cap;
     uint8_t sync[16];
     floe_avro_resolver_t *res;
     size_t max_block_bytes;
@@ -336,11 +336,17 @@ static int r_header(floe_avro_reader_t *r, floe_err_t *err)
         if ((uint64_t)count > in->len / 2 + 1)
             return floe_err_set(err, FLOE_ETRUNC, "avro container: metadata of %lld entries in %zu bytes",
                                 (long long)count, in->len);
-        rmeta_t *m = realloc(r->meta, (r->n_meta + (size_t)count) * sizeof *m);
-        if (!m) return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
-        r->meta = m;
         for (int64_t i = 0; i < count; i++) {
             int64_t kn, vn;
+            /* grow as entries arrive, not by the count the file claims */
+            if (r->n_meta == r->meta_cap) {
+                size_t cap = r->meta_cap ? r->meta_cap * 2 : 8;
+                rmeta_t *nm = realloc(r->meta, cap * sizeof *nm);
+                if (!nm) return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
+                r->meta = nm;
+                r->meta_cap = cap;
+            }
+            rmeta_t *m = r->meta;
             if (avro_read_long(in, &kn, err) != 0) return -1;
             if (kn < 0 || (uint64_t)kn > in->len)
                 return floe_err_set(err, kn < 0 ? FLOE_ECORRUPT : FLOE_ETRUNC,

@@ -239,13 +239,20 @@ static bool eq(const floe_avro_value_t *a, const floe_avro_value_t *b, int depth
         for (size_t i = 0; i < a->u.arr.n; i++)
             if (!eq(a->u.arr.items[i], b->u.arr.items[i], depth + 1)) return false;
         return true;
-    case FLOE_AVRO_MAP:
+    case FLOE_AVRO_MAP: {
         if (a->u.map.n != b->u.map.n) return false;
+        /* the same entries in the same order (decoded maps may repeat a key) */
+        bool inorder = true;
+        for (size_t i = 0; inorder && i < a->u.map.n; i++)
+            inorder = strcmp(a->u.map.keys[i], b->u.map.keys[i]) == 0 &&
+                      eq(a->u.map.vals[i], b->u.map.vals[i], depth + 1);
+        if (inorder) return true;
         for (size_t i = 0; i < a->u.map.n; i++) {
             const floe_avro_value_t *o = floe_avro_map_get(b, a->u.map.keys[i]);
-            if (!o || !eq(a->u.map.vals[i], o, depth + 1)) return false;
+            if (!o || !eq(floe_avro_map_get(a, a->u.map.keys[i]), o, depth + 1)) return false;
         }
         return true;
+    }
     case FLOE_AVRO_UNION: return false; /* unwrapped above */
     }
     return false;

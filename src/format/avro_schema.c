@@ -309,9 +309,8 @@ static int parse_union(pctx_t *c, json_t *j, const char *ns, int depth,
 {
     floe_avro_schema_t *n = node_new(c, FLOE_AVRO_UNION);
     if (!n) return -1;
-    size_t nb = json_array_size(j);
-    if (nb == 0) return floe_err_set(c->err, FLOE_EINVAL, "avro schema: empty union");
-    n->branches = calloc(nb, sizeof *n->branches);
+    size_t nb = json_array_size(j); /* an empty union is legal; it holds no value */
+    n->branches = calloc(nb ? nb : 1, sizeof *n->branches);
     if (!n->branches) return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
     for (size_t i = 0; i < nb; i++) {
         floe_avro_schema_t *b;
@@ -698,6 +697,58 @@ char *floe_avro_schema_to_json(const floe_avro_schema_t *s, floe_err_t *err)
 char *floe_avro_schema_canonical(const floe_avro_schema_t *s, floe_err_t *err)
 {
     return dump(s, true, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fingerprints and single-object encoding                              */
+/* ------------------------------------------------------------------ */
+
+#define RABIN_EMPTY 0xc15d213aa4d7a795ull
+
+uint64_t floe_avro_fingerprint64(const void *p, size_t n)
+{
+    static uint64_t table[256];
+    static bool ready; /* benign race: every thread computes the same table */
+    if (!ready) {
+        for (int i = 0; i < 256; i++) {
+            uint64_t fp = (uint64_t)i;
+            for (int j = 0; j < 8; j++) fp = (fp >> 1) ^ (RABIN_EMPTY & (0 - (fp & 1)));
+            table[i] = fp;
+        }
+        __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+    }
+    const uint8_t *b = p;
+    uint64_t fp = RABIN_EMPTY;
+    for (size_t i = 0; i < n; i++) fp = (fp >> 8) ^ table[(fp ^ b[i]) & 0xff];
+    return fp;
+}
+
+int floe_avro_schema_fingerprint64(const floe_avro_schema_t *s, uint64_t *out, floe_err_t *err)
+{
+    char *c = floe_avro_schema_canonical(s, err);
+    if (!c) return -1;
+    *out = floe_avro_fingerprint64(c, strlen(c));
+    free(c);
+    return 0;
+}
+
+void floe_avro_single_object_header(uint64_t fingerprint, uint8_t out[FLOE_AVRO_SINGLE_OBJECT_HEADER])
+{
+    out[0] = 0xc3;
+    out[1] = 0x01;
+    for (int i = 0; i < 8; i++) out[2 + i] = (uint8_t)(fingerprint >> (8 * i));
+}
+
+int floe_avro_single_object_parse(const uint8_t *p, size_t n, uint64_t *fp, floe_err_t *err)
+{
+    if (n >= 1 && p[0] != 0xc3)
+        return floe_err_set(err, FLOE_ECORRUPT, "avro: not single-object encoded (first byte %02x)", p[0]);
+    if (n >= 2 && p[1] != 0x01)
+        return floe_err_set(err, FLOE_ECORRUPT, "avro: single-object version byte %02x, want 01", p[1]);
+    if (n < FLOE_AVRO_SINGLE_OBJECT_HEADER)
+        return floe_err_set(err, FLOE_ETRUNC, "avro: single-object header needs 10 bytes, got %zu", n);
+    *fp = floe_rd_le64(p + 2);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */

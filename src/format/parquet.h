@@ -131,7 +131,7 @@ typedef int (*floe_pq_sink_fn)(void *ctx, const void *p, size_t n, floe_err_t *e
 
 typedef struct floe_pq_write_opts {
     floe_codec_t codec;       /* default zstd */
-    int level;                /* codec level, 0 = codec default */
+    int level;                /* codec level; default 1 (zstd), 0 = the codec's own default */
     size_t page_size;         /* uncompressed page target, default 1 MiB */
     size_t row_group_size;    /* buffered bytes per row group, default 64 MiB */
     size_t dict_limit;        /* dictionary bytes before falling back, default 1 MiB */

@@ -18,6 +18,7 @@ struct floe_ice_commit {
     floe_ice_data_file_t *adds; size_t nadds;
     char **removes; size_t nremoves;
     floe_ice_props_t summary;
+    floe_ice_schema_t *schema;      /* set_schema, or NULL */
     floe_ice_validate_fn validate;
     void *validate_ctx;
     int max_attempts;
@@ -50,6 +51,7 @@ void floe_ice_commit_free(floe_ice_commit_t *c)
     for (size_t i = 0; i < c->nremoves; i++) free(c->removes[i]);
     free(c->removes);
     floe_ice_props_clear(&c->summary);
+    floe_ice_schema_free(c->schema);
     free(c->ns);
     free(c->name);
     free(c);
@@ -85,6 +87,16 @@ int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const cha
 {
     if (strcmp(key, "operation") == 0) return floe_err_set(err, FLOE_EINVAL, "'operation' is set by the producer");
     if (floe_ice_props_set(&c->summary, key, value) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema, floe_err_t *err)
+{
+    if (floe_ice_schema_validate(schema, err) < 0) return -1;
+    floe_ice_schema_t *d = floe_ice_schema_dup(schema);
+    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_ice_schema_free(c->schema);
+    c->schema = d;
     return 0;
 }
 
@@ -155,8 +167,8 @@ static char *new_path(const floe_ice_metadata_t *md, const char *fmt_prefix, int
 }
 
 /* Write one manifest of entries for spec_id and record it. */
-static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md, attempt_t *a,
-                          int32_t spec_id, int content, const floe_ice_manifest_entry_t *entries,
+static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                          const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id, int content, const floe_ice_manifest_entry_t *entries,
                           size_t n, int64_t seq, floe_err_t *err)
 {
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);
@@ -166,7 +178,7 @@ static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md, a
     if (!path) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     floe_ice_manifest_opts_t mo = {c->codec};
     floe_ice_manifest_file_t mf;
-    int rc = floe_ice_manifest_write(io, path, floe_ice_metadata_current_schema(md), spec, content,
+    int rc = floe_ice_manifest_write(io, path, schema, spec, content,
                                      entries, n, &mo, &mf, err);
     if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
         floe_err_t e2;
@@ -262,13 +274,11 @@ static bool path_in(const char *p, char *const *list, size_t n)
     return false;
 }
 
-/* Build this producer's snapshot on top of t's main branch: write its
- * manifests and manifest list, fill the two updates. */
-static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
-                 floe_ice_snapshot_t *snap, floe_err_t *err)
+/* Manifests and manifest list of the new snapshot, with `schema`. */
+static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, const floe_ice_schema_t *schema,
+                       attempt_t *a, floe_ice_snapshot_t *snap, floe_err_t *err)
 {
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);
-    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
     const floe_ice_snapshot_t *parent = floe_ice_metadata_current_snapshot(md);
     int64_t seq = md->last_sequence_number + 1;
     totals_t tot;
@@ -314,7 +324,7 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
                 }
                 nn++;
             }
-            rc = write_manifest(c, md, a, sc.manifests[m].spec_id, sc.manifests[m].content, ne, nn, seq, err);
+            rc = write_manifest(c, md, schema, a, sc.manifests[m].spec_id, sc.manifests[m].content, ne, nn, seq, err);
             free(ne);
         }
         for (size_t r = 0; rc == 0 && r < c->nremoves; r++)
@@ -353,7 +363,7 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
             count_add(&tot, &c->adds[k]);
             n++;
         }
-        if (rc == 0) rc = write_manifest(c, md, a, spec_id, content, ents, n, seq, err);
+        if (rc == 0) rc = write_manifest(c, md, schema, a, spec_id, content, ents, n, seq, err);
     }
     free(done);
     free(ents);
@@ -375,7 +385,7 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
     snap->sequence_number = seq;
     snap->timestamp_ms = floe_wall_ms();
     if (parent && snap->timestamp_ms < parent->timestamp_ms) snap->timestamp_ms = parent->timestamp_ms;
-    snap->schema_id = md->current_schema_id;
+    snap->schema_id = schema->schema_id;
     snap->manifest_list = a->list_path;   /* borrowed */
     switch (c->op) {
     case FLOE_ICE_OP_APPEND: snap->operation = "append"; break;
@@ -389,6 +399,35 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+/* Build this producer's snapshot on top of t's main branch: write its
+ * manifests and manifest list, fill the two updates. */
+static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
+                 floe_ice_snapshot_t *snap, floe_err_t *err)
+{
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+
+    /* the schema this snapshot is written with: the current one, or the
+     * one set_schema asks for (with the id add-schema will give it) */
+    const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
+    floe_ice_schema_t *own = NULL;
+    if (c->schema) {
+        int32_t maxid = -1;
+        schema = NULL;
+        for (size_t i = 0; i < md->nschemas; i++) {
+            if (!schema && floe_ice_schema_same(md->schemas[i], c->schema)) schema = md->schemas[i];
+            if (md->schemas[i]->schema_id > maxid) maxid = md->schemas[i]->schema_id;
+        }
+        if (!schema) {
+            if (!(own = floe_ice_schema_dup(c->schema))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            own->schema_id = maxid + 1;
+            schema = own;
+        }
+    }
+    int rc = build_files(c, md, schema, a, snap, err);
+    floe_ice_schema_free(own);
+    return rc;
 }
 
 static int load(floe_ice_commit_t *c, floe_ice_table_t **t, floe_err_t *err)
@@ -436,23 +475,33 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
             attempt_cleanup(io, &a, true);
             return -1;
         }
-        floe_ice_req_t reqs[2];
+        floe_ice_req_t reqs[3];
         memset(reqs, 0, sizeof reqs);
         reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
         memcpy(reqs[0].uuid, md->table_uuid, 37);
         reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
         strcpy(reqs[1].ref, "main");
         reqs[1].value = md->current_snapshot_id;
-        floe_ice_update_t ups[2];
+        reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
+        reqs[2].value = md->current_schema_id;
+        floe_ice_update_t ups[4];
         memset(ups, 0, sizeof ups);
-        ups[0].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
-        ups[0].snapshot = &snap;
-        ups[1].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
-        ups[1].ref.name = "main";
-        ups[1].ref.snapshot_id = c->snapshot_id;
-        ups[1].ref.max_ref_age_ms = ups[1].ref.max_snapshot_age_ms = -1;
-        ups[1].ref.min_snapshots_to_keep = -1;
-        int rc = floe_ice_catalog_commit(c->cat, c->ns, c->name, reqs, 2, ups, 2, NULL, err);
+        size_t nu = 0;
+        if (c->schema) {
+            ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
+            ups[nu++].schema = c->schema;
+            ups[nu].kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA;
+            ups[nu++].id = -1;
+        }
+        ups[nu].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
+        ups[nu++].snapshot = &snap;
+        ups[nu].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
+        ups[nu].ref.name = "main";
+        ups[nu].ref.snapshot_id = c->snapshot_id;
+        ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
+        ups[nu].ref.min_snapshots_to_keep = -1;
+        nu++;
+        int rc = floe_ice_catalog_commit(c->cat, c->ns, c->name, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
         floe_ice_props_clear(&snap.summary);
         floe_ice_table_free(t);
         if (rc == 0) {

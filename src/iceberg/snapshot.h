@@ -44,6 +44,11 @@ int floe_ice_commit_add(floe_ice_commit_t *c, const floe_ice_data_file_t *f, flo
 /* Rewrite only: remove the live file at path (copied).  The commit fails
  * with FLOE_ECONFLICT if it is no longer live. */
 int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *err);
+/* Make schema (borrowed; copied) the table's current schema in the same
+ * commit as the files (added unless an equal schema exists), so evolved
+ * columns and the data that needs them appear together.  The commit then
+ * also requires that nobody changed the current schema meanwhile. */
+int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema, floe_err_t *err);
 /* Extra snapshot summary property (copied), e.g. "floe.offsets". */
 int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value,
                                 floe_err_t *err);

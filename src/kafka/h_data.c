@@ -1,4 +1,4 @@
-/* Data-path APIs: Produce, Fetch (with long poll), ListOffsets,
+/* Data-path APIs: Fetch (with long poll), ListOffsets,
  * OffsetForLeaderEpoch, DeleteRecords; and the broker module itself. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,163 +14,6 @@
         floe_kafka_fail((req), "out of memory");      \
         return;                                       \
     } while (0)
-
-/* ---- Produce ---- */
-
-typedef struct produce_wait {
-    floe_kafka_req_t *req;
-    floe_k_produce_resp_t *rs;
-    int pending;
-} produce_wait_t;
-
-typedef struct produce_part_wait {
-    produce_wait_t *pw;
-    floe_k_produce_resp_partition_produce_response_t *r;
-} produce_part_wait_t;
-
-static void produce_durable(void *arg, bool ok)
-{
-    produce_part_wait_t *pp = arg;
-    if (!ok) {
-        pp->r->error_code = 56; /* KAFKA_STORAGE_ERROR */
-        pp->r->error_message = floe_kstr("fsync failed");
-    }
-    if (--pp->pw->pending == 0) floe_kafka_respond(pp->pw->req, pp->pw->rs);
-}
-
-/* Append one partition's records.  The whole buffer is checked first
- * (every batch whole, CRC right) so that nothing is appended from a request
- * with a bad tail; idempotent batches then go one per log call, as the log
- * requires, others all at once. */
-static void append_part(floe_topic_t *t, floe_log_t *l, floe_kbytes_t recs,
-                        floe_k_produce_resp_partition_produce_response_t *r, int64_t *last)
-{
-    if (recs.len <= 0) {
-        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
-        r->error_message = floe_kstr("no records");
-        return;
-    }
-    int64_t lat = floe_topic_log_append_time(t) ? floe_wall_ms() : -1;
-    uint8_t *p = (uint8_t *)recs.ptr; /* the frame is ours: the log patches it */
-    size_t n = (size_t)recs.len;
-    floe_batch_iter_t it;
-    floe_batch_iter_init(&it, p, n);
-    const uint8_t *bp;
-    size_t bl;
-    floe_batch_hdr_t h;
-    floe_err_t err;
-    int rc, nb = 0;
-    bool idem = false;
-    while ((rc = floe_batch_iter_next(&it, &bp, &bl, &h, &err)) == 1) {
-        nb++;
-        idem |= h.producer_id >= 0;
-    }
-    if (rc < 0 || nb == 0) {
-        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
-        FLOE_DEBUG("kafka: produce to %s: %s", floe_topic_name(t), rc < 0 ? err.msg : "no batch");
-        return;
-    }
-    floe_batch_iter_init(&it, p, n);
-    bool first = true;
-    for (;;) {
-        size_t len;
-        uint8_t *at;
-        if (idem) {
-            if (floe_batch_iter_next(&it, &bp, &bl, &h, &err) != 1) break;
-            at = (uint8_t *)bp;
-            len = bl;
-        } else {
-            if (!first) break;
-            at = p;
-            len = n;
-        }
-        floe_log_append_result_t res;
-        if (floe_log_append(l, at, len, lat, &res, &err)) {
-            r->error_code = res.error_code ? res.error_code : FLOE_KERR_UNKNOWN_SERVER_ERROR;
-            if (first) r->base_offset = -1;
-            FLOE_DEBUG("kafka: produce to %s rejected: %s", floe_topic_name(t), err.msg);
-            return;
-        }
-        if (first) {
-            r->base_offset = res.base_offset;
-            r->log_append_time_ms = res.log_append_time_ms;
-            first = false;
-        }
-        r->log_start_offset = res.log_start_offset;
-        if (res.last_offset + 1 > *last) *last = res.last_offset + 1;
-    }
-}
-
-static void h_produce(floe_kafka_req_t *req, void *ctx)
-{
-    bk_t *bk = ctx;
-    floe_arena_t *a = floe_kafka_req_arena(req);
-    const floe_k_produce_req_t *rq = floe_kafka_req_body(req);
-    floe_k_produce_resp_t *rs = floe_k_produce_resp_new(a);
-    produce_wait_t *pw = floe_arena_calloc(a, 1, sizeof *pw);
-    if (!rs || !pw) OOM(req);
-    pw->req = req;
-    pw->rs = rs;
-    pw->pending = 1;
-    bool wait_fsync = rq->acks == -1 && floe_broker_config(bk->b)->acks_all_fsync;
-    int nt = rq->topic_data.n > 0 ? rq->topic_data.n : 0;
-    rs->responses.v = floe_k_produce_resp_topic_produce_response_new_array(a, nt);
-    if (!rs->responses.v) OOM(req);
-    rs->responses.n = nt;
-    bool appended = false;
-    for (int i = 0; i < nt; i++) {
-        const floe_k_produce_req_topic_produce_data_t *q = &rq->topic_data.v[i];
-        floe_k_produce_resp_topic_produce_response_t *rt = &rs->responses.v[i];
-        rt->name = q->name;
-        int np = q->partition_data.n > 0 ? q->partition_data.n : 0;
-        rt->partition_responses.v = floe_k_produce_resp_partition_produce_response_new_array(a, np);
-        if (!rt->partition_responses.v) OOM(req);
-        rt->partition_responses.n = np;
-        floe_topic_t *t = floe_bk_topic(bk, q->name, false);
-        for (int j = 0; j < np; j++) {
-            const floe_k_produce_req_partition_produce_data_t *qp = &q->partition_data.v[j];
-            floe_k_produce_resp_partition_produce_response_t *r = &rt->partition_responses.v[j];
-            r->index = qp->index;
-            r->base_offset = -1;
-            floe_log_t *l = t ? floe_topic_log(t, qp->index) : NULL;
-            if (!l) {
-                r->error_code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                continue;
-            }
-            if (rq->acks != 0 && rq->acks != 1 && rq->acks != -1) {
-                r->error_code = FLOE_KERR_INVALID_REQUIRED_ACKS;
-                continue;
-            }
-            if (rq->transactional_id.len >= 0) {
-                r->error_code = FLOE_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-                continue;
-            }
-            int64_t last = -1;
-            append_part(t, l, qp->records, r, &last);
-            if (last < 0) continue;
-            appended = true;
-            if (wait_fsync) {
-                produce_part_wait_t *pp = floe_arena_calloc(a, 1, sizeof *pp);
-                if (!pp) OOM(req);
-                pp->pw = pw;
-                pp->r = r;
-                pw->pending++;
-                if (floe_broker_when_durable(bk->b, l, last, produce_durable, pp)) {
-                    pw->pending--;
-                    r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
-                }
-            }
-        }
-    }
-    if (appended) floe_bk_appended(bk);
-    if (rq->acks == 0) {
-        /* the client expects no answer; durability waits still hold req */
-        if (--pw->pending == 0) floe_kafka_respond_none(req);
-        else pw->rs = NULL; /* answer "nothing" when the waits finish */
-        return;
-    }
-    if (--pw->pending == 0) floe_kafka_respond(req, rs);
-}
 
 /* ---- Fetch ---- */
 
@@ -513,8 +356,7 @@ static void h_delete_records(floe_kafka_req_t *req, void *ctx)
 int floe_bk_register_data(bk_t *bk, floe_err_t *err)
 {
     floe_kafka_srv_t *s = bk->srv;
-    if (floe_kafka_register(s, FLOE_KAPI_PRODUCE, 3, 9, h_produce, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_FETCH, 4, 12, h_fetch, bk, err) ||
+    if (floe_kafka_register(s, FLOE_KAPI_FETCH, 4, 12, h_fetch, bk, err) ||
         floe_kafka_register(s, FLOE_KAPI_LIST_OFFSETS, 0, 7, h_list_offsets, bk, err) ||
         floe_kafka_register(s, FLOE_KAPI_OFFSET_FOR_LEADER_EPOCH, 0, 4, h_offset_for_leader_epoch, bk, err) ||
         floe_kafka_register(s, FLOE_KAPI_DELETE_RECORDS, 0, 2, h_delete_records, bk, err))
@@ -542,7 +384,10 @@ static int bk_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     bk->srv = srv;
     bk->b = b;
     *state = bk;
-    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err)) return -1;
+    if (floe_bk_appender_start(bk, err)) return -1;
+    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err) ||
+        floe_bk_register_produce(bk, err))
+        return -1;
     int64_t iv = floe_broker_config(b)->flush_interval_ms;
     bk->tick = floe_kafka_timer_add(srv, iv > 0 ? iv : 1000, bk_tick, bk);
     return 0;
@@ -554,9 +399,15 @@ static void bk_stop(void *state)
     bk->stopping = true;
     if (bk->tick) floe_kafka_timer_cancel(bk->srv, bk->tick);
     bk->tick = NULL;
+    floe_bk_appender_stop(bk); /* finishes every queued append */
     floe_bk_flush_fetches(bk);
 }
 
-static void bk_free(void *state) { free(state); }
+static void bk_free(void *state)
+{
+    bk_t *bk = state;
+    floe_bk_appender_stop(bk);
+    free(bk);
+}
 
 const floe_kafka_module_t floe_broker_module = {"broker", bk_init, bk_stop, bk_free};

@@ -235,6 +235,7 @@ static void h_delete_topics(floe_kafka_req_t *req, void *ctx)
         r->name = floe_bk_str(a, floe_topic_name(t));
         set_uuid(&r->topic_id, floe_topic_id(t));
         floe_err_t err;
+        floe_bk_appender_drain(bk); /* no append may be using its logs */
         if (floe_broker_delete_topic(bk->b, t, &err)) {
             r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
             r->error_message = floe_bk_str(a, err.msg);

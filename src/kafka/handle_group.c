@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kafka/broker.h"
 #include "kafka/group.h"
@@ -331,6 +332,17 @@ static void h_leave_group(floe_kafka_req_t *req, void *ctx)
 
 /* ---- OffsetCommit, OffsetFetch ------------------------------------------- */
 
+/* Kafka refuses commits for partitions that do not exist.  Without a
+ * broker (protocol tests) every partition is taken as known. */
+static bool topic_partition_known(gstate_t *st, floe_kstr_t topic, int32_t partition)
+{
+    floe_broker_t *b = floe_kafka_srv_broker(st->srv);
+    if (!b) return true;
+    if (topic.len < 0) return false;
+    floe_topic_t *t = floe_broker_topic(b, topic.ptr, (size_t)topic.len);
+    return t && partition >= 0 && partition < floe_topic_partitions(t);
+}
+
 static void h_offset_commit(floe_kafka_req_t *req, void *ctx)
 {
     gstate_t *st = ctx;
@@ -359,6 +371,8 @@ static void h_offset_commit(floe_kafka_req_t *req, void *ctx)
             parts[k].offset = pp->committed_offset;
             parts[k].leader_epoch = pp->committed_leader_epoch;
             parts[k].metadata = cs(pp->committed_metadata);
+            parts[k].error = topic_partition_known(st, tp->name, pp->partition_index)
+                                 ? 0 : FLOE_GERR_UNKNOWN_TOPIC_OR_PARTITION;
         }
     }
     const char *group = cs0(rq->group_id);
@@ -370,6 +384,7 @@ static void h_offset_commit(floe_kafka_req_t *req, void *ctx)
                                              cs(rq->group_instance_id),
                                              rq->generation_id_or_member_epoch, now);
         for (size_t i = 0; i < total; i++) {
+            if (parts[i].error) continue;
             parts[i].error = ge ? ge : floe_group_commit_check_partition(st->coord, parts[i].metadata);
             floe_group_offset_t o = {parts[i].offset, parts[i].leader_epoch,
                                      parts[i].metadata ? parts[i].metadata : "", wall};
@@ -613,7 +628,8 @@ static void list_fn(void *o, const char *group, const char *pt, floe_group_state
     if (l->filter->n > 0) {
         bool match = false;
         for (int32_t i = 0; i < l->filter->n && !match; i++)
-            if (floe_kstr_eq(l->filter->v[i], name)) match = true;
+            if (l->filter->v[i].len >= 0 && !strcasecmp(l->filter->v[i].ptr, name))
+                match = true; /* Kafka parses states case-insensitively */
         if (!match) return;
     }
     if (!l->count_only) {

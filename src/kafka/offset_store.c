@@ -263,6 +263,7 @@ int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id,
                                          generation_id, now_ms);
     size_t accepted = 0;
     for (size_t i = 0; i < nparts; i++) {
+        if (parts[i].error) continue; /* refused by the caller already */
         parts[i].error = ge ? ge : floe_group_commit_check_partition(s->coord, parts[i].metadata);
         if (!parts[i].error) accepted++;
     }
@@ -466,10 +467,15 @@ int floe_offset_store_open(const char *dir, const floe_log_config_t *cfg,
         free(s);
         return floe_err_set(err, FLOE_ENOMEM, "offsets: out of memory");
     }
-    if (cfg)
+    if (cfg) {
         s->cfg = *cfg;
-    else
+    } else {
         floe_log_config_default(&s->cfg);
+        /* Commits are written at once (a killed process loses none); an
+         * append more than a second after the last fsync syncs too, which
+         * bounds what a power loss can take without an fsync per commit. */
+        s->cfg.flush_ms = 1000;
+    }
     s->cfg.retention_ms = -1; /* offsets never age out of this log */
     s->cfg.retention_bytes = -1;
     s->coord = coord;

@@ -29,7 +29,8 @@ typedef struct floe_offset_store floe_offset_store_t;
 
 /* Open (creating) the log in dir, e.g. DATA/log/__consumer_offsets-0, and
  * replay it into coord (borrowed; must outlive the store).  cfg NULL =
- * log defaults.  now_ms: monotonic time for groups it creates.  Caller
+ * log defaults with flush.ms 1000 (an append more than a second after the
+ * last fsync fsyncs; every commit is written before it is acknowledged).  now_ms: monotonic time for groups it creates.  Caller
  * closes with floe_offset_store_close. */
 int floe_offset_store_open(const char *dir, const floe_log_config_t *cfg,
                            floe_group_coord_t *coord, int64_t now_ms,
@@ -45,7 +46,9 @@ typedef struct floe_offset_commit_part {
     int64_t offset;
     int32_t leader_epoch;  /* -1 if not sent */
     const char *metadata;  /* NULL = "" */
-    int16_t error;         /* out: Kafka error code */
+    int16_t error;         /* in: 0, or an error the caller already decided
+                              (e.g. UNKNOWN_TOPIC_OR_PARTITION), kept;
+                              out: the Kafka error code */
 } floe_offset_commit_part_t;
 
 /* OffsetCommit: check the member (floe_group_commit_check), append the

@@ -33,6 +33,7 @@ void floe_log_config_default(floe_log_config_t *cfg)
     cfg->flush_ms = -1;
     cfg->max_message_bytes = 1048588;
     cfg->leader_epoch = 0;
+    cfg->producer_id_expiration_ms = 24ll * 3600 * 1000;
 }
 
 int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value,
@@ -60,6 +61,9 @@ int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *val
     } else if (!strcmp(key, "flush.ms")) {
         if (floe_parse_int64(value, 0, INT64_MAX, &v, err) != 0) goto bad;
         cfg->flush_ms = v == INT64_MAX ? -1 : v;
+    } else if (!strcmp(key, "producer.id.expiration.ms")) {
+        if (floe_parse_int64(value, 1, INT64_MAX, &v, err) != 0) goto bad;
+        cfg->producer_id_expiration_ms = v;
     } else if (!strcmp(key, "max.message.bytes")) {
         if (floe_parse_int64(value, 0, INT32_MAX, &v, err) != 0) goto bad;
         cfg->max_message_bytes = (uint32_t)v;
@@ -253,7 +257,9 @@ static void save_pstate(floe_log_t *l, bool durable)
 static int roll(floe_log_t *l, floe_err_t *err)
 {
     floe_segment_t *old = active_seg(l);
-    if (floe_segment_seal_timeindex(old, err) != 0) return -1;
+    if (floe_segment_seal_timeindex(old, err) != 0 || floe_segment_write_indexes(old, err) != 0)
+        return -1;
+    floe_segment_map_indexes(old);
     floe_segment_t *s;
     if (floe_segment_open(l->dir, old->next, true, &s, err) != 0) return -1;
     if (s->size != 0 && ftruncate(s->fd, 0) != 0) {
@@ -277,11 +283,13 @@ static int roll(floe_log_t *l, floe_err_t *err)
 
 /* ---- open / close ---- */
 
+static void delete_below_start(floe_log_t *l);
+
 static int pstate_cb(void *arg, const floe_batch_hdr_t *h)
 {
     struct { floe_pstate_t *ps; int64_t from; } *a = arg;
     if (h->base_offset < a->from) return 0;
-    return floe_pstate_update(a->ps, h);
+    return floe_pstate_update(a->ps, h, h->max_timestamp);
 }
 
 /* Rebuild producer state from batch headers at offsets >= from. */
@@ -306,6 +314,11 @@ static int rebuild_pstate(floe_log_t *l, int64_t from, floe_err_t *err)
         if (recovered++ > l->nsegs ||
             floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0)
             return -1;
+        if (s != active_seg(l)) {
+            if (floe_segment_seal_timeindex(s, err) != 0 || floe_segment_write_indexes(s, err) != 0)
+                return -1;
+            floe_segment_map_indexes(s);
+        }
         /* start over from the first segment: no batch applied twice */
         floe_pstate_clear(&l->ps);
         a.from = l->segs[0]->base;
@@ -320,6 +333,7 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     floe_log_t *l = calloc(1, sizeof *l);
     if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory opening a log");
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->flush_mu, NULL);
     l->dir_fd = -1;
     floe_pstate_init(&l->ps);
     l->now_ms = floe_wall_ms;
@@ -359,7 +373,10 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             goto fail;
         }
         bool last = i + 1 == nb;
-        if (!last && floe_segment_load_indexes(s, bases[i + 1]) == 0) continue;
+        if (!last && floe_segment_load_indexes(s, bases[i + 1]) == 0) {
+            floe_segment_map_indexes(s);
+            continue;
+        }
         if (!last) FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
         uint64_t cut = 0;
         if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0) {
@@ -367,6 +384,11 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             goto fail;
         }
         if (!last && s->next < bases[i + 1] && s->size == 0) s->next = bases[i + 1];
+        if (!last) {
+            if (floe_segment_seal_timeindex(s, err) != 0 || floe_segment_write_indexes(s, err) != 0)
+                goto fail;
+            floe_segment_map_indexes(s);
+        }
     }
     free(bases);
     bases = NULL;
@@ -387,6 +409,7 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     }
     if (l->log_start < l->segs[0]->base) l->log_start = l->segs[0]->base;
     if (l->log_start > end_off(l)) l->log_start = end_off(l);
+    delete_below_start(l); /* a crash may have come between persist and delete */
     /* producer state: snapshot, then the batches after it */
     char path[PATH_MAX];
     dir_path(path, sizeof path, dir, PSTATE_FILE);
@@ -420,7 +443,8 @@ void floe_log_close(floe_log_t *l)
     if (!l) return;
     if (l->nsegs) {
         floe_err_t e;
-        if (floe_segment_seal_timeindex(active_seg(l), &e) != 0)
+        if (floe_segment_seal_timeindex(active_seg(l), &e) != 0 ||
+            floe_segment_write_indexes(active_seg(l), &e) != 0)
             FLOE_WARN("log: %s: %s", l->dir, e.msg);
         save_pstate(l, false);
     }
@@ -430,6 +454,7 @@ void floe_log_close(floe_log_t *l)
     floe_pstate_free(&l->ps);
     floe_buf_free(&l->scratch);
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->flush_mu);
     free(l->dir);
     free(l);
 }
@@ -616,7 +641,7 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
     while (off < len) {
         floe_batch_decode_hdr(batches + off, len - off, &h, NULL);
         if (floe_segment_index_batch(s, &h, pos0 + off, l->cfg.index_interval_bytes, err) != 0 ||
-            floe_pstate_update(&l->ps, &h) != 0) {
+            floe_pstate_update(&l->ps, &h, now) != 0) {
             /* the data is in; a missing index entry only costs a longer
              * scan, and the index is rebuilt at the next open */
             FLOE_WARN("log: %s: index update failed: %s", l->dir, err ? err->msg : "?");
@@ -641,20 +666,26 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
 
 int floe_log_flush(floe_log_t *l, floe_err_t *err)
 {
+    /* one flush at a time: a second flusher must not report offsets durable
+     * while the first one's fsync is still running; it waits, then syncs
+     * whatever was appended meanwhile (group commit) */
+    pthread_mutex_lock(&l->flush_mu);
     pthread_mutex_lock(&l->mu);
     int64_t target = end_off(l);
     size_t n = 0;
-    floe_segment_t **pin = malloc((l->nsegs ? l->nsegs : 1) * sizeof *pin);
+    struct pinned { floe_segment_t *s; bool data, idx; } *pin =
+        malloc((l->nsegs ? l->nsegs : 1) * sizeof *pin);
     if (!pin) {
         pthread_mutex_unlock(&l->mu);
+        pthread_mutex_unlock(&l->flush_mu);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory flushing");
     }
     for (size_t i = 0; i < l->nsegs; i++) {
         floe_segment_t *s = l->segs[i];
-        if (!s->dirty) continue;
-        s->dirty = false;
+        if (!s->dirty && !s->idx_dirty) continue;
         s->refs++;
-        pin[n++] = s;
+        pin[n++] = (struct pinned){s, s->dirty, s->idx_dirty};
+        s->dirty = s->idx_dirty = false;
     }
     bool dir = l->dir_dirty;
     l->dir_dirty = false;
@@ -664,16 +695,20 @@ int floe_log_flush(floe_log_t *l, floe_err_t *err)
 
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        floe_segment_t *s = pin[i];
-        if (fdatasync(s->fd) != 0 || fdatasync(s->idx_fd) != 0 || fdatasync(s->tidx_fd) != 0)
+        floe_segment_t *s = pin[i].s;
+        if ((pin[i].data && fdatasync(s->fd) != 0) ||
+            (pin[i].idx && (fdatasync(s->idx_fd) != 0 || fdatasync(s->tidx_fd) != 0)))
             rc = floe_err_errno(err, errno, "fsync segment");
     }
     if (rc == 0 && dir && fsync(l->dir_fd) != 0) rc = floe_err_errno(err, errno, l->dir);
 
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < n; i++) {
-        if (rc != 0 && !pin[i]->deleted) pin[i]->dirty = true;
-        floe_log_unpin(l, pin[i]);
+        if (rc != 0 && !pin[i].s->deleted) {
+            pin[i].s->dirty |= pin[i].data;
+            pin[i].s->idx_dirty |= pin[i].idx;
+        }
+        floe_log_unpin(l, pin[i].s);
     }
     if (rc != 0) {
         if (dir) l->dir_dirty = true;
@@ -681,6 +716,7 @@ int floe_log_flush(floe_log_t *l, floe_err_t *err)
         l->durable = target;
     }
     pthread_mutex_unlock(&l->mu);
+    pthread_mutex_unlock(&l->flush_mu);
     free(pin);
     return rc;
 }
@@ -810,6 +846,8 @@ int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms, floe_err_t *err)
         }
     }
     if (l->segs[0]->base > l->log_start) l->log_start = l->segs[0]->base;
+    if (l->cfg.producer_id_expiration_ms > 0)
+        floe_pstate_expire(&l->ps, now_ms - l->cfg.producer_id_expiration_ms);
     pthread_mutex_unlock(&l->mu);
     return rc;
 }

@@ -53,13 +53,16 @@ typedef struct floe_log_config {
     uint32_t max_message_bytes;    /* largest batch incl. its 12-byte log
                                       overhead; default 1048588 */
     int32_t leader_epoch;          /* stored into appended batches; 0 */
+    int64_t producer_id_expiration_ms; /* forget idle producers' state in
+                                      floe_log_enforce_retention; 1 day */
 } floe_log_config_t;
 
 void floe_log_config_default(floe_log_config_t *cfg);
 
 /* Set one field from its Kafka topic-config name and text value:
  * segment.bytes, segment.ms, retention.ms, retention.bytes,
- * index.interval.bytes, flush.messages, flush.ms, max.message.bytes.
+ * index.interval.bytes, flush.messages, flush.ms, max.message.bytes,
+ * producer.id.expiration.ms.
  * Returns 0 when set, 1 when the key is not a log config (cfg untouched),
  * -1 when the value is invalid (err says why). */
 int floe_log_config_set(floe_log_config_t *cfg, const char *key,
@@ -166,7 +169,8 @@ int floe_log_delete_records(floe_log_t *l, int64_t before, floe_err_t *err);
 /* Delete old segments per retention_ms (segment's newest timestamp older
  * than now_ms - retention_ms) and retention_bytes (oldest first while the
  * log stays above the limit).  The active segment is rolled away first when
- * it is expired itself.  Raises the log start offset accordingly. */
+ * it is expired itself.  Raises the log start offset accordingly.  Also
+ * forgets producers idle longer than producer_id_expiration_ms. */
 int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms,
                                floe_err_t *err);
 

@@ -25,6 +25,7 @@ typedef struct floe_pbatch {
 typedef struct floe_pentry {
     int64_t pid;
     int16_t epoch;
+    int64_t last_ms;           /* time of its newest batch (for expiry) */
     uint8_t n;                 /* batches held (<= FLOE_PSTATE_BATCHES) */
     uint8_t head;              /* index of the oldest */
     floe_pbatch_t b[FLOE_PSTATE_BATCHES];
@@ -48,9 +49,14 @@ floe_pentry_t *floe_pstate_find(const floe_pstate_t *ps, int64_t pid);
  * err says why). */
 int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h,
                       floe_pbatch_t *dup, int16_t *kerr, floe_err_t *err);
-/* Remember a batch that is now in the log (h carries its real offsets).
- * Batches without a producer id or sequence are ignored.  -1 on OOM. */
-int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h);
+/* Remember a batch that is now in the log (h carries its real offsets),
+ * appended at now_ms (wall clock; the batch's max timestamp when rebuilt
+ * from the log).  Batches without a producer id or sequence are ignored.
+ * -1 on OOM. */
+int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h, int64_t now_ms);
+/* Forget producers whose newest batch is older than before_ms (Kafka's
+ * producer.id.expiration.ms); returns how many. */
+size_t floe_pstate_expire(floe_pstate_t *ps, int64_t before_ms);
 
 /* Snapshot: the state as of log offset `upto` (every batch below it is
  * included), written atomically (tmp file + rename; fsync when durable).
@@ -81,13 +87,17 @@ typedef struct floe_segment {
     int64_t max_ts_off;    /* base offset of the batch holding max_ts */
     int64_t roll_base_ms;  /* age origin for segment.ms, -1 if empty */
     uint64_t since_index;  /* bytes appended since the last index entry */
-    floe_idx_entry_t *idx;
-    size_t nidx, capidx;
+    floe_idx_entry_t *idx;     /* in memory (active segment), or NULL when */
+    size_t nidx, capidx;       /* the file is mapped (sealed segment) */
     floe_tidx_entry_t *tidx;
     size_t ntidx, captidx;
+    uint8_t *map_idx, *map_tidx; /* mapped index files of a sealed segment */
     int refs;              /* readers / flushers holding it */
     bool deleted;          /* unlinked; freed when refs drops to 0 */
-    bool dirty;            /* written since the last fsync */
+    size_t idx_written, tidx_written; /* entries already in the files */
+    bool dirty;            /* .log written since the last fsync */
+    bool idx_dirty;        /* index files written since the last fsync */
+    bool idx_missing;      /* an index file did not exist at open */
 } floe_segment_t;
 
 /* Open or create the files of the segment with base offset `base` in dir.
@@ -123,14 +133,22 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
 int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
                       floe_segment_batch_cb cb, void *arg, floe_err_t *err);
 
-/* Record a batch just appended at position pos in the indexes (memory and
- * files) per the index interval. */
+/* Record a batch just appended at position pos in the in-memory indexes
+ * per the index interval.  The files get the entries from
+ * floe_segment_write_indexes, called when the segment is sealed (roll) and
+ * at close: the active segment's indexes are rebuilt by recovery anyway,
+ * so appends cost one write() and no index I/O. */
 int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
                              uint64_t pos, uint32_t index_interval,
                              floe_err_t *err);
-/* Append a final time-index entry for max_ts when the last one is older
+/* Add a final time-index entry for max_ts when the last one is older
  * (at roll and close, so a closed segment's max is in its file). */
 int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err);
+/* Write the index entries not yet in the files (marks idx_dirty). */
+int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err);
+/* A sealed segment whose index files hold all its entries: map the files
+ * and free the arrays (no-op otherwise, or when mmap fails). */
+void floe_segment_map_indexes(floe_segment_t *s);
 
 /* Position of the index entry at or below offset (0 when none). */
 uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset);
@@ -149,6 +167,7 @@ int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_
 
 struct floe_log {
     pthread_mutex_t mu;
+    pthread_mutex_t flush_mu;  /* serializes floe_log_flush; taken before mu */
     char *dir;
     int dir_fd;
     floe_log_config_t cfg;

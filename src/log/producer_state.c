@@ -141,11 +141,12 @@ int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h,
     return 0;
 }
 
-int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h)
+int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h, int64_t now_ms)
 {
     if (h->producer_id < 0 || h->base_sequence < 0 || h->record_count <= 0) return 0;
     floe_pentry_t *e = get_or_add(ps, h->producer_id);
     if (!e) return -1;
+    if (now_ms > e->last_ms) e->last_ms = now_ms;
     if (h->producer_epoch != e->epoch || e->n == 0) {
         if (h->producer_epoch != e->epoch) e->n = 0;
         e->epoch = h->producer_epoch;
@@ -162,9 +163,29 @@ int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h)
     return 0;
 }
 
-/* Snapshot file: "FLPS" | u32 version 1 | i64 upto | u32 count |
- * count x (i64 pid, i16 epoch, u8 n, n x (i32 first_seq, i32 last_seq,
- * i64 first_off, i64 last_off)) | u32 crc32c of everything before. */
+size_t floe_pstate_expire(floe_pstate_t *ps, int64_t before_ms)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ps->nbuckets; i++) {
+        floe_pentry_t **pp = &ps->buckets[i];
+        while (*pp) {
+            floe_pentry_t *e = *pp;
+            if (e->last_ms < before_ms) {
+                *pp = e->next;
+                free(e);
+                ps->count--;
+                n++;
+            } else {
+                pp = &e->next;
+            }
+        }
+    }
+    return n;
+}
+
+/* Snapshot file: "FLPS" | u32 version 2 | i64 upto | u32 count |
+ * count x (i64 pid, i16 epoch, i64 last_ms, u8 n, n x (i32 first_seq,
+ * i32 last_seq, i64 first_off, i64 last_off)) | u32 crc32c of all before. */
 #define PS_MAGIC "FLPS"
 
 int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto,
@@ -172,13 +193,14 @@ int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto,
 {
     floe_buf_t b = FLOE_BUF_INIT;
     int rc = floe_buf_append(&b, PS_MAGIC, 4);
-    rc |= floe_buf_append_be32(&b, 1);
+    rc |= floe_buf_append_be32(&b, 2);
     rc |= floe_buf_append_be64(&b, (uint64_t)upto);
     rc |= floe_buf_append_be32(&b, (uint32_t)ps->count);
     for (size_t i = 0; i < ps->nbuckets; i++)
         for (const floe_pentry_t *e = ps->buckets[i]; e; e = e->next) {
             rc |= floe_buf_append_be64(&b, (uint64_t)e->pid);
             rc |= floe_buf_append_be16(&b, (uint16_t)e->epoch);
+            rc |= floe_buf_append_be64(&b, (uint64_t)e->last_ms);
             rc |= floe_buf_append_u8(&b, e->n);
             for (int k = 0; k < e->n; k++) {
                 const floe_pbatch_t *pb = &e->b[(e->head + k) % FLOE_PSTATE_BATCHES];
@@ -253,7 +275,7 @@ int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
         floe_err_set(err, FLOE_EIO, "%s: short read", path);
         goto out;
     }
-    if (memcmp(p, PS_MAGIC, 4) != 0 || floe_rd_be32(p + 4) != 1 ||
+    if (memcmp(p, PS_MAGIC, 4) != 0 || floe_rd_be32(p + 4) != 2 ||
         floe_crc32c(0, p, n - 4) != floe_rd_be32(p + n - 4)) {
         floe_err_set(err, FLOE_ECORRUPT, "%s: bad magic, version or CRC", path);
         goto out;
@@ -262,13 +284,14 @@ int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
     uint32_t count = floe_rd_be32(p + 16);
     size_t off = 20, end = n - 4;
     for (uint32_t i = 0; i < count; i++) {
-        if (end - off < 11) goto corrupt;
+        if (end - off < 19) goto corrupt;
         floe_batch_hdr_t h;
         memset(&h, 0, sizeof h);
         h.producer_id = (int64_t)floe_rd_be64(p + off);
         h.producer_epoch = (int16_t)floe_rd_be16(p + off + 8);
-        uint8_t nb = p[off + 10];
-        off += 11;
+        int64_t last_ms = (int64_t)floe_rd_be64(p + off + 10);
+        uint8_t nb = p[off + 18];
+        off += 19;
         if (nb > FLOE_PSTATE_BATCHES || end - off < (size_t)nb * 24) goto corrupt;
         for (uint8_t k = 0; k < nb; k++) {
             int32_t fs = (int32_t)floe_rd_be32(p + off), ls = (int32_t)floe_rd_be32(p + off + 4);
@@ -280,7 +303,7 @@ int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
             h.last_offset_delta = (int32_t)(lo - fo);
             h.record_count = h.last_offset_delta + 1;
             if (floe_batch_last_sequence(&h) != ls) goto corrupt;
-            if (floe_pstate_update(ps, &h) != 0) {
+            if (floe_pstate_update(ps, &h, last_ms) != 0) {
                 floe_err_set(err, FLOE_ENOMEM, "out of memory loading %s", path);
                 goto out;
             }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,18 +20,26 @@
 #define TIDX_ENTRY 12
 #define WINDOW (1u << 20) /* read-ahead when scanning a segment */
 
+static void unmap_indexes(floe_segment_t *s);
+
 void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
                        const char *ext)
 {
     snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
+/* Open one of the segment's files; *created (if non-NULL) tells whether
+ * it did not exist before. */
 static int open_file(const char *dir, int64_t base, const char *ext, bool create,
-                     int *fd, floe_err_t *err)
+                     int *fd, bool *created, floe_err_t *err)
 {
     char path[PATH_MAX];
     floe_segment_path(path, sizeof path, dir, base, ext);
-    *fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+    *fd = open(path, O_RDWR | O_CLOEXEC, 0644);
+    if (*fd < 0 && errno == ENOENT && create) {
+        *fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
+        if (created) *created = true;
+    }
     if (*fd < 0) return floe_err_errno(err, errno, path);
     return 0;
 }
@@ -45,9 +54,9 @@ int floe_segment_open(const char *dir, int64_t base, bool create,
     s->max_ts = -1;
     s->max_ts_off = base;
     s->roll_base_ms = -1;
-    if (open_file(dir, base, "log", create, &s->fd, err) != 0 ||
-        open_file(dir, base, "index", true, &s->idx_fd, err) != 0 ||
-        open_file(dir, base, "timeindex", true, &s->tidx_fd, err) != 0) {
+    if (open_file(dir, base, "log", create, &s->fd, NULL, err) != 0 ||
+        open_file(dir, base, "index", true, &s->idx_fd, &s->idx_missing, err) != 0 ||
+        open_file(dir, base, "timeindex", true, &s->tidx_fd, &s->idx_missing, err) != 0) {
         floe_segment_free(s);
         return -1;
     }
@@ -68,6 +77,7 @@ void floe_segment_free(floe_segment_t *s)
     if (s->fd >= 0) close(s->fd);
     if (s->idx_fd >= 0) close(s->idx_fd);
     if (s->tidx_fd >= 0) close(s->tidx_fd);
+    unmap_indexes(s);
     free(s->idx);
     free(s->tidx);
     free(s);
@@ -150,6 +160,59 @@ static int push_tidx(floe_segment_t *s, int64_t ts, uint32_t rel)
     return 0;
 }
 
+/* Entry accessors: a sealed segment's indexes are the mapped files
+ * (big-endian entries, paged in on use and evictable, so idle memory does
+ * not grow with the data); the active one's are arrays in memory. */
+static inline uint32_t idx_rel(const floe_segment_t *s, size_t i)
+{
+    return s->map_idx ? floe_rd_be32(s->map_idx + i * IDX_ENTRY) : s->idx[i].rel;
+}
+static inline uint32_t idx_pos(const floe_segment_t *s, size_t i)
+{
+    return s->map_idx ? floe_rd_be32(s->map_idx + i * IDX_ENTRY + 4) : s->idx[i].pos;
+}
+static inline int64_t tidx_ts(const floe_segment_t *s, size_t i)
+{
+    return s->map_tidx ? (int64_t)floe_rd_be64(s->map_tidx + i * TIDX_ENTRY) : s->tidx[i].ts;
+}
+static inline uint32_t tidx_rel(const floe_segment_t *s, size_t i)
+{
+    return s->map_tidx ? floe_rd_be32(s->map_tidx + i * TIDX_ENTRY + 8) : s->tidx[i].rel;
+}
+
+static void unmap_indexes(floe_segment_t *s)
+{
+    if (s->map_idx) munmap(s->map_idx, s->nidx * IDX_ENTRY);
+    if (s->map_tidx) munmap(s->map_tidx, s->ntidx * TIDX_ENTRY);
+    s->map_idx = s->map_tidx = NULL;
+}
+
+void floe_segment_map_indexes(floe_segment_t *s)
+{
+    if (s->map_idx || s->map_tidx || s->idx_written != s->nidx || s->tidx_written != s->ntidx)
+        return;
+    uint8_t *mi = NULL, *mt = NULL;
+    if (s->nidx) {
+        mi = mmap(NULL, s->nidx * IDX_ENTRY, PROT_READ, MAP_SHARED, s->idx_fd, 0);
+        if (mi == MAP_FAILED) return;
+    }
+    if (s->ntidx) {
+        mt = mmap(NULL, s->ntidx * TIDX_ENTRY, PROT_READ, MAP_SHARED, s->tidx_fd, 0);
+        if (mt == MAP_FAILED) {
+            if (mi) munmap(mi, s->nidx * IDX_ENTRY);
+            return;
+        }
+    }
+    s->map_idx = mi;
+    s->map_tidx = mt;
+    /* the arrays go; nidx/ntidx now count the mapped entries */
+    free(s->idx);
+    free(s->tidx);
+    s->idx = NULL;
+    s->tidx = NULL;
+    s->capidx = s->captidx = 0;
+}
+
 int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
 {
     size_t n, tn;
@@ -161,8 +224,9 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         return -1;
     }
     int rc = -1;
+    unmap_indexes(s);
     s->nidx = s->ntidx = 0;
-    if (n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
+    if (s->idx_missing || n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
     if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
     if (s->size == 0 && next_base != s->base) goto out;
     /* a non-empty segment always gets a time-index entry when sealed,
@@ -170,26 +234,59 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
     for (size_t i = 0; i < n; i += IDX_ENTRY) {
         uint32_t rel = floe_rd_be32(p + i), pos = floe_rd_be32(p + i + 4);
         if (pos >= s->size || (int64_t)rel >= next_base - s->base) goto out;
-        if (s->nidx && (rel <= s->idx[s->nidx - 1].rel || pos <= s->idx[s->nidx - 1].pos)) goto out;
+        if (s->nidx && (rel <= idx_rel(s, s->nidx - 1) || pos <= idx_pos(s, s->nidx - 1))) goto out;
         if (push_idx(s, rel, pos) != 0) goto out;
     }
     for (size_t i = 0; i < tn; i += TIDX_ENTRY) {
         int64_t ts = (int64_t)floe_rd_be64(tp + i);
         uint32_t rel = floe_rd_be32(tp + i + 8);
         if ((int64_t)rel >= next_base - s->base) goto out;
-        if (s->ntidx && (ts <= s->tidx[s->ntidx - 1].ts || rel < s->tidx[s->ntidx - 1].rel)) goto out;
+        if (s->ntidx && (ts <= tidx_ts(s, s->ntidx - 1) || rel < tidx_rel(s, s->ntidx - 1))) goto out;
         if (push_tidx(s, ts, rel) != 0) goto out;
+    }
+    if (s->size > 0) {
+        /* a non-empty sealed segment has a time-index entry (unless no
+         * record has a timestamp: rebuilding then is merely slower), and an
+         * offset-index entry unless it holds a single batch */
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        if (s->ntidx == 0) goto out;
+        if (s->nidx == 0 && (pread_full(s->fd, hb, sizeof hb, 0) != 0 ||
+                             floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0 ||
+                             floe_batch_size(&h) != s->size))
+            goto out;
     }
     if (s->nidx) {
         /* the last entry must name a real batch at its position */
-        const floe_idx_entry_t *e = &s->idx[s->nidx - 1];
+        uint32_t erel = s->idx[s->nidx - 1].rel, epos = s->idx[s->nidx - 1].pos;
         uint8_t hb[FLOE_BATCH_HDR_SIZE];
         floe_batch_hdr_t h;
-        if (pread_full(s->fd, hb, sizeof hb, e->pos) != 0) goto out;
+        if (pread_full(s->fd, hb, sizeof hb, epos) != 0) goto out;
         if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
-        if (h.base_offset != s->base + e->rel || e->pos + floe_batch_size(&h) > s->size) goto out;
+        if (h.base_offset != s->base + erel || epos + floe_batch_size(&h) > s->size) goto out;
+    }
+    if (s->size > 0) {
+        /* the batches after the last entry (at most about one index
+         * interval) chain exactly to the end of the file, with rising
+         * offsets below the next segment's base: a cheap check that the
+         * sealed file was not cut or overwritten at its tail */
+        uint64_t pos = s->nidx ? s->idx[s->nidx - 1].pos : 0;
+        int64_t prev_last = s->base - 1;
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        while (pos < s->size) {
+            if (pread_full(s->fd, hb, sizeof hb, pos) != 0) goto out;
+            if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
+            if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
+                floe_batch_last_offset(&h) >= next_base || floe_batch_size(&h) > s->size - pos)
+                goto out;
+            prev_last = floe_batch_last_offset(&h);
+            pos += floe_batch_size(&h);
+        }
     }
     s->next = next_base;
+    s->idx_written = s->nidx;
+    s->tidx_written = s->ntidx;
     if (s->ntidx) {
         s->max_ts = s->tidx[s->ntidx - 1].ts;
         s->max_ts_off = s->base + s->tidx[s->ntidx - 1].rel;
@@ -231,32 +328,52 @@ static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
     return added;
 }
 
-static int write_idx_entry(floe_segment_t *s, size_t i)
+/* Write index entries [from, n) of one index to its file in one call. */
+static int write_entries(floe_segment_t *s, bool time, size_t from)
 {
-    uint8_t b[IDX_ENTRY];
-    floe_wr_be32(b, s->idx[i].rel);
-    floe_wr_be32(b + 4, s->idx[i].pos);
-    return pwrite_full(s->idx_fd, b, sizeof b, (uint64_t)i * IDX_ENTRY);
+    size_t n = time ? s->ntidx : s->nidx, esz = time ? TIDX_ENTRY : IDX_ENTRY;
+    if (from >= n) return 0;
+    uint8_t *b = malloc((n - from) * esz);
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = from; i < n; i++) {
+        uint8_t *e = b + (i - from) * esz;
+        if (time) {
+            floe_wr_be64(e, (uint64_t)s->tidx[i].ts);
+            floe_wr_be32(e + 8, s->tidx[i].rel);
+        } else {
+            floe_wr_be32(e, s->idx[i].rel);
+            floe_wr_be32(e + 4, s->idx[i].pos);
+        }
+    }
+    int rc = pwrite_full(time ? s->tidx_fd : s->idx_fd, b, (n - from) * esz, (uint64_t)from * esz);
+    free(b);
+    return rc;
 }
 
-static int write_tidx_entry(floe_segment_t *s, size_t i)
+int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err)
 {
-    uint8_t b[TIDX_ENTRY];
-    floe_wr_be64(b, (uint64_t)s->tidx[i].ts);
-    floe_wr_be32(b + 8, s->tidx[i].rel);
-    return pwrite_full(s->tidx_fd, b, sizeof b, (uint64_t)i * TIDX_ENTRY);
+    if (s->idx_written < s->nidx) {
+        if (write_entries(s, false, s->idx_written) != 0) return floe_err_errno(err, errno, "write offset index");
+        s->idx_written = s->nidx;
+        s->idx_dirty = true;
+    }
+    if (s->tidx_written < s->ntidx) {
+        if (write_entries(s, true, s->tidx_written) != 0) return floe_err_errno(err, errno, "write time index");
+        s->tidx_written = s->ntidx;
+        s->idx_dirty = true;
+    }
+    return 0;
 }
 
 int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
                              uint64_t pos, uint32_t index_interval,
                              floe_err_t *err)
 {
-    int added = index_mem(s, h, pos, index_interval);
-    if (added < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
-    if ((added & 1) && write_idx_entry(s, s->nidx - 1) != 0)
-        return floe_err_errno(err, errno, "write offset index");
-    if ((added & 2) && write_tidx_entry(s, s->ntidx - 1) != 0)
-        return floe_err_errno(err, errno, "write time index");
+    if (index_mem(s, h, pos, index_interval) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
     return 0;
 }
 
@@ -266,7 +383,6 @@ int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err)
     if (s->ntidx && s->tidx[s->ntidx - 1].ts >= s->max_ts) return 0;
     if (push_tidx(s, s->max_ts, (uint32_t)(s->max_ts_off - s->base)) != 0)
         return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
-    if (write_tidx_entry(s, s->ntidx - 1) != 0) return floe_err_errno(err, errno, "write time index");
     return 0;
 }
 
@@ -325,6 +441,7 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
                          uint64_t *truncated, floe_err_t *err)
 {
     window_t w = {s->fd, s->size, FLOE_BUF_INIT, 0};
+    unmap_indexes(s);
     s->nidx = s->ntidx = 0;
     s->max_ts = -1;
     s->max_ts_off = s->base;
@@ -373,14 +490,14 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
         s->dirty = true;
     }
     /* rewrite the index files from memory unless they already match */
-    if (index_files_match(s)) return 0;
-    s->dirty = true;
-    if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
-        return floe_err_errno(err, errno, "truncate index");
-    for (size_t i = 0; i < s->nidx; i++)
-        if (write_idx_entry(s, i) != 0) return floe_err_errno(err, errno, "write offset index");
-    for (size_t i = 0; i < s->ntidx; i++)
-        if (write_tidx_entry(s, i) != 0) return floe_err_errno(err, errno, "write time index");
+    if (!index_files_match(s)) {
+        if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
+            return floe_err_errno(err, errno, "truncate index");
+        s->idx_written = s->tidx_written = 0;
+        if (floe_segment_write_indexes(s, err) != 0) return -1;
+    }
+    s->idx_written = s->nidx;
+    s->tidx_written = s->ntidx;
     return 0;
 }
 
@@ -417,10 +534,10 @@ uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset)
     size_t lo = 0, hi = s->nidx; /* first entry with rel > target */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->idx[mid].rel <= rel) lo = mid + 1;
+        if (idx_rel(s, mid) <= rel) lo = mid + 1;
         else hi = mid;
     }
-    return lo ? s->idx[lo - 1].pos : 0;
+    return lo ? idx_pos(s, lo - 1) : 0;
 }
 
 int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
@@ -428,10 +545,10 @@ int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
     size_t lo = 0, hi = s->ntidx; /* first entry with ts >= target */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->tidx[mid].ts < ts) lo = mid + 1;
+        if (tidx_ts(s, mid) < ts) lo = mid + 1;
         else hi = mid;
     }
-    return lo ? s->base + s->tidx[lo - 1].rel : s->base;
+    return lo ? s->base + tidx_rel(s, lo - 1) : s->base;
 }
 
 int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_t limit,

@@ -860,7 +860,167 @@ static void decode_respects_arena_cap(void)
     floe_avro_schema_free(s);
 }
 
-TEST_MAIN(RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
+/* Smaller corners of the API: verbatim header schema, codec names, string
+ * attributes, unions on both sides of resolution, unknown enum symbols. */
+static void api_corners(void)
+{
+    floe_err_t err = {0};
+    floe_avro_codec_t c;
+    CHECK_EQ(floe_avro_codec_parse("zstandard", &c, &err), 0);
+    CHECK_EQ(c, FLOE_AVRO_CODEC_ZSTD);
+    CHECK_EQ(floe_avro_codec_parse("bzip2", &c, &err), -1);
+    CHECK_EQ(err.code, FLOE_EUNSUPPORTED);
+    CHECK_STR(floe_avro_codec_name(FLOE_AVRO_CODEC_SNAPPY), "snappy");
+
+    const char *text = "{ \"type\": \"record\", \"name\": \"r\", \"doc\": \"kept as typed\",\n"
+                       "  \"fields\": [ {\"name\": \"e\", \"type\": {\"type\": \"enum\", \"name\": \"E\", "
+                       "\"symbols\": [\"A\", \"B\"]}} ] }";
+    floe_avro_schema_t *s = parse(text);
+    CHECK_STR(floe_avro_schema_prop_str(s, "doc"), "kept as typed");
+    CHECK(floe_avro_schema_prop_str(s, "nope") == NULL);
+    floe_avro_writer_t *w;
+    CHECK_EQ(floe_avro_writer_new(&w, s, NULL, &err), 0);
+    CHECK_EQ(floe_avro_writer_set_meta_str(w, "avro.schema", "\"long\"", &err), -1);
+    CHECK(strstr(err.msg, "differs") != NULL);
+    CHECK_EQ(floe_avro_writer_set_meta_str(w, "avro.schema", text, &err), 0);
+    floe_arena_t a;
+    floe_arena_init(&a, 0, 0);
+    floe_avro_value_t *v = floe_avro_value_new(&a, s);
+    CHECK_EQ(floe_avro_rec_set_enum(v, "e", "B", &err), 0);
+    CHECK_EQ(floe_avro_writer_append(w, v, &err), 0);
+    CHECK_EQ(floe_avro_writer_finish(w, &err), 0);
+    CHECK_EQ(floe_avro_writer_append(w, v, &err), -1);
+    floe_slice_t file = floe_avro_writer_bytes(w);
+    floe_avro_reader_t *r;
+    CHECK_EQ(floe_avro_reader_open(&r, file.ptr, file.len, NULL, &err), 0);
+    floe_slice_t sj = floe_avro_reader_schema_json(r);
+    CHECK(sj.len == strlen(text) && memcmp(sj.ptr, text, sj.len) == 0);
+    /* a reader enum without B and without a default: fails on that datum */
+    floe_avro_schema_t *rs = parse("{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"e\",\"type\":"
+                                   "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}}]}");
+    floe_avro_reader_free(r);
+    floe_avro_reader_opts_t ro = FLOE_AVRO_READER_OPTS_INIT;
+    ro.reader_schema = rs;
+    CHECK_EQ(floe_avro_reader_open(&r, file.ptr, file.len, &ro, &err), 0);
+    floe_avro_value_t *out;
+    CHECK_EQ(floe_avro_reader_next(r, &a, &out, &err), -1);
+    CHECK(strstr(err.msg, "symbol B is not in the reader's enum") != NULL);
+    CHECK_EQ(floe_avro_reader_next(r, &a, &out, &err), -1); /* stays failed */
+    floe_avro_reader_free(r);
+    floe_avro_writer_free(w);
+
+    /* unions on both sides: [int, string] -> [null, string, long] */
+    floe_avro_schema_t *wu = parse("[\"int\",\"string\"]"), *ru = parse("[\"null\",\"string\",\"long\"]");
+    floe_avro_resolver_t *res;
+    CHECK_EQ(floe_avro_resolver_new(wu, ru, &res, &err), 0);
+    const uint8_t i7[] = {0x00, 0x0e}, sx[] = {0x02, 0x02, 'x'};
+    floe_slice_t in = floe_slice(i7, 2);
+    CHECK_EQ(floe_avro_resolver_decode(res, &in, &a, &out, &err), 0);
+    CHECK_EQ(floe_avro_value_branch(out), 2);
+    int64_t x;
+    CHECK_EQ(floe_avro_get_long(out, &x, &err), 0);
+    CHECK_EQ(x, 7);
+    in = floe_slice(sx, 3);
+    CHECK_EQ(floe_avro_resolver_decode(res, &in, &a, &out, &err), 0);
+    CHECK_EQ(floe_avro_value_branch(out), 1);
+    floe_avro_resolver_free(res);
+    /* an error type and a named reference in a union */
+    floe_avro_schema_t *es = parse("{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}");
+    char *ej = es ? floe_avro_schema_to_json(es, &err) : NULL;
+    CHECK(ej && json_same(ej, "{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}"));
+    free(ej);
+    floe_avro_schema_free(es);
+    floe_avro_schema_free(wu);
+    floe_avro_schema_free(ru);
+    floe_avro_schema_free(rs);
+    floe_arena_free(&a);
+    floe_avro_schema_free(s);
+}
+
+/* Canonical forms and Rabin fingerprints: vectors from the Avro project's
+ * shared test data (share/test/data/schema-tests.txt). */
+static void canonical_and_fingerprint_vectors(void)
+{
+    static const struct {
+        const char *in, *canon;
+        int64_t fp;
+    } v[] = {
+        {"\"null\"", "\"null\"", 7195948357588979594LL},
+        {"{\"type\":\"boolean\"}", "\"boolean\"", -6970731678124411036LL},
+        {"\"int\"", "\"int\"", 8247732601305521295LL},
+        {"{\"type\":\"long\"}", "\"long\"", -3434872931120570953LL},
+        {"\"float\"", "\"float\"", 5583340709985441680LL},
+        {"\"double\"", "\"double\"", -8181574048448539266LL},
+        {"\"bytes\"", "\"bytes\"", 5746618253357095269LL},
+        {"\"string\"", "\"string\"", -8142146995180207161LL},
+        {"[  ]", "[]", -1241056759729112623LL},
+        {"[ \"int\"  ]", "[\"int\"]", -5232228896498058493LL},
+        {"[ \"int\" , {\"type\":\"boolean\"} ]", "[\"int\",\"boolean\"]", 5392556393470105090LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[]}", -4824392279771201922LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\", \"namespace\":\"x.y\"}",
+         "{\"name\":\"x.y.foo\",\"type\":\"record\",\"fields\":[]}", 5916914534497305771LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"a.b.foo\", \"namespace\":\"x.y\"}",
+         "{\"name\":\"a.b.foo\",\"type\":\"record\",\"fields\":[]}", -4616218487480524110LL},
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\", \"doc\":\"foo\", \"aliases\":[\"foo\",\"bar\"]}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[]}", -4824392279771201922LL},
+        {"{\"fields\":[{\"type\":{\"type\":\"boolean\"}, \"name\":\"f1\"}], \"type\":\"record\", \"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"}]}",
+         7843277075252814651LL},
+        {"{ \"fields\":[{\"type\":\"boolean\", \"aliases\":[], \"name\":\"f1\", \"default\":\"true\"},\n"
+         " {\"order\":\"descending\",\"name\":\"f2\",\"doc\":\"Hello\",\"type\":\"int\"}],\n"
+         " \"type\":\"record\", \"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"},"
+         "{\"name\":\"f2\",\"type\":\"int\"}]}", -4860222112080293046LL},
+        {"{\"type\":\"enum\", \"name\":\"foo\", \"symbols\":[\"A1\"]}",
+         "{\"name\":\"foo\",\"type\":\"enum\",\"symbols\":[\"A1\"]}", -6342190197741309591LL},
+        {"{\"namespace\":\"x.y.z\", \"type\":\"enum\", \"name\":\"foo\", \"doc\":\"foo bar\", \"symbols\":[\"A1\", \"A2\"]}",
+         "{\"name\":\"x.y.z.foo\",\"type\":\"enum\",\"symbols\":[\"A1\",\"A2\"]}", -4448647247586288245LL},
+        {"{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}", "{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}",
+         1756455273707447556LL},
+        {"{\"namespace\":\"x.y.z\", \"type\":\"fixed\", \"name\":\"foo\", \"doc\":\"foo bar\", \"size\":32}",
+         "{\"name\":\"x.y.z.foo\",\"type\":\"fixed\",\"size\":32}", -3064184465700546786LL},
+        {"{ \"items\":{\"type\":\"null\"}, \"type\":\"array\"}", "{\"type\":\"array\",\"items\":\"null\"}",
+         -589620603366471059LL},
+        {"{ \"values\":\"string\", \"type\":\"map\"}", "{\"type\":\"map\",\"values\":\"string\"}",
+         -8732877298790414990LL},
+        {"{\"name\":\"PigValue\",\"type\":\"record\",\n"
+         " \"fields\":[{\"name\":\"value\", \"type\":[\"null\", \"int\", \"long\", \"PigValue\"]}]}",
+         "{\"name\":\"PigValue\",\"type\":\"record\",\"fields\":[{\"name\":\"value\",\"type\":"
+         "[\"null\",\"int\",\"long\",\"PigValue\"]}]}", -1759257747318642341LL},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        floe_avro_schema_t *s = parse(v[i].in);
+        CHECK(s != NULL);
+        if (!s) continue;
+        floe_err_t err = {0};
+        char *c = floe_avro_schema_canonical(s, &err);
+        if (!c || strcmp(c, v[i].canon) != 0) {
+            fprintf(stderr, "vector %zu: canonical %s, want %s\n", i, c ? c : "(null)", v[i].canon);
+            CHECK(0);
+        }
+        uint64_t fp = 0;
+        CHECK_EQ(floe_avro_schema_fingerprint64(s, &fp, &err), 0);
+        CHECK_EQ((int64_t)fp, v[i].fp);
+        free(c);
+        floe_avro_schema_free(s);
+    }
+    /* single-object encoding header */
+    uint8_t h[FLOE_AVRO_SINGLE_OBJECT_HEADER];
+    floe_avro_single_object_header(0x0102030405060708ull, h);
+    CHECK(h[0] == 0xc3 && h[1] == 0x01 && h[2] == 0x08 && h[9] == 0x01);
+    uint64_t fp;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_avro_single_object_parse(h, sizeof h, &fp, &err), 0);
+    CHECK_EQ_U64(fp, 0x0102030405060708ull);
+    CHECK_EQ(floe_avro_single_object_parse(h, 5, &fp, &err), -1);
+    CHECK_EQ(err.code, FLOE_ETRUNC);
+    h[1] = 2;
+    CHECK_EQ(floe_avro_single_object_parse(h, sizeof h, &fp, &err), -1);
+    CHECK_EQ(err.code, FLOE_ECORRUPT);
+}
+
+TEST_MAIN(RUN(canonical_and_fingerprint_vectors); RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
           RUN(schema_errors_are_clear); RUN(binary_spec_vectors); RUN(values_round_trip);
           RUN(setters_choose_branches_and_check); RUN(corrupt_datums_rejected);
           RUN(container_round_trip); RUN(container_sink_and_empty);

@@ -249,7 +249,7 @@ static void two_members_join_and_sync(void)
 static void rebalance_timeout_drops_laggard(void)
 {
     floe_group_coord_t *c = coord(0);
-    jres_t a = {0}, b = {0}, a2 = {0}, b2 = {0}, cnew = {0};
+    jres_t a = {0}, b = {0}, a2 = {0}, cnew = {0};
     join(c, "g", "", 0, &a);
     join(c, "g", "", 0, &b); /* b triggers gen 2 with a rejoining */
     join(c, "g", a.member_id, 1, &a2);
@@ -265,14 +265,13 @@ static void rebalance_timeout_drops_laggard(void)
     CHECK_EQ(cnew.done, 0);
     CHECK_EQ(floe_group_heartbeat(c, "g", b.member_id, NULL, 2, 900),
              FLOE_GERR_REBALANCE_IN_PROGRESS);
-    CHECK_EQ(floe_group_next_deadline(c), 100 + 5000 < 900 + 1000 ? 5100 : 1900);
+    CHECK_EQ(floe_group_next_deadline(c), 1900); /* b's session, before 5100 */
     /* session of b expires at 1900, before the rebalance timeout (5100) */
     floe_group_tick(c, 1900);
     CHECK_EQ(cnew.done, 1);
     CHECK_EQ(cnew.generation, 3);
     CHECK_EQ(a2.member_count, 2);
     CHECK_EQ(floe_group_heartbeat(c, "g", b.member_id, NULL, 3, 1901), FLOE_GERR_UNKNOWN_MEMBER_ID);
-    (void)b2;
     floe_group_coord_free(c);
 }
 
@@ -331,7 +330,7 @@ static void initial_rebalance_delay(void)
     sync_req(c, "g", b.member_id, 1, 0, NULL, 201, &s2);
     join(c, "g", "", 300, &d);
     CHECK_EQ(d.done, 0);
-    CHECK_EQ(floe_group_next_deadline(c), 300 + 5000 < 1201 ? 5300 : 1201);
+    CHECK_EQ(floe_group_next_deadline(c), 1201); /* sessions end before 5300 */
     floe_group_coord_free(c);
 }
 

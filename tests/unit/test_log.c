@@ -146,6 +146,22 @@ static void append_and_read(void)
     free(d);
 }
 
+/* How many files of dir whose name ends in ext this process maps. */
+static size_t mapped_files(const char *dir, const char *ext)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    size_t n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        size_t ll = strlen(line), el = strlen(ext);
+        if (strstr(line, dir) && ll > el && !strcmp(line + ll - el, ext)) n++;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
 /* Many small segments; every offset found through the index; offset for
  * time; reopen loads the indexes; a broken index file is rebuilt. */
 static void roll_by_size_and_lookups(void)
@@ -167,6 +183,7 @@ static void roll_by_size_and_lookups(void)
     }
     size_t nseg = floe_log_segment_count(l);
     CHECK(nseg > 5);
+    CHECK_EQ(mapped_files(d, ".index"), nseg - 1); /* sealed segments: mapped */
     floe_buf_t out = FLOE_BUF_INIT;
     for (int pass = 0; pass < 3; pass++) {
         for (int64_t off = 0; off < next; off++) {
@@ -195,8 +212,14 @@ static void roll_by_size_and_lookups(void)
         CHECK_EQ(floe_log_offset_for_time(l, 0, NULL), 0);
         CHECK_EQ(floe_log_offset_for_time(l, 99999999, NULL), -1);
         floe_log_close(l);
+        if (pass == 0) {
+            /* a missing time index of the first segment */
+            char path[512];
+            floe_segment_path(path, sizeof path, d, 0, "timeindex");
+            CHECK_EQ(unlink(path), 0);
+        }
         if (pass == 1) {
-            /* break the indexes of the second segment: garbage, then missing */
+            /* garbage in the offset index of the first segment */
             char path[512];
             floe_segment_path(path, sizeof path, d, 0, "index");
             int fd = open(path, O_WRONLY | O_TRUNC);
@@ -206,6 +229,7 @@ static void roll_by_size_and_lookups(void)
         CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
         CHECK_EQ(floe_log_segment_count(l), nseg);
         CHECK_EQ(floe_log_end_offset(l), next);
+        CHECK_EQ(mapped_files(d, ".index"), nseg - 1);
     }
     floe_buf_free(&out);
     floe_log_close(l);
@@ -541,6 +565,37 @@ static void idempotence(void)
     free(d);
 }
 
+/* Producers idle past producer_id_expiration_ms are forgotten (then any
+ * sequence is accepted again, as for a new producer); the expiry time
+ * survives a restart through the snapshot. */
+static void producer_expiry(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.producer_id_expiration_ms = 1000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    floe_log_set_clock(l, fake_clock);
+    fake_now = 50000;
+    floe_log_append_result_t r;
+    CHECK_EQ(append_idem(l, 1, 7, 0, 0, &r), 0);
+    fake_now = 50500;
+    CHECK_EQ(append_idem(l, 1, 8, 0, 0, &r), 0);
+    floe_log_close(l);
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    CHECK_EQ(floe_log_enforce_retention(l, 51200, &err), 0);
+    CHECK_EQ(floe_log_producer_state(l, 7, NULL, NULL), -1);
+    CHECK_EQ(floe_log_producer_state(l, 8, NULL, NULL), 0);
+    CHECK_EQ(append_idem(l, 1, 7, 0, 9, &r), 0); /* no state: accepted */
+    CHECK(!r.duplicate);
+    CHECK_EQ(append_idem(l, 1, 8, 0, 9, &r), -1); /* still known: a gap */
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
 static void config_set(void)
 {
     floe_log_config_t c;
@@ -561,4 +616,4 @@ static void config_set(void)
 
 TEST_MAIN(RUN(append_and_read); RUN(roll_by_size_and_lookups); RUN(roll_by_time); RUN(retention);
           RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors);
-          RUN(idempotence); RUN(config_set))
+          RUN(idempotence); RUN(producer_expiry); RUN(config_set))
