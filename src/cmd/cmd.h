@@ -8,4 +8,12 @@
  * [--http HOST:PORT]`: argv[1] is "serve".  Returns the exit status. */
 int floe_cmd_serve(int argc, char **argv);
 
+/* `floe topic create|list|describe|alter|delete ...` over the Kafka
+ * protocol (src/cmd/topic.c): argv[1] is "topic".  Returns the exit status. */
+int floe_cmd_topic(int argc, char **argv);
+
+/* `floe table list|describe|scan|history ...` reading the filesystem
+ * catalog under the data dir (src/cmd/table_cli.c): argv[1] is "table". */
+int floe_cmd_table(int argc, char **argv);
+
 #endif

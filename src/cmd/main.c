@@ -11,6 +11,8 @@ static void usage(FILE *f)
             "usage: floe <command> [options]\n"
             "commands:\n"
             "  serve        run the broker (floe serve --help for options)\n"
+            "  topic        create, list, describe, alter, delete topics (floe topic help)\n"
+            "  table        list, describe, scan, history of Iceberg tables (floe table help)\n"
             "  version      print the version\n"
             "  help         this text\n");
 }
@@ -23,6 +25,8 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "serve")) return floe_cmd_serve(argc, argv);
+    if (!strcmp(cmd, "topic")) return floe_cmd_topic(argc, argv);
+    if (!strcmp(cmd, "table")) return floe_cmd_table(argc, argv);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("floe %s\n", FLOE_VERSION);
         return 0;

@@ -1,0 +1,505 @@
+/* `floe table list|describe|scan|history`: the Iceberg tables under a data
+ * dir, read straight from the filesystem catalog (DATA/warehouse), so they
+ * work whether or not floe serve runs.  When the server's HTTP listener
+ * answers, describe adds the live engine state and per-partition lag from
+ * GET /admin/tables. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/cli.h"
+#include "cmd/cmd.h"
+#include "cmd/table_cli.h"
+#include "iceberg/catalog.h"
+#include "iceberg/scan.h"
+#include "util/parse.h"
+
+typedef struct table_opts {
+    const char *sub, *name, *data_dir, *http;
+    int64_t limit;              /* -1: all */
+} table_opts_t;
+
+typedef struct ctx {
+    floe_fileio_t *io;
+    floe_ice_catalog_t *cat;
+} ctx_t;
+
+static int open_catalog(ctx_t *c, const char *data_dir, floe_err_t *err)
+{
+    char wh[4200];
+    snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
+    struct stat st;
+    if (stat(wh, &st) || !S_ISDIR(st.st_mode))
+        return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)", data_dir, wh,
+                            errno == ENOENT ? "missing" : "not a directory");
+    if (!(c->io = floe_fileio_local_new(err))) return -1;
+    if (!(c->cat = floe_ice_catalog_fs_new(c->io, wh, err))) return -1;
+    return 0;
+}
+
+static void close_catalog(ctx_t *c)
+{
+    if (c->cat) floe_ice_catalog_free(c->cat);
+    if (c->io) floe_fileio_free(c->io);
+}
+
+/* "NS.T", or "T" in namespace default. */
+static int load(ctx_t *c, const char *name, floe_ice_table_t **t, floe_err_t *err)
+{
+    char ns[256], tn[256];
+    const char *dot = strchr(name, '.');
+    if (dot) {
+        if ((size_t)(dot - name) >= sizeof ns || strlen(dot + 1) >= sizeof tn || dot == name || !dot[1])
+            return floe_err_set(err, FLOE_EINVAL, "bad table name '%s' (want NAMESPACE.TABLE or TABLE)", name);
+        memcpy(ns, name, (size_t)(dot - name));
+        ns[dot - name] = 0;
+        snprintf(tn, sizeof tn, "%s", dot + 1);
+    } else {
+        if (strlen(name) >= sizeof tn) return floe_err_set(err, FLOE_EINVAL, "table name too long");
+        snprintf(ns, sizeof ns, "default");
+        snprintf(tn, sizeof tn, "%s", name);
+    }
+    if (floe_ice_catalog_load_table(c->cat, ns, tn, t, err)) {
+        if (err->code == FLOE_ENOENT)
+            return floe_err_set(err, FLOE_ENOENT, "no table %s.%s in the catalog (see 'floe table list')", ns, tn);
+        floe_err_wrap(err, "table %s.%s", ns, tn);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t summary_i64(const floe_ice_snapshot_t *s, const char *key)
+{
+    const char *v = s ? floe_ice_props_get(&s->summary, key) : NULL;
+    int64_t n;
+    if (!v || floe_parse_int64(v, 0, INT64_MAX, &n, NULL)) return -1;
+    return n;
+}
+
+/* Live data files of the current snapshot: count, records, sizes. */
+typedef struct file_stats {
+    size_t files, delete_files;
+    int64_t records, total, min, median, max;
+} file_stats_t;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int file_stats(ctx_t *c, const floe_ice_metadata_t *md, file_stats_t *fs, floe_err_t *err)
+{
+    memset(fs, 0, sizeof *fs);
+    if (md->current_snapshot_id < 0) return 0;
+    floe_ice_scan_t *sc;
+    if (floe_ice_scan_plan(c->io, md, -1, NULL, 0, &sc, err)) return -1;
+    size_t n = floe_ice_scan_ntasks(sc);
+    int64_t *sizes = calloc(n + 1, sizeof *sizes);
+    if (!sizes) {
+        floe_ice_scan_free(sc);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const floe_ice_data_file_t *f = floe_ice_scan_task(sc, i)->file;
+        sizes[i] = f->file_size;
+        fs->total += f->file_size;
+        fs->records += f->record_count;
+    }
+    fs->files = n;
+    fs->delete_files = floe_ice_scan_ndelete_files(sc);
+    if (n) {
+        qsort(sizes, n, sizeof *sizes, cmp_i64);
+        fs->min = sizes[0];
+        fs->max = sizes[n - 1];
+        fs->median = n % 2 ? sizes[n / 2] : (sizes[n / 2 - 1] + sizes[n / 2]) / 2;
+    }
+    free(sizes);
+    floe_ice_scan_free(sc);
+    return 0;
+}
+
+static const char *human(int64_t b, char *buf, size_t size)
+{
+    if (b < 1024) snprintf(buf, size, "%lld B", (long long)b);
+    else if (b < 1024 * 1024) snprintf(buf, size, "%.1f KiB", b / 1024.0);
+    else if (b < 1024LL * 1024 * 1024) snprintf(buf, size, "%.1f MiB", b / (1024.0 * 1024));
+    else snprintf(buf, size, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    return buf;
+}
+
+/* ---- list ---- */
+
+static int do_list(ctx_t *c, floe_err_t *err)
+{
+    char **nss;
+    size_t nns;
+    if (floe_ice_catalog_list_namespaces(c->cat, &nss, &nns, err)) return -1;
+    int rc = 0;
+    bool header = false;
+    for (size_t i = 0; i < nns && !rc; i++) {
+        char **ts;
+        size_t nt;
+        if (floe_ice_catalog_list_tables(c->cat, nss[i], &ts, &nt, err)) {
+            rc = -1;
+            break;
+        }
+        for (size_t k = 0; k < nt && !rc; k++) {
+            floe_ice_table_t *t;
+            if (floe_ice_catalog_load_table(c->cat, nss[i], ts[k], &t, err)) {
+                floe_err_wrap(err, "table %s.%s", nss[i], ts[k]);
+                rc = -1;
+                break;
+            }
+            const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+            const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
+            int64_t recs = summary_i64(s, "total-records"), files = summary_i64(s, "total-data-files");
+            if (s && (recs < 0 || files < 0)) {
+                file_stats_t st;
+                if (file_stats(c, md, &st, err)) {
+                    floe_err_wrap(err, "table %s.%s", nss[i], ts[k]);
+                    rc = -1;
+                } else {
+                    recs = st.records;
+                    files = (int64_t)st.files;
+                }
+            }
+            if (!rc) {
+                if (!header) printf("%-40s %20s %12s %8s\n", "TABLE", "SNAPSHOT", "RECORDS", "FILES");
+                header = true;
+                char full[600], sid[32];
+                snprintf(full, sizeof full, "%s.%s", nss[i], ts[k]);
+                if (s) snprintf(sid, sizeof sid, "%lld", (long long)s->snapshot_id);
+                else snprintf(sid, sizeof sid, "-");
+                printf("%-40s %20s %12lld %8lld\n", full, sid, (long long)(s ? recs : 0),
+                       (long long)(s ? files : 0));
+            }
+            floe_ice_table_free(t);
+        }
+        floe_fileio_names_free(ts, nt);
+    }
+    floe_fileio_names_free(nss, nns);
+    if (!rc && !header) printf("no tables\n");
+    return rc;
+}
+
+/* ---- describe ---- */
+
+static void print_type_line(const floe_ice_field_t *f, int depth)
+{
+    char tb[64];
+    const char *tn;
+    switch (f->type->kind) {
+    case FLOE_ICE_STRUCT: tn = "struct"; break;
+    case FLOE_ICE_LIST: tn = "list"; break;
+    case FLOE_ICE_MAP: tn = "map"; break;
+    default: tn = floe_ice_type_name(f->type, tb, sizeof tb);
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%*s%s", 2 * depth, "", f->name);
+    printf("  %5d  %-36s %-16s %s\n", (int)f->id, name, tn, f->required ? "required" : "optional");
+    for (size_t i = 0; i < f->type->nfields; i++) print_type_line(&f->type->fields[i], depth + 1);
+}
+
+/* Live state from the server's /admin/tables, or NULL with why in *why. */
+typedef struct fetch_buf {
+    char *p;
+    size_t n;
+} fetch_buf_t;
+
+static size_t on_body(char *p, size_t sz, size_t nm, void *arg)
+{
+    fetch_buf_t *b = arg;
+    size_t n = sz * nm;
+    if (b->n + n > (64u << 20)) return 0;
+    char *np = realloc(b->p, b->n + n + 1);
+    if (!np) return 0;
+    memcpy(np + b->n, p, n);
+    b->p = np;
+    b->n += n;
+    b->p[b->n] = 0;
+    return n;
+}
+
+static json_t *fetch_status(const char *http, char *why, size_t whysize)
+{
+    char url[600];
+    snprintf(url, sizeof url, "http://%s/admin/tables", http);
+    CURL *h = curl_easy_init();
+    if (!h) {
+        snprintf(why, whysize, "cannot start an HTTP client");
+        return NULL;
+    }
+    fetch_buf_t b = {0};
+    char cerr[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROXY, "");
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    json_t *j = NULL;
+    if (cc != CURLE_OK) {
+        snprintf(why, whysize, "%s", cerr[0] ? cerr : curl_easy_strerror(cc));
+    } else if (status != 200) {
+        snprintf(why, whysize, "GET %s answered %ld", url, status);
+    } else {
+        json_error_t je;
+        j = json_loadb(b.p ? b.p : "", b.n, 0, &je);
+        if (!j || !json_is_array(json_object_get(j, "tables"))) {
+            snprintf(why, whysize, "GET %s: not the floe admin JSON", url);
+            json_decref(j);
+            j = NULL;
+        }
+    }
+    free(b.p);
+    return j;
+}
+
+static long long jint(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
+{
+    floe_ice_table_t *t;
+    if (load(c, o->name, &t, err)) return -1;
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    file_stats_t fst;
+    if (file_stats(c, md, &fst, err)) {
+        floe_ice_table_free(t);
+        return -1;
+    }
+    char full[600];
+    snprintf(full, sizeof full, "%s.%s", floe_ice_table_namespace(t), floe_ice_table_name(t));
+    printf("table       %s\n", full);
+    printf("location    %s\n", md->location ? md->location : "-");
+    printf("metadata    %s (format v%d, uuid %s)\n", floe_ice_table_metadata_location(t), md->format_version,
+           md->table_uuid);
+    const char *topic = floe_ice_props_get(&md->properties, "floe.topic");
+    if (topic) printf("topic       %s\n", topic);
+
+    const floe_ice_schema_t *sc = floe_ice_metadata_current_schema(md);
+    printf("\nschema %d (%zu schema%s in the history):\n", sc ? (int)sc->schema_id : -1, md->nschemas,
+           md->nschemas == 1 ? "" : "s");
+    printf("  %5s  %-36s %-16s %s\n", "ID", "NAME", "TYPE", "NULLABILITY");
+    for (size_t i = 0; sc && i < sc->root->nfields; i++) print_type_line(&sc->root->fields[i], 0);
+
+    const floe_ice_spec_t *sp = floe_ice_metadata_default_spec(md);
+    printf("\npartition spec %d: ", sp ? (int)sp->spec_id : -1);
+    if (!sp || !sp->nfields) printf("unpartitioned\n");
+    else {
+        printf("\n");
+        for (size_t i = 0; i < sp->nfields; i++) {
+            char tb[64], src[300];
+            const floe_ice_partition_field_t *pf = &sp->fields[i];
+            if (!sc || !floe_ice_schema_field_name(sc, pf->source_id, src, sizeof src))
+                snprintf(src, sizeof src, "field %d", (int)pf->source_id);
+            printf("  %5d  %-36s %s(%s)\n", (int)pf->field_id, pf->name,
+                   floe_ice_transform_name(pf->transform, tb, sizeof tb), src);
+        }
+    }
+
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
+    char tbuf[40];
+    if (!s) {
+        printf("\ncurrent snapshot: none (nothing committed yet)\n");
+    } else {
+        printf("\ncurrent snapshot %lld at %s (%s, %zu snapshot%s in the history)\n", (long long)s->snapshot_id,
+               floe_cli_time_ms(s->timestamp_ms, tbuf, sizeof tbuf), s->operation ? s->operation : "?",
+               md->nsnapshots, md->nsnapshots == 1 ? "" : "s");
+        for (size_t i = 0; i < s->summary.n; i++)
+            printf("  %-32s %s\n", s->summary.kv[i].key, s->summary.kv[i].value);
+    }
+    char a[32], b[32], m[32], x[32];
+    printf("\ndata files  %zu, %lld records, %s in total", fst.files, (long long)fst.records,
+           human(fst.total, a, sizeof a));
+    if (fst.files)
+        printf("; size min %s, median %s, max %s", human(fst.min, b, sizeof b), human(fst.median, m, sizeof m),
+               human(fst.max, x, sizeof x));
+    printf("\n");
+    if (fst.delete_files) printf("delete files %zu\n", fst.delete_files);
+
+    /* committed offsets: the snapshot summary is the truth (invariant 2) */
+    json_t *offs = NULL;
+    const char *fo = s ? floe_ice_props_get(&s->summary, "floe.offsets") : NULL;
+    if (fo) offs = json_loads(fo, 0, NULL);
+    char why[1024] = "";
+    json_t *live = NULL, *entry = NULL;
+    if (o->http) live = fetch_status(o->http, why, sizeof why);
+    for (size_t i = 0; live && i < json_array_size(json_object_get(live, "tables")); i++) {
+        json_t *e = json_array_get(json_object_get(live, "tables"), i);
+        if (json_is_string(json_object_get(e, "table")) && !strcmp(json_string_value(json_object_get(e, "table")), full))
+            entry = e;
+    }
+    printf("\n");
+    if (entry) {
+        const char *st = json_string_value(json_object_get(entry, "state"));
+        const char *rs = json_string_value(json_object_get(entry, "reason"));
+        printf("engine      %s at http://%s: %s%s%s, %lld commits, %lld failed\n", "live", o->http, st ? st : "?",
+               rs && *rs ? ": " : "", rs && *rs ? rs : "", jint(entry, "commits"), jint(entry, "commit_failures"));
+        printf("%-10s %14s %14s %14s %10s %10s\n", "PARTITION", "COMMITTED", "READ", "LOG_END", "LAG", "DLQ");
+        json_t *ps = json_object_get(entry, "partitions");
+        for (size_t i = 0; i < json_array_size(ps); i++) {
+            json_t *p = json_array_get(ps, i);
+            printf("%-10lld %14lld %14lld %14lld %10lld %10lld\n", jint(p, "partition"), jint(p, "committed"),
+                   jint(p, "read"), jint(p, "log_end"), jint(p, "lag"), jint(p, "dlq"));
+        }
+    } else {
+        if (!o->http) printf("engine      not asked (--no-http): lag unknown\n");
+        else if (live) printf("engine      http://%s does not run a table topic for %s: lag unknown\n", o->http, full);
+        else printf("engine      not reachable at http://%s (%s): lag unknown\n", o->http, why);
+        if (json_is_object(offs)) {
+            printf("%-10s %14s\n", "PARTITION", "COMMITTED");
+            const char *k;
+            json_t *v;
+            json_object_foreach(offs, k, v) printf("%-10s %14lld\n", k, (long long)json_integer_value(v));
+        }
+    }
+    json_decref(live);
+    json_decref(offs);
+    floe_ice_table_free(t);
+    return 0;
+}
+
+/* ---- history ---- */
+
+static int cmp_snap(const void *x, const void *y)
+{
+    const floe_ice_snapshot_t *a = *(const floe_ice_snapshot_t *const *)x, *b = *(const floe_ice_snapshot_t *const *)y;
+    if (a->sequence_number != b->sequence_number) return a->sequence_number < b->sequence_number ? -1 : 1;
+    return a->timestamp_ms < b->timestamp_ms ? -1 : a->timestamp_ms > b->timestamp_ms;
+}
+
+static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
+{
+    floe_ice_table_t *t;
+    if (load(c, o->name, &t, err)) return -1;
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    const floe_ice_snapshot_t **ss = calloc(md->nsnapshots + 1, sizeof *ss);
+    if (!ss) {
+        floe_ice_table_free(t);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < md->nsnapshots; i++) ss[i] = md->snapshots[i];
+    qsort(ss, md->nsnapshots, sizeof *ss, cmp_snap);
+    printf("  %-20s %-20s %-24s %-10s %12s %8s  %s\n", "SNAPSHOT", "PARENT", "TIME", "OPERATION", "ADDED_RECORDS",
+           "FILES", "FLOE.OFFSETS");
+    for (size_t i = 0; i < md->nsnapshots; i++) {
+        const floe_ice_snapshot_t *s = ss[i];
+        char tb[40], par[32];
+        if (s->parent_id >= 0) snprintf(par, sizeof par, "%lld", (long long)s->parent_id);
+        else snprintf(par, sizeof par, "-");
+        const char *fo = floe_ice_props_get(&s->summary, "floe.offsets");
+        const char *ar = floe_ice_props_get(&s->summary, "added-records");
+        const char *af = floe_ice_props_get(&s->summary, "added-data-files");
+        printf("%c %-20lld %-20s %-24s %-10s %12s %8s  %s\n", s->snapshot_id == md->current_snapshot_id ? '*' : ' ',
+               (long long)s->snapshot_id, par, floe_cli_time_ms(s->timestamp_ms, tb, sizeof tb),
+               s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0", fo ? fo : "-");
+    }
+    if (!md->nsnapshots) printf("(no snapshots: nothing committed yet)\n");
+    free(ss);
+    floe_ice_table_free(t);
+    return 0;
+}
+
+/* ---- arguments ---- */
+
+static const char usage_text[] =
+    "usage: floe table list\n"
+    "       floe table describe [NAMESPACE.]TABLE\n"
+    "       floe table scan [NAMESPACE.]TABLE [--limit N]\n"
+    "       floe table history [NAMESPACE.]TABLE\n"
+    "options: --data-dir DIR (default ./floe-data), --http HOST:PORT (the server's\n"
+    "         HTTP listener for live lag, default 127.0.0.1:8181), --no-http\n"
+    "scan prints one JSON object per row.\n";
+
+static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
+{
+    o->data_dir = "./floe-data";
+    o->http = "127.0.0.1:8181";
+    o->limit = -1;
+    if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (list, describe, scan, history)");
+    o->sub = argv[2];
+    if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
+    for (int i = 3; i < argc; i++) {
+        const char *arg = argv[i];
+        if (arg[0] != '-' || !arg[1]) {
+            if (o->name) return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", arg);
+            o->name = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            o->sub = "help";
+            continue;
+        }
+        if (!strcmp(arg, "--no-http")) {
+            o->http = NULL;
+            continue;
+        }
+        if (i + 1 >= argc) return floe_err_set(err, FLOE_EINVAL, "%s needs a value", arg);
+        const char *v = argv[++i];
+        if (!strcmp(arg, "--data-dir") || !strcmp(arg, "-d")) o->data_dir = v;
+        else if (!strcmp(arg, "--http")) o->http = v;
+        else if (!strcmp(arg, "--limit") || !strcmp(arg, "-n")) {
+            if (floe_parse_int64(v, 0, INT64_MAX, &o->limit, err)) {
+                floe_err_wrap(err, "--limit");
+                return -1;
+            }
+        } else {
+            return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe table help')", arg);
+        }
+    }
+    bool named = !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") || !strcmp(o->sub, "history");
+    if (!named && strcmp(o->sub, "list") && strcmp(o->sub, "help"))
+        return floe_err_set(err, FLOE_EINVAL, "unknown subcommand '%s' (list, describe, scan, history)", o->sub);
+    if (named && !o->name) return floe_err_set(err, FLOE_EINVAL, "missing the table name ([NAMESPACE.]TABLE)");
+    if (!named && o->name) return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
+    if (o->limit >= 0 && strcmp(o->sub, "scan")) return floe_err_set(err, FLOE_EINVAL, "--limit applies to scan only");
+    return 0;
+}
+
+int floe_cmd_table(int argc, char **argv)
+{
+    table_opts_t o = {0};
+    floe_err_t err;
+    floe_err_clear(&err);
+    floe_cli_quiet_logs();
+    int rc = parse_args(argc, argv, &o, &err);
+    ctx_t c = {0};
+    if (!rc && !strcmp(o.sub, "help")) {
+        fputs(usage_text, stdout);
+    } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
+        if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
+        else if (!strcmp(o.sub, "describe")) {
+            curl_global_init(CURL_GLOBAL_DEFAULT);
+            rc = do_describe(&c, &o, &err);
+            curl_global_cleanup();
+        } else if (!strcmp(o.sub, "history")) rc = do_history(&c, &o, &err);
+        else {
+            floe_ice_table_t *t;
+            if (!(rc = load(&c, o.name, &t, &err))) {
+                rc = floe_cli_scan(c.io, floe_ice_table_metadata(t), o.limit, stdout, &err);
+                floe_ice_table_free(t);
+            }
+        }
+    }
+    close_catalog(&c);
+    if (fflush(stdout) && !rc) rc = floe_err_errno(&err, errno, "writing the output");
+    if (rc) {
+        floe_cli_fail(o.sub && strcmp(o.sub, "help") ? o.sub : NULL, "table", &err);
+        return 1;
+    }
+    return 0;
+}
