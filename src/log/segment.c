@@ -310,22 +310,25 @@ static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
     int added = 0;
     int64_t newmax = h->max_timestamp > s->max_ts ? h->max_timestamp : s->max_ts;
     uint32_t rel = (uint32_t)(h->base_offset - s->base);
+    bool oom = false;
     if (s->since_index >= interval && pos > 0) {
-        if (push_idx(s, rel, (uint32_t)pos) != 0) return -1;
-        added |= 1;
-        if (newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
-            if (push_tidx(s, newmax, rel) != 0) return -1;
-            added |= 2;
+        if (push_idx(s, rel, (uint32_t)pos) == 0) added |= 1;
+        else oom = true;
+        if (!oom && newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
+            if (push_tidx(s, newmax, rel) == 0) added |= 2;
+            else oom = true;
         }
         s->since_index = 0;
     }
+    /* the segment's own bookkeeping is kept even when an entry could not
+     * be added (a missing entry only lengthens a scan) */
     s->since_index += floe_batch_size(h);
     if (h->max_timestamp > s->max_ts) {
         s->max_ts = h->max_timestamp;
         s->max_ts_off = h->base_offset;
     }
     s->next = floe_batch_last_offset(h) + 1;
-    return added;
+    return oom ? -1 : added;
 }
 
 /* Write index entries [from, n) of one index to its file in one call. */
