@@ -377,7 +377,10 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             floe_segment_map_indexes(s);
             continue;
         }
-        if (!last) FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
+        if (!last) {
+            FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
+            l->rebuilt++;
+        }
         uint64_t cut = 0;
         if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0) {
             floe_err_wrap(err, "recover %s segment %020" PRId64, dir, s->base);
