@@ -119,14 +119,18 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len,
                     int64_t log_append_time_ms,
                     floe_log_append_result_t *res, floe_err_t *err);
 
-/* fsync every segment written since the last flush (data and indexes),
- * then advance the durable offset.  The fsync runs outside the log lock:
- * appends and reads go on meanwhile; concurrent flushes are fine. */
+/* fsync every segment written since the last flush (data; index files
+ * of segments sealed since; the directory when files came or went), then
+ * advance the durable offset to the end offset seen at the start.  The
+ * fsync runs outside the log lock: appends and reads go on meanwhile.
+ * Flushes of one log run one at a time; a caller arriving during one waits
+ * and then syncs what was appended meanwhile (group commit). */
 int floe_log_flush(floe_log_t *l, floe_err_t *err);
 /* Flush when flush_ms has passed since the last flush and data is
  * pending (for a periodic timer).  now_ms: wall clock. */
 int floe_log_maybe_flush(floe_log_t *l, int64_t now_ms, floe_err_t *err);
-/* Next offset known to be on disk (all offsets below are fsynced). */
+/* Next offset known to be on disk: offsets below it were fsynced by a
+ * flush, or were already in the files when the log was opened. */
 int64_t floe_log_durable_offset(floe_log_t *l);
 
 typedef struct floe_log_read_info {
