@@ -88,9 +88,12 @@ static inline size_t floe_batch_size(const floe_batch_hdr_t *h)
 {
     return (size_t)FLOE_BATCH_LOG_OVERHEAD + (size_t)(uint32_t)h->batch_length;
 }
+/* base_offset + last_offset_delta; wraps instead of overflowing on hostile
+ * headers (callers that store offsets check base_offset >= 0 and that the
+ * result is not below it). */
 static inline int64_t floe_batch_last_offset(const floe_batch_hdr_t *h)
 {
-    return h->base_offset + h->last_offset_delta;
+    return (int64_t)((uint64_t)h->base_offset + (uint64_t)(int64_t)h->last_offset_delta);
 }
 /* Last sequence of an idempotent batch (sequences wrap at INT32_MAX). */
 int32_t floe_batch_last_sequence(const floe_batch_hdr_t *h);

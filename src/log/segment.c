@@ -272,6 +272,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
             if (pread_full(s->fd, hb, sizeof hb, pos) != 0) goto out;
             if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
             if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
+                floe_batch_last_offset(&h) < h.base_offset ||
                 floe_batch_last_offset(&h) >= next_base || floe_batch_size(&h) > s->size - pos)
                 goto out;
             prev_last = floe_batch_last_offset(&h);
@@ -462,7 +463,9 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
             if (floe_batch_parse_hdr(p, bsize, &h, &e) != 0) { why = e.msg; break; }
         }
         if (h.base_offset < s->next || h.record_count <= 0 || h.last_offset_delta < 0 ||
-            (uint64_t)(floe_batch_last_offset(&h) - s->base) > UINT32_MAX || pos + bsize > UINT32_MAX) {
+            floe_batch_last_offset(&h) < h.base_offset ||
+            (uint64_t)floe_batch_last_offset(&h) - (uint64_t)s->base > UINT32_MAX ||
+            pos + bsize > UINT32_MAX) {
             why = "batch offsets out of order";
             break;
         }
