@@ -10,7 +10,12 @@
  * to the end.  A whole batch is therefore 12 + batch_length bytes.
  *
  * Everything here works on caller memory; nothing allocates except the
- * decompression output (a caller floe_buf_t) and the builder. */
+ * decompression output (a caller floe_buf_t) and the builder.
+ *
+ * Beyond LOG_CONTRACT.md: floe_batch_decode_hdr (no CRC check),
+ * floe_batch_set_leader_epoch, floe_batch_update_crc,
+ * floe_batch_validate_records, floe_header_iter_t, floe_batch_opts_t for
+ * the builder's settings, and log/codec.h for the codecs alone. */
 #ifndef FLOE_LOG_BATCH_H
 #define FLOE_LOG_BATCH_H
 

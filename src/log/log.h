@@ -14,7 +14,15 @@
  * parallel with appends (file I/O outside the lock), fsync in
  * floe_log_flush runs outside the lock too.  Waiting for new data (long-poll
  * fetch) is the caller's business: floe_log_end_offset changes after every
- * successful append. */
+ * successful append.
+ *
+ * Against LOG_CONTRACT.md: floe_log_offset_for_time takes one more
+ * argument (ts_out, may be NULL: the found record's timestamp, which
+ * ListOffsets returns).  Added: floe_log_config_set (topic-config names),
+ * leader_epoch and producer_id_expiration_ms in the config,
+ * floe_log_set_config / get_config, floe_log_drop, floe_log_maybe_flush,
+ * floe_log_size_bytes, floe_log_producer_state, floe_log_segment_count,
+ * end_offset and error_code in floe_log_read_info_t. */
 #ifndef FLOE_LOG_LOG_H
 #define FLOE_LOG_LOG_H
 
