@@ -28,7 +28,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean
+.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen
 # keep object files of tests and benchmarks (make would delete them as intermediates)
 .SECONDARY:
 all: $(BUILD)/libfloe.a $(BUILD)/floe $(TEST_BIN) $(BENCH_BIN)
@@ -94,5 +94,11 @@ bench: all
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+# Regenerate committed sources from their declarations (Redis-style: the
+# output is committed, so building never needs the generator).
+gen: src/kafka/proto_gen.h
+src/kafka/proto_gen.h src/kafka/proto_gen.c &: src/kafka/messages.def tools/kafka_gen.py
+	python3 tools/kafka_gen.py src/kafka/messages.def src/kafka/proto_gen.h src/kafka/proto_gen.c
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

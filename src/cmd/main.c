@@ -10,6 +10,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: floe <command> [options]\n"
             "commands:\n"
+            "  serve        run the broker (floe serve --help for options)\n"
             "  version      print the version\n"
             "  help         this text\n");
 }
@@ -21,6 +22,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "serve")) return floe_cmd_serve(argc, argv);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("floe %s\n", FLOE_VERSION);
         return 0;

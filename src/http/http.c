@@ -1,0 +1,164 @@
+/* libmicrohttpd glue: one internal polling thread, prefix routing, request
+ * bodies gathered up to a cap. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "http/http.h"
+#include "util/log.h"
+
+#define MAX_ROUTES 32
+#define MAX_BODY (64u << 20)
+
+typedef struct route {
+    char *prefix;
+    floe_http_fn fn;
+    void *arg;
+} route_t;
+
+struct floe_http {
+    struct MHD_Daemon *d;
+    route_t routes[MAX_ROUTES];
+    int nroutes;
+    int port;
+};
+
+typedef struct pending {
+    floe_buf_t body;
+    int too_big;
+} pending_t;
+
+int floe_http_new(floe_http_t **out, floe_err_t *err)
+{
+    floe_http_t *h = calloc(1, sizeof *h);
+    if (!h) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    *out = h;
+    return 0;
+}
+
+int floe_http_route(floe_http_t *h, const char *prefix, floe_http_fn fn, void *arg)
+{
+    if (h->nroutes == MAX_ROUTES) return -1;
+    char *p = strdup(prefix);
+    if (!p) return -1;
+    h->routes[h->nroutes++] = (route_t){p, fn, arg};
+    return 0;
+}
+
+static const route_t *find_route(const floe_http_t *h, const char *path)
+{
+    const route_t *best = NULL;
+    for (int i = 0; i < h->nroutes; i++) {
+        size_t n = strlen(h->routes[i].prefix);
+        if (!strncmp(path, h->routes[i].prefix, n) && (!best || n > strlen(best->prefix)))
+            best = &h->routes[i];
+    }
+    return best;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char *ctype,
+                             void *data, size_t len, int owned)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, data, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
+    if (!r) {
+        if (owned) free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", ctype);
+    enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    floe_http_t *h = cls;
+    pending_t *p = *con_cls;
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        if (!p) return MHD_NO;
+        *con_cls = p;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (p->body.len + *upload_size > MAX_BODY || floe_buf_append(&p->body, upload, *upload_size))
+            p->too_big = 1;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (p->too_big) {
+        static char msg[] = "request body too large\n";
+        return reply(conn, 413, "text/plain", msg, sizeof msg - 1, 0);
+    }
+    const route_t *rt = find_route(h, url);
+    if (!rt) {
+        static char msg[] = "not found\n";
+        return reply(conn, 404, "text/plain", msg, sizeof msg - 1, 0);
+    }
+    floe_http_req_t rq = {method, url, p->body.data, p->body.len};
+    floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT};
+    if (rt->fn(&rq, &rs, rt->arg)) {
+        floe_buf_free(&rs.body);
+        static char msg[] = "internal error\n";
+        return reply(conn, 500, "text/plain", msg, sizeof msg - 1, 0);
+    }
+    size_t len;
+    uint8_t *data = floe_buf_detach(&rs.body, &len);
+    return reply(conn, rs.status, rs.content_type ? rs.content_type : "text/plain", data, len, 1);
+}
+
+static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    pending_t *p = *con_cls;
+    if (p) {
+        floe_buf_free(&p->body);
+        free(p);
+        *con_cls = NULL;
+    }
+}
+
+int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    int rc = getaddrinfo(host, ps, &hints, &ai);
+    if (rc) return floe_err_set(err, FLOE_EINVAL, "http: cannot resolve '%s': %s", host, gai_strerror(rc));
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
+                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+                            MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!h->d) return floe_err_set(err, FLOE_EIO, "http: cannot listen on %s:%d", host, port);
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = di ? di->port : port;
+    return 0;
+}
+
+int floe_http_port(const floe_http_t *h) { return h->port; }
+
+void floe_http_free(floe_http_t *h)
+{
+    if (!h) return;
+    if (h->d) MHD_stop_daemon(h->d);
+    for (int i = 0; i < h->nroutes; i++) free(h->routes[i].prefix);
+    free(h);
+}

@@ -1,0 +1,43 @@
+/* The HTTP listener (libmicrohttpd): routes by path prefix to handlers that
+ * other modules register (/health, /metrics here; REST catalog and schema
+ * registry later).  Handlers run on microhttpd's threads, so they must be
+ * thread-safe. */
+#ifndef FLOE_HTTP_HTTP_H
+#define FLOE_HTTP_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+typedef struct floe_http floe_http_t;
+
+typedef struct floe_http_req {
+    const char *method;  /* "GET", "POST", ... borrowed */
+    const char *path;    /* URL path without the query, borrowed */
+    const uint8_t *body; /* request body, borrowed (NULL when empty) */
+    size_t body_len;
+} floe_http_req_t;
+
+typedef struct floe_http_resp {
+    int status;               /* default 200 */
+    const char *content_type; /* static string; default text/plain */
+    floe_buf_t body;          /* filled by the handler; freed by the server */
+} floe_http_resp_t;
+
+/* Fill resp for req.  Return 0; -1 makes a 500. */
+typedef int (*floe_http_fn)(const floe_http_req_t *req, floe_http_resp_t *resp, void *arg);
+
+/* Caller frees with floe_http_free. */
+int floe_http_new(floe_http_t **out, floe_err_t *err);
+/* Route requests whose path starts with prefix (longest prefix wins).
+ * prefix is copied; arg is borrowed.  Call before floe_http_start. */
+int floe_http_route(floe_http_t *h, const char *prefix, floe_http_fn fn, void *arg);
+/* Listen on host:port (0 picks a free port) with an internal thread. */
+int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err);
+int floe_http_port(const floe_http_t *h);
+/* Stop listening and free everything. */
+void floe_http_free(floe_http_t *h);
+
+#endif

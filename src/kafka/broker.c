@@ -1,0 +1,884 @@
+/* Topic registry, topic configs, producer-id blocks, durability waits. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kafka/broker.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define PID_BLOCK 1000
+
+struct floe_topic {
+    char *name;
+    uint8_t id[16];
+    int32_t nparts;
+    floe_log_t **logs;
+    json_t *configs; /* object: the topic's own settings */
+    floe_log_config_t logcfg;
+    bool log_append_time;
+};
+
+typedef struct waiter {
+    floe_log_t *log;
+    int64_t offset;
+    void (*fn)(void *, bool);
+    void *arg;
+} waiter_t;
+
+struct floe_broker {
+    floe_broker_config_t cfg;
+    char *data_dir;
+    json_t *defaults; /* server-wide topic config defaults */
+    pthread_mutex_t mu;
+    floe_topic_t **topics;
+    int ntopics, captopics;
+    /* producer ids */
+    int64_t next_pid, pid_block_end;
+    /* flusher */
+    floe_loop_t *loop;
+    pthread_t flusher;
+    bool flusher_started, flusher_stop;
+    pthread_mutex_t fmu;  /* guards the flush queue and the flag below */
+    pthread_cond_t fcv;
+    floe_log_t **fq;      /* logs to fsync */
+    int nfq, capfq;
+    pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
+    bool flush_failed;
+    floe_topic_observer_fn observer;
+    void *observer_ctx;
+    /* waiters, loop thread only */
+    waiter_t *w;
+    int nw, capw;
+};
+
+/* Known Kafka topic configs and their defaults (Kafka's documented
+ * values), in the order DescribeConfigs lists them. */
+static const struct {
+    const char *key, *def;
+} known_cfg[] = {
+    {"cleanup.policy", "delete"},
+    {"compression.type", "producer"},
+    {"delete.retention.ms", "86400000"},
+    {"file.delete.delay.ms", "60000"},
+    {"flush.messages", "9223372036854775807"},
+    {"flush.ms", "9223372036854775807"},
+    {"index.interval.bytes", "4096"},
+    {"max.compaction.lag.ms", "9223372036854775807"},
+    {"max.message.bytes", "1048588"},
+    {"message.downconversion.enable", "true"},
+    {"message.timestamp.difference.max.ms", "9223372036854775807"},
+    {"message.timestamp.type", "CreateTime"},
+    {"min.cleanable.dirty.ratio", "0.5"},
+    {"min.compaction.lag.ms", "0"},
+    {"min.insync.replicas", "1"},
+    {"preallocate", "false"},
+    {"retention.bytes", "-1"},
+    {"retention.ms", "604800000"},
+    {"segment.bytes", "1073741824"},
+    {"segment.index.bytes", "10485760"},
+    {"segment.jitter.ms", "0"},
+    {"segment.ms", "604800000"},
+    {"unclean.leader.election.enable", "false"},
+};
+#define NKNOWN (sizeof known_cfg / sizeof known_cfg[0])
+
+static int known_index(const char *key)
+{
+    for (size_t i = 0; i < NKNOWN; i++)
+        if (!strcmp(known_cfg[i].key, key)) return (int)i;
+    return -1;
+}
+
+static bool is_table_key(const char *key) { return !strncmp(key, "table.", 6) && key[6]; }
+
+/* ---- files ---- */
+
+static int mkdirs(const char *path, floe_err_t *err)
+{
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof tmp) return floe_err_set(err, FLOE_EINVAL, "path too long: %s", path);
+    memcpy(tmp, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char c = tmp[i];
+            tmp[i] = 0;
+            if (mkdir(tmp, 0755) && errno != EEXIST) {
+                floe_err_errno(err, errno, "mkdir");
+                floe_err_wrap(err, "%s", tmp);
+                return -1;
+            }
+            tmp[i] = c;
+        }
+    }
+    return 0;
+}
+
+static void fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* Write a file atomically and durably: tmp, fsync, rename, fsync dir. */
+static int write_atomic(const char *dir, const char *name, const char *data, size_t n,
+                        floe_err_t *err)
+{
+    char path[4096], tmp[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return floe_err_errno(err, errno, tmp);
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, data + off, n - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return floe_err_errno(err, e, tmp);
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd)) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return floe_err_errno(err, e, tmp);
+    }
+    close(fd);
+    if (rename(tmp, path)) {
+        int e = errno;
+        unlink(tmp);
+        return floe_err_errno(err, e, path);
+    }
+    fsync_dir(dir);
+    return 0;
+}
+
+static void meta_dir(const floe_broker_t *b, char *out, size_t n)
+{
+    snprintf(out, n, "%s/meta/topics", b->data_dir);
+}
+
+static void part_dir(const floe_broker_t *b, const char *topic, int32_t p, char *out, size_t n)
+{
+    snprintf(out, n, "%s/log/%s-%d", b->data_dir, topic, p);
+}
+
+static int save_topic(floe_broker_t *b, const floe_topic_t *t, int32_t nparts, floe_err_t *err)
+{
+    char hex[33];
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", t->id[i]);
+    json_t *o = json_pack("{s:s, s:s, s:i, s:O}", "name", t->name, "id", hex, "partitions",
+                          (json_int_t)nparts, "configs", t->configs);
+    if (!o) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(o);
+    if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    char dir[4096], name[512];
+    meta_dir(b, dir, sizeof dir);
+    snprintf(name, sizeof name, "%s.json", t->name);
+    int rc = write_atomic(dir, name, s, strlen(s), err);
+    free(s);
+    return rc;
+}
+
+/* ---- configs ---- */
+
+/* Kafka's Long.MAX "never" for flush.* means -1 to the log. */
+static const char *log_value(const char *v)
+{
+    return !strcmp(v, "9223372036854775807") ? "-1" : v;
+}
+
+/* Check one key/value: 0 ok, -1 with err (naming the key). */
+static int check_config(const char *key, const char *value, floe_err_t *err)
+{
+    if (is_table_key(key)) return 0;
+    if (known_index(key) < 0)
+        return floe_err_set(err, FLOE_EINVAL, "unknown topic config '%s'", key);
+    if (!value) return 0;
+    if (!strcmp(key, "message.timestamp.type")) {
+        if (strcmp(value, "CreateTime") && strcmp(value, "LogAppendTime"))
+            return floe_err_set(err, FLOE_EINVAL,
+                                "message.timestamp.type must be CreateTime or LogAppendTime, not '%s'",
+                                value);
+        return 0;
+    }
+    if (!strcmp(key, "compression.type")) {
+        if (strcmp(value, "producer") && floe_compression_parse(value) < 0)
+            return floe_err_set(err, FLOE_EINVAL, "compression.type '%s' is not one of "
+                                "producer, none, gzip, snappy, lz4, zstd", value);
+        return 0;
+    }
+    if (!strcmp(key, "cleanup.policy")) {
+        if (strcmp(value, "delete") && strcmp(value, "compact") && strcmp(value, "compact,delete") &&
+            strcmp(value, "delete,compact"))
+            return floe_err_set(err, FLOE_EINVAL, "cleanup.policy '%s' is not delete or compact", value);
+        return 0;
+    }
+    floe_log_config_t lc;
+    floe_log_config_default(&lc);
+    if (floe_log_config_set(&lc, key, log_value(value), err) < 0) {
+        floe_err_wrap(err, "topic config '%s'", key);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *lookup(const floe_broker_t *b, const floe_topic_t *t, const char *key,
+                          bool *is_default)
+{
+    json_t *v = t ? json_object_get(t->configs, key) : NULL;
+    if (v && json_is_string(v)) {
+        if (is_default) *is_default = false;
+        return json_string_value(v);
+    }
+    if (is_default) *is_default = true;
+    v = json_object_get(b->defaults, key);
+    if (v && json_is_string(v)) return json_string_value(v);
+    int i = known_index(key);
+    return i >= 0 ? known_cfg[i].def : NULL;
+}
+
+/* Derive the log config and flags from the topic's effective configs. */
+static void derive(floe_broker_t *b, floe_topic_t *t)
+{
+    floe_log_config_default(&t->logcfg);
+    for (size_t i = 0; i < NKNOWN; i++) {
+        const char *v = lookup(b, t, known_cfg[i].key, NULL);
+        /* only override the log's own defaults with explicitly set values */
+        bool dflt;
+        lookup(b, t, known_cfg[i].key, &dflt);
+        if (dflt && !json_object_get(b->defaults, known_cfg[i].key)) continue;
+        floe_err_t e;
+        if (floe_log_config_set(&t->logcfg, known_cfg[i].key, log_value(v), &e) < 0)
+            FLOE_WARN("kafka: topic %s: ignoring %s=%s: %s", t->name, known_cfg[i].key, v, e.msg);
+    }
+    t->log_append_time = !strcmp(lookup(b, t, "message.timestamp.type", NULL), "LogAppendTime");
+}
+
+/* ---- topics ---- */
+
+bool floe_topic_name_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > 249) return false;
+    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.')) return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static void topic_free(floe_topic_t *t)
+{
+    if (!t) return;
+    for (int32_t i = 0; i < t->nparts; i++) floe_log_close(t->logs[i]);
+    free(t->logs);
+    json_decref(t->configs);
+    free(t->name);
+    free(t);
+}
+
+/* Open partitions [from, to) of t. */
+static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t *err)
+{
+    floe_log_t **logs = realloc(t->logs, (size_t)to * sizeof *logs);
+    if (!logs) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    t->logs = logs;
+    for (int32_t p = t->nparts; p < to; p++) {
+        char dir[4096];
+        part_dir(b, t->name, p, dir, sizeof dir);
+        if (floe_log_open(dir, &t->logcfg, &t->logs[p], err)) {
+            floe_err_wrap(err, "topic %s partition %d", t->name, p);
+            return -1;
+        }
+        t->nparts = p + 1;
+    }
+    return 0;
+}
+
+static int add_topic(floe_broker_t *b, floe_topic_t *t)
+{
+    if (b->ntopics == b->captopics) {
+        int nc = b->captopics ? b->captopics * 2 : 16;
+        floe_topic_t **v = realloc(b->topics, (size_t)nc * sizeof *v);
+        if (!v) return -1;
+        b->topics = v;
+        b->captopics = nc;
+    }
+    b->topics[b->ntopics++] = t;
+    return 0;
+}
+
+static floe_topic_t *find_locked(floe_broker_t *b, const char *name, size_t len)
+{
+    for (int i = 0; i < b->ntopics; i++) {
+        floe_topic_t *t = b->topics[i];
+        if (strlen(t->name) == len && !memcmp(t->name, name, len)) return t;
+    }
+    return NULL;
+}
+
+floe_topic_t *floe_broker_topic(floe_broker_t *b, const char *name, size_t len)
+{
+    pthread_mutex_lock(&b->mu);
+    floe_topic_t *t = find_locked(b, name, len);
+    pthread_mutex_unlock(&b->mu);
+    return t;
+}
+
+floe_topic_t *floe_broker_topic_by_id(floe_broker_t *b, const uint8_t id[16])
+{
+    floe_topic_t *r = NULL;
+    pthread_mutex_lock(&b->mu);
+    for (int i = 0; i < b->ntopics && !r; i++)
+        if (!memcmp(b->topics[i]->id, id, 16)) r = b->topics[i];
+    pthread_mutex_unlock(&b->mu);
+    return r;
+}
+
+int floe_broker_topics(floe_broker_t *b, floe_topic_t ***out)
+{
+    pthread_mutex_lock(&b->mu);
+    int n = b->ntopics;
+    floe_topic_t **v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (v && n) memcpy(v, b->topics, (size_t)n * sizeof *v);
+    pthread_mutex_unlock(&b->mu);
+    if (!v) return -1;
+    *out = v;
+    return n;
+}
+
+static int load_topic(floe_broker_t *b, const char *path, floe_err_t *err)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    if (!o) return floe_err_set(err, FLOE_ECORRUPT, "%s: %s (line %d)", path, je.text, je.line);
+    const char *name = NULL, *hex = NULL;
+    json_int_t np = 0;
+    json_t *cfgs = NULL;
+    if (json_unpack_ex(o, &je, 0, "{s:s, s:s, s:I, s:o}", "name", &name, "id", &hex, "partitions",
+                       &np, "configs", &cfgs) ||
+        strlen(hex) != 32 || np < 1 || np > 100000 || !json_is_object(cfgs) ||
+        !floe_topic_name_valid(name, strlen(name))) {
+        json_decref(o);
+        return floe_err_set(err, FLOE_ECORRUPT, "%s: not a topic description", path);
+    }
+    floe_topic_t *t = calloc(1, sizeof *t);
+    if (!t || !(t->name = strdup(name))) {
+        free(t);
+        json_decref(o);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < 16; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        t->id[i] = (uint8_t)v;
+    }
+    t->configs = json_incref(cfgs);
+    json_decref(o);
+    derive(b, t);
+    if (open_parts(b, t, (int32_t)np, err) || add_topic(b, t)) {
+        topic_free(t);
+        return -1;
+    }
+    return 0;
+}
+
+int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
+                             const floe_kv_t *configs, int nconfigs, bool validate_only,
+                             floe_topic_t **out, int16_t *kerr, floe_err_t *err)
+{
+    *kerr = FLOE_KERR_NONE;
+    if (!floe_topic_name_valid(name, strlen(name))) {
+        *kerr = FLOE_KERR_INVALID_TOPIC_EXCEPTION;
+        return floe_err_set(err, FLOE_EINVAL, "invalid topic name '%.64s'", name);
+    }
+    if (nparts == -1) nparts = b->cfg.default_partitions;
+    if (nparts < 1 || nparts > 10000) {
+        *kerr = FLOE_KERR_INVALID_PARTITIONS;
+        return floe_err_set(err, FLOE_EINVAL, "number of partitions must be in 1..10000, not %d", nparts);
+    }
+    json_t *cj = json_object();
+    if (!cj) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    for (int i = 0; i < nconfigs; i++) {
+        if (check_config(configs[i].key, configs[i].value, err)) {
+            json_decref(cj);
+            *kerr = FLOE_KERR_INVALID_CONFIG;
+            return -1;
+        }
+        if (configs[i].value) json_object_set_new(cj, configs[i].key, json_string(configs[i].value));
+    }
+    pthread_mutex_lock(&b->mu);
+    if (find_locked(b, name, strlen(name))) {
+        pthread_mutex_unlock(&b->mu);
+        json_decref(cj);
+        *kerr = FLOE_KERR_TOPIC_ALREADY_EXISTS;
+        return floe_err_set(err, FLOE_EEXIST, "topic '%s' already exists", name);
+    }
+    if (validate_only) {
+        pthread_mutex_unlock(&b->mu);
+        json_decref(cj);
+        if (out) *out = NULL;
+        return 0;
+    }
+    floe_topic_t *t = calloc(1, sizeof *t);
+    if (!t || !(t->name = strdup(name))) {
+        pthread_mutex_unlock(&b->mu);
+        free(t);
+        json_decref(cj);
+        *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    t->configs = cj;
+    if (getrandom(t->id, 16, 0) != 16) {
+        for (int i = 0; i < 16; i++) t->id[i] = (uint8_t)(floe_wall_us() >> (i % 8));
+    }
+    t->id[6] = (t->id[6] & 0x0f) | 0x40; /* UUID v4 */
+    t->id[8] = (t->id[8] & 0x3f) | 0x80;
+    derive(b, t);
+    /* metadata first: a crash leaves a described topic whose logs open
+     * empty, never logs without a description */
+    if (save_topic(b, t, nparts, err) || open_parts(b, t, nparts, err) || add_topic(b, t)) {
+        pthread_mutex_unlock(&b->mu);
+        topic_free(t);
+        *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+        return -1;
+    }
+    pthread_mutex_unlock(&b->mu);
+    FLOE_INFO("kafka: topic %s created with %d partition%s", name, nparts, nparts == 1 ? "" : "s");
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
+    if (out) *out = t;
+    return 0;
+}
+
+/* Remove waiters on the given logs (their topic is going away). */
+static void fail_waiters(floe_broker_t *b, floe_topic_t *t)
+{
+    for (int i = 0; i < b->nw;) {
+        bool hit = false;
+        for (int32_t p = 0; p < t->nparts; p++) hit |= b->w[i].log == t->logs[p];
+        if (hit) {
+            waiter_t w = b->w[i];
+            b->w[i] = b->w[--b->nw];
+            w.fn(w.arg, false);
+        } else {
+            i++;
+        }
+    }
+}
+
+void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void *ctx)
+{
+    b->observer = fn;
+    b->observer_ctx = ctx;
+}
+
+int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
+{
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_DELETING);
+    fail_waiters(b, t);
+    pthread_mutex_lock(&b->mu);
+    for (int i = 0; i < b->ntopics; i++)
+        if (b->topics[i] == t) {
+            b->topics[i] = b->topics[--b->ntopics];
+            break;
+        }
+    pthread_mutex_unlock(&b->mu);
+    /* no fsync of these logs may be running or queued */
+    pthread_mutex_lock(&b->flush_mu);
+    pthread_mutex_lock(&b->fmu);
+    for (int i = 0; i < b->nfq;) {
+        bool hit = false;
+        for (int32_t p = 0; p < t->nparts; p++) hit |= b->fq[i] == t->logs[p];
+        if (hit) b->fq[i] = b->fq[--b->nfq];
+        else i++;
+    }
+    pthread_mutex_unlock(&b->fmu);
+    char dir[4096], path[4200];
+    meta_dir(b, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/%s.json", dir, t->name);
+    int rc = 0;
+    if (unlink(path) && errno != ENOENT) rc = floe_err_errno(err, errno, path);
+    fsync_dir(dir);
+    for (int32_t p = 0; p < t->nparts; p++) {
+        floe_err_t e;
+        if (floe_log_drop(t->logs[p], &e))
+            FLOE_WARN("kafka: topic %s partition %d: %s", t->name, p, e.msg);
+        t->logs[p] = NULL;
+    }
+    pthread_mutex_unlock(&b->flush_mu);
+    t->nparts = 0;
+    FLOE_INFO("kafka: topic %s deleted", t->name);
+    topic_free(t);
+    return rc;
+}
+
+int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts,
+                               bool validate_only, int16_t *kerr, floe_err_t *err)
+{
+    *kerr = FLOE_KERR_NONE;
+    if (nparts <= t->nparts || nparts > 10000) {
+        *kerr = FLOE_KERR_INVALID_PARTITIONS;
+        return floe_err_set(err, FLOE_EINVAL, "topic %s has %d partitions; the new count %d must be larger",
+                            t->name, t->nparts, nparts);
+    }
+    if (validate_only) return 0;
+    pthread_mutex_lock(&b->mu);
+    int32_t old = t->nparts;
+    int rc = open_parts(b, t, nparts, err);
+    if (!rc) rc = save_topic(b, t, t->nparts, err);
+    pthread_mutex_unlock(&b->mu);
+    if (rc) {
+        *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+        return -1;
+    }
+    FLOE_INFO("kafka: topic %s grown from %d to %d partitions", t->name, old, nparts);
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
+    return 0;
+}
+
+int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t *changes,
+                              int n, bool replace_all, bool validate_only, int16_t *kerr,
+                              floe_err_t *err)
+{
+    *kerr = FLOE_KERR_NONE;
+    for (int i = 0; i < n; i++)
+        if (check_config(changes[i].key, changes[i].value, err)) {
+            *kerr = FLOE_KERR_INVALID_CONFIG;
+            return -1;
+        }
+    if (validate_only) return 0;
+    pthread_mutex_lock(&b->mu);
+    json_t *old = t->configs;
+    json_t *nc = replace_all ? json_object() : json_deep_copy(old);
+    if (!nc) {
+        pthread_mutex_unlock(&b->mu);
+        *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        if (changes[i].value) json_object_set_new(nc, changes[i].key, json_string(changes[i].value));
+        else json_object_del(nc, changes[i].key);
+    }
+    t->configs = nc;
+    if (save_topic(b, t, t->nparts, err)) {
+        t->configs = old;
+        json_decref(nc);
+        pthread_mutex_unlock(&b->mu);
+        *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+        return -1;
+    }
+    json_decref(old);
+    derive(b, t);
+    for (int32_t p = 0; p < t->nparts; p++) floe_log_set_config(t->logs[p], &t->logcfg);
+    pthread_mutex_unlock(&b->mu);
+    FLOE_INFO("kafka: topic %s configs altered (%d change%s)", t->name, n, n == 1 ? "" : "s");
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
+    return 0;
+}
+
+const char *floe_topic_name(const floe_topic_t *t) { return t->name; }
+const uint8_t *floe_topic_id(const floe_topic_t *t) { return t->id; }
+int32_t floe_topic_partitions(const floe_topic_t *t) { return t->nparts; }
+bool floe_topic_internal(const floe_topic_t *t) { return !strncmp(t->name, "__", 2); }
+bool floe_topic_log_append_time(floe_topic_t *t) { return t->log_append_time; }
+
+floe_log_t *floe_topic_log(floe_topic_t *t, int32_t p)
+{
+    return p >= 0 && p < t->nparts ? t->logs[p] : NULL;
+}
+
+/* Topics carry no back pointer; the one broker of the process is kept
+ * here for config lookups. */
+static floe_broker_t *g_broker;
+
+const char *floe_topic_config(floe_topic_t *t, const char *key, bool *is_default)
+{
+    return lookup(g_broker, t, key, is_default);
+}
+
+void floe_topic_each_config(floe_topic_t *t,
+                            void (*fn)(const char *, const char *, bool, bool, void *), void *arg)
+{
+    for (size_t i = 0; i < NKNOWN; i++) {
+        bool d;
+        const char *v = lookup(g_broker, t, known_cfg[i].key, &d);
+        fn(known_cfg[i].key, v, d, false, arg);
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(g_broker->defaults, k, v) {
+        if (is_table_key(k) && !json_object_get(t->configs, k)) fn(k, json_string_value(v), true, false, arg);
+    }
+    json_object_foreach(t->configs, k, v) {
+        if (is_table_key(k)) fn(k, json_string_value(v), false, false, arg);
+    }
+}
+
+/* ---- producer ids ---- */
+
+static int64_t read_pid_file(floe_broker_t *b)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/meta/producer-ids", b->data_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    long long v = 0;
+    if (fscanf(f, "%lld", &v) != 1 || v < 0) v = 0;
+    fclose(f);
+    return v;
+}
+
+int64_t floe_broker_next_producer_id(floe_broker_t *b, floe_err_t *err)
+{
+    pthread_mutex_lock(&b->mu);
+    if (b->next_pid >= b->pid_block_end) {
+        int64_t end = b->next_pid + PID_BLOCK;
+        char dir[4200], s[32];
+        snprintf(dir, sizeof dir, "%s/meta", b->data_dir);
+        int n = snprintf(s, sizeof s, "%" PRId64 "\n", end);
+        if (write_atomic(dir, "producer-ids", s, (size_t)n, err)) {
+            pthread_mutex_unlock(&b->mu);
+            return -1;
+        }
+        b->pid_block_end = end;
+    }
+    int64_t id = b->next_pid++;
+    pthread_mutex_unlock(&b->mu);
+    return id;
+}
+
+/* ---- durability: a flusher thread fsyncs, the loop runs callbacks ---- */
+
+static void flushed_on_loop(void *arg)
+{
+    floe_broker_t *b = arg;
+    for (int i = 0; i < b->nw;) {
+        waiter_t w = b->w[i];
+        bool failed = false;
+        pthread_mutex_lock(&b->fmu);
+        failed = b->flush_failed;
+        pthread_mutex_unlock(&b->fmu);
+        if (failed || floe_log_durable_offset(w.log) >= w.offset) {
+            b->w[i] = b->w[--b->nw];
+            w.fn(w.arg, !failed);
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_lock(&b->fmu);
+    b->flush_failed = false;
+    pthread_mutex_unlock(&b->fmu);
+}
+
+static void *flusher_main(void *arg)
+{
+    floe_broker_t *b = arg;
+    pthread_mutex_lock(&b->fmu);
+    for (;;) {
+        while (!b->nfq && !b->flusher_stop) pthread_cond_wait(&b->fcv, &b->fmu);
+        if (!b->nfq && b->flusher_stop) break;
+        floe_log_t **q = b->fq;
+        int n = b->nfq;
+        b->fq = NULL;
+        b->nfq = b->capfq = 0;
+        pthread_mutex_unlock(&b->fmu);
+        bool failed = false;
+        pthread_mutex_lock(&b->flush_mu);
+        for (int i = 0; i < n; i++) {
+            bool seen = false;
+            for (int j = 0; j < i; j++) seen |= q[j] == q[i];
+            if (seen) continue;
+            floe_err_t e;
+            if (floe_log_flush(q[i], &e)) {
+                FLOE_ERROR("kafka: fsync failed: %s", e.msg);
+                failed = true;
+            }
+        }
+        pthread_mutex_unlock(&b->flush_mu);
+        free(q);
+        pthread_mutex_lock(&b->fmu);
+        if (failed) b->flush_failed = true;
+        if (b->loop) floe_loop_post(b->loop, flushed_on_loop, b);
+    }
+    pthread_mutex_unlock(&b->fmu);
+    return NULL;
+}
+
+int floe_broker_when_durable(floe_broker_t *b, floe_log_t *l, int64_t offset,
+                             void (*fn)(void *, bool), void *arg)
+{
+    if (floe_log_durable_offset(l) >= offset) {
+        fn(arg, true);
+        return 0;
+    }
+    if (b->nw == b->capw) {
+        int nc = b->capw ? b->capw * 2 : 64;
+        waiter_t *v = realloc(b->w, (size_t)nc * sizeof *v);
+        if (!v) return -1;
+        b->w = v;
+        b->capw = nc;
+    }
+    pthread_mutex_lock(&b->fmu);
+    if (b->nfq == b->capfq) {
+        int nc = b->capfq ? b->capfq * 2 : 16;
+        floe_log_t **v = realloc(b->fq, (size_t)nc * sizeof *v);
+        if (!v) {
+            pthread_mutex_unlock(&b->fmu);
+            return -1;
+        }
+        b->fq = v;
+        b->capfq = nc;
+    }
+    b->fq[b->nfq++] = l;
+    pthread_cond_signal(&b->fcv);
+    pthread_mutex_unlock(&b->fmu);
+    b->w[b->nw++] = (waiter_t){l, offset, fn, arg};
+    return 0;
+}
+
+void floe_broker_tick(floe_broker_t *b)
+{
+    int64_t now = floe_wall_ms();
+    floe_topic_t **v;
+    int n = floe_broker_topics(b, &v);
+    for (int i = 0; i < n; i++)
+        for (int32_t p = 0; p < v[i]->nparts; p++) {
+            floe_err_t e;
+            if (floe_log_maybe_flush(v[i]->logs[p], now, &e))
+                FLOE_ERROR("kafka: %s-%d: flush: %s", v[i]->name, p, e.msg);
+            if (floe_log_enforce_retention(v[i]->logs[p], now, &e))
+                FLOE_ERROR("kafka: %s-%d: retention: %s", v[i]->name, p, e.msg);
+        }
+    if (n >= 0) free(v);
+}
+
+/* ---- open / close ---- */
+
+const floe_broker_config_t *floe_broker_config(const floe_broker_t *b) { return &b->cfg; }
+const char *floe_broker_data_dir(const floe_broker_t *b) { return b->data_dir; }
+
+void floe_broker_attach_loop(floe_broker_t *b, floe_loop_t *loop) { b->loop = loop; }
+
+int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_err_t *err)
+{
+    floe_broker_t *b = calloc(1, sizeof *b);
+    if (!b) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    b->cfg = *cfg;
+    b->cfg.topic_defaults = NULL;
+    b->cfg.ntopic_defaults = 0;
+    if (b->cfg.default_partitions < 1) b->cfg.default_partitions = 1;
+    b->data_dir = strdup(cfg->data_dir);
+    b->cfg.data_dir = b->data_dir;
+    b->defaults = json_object();
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_mutex_init(&b->fmu, NULL);
+    pthread_mutex_init(&b->flush_mu, NULL);
+    pthread_cond_init(&b->fcv, NULL);
+    g_broker = b;
+    if (!b->data_dir || !b->defaults) {
+        floe_broker_close(b);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < cfg->ntopic_defaults; i++) {
+        if (check_config(cfg->topic_defaults[i].key, cfg->topic_defaults[i].value, err)) {
+            floe_err_wrap(err, "server config");
+            floe_broker_close(b);
+            return -1;
+        }
+        json_object_set_new(b->defaults, cfg->topic_defaults[i].key,
+                            json_string(cfg->topic_defaults[i].value));
+    }
+    char dir[4096];
+    meta_dir(b, dir, sizeof dir);
+    char logdir[4200];
+    snprintf(logdir, sizeof logdir, "%s/log", b->data_dir);
+    if (mkdirs(dir, err) || mkdirs(logdir, err)) {
+        floe_broker_close(b);
+        return -1;
+    }
+    b->next_pid = b->pid_block_end = read_pid_file(b);
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        floe_broker_close(b);
+        return floe_err_errno(err, e, dir);
+    }
+    struct dirent *de;
+    int rc = 0;
+    while (!rc && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (de->d_name[0] == '.' || n < 6 || strcmp(de->d_name + n - 5, ".json")) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        rc = load_topic(b, path, err);
+    }
+    closedir(d);
+    if (rc) {
+        floe_broker_close(b);
+        return -1;
+    }
+    if (pthread_create(&b->flusher, NULL, flusher_main, b)) {
+        floe_broker_close(b);
+        return floe_err_set(err, FLOE_EIO, "cannot start the flusher thread");
+    }
+    b->flusher_started = true;
+    FLOE_INFO("kafka: data dir %s: %d topic%s loaded", b->data_dir, b->ntopics,
+              b->ntopics == 1 ? "" : "s");
+    *out = b;
+    return 0;
+}
+
+void floe_broker_close(floe_broker_t *b)
+{
+    if (!b) return;
+    if (b->flusher_started) {
+        pthread_mutex_lock(&b->fmu);
+        b->flusher_stop = true;
+        pthread_cond_signal(&b->fcv);
+        pthread_mutex_unlock(&b->fmu);
+        pthread_join(b->flusher, NULL);
+    }
+    /* answer remaining waiters: their data gets flushed right below */
+    for (int i = 0; i < b->ntopics; i++) {
+        for (int32_t p = 0; p < b->topics[i]->nparts; p++) {
+            floe_err_t e;
+            if (floe_log_flush(b->topics[i]->logs[p], &e))
+                FLOE_ERROR("kafka: %s-%d: final flush: %s", b->topics[i]->name, p, e.msg);
+        }
+    }
+    for (int i = 0; i < b->nw; i++)
+        b->w[i].fn(b->w[i].arg, floe_log_durable_offset(b->w[i].log) >= b->w[i].offset);
+    free(b->w);
+    for (int i = 0; i < b->ntopics; i++) topic_free(b->topics[i]);
+    free(b->topics);
+    free(b->fq);
+    json_decref(b->defaults);
+    pthread_mutex_destroy(&b->mu);
+    pthread_mutex_destroy(&b->fmu);
+    pthread_mutex_destroy(&b->flush_mu);
+    pthread_cond_destroy(&b->fcv);
+    if (g_broker == b) g_broker = NULL;
+    free(b->data_dir);
+    free(b);
+}

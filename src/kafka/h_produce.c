@@ -1,0 +1,316 @@
+/* Produce: requests are checked and resolved on the loop thread, appended
+ * to the logs by one appender thread (so the loop keeps reading sockets
+ * while the disk works, and appends to a log keep the order of arrival),
+ * and answered back on the loop: at once for acks=1, after fsync for
+ * acks=all when acks.all.fsync is on, never for acks=0. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/h_int.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+typedef struct part_job {
+    floe_log_t *log;
+    const char *topic;
+    floe_kbytes_t recs;
+    int64_t log_append_time; /* -1: CreateTime */
+    floe_k_produce_resp_partition_produce_response_t *r;
+    int64_t last; /* next offset after the appended records; -1 if none */
+} part_job_t;
+
+struct append_job {
+    bk_t *bk;
+    floe_kafka_req_t *req;
+    floe_k_produce_resp_t *rs;
+    part_job_t *parts;
+    int nparts;
+    int16_t acks;
+    bool wait_fsync;
+    int pending; /* durability waits + 1 */
+    append_job_t *next;
+};
+
+typedef struct part_wait {
+    append_job_t *job;
+    part_job_t *pj;
+} part_wait_t;
+
+/* Append one partition's records.  The whole buffer is checked first
+ * (every batch whole, CRC right) so that nothing is appended from a request
+ * with a bad tail; idempotent batches then go one per log call, as the log
+ * requires, others all at once.  Appender thread. */
+static void append_part(part_job_t *pj)
+{
+    floe_k_produce_resp_partition_produce_response_t *r = pj->r;
+    pj->last = -1;
+    if (pj->recs.len <= 0) {
+        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
+        r->error_message = floe_kstr("no records");
+        return;
+    }
+    uint8_t *p = (uint8_t *)pj->recs.ptr; /* the frame is ours: the log patches it */
+    size_t n = (size_t)pj->recs.len;
+    floe_batch_iter_t it;
+    floe_batch_iter_init(&it, p, n);
+    const uint8_t *bp;
+    size_t bl;
+    floe_batch_hdr_t h;
+    floe_err_t err;
+    int rc, nb = 0;
+    bool idem = false;
+    while ((rc = floe_batch_iter_next(&it, &bp, &bl, &h, &err)) == 1) {
+        nb++;
+        idem |= h.producer_id >= 0;
+    }
+    if (rc < 0 || nb == 0) {
+        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
+        FLOE_DEBUG("kafka: produce to %s: %s", pj->topic, rc < 0 ? err.msg : "no batch");
+        return;
+    }
+    floe_batch_iter_init(&it, p, n);
+    bool first = true;
+    for (;;) {
+        size_t len;
+        uint8_t *at;
+        if (idem) {
+            if (floe_batch_iter_next(&it, &bp, &bl, &h, &err) != 1) break;
+            at = (uint8_t *)bp;
+            len = bl;
+        } else {
+            if (!first) break;
+            at = p;
+            len = n;
+        }
+        floe_log_append_result_t res;
+        if (floe_log_append(pj->log, at, len, pj->log_append_time, &res, &err)) {
+            r->error_code = res.error_code ? res.error_code : FLOE_KERR_UNKNOWN_SERVER_ERROR;
+            if (first) r->base_offset = -1;
+            FLOE_DEBUG("kafka: produce to %s rejected: %s", pj->topic, err.msg);
+            return;
+        }
+        if (first) {
+            r->base_offset = res.base_offset;
+            r->log_append_time_ms = res.log_append_time_ms;
+            first = false;
+        }
+        r->log_start_offset = res.log_start_offset;
+        if (res.last_offset + 1 > pj->last) pj->last = res.last_offset + 1;
+    }
+}
+
+/* ---- answering, on the loop thread ---- */
+
+static void job_answer(append_job_t *job)
+{
+    if (job->acks == 0) floe_kafka_respond_none(job->req);
+    else floe_kafka_respond(job->req, job->rs);
+}
+
+static void part_durable(void *arg, bool ok)
+{
+    part_wait_t *w = arg;
+    if (!ok) {
+        w->pj->r->error_code = 56; /* KAFKA_STORAGE_ERROR */
+        w->pj->r->error_message = floe_kstr("fsync failed");
+    }
+    if (--w->job->pending == 0) job_answer(w->job);
+}
+
+static void job_done(append_job_t *job)
+{
+    bk_t *bk = job->bk;
+    floe_arena_t *a = floe_kafka_req_arena(job->req);
+    bool appended = false;
+    job->pending = 1;
+    for (int i = 0; i < job->nparts; i++) {
+        part_job_t *pj = &job->parts[i];
+        if (pj->last < 0) continue;
+        appended = true;
+        if (!job->wait_fsync) continue;
+        part_wait_t *w = floe_arena_calloc(a, 1, sizeof *w);
+        if (!w) {
+            pj->r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+            continue;
+        }
+        w->job = job;
+        w->pj = pj;
+        job->pending++;
+        if (floe_broker_when_durable(bk->b, pj->log, pj->last, part_durable, w)) {
+            job->pending--;
+            pj->r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
+        }
+    }
+    if (appended) floe_bk_appended(bk);
+    if (--job->pending == 0) job_answer(job);
+}
+
+/* Take the finished jobs and answer them. */
+static void drain_done(bk_t *bk)
+{
+    pthread_mutex_lock(&bk->app_mu);
+    append_job_t *j = bk->done_head;
+    bk->done_head = bk->done_tail = NULL;
+    pthread_mutex_unlock(&bk->app_mu);
+    while (j) {
+        append_job_t *n = j->next;
+        job_done(j);
+        j = n;
+    }
+}
+
+static void on_done_post(void *arg) { drain_done(arg); }
+
+/* ---- the appender thread ---- */
+
+static void *appender_main(void *arg)
+{
+    bk_t *bk = arg;
+    pthread_mutex_lock(&bk->app_mu);
+    for (;;) {
+        while (!bk->app_head && !bk->app_stop) pthread_cond_wait(&bk->app_cv, &bk->app_mu);
+        if (!bk->app_head) break;
+        append_job_t *j = bk->app_head;
+        bk->app_head = j->next;
+        if (!bk->app_head) bk->app_tail = NULL;
+        bk->app_busy = true;
+        pthread_mutex_unlock(&bk->app_mu);
+        for (int i = 0; i < j->nparts; i++) append_part(&j->parts[i]);
+        pthread_mutex_lock(&bk->app_mu);
+        j->next = NULL;
+        bool first = !bk->done_head;
+        if (bk->done_tail) bk->done_tail->next = j;
+        else bk->done_head = j;
+        bk->done_tail = j;
+        bk->app_busy = false;
+        if (!bk->app_head) pthread_cond_broadcast(&bk->app_idle);
+        /* one post wakes the loop for everything finished meanwhile */
+        if (first && !bk->app_stop) {
+            pthread_mutex_unlock(&bk->app_mu);
+            floe_kafka_post(bk->srv, on_done_post, bk);
+            pthread_mutex_lock(&bk->app_mu);
+        }
+    }
+    pthread_mutex_unlock(&bk->app_mu);
+    return NULL;
+}
+
+int floe_bk_appender_start(bk_t *bk, floe_err_t *err)
+{
+    pthread_mutex_init(&bk->app_mu, NULL);
+    pthread_cond_init(&bk->app_cv, NULL);
+    pthread_cond_init(&bk->app_idle, NULL);
+    if (pthread_create(&bk->app_thread, NULL, appender_main, bk))
+        return floe_err_set(err, FLOE_EIO, "cannot start the appender thread");
+    bk->app_started = true;
+    return 0;
+}
+
+void floe_bk_appender_drain(bk_t *bk)
+{
+    if (!bk->app_started) return;
+    pthread_mutex_lock(&bk->app_mu);
+    while (bk->app_head || bk->app_busy) pthread_cond_wait(&bk->app_idle, &bk->app_mu);
+    pthread_mutex_unlock(&bk->app_mu);
+    drain_done(bk);
+}
+
+void floe_bk_appender_stop(bk_t *bk)
+{
+    if (!bk->app_started) return;
+    pthread_mutex_lock(&bk->app_mu);
+    bk->app_stop = true;
+    pthread_cond_signal(&bk->app_cv);
+    pthread_mutex_unlock(&bk->app_mu);
+    pthread_join(bk->app_thread, NULL);
+    bk->app_started = false;
+    drain_done(bk);
+    pthread_mutex_destroy(&bk->app_mu);
+    pthread_cond_destroy(&bk->app_cv);
+    pthread_cond_destroy(&bk->app_idle);
+}
+
+/* ---- the handler ---- */
+
+static void h_produce(floe_kafka_req_t *req, void *ctx)
+{
+    bk_t *bk = ctx;
+    floe_arena_t *a = floe_kafka_req_arena(req);
+    const floe_k_produce_req_t *rq = floe_kafka_req_body(req);
+    floe_k_produce_resp_t *rs = floe_k_produce_resp_new(a);
+    append_job_t *job = floe_arena_calloc(a, 1, sizeof *job);
+    if (!rs || !job) {
+        floe_kafka_fail(req, "out of memory");
+        return;
+    }
+    job->bk = bk;
+    job->req = req;
+    job->rs = rs;
+    job->acks = rq->acks;
+    job->wait_fsync = rq->acks == -1 && floe_broker_config(bk->b)->acks_all_fsync;
+    int nt = rq->topic_data.n > 0 ? rq->topic_data.n : 0, total = 0;
+    for (int i = 0; i < nt; i++) total += rq->topic_data.v[i].partition_data.n > 0 ? rq->topic_data.v[i].partition_data.n : 0;
+    rs->responses.v = floe_k_produce_resp_topic_produce_response_new_array(a, nt);
+    job->parts = floe_arena_calloc(a, (size_t)(total ? total : 1), sizeof *job->parts);
+    if (!rs->responses.v || !job->parts) {
+        floe_kafka_fail(req, "out of memory");
+        return;
+    }
+    rs->responses.n = nt;
+    for (int i = 0; i < nt; i++) {
+        const floe_k_produce_req_topic_produce_data_t *q = &rq->topic_data.v[i];
+        floe_k_produce_resp_topic_produce_response_t *rt = &rs->responses.v[i];
+        rt->name = q->name;
+        int np = q->partition_data.n > 0 ? q->partition_data.n : 0;
+        rt->partition_responses.v = floe_k_produce_resp_partition_produce_response_new_array(a, np);
+        if (!rt->partition_responses.v) {
+            floe_kafka_fail(req, "out of memory");
+            return;
+        }
+        rt->partition_responses.n = np;
+        floe_topic_t *t = floe_bk_topic(bk, q->name, false);
+        for (int j = 0; j < np; j++) {
+            const floe_k_produce_req_partition_produce_data_t *qp = &q->partition_data.v[j];
+            floe_k_produce_resp_partition_produce_response_t *r = &rt->partition_responses.v[j];
+            r->index = qp->index;
+            r->base_offset = -1;
+            floe_log_t *l = t ? floe_topic_log(t, qp->index) : NULL;
+            if (!l) {
+                r->error_code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            if (rq->acks != 0 && rq->acks != 1 && rq->acks != -1) {
+                r->error_code = FLOE_KERR_INVALID_REQUIRED_ACKS;
+                continue;
+            }
+            if (rq->transactional_id.len >= 0) {
+                /* transactions are not implemented: refuse, do not pretend */
+                r->error_code = FLOE_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+                continue;
+            }
+            part_job_t *pj = &job->parts[job->nparts++];
+            pj->log = l;
+            pj->topic = floe_topic_name(t);
+            pj->recs = qp->records;
+            pj->log_append_time = floe_topic_log_append_time(t) ? floe_wall_ms() : -1;
+            pj->r = r;
+            pj->last = -1;
+        }
+    }
+    if (!job->nparts) {
+        job->pending = 1;
+        job_done(job);
+        return;
+    }
+    pthread_mutex_lock(&bk->app_mu);
+    if (bk->app_tail) bk->app_tail->next = job;
+    else bk->app_head = job;
+    bk->app_tail = job;
+    pthread_cond_signal(&bk->app_cv);
+    pthread_mutex_unlock(&bk->app_mu);
+}
+
+int floe_bk_register_produce(bk_t *bk, floe_err_t *err)
+{
+    return floe_kafka_register(bk->srv, FLOE_KAPI_PRODUCE, 3, 9, h_produce, bk, err);
+}

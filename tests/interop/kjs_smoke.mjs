@@ -1,0 +1,21 @@
+// kafkajs smoke against floe: admin create/describe/alter configs, idempotent produce, offsets.
+import kafkajs from 'kafkajs';
+const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
+const broker = process.argv[2];
+const kafka = new Kafka({ clientId: 'kjs', brokers: [broker], logLevel: logLevel.NOTHING });
+const admin = kafka.admin();
+await admin.connect();
+await admin.createTopics({ topics: [{ topic: 'kjs1', numPartitions: 2, configEntries: [{ name: 'table.enable', value: 'true' }, { name: 'retention.ms', value: '100000' }] }] });
+const d = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'kjs1' }] });
+const entries = Object.fromEntries(d.resources[0].configEntries.map(e => [e.configName, e.configValue]));
+if (entries['table.enable'] !== 'true' || entries['retention.ms'] !== '100000') throw new Error('describeConfigs: ' + JSON.stringify(entries));
+const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+await p.connect();
+for (let i = 0; i < 10; i++) await p.send({ topic: 'kjs1', acks: -1, messages: [{ key: 'k' + i, value: 'v' + i, headers: { h: 'x' } }] });
+await p.disconnect();
+const offs = await admin.fetchTopicOffsets('kjs1');
+const total = offs.reduce((s, o) => s + Number(o.high), 0);
+if (total !== 10) throw new Error('offsets ' + JSON.stringify(offs));
+await admin.deleteTopics({ topics: ['kjs1'] });
+await admin.disconnect();
+console.log('kafkajs ok');
