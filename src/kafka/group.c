@@ -203,26 +203,31 @@ static void free_member(gmember_t *m)
     free(m);
 }
 
-/* Copy the request's protocols into m.  -1 on allocation failure (m keeps
- * no protocols then). */
+/* Replace m's protocols with copies of the request's.  All or nothing: on
+ * allocation failure m keeps its old ones and -1 is returned. */
 static int set_protos(gmember_t *m, const floe_group_join_req_t *r)
 {
-    free_protos(m);
-    if (!r->protocol_count) return 0;
-    m->protos = calloc(r->protocol_count, sizeof *m->protos);
-    if (!m->protos) return -1;
-    m->nprotos = r->protocol_count;
-    for (size_t i = 0; i < r->protocol_count; i++) {
+    size_t n = r->protocol_count;
+    gproto_t *v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v) return -1;
+    for (size_t i = 0; i < n; i++) {
         const floe_group_protocol_t *p = &r->protocols[i];
-        m->protos[i].name = strdup(p->name ? p->name : "");
-        m->protos[i].len = p->metadata_len;
-        m->protos[i].meta = malloc(p->metadata_len ? p->metadata_len : 1);
-        if (!m->protos[i].name || !m->protos[i].meta) {
-            free_protos(m);
+        v[i].name = strdup(p->name ? p->name : "");
+        v[i].len = p->metadata_len;
+        v[i].meta = malloc(p->metadata_len ? p->metadata_len : 1);
+        if (!v[i].name || !v[i].meta) {
+            for (size_t k = 0; k <= i; k++) {
+                free(v[k].name);
+                free(v[k].meta);
+            }
+            free(v);
             return -1;
         }
-        if (p->metadata_len) memcpy(m->protos[i].meta, p->metadata, p->metadata_len);
+        if (p->metadata_len) memcpy(v[i].meta, p->metadata, p->metadata_len);
     }
+    free_protos(m);
+    m->protos = v;
+    m->nprotos = n;
     return 0;
 }
 
@@ -551,6 +556,8 @@ static void remove_member_and_update(floe_group_coord_t *c, group_t *g, gmember_
 
 /* ---- JoinGroup ----------------------------------------------------------- */
 
+/* New protocols and timeouts from a rejoin, and its callback.  -1 (out of
+ * memory) leaves the member and any pending callback as they were. */
 static int update_member(gmember_t *m, const floe_group_join_req_t *r,
                          floe_group_join_cb cb, void *opaque)
 {
@@ -624,7 +631,6 @@ static void join_unknown(floe_group_coord_t *c, group_t *g, const floe_group_joi
         free(old->id);
         old->id = id;
         if (update_member(old, r, cb, opaque)) {
-            old->join_cb = NULL;
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, id);
             return;
         }
@@ -690,7 +696,6 @@ static void join_known(floe_group_coord_t *c, group_t *g, const floe_group_join_
     case FLOE_GROUP_PREPARING_REBALANCE:
         if (update_member(m, r, cb, opaque)) {
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, m->id);
-            m->join_cb = NULL;
             return;
         }
         try_complete_join(c, g, now);
@@ -716,7 +721,6 @@ static void join_known(floe_group_coord_t *c, group_t *g, const floe_group_join_
     /* New metadata, or the leader rejoins: everyone rebalances. */
     if (update_member(m, r, cb, opaque)) {
         join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, m->id);
-        m->join_cb = NULL;
         return;
     }
     rebalance(c, g, now);
