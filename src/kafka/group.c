@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "util/clock.h"
+#include "util/log.h"
 
 /* ---- types --------------------------------------------------------------- */
 
@@ -491,6 +492,7 @@ static void complete_join(floe_group_coord_t *c, group_t *g, int64_t now)
     if (g->nmembers == 0) {
         g->state = FLOE_GROUP_EMPTY;
         g->empty_since = now;
+        FLOE_INFO("groups: %s: generation %d is empty", g->id, g->generation);
         return;
     }
     const char *sel = select_protocol(g);
@@ -507,6 +509,8 @@ static void complete_join(floe_group_coord_t *c, group_t *g, int64_t now)
         return;
     }
     g->state = FLOE_GROUP_COMPLETING_REBALANCE;
+    FLOE_INFO("groups: %s: generation %d with %zu member%s, protocol %s", g->id, g->generation,
+              g->nmembers, g->nmembers == 1 ? "" : "s", g->protocol_name);
     for (size_t i = 0; i < g->nmembers; i++) {
         gmember_t *m = g->members[i];
         floe_group_join_cb cb = m->join_cb;
@@ -621,6 +625,8 @@ static void join_unknown(floe_group_coord_t *c, group_t *g, const floe_group_joi
     if (old) {
         /* A static member restarted: it takes over its old slot under a new
          * id; the old id is fenced. */
+        FLOE_INFO("groups: %s: static member %s rejoined, replacing %s", g->id,
+                  r->instance_id, old->id);
         char *id = new_member_id(c, r->instance_id);
         if (!id) {
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, "");
@@ -915,6 +921,7 @@ int16_t floe_group_leave(floe_group_coord_t *c, const char *group_id, const char
         m = find_member(g, member_id);
         if (!m) return FLOE_GERR_UNKNOWN_MEMBER_ID;
     }
+    FLOE_DEBUG("groups: %s: member %s left", g->id, m->id);
     remove_member_and_update(c, g, m, now);
     return FLOE_GERR_NONE;
 }
@@ -985,6 +992,7 @@ static void tick_group(floe_group_coord_t *c, group_t *g, int64_t now)
     for (size_t i = 0; i < g->nmembers;) {
         gmember_t *m = g->members[i];
         if (!kept_alive(m) && m->deadline <= now) {
+            FLOE_INFO("groups: %s: member %s expired (session timeout)", g->id, m->id);
             remove_member_and_update(c, g, m, now);
             i = 0; /* the member list changed */
         } else {
