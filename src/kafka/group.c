@@ -101,6 +101,7 @@ void floe_group_config_default(floe_group_config_t *cfg)
     cfg->max_size = INT32_MAX;
     cfg->offset_metadata_max_bytes = 4096;
     cfg->empty_group_retention_ms = 600000;
+    cfg->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
     cfg->member_id_seed = 0;
 }
 
@@ -1306,5 +1307,23 @@ void floe_group_offsets_each(const floe_group_coord_t *c, const char *group_id,
         floe_group_offset_t o;
         fill_offset(&g->offsets[i], &o);
         fn(opaque, g->offsets[i].topic, g->offsets[i].partition, &o);
+    }
+}
+
+void floe_group_offsets_expired(const floe_group_coord_t *c, int64_t now, int64_t wall,
+                                floe_group_expired_fn fn, void *opaque)
+{
+    int64_t r = c->cfg.offsets_retention_ms;
+    if (r <= 0) return;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        const group_t *g = c->groups[i];
+        if (g->state != FLOE_GROUP_EMPTY || g->npending) continue;
+        bool managed = g->protocol_type != NULL;
+        if (managed && (g->empty_since > INT64_MAX - r || g->empty_since + r > now)) continue;
+        for (size_t k = 0; k < g->noffsets; k++) {
+            const goffset_t *o = &g->offsets[k];
+            if (!managed && o->commit_ts > wall - r) continue;
+            fn(opaque, g->id, o->topic, o->partition);
+        }
     }
 }

@@ -25,6 +25,7 @@ typedef struct gstate {
     floe_offset_store_t *store;
     floe_kafka_timer_t *timer;
     int64_t timer_at; /* monotonic ms the timer fires; INT64_MAX: none */
+    floe_kafka_timer_t *expire_timer; /* offsets.retention.check.interval.ms */
     bool stopped;
 } gstate_t;
 
@@ -748,6 +749,7 @@ static void h_delete_groups(floe_kafka_req_t *req, void *ctx)
 
 static floe_group_config_t g_config;
 static bool g_config_set;
+static int64_t g_retention_check_ms = 600000; /* offsets.retention.check.interval.ms */
 
 int floe_groups_config_set(const char *key, const char *value, floe_err_t *err)
 {
@@ -768,6 +770,12 @@ int floe_groups_config_set(const char *key, const char *value, floe_err_t *err)
     } else if (!strcmp(key, "group.max.size")) {
         if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
         g_config.max_size = (int32_t)v;
+    } else if (!strcmp(key, "offsets.retention.minutes")) {
+        if (floe_parse_int64(value, -1, INT64_MAX / 60000, &v, err)) goto bad;
+        g_config.offsets_retention_ms = v * 60000;
+    } else if (!strcmp(key, "offsets.retention.check.interval.ms")) {
+        if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
+        g_retention_check_ms = v;
     } else if (!strcmp(key, "offset.metadata.max.bytes")) {
         if (floe_parse_int64(value, 0, INT32_MAX, &v, err)) goto bad;
         g_config.offset_metadata_max_bytes = (uint32_t)v;
@@ -800,6 +808,18 @@ static const api_reg_t APIS[] = {
 
 static void groups_free(void *state);
 
+/* Periodically delete offsets past offsets.retention.minutes. */
+static void expire_fire(void *arg)
+{
+    gstate_t *st = arg;
+    st->expire_timer = NULL;
+    if (st->stopped) return;
+    floe_err_t err;
+    if (st->store && floe_offset_store_expire(st->store, floe_mono_ms(), floe_wall_ms(), &err) < 0)
+        FLOE_ERROR("groups: expiring offsets: %s", err.msg);
+    st->expire_timer = floe_kafka_timer_add(st->srv, g_retention_check_ms, expire_fire, st);
+}
+
 static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
 {
     gstate_t *st = calloc(1, sizeof *st);
@@ -823,6 +843,7 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
         if (floe_kafka_register(srv, APIS[i].key, APIS[i].min, APIS[i].max, APIS[i].fn, st, err))
             goto fail;
     reschedule(st);
+    st->expire_timer = floe_kafka_timer_add(srv, g_retention_check_ms, expire_fire, st);
     *state = st;
     return 0;
 fail:
@@ -839,6 +860,8 @@ static void groups_stop(void *state)
     st->stopped = true;
     if (st->timer) floe_kafka_timer_cancel(st->srv, st->timer);
     st->timer = NULL;
+    if (st->expire_timer) floe_kafka_timer_cancel(st->srv, st->expire_timer);
+    st->expire_timer = NULL;
     floe_group_shutdown(st->coord);
 }
 
@@ -847,6 +870,7 @@ static void groups_free(void *state)
     gstate_t *st = state;
     if (!st) return;
     if (st->timer) floe_kafka_timer_cancel(st->srv, st->timer);
+    if (st->expire_timer) floe_kafka_timer_cancel(st->srv, st->expire_timer);
     floe_group_coord_free(st->coord);
     floe_offset_store_close(st->store);
     free(st);
