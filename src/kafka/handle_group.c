@@ -293,7 +293,8 @@ static void h_heartbeat(floe_kafka_req_t *req, void *ctx)
     rs->error_code = floe_group_heartbeat(st->coord, cs0(rq->group_id), cs0(rq->member_id),
                                           cs(rq->group_instance_id), rq->generation_id,
                                           floe_mono_ms());
-    reschedule(st);
+    /* a heartbeat only pushes deadlines later: the timer stays; if it fires
+     * early it finds nothing due and re-arms */
     floe_kafka_respond(req, rs);
 }
 
