@@ -98,7 +98,7 @@ clean:
 # Regenerate committed sources from their declarations (Redis-style: the
 # output is committed, so building never needs the generator).
 gen: src/kafka/proto_gen.h
-src/kafka/proto_gen.h src/kafka/proto_gen.c: src/kafka/messages.def tools/kafka_gen.py
+src/kafka/proto_gen.h src/kafka/proto_gen.c &: src/kafka/messages.def tools/kafka_gen.py
 	python3 tools/kafka_gen.py src/kafka/messages.def src/kafka/proto_gen.h src/kafka/proto_gen.c
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

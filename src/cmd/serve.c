@@ -176,6 +176,13 @@ int floe_cmd_serve(int argc, char **argv)
     const char *flag_listen = NULL, *flag_http = NULL, *flag_data = NULL, *config = NULL;
     for (int i = 2; i < argc; i++) {
         const char **dst = NULL;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: floe serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT] "
+                   "[--http HOST:PORT]\n"
+                   "defaults: --data-dir ./floe-data --listen 127.0.0.1:9092 --http 127.0.0.1:8181\n"
+                   "port 0 picks a free port; prints 'floe ready kafka=... http=... data=...'\n");
+            return 0;
+        }
         if (!strcmp(argv[i], "--config")) dst = &config;
         else if (!strcmp(argv[i], "--listen")) dst = &flag_listen;
         else if (!strcmp(argv[i], "--http")) dst = &flag_http;

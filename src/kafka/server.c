@@ -27,6 +27,7 @@ struct floe_kafka_req {
     bool done, hold, fail;
     void (*on_close)(floe_kafka_req_t *, void *);
     void *on_close_arg;
+    size_t size;           /* frame bytes, counted against the in-flight cap */
     floe_kafka_req_t *next;
 };
 
@@ -35,6 +36,7 @@ struct kconn {
     floe_conn_t *c;
     floe_kafka_req_t *head, *tail;
     int inflight;
+    size_t inflight_bytes;
 };
 
 typedef struct handler {
@@ -57,6 +59,8 @@ struct floe_kafka_srv {
     int32_t node_id;
     int port, adv_port;
     int max_inflight;
+    size_t max_inflight_bytes; /* per connection: reading pauses above it */
+    int64_t live_reqs;         /* requests not yet freed (drain waits) */
     mod_inst_t mods[16];
     int nmods;
     bool stopping;
@@ -139,6 +143,7 @@ bool floe_kafka_registered(const floe_kafka_srv_t *s, int16_t key, int16_t *vmin
 
 static void req_free(floe_kafka_req_t *r)
 {
+    r->srv->live_reqs--;
     floe_arena_free(&r->arena);
     floe_buf_free(&r->out);
     free(r->mem);
@@ -154,6 +159,7 @@ static void kconn_flush(kconn_t *kc)
         kc->head = r->next;
         if (!kc->head) kc->tail = NULL;
         kc->inflight--;
+        kc->inflight_bytes -= r->size;
         bool fail = r->fail;
         int rc = 0;
         if (r->out.len) {
@@ -168,7 +174,8 @@ static void kconn_flush(kconn_t *kc)
             return;
         }
     }
-    if (kc->inflight < s->max_inflight) floe_conn_pause(kc->c, false);
+    if (kc->inflight < s->max_inflight && kc->inflight_bytes < s->max_inflight_bytes)
+        floe_conn_pause(kc->c, false);
 }
 
 static void finish(floe_kafka_req_t *r)
@@ -321,6 +328,8 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
     }
     r->mem = mem;
     r->srv = s;
+    r->size = len;
+    s->live_reqs++;
     r->kc = kc;
     r->recv_ms = floe_mono_ms();
     snprintf(r->peer, sizeof r->peer, "%s", floe_conn_peer(c));
@@ -333,7 +342,11 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
     if (kc->tail) kc->tail->next = r;
     else kc->head = r;
     kc->tail = r;
-    if (++kc->inflight >= s->max_inflight) floe_conn_pause(c, true);
+    kc->inflight_bytes += len;
+    /* bounded memory: a connection may hold max_inflight requests or about
+     * max_request_bytes of them (plus one being read) before it is paused */
+    if (++kc->inflight >= s->max_inflight || kc->inflight_bytes >= s->max_inflight_bytes)
+        floe_conn_pause(c, true);
 
     floe_err_t err;
     floe_err_clear(&err);
@@ -381,6 +394,7 @@ int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg,
     s->cluster_id = dup_or(cfg->cluster_id, "floe");
     s->node_id = cfg->node_id > 0 ? cfg->node_id : 1;
     s->max_inflight = cfg->max_inflight > 0 ? cfg->max_inflight : 100;
+    s->max_inflight_bytes = cfg->max_request_bytes ? cfg->max_request_bytes : (100u << 20);
     if (!s->host || !s->adv_host || !s->cluster_id) {
         floe_kafka_srv_free(s);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -421,8 +435,9 @@ void floe_kafka_srv_shutdown(floe_kafka_srv_t *s, int64_t drain_ms)
     if (s->tcp) floe_tcp_stop_accepting(s->tcp);
     for (int i = s->nmods - 1; i >= 0; i--)
         if (s->mods[i].m->stop) s->mods[i].m->stop(s->mods[i].state);
+    /* drain: deferred answers (fsync waits) and queued output */
     int64_t end = floe_mono_ms() + drain_ms;
-    while (s->tcp && !floe_tcp_flushed(s->tcp) && floe_mono_ms() < end)
+    while (s->tcp && (s->live_reqs > 0 || !floe_tcp_flushed(s->tcp)) && floe_mono_ms() < end)
         floe_loop_run_for(s->loop, 20, NULL);
     if (s->tcp) {
         floe_tcp_free(s->tcp);

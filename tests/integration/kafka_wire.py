@@ -127,13 +127,28 @@ class Conn:
         self.s.close()
 
 
-def produce(conn, topic, part, records, acks=-1, ver=3):
+def produce_full(conn, topic, part, records, acks=-1, ver=3):
+    """-> (error, base offset, log append time)"""
     body = kstr(None) + struct.pack('>hi', acks, 10000) + struct.pack('>i', 1) + kstr(topic) + \
         struct.pack('>ii', 1, part) + struct.pack('>i', len(records)) + records
     r = R(conn.call(0, ver, body), 4)
     r.take('i'); r.str(); r.take('i')
-    idx, err, base = r.take('ihq')
-    return err, base
+    idx, err, base, lat = r.take('ihqq')
+    return err, base, lat
+
+
+def produce(conn, topic, part, records, acks=-1, ver=3):
+    return produce_full(conn, topic, part, records, acks, ver)[:2]
+
+
+def create_topic(conn, name, parts, configs):
+    """CreateTopics v0 -> error code"""
+    body = struct.pack('>i', 1) + kstr(name) + struct.pack('>ih', parts, 1) + struct.pack('>i', 0) + \
+        struct.pack('>i', len(configs)) + b''.join(kstr(k) + kstr(v) for k, v in configs.items()) + \
+        struct.pack('>i', 10000)
+    r = R(conn.call(19, 0, body), 4)
+    r.take('i'); r.str()
+    return r.take('h')
 
 
 def fetch(conn, topic, part, offset, max_wait=0, min_bytes=0, ver=4):
