@@ -259,6 +259,7 @@ static int roll(floe_log_t *l, floe_err_t *err)
     floe_segment_t *old = active_seg(l);
     if (floe_segment_seal_timeindex(old, err) != 0 || floe_segment_write_indexes(old, err) != 0)
         return -1;
+    floe_segment_map_indexes(old);
     floe_segment_t *s;
     if (floe_segment_open(l->dir, old->next, true, &s, err) != 0) return -1;
     if (s->size != 0 && ftruncate(s->fd, 0) != 0) {
@@ -313,6 +314,11 @@ static int rebuild_pstate(floe_log_t *l, int64_t from, floe_err_t *err)
         if (recovered++ > l->nsegs ||
             floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0)
             return -1;
+        if (s != active_seg(l)) {
+            if (floe_segment_seal_timeindex(s, err) != 0 || floe_segment_write_indexes(s, err) != 0)
+                return -1;
+            floe_segment_map_indexes(s);
+        }
         /* start over from the first segment: no batch applied twice */
         floe_pstate_clear(&l->ps);
         a.from = l->segs[0]->base;
@@ -367,14 +373,25 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             goto fail;
         }
         bool last = i + 1 == nb;
-        if (!last && floe_segment_load_indexes(s, bases[i + 1]) == 0) continue;
-        if (!last) FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
+        if (!last && floe_segment_load_indexes(s, bases[i + 1]) == 0) {
+            floe_segment_map_indexes(s);
+            continue;
+        }
+        if (!last) {
+            FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
+            l->rebuilt++;
+        }
         uint64_t cut = 0;
         if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0) {
             floe_err_wrap(err, "recover %s segment %020" PRId64, dir, s->base);
             goto fail;
         }
         if (!last && s->next < bases[i + 1] && s->size == 0) s->next = bases[i + 1];
+        if (!last) {
+            if (floe_segment_seal_timeindex(s, err) != 0 || floe_segment_write_indexes(s, err) != 0)
+                goto fail;
+            floe_segment_map_indexes(s);
+        }
     }
     free(bases);
     bases = NULL;
@@ -626,12 +643,12 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
     off = 0;
     while (off < len) {
         floe_batch_decode_hdr(batches + off, len - off, &h, NULL);
-        if (floe_segment_index_batch(s, &h, pos0 + off, l->cfg.index_interval_bytes, err) != 0 ||
-            floe_pstate_update(&l->ps, &h, now) != 0) {
-            /* the data is in; a missing index entry only costs a longer
-             * scan, and the index is rebuilt at the next open */
-            FLOE_WARN("log: %s: index update failed: %s", l->dir, err ? err->msg : "?");
-        }
+        /* the data is in; a missing index entry (out of memory) only costs
+         * a longer scan, and the index is rebuilt at the next open */
+        if (floe_segment_index_batch(s, &h, pos0 + off, l->cfg.index_interval_bytes, NULL) != 0)
+            FLOE_WARN("log: %s: out of memory indexing offset %" PRId64, l->dir, h.base_offset);
+        if (floe_pstate_update(&l->ps, &h, now) != 0)
+            FLOE_WARN("log: %s: out of memory recording producer %" PRId64, l->dir, h.producer_id);
         off += floe_batch_size(&h);
     }
     res->base_offset = base;

@@ -87,10 +87,11 @@ typedef struct floe_segment {
     int64_t max_ts_off;    /* base offset of the batch holding max_ts */
     int64_t roll_base_ms;  /* age origin for segment.ms, -1 if empty */
     uint64_t since_index;  /* bytes appended since the last index entry */
-    floe_idx_entry_t *idx;
-    size_t nidx, capidx;
+    floe_idx_entry_t *idx;     /* in memory (active segment), or NULL when */
+    size_t nidx, capidx;       /* the file is mapped (sealed segment) */
     floe_tidx_entry_t *tidx;
     size_t ntidx, captidx;
+    uint8_t *map_idx, *map_tidx; /* mapped index files of a sealed segment */
     int refs;              /* readers / flushers holding it */
     bool deleted;          /* unlinked; freed when refs drops to 0 */
     size_t idx_written, tidx_written; /* entries already in the files */
@@ -145,6 +146,9 @@ int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
 int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err);
 /* Write the index entries not yet in the files (marks idx_dirty). */
 int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err);
+/* A sealed segment whose index files hold all its entries: map the files
+ * and free the arrays (no-op otherwise, or when mmap fails). */
+void floe_segment_map_indexes(floe_segment_t *s);
 
 /* Position of the index entry at or below offset (0 when none). */
 uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset);
@@ -177,6 +181,7 @@ struct floe_log {
     floe_pstate_t ps;
     floe_buf_t scratch;        /* decompression on the append path */
     int64_t (*now_ms)(void);   /* wall clock, replaceable for tests */
+    size_t rebuilt;            /* sealed segments rebuilt at open (tests) */
 };
 
 /* Drop a pin (refs) taken on a segment; frees it when it was deleted

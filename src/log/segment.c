@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 #define IDX_ENTRY 8
 #define TIDX_ENTRY 12
 #define WINDOW (1u << 20) /* read-ahead when scanning a segment */
+
+static void unmap_indexes(floe_segment_t *s);
 
 void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
                        const char *ext)
@@ -74,6 +77,7 @@ void floe_segment_free(floe_segment_t *s)
     if (s->fd >= 0) close(s->fd);
     if (s->idx_fd >= 0) close(s->idx_fd);
     if (s->tidx_fd >= 0) close(s->tidx_fd);
+    unmap_indexes(s);
     free(s->idx);
     free(s->tidx);
     free(s);
@@ -156,6 +160,59 @@ static int push_tidx(floe_segment_t *s, int64_t ts, uint32_t rel)
     return 0;
 }
 
+/* Entry accessors: a sealed segment's indexes are the mapped files
+ * (big-endian entries, paged in on use and evictable, so idle memory does
+ * not grow with the data); the active one's are arrays in memory. */
+static inline uint32_t idx_rel(const floe_segment_t *s, size_t i)
+{
+    return s->map_idx ? floe_rd_be32(s->map_idx + i * IDX_ENTRY) : s->idx[i].rel;
+}
+static inline uint32_t idx_pos(const floe_segment_t *s, size_t i)
+{
+    return s->map_idx ? floe_rd_be32(s->map_idx + i * IDX_ENTRY + 4) : s->idx[i].pos;
+}
+static inline int64_t tidx_ts(const floe_segment_t *s, size_t i)
+{
+    return s->map_tidx ? (int64_t)floe_rd_be64(s->map_tidx + i * TIDX_ENTRY) : s->tidx[i].ts;
+}
+static inline uint32_t tidx_rel(const floe_segment_t *s, size_t i)
+{
+    return s->map_tidx ? floe_rd_be32(s->map_tidx + i * TIDX_ENTRY + 8) : s->tidx[i].rel;
+}
+
+static void unmap_indexes(floe_segment_t *s)
+{
+    if (s->map_idx) munmap(s->map_idx, s->nidx * IDX_ENTRY);
+    if (s->map_tidx) munmap(s->map_tidx, s->ntidx * TIDX_ENTRY);
+    s->map_idx = s->map_tidx = NULL;
+}
+
+void floe_segment_map_indexes(floe_segment_t *s)
+{
+    if (s->map_idx || s->map_tidx || s->idx_written != s->nidx || s->tidx_written != s->ntidx)
+        return;
+    uint8_t *mi = NULL, *mt = NULL;
+    if (s->nidx) {
+        mi = mmap(NULL, s->nidx * IDX_ENTRY, PROT_READ, MAP_SHARED, s->idx_fd, 0);
+        if (mi == MAP_FAILED) return;
+    }
+    if (s->ntidx) {
+        mt = mmap(NULL, s->ntidx * TIDX_ENTRY, PROT_READ, MAP_SHARED, s->tidx_fd, 0);
+        if (mt == MAP_FAILED) {
+            if (mi) munmap(mi, s->nidx * IDX_ENTRY);
+            return;
+        }
+    }
+    s->map_idx = mi;
+    s->map_tidx = mt;
+    /* the arrays go; nidx/ntidx now count the mapped entries */
+    free(s->idx);
+    free(s->tidx);
+    s->idx = NULL;
+    s->tidx = NULL;
+    s->capidx = s->captidx = 0;
+}
+
 int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
 {
     size_t n, tn;
@@ -167,6 +224,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         return -1;
     }
     int rc = -1;
+    unmap_indexes(s);
     s->nidx = s->ntidx = 0;
     if (s->idx_missing || n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
     if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
@@ -176,36 +234,49 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
     for (size_t i = 0; i < n; i += IDX_ENTRY) {
         uint32_t rel = floe_rd_be32(p + i), pos = floe_rd_be32(p + i + 4);
         if (pos >= s->size || (int64_t)rel >= next_base - s->base) goto out;
-        if (s->nidx && (rel <= s->idx[s->nidx - 1].rel || pos <= s->idx[s->nidx - 1].pos)) goto out;
+        if (s->nidx && (rel <= idx_rel(s, s->nidx - 1) || pos <= idx_pos(s, s->nidx - 1))) goto out;
         if (push_idx(s, rel, pos) != 0) goto out;
     }
     for (size_t i = 0; i < tn; i += TIDX_ENTRY) {
         int64_t ts = (int64_t)floe_rd_be64(tp + i);
         uint32_t rel = floe_rd_be32(tp + i + 8);
         if ((int64_t)rel >= next_base - s->base) goto out;
-        if (s->ntidx && (ts <= s->tidx[s->ntidx - 1].ts || rel < s->tidx[s->ntidx - 1].rel)) goto out;
+        if (s->ntidx && (ts <= tidx_ts(s, s->ntidx - 1) || rel < tidx_rel(s, s->ntidx - 1))) goto out;
         if (push_tidx(s, ts, rel) != 0) goto out;
     }
-    if (s->size > 0) {
-        /* a non-empty sealed segment has a time-index entry (unless no
-         * record has a timestamp: rebuilding then is merely slower), and an
-         * offset-index entry unless it holds a single batch */
-        uint8_t hb[FLOE_BATCH_HDR_SIZE];
-        floe_batch_hdr_t h;
-        if (s->ntidx == 0) goto out;
-        if (s->nidx == 0 && (pread_full(s->fd, hb, sizeof hb, 0) != 0 ||
-                             floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0 ||
-                             floe_batch_size(&h) != s->size))
-            goto out;
-    }
+    /* a non-empty sealed segment has a time-index entry (sealing adds
+     * one), unless none of its records has a timestamp: rebuilding then is
+     * merely slower.  An empty offset index is fine (a segment smaller
+     * than the index interval has none); the walk below then covers the
+     * whole segment. */
+    if (s->size > 0 && s->ntidx == 0) goto out;
     if (s->nidx) {
         /* the last entry must name a real batch at its position */
-        const floe_idx_entry_t *e = &s->idx[s->nidx - 1];
+        uint32_t erel = s->idx[s->nidx - 1].rel, epos = s->idx[s->nidx - 1].pos;
         uint8_t hb[FLOE_BATCH_HDR_SIZE];
         floe_batch_hdr_t h;
-        if (pread_full(s->fd, hb, sizeof hb, e->pos) != 0) goto out;
+        if (pread_full(s->fd, hb, sizeof hb, epos) != 0) goto out;
         if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
-        if (h.base_offset != s->base + e->rel || e->pos + floe_batch_size(&h) > s->size) goto out;
+        if (h.base_offset != s->base + erel || epos + floe_batch_size(&h) > s->size) goto out;
+    }
+    if (s->size > 0) {
+        /* the batches after the last entry (at most about one index
+         * interval) chain exactly to the end of the file, with rising
+         * offsets below the next segment's base: a cheap check that the
+         * sealed file was not cut or overwritten at its tail */
+        uint64_t pos = s->nidx ? s->idx[s->nidx - 1].pos : 0;
+        int64_t prev_last = s->base - 1;
+        uint8_t hb[FLOE_BATCH_HDR_SIZE];
+        floe_batch_hdr_t h;
+        while (pos < s->size) {
+            if (pread_full(s->fd, hb, sizeof hb, pos) != 0) goto out;
+            if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
+            if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
+                floe_batch_last_offset(&h) >= next_base || floe_batch_size(&h) > s->size - pos)
+                goto out;
+            prev_last = floe_batch_last_offset(&h);
+            pos += floe_batch_size(&h);
+        }
     }
     s->next = next_base;
     s->idx_written = s->nidx;
@@ -233,22 +304,25 @@ static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
     int added = 0;
     int64_t newmax = h->max_timestamp > s->max_ts ? h->max_timestamp : s->max_ts;
     uint32_t rel = (uint32_t)(h->base_offset - s->base);
+    bool oom = false;
     if (s->since_index >= interval && pos > 0) {
-        if (push_idx(s, rel, (uint32_t)pos) != 0) return -1;
-        added |= 1;
-        if (newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
-            if (push_tidx(s, newmax, rel) != 0) return -1;
-            added |= 2;
+        if (push_idx(s, rel, (uint32_t)pos) == 0) added |= 1;
+        else oom = true;
+        if (!oom && newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
+            if (push_tidx(s, newmax, rel) == 0) added |= 2;
+            else oom = true;
         }
         s->since_index = 0;
     }
+    /* the segment's own bookkeeping is kept even when an entry could not
+     * be added (a missing entry only lengthens a scan) */
     s->since_index += floe_batch_size(h);
     if (h->max_timestamp > s->max_ts) {
         s->max_ts = h->max_timestamp;
         s->max_ts_off = h->base_offset;
     }
     s->next = floe_batch_last_offset(h) + 1;
-    return added;
+    return oom ? -1 : added;
 }
 
 /* Write index entries [from, n) of one index to its file in one call. */
@@ -364,6 +438,7 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
                          uint64_t *truncated, floe_err_t *err)
 {
     window_t w = {s->fd, s->size, FLOE_BUF_INIT, 0};
+    unmap_indexes(s);
     s->nidx = s->ntidx = 0;
     s->max_ts = -1;
     s->max_ts_off = s->base;
@@ -456,10 +531,10 @@ uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset)
     size_t lo = 0, hi = s->nidx; /* first entry with rel > target */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->idx[mid].rel <= rel) lo = mid + 1;
+        if (idx_rel(s, mid) <= rel) lo = mid + 1;
         else hi = mid;
     }
-    return lo ? s->idx[lo - 1].pos : 0;
+    return lo ? idx_pos(s, lo - 1) : 0;
 }
 
 int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
@@ -467,10 +542,10 @@ int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
     size_t lo = 0, hi = s->ntidx; /* first entry with ts >= target */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->tidx[mid].ts < ts) lo = mid + 1;
+        if (tidx_ts(s, mid) < ts) lo = mid + 1;
         else hi = mid;
     }
-    return lo ? s->base + s->tidx[lo - 1].rel : s->base;
+    return lo ? s->base + tidx_rel(s, lo - 1) : s->base;
 }
 
 int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_t limit,

@@ -224,6 +224,52 @@ static void torn_tail_every_byte(void)
     free(d);
 }
 
+/* A sealed segment cut at its tail (its index still plausible) is noticed
+ * at open and recovered: the torn batch is dropped, a read of its offsets
+ * moves on to the next segment, nothing else changes. */
+static void sealed_segment_cut(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_bytes = 1500;
+    cfg.index_interval_bytes = 200;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    for (int i = 0; i < 30; i++) append(l, 3, 1000 * i, 0, -1, -1, NULL);
+    CHECK(floe_log_segment_count(l) >= 3);
+    int64_t end = floe_log_end_offset(l);
+    floe_log_close(l);
+    /* the first segment: find its last batch */
+    char path[512];
+    floe_segment_path(path, sizeof path, d, 0, "log");
+    size_t n;
+    uint8_t *seg = slurp(path, &n);
+    floe_batch_iter_t it;
+    floe_batch_iter_init(&it, seg, n);
+    floe_batch_hdr_t h, last;
+    memset(&last, 0, sizeof last);
+    while (floe_batch_iter_next(&it, NULL, NULL, &h, &err) == 1) last = h;
+    int64_t next_base = floe_batch_last_offset(&last) + 1;
+    put(path, seg, n - 10);
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    CHECK_EQ(floe_log_end_offset(l), end);
+    floe_buf_t out = FLOE_BUF_INIT;
+    CHECK_EQ(floe_log_read(l, last.base_offset - 1, 1, &out, NULL, &err), 0);
+    CHECK_EQ(floe_batch_parse_hdr(out.data, out.len, &h, &err), 0);
+    CHECK_EQ(floe_batch_last_offset(&h), last.base_offset - 1);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_log_read(l, last.base_offset, 1, &out, NULL, &err), 0);
+    CHECK_EQ(floe_batch_parse_hdr(out.data, out.len, &h, &err), 0);
+    CHECK_EQ(h.base_offset, next_base);
+    floe_buf_free(&out);
+    floe_log_close(l);
+    free(seg);
+    rm_rf(d);
+    free(d);
+}
+
 /* An idempotent batch lost in a torn tail must not be remembered: its
  * retry is appended, not answered as a duplicate. */
 static void torn_tail_forgets_lost_idempotent_batch(void)
@@ -409,5 +455,5 @@ static void retention_under_readers(void)
     free(d);
 }
 
-TEST_MAIN(RUN(torn_tail_every_byte); RUN(torn_tail_forgets_lost_idempotent_batch);
+TEST_MAIN(RUN(torn_tail_every_byte); RUN(sealed_segment_cut); RUN(torn_tail_forgets_lost_idempotent_batch);
           RUN(concurrent_readers_and_flushers); RUN(retention_under_readers))
