@@ -56,6 +56,8 @@ struct floe_broker {
     int nfq, capfq;
     pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
     bool flush_failed;
+    floe_topic_observer_fn observer;
+    void *observer_ctx;
     /* waiters, loop thread only */
     waiter_t *w;
     int nw, capw;
@@ -491,6 +493,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     }
     pthread_mutex_unlock(&b->mu);
     FLOE_INFO("kafka: topic %s created with %d partition%s", name, nparts, nparts == 1 ? "" : "s");
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
     if (out) *out = t;
     return 0;
 }
@@ -511,8 +514,15 @@ static void fail_waiters(floe_broker_t *b, floe_topic_t *t)
     }
 }
 
+void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void *ctx)
+{
+    b->observer = fn;
+    b->observer_ctx = ctx;
+}
+
 int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
 {
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_DELETING);
     fail_waiters(b, t);
     pthread_mutex_lock(&b->mu);
     for (int i = 0; i < b->ntopics; i++)
@@ -571,6 +581,7 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
         return -1;
     }
     FLOE_INFO("kafka: topic %s grown from %d to %d partitions", t->name, old, nparts);
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
     return 0;
 }
 
@@ -610,6 +621,7 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
     for (int32_t p = 0; p < t->nparts; p++) floe_log_set_config(t->logs[p], &t->logcfg);
     pthread_mutex_unlock(&b->mu);
     FLOE_INFO("kafka: topic %s configs altered (%d change%s)", t->name, n, n == 1 ? "" : "s");
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
     return 0;
 }
 

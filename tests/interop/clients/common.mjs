@@ -1,0 +1,45 @@
+// Helpers shared by the node client scripts: TAP-like result lines and
+// bounded steps.  The broker address comes from FLOE_KAFKA (set by lib.sh).
+export const broker = process.env.FLOE_KAFKA;
+if (!broker) { console.log('not ok - env: FLOE_KAFKA is not set'); process.exit(1); }
+export const tag = `${process.pid}-${Date.now()}`;
+let failed = 0;
+
+// Run one named step with a time bound; prints ok / not ok.  Later steps
+// still run (each states what it needs), so one report shows every failure.
+export async function step(name, seconds, fn) {
+  let timer;
+  try {
+    const r = await Promise.race([
+      fn(),
+      new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`timed out after ${seconds}s`)), seconds * 1000); }),
+    ]);
+    console.log(`ok - ${name}`);
+    return r === undefined ? true : r;
+  } catch (e) {
+    failed++;
+    console.log(`not ok - ${name}: ${String(e && e.stack || e).split('\n').slice(0, 3).join(' | ')}`);
+    return undefined;
+  } finally { clearTimeout(timer); }
+}
+
+export function assert(cond, msg) { if (!cond) throw new Error(msg); }
+// Deep equality by canonical JSON (object keys sorted).
+const canon = (v) => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x)
+  ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+export function eq(got, want, what) {
+  const g = canon(got), w = canon(want);
+  if (g !== w) throw new Error(`${what}: got ${g.slice(0, 300)}, want ${w.slice(0, 300)}`);
+}
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Poll until pred() is true or the deadline passes.
+export async function until(pred, ms, what) {
+  const end = Date.now() + ms;
+  while (!(await pred())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+export function finish() { process.exit(failed ? 1 : 0); }
