@@ -5,6 +5,7 @@
  * JoinGroup and SyncGroup answer when the coordinator completes them.  One
  * timer follows floe_group_next_deadline for session expiry and rebalance
  * timeouts.  The broker itself coordinates every group. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,6 +567,19 @@ _Static_assert(sizeof(floe_k_offset_fetch_resp_offset_fetch_response_topic_t) ==
 _Static_assert(sizeof(floe_k_offset_fetch_resp_offset_fetch_response_partition_t) ==
                    sizeof(floe_k_offset_fetch_resp_offset_fetch_response_partitions_t),
                "offset fetch response partition layouts differ");
+#define SAME_FIELD(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #f " moved")
+SAME_FIELD(floe_k_offset_fetch_req_offset_fetch_request_topic_t,
+           floe_k_offset_fetch_req_offset_fetch_request_topics_t, partition_indexes);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_topic_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_topics_t, partitions);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, committed_offset);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, committed_leader_epoch);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, metadata);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, error_code);
 
 static void h_offset_fetch(floe_kafka_req_t *req, void *ctx)
 {
