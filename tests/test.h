@@ -14,7 +14,7 @@
 
 static int t_checks_failed;
 static int t_tests_failed;
-static char t_first_failure[512];
+static char t_first_failure[1200];
 
 static inline void t_fail(const char *file, int line, const char *what)
 {
@@ -54,8 +54,8 @@ static inline void t_fail(const char *file, int line, const char *what)
     do {                                                              \
         const char *t_a_ = (a), *t_b_ = (b);                          \
         if (!t_a_ || !t_b_ || strcmp(t_a_, t_b_) != 0) {              \
-            char t_m_[400];                                           \
-            snprintf(t_m_, sizeof t_m_, "%s == %s (\"%.150s\" != \"%.150s\")", \
+            char t_m_[1024];                                          \
+            snprintf(t_m_, sizeof t_m_, "%.60s == %.60s (\"%.400s\" != \"%.400s\")", \
                      #a, #b, t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)"); \
             t_fail(__FILE__, __LINE__, t_m_);                         \
         }                                                             \

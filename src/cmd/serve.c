@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/serve_tables.h"
 #include "http/http.h"
 #include "kafka/broker.h"
 #include "kafka/groups_module.h"
@@ -149,11 +150,26 @@ static int h_health(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
     return floe_buf_append_str(&rs->body, "ok\n");
 }
 
+static floe_kafka_srv_t *g_srv;
+static serve_tables_t *g_tables;
+
 static int h_metrics(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
     (void)rq;
+    (void)arg;
     rs->content_type = "text/plain; version=0.0.4";
-    return floe_kafka_srv_metrics(arg, &rs->body);
+    if (floe_kafka_srv_metrics(g_srv, &rs->body) < 0) return -1;
+    return g_tables ? serve_tables_metrics(g_tables, &rs->body) : 0;
+}
+
+/* The table engine's state as JSON (floe table describe reads it). */
+static int h_tables(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)rq;
+    (void)arg;
+    rs->content_type = "application/json";
+    return g_tables ? serve_tables_status(g_tables, &rs->body)
+                    : floe_buf_append_str(&rs->body, "{\"tables\":[]}");
 }
 
 int floe_cmd_serve(int argc, char **argv)
@@ -175,6 +191,13 @@ int floe_cmd_serve(int argc, char **argv)
     const char *flag_listen = NULL, *flag_http = NULL, *flag_data = NULL, *config = NULL;
     for (int i = 2; i < argc; i++) {
         const char **dst = NULL;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: floe serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT] "
+                   "[--http HOST:PORT]\n"
+                   "defaults: --data-dir ./floe-data --listen 127.0.0.1:9092 --http 127.0.0.1:8181\n"
+                   "port 0 picks a free port; prints 'floe ready kafka=... http=... data=...'\n");
+            return 0;
+        }
         if (!strcmp(argv[i], "--config")) dst = &config;
         else if (!strcmp(argv[i], "--listen")) dst = &flag_listen;
         else if (!strcmp(argv[i], "--http")) dst = &flag_http;
@@ -194,6 +217,7 @@ int floe_cmd_serve(int argc, char **argv)
     floe_broker_t *broker = NULL;
     floe_kafka_srv_t *srv = NULL;
     floe_http_t *http = NULL;
+    serve_tables_t *tables = NULL;
     char khost[256], hhost[256];
     int kport, hport;
     if (config && load_file(&c, config, &err)) goto out;
@@ -229,8 +253,12 @@ int floe_cmd_serve(int argc, char **argv)
     };
     if (floe_kafka_srv_new(loop, &kc, broker, &srv, &err)) goto out;
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
+    g_srv = srv;
+    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
+    g_tables = tables;
     if (floe_http_new(&http, &err) || floe_http_route(http, "/health", h_health, NULL) ||
-        floe_http_route(http, "/metrics", h_metrics, srv)) {
+        floe_http_route(http, "/metrics", h_metrics, NULL) ||
+        floe_http_route(http, "/admin/tables", h_tables, NULL)) {
         if (!err.code) floe_err_set(&err, FLOE_ENOMEM, "out of memory");
         goto out;
     }
@@ -254,10 +282,12 @@ int floe_cmd_serve(int argc, char **argv)
 out:
     if (rc && err.code) fprintf(stderr, "floe serve: %s\n", err.msg);
     if (http) floe_http_free(http);
-    if (srv) {
-        floe_kafka_srv_shutdown(srv, 2000);
-        floe_kafka_srv_free(srv);
-    }
+    if (srv) floe_kafka_srv_shutdown(srv, 2000);
+    /* the engine's last commit reads the logs: before the broker closes them */
+    g_tables = NULL;
+    serve_tables_stop(tables);
+    if (srv) floe_kafka_srv_free(srv);
+    g_srv = NULL;
     floe_broker_close(broker);
     g_loop = NULL;
     floe_loop_free(loop);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #define PID_BLOCK 1000
 
 struct floe_topic {
+    floe_broker_t *b; /* owner, for config defaults */
     char *name;
     uint8_t id[16];
     int32_t nparts;
@@ -54,6 +56,8 @@ struct floe_broker {
     int nfq, capfq;
     pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
     bool flush_failed;
+    floe_topic_observer_fn observer;
+    void *observer_ctx;
     /* waiters, loop thread only */
     waiter_t *w;
     int nw, capw;
@@ -296,6 +300,28 @@ static void topic_free(floe_topic_t *t)
     free(t);
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Remove a partition directory left behind by a deletion that crashed
+ * half way (its description was removed first), so that a new topic of the
+ * same name starts empty. */
+static void remove_orphan(const floe_broker_t *b, const char *topic, int32_t p)
+{
+    char dir[4096];
+    part_dir(b, topic, p, dir, sizeof dir);
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        FLOE_WARN("kafka: removing leftover partition directory %s", dir);
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+}
+
 /* Open partitions [from, to) of t. */
 static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t *err)
 {
@@ -382,6 +408,7 @@ static int load_topic(floe_broker_t *b, const char *path, floe_err_t *err)
         return floe_err_set(err, FLOE_ECORRUPT, "%s: not a topic description", path);
     }
     floe_topic_t *t = calloc(1, sizeof *t);
+    if (t) t->b = b;
     if (!t || !(t->name = strdup(name))) {
         free(t);
         json_decref(o);
@@ -440,6 +467,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
         return 0;
     }
     floe_topic_t *t = calloc(1, sizeof *t);
+    if (t) t->b = b;
     if (!t || !(t->name = strdup(name))) {
         pthread_mutex_unlock(&b->mu);
         free(t);
@@ -454,6 +482,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     t->id[6] = (t->id[6] & 0x0f) | 0x40; /* UUID v4 */
     t->id[8] = (t->id[8] & 0x3f) | 0x80;
     derive(b, t);
+    for (int32_t p = 0; p < nparts; p++) remove_orphan(b, name, p);
     /* metadata first: a crash leaves a described topic whose logs open
      * empty, never logs without a description */
     if (save_topic(b, t, nparts, err) || open_parts(b, t, nparts, err) || add_topic(b, t)) {
@@ -464,6 +493,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     }
     pthread_mutex_unlock(&b->mu);
     FLOE_INFO("kafka: topic %s created with %d partition%s", name, nparts, nparts == 1 ? "" : "s");
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
     if (out) *out = t;
     return 0;
 }
@@ -484,8 +514,15 @@ static void fail_waiters(floe_broker_t *b, floe_topic_t *t)
     }
 }
 
+void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void *ctx)
+{
+    b->observer = fn;
+    b->observer_ctx = ctx;
+}
+
 int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
 {
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_DELETING);
     fail_waiters(b, t);
     pthread_mutex_lock(&b->mu);
     for (int i = 0; i < b->ntopics; i++)
@@ -535,6 +572,7 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
     if (validate_only) return 0;
     pthread_mutex_lock(&b->mu);
     int32_t old = t->nparts;
+    for (int32_t p = old; p < nparts; p++) remove_orphan(b, t->name, p);
     int rc = open_parts(b, t, nparts, err);
     if (!rc) rc = save_topic(b, t, t->nparts, err);
     pthread_mutex_unlock(&b->mu);
@@ -543,6 +581,7 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
         return -1;
     }
     FLOE_INFO("kafka: topic %s grown from %d to %d partitions", t->name, old, nparts);
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
     return 0;
 }
 
@@ -582,27 +621,35 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
     for (int32_t p = 0; p < t->nparts; p++) floe_log_set_config(t->logs[p], &t->logcfg);
     pthread_mutex_unlock(&b->mu);
     FLOE_INFO("kafka: topic %s configs altered (%d change%s)", t->name, n, n == 1 ? "" : "s");
+    if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_CHANGED);
     return 0;
 }
 
 const char *floe_topic_name(const floe_topic_t *t) { return t->name; }
 const uint8_t *floe_topic_id(const floe_topic_t *t) { return t->id; }
-int32_t floe_topic_partitions(const floe_topic_t *t) { return t->nparts; }
+/* Partition count and logs are read under the registry lock: other threads
+ * (the table engine) look them up while CreatePartitions grows the array. */
+int32_t floe_topic_partitions(const floe_topic_t *t)
+{
+    pthread_mutex_lock(&t->b->mu);
+    int32_t n = t->nparts;
+    pthread_mutex_unlock(&t->b->mu);
+    return n;
+}
 bool floe_topic_internal(const floe_topic_t *t) { return !strncmp(t->name, "__", 2); }
 bool floe_topic_log_append_time(floe_topic_t *t) { return t->log_append_time; }
 
 floe_log_t *floe_topic_log(floe_topic_t *t, int32_t p)
 {
-    return p >= 0 && p < t->nparts ? t->logs[p] : NULL;
+    pthread_mutex_lock(&t->b->mu);
+    floe_log_t *l = p >= 0 && p < t->nparts ? t->logs[p] : NULL;
+    pthread_mutex_unlock(&t->b->mu);
+    return l;
 }
-
-/* Topics carry no back pointer; the one broker of the process is kept
- * here for config lookups. */
-static floe_broker_t *g_broker;
 
 const char *floe_topic_config(floe_topic_t *t, const char *key, bool *is_default)
 {
-    return lookup(g_broker, t, key, is_default);
+    return lookup(t->b, t, key, is_default);
 }
 
 void floe_topic_each_config(floe_topic_t *t,
@@ -610,12 +657,12 @@ void floe_topic_each_config(floe_topic_t *t,
 {
     for (size_t i = 0; i < NKNOWN; i++) {
         bool d;
-        const char *v = lookup(g_broker, t, known_cfg[i].key, &d);
+        const char *v = lookup(t->b, t, known_cfg[i].key, &d);
         fn(known_cfg[i].key, v, d, false, arg);
     }
     const char *k;
     json_t *v;
-    json_object_foreach(g_broker->defaults, k, v) {
+    json_object_foreach(t->b->defaults, k, v) {
         if (is_table_key(k) && !json_object_get(t->configs, k)) fn(k, json_string_value(v), true, false, arg);
     }
     json_object_foreach(t->configs, k, v) {
@@ -783,7 +830,6 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
     pthread_mutex_init(&b->fmu, NULL);
     pthread_mutex_init(&b->flush_mu, NULL);
     pthread_cond_init(&b->fcv, NULL);
-    g_broker = b;
     if (!b->data_dir || !b->defaults) {
         floe_broker_close(b);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -866,7 +912,6 @@ void floe_broker_close(floe_broker_t *b)
     pthread_mutex_destroy(&b->fmu);
     pthread_mutex_destroy(&b->flush_mu);
     pthread_cond_destroy(&b->fcv);
-    if (g_broker == b) g_broker = NULL;
     free(b->data_dir);
     free(b);
 }

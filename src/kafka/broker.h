@@ -113,6 +113,21 @@ void floe_topic_each_config(floe_topic_t *t,
 /* message.timestamp.type is LogAppendTime. */
 bool floe_topic_log_append_time(floe_topic_t *t);
 
+/* ---- observing topics ---- */
+
+typedef enum floe_topic_event {
+    FLOE_TOPIC_CHANGED = 1, /* created, configs altered or partitions added */
+    FLOE_TOPIC_DELETING,    /* about to be deleted: its logs are still open */
+} floe_topic_event_t;
+
+/* fn(ctx, t, ev) is called after every change to a topic, and before a
+ * deletion closes its logs (so an observer reading them from another
+ * thread can stop first), on the thread that made the change.  One
+ * observer; NULL removes it.  Existing topics are not replayed: list them
+ * with floe_broker_topics. */
+typedef void (*floe_topic_observer_fn)(void *ctx, floe_topic_t *t, floe_topic_event_t ev);
+void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void *ctx);
+
 /* ---- producer ids ---- */
 
 /* A producer id never handed out before, even across restarts (ids are

@@ -17,6 +17,8 @@
 
 /* ---- Fetch ---- */
 
+#define FLOE_FETCH_MAX_RESPONSE (64u << 20)
+
 struct fetch_wait {
     bk_t *bk;
     floe_kafka_req_t *req;
@@ -44,7 +46,10 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
     }
     rs->responses.n = nt;
     floe_buf_t data = FLOE_BUF_INIT;
-    size_t max_total = ver >= 3 && rq->max_bytes > 0 ? (size_t)rq->max_bytes : SIZE_MAX;
+    /* a response is built in memory: cap it whatever the client asks
+     * (one whole batch still goes out when it alone is larger, KIP-74) */
+    size_t max_total = ver >= 3 && rq->max_bytes > 0 ? (size_t)rq->max_bytes : FLOE_FETCH_MAX_RESPONSE;
+    if (max_total > FLOE_FETCH_MAX_RESPONSE) max_total = FLOE_FETCH_MAX_RESPONSE;
     bool error = false;
     /* offsets into data, patched into pointers once reading is done */
     typedef struct { floe_kbytes_t *dst; size_t off, len; } span_t;
@@ -76,7 +81,7 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
                 error = true;
                 continue;
             }
-            size_t room = max_total == SIZE_MAX ? SIZE_MAX : (data.len < max_total ? max_total - data.len : 0);
+            size_t room = data.len < max_total ? max_total - data.len : 0;
             size_t pmax = qp->partition_max_bytes > 0 ? (size_t)qp->partition_max_bytes : 0;
             if (pmax > room) pmax = room;
             size_t before = data.len;
@@ -383,11 +388,17 @@ static int bk_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     if (!bk) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     bk->srv = srv;
     bk->b = b;
-    *state = bk;
-    if (floe_bk_appender_start(bk, err)) return -1;
-    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err) ||
-        floe_bk_register_produce(bk, err))
+    if (floe_bk_appender_start(bk, err)) {
+        free(bk);
         return -1;
+    }
+    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err) ||
+        floe_bk_register_produce(bk, err)) {
+        floe_bk_appender_stop(bk);
+        free(bk);
+        return -1;
+    }
+    *state = bk;
     int64_t iv = floe_broker_config(b)->flush_interval_ms;
     bk->tick = floe_kafka_timer_add(srv, iv > 0 ? iv : 1000, bk_tick, bk);
     return 0;

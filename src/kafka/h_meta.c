@@ -164,6 +164,11 @@ static void h_create_topics(floe_kafka_req_t *req, void *ctx)
         const floe_k_create_topics_req_creatable_topic_t *q = &rq->topics.v[i];
         floe_k_create_topics_resp_creatable_topic_result_t *r = &rs->topics.v[i];
         r->name = q->name;
+        if (q->name.len < 0 || strlen(q->name.ptr) != (size_t)q->name.len) {
+            r->error_code = FLOE_KERR_INVALID_TOPIC_EXCEPTION;
+            r->error_message = floe_kstr("invalid topic name");
+            continue;
+        }
         bool dup = false;
         for (int j = 0; j < n; j++)
             dup |= j != i && floe_kstr_eq(rq->topics.v[j].name, q->name.ptr);
@@ -377,6 +382,63 @@ static void h_describe_configs(floe_kafka_req_t *req, void *ctx)
     floe_kafka_respond(req, rs);
 }
 
+/* Configs whose value is a comma-separated list (APPEND/SUBTRACT apply). */
+static bool is_list_config(const char *key)
+{
+    return !strcmp(key, "cleanup.policy") || !strncmp(key, "table.", 6);
+}
+
+static bool list_has(const char *list, const char *item, size_t n)
+{
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == n && !memcmp(p, item, n)) return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+/* cur with the items of `items` appended (skipping present ones) or
+ * removed.  In the arena; NULL when out of memory. */
+static const char *list_edit(floe_arena_t *a, const char *cur, const char *items, bool append)
+{
+    if (!cur) cur = "";
+    size_t cap = strlen(cur) + strlen(items) + 2;
+    char *out = floe_arena_alloc(a, cap);
+    if (!out) return NULL;
+    size_t n = 0;
+    out[0] = 0;
+    /* keep the current items (minus the subtracted ones) */
+    for (const char *p = cur; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l && (append || !list_has(items, p, l))) {
+            if (n) out[n++] = ',';
+            memcpy(out + n, p, l);
+            n += l;
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    if (append) {
+        for (const char *p = items; *p;) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            out[n] = 0;
+            if (l && !list_has(out, p, l)) {
+                if (n) out[n++] = ',';
+                memcpy(out + n, p, l);
+                n += l;
+            }
+            if (!e) break;
+            p = e + 1;
+        }
+    }
+    out[n] = 0;
+    return out;
+}
+
 /* AlterConfigs and IncrementalAlterConfigs share the response shape. */
 static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
 {
@@ -418,14 +480,23 @@ static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
             nc = q->configs.n > 0 ? q->configs.n : 0;
             kv = floe_arena_calloc(a, (size_t)(nc ? nc : 1), sizeof *kv);
             if (!kv) OOM(req);
+            floe_topic_t *cur = type == RES_TOPIC ? floe_bk_topic(bk, name, false) : NULL;
             for (int k = 0; k < nc && !code; k++) {
-                kv[k].key = q->configs.v[k].name.ptr;
-                switch (q->configs.v[k].config_operation) {
-                case 0: kv[k].value = q->configs.v[k].value.ptr ? q->configs.v[k].value.ptr : ""; break;
-                case 1: kv[k].value = NULL; break;
-                default:
+                const char *key = q->configs.v[k].name.ptr;
+                const char *val = q->configs.v[k].value.ptr ? q->configs.v[k].value.ptr : "";
+                int8_t op = q->configs.v[k].config_operation;
+                kv[k].key = key;
+                if (op == 0) {
+                    kv[k].value = val;
+                } else if (op == 1) {
+                    kv[k].value = NULL;
+                } else if ((op == 2 || op == 3) && cur && is_list_config(key)) {
+                    kv[k].value = list_edit(a, floe_topic_config(cur, key, NULL), val, op == 2);
+                    if (!kv[k].value) OOM(req);
+                } else {
                     code = FLOE_KERR_INVALID_CONFIG;
-                    msg = "APPEND and SUBTRACT are not supported";
+                    msg = op == 2 || op == 3 ? "APPEND/SUBTRACT apply to list configs only"
+                                             : "unknown config operation";
                 }
             }
         } else {

@@ -181,7 +181,16 @@ static void conn_read(floe_conn_t *c)
             conn_kill(c);
             return;
         }
-        ssize_t r = recv(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
+        size_t room = c->in.cap - c->in.len;
+        if (c->in.len >= 4) {
+            /* stop a large frame's reads at its end, so the buffer holds
+             * exactly that frame and is handed over without a copy */
+            uint32_t len = floe_rd_be32(c->in.data);
+            size_t end = 4 + (size_t)len;
+            if ((int32_t)len >= 0 && end > (64u << 10) && end > c->in.len && end - c->in.len < room)
+                room = end - c->in.len;
+        }
+        ssize_t r = recv(c->fd, c->in.data + c->in.len, room, 0);
         if (r < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -196,7 +205,7 @@ static void conn_read(floe_conn_t *c)
         }
         c->in.len += (size_t)r;
         deliver(c);
-        if ((size_t)r < want) break;
+        if ((size_t)r < room) break;
     }
 }
 

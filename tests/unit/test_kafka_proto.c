@@ -289,7 +289,9 @@ static void unknown_api(void)
 }
 
 /* Requests captured from real clients (kcat/librdkafka 2.0.2, kafka-python
- * 2.0.2, kafkajs 2.2.4) through a recording proxy: each decodes and its
+ * 2.0.2, kafkajs 2.2.4, librdkafka 2.15.1 in @confluentinc/kafka-javascript:
+ * flexible Produce v9, Fetch v12, Metadata v12) through a recording proxy:
+ * each decodes and its
  * header and body re-encode byte for byte. */
 static void captured_client_frames(void)
 {

@@ -1,0 +1,21 @@
+// DuckDB side of bench/ingest: time COPY (SELECT * FROM read_json_auto(F))
+// TO OUT (FORMAT parquet, COMPRESSION zstd) on one thread, best of two.
+// Prints "duckdb secs=S bytes=B rows=N".
+//   node duckdb_json.mjs EVENTS.jsonl OUT.parquet   (cwd: tests/interop)
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+
+const { DuckDBInstance } = createRequire(`${process.cwd()}/`)('@duckdb/node-api')
+const [src, out] = process.argv.slice(2)
+const db = await DuckDBInstance.create(':memory:')
+const con = await db.connect()
+await con.run('SET threads=1')
+let best = Infinity
+for (let i = 0; i < 2; i++) {
+  const t0 = process.hrtime.bigint()
+  await con.run(`COPY (SELECT * FROM read_json_auto('${src}')) TO '${out}' (FORMAT parquet, COMPRESSION zstd)`)
+  const s = Number(process.hrtime.bigint() - t0) / 1e9
+  if (s < best) best = s
+}
+const r = await con.runAndReadAll(`SELECT count(*) FROM read_parquet('${out}')`)
+console.log(`duckdb secs=${best.toFixed(4)} bytes=${fs.statSync(out).size} rows=${r.getRows()[0][0]}`)

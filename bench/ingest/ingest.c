@@ -1,0 +1,184 @@
+/* bench/ingest (part 1): JSON -> Parquet (zstd) on one core.
+ *
+ * Generates a ~200 MB events.jsonl (FLOE_INGEST_MB overrides), converts it
+ * with floe's table pipeline code (the single-pass shredder into the L1
+ * buffer, row groups at table.flush.bytes, the data-file writer with the
+ * table's zstd level) and with DuckDB (`SET threads=1`; COPY (SELECT *
+ * FROM read_json_auto(...)) TO ... (FORMAT parquet, COMPRESSION zstd)) in
+ * one run, and prints MB/s, rows/s, output bytes and the ratios.
+ * Last line: ingest json_mb=... floe_mb_s=... duckdb_mb_s=... speed_ratio=...
+ * floe_bytes=... duckdb_bytes=... bytes_ratio=... */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "iceberg/metadata.h"
+#include "table/datafile.h"
+#include "table/schema_map.h"
+#include "util/clock.h"
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static size_t generate(const char *path, size_t target)
+{
+    static const char *events[] = {"view", "click", "purchase", "signup", "logout", "search"};
+    static const char *countries[] = {"US", "DE", "FR", "JP", "BR", "IN", "GB", "CA", "MX", "KR"};
+    static const char *devices[] = {"mobile", "desktop", "tablet"};
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    size_t bytes = 0, rows = 0;
+    int64_t ts = 1764633600000LL; /* 2025-12-02 */
+    char line[512];
+    while (bytes < target) {
+        char sid[33];
+        for (int k = 0; k < 32; k++) sid[k] = "0123456789abcdef"[next() & 15];
+        sid[32] = 0;
+        ts += (int64_t)(next() % 20);
+        int n = snprintf(line, sizeof line,
+                         "{\"user_id\":%llu,\"ts\":%lld,\"event\":\"%s\",\"url\":\"https://shop.example/p/%llu?ref=%s\","
+                         "\"amount\":%llu.%02llu,\"session_id\":\"%s\",\"country\":\"%s\",\"device\":\"%s\",\"seq\":%zu}\n",
+                         (unsigned long long)(next() % 100000), (long long)ts, events[next() % 6],
+                         (unsigned long long)(next() % 5000), countries[next() % 10],
+                         (unsigned long long)(next() % 1000), (unsigned long long)(next() % 100), sid,
+                         countries[next() % 10], devices[next() % 3], rows);
+        fwrite(line, 1, (size_t)n, f);
+        bytes += (size_t)n;
+        rows++;
+    }
+    fclose(f);
+    return rows;
+}
+
+static int floe_convert(const char *src, const char *out, size_t *rows_out, double *secs)
+{
+    FILE *f = fopen(src, "r");
+    if (!f) return -1;
+    struct stat st;
+    fstat(fileno(f), &st);
+    char *data = malloc((size_t)st.st_size + 1);
+    if (!data || fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) return -1;
+    fclose(f);
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_ice_schema_t *schema = floe_ice_schema_new(0, floe_ice_type_struct());
+    int32_t last = 0;
+    char *sj = NULL;
+    floe_dfw_t *w = NULL;
+    size_t nrows = 0;
+    const size_t flush = 32u << 20; /* table.flush.bytes default */
+    int64_t t0 = floe_mono_ns();
+    const char *p = data, *end = data + st.st_size;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        floe_rows_begin(rows);
+        if (floe_rows_json(rows, floe_rows_root(rows), (const uint8_t *)p, len, &e) < 0 ||
+            floe_rows_end(rows, &e) < 0) {
+            fprintf(stderr, "row %zu: %s\n", nrows, e.msg);
+            return -1;
+        }
+        nrows++;
+        p += len + 1;
+        if (floe_rows_bytes(rows) >= flush || p >= end) {
+            if (!w) { /* the first flush fixes the shape, as the pipeline's sync does */
+                bool changed;
+                floe_tschema_sync(rows, schema, &last, &changed, &e);
+                sj = floe_ice_schema_to_json(schema, &e);
+                floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};
+                unlink(out);
+                if (!(w = floe_dfw_open(io, out, rows, sj, &o, &e))) {
+                    fprintf(stderr, "open: %s\n", e.msg);
+                    return -1;
+                }
+            }
+            if (floe_dfw_append(w, rows, &e) < 0 || floe_dfw_flush(w, &e) < 0) {
+                fprintf(stderr, "write: %s\n", e.msg);
+                return -1;
+            }
+            floe_rows_clear(rows);
+        }
+    }
+    floe_ice_data_file_t df;
+    if (floe_dfw_close(w, &df, &e) < 0) {
+        fprintf(stderr, "close: %s\n", e.msg);
+        return -1;
+    }
+    *secs = (double)(floe_mono_ns() - t0) / 1e9;
+    *rows_out = nrows;
+    floe_ice_data_file_clear(&df);
+    free(sj);
+    floe_ice_schema_free(schema);
+    floe_rows_free(rows);
+    floe_fileio_free(io);
+    free(data);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* ingest FILE.jsonl floe-only: time floe's conversion of FILE alone
+     * (for profiling); no arguments: the whole benchmark */
+    if (argc == 3 && !strcmp(argv[2], "floe-only")) {
+        size_t n;
+        double s;
+        if (floe_convert(argv[1], "/tmp/floe-ingest-only.parquet", &n, &s) < 0) return 1;
+        printf("floe: %zu rows in %.3f s\n", n, s);
+        unlink("/tmp/floe-ingest-only.parquet");
+        return 0;
+    }
+    const char *root = getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".";
+    size_t mb = getenv("FLOE_INGEST_MB") ? strtoul(getenv("FLOE_INGEST_MB"), NULL, 10) : 200;
+    char dir[] = "/tmp/floe-bench-ingest-XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    char src[256], fo[256], dout[256], cmd[1024];
+    snprintf(src, sizeof src, "%s/events.jsonl", dir);
+    snprintf(fo, sizeof fo, "%s/floe.parquet", dir);
+    snprintf(dout, sizeof dout, "%s/duck.parquet", dir);
+    fprintf(stderr, "ingest: generating %zu MB of events JSON\n", mb);
+    size_t rows = generate(src, mb << 20);
+    struct stat st;
+    stat(src, &st);
+    double json_mb = (double)st.st_size / 1e6;
+
+    fprintf(stderr, "ingest: floe converting\n");
+    size_t frows = 0;
+    double fs = 1e9, s;
+    for (int i = 0; i < 2; i++) /* best of two, like the DuckDB side */
+        if (floe_convert(src, fo, &frows, &s) == 0 && s < fs) fs = s;
+    if (frows != rows) {
+        fprintf(stderr, "floe converted %zu rows of %zu\n", frows, rows);
+        return 1;
+    }
+    stat(fo, &st);
+    double fbytes = (double)st.st_size;
+
+    fprintf(stderr, "ingest: DuckDB converting\n");
+    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node '%s/bench/ingest/duckdb_json.mjs' '%s' '%s'",
+             root, root, src, dout);
+    FILE *pp = popen(cmd, "r");
+    double ds = 0, dbytes = 0, drows = 0;
+    if (!pp || fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf", &ds, &dbytes, &drows) != 3 || ds <= 0) {
+        fprintf(stderr, "the DuckDB run failed\n");
+        return 1;
+    }
+    pclose(pp);
+    printf("events:  %zu rows, %.1f MB of JSON\n", rows, json_mb);
+    printf("floe:    %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out\n", fs, json_mb / fs, rows / fs, fbytes);
+    printf("duckdb:  %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out (%.0f rows)\n", ds, json_mb / ds,
+           rows / ds, dbytes, drows);
+    printf("ingest json_mb=%.1f rows=%zu floe_mb_s=%.1f duckdb_mb_s=%.1f speed_ratio=%.2f "
+           "floe_bytes=%.0f duckdb_bytes=%.0f bytes_ratio=%.3f\n",
+           json_mb, rows, json_mb / fs, json_mb / ds, ds / fs, fbytes, dbytes, fbytes / dbytes);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}

@@ -1,0 +1,128 @@
+#include "cmd/serve_tables.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iceberg/catalog.h"
+#include "table/engine.h"
+#include "table/source_logs.h"
+#include "util/log.h"
+
+#define MAX_CONFIGS 64
+
+struct serve_tables {
+    floe_broker_t *broker;
+    floe_tsource_logs_t *src;
+    floe_fileio_t *io;
+    floe_ice_catalog_t *cat;
+    floe_engine_t *engine;
+    floe_kv_t *defaults;
+    int ndefaults;
+};
+
+typedef struct cfgs {
+    const char *keys[MAX_CONFIGS], *values[MAX_CONFIGS];
+    size_t n;
+} cfgs_t;
+
+static void collect(const char *key, const char *value, bool is_default, bool sensitive, void *arg)
+{
+    (void)sensitive;
+    cfgs_t *c = arg;
+    if (is_default || !value || strncmp(key, "table.", 6) || c->n == MAX_CONFIGS) return;
+    c->keys[c->n] = key;
+    c->values[c->n++] = value;
+}
+
+static void mirror(serve_tables_t *st, floe_topic_t *t)
+{
+    if (floe_topic_internal(t)) return;
+    int32_t n = floe_topic_partitions(t);
+    floe_log_t **logs = calloc((size_t)n + 1, sizeof *logs);
+    if (!logs) return;
+    for (int32_t i = 0; i < n; i++) logs[i] = floe_topic_log(t, i);
+    cfgs_t c = {.n = 0};
+    floe_topic_each_config(t, collect, &c);
+    floe_err_t err;
+    if (floe_tsource_logs_set(st->src, floe_topic_name(t), n, logs, c.keys, c.values, c.n, &err) < 0)
+        FLOE_ERROR("tables: cannot track topic %s: %s", floe_topic_name(t), err.msg);
+    free(logs);
+}
+
+static void observe(void *ctx, floe_topic_t *t, floe_topic_event_t ev)
+{
+    serve_tables_t *st = ctx;
+    if (ev == FLOE_TOPIC_DELETING) floe_tsource_logs_remove(st->src, floe_topic_name(t));
+    else mirror(st, t);
+}
+
+static const char *get_default(void *ctx, const char *key)
+{
+    serve_tables_t *st = ctx;
+    for (int i = 0; i < st->ndefaults; i++)
+        if (!strcmp(st->defaults[i].key, key)) return st->defaults[i].value;
+    return NULL;
+}
+
+int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *defaults,
+                       int ndefaults, serve_tables_t **out, floe_err_t *err)
+{
+    serve_tables_t *st = calloc(1, sizeof *st);
+    if (!st) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    st->broker = b;
+    st->defaults = calloc((size_t)ndefaults + 1, sizeof *st->defaults);
+    if (!st->defaults) goto oom;
+    for (int i = 0; i < ndefaults; i++) {
+        if (strncmp(defaults[i].key, "table.", 6)) continue;
+        floe_kv_t *d = &st->defaults[st->ndefaults];
+        if (!(d->key = strdup(defaults[i].key)) || !(d->value = strdup(defaults[i].value))) goto oom;
+        st->ndefaults++;
+    }
+    char wh[4200];
+    snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
+    if (!(st->src = floe_tsource_logs_new())) goto oom;
+    if (!(st->io = floe_fileio_local_new(err)) || !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
+        goto fail;
+    floe_engine_config_t ec = {.catalog = st->cat, .get_default = get_default, .default_ctx = st};
+    if (!(st->engine = floe_engine_new(&ec, floe_tsource_logs_source(st->src), err))) goto fail;
+    floe_topic_t **topics;
+    int n = floe_broker_topics(b, &topics);
+    for (int i = 0; i < n; i++) mirror(st, topics[i]);
+    free(topics);
+    floe_broker_set_observer(b, observe, st);
+    if (floe_engine_start(st->engine, err) < 0) goto fail;
+    *out = st;
+    return 0;
+oom:
+    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+fail:
+    serve_tables_stop(st);
+    return -1;
+}
+
+void serve_tables_stop(serve_tables_t *st)
+{
+    if (!st) return;
+    if (st->broker) floe_broker_set_observer(st->broker, NULL, NULL);
+    floe_engine_free(st->engine); /* stops the thread after a last commit */
+    floe_ice_catalog_free(st->cat);
+    floe_fileio_free(st->io);
+    floe_tsource_logs_free(st->src);
+    for (int i = 0; i < st->ndefaults; i++) {
+        free((char *)st->defaults[i].key);
+        free((char *)st->defaults[i].value);
+    }
+    free(st->defaults);
+    free(st);
+}
+
+int serve_tables_metrics(serve_tables_t *st, floe_buf_t *out)
+{
+    return floe_engine_metrics(st->engine, out);
+}
+
+int serve_tables_status(serve_tables_t *st, floe_buf_t *out)
+{
+    return floe_engine_status_json(st->engine, out);
+}

@@ -1,0 +1,1012 @@
+/* Streaming Parquet writer: pages and row groups with bounded memory.
+ *
+ * Each leaf column buffers the levels and values of its open page; a full
+ * page is encoded, compressed and appended to the column's chunk buffer.
+ * When the row group is flushed, every column chunk goes to the sink in
+ * schema order (dictionary page first), then a new row group starts.
+ * Encodings: RLE_DICTIONARY while the dictionary pays off and stays under
+ * its limit; otherwise DELTA_BINARY_PACKED for integers, DELTA_LENGTH_/
+ * DELTA_BYTE_ARRAY for byte arrays and PLAIN for the rest. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "format/parquet_int.h"
+
+enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
+
+typedef struct pq_col {
+    int node;
+    floe_pq_phys_t phys;
+    const floe_pq_node_t *spec;
+    size_t width;               /* fixed-width bytes; 0 for byte arrays */
+    int16_t max_def, max_rep;
+    int bw_def, bw_rep;
+    /* open page */
+    int16_t *def, *rep;
+    size_t nlev, cap_lev;
+    size_t page_vals;
+    size_t page_rows;
+    int mode;
+    bool decided;               /* dictionary kept past the first page */
+    /* dictionary */
+    uint64_t *slots;            /* hash << 32 | (entry index + 1); 0 = empty */
+    size_t nslots;
+    floe_buf_t dvals;           /* fixed width: entries back to back; bytes: data */
+    uint32_t *doff;             /* byte arrays: entry start offsets (n + 1) */
+    size_t dict_n, dict_cap;
+    size_t dict_bytes;          /* PLAIN size of the dictionary page */
+    uint32_t *idx;
+    size_t nidx, cap_idx;
+    size_t plain_bytes;         /* PLAIN size of the dictionary-encoded values so far */
+    bool dict_used;             /* the chunk has dictionary-encoded pages */
+    /* fallback values */
+    floe_buf_t vals;
+    floe_buf_t lens;            /* int32 lengths for DELTA_(LENGTH_)BYTE_ARRAY */
+    /* statistics */
+    bool has_minmax;
+    floe_buf_t min, max;
+    int64_t null_count;
+    /* chunk */
+    floe_buf_t chunk;
+    int64_t chunk_uncompressed;
+    int64_t num_values;
+    uint32_t encodings;
+    size_t rows_pending;
+} pq_col_t;
+
+struct floe_pq_writer {
+    const floe_pq_schema_t *s;
+    floe_pq_write_opts_t o;
+    char *created_by;
+    floe_pq_sink_fn sink;
+    void *sink_ctx;
+    floe_codec_ctx_t *cctx;
+    int pq_codec;
+    pq_col_t *cols;
+    int ncols;
+    uint64_t offset;            /* bytes written to the sink */
+    uint64_t rows, rg_rows;
+    pq_row_group_meta_t *rgs;
+    int nrg, cap_rg;
+    pq_kv_t *kv;
+    int nkv;
+    floe_buf_t scratch, zbuf, hdr;
+    bool closed, failed;
+};
+
+floe_pq_write_opts_t floe_pq_write_opts_default(void)
+{
+    floe_pq_write_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.codec = FLOE_CODEC_ZSTD;
+    /* pages are already dictionary/delta encoded: zstd's level 1 matches
+     * level 3's size on them at about twice the speed */
+    o.level = 1;
+    o.page_size = 1 << 20;
+    o.row_group_size = 64u << 20;
+    o.dict_limit = 1 << 20;
+    o.dictionary = true;
+    o.delta = true;
+    o.delta_byte_array = true;
+    o.created_by = "floe";
+    return o;
+}
+
+int floe_pq_sink_buf(void *ctx, const void *p, size_t n, floe_err_t *err)
+{
+    if (floe_buf_append(ctx, p, n) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+int floe_pq_sink_file(void *ctx, const void *p, size_t n, floe_err_t *err)
+{
+    if (n && fwrite(p, 1, n, ctx) != n) return floe_err_errno(err, errno, "write");
+    return 0;
+}
+
+static int emit(floe_pq_writer_t *w, const void *p, size_t n, floe_err_t *err)
+{
+    if (w->sink(w->sink_ctx, p, n, err) < 0) { w->failed = true; return -1; }
+    w->offset += n;
+    return 0;
+}
+
+static bool dict_allowed(const floe_pq_writer_t *w, const pq_col_t *c)
+{
+    return w->o.dictionary && c->phys != FLOE_PQ_BOOLEAN;
+}
+
+static int fallback_mode(const floe_pq_writer_t *w, const pq_col_t *c)
+{
+    if (!w->o.delta) return M_PLAIN;
+    if (c->phys == FLOE_PQ_INT32 || c->phys == FLOE_PQ_INT64) return M_DELTA;
+    if (c->phys == FLOE_PQ_BYTE_ARRAY) return M_DLBA;
+    return M_PLAIN;
+}
+
+static void col_reset_chunk(floe_pq_writer_t *w, pq_col_t *c)
+{
+    c->mode = dict_allowed(w, c) ? M_DICT : fallback_mode(w, c);
+    c->decided = false;
+    c->dict_used = false;
+    if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    c->dict_n = 0;
+    c->dict_bytes = 0;
+    c->dvals.len = 0;
+    if (c->doff) c->doff[0] = 0;
+    c->nidx = 0;
+    c->plain_bytes = 0;
+    c->vals.len = 0;
+    c->lens.len = 0;
+    c->has_minmax = false;
+    c->null_count = 0;
+    c->chunk.len = 0;
+    c->chunk_uncompressed = 0;
+    c->num_values = 0;
+    c->encodings = 0;
+}
+
+floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_write_opts_t *o,
+                                     floe_pq_sink_fn sink, void *ctx, floe_err_t *err)
+{
+    floe_pq_write_opts_t opts = o ? *o : floe_pq_write_opts_default();
+    if (pq_codec_from_floe(opts.codec) < 0) {
+        floe_err_set(err, FLOE_EINVAL, "codec %s is not a Parquet codec", floe_codec_name(opts.codec));
+        return NULL;
+    }
+    if (s->ncols == 0) { floe_err_set(err, FLOE_EINVAL, "schema has no leaf columns"); return NULL; }
+    for (int i = 0; i < s->n; i++)
+        if (s->nodes[i].phys == FLOE_PQ_INT96) { floe_err_set(err, FLOE_EUNSUPPORTED, "INT96 is not written"); return NULL; }
+    if (!opts.page_size) opts.page_size = 1 << 20;
+    if (!opts.row_group_size) opts.row_group_size = 64u << 20;
+    if (!opts.dict_limit) opts.dict_limit = 1 << 20;
+    floe_pq_writer_t *w = calloc(1, sizeof *w);
+    if (!w) goto oom;
+    w->s = s;
+    w->o = opts;
+    w->created_by = strdup(opts.created_by ? opts.created_by : "floe");
+    w->o.created_by = NULL;
+    w->sink = sink;
+    w->sink_ctx = ctx;
+    w->pq_codec = pq_codec_from_floe(opts.codec);
+    w->cctx = floe_codec_ctx_new(opts.level);
+    w->ncols = s->ncols;
+    w->cols = calloc((size_t)s->ncols, sizeof *w->cols);
+    if (!w->created_by || !w->cctx || !w->cols) goto oom;
+    for (int i = 0; i < s->ncols; i++) {
+        pq_col_t *c = &w->cols[i];
+        c->node = s->col_node[i];
+        c->spec = &s->nodes[c->node];
+        c->phys = c->spec->phys;
+        c->width = c->phys == FLOE_PQ_BYTE_ARRAY ? 0 : pq_phys_width(c->phys, c->spec->type_length);
+        c->max_def = s->max_def[i];
+        c->max_rep = s->max_rep[i];
+        c->bw_def = pq_bit_width((uint64_t)c->max_def);
+        c->bw_rep = pq_bit_width((uint64_t)c->max_rep);
+        col_reset_chunk(w, c);
+    }
+    if (emit(w, "PAR1", 4, err) < 0) { floe_pq_writer_free(w); return NULL; }
+    return w;
+oom:
+    floe_pq_writer_free(w);
+    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return NULL;
+}
+
+void floe_pq_writer_free(floe_pq_writer_t *w)
+{
+    if (!w) return;
+    for (int i = 0; w->cols && i < w->ncols; i++) {
+        pq_col_t *c = &w->cols[i];
+        free(c->def); free(c->rep); free(c->slots); free(c->doff); free(c->idx);
+        floe_buf_free(&c->dvals); floe_buf_free(&c->vals); floe_buf_free(&c->lens);
+        floe_buf_free(&c->min); floe_buf_free(&c->max); floe_buf_free(&c->chunk);
+    }
+    free(w->cols);
+    for (int g = 0; g < w->nrg; g++) {
+        for (int i = 0; i < w->ncols; i++) {
+            floe_buf_free(&w->rgs[g].cols[i].stats.min);
+            floe_buf_free(&w->rgs[g].cols[i].stats.max);
+        }
+        free(w->rgs[g].cols);
+    }
+    free(w->rgs);
+    for (int i = 0; i < w->nkv; i++) { free(w->kv[i].key); free(w->kv[i].value); }
+    free(w->kv);
+    floe_buf_free(&w->scratch); floe_buf_free(&w->zbuf); floe_buf_free(&w->hdr);
+    floe_codec_ctx_free(w->cctx);
+    free(w->created_by);
+    free(w);
+}
+
+int floe_pq_writer_set_kv(floe_pq_writer_t *w, const char *key, const char *value, floe_err_t *err)
+{
+    for (int i = 0; i < w->nkv; i++) {
+        if (strcmp(w->kv[i].key, key) == 0) {
+            char *v = strdup(value);
+            if (!v) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            free(w->kv[i].value);
+            w->kv[i].value = v;
+            return 0;
+        }
+    }
+    pq_kv_t *kv = realloc(w->kv, sizeof *kv * (size_t)(w->nkv + 1));
+    if (!kv) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    w->kv = kv;
+    kv[w->nkv].key = strdup(key);
+    kv[w->nkv].value = strdup(value);
+    if (!kv[w->nkv].key || !kv[w->nkv].value) {
+        free(kv[w->nkv].key); free(kv[w->nkv].value);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    w->nkv++;
+    return 0;
+}
+
+/* ---- statistics ---- */
+
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    size_t m = an < bn ? an : bn;
+    int r = m ? memcmp(a, b, m) : 0;
+    if (r) return r;
+    return an < bn ? -1 : an > bn;
+}
+
+/* Compare two PLAIN-encoded values of column c in its sort order. */
+static int cmp_val(const pq_col_t *c, const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    switch (c->phys) {
+    case FLOE_PQ_BOOLEAN: return (int)a[0] - (int)b[0];
+    case FLOE_PQ_INT32: {
+        int32_t x, y;
+        memcpy(&x, a, 4); memcpy(&y, b, 4);
+        return (x > y) - (x < y);
+    }
+    case FLOE_PQ_INT64: {
+        int64_t x, y;
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        return (x > y) - (x < y);
+    }
+    case FLOE_PQ_FLOAT: {
+        float x, y;
+        memcpy(&x, a, 4); memcpy(&y, b, 4);
+        return (x > y) - (x < y);
+    }
+    case FLOE_PQ_DOUBLE: {
+        double x, y;
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        return (x > y) - (x < y);
+    }
+    case FLOE_PQ_FIXED:
+        if (c->spec->logical == FLOE_PQ_LT_DECIMAL && an > 0 && bn > 0) {
+            /* two's complement big-endian: the sign bit flips the order */
+            int sa = a[0] >> 7, sb = b[0] >> 7;
+            if (sa != sb) return sa ? -1 : 1;
+        }
+        return cmp_bytes(a, an, b, bn);
+    default:
+        return cmp_bytes(a, an, b, bn);
+    }
+}
+
+/* Unsigned integer annotations sort differently: leave them without bounds. */
+static bool stats_ordered(const pq_col_t *c)
+{
+    if (c->spec->logical == FLOE_PQ_LT_INT && !c->spec->is_signed) return false;
+    if (c->phys == FLOE_PQ_BYTE_ARRAY && c->spec->logical == FLOE_PQ_LT_DECIMAL) return false;
+    return true;
+}
+
+static void stats_add(pq_col_t *c, const uint8_t *v, size_t n)
+{
+    if (c->phys == FLOE_PQ_FLOAT) {
+        float f;
+        memcpy(&f, v, 4);
+        if (isnan(f)) return;
+    } else if (c->phys == FLOE_PQ_DOUBLE) {
+        double d;
+        memcpy(&d, v, 8);
+        if (isnan(d)) return;
+    }
+    if (!c->has_minmax) {
+        c->min.len = c->max.len = 0;
+        if (floe_buf_append(&c->min, v, n) < 0 || floe_buf_append(&c->max, v, n) < 0) return;
+        c->has_minmax = true;
+        return;
+    }
+    if (cmp_val(c, v, n, c->min.data, c->min.len) < 0) { c->min.len = 0; floe_buf_append(&c->min, v, n); }
+    else if (cmp_val(c, v, n, c->max.data, c->max.len) > 0) { c->max.len = 0; floe_buf_append(&c->max, v, n); }
+}
+
+/* ---- dictionary ---- */
+
+static inline uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
+    while (n >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        h = (h ^ x) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t x = 0;
+        memcpy(&x, p, n);
+        h = (h ^ x) * 0x94d049bb133111ebull;
+    }
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return h;
+}
+
+static int dict_grow(pq_col_t *c)
+{
+    size_t ns = c->nslots ? c->nslots * 2 : 1024;
+    uint64_t *slots = calloc(ns, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < c->nslots; i++) {
+        uint64_t x = c->slots[i];
+        if (!x) continue;
+        size_t s = (size_t)(x >> 32) & (ns - 1);
+        while (slots[s]) s = (s + 1) & (ns - 1);
+        slots[s] = x;
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->nslots = ns;
+    return 0;
+}
+
+static inline bool entry_eq(const pq_col_t *c, uint32_t e, const uint8_t *v, size_t n)
+{
+    if (c->width == 8) {
+        uint64_t a, b;
+        memcpy(&a, c->dvals.data + (size_t)e * 8, 8);
+        memcpy(&b, v, 8);
+        return a == b;
+    }
+    if (c->width == 4) {
+        uint32_t a, b;
+        memcpy(&a, c->dvals.data + (size_t)e * 4, 4);
+        memcpy(&b, v, 4);
+        return a == b;
+    }
+    if (c->width) return memcmp(c->dvals.data + (size_t)e * c->width, v, n) == 0;
+    uint32_t a = c->doff[e], b = c->doff[e + 1];
+    return b - a == n && (n == 0 || memcmp(c->dvals.data + a, v, n) == 0);
+}
+
+/* Index of value v (n bytes) in the dictionary, inserting it if new;
+ * returns -1 when out of memory. */
+static inline int64_t dict_put(pq_col_t *c, const uint8_t *v, size_t n)
+{
+    uint32_t h;
+    if (c->width == 8 || c->width == 4) {
+        uint64_t x = 0;
+        memcpy(&x, v, c->width);
+        x *= 0x9e3779b97f4a7c15ull;
+        h = (uint32_t)(x >> 32) ^ (uint32_t)x;
+    } else {
+        h = (uint32_t)hash_bytes(v, n);
+    }
+    if ((c->dict_n + 1) * 2 > c->nslots && dict_grow(c) < 0) return -1;
+    size_t mask = c->nslots - 1, s = h & mask;
+    for (;;) {
+        uint64_t x = c->slots[s];
+        if (!x) break;
+        if ((uint32_t)(x >> 32) == h) {
+            uint32_t e = (uint32_t)x - 1;
+            if (entry_eq(c, e, v, n)) return e;
+        }
+        s = (s + 1) & mask;
+    }
+    if (!c->width && c->dict_n + 2 > c->dict_cap) {
+        size_t cap = c->dict_cap ? c->dict_cap * 2 : 1024;
+        uint32_t *off = realloc(c->doff, (cap + 1) * sizeof *off);
+        if (!off) return -1;
+        if (!c->doff) off[0] = 0;
+        c->doff = off;
+        c->dict_cap = cap;
+    }
+    if (!c->width && c->dvals.len + n > UINT32_MAX) return -1;
+    if (floe_buf_append(&c->dvals, v, n) < 0) return -1;
+    size_t e = c->dict_n++;
+    if (!c->width) {
+        c->doff[e + 1] = (uint32_t)c->dvals.len;
+        c->dict_bytes += 4 + n;
+    } else {
+        c->dict_bytes += n;
+    }
+    c->slots[s] = ((uint64_t)h << 32) | (uint64_t)(e + 1);
+    return (int64_t)e;
+}
+
+static void dict_entry(const pq_col_t *c, size_t e, const uint8_t **p, size_t *n)
+{
+    if (c->width) { *p = c->dvals.data + e * c->width; *n = c->width; }
+    else { *p = c->dvals.data + c->doff[e]; *n = c->doff[e + 1] - c->doff[e]; }
+}
+
+/* ---- values ---- */
+
+/* Append n raw bytes; the buffer was reserved by the caller's batch
+ * reservation or grows here. */
+static inline int app(floe_buf_t *b, const void *p, size_t n)
+{
+    if (b->cap - b->len < n && floe_buf_reserve(b, n) < 0) return -1;
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+/* Append one value in a non-dictionary mode. */
+static inline int put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
+{
+    int rc = 0;
+    switch (c->mode) {
+    case M_PLAIN:
+        if (!c->width) {
+            uint32_t l = (uint32_t)n;
+            rc = app(&c->vals, &l, 4);   /* little-endian hosts only (x86-64, arm64) */
+        }
+        if (!rc) rc = app(&c->vals, v, n);
+        break;
+    case M_DELTA: {
+        int64_t x;
+        if (c->phys == FLOE_PQ_INT32) { int32_t y; memcpy(&y, v, 4); x = y; }
+        else memcpy(&x, v, 8);
+        rc = app(&c->vals, &x, 8);
+        break;
+    }
+    default: {          /* DLBA (DELTA_BYTE_ARRAY chosen per page) */
+        int32_t l = (int32_t)n;
+        rc = app(&c->lens, &l, 4);
+        if (!rc) rc = app(&c->vals, v, n);
+        break;
+    }
+    }
+    if (rc == 0 && stats_ordered(c)) stats_add(c, v, n);
+    return rc;
+}
+
+static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err);
+
+/* Leave dictionary mode.  At the first page the dictionary is dropped and
+ * the page's values re-encoded; later, the dictionary pages written so far
+ * stay and the rest of the chunk uses the fallback encoding. */
+static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t *err)
+{
+    int mode = fallback_mode(w, c);
+    if (!drop) {
+        if (page_flush(w, c, err) < 0) return -1;
+        c->mode = mode;
+        return 0;
+    }
+    c->mode = mode;
+    for (size_t i = 0; i < c->nidx; i++) {
+        const uint8_t *p;
+        size_t n;
+        dict_entry(c, c->idx[i], &p, &n);
+        if (put_fallback(c, p, n) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    c->nidx = 0;
+    c->plain_bytes = 0;
+    c->dict_n = 0;
+    c->dict_bytes = 0;
+    c->dvals.len = 0;
+    if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    return 0;
+}
+
+static size_t page_estimate(const pq_col_t *c)
+{
+    if (c->nlev == 0) return 0;
+    size_t lev = (c->nlev * (size_t)(c->bw_def + c->bw_rep)) / 8;
+    if (c->mode == M_DICT) return lev + c->nidx * (size_t)pq_bit_width(c->dict_n) / 8 + 1;
+    if (c->mode == M_DELTA) return lev + c->vals.len / 2;
+    return lev + c->vals.len + c->lens.len / 4;
+}
+
+/* Append one batch of values (n of them, layout per phys). */
+static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, floe_err_t *err)
+{
+    if (c->mode == M_DICT) {
+        if (c->nidx + n > c->cap_idx) {
+            size_t cap = c->cap_idx ? c->cap_idx : 4096;
+            while (cap < c->nidx + n) cap *= 2;
+            uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
+            if (!ix) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            c->idx = ix;
+            c->cap_idx = cap;
+        }
+        uint32_t *out = c->idx + c->nidx;
+        if (c->width) {
+            const uint8_t *v = (const uint8_t *)values + from * c->width;
+            if (c->phys == FLOE_PQ_FIXED) {
+                const floe_slice_t *sl = (const floe_slice_t *)values + from;
+                for (size_t i = 0; i < n; i++) {
+                    int64_t e = dict_put(c, sl[i].ptr, c->width);
+                    if (e < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                    out[i] = (uint32_t)e;
+                }
+            } else {
+                for (size_t i = 0; i < n; i++) {
+                    int64_t e = dict_put(c, v + i * c->width, c->width);
+                    if (e < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                    out[i] = (uint32_t)e;
+                }
+            }
+        } else {
+            const floe_slice_t *sl = (const floe_slice_t *)values + from;
+            size_t pb = 0;
+            for (size_t i = 0; i < n; i++) {
+                int64_t e = dict_put(c, sl[i].ptr, sl[i].len);
+                if (e < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                out[i] = (uint32_t)e;
+                pb += 4 + sl[i].len;
+            }
+            c->plain_bytes += pb;
+        }
+        c->nidx += n;
+        return 0;
+    }
+    if (c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED) {
+        const floe_slice_t *sl = (const floe_slice_t *)values + from;
+        for (size_t i = 0; i < n; i++)
+            if (put_fallback(c, sl[i].ptr, c->width ? c->width : sl[i].len) < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return 0;
+    }
+    const uint8_t *v = (const uint8_t *)values + from * c->width;
+    if (c->mode == M_PLAIN && !stats_ordered(c)) {
+        if (floe_buf_append(&c->vals, v, n * c->width) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b;
+        const uint8_t *p = v + i * c->width;
+        if (c->phys == FLOE_PQ_BOOLEAN) { b = p[0] != 0; p = &b; }
+        if (put_fallback(c, p, c->width) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* ---- pages ---- */
+
+static int put_le32(floe_buf_t *b, uint32_t v) { return floe_buf_append_le32(b, v); }
+static void floe_wr_le32_(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+
+static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *enc)
+{
+    (void)w;
+    switch (c->mode) {
+    case M_DICT: {
+        int bw = pq_bit_width(c->dict_n > 0 ? c->dict_n - 1 : 0);
+        *enc = PQ_ENC_RLE_DICT;
+        if (floe_buf_append_u8(b, (uint8_t)bw) < 0) return -1;
+        return pq_rle_encode_u32(b, c->idx, c->nidx, bw);
+    }
+    case M_PLAIN:
+        *enc = PQ_ENC_PLAIN;
+        if (c->phys == FLOE_PQ_BOOLEAN) return pq_bool_pack(b, c->vals.data, c->vals.len);
+        return floe_buf_append(b, c->vals.data, c->vals.len);
+    case M_DELTA:
+        *enc = PQ_ENC_DELTA_BP;
+        return pq_delta_encode(b, (const int64_t *)c->vals.data, c->vals.len / 8, c->phys == FLOE_PQ_INT32);
+    default: {
+        /* DELTA_BYTE_ARRAY when shared prefixes save a quarter of the
+         * bytes, else DELTA_LENGTH_BYTE_ARRAY; decided per page */
+        size_t n = c->lens.len / 4;
+        const int32_t *len = (const int32_t *)(void *)c->lens.data;
+        int32_t *pre = malloc((n ? n : 1) * 2 * sizeof *pre);
+        if (!pre) return -1;
+        int32_t *suf = pre + n;
+        const uint8_t *prev = NULL, *p = c->vals.data;
+        size_t pn = 0, shared = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t l = (size_t)len[i], k = 0, m = l < pn ? l : pn;
+            while (k < m && p[k] == prev[k]) k++;
+            pre[i] = (int32_t)k;
+            suf[i] = (int32_t)(l - k);
+            shared += k;
+            prev = p;
+            pn = l;
+            p += l;
+        }
+        int rc;
+        if (shared * 4 <= c->vals.len || !w->o.delta_byte_array) {
+            *enc = PQ_ENC_DELTA_LBA;
+            rc = pq_delta_encode_i32(b, len, n);
+            if (!rc) rc = floe_buf_append(b, c->vals.data, c->vals.len);
+        } else {
+            *enc = PQ_ENC_DELTA_BA;
+            rc = pq_delta_encode_i32(b, pre, n);
+            if (!rc) rc = pq_delta_encode_i32(b, suf, n);
+            p = c->vals.data;
+            for (size_t i = 0; i < n && !rc; i++) {
+                rc = floe_buf_append(b, p + pre[i], (size_t)suf[i]);
+                p += len[i];
+            }
+        }
+        free(pre);
+        return rc;
+    }
+    }
+}
+
+/* Room for extra more bytes in a buffer that may grow large (column
+ * chunks): past 2 MiB, grow in 2 MiB-aligned blocks advised as huge pages,
+ * which cuts page faults (the dominant kernel cost of buffering a row
+ * group) by up to 512x.  Memory stays free()-able like floe_buf_t's. */
+static int big_reserve(floe_buf_t *b, size_t extra)
+{
+    const size_t huge = 2u << 20;
+    if (b->cap - b->len >= extra) return 0;
+    size_t need = b->len + extra;
+    if (need < huge) return floe_buf_reserve(b, extra);
+    size_t cap = b->cap * 2 > need ? b->cap * 2 : need;
+    cap = (cap + huge - 1) & ~(huge - 1);
+    uint8_t *p = aligned_alloc(huge, cap);
+    if (!p) return -1;
+#ifdef MADV_HUGEPAGE
+    madvise(p, cap, MADV_HUGEPAGE);
+#endif
+    if (b->len) memcpy(p, b->data, b->len);
+    free(b->data);
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* Compress body and append header + body to the chunk. */
+static int put_page(floe_pq_writer_t *w, pq_col_t *c, pq_page_header_t *h, const uint8_t *raw,
+                    size_t raw_len, const uint8_t *body, size_t body_len, floe_err_t *err)
+{
+    w->zbuf.len = 0;
+    if (floe_compress(w->cctx, w->o.codec, body, body_len, &w->zbuf, err) < 0) return -1;
+    if (raw_len + body_len > INT32_MAX || raw_len + w->zbuf.len > INT32_MAX)
+        return floe_err_set(err, FLOE_ERANGE, "page too large");
+    h->uncompressed = (int32_t)(raw_len + body_len);
+    h->compressed = (int32_t)(raw_len + w->zbuf.len);
+    w->hdr.len = 0;
+    if (pq_page_header_encode(&w->hdr, h) < 0 ||
+        big_reserve(&c->chunk, w->hdr.len + raw_len + w->zbuf.len) < 0 ||
+        floe_buf_append(&c->chunk, w->hdr.data, w->hdr.len) < 0 ||
+        floe_buf_append(&c->chunk, raw, raw_len) < 0 ||
+        floe_buf_append(&c->chunk, w->zbuf.data, w->zbuf.len) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    c->chunk_uncompressed += (int64_t)(w->hdr.len + raw_len + body_len);
+    return 0;
+}
+
+/* Whether the dictionary (entries + bit-packed indices) beats the fallback
+ * encoding for the values seen so far in this chunk's first page. */
+static bool dict_pays(const floe_pq_writer_t *w, const pq_col_t *c)
+{
+    size_t plain = c->width ? c->nidx * c->width : c->plain_bytes;
+    size_t dict = c->dict_bytes + c->nidx * (size_t)pq_bit_width(c->dict_n) / 8;
+    double factor = (c->phys == FLOE_PQ_INT32 || c->phys == FLOE_PQ_INT64) && w->o.delta ? 0.5 : 0.8;
+    return (double)dict <= factor * (double)plain;
+}
+
+static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
+{
+    if (c->nlev == 0) return 0;
+    if (c->mode == M_DICT && !c->decided) {
+        /* first page: keep the dictionary only when it pays */
+        if (!dict_pays(w, c) && dict_abandon(w, c, true, err) < 0) return -1;
+        c->decided = true;
+    }
+    floe_buf_t *b = &w->scratch;
+    b->len = 0;
+    size_t raw_len = 0;
+    int rc = 0;
+    pq_page_header_t h;
+    memset(&h, 0, sizeof h);
+    h.num_values = (int32_t)c->nlev;
+    if (w->o.page_v2) {
+        /* levels stay uncompressed in front of the (compressed) values */
+        if (c->max_rep) rc = pq_rle_encode_i16(b, c->rep, c->nlev, c->bw_rep);
+        h.rep_len = (int32_t)b->len;
+        if (!rc && c->max_def) rc = pq_rle_encode_i16(b, c->def, c->nlev, c->bw_def);
+        h.def_len = (int32_t)(b->len - (size_t)h.rep_len);
+        raw_len = b->len;
+        h.type = PQ_PAGE_DATA_V2;
+        h.num_nulls = (int32_t)(c->nlev - c->page_vals);
+        h.num_rows = (int32_t)c->page_rows;
+        h.is_compressed = w->o.codec != FLOE_CODEC_NONE;
+    } else {
+        h.type = PQ_PAGE_DATA;
+        for (int pass = 0; pass < 2 && !rc; pass++) {
+            int16_t *lv = pass == 0 ? c->rep : c->def;
+            int bw = pass == 0 ? c->bw_rep : c->bw_def;
+            if ((pass == 0 ? c->max_rep : c->max_def) == 0) continue;
+            size_t at = b->len;
+            rc = put_le32(b, 0);
+            if (!rc) rc = pq_rle_encode_i16(b, lv, c->nlev, bw);
+            if (!rc) floe_wr_le32_(b->data + at, (uint32_t)(b->len - at - 4));
+        }
+    }
+    int enc = 0;
+    if (!rc) rc = encode_values(w, c, b, &enc);
+    if (rc) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    h.encoding = enc;
+    if (w->o.page_v2 && !h.is_compressed) {
+        /* codec none: nothing to compress */
+    }
+    if (put_page(w, c, &h, b->data, raw_len, b->data + raw_len, b->len - raw_len, err) < 0) return -1;
+    c->encodings |= 1u << enc;
+    if (c->mode == M_DICT) c->dict_used = true;
+    c->num_values += (int64_t)c->nlev;
+    c->nlev = 0;
+    c->page_vals = 0;
+    c->page_rows = 0;
+    c->nidx = 0;
+    c->plain_bytes = 0;
+    c->vals.len = 0;
+    c->lens.len = 0;
+    return 0;
+}
+
+static int grow_levels(pq_col_t *c, size_t extra)
+{
+    if (c->nlev + extra <= c->cap_lev) return 0;
+    size_t cap = c->cap_lev ? c->cap_lev : 4096;
+    while (cap < c->nlev + extra) cap *= 2;
+    if (c->max_def) {
+        int16_t *d = realloc(c->def, cap * sizeof *d);
+        if (!d) return -1;
+        c->def = d;
+    }
+    if (c->max_rep) {
+        int16_t *r = realloc(c->rep, cap * sizeof *r);
+        if (!r) return -1;
+        c->rep = r;
+    }
+    c->cap_lev = cap;
+    return 0;
+}
+
+int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const int16_t *def,
+                         const int16_t *rep, const void *values, size_t n_values, floe_err_t *err)
+{
+    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+    if (col < 0 || col >= w->ncols) return floe_err_set(err, FLOE_EINVAL, "no column %d", col);
+    pq_col_t *c = &w->cols[col];
+    const char *name = c->spec->name;
+    if ((c->max_def && !def && n_levels) || (c->max_rep && !rep && n_levels))
+        return floe_err_set(err, FLOE_EINVAL, "column %s needs %s levels", name, c->max_def && !def ? "definition" : "repetition");
+    /* check levels and count values and rows */
+    size_t nv = 0, rows = 0;
+    if (c->max_def) {
+        for (size_t i = 0; i < n_levels; i++) {
+            if ((uint16_t)def[i] > (uint16_t)c->max_def)
+                return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, def[i], c->max_def);
+            nv += def[i] == c->max_def;
+        }
+    } else {
+        nv = n_levels;
+    }
+    if (c->max_rep) {
+        if (n_levels && rep[0] != 0 && c->rows_pending == 0 && c->nlev == 0)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: first repetition level must be 0", name);
+        for (size_t i = 0; i < n_levels; i++) {
+            if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
+                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
+            rows += rep[i] == 0;
+        }
+    } else {
+        rows = n_levels;
+    }
+    if (nv != n_values)
+        return floe_err_set(err, FLOE_EINVAL, "column %s: %zu values for %zu defined levels", name, n_values, nv);
+    if (n_values && !values) return floe_err_set(err, FLOE_EINVAL, "column %s: values missing", name);
+    if (c->phys == FLOE_PQ_FIXED) {
+        const floe_slice_t *sl = values;
+        for (size_t i = 0; i < n_values; i++)
+            if (sl[i].len != c->width)
+                return floe_err_set(err, FLOE_EINVAL, "column %s: fixed value of %zu bytes, expected %zu", name, sl[i].len, c->width);
+    }
+    /* feed in slices, cutting pages at record boundaries */
+    size_t i = 0, vi = 0;
+    while (i < n_levels) {
+        size_t e = n_levels - i > 4096 ? i + 4096 : n_levels;
+        if (c->max_rep) while (e < n_levels && rep[e] != 0) e++;
+        size_t k = e - i;
+        if (grow_levels(c, k) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        size_t kv = k, kr = k;
+        if (c->max_def) {
+            memcpy(c->def + c->nlev, def + i, k * sizeof *def);
+            kv = 0;
+            for (size_t j = i; j < e; j++) kv += def[j] == c->max_def;
+            c->null_count += (int64_t)(k - kv);
+        }
+        if (c->max_rep) {
+            memcpy(c->rep + c->nlev, rep + i, k * sizeof *rep);
+            kr = 0;
+            for (size_t j = i; j < e; j++) kr += rep[j] == 0;
+        }
+        if (kv && put_values(c, values, vi, kv, err) < 0) { w->failed = true; return -1; }
+        c->nlev += k;
+        c->page_vals += kv;
+        c->page_rows += kr;
+        vi += kv;
+        i = e;
+        if (c->mode == M_DICT && !c->decided && !c->dict_used && c->nidx >= 16384 &&
+            c->dict_n * 10 > c->nidx * 9 && !dict_pays(w, c)) {
+            /* clearly high cardinality: stop hashing early */
+            if (dict_abandon(w, c, true, err) < 0) { w->failed = true; return -1; }
+            c->decided = true;
+        }
+        if (c->mode == M_DICT && c->dict_bytes > w->o.dict_limit) {
+            if (dict_abandon(w, c, !c->dict_used, err) < 0) { w->failed = true; return -1; }
+            c->decided = true;
+        }
+        if (page_estimate(c) >= w->o.page_size && page_flush(w, c, err) < 0) { w->failed = true; return -1; }
+    }
+    c->rows_pending += rows;
+    return 0;
+}
+
+static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
+{
+    if (w->rg_rows == 0) return 0;
+    if (w->nrg == w->cap_rg) {
+        int cap = w->cap_rg ? w->cap_rg * 2 : 8;
+        pq_row_group_meta_t *r = realloc(w->rgs, sizeof *r * (size_t)cap);
+        if (!r) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        w->rgs = r;
+        w->cap_rg = cap;
+    }
+    pq_row_group_meta_t *rg = &w->rgs[w->nrg];
+    memset(rg, 0, sizeof *rg);
+    rg->cols = calloc((size_t)w->ncols, sizeof *rg->cols);
+    if (!rg->cols) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    w->nrg++;
+    rg->num_rows = (int64_t)w->rg_rows;
+    rg->file_offset = (int64_t)w->offset;
+    for (int i = 0; i < w->ncols; i++) {
+        pq_col_t *c = &w->cols[i];
+        pq_chunk_meta_t *m = &rg->cols[i];
+        if (page_flush(w, c, err) < 0) goto fail;
+        int64_t start = (int64_t)w->offset;
+        int64_t unc = c->chunk_uncompressed, comp = 0;
+        m->dict_page_offset = -1;
+        if (c->dict_used) {
+            /* dictionary page first; bounds of all entries feed the stats */
+            floe_buf_t *b = &w->scratch;
+            b->len = 0;
+            for (size_t e = 0; e < c->dict_n; e++) {
+                const uint8_t *p;
+                size_t n;
+                dict_entry(c, e, &p, &n);
+                if (!c->width && floe_buf_append_le32(b, (uint32_t)n) < 0) goto oom;
+                if (floe_buf_append(b, p, n) < 0) goto oom;
+                if (stats_ordered(c)) stats_add(c, p, n);
+            }
+            pq_page_header_t h;
+            memset(&h, 0, sizeof h);
+            h.type = PQ_PAGE_DICT;
+            h.num_values = (int32_t)c->dict_n;
+            h.encoding = PQ_ENC_PLAIN;
+            size_t before = c->chunk.len;
+            /* put_page appends to the chunk; move it to the front by emitting
+             * the header and body directly */
+            if (put_page(w, c, &h, NULL, 0, b->data, b->len, err) < 0) goto fail;
+            size_t dict_len = c->chunk.len - before;
+            m->dict_page_offset = start;
+            if (emit(w, c->chunk.data + before, dict_len, err) < 0) goto fail;
+            comp += (int64_t)dict_len;
+            c->chunk.len = before;
+            unc = c->chunk_uncompressed;
+            c->encodings |= 1u << PQ_ENC_PLAIN;
+        }
+        m->data_page_offset = (int64_t)w->offset;
+        if (emit(w, c->chunk.data, c->chunk.len, err) < 0) goto fail;
+        comp += (int64_t)c->chunk.len;
+        m->phys = c->phys;
+        m->codec = w->pq_codec;
+        m->encodings = c->encodings | (c->max_def || c->max_rep ? 1u << PQ_ENC_RLE : 0);
+        m->num_values = c->num_values;
+        m->total_uncompressed = unc;
+        m->total_compressed = comp;
+        m->has_stats = true;
+        m->stats.null_count = c->null_count;
+        if (c->has_minmax && c->min.len <= 256 && c->max.len <= 256) {
+            m->stats.has_minmax = true;
+            if (c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE) {
+                /* zero bounds are written as -0.0 (min) and +0.0 (max) */
+                if (c->phys == FLOE_PQ_FLOAT) {
+                    float f;
+                    memcpy(&f, c->min.data, 4); if (f == 0) { f = -0.0f; memcpy(c->min.data, &f, 4); }
+                    memcpy(&f, c->max.data, 4); if (f == 0) { f = 0.0f; memcpy(c->max.data, &f, 4); }
+                } else {
+                    double d;
+                    memcpy(&d, c->min.data, 8); if (d == 0) { d = -0.0; memcpy(c->min.data, &d, 8); }
+                    memcpy(&d, c->max.data, 8); if (d == 0) { d = 0.0; memcpy(c->max.data, &d, 8); }
+                }
+            }
+            if (floe_buf_append(&m->stats.min, c->min.data, c->min.len) < 0 ||
+                floe_buf_append(&m->stats.max, c->max.data, c->max.len) < 0) goto oom;
+        }
+        rg->total_byte_size += unc;
+        rg->total_compressed += comp;
+        c->rows_pending = 0;
+        col_reset_chunk(w, c);
+    }
+    w->rg_rows = 0;
+    return 0;
+oom:
+    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+fail:
+    w->failed = true;
+    return -1;
+}
+
+int floe_pq_writer_rows(floe_pq_writer_t *w, size_t n_rows, floe_err_t *err)
+{
+    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+    for (int i = 0; i < w->ncols; i++) {
+        if (w->cols[i].rows_pending != n_rows)
+            return floe_err_set(err, FLOE_EINVAL, "column %s holds %zu pending rows, not %zu",
+                                w->cols[i].spec->name, w->cols[i].rows_pending, n_rows);
+    }
+    for (int i = 0; i < w->ncols; i++) w->cols[i].rows_pending = 0;
+    w->rows += n_rows;
+    w->rg_rows += n_rows;
+    uint64_t buffered = floe_pq_writer_bytes(w) - w->offset;
+    if (buffered >= w->o.row_group_size) return rg_flush(w, err);
+    return 0;
+}
+
+int floe_pq_writer_flush(floe_pq_writer_t *w, floe_err_t *err)
+{
+    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+    for (int i = 0; i < w->ncols; i++)
+        if (w->cols[i].rows_pending)
+            return floe_err_set(err, FLOE_EINVAL, "column %s has rows not yet committed with floe_pq_writer_rows", w->cols[i].spec->name);
+    return rg_flush(w, err);
+}
+
+uint64_t floe_pq_writer_bytes(const floe_pq_writer_t *w)
+{
+    uint64_t b = w->offset;
+    for (int i = 0; i < w->ncols; i++) {
+        const pq_col_t *c = &w->cols[i];
+        b += c->chunk.len + page_estimate(c) + (c->mode == M_DICT || c->dict_used ? c->dict_bytes : 0);
+    }
+    return b;
+}
+
+uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w) { return w->rows; }
+
+int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err)
+{
+    if (w->closed) return 0;
+    if (floe_pq_writer_flush(w, err) < 0) return -1;
+    floe_buf_t *b = &w->scratch;
+    b->len = 0;
+    if (pq_footer_encode(b, w->s, (int64_t)w->rows, w->rgs, w->nrg, w->kv, w->nkv, w->created_by, err) < 0) {
+        w->failed = true;
+        return -1;
+    }
+    uint32_t flen = (uint32_t)b->len;
+    if (floe_buf_append_le32(b, flen) < 0 || floe_buf_append(b, "PAR1", 4) < 0) {
+        w->failed = true;
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (emit(w, b->data, b->len, err) < 0) return -1;
+    w->closed = true;
+    return 0;
+}

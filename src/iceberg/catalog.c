@@ -1,0 +1,568 @@
+/* Catalog dispatch, table values, and the filesystem (Hadoop-layout)
+ * catalog: WAREHOUSE/NS/T/metadata/vN.metadata.json + version-hint.text. */
+#include "iceberg/catalog_int.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+/* ---- dispatch ---- */
+
+void floe_ice_catalog_free(floe_ice_catalog_t *c)
+{
+    if (c) c->ops->destroy(c);
+}
+
+floe_fileio_t *floe_ice_catalog_io(floe_ice_catalog_t *c)
+{
+    return c->io;
+}
+
+int floe_ice_catalog_create_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err)
+{
+    return c->ops->create_namespace(c, ns, err);
+}
+
+int floe_ice_catalog_drop_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err)
+{
+    return c->ops->drop_namespace(c, ns, err);
+}
+
+int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_t *n, floe_err_t *err)
+{
+    *names = NULL;
+    *n = 0;
+    return c->ops->list_namespaces(c, names, n, err);
+}
+
+int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names, size_t *n,
+                                 floe_err_t *err)
+{
+    *names = NULL;
+    *n = 0;
+    return c->ops->list_tables(c, ns, names, n, err);
+}
+
+int floe_ice_catalog_create_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                  const floe_ice_schema_t *schema, const floe_ice_spec_t *spec,
+                                  const floe_ice_sort_order_t *order, const floe_ice_props_t *props,
+                                  floe_ice_table_t **out, floe_err_t *err)
+{
+    if (out) *out = NULL;
+    return c->ops->create_table(c, ns, name, schema, spec, order, props, out, err);
+}
+
+int floe_ice_catalog_load_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                floe_ice_table_t **out, floe_err_t *err)
+{
+    *out = NULL;
+    return c->ops->load_table(c, ns, name, out, err);
+}
+
+int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                bool purge, floe_err_t *err)
+{
+    return c->ops->drop_table(c, ns, name, purge, err);
+}
+
+int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *name,
+                            const floe_ice_req_t *reqs, size_t nreqs,
+                            const floe_ice_update_t *ups, size_t nups,
+                            floe_ice_table_t **out, floe_err_t *err)
+{
+    if (out) *out = NULL;
+    return c->ops->commit(c, ns, name, reqs, nreqs, ups, nups, out, err);
+}
+
+/* ---- tables ---- */
+
+floe_ice_table_t *floe_ice_table_make(const char *ns, const char *name, const char *location,
+                                      int64_t version, floe_ice_metadata_t *md)
+{
+    floe_ice_table_t *t = calloc(1, sizeof *t);
+    if (t) {
+        t->ns = strdup(ns);
+        t->name = strdup(name);
+        t->metadata_location = strdup(location);
+        t->version = version;
+        t->md = md;
+    }
+    if (!t || !t->ns || !t->name || !t->metadata_location) {
+        if (t) { t->md = md; floe_ice_table_free(t); }
+        else floe_ice_metadata_free(md);
+        return NULL;
+    }
+    return t;
+}
+
+const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t) { return t->md; }
+const char *floe_ice_table_metadata_location(const floe_ice_table_t *t) { return t->metadata_location; }
+const char *floe_ice_table_namespace(const floe_ice_table_t *t) { return t->ns; }
+const char *floe_ice_table_name(const floe_ice_table_t *t) { return t->name; }
+int64_t floe_ice_table_version(const floe_ice_table_t *t) { return t->version; }
+
+void floe_ice_table_free(floe_ice_table_t *t)
+{
+    if (!t) return;
+    free(t->ns);
+    free(t->name);
+    free(t->metadata_location);
+    floe_ice_metadata_free(t->md);
+    free(t);
+}
+
+/* ---- filesystem catalog ---- */
+
+typedef struct fs_catalog {
+    floe_ice_catalog_t base;
+    char *warehouse;
+} fs_catalog_t;
+
+#define NS_MARKER ".floe-namespace"
+#define MAX_METADATA_BYTES ((size_t)256 << 20)
+
+static int check_name(const char *what, const char *s, floe_err_t *err)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 200) return floe_err_set(err, FLOE_EINVAL, "%s name must be 1..200 characters", what);
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+            return floe_err_set(err, FLOE_EINVAL, "%s name '%.64s': only letters, digits, '_' and '-'", what, s);
+    return 0;
+}
+
+static char *path_join(const char *a, const char *b, const char *c, const char *d)
+{
+    size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + (c ? strlen(c) + 1 : 0) + (d ? strlen(d) + 1 : 0) + 1;
+    char *p = malloc(n);
+    if (!p) return NULL;
+    snprintf(p, n, "%s%s%s%s%s%s%s", a, b ? "/" : "", b ? b : "", c ? "/" : "", c ? c : "",
+             d ? "/" : "", d ? d : "");
+    return p;
+}
+
+static char *metadata_file(const char *mdir, int64_t v)
+{
+    size_t n = strlen(mdir) + 48;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/v%" PRId64 ".metadata.json", mdir, v);
+    return p;
+}
+
+static bool parse_version_name(const char *name, int64_t *v)
+{
+    char *end;
+    if (name[0] != 'v' || !isdigit((unsigned char)name[1])) return false;
+    long long x = strtoll(name + 1, &end, 10);
+    if (strcmp(end, ".metadata.json") != 0 || x < 1) return false;
+    *v = x;
+    return true;
+}
+
+/* The current version: version-hint.text, then probe upward (the hint is
+ * written after the version and may lag); without a hint, list. */
+static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, floe_err_t *err)
+{
+    int64_t v = 0;
+    char *hint = path_join(mdir, "version-hint.text", NULL, NULL);
+    if (!hint) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_err_t e2;
+    if (floe_fileio_read(io, hint, 64, &b, &e2) == 0) {
+        char tmp[65];
+        memcpy(tmp, b.data ? (const char *)b.data : "", b.len);
+        tmp[b.len] = '\0';
+        char *end;
+        long long x = strtoll(tmp, &end, 10);
+        while (*end && isspace((unsigned char)*end)) end++;
+        if (x >= 1 && *end == '\0' && end != tmp) v = x;
+    } else if (e2.code != FLOE_ENOENT && e2.code != FLOE_ERANGE) {
+        free(hint);
+        floe_buf_free(&b);
+        if (err) *err = e2;
+        return -1;
+    }
+    free(hint);
+    floe_buf_free(&b);
+    if (v > 0) {
+        char *p = metadata_file(mdir, v);
+        bool ex = false;
+        int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) return -1;
+        if (!ex) v = 0;
+    }
+    if (v == 0) {
+        char **names;
+        size_t n;
+        if (floe_fileio_list(io, mdir, &names, &n, err) < 0) return -1;
+        for (size_t i = 0; i < n; i++) {
+            int64_t x;
+            if (parse_version_name(names[i], &x) && x > v) v = x;
+        }
+        floe_fileio_names_free(names, n);
+        if (v == 0) return floe_err_set(err, FLOE_ENOENT, "no table metadata in %s", mdir);
+    }
+    for (;;) {
+        char *p = metadata_file(mdir, v + 1);
+        bool ex = false;
+        int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) return -1;
+        if (!ex) break;
+        v++;
+    }
+    *out = v;
+    return 0;
+}
+
+static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_table_t **out,
+                   floe_err_t *err)
+{
+    if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    char *mdir = path_join(c->warehouse, ns, name, "metadata");
+    if (!mdir) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    int64_t v;
+    if (current_version(c->base.io, mdir, &v, err) < 0) {
+        if (err && err->code == FLOE_ENOENT)
+            floe_err_set(err, FLOE_ENOENT, "table %s.%s does not exist", ns, name);
+        free(mdir);
+        return -1;
+    }
+    char *path = metadata_file(mdir, v);
+    free(mdir);
+    if (!path) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_buf_t b = FLOE_BUF_INIT;
+    if (floe_fileio_read(c->base.io, path, MAX_METADATA_BYTES, &b, err) < 0) {
+        free(path);
+        floe_buf_free(&b);
+        return -1;
+    }
+    floe_ice_metadata_t *md = floe_ice_metadata_from_json((const char *)b.data, b.len, err);
+    floe_buf_free(&b);
+    if (!md) {
+        floe_err_wrap(err, "%s", path);
+        free(path);
+        return -1;
+    }
+    *out = floe_ice_table_make(ns, name, path, v, md);
+    free(path);
+    if (!*out) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int fs_load_table(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                         floe_ice_table_t **out, floe_err_t *err)
+{
+    return fs_load((fs_catalog_t *)cat, ns, name, out, err);
+}
+
+/* Publish metadata version v (create-if-absent), then the hint.
+ * EEXIST -> ECONFLICT; a failure while publishing -> EUNKNOWN. */
+static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
+                   const floe_ice_metadata_t *md, char **path_out, floe_err_t *err)
+{
+    char *mdir = path_join(c->warehouse, ns, name, "metadata");
+    char *path = mdir ? metadata_file(mdir, v) : NULL;
+    char *hint = mdir ? path_join(mdir, "version-hint.text", NULL, NULL) : NULL;
+    char *json = floe_ice_metadata_to_json(md, err);
+    int rc = -1;
+    if (!mdir || !path || !hint) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (!json) goto out;
+    floe_outfile_t *f;
+    if (floe_fileio_create(c->base.io, path, FLOE_IO_EXCL, &f, err) < 0) goto out;
+    if (floe_outfile_write(f, json, strlen(json), err) < 0) {
+        floe_outfile_abort(f);
+        goto out;
+    }
+    if (floe_outfile_close(f, err) < 0) {
+        if (err && err->code == FLOE_EEXIST)
+            floe_err_retry(err, FLOE_ECONFLICT, "commit conflict: %s.%s version %" PRId64 " was published by another writer",
+                           ns, name, v);
+        else if (err) {
+            char m[FLOE_ERR_MSG_MAX];
+            snprintf(m, sizeof m, "%s", err->msg);
+            floe_err_set(err, FLOE_EUNKNOWN, "commit outcome unknown: publishing %s failed: %s", path, m);
+        }
+        goto out;
+    }
+    rc = 0;
+    char vs[32];
+    int n = snprintf(vs, sizeof vs, "%" PRId64 "\n", v);
+    floe_err_t e2;
+    if (floe_fileio_write(c->base.io, hint, vs, (size_t)n, 0, &e2) < 0)
+        FLOE_WARN("iceberg: %s.%s v%" PRId64 " committed but version-hint not updated: %s", ns, name, v, e2.msg);
+    if (path_out) {
+        *path_out = path;
+        path = NULL;
+    }
+out:
+    free(json);
+    free(mdir);
+    free(path);
+    free(hint);
+    return rc;
+}
+
+static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                           const floe_ice_schema_t *schema, const floe_ice_spec_t *spec,
+                           const floe_ice_sort_order_t *order, const floe_ice_props_t *props,
+                           floe_ice_table_t **out, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    floe_ice_table_t *t = NULL;
+    floe_err_t e2;
+    if (fs_load(c, ns, name, &t, &e2) == 0) {
+        floe_ice_table_free(t);
+        return floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
+    }
+    if (e2.code != FLOE_ENOENT) {
+        if (err) *err = e2;
+        return -1;
+    }
+    if (cat->ops->create_namespace(cat, ns, err) < 0 && err && err->code != FLOE_EEXIST) return -1;
+    char *loc = path_join(c->warehouse, ns, name, NULL);
+    if (!loc) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_ice_metadata_t *md = floe_ice_metadata_new_table(schema, spec, order, loc, props, err);
+    free(loc);
+    if (!md) return -1;
+    char *path = NULL;
+    if (publish(c, ns, name, 1, md, &path, err) < 0) {
+        if (err && err->code == FLOE_ECONFLICT)
+            floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
+        floe_ice_metadata_free(md);
+        return -1;
+    }
+    if (out) {
+        *out = floe_ice_table_make(ns, name, path, 1, md);
+        md = NULL;
+        if (!*out) {
+            free(path);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
+    }
+    floe_ice_metadata_free(md);
+    free(path);
+    return 0;
+}
+
+static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                     const floe_ice_req_t *reqs, size_t nreqs, const floe_ice_update_t *ups,
+                     size_t nups, floe_ice_table_t **out, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_table_t *cur = NULL;
+    if (fs_load(c, ns, name, &cur, err) < 0) return -1;
+    for (size_t i = 0; i < nreqs; i++)
+        if (floe_ice_req_check(&reqs[i], cur->md, err) < 0) {
+            floe_ice_table_free(cur);
+            return -1;
+        }
+    floe_ice_metadata_t *md = floe_ice_metadata_dup(cur->md);
+    if (!md) {
+        floe_ice_table_free(cur);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nups; i++)
+        if (floe_ice_update_apply(md, &ups[i], err) < 0) {
+            floe_ice_metadata_free(md);
+            floe_ice_table_free(cur);
+            return -1;
+        }
+    /* metadata log: the version this commit replaces, bounded */
+    long keep = 100;
+    const char *pv = floe_ice_props_get(&md->properties, "write.metadata.previous-versions-max");
+    if (pv) keep = strtol(pv, NULL, 10);
+    if (keep < 1) keep = 1;
+    floe_ice_metadata_log_t *nl = realloc(md->metadata_log, (md->nmetadata_log + 1) * sizeof *nl);
+    char *prev = strdup(cur->metadata_location);
+    if (!nl || !prev) {
+        if (nl) md->metadata_log = nl;
+        free(prev);
+        floe_ice_metadata_free(md);
+        floe_ice_table_free(cur);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    md->metadata_log = nl;
+    nl[md->nmetadata_log].timestamp_ms = cur->md->last_updated_ms;
+    nl[md->nmetadata_log].file = prev;
+    md->nmetadata_log++;
+    while (md->nmetadata_log > (size_t)keep) {
+        free(md->metadata_log[0].file);
+        memmove(md->metadata_log, md->metadata_log + 1, (md->nmetadata_log - 1) * sizeof *nl);
+        md->nmetadata_log--;
+    }
+    int64_t v = cur->version + 1;
+    floe_ice_table_free(cur);
+    char *path = NULL;
+    if (publish(c, ns, name, v, md, &path, err) < 0) {
+        floe_ice_metadata_free(md);
+        return -1;
+    }
+    if (out) {
+        *out = floe_ice_table_make(ns, name, path, v, md);
+        md = NULL;
+        if (!*out) FLOE_WARN("iceberg: committed %s.%s v%" PRId64 " but out of memory for the result", ns, name, v);
+    }
+    floe_ice_metadata_free(md);
+    free(path);
+    return 0;
+}
+
+static int fs_create_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    if (check_name("namespace", ns, err) < 0) return -1;
+    char *p = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_fileio_write(cat->io, p, "", 0, FLOE_IO_EXCL, err);
+    if (rc < 0 && err && err->code == FLOE_EEXIST)
+        floe_err_set(err, FLOE_EEXIST, "namespace %s already exists", ns);
+    free(p);
+    return rc;
+}
+
+static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names, size_t *n,
+                          floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    if (check_name("namespace", ns, err) < 0) return -1;
+    char *dir = path_join(c->warehouse, ns, NULL, NULL);
+    if (!dir) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    char **all;
+    size_t na;
+    if (floe_fileio_list(cat->io, dir, &all, &na, err) < 0) {
+        free(dir);
+        return -1;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < na; i++) {
+        bool keep = false;
+        if (check_name("table", all[i], NULL) == 0) {
+            char *mdir = path_join(dir, all[i], "metadata", NULL);
+            int64_t v;
+            floe_err_t e2;
+            keep = mdir && current_version(cat->io, mdir, &v, &e2) == 0;
+            free(mdir);
+        }
+        if (keep) all[o++] = all[i];
+        else free(all[i]);
+    }
+    free(dir);
+    *names = all;
+    *n = o;
+    return 0;
+}
+
+static int fs_list_namespaces(floe_ice_catalog_t *cat, char ***names, size_t *n, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    char **all;
+    size_t na;
+    if (floe_fileio_list(cat->io, c->warehouse, &all, &na, err) < 0) return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < na; i++) {
+        bool keep = false;
+        if (check_name("namespace", all[i], NULL) == 0) {
+            char *m = path_join(c->warehouse, all[i], NS_MARKER, NULL);
+            floe_err_t e2;
+            keep = m && floe_fileio_exists(cat->io, m, &keep, &e2) == 0 && keep;
+            free(m);
+        }
+        if (keep) all[o++] = all[i];
+        else free(all[i]);
+    }
+    *names = all;
+    *n = o;
+    return 0;
+}
+
+/* Delete a tree through the FileIO: entries first, then the folder. */
+static int remove_tree(floe_fileio_t *io, const char *path, floe_err_t *err)
+{
+    char **names;
+    size_t n;
+    if (floe_fileio_list(io, path, &names, &n, err) < 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *p = path_join(path, names[i], NULL, NULL);
+        rc = p ? remove_tree(io, p, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        free(p);
+    }
+    floe_fileio_names_free(names, n);
+    if (rc == 0) rc = floe_fileio_remove(io, path, err);
+    return rc;
+}
+
+static int fs_drop_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    char **t;
+    size_t n;
+    if (fs_list_tables(cat, ns, &t, &n, err) < 0) return -1;
+    floe_fileio_names_free(t, n);
+    if (n) return floe_err_set(err, FLOE_EINVAL, "namespace %s is not empty (%zu tables)", ns, n);
+    char *dir = path_join(c->warehouse, ns, NULL, NULL);
+    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    bool ex = false;
+    int rc = (!dir || !m) ? floe_err_set(err, FLOE_ENOMEM, "out of memory")
+                          : floe_fileio_exists(cat->io, m, &ex, err);
+    if (rc == 0 && !ex) rc = floe_err_set(err, FLOE_ENOENT, "namespace %s does not exist", ns);
+    if (rc == 0) rc = remove_tree(cat->io, dir, err);
+    free(dir);
+    free(m);
+    return rc;
+}
+
+static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *name, bool purge,
+                         floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_table_t *t;
+    if (fs_load(c, ns, name, &t, err) < 0) return -1;
+    floe_ice_table_free(t);
+    char *p = purge ? path_join(c->warehouse, ns, name, NULL) : path_join(c->warehouse, ns, name, "metadata");
+    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = remove_tree(cat->io, p, err);
+    free(p);
+    return rc;
+}
+
+static void fs_destroy(floe_ice_catalog_t *cat)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    free(c->warehouse);
+    free(c);
+}
+
+static const floe_ice_catalog_ops_t fs_ops = {
+    fs_create_namespace, fs_drop_namespace, fs_list_namespaces, fs_list_tables,
+    fs_create_table, fs_load_table, fs_drop_table, fs_commit, fs_destroy,
+};
+
+floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse, floe_err_t *err)
+{
+    if (!warehouse || !*warehouse) {
+        floe_err_set(err, FLOE_EINVAL, "warehouse path is empty");
+        return NULL;
+    }
+    fs_catalog_t *c = calloc(1, sizeof *c);
+    if (!c || !(c->warehouse = strdup(warehouse))) {
+        free(c);
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    size_t n = strlen(c->warehouse);
+    while (n > 1 && c->warehouse[n - 1] == '/') c->warehouse[--n] = '\0';
+    c->base.ops = &fs_ops;
+    c->base.io = io;
+    return &c->base;
+}

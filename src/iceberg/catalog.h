@@ -1,0 +1,82 @@
+/* Iceberg catalogs: where tables are found and how a commit is made atomic.
+ *
+ * A catalog maps "namespace.table" to the table's current metadata and
+ * commits changes as REST-style requirements + updates: requirements are
+ * checked against the current metadata, updates applied, and the result
+ * published only if nobody published in between.
+ *
+ * Errors that matter to callers:
+ *   FLOE_ECONFLICT  a requirement failed or another writer won the race:
+ *                   nothing was published; reload and retry.
+ *   FLOE_EUNKNOWN   publishing may or may not have happened (the store
+ *                   failed while the new metadata was being made visible):
+ *                   resolve by reloading; never delete files referenced by
+ *                   the attempted commit until then.
+ *
+ * The filesystem (Hadoop-layout) catalog keeps table NS.T at
+ * WAREHOUSE/NS/T with metadata/vN.metadata.json (N = 1, 2, ...) and
+ * metadata/version-hint.text; version N+1 is published by create-if-absent
+ * (link(2) locally, conditional put on object stores), so two writers can
+ * never both publish the same version.  Readers: DuckDB iceberg_scan,
+ * icebird, Spark's hadoop catalog. */
+#ifndef FLOE_ICEBERG_CATALOG_H
+#define FLOE_ICEBERG_CATALOG_H
+
+#include "iceberg/metadata.h"
+#include "storage/fileio.h"
+
+typedef struct floe_ice_catalog floe_ice_catalog_t;
+typedef struct floe_ice_table floe_ice_table_t;
+
+/* Filesystem catalog over io (borrowed; must outlive the catalog) rooted
+ * at warehouse (copied; a local path or file: URL).  Caller frees with
+ * floe_ice_catalog_free. */
+floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse,
+                                            floe_err_t *err);
+void floe_ice_catalog_free(floe_ice_catalog_t *c);
+/* The catalog's FileIO (borrowed). */
+floe_fileio_t *floe_ice_catalog_io(floe_ice_catalog_t *c);
+
+/* Namespaces: single-level names of [A-Za-z0-9_-]. */
+int floe_ice_catalog_create_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err);
+/* Fails with FLOE_EINVAL while the namespace holds tables. */
+int floe_ice_catalog_drop_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err);
+/* Sorted names; caller frees with floe_fileio_names_free. */
+int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_t *n,
+                                     floe_err_t *err);
+int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names,
+                                 size_t *n, floe_err_t *err);
+
+/* Create table ns.name (namespace created if needed) with schema, spec
+ * (NULL: unpartitioned), order (NULL: unsorted) and props (NULL: none), all
+ * borrowed.  FLOE_EEXIST when it exists.  *out (may be NULL) receives the
+ * loaded table; caller frees with floe_ice_table_free. */
+int floe_ice_catalog_create_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                  const floe_ice_schema_t *schema, const floe_ice_spec_t *spec,
+                                  const floe_ice_sort_order_t *order, const floe_ice_props_t *props,
+                                  floe_ice_table_t **out, floe_err_t *err);
+/* FLOE_ENOENT when the table does not exist.  Caller frees *out. */
+int floe_ice_catalog_load_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                floe_ice_table_t **out, floe_err_t *err);
+/* Drop: forget the table (remove its metadata folder); purge also deletes
+ * every file under the table location. */
+int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                bool purge, floe_err_t *err);
+/* Check reqs against the current metadata, apply ups, publish the next
+ * version.  Arrays are borrowed.  On success *out (may be NULL) receives
+ * the new table state (caller frees).  ECONFLICT / EUNKNOWN as above. */
+int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *name,
+                            const floe_ice_req_t *reqs, size_t nreqs,
+                            const floe_ice_update_t *ups, size_t nups,
+                            floe_ice_table_t **out, floe_err_t *err);
+
+/* A loaded table: metadata and where it came from (borrowed from t). */
+const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t);
+const char *floe_ice_table_metadata_location(const floe_ice_table_t *t);
+const char *floe_ice_table_namespace(const floe_ice_table_t *t);
+const char *floe_ice_table_name(const floe_ice_table_t *t);
+/* Metadata version N of vN.metadata.json. */
+int64_t floe_ice_table_version(const floe_ice_table_t *t);
+void floe_ice_table_free(floe_ice_table_t *t);
+
+#endif

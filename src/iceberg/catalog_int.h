@@ -1,0 +1,44 @@
+/* Catalog internals: the operations table each catalog implements (the
+ * filesystem catalog now; REST client and SQL later) and the table value. */
+#ifndef FLOE_ICEBERG_CATALOG_INT_H
+#define FLOE_ICEBERG_CATALOG_INT_H
+
+#include "iceberg/catalog.h"
+
+typedef struct floe_ice_catalog_ops {
+    int (*create_namespace)(floe_ice_catalog_t *c, const char *ns, floe_err_t *err);
+    int (*drop_namespace)(floe_ice_catalog_t *c, const char *ns, floe_err_t *err);
+    int (*list_namespaces)(floe_ice_catalog_t *c, char ***names, size_t *n, floe_err_t *err);
+    int (*list_tables)(floe_ice_catalog_t *c, const char *ns, char ***names, size_t *n,
+                       floe_err_t *err);
+    int (*create_table)(floe_ice_catalog_t *c, const char *ns, const char *name,
+                        const floe_ice_schema_t *schema, const floe_ice_spec_t *spec,
+                        const floe_ice_sort_order_t *order, const floe_ice_props_t *props,
+                        floe_ice_table_t **out, floe_err_t *err);
+    int (*load_table)(floe_ice_catalog_t *c, const char *ns, const char *name,
+                      floe_ice_table_t **out, floe_err_t *err);
+    int (*drop_table)(floe_ice_catalog_t *c, const char *ns, const char *name, bool purge,
+                      floe_err_t *err);
+    int (*commit)(floe_ice_catalog_t *c, const char *ns, const char *name,
+                  const floe_ice_req_t *reqs, size_t nreqs, const floe_ice_update_t *ups,
+                  size_t nups, floe_ice_table_t **out, floe_err_t *err);
+    void (*destroy)(floe_ice_catalog_t *c);
+} floe_ice_catalog_ops_t;
+
+struct floe_ice_catalog {
+    const floe_ice_catalog_ops_t *ops;
+    floe_fileio_t *io;      /* borrowed */
+};
+
+struct floe_ice_table {
+    char *ns, *name;
+    char *metadata_location;
+    int64_t version;
+    floe_ice_metadata_t *md;
+};
+
+/* Build a table value; takes ownership of md (freed on failure). */
+floe_ice_table_t *floe_ice_table_make(const char *ns, const char *name, const char *location,
+                                      int64_t version, floe_ice_metadata_t *md);
+
+#endif

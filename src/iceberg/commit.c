@@ -1,0 +1,687 @@
+/* Snapshot producers with optimistic retry (see snapshot.h). */
+#include "iceberg/snapshot.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iceberg/catalog_int.h"
+#include "iceberg/scan.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+struct floe_ice_commit {
+    floe_ice_catalog_t *cat;
+    char *ns, *name;
+    floe_ice_op_t op;
+    floe_ice_data_file_t *adds; size_t nadds;
+    char **removes; size_t nremoves;
+    floe_ice_props_t summary;
+    floe_ice_schema_t *schema;      /* set_schema, or NULL */
+    floe_ice_validate_fn validate;
+    void *validate_ctx;
+    int max_attempts;
+    int codec;
+    int attempts;
+    int64_t snapshot_id;
+};
+
+floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                                       floe_ice_op_t op, floe_err_t *err)
+{
+    floe_ice_commit_t *c = calloc(1, sizeof *c);
+    if (!c || !(c->ns = strdup(ns)) || !(c->name = strdup(name))) {
+        if (c) { free(c->ns); free(c); }
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    c->cat = cat;
+    c->op = op;
+    c->max_attempts = 1000;
+    c->snapshot_id = floe_ice_new_snapshot_id();
+    return c;
+}
+
+void floe_ice_commit_free(floe_ice_commit_t *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->nadds; i++) floe_ice_data_file_clear(&c->adds[i]);
+    free(c->adds);
+    for (size_t i = 0; i < c->nremoves; i++) free(c->removes[i]);
+    free(c->removes);
+    floe_ice_props_clear(&c->summary);
+    floe_ice_schema_free(c->schema);
+    free(c->ns);
+    free(c->name);
+    free(c);
+}
+
+int floe_ice_commit_add(floe_ice_commit_t *c, const floe_ice_data_file_t *f, floe_err_t *err)
+{
+    if (c->op == FLOE_ICE_OP_APPEND && f->content != FLOE_ICE_CONTENT_DATA)
+        return floe_err_set(err, FLOE_EINVAL, "append takes data files only (use a row delta for deletes)");
+    if (!f->path || !*f->path) return floe_err_set(err, FLOE_EINVAL, "file without a path");
+    if (f->content == FLOE_ICE_CONTENT_EQUALITY_DELETES && !f->nequality_ids)
+        return floe_err_set(err, FLOE_EINVAL, "equality delete file %s without equality ids", f->path);
+    floe_ice_data_file_t *na = realloc(c->adds, (c->nadds + 1) * sizeof *na);
+    if (!na) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    c->adds = na;
+    if (floe_ice_data_file_copy(&na[c->nadds], f) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    c->nadds++;
+    return 0;
+}
+
+int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *err)
+{
+    if (c->op != FLOE_ICE_OP_REWRITE) return floe_err_set(err, FLOE_EINVAL, "only a rewrite removes files");
+    char **nr = realloc(c->removes, (c->nremoves + 1) * sizeof *nr);
+    if (!nr) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    c->removes = nr;
+    if (!(nr[c->nremoves] = strdup(path))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    c->nremoves++;
+    return 0;
+}
+
+int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value, floe_err_t *err)
+{
+    if (strcmp(key, "operation") == 0) return floe_err_set(err, FLOE_EINVAL, "'operation' is set by the producer");
+    if (floe_ice_props_set(&c->summary, key, value) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema, floe_err_t *err)
+{
+    if (floe_ice_schema_validate(schema, err) < 0) return -1;
+    floe_ice_schema_t *d = floe_ice_schema_dup(schema);
+    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_ice_schema_free(c->schema);
+    c->schema = d;
+    return 0;
+}
+
+void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn, void *ctx)
+{
+    c->validate = fn;
+    c->validate_ctx = ctx;
+}
+
+void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n) { c->max_attempts = n < 1 ? 1 : n; }
+void floe_ice_commit_set_codec(floe_ice_commit_t *c, int codec) { c->codec = codec; }
+int floe_ice_commit_attempts(const floe_ice_commit_t *c) { return c->attempts; }
+
+/* ---- one attempt ---- */
+
+typedef struct attempt {
+    char **written; size_t nwritten;      /* files this attempt created */
+    floe_ice_manifest_file_t *list; size_t nlist;
+    char *list_path;
+} attempt_t;
+
+static void attempt_cleanup(floe_fileio_t *io, attempt_t *a, bool delete_files)
+{
+    for (size_t i = 0; i < a->nwritten; i++) {
+        floe_err_t e;
+        if (delete_files && floe_fileio_remove(io, a->written[i], &e) < 0)
+            FLOE_WARN("iceberg: could not delete orphan %s: %s", a->written[i], e.msg);
+        free(a->written[i]);
+    }
+    free(a->written);
+    floe_ice_manifest_files_free(a->list, a->nlist);
+    free(a->list_path);
+    memset(a, 0, sizeof *a);
+}
+
+static int note_written(attempt_t *a, const char *path, floe_err_t *err)
+{
+    char **nw = realloc(a->written, (a->nwritten + 1) * sizeof *nw);
+    if (!nw) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    a->written = nw;
+    if (!(nw[a->nwritten] = strdup(path))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    a->nwritten++;
+    return 0;
+}
+
+static int push_manifest(attempt_t *a, const floe_ice_manifest_file_t *m, floe_err_t *err)
+{
+    floe_ice_manifest_file_t *nl = realloc(a->list, (a->nlist + 1) * sizeof *nl);
+    if (!nl) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    a->list = nl;
+    if (floe_ice_manifest_file_copy(&nl[a->nlist], m) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    a->nlist++;
+    return 0;
+}
+
+static char *new_path(const floe_ice_metadata_t *md, const char *fmt_prefix, int64_t snap, int k)
+{
+    char uuid[37];
+    floe_ice_uuid4(uuid);
+    size_t n = strlen(md->location) + 128;
+    char *p = malloc(n);
+    if (!p) return NULL;
+    if (k >= 0 || !fmt_prefix)
+        snprintf(p, n, "%s/metadata/%s-m%d.avro", md->location, uuid, k < 0 ? 0 : k);
+    else
+        snprintf(p, n, "%s/metadata/%s-%" PRId64 "-%s.avro", md->location, fmt_prefix, snap, uuid);
+    return p;
+}
+
+/* Write one manifest of entries for spec_id and record it. */
+static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                          const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id, int content, const floe_ice_manifest_entry_t *entries,
+                          size_t n, int64_t seq, floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, spec_id);
+    if (!spec) return floe_err_set(err, FLOE_EINVAL, "no partition spec %d in the table", spec_id);
+    char *path = new_path(md, NULL, 0, (int)a->nwritten);
+    if (!path) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_ice_manifest_opts_t mo = {c->codec};
+    floe_ice_manifest_file_t mf;
+    int rc = floe_ice_manifest_write(io, path, schema, spec, content,
+                                     entries, n, &mo, &mf, err);
+    if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
+        floe_err_t e2;
+        if (note_written(a, path, rc == 0 ? err : &e2) < 0 && rc == 0) rc = -1;
+    }
+    free(path);
+    if (rc < 0) return -1;
+    mf.sequence_number = seq;
+    mf.added_snapshot_id = c->snapshot_id;
+    rc = push_manifest(a, &mf, err);
+    floe_ice_manifest_file_clear(&mf);
+    return rc;
+}
+
+typedef struct totals {
+    int64_t added_data, added_records, added_size, added_del, added_pos_files, added_eq_files;
+    int64_t added_pos, added_eq, deleted_data, deleted_records, removed_size, removed_del;
+    int64_t removed_pos, removed_eq;
+} totals_t;
+
+static void count_add(totals_t *t, const floe_ice_data_file_t *f)
+{
+    if (f->content == FLOE_ICE_CONTENT_DATA) {
+        t->added_data++;
+        t->added_records += f->record_count;
+    } else {
+        t->added_del++;
+        if (f->content == FLOE_ICE_CONTENT_POSITION_DELETES) { t->added_pos_files++; t->added_pos += f->record_count; }
+        else { t->added_eq_files++; t->added_eq += f->record_count; }
+    }
+    t->added_size += f->file_size;
+}
+
+static void count_remove(totals_t *t, const floe_ice_data_file_t *f)
+{
+    if (f->content == FLOE_ICE_CONTENT_DATA) {
+        t->deleted_data++;
+        t->deleted_records += f->record_count;
+    } else {
+        t->removed_del++;
+        if (f->content == FLOE_ICE_CONTENT_POSITION_DELETES) t->removed_pos += f->record_count;
+        else t->removed_eq += f->record_count;
+    }
+    t->removed_size += f->file_size;
+}
+
+static int put_i64(floe_ice_props_t *p, const char *k, int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, v);
+    return floe_ice_props_set(p, k, b);
+}
+
+/* Standard summary keys; totals continue the parent's when it has them. */
+static int build_summary(floe_ice_commit_t *c, const floe_ice_snapshot_t *parent, const totals_t *t,
+                         floe_ice_props_t *out)
+{
+    if (floe_ice_props_copy(out, &c->summary) < 0) return -1;
+    int rc = 0;
+    if (t->added_data) rc |= put_i64(out, "added-data-files", t->added_data);
+    if (t->added_records) rc |= put_i64(out, "added-records", t->added_records);
+    if (t->added_size) rc |= put_i64(out, "added-files-size", t->added_size);
+    if (t->added_del) rc |= put_i64(out, "added-delete-files", t->added_del);
+    if (t->added_pos_files) rc |= put_i64(out, "added-position-delete-files", t->added_pos_files);
+    if (t->added_eq_files) rc |= put_i64(out, "added-equality-delete-files", t->added_eq_files);
+    if (t->added_pos) rc |= put_i64(out, "added-position-deletes", t->added_pos);
+    if (t->added_eq) rc |= put_i64(out, "added-equality-deletes", t->added_eq);
+    if (t->deleted_data) rc |= put_i64(out, "deleted-data-files", t->deleted_data);
+    if (t->deleted_records) rc |= put_i64(out, "deleted-records", t->deleted_records);
+    if (t->removed_size) rc |= put_i64(out, "removed-files-size", t->removed_size);
+    if (t->removed_del) rc |= put_i64(out, "removed-delete-files", t->removed_del);
+    static const char *const keys[] = {"total-records", "total-files-size", "total-data-files",
+                                       "total-delete-files", "total-position-deletes", "total-equality-deletes"};
+    int64_t delta[6] = {t->added_records - t->deleted_records, t->added_size - t->removed_size,
+                        t->added_data - t->deleted_data, t->added_del - t->removed_del,
+                        t->added_pos - t->removed_pos, t->added_eq - t->removed_eq};
+    for (int i = 0; i < 6; i++) {
+        int64_t base = 0;
+        if (parent) {
+            const char *v = floe_ice_props_get(&parent->summary, keys[i]);
+            if (!v) continue;   /* unknown totals stay unknown */
+            base = strtoll(v, NULL, 10);
+        }
+        rc |= put_i64(out, keys[i], base + delta[i]);
+    }
+    return rc ? -1 : 0;
+}
+
+static bool path_in(const char *p, char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p, list[i]) == 0) return true;
+    return false;
+}
+
+/* Manifests and manifest list of the new snapshot, with `schema`. */
+static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, const floe_ice_schema_t *schema,
+                       attempt_t *a, floe_ice_snapshot_t *snap, floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    const floe_ice_snapshot_t *parent = floe_ice_metadata_current_snapshot(md);
+    int64_t seq = md->last_sequence_number + 1;
+    totals_t tot;
+    memset(&tot, 0, sizeof tot);
+
+    /* carried manifests */
+    if (parent && c->op != FLOE_ICE_OP_REWRITE) {
+        floe_ice_manifest_file_t *pm;
+        size_t np;
+        if (floe_ice_manifest_list_read(io, parent->manifest_list, &pm, &np, err) < 0) return -1;
+        for (size_t i = 0; i < np; i++)
+            if (push_manifest(a, &pm[i], err) < 0) { floe_ice_manifest_files_free(pm, np); return -1; }
+        floe_ice_manifest_files_free(pm, np);
+    } else if (parent) {
+        floe_ice_snapshot_content_t sc;
+        if (floe_ice_snapshot_content_read(io, parent, &sc, err) < 0) return -1;
+        bool *found = calloc(c->nremoves ? c->nremoves : 1, sizeof *found);
+        int rc = found ? 0 : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t m = 0; rc == 0 && m < sc.nmanifests; m++) {
+            bool touched = false;
+            for (size_t k = 0; k < sc.nentries[m]; k++) {
+                const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
+                if (e->status != FLOE_ICE_DELETED && path_in(e->file.path, c->removes, c->nremoves)) touched = true;
+            }
+            if (!touched) { rc = push_manifest(a, &sc.manifests[m], err); continue; }
+            /* rewrite the manifest: removed files become DELETED, the rest EXISTING */
+            floe_ice_manifest_entry_t *ne = calloc(sc.nentries[m], sizeof *ne);
+            size_t nn = 0;
+            if (!ne) { rc = floe_err_set(err, FLOE_ENOMEM, "out of memory"); break; }
+            for (size_t k = 0; k < sc.nentries[m]; k++) {
+                const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
+                if (e->status == FLOE_ICE_DELETED) continue;
+                ne[nn] = *e;
+                bool gone = false;
+                for (size_t r = 0; r < c->nremoves; r++)
+                    if (strcmp(e->file.path, c->removes[r]) == 0) { found[r] = true; gone = true; }
+                if (gone) {
+                    ne[nn].status = FLOE_ICE_DELETED;
+                    ne[nn].snapshot_id = c->snapshot_id;
+                    count_remove(&tot, &e->file);
+                } else {
+                    ne[nn].status = FLOE_ICE_EXISTING;
+                }
+                nn++;
+            }
+            rc = write_manifest(c, md, schema, a, sc.manifests[m].spec_id, sc.manifests[m].content, ne, nn, seq, err);
+            free(ne);
+        }
+        for (size_t r = 0; rc == 0 && r < c->nremoves; r++)
+            if (!found[r]) rc = floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live", c->removes[r]);
+        free(found);
+        floe_ice_snapshot_content_free(&sc);
+        if (rc < 0) return -1;
+    } else if (c->nremoves) {
+        return floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live (table is empty)", c->removes[0]);
+    }
+
+    /* new manifests: one per (spec, data/deletes) */
+    bool *done = calloc(c->nadds ? c->nadds : 1, sizeof *done);
+    floe_ice_manifest_entry_t *ents = calloc(c->nadds ? c->nadds : 1, sizeof *ents);
+    if (!done || !ents) { free(done); free(ents); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->nadds; i++) {
+        if (done[i]) continue;
+        int32_t spec_id = c->adds[i].spec_id;
+        int content = c->adds[i].content != FLOE_ICE_CONTENT_DATA;
+        const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, spec_id);
+        size_t n = 0;
+        for (size_t k = i; k < c->nadds; k++) {
+            if (done[k] || c->adds[k].spec_id != spec_id || (c->adds[k].content != FLOE_ICE_CONTENT_DATA) != content) continue;
+            if (spec && c->adds[k].npartition != spec->nfields) {
+                rc = floe_err_set(err, FLOE_EINVAL, "%s: %zu partition values for spec %d with %zu fields",
+                                  c->adds[k].path, c->adds[k].npartition, spec_id, spec->nfields);
+                break;
+            }
+            done[k] = true;
+            ents[n].status = FLOE_ICE_ADDED;
+            ents[n].snapshot_id = c->snapshot_id;
+            ents[n].sequence_number = seq;
+            ents[n].file_sequence_number = seq;
+            ents[n].file = c->adds[k];      /* shallow: borrowed for the write */
+            count_add(&tot, &c->adds[k]);
+            n++;
+        }
+        if (rc == 0) rc = write_manifest(c, md, schema, a, spec_id, content, ents, n, seq, err);
+    }
+    free(done);
+    free(ents);
+    if (rc < 0) return -1;
+
+    /* manifest list */
+    if (!(a->list_path = new_path(md, "snap", c->snapshot_id, -1))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    rc = floe_ice_manifest_list_write(io, a->list_path, c->snapshot_id, parent ? parent->snapshot_id : -1, seq,
+                                      a->list, a->nlist, &(floe_ice_manifest_opts_t){c->codec}, err);
+    if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
+        floe_err_t e2;
+        if (note_written(a, a->list_path, &e2) < 0 && rc == 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (rc < 0) return -1;
+
+    memset(snap, 0, sizeof *snap);
+    snap->snapshot_id = c->snapshot_id;
+    snap->parent_id = parent ? parent->snapshot_id : -1;
+    snap->sequence_number = seq;
+    snap->timestamp_ms = floe_wall_ms();
+    if (parent && snap->timestamp_ms < parent->timestamp_ms) snap->timestamp_ms = parent->timestamp_ms;
+    snap->schema_id = schema->schema_id;
+    snap->manifest_list = a->list_path;   /* borrowed */
+    switch (c->op) {
+    case FLOE_ICE_OP_APPEND: snap->operation = "append"; break;
+    case FLOE_ICE_OP_REWRITE: snap->operation = "replace"; break;
+    default:
+        snap->operation = tot.added_del ? (tot.added_data ? "overwrite" : "delete") : "append";
+        break;
+    }
+    if (build_summary(c, parent, &tot, &snap->summary) < 0) {
+        floe_ice_props_clear(&snap->summary);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Build this producer's snapshot on top of t's main branch: write its
+ * manifests and manifest list, fill the two updates. */
+static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
+                 floe_ice_snapshot_t *snap, floe_err_t *err)
+{
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+
+    /* the schema this snapshot is written with: the current one, or the
+     * one set_schema asks for (with the id add-schema will give it) */
+    const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
+    floe_ice_schema_t *own = NULL;
+    if (c->schema) {
+        int32_t maxid = -1;
+        schema = NULL;
+        for (size_t i = 0; i < md->nschemas; i++) {
+            if (!schema && floe_ice_schema_same(md->schemas[i], c->schema)) schema = md->schemas[i];
+            if (md->schemas[i]->schema_id > maxid) maxid = md->schemas[i]->schema_id;
+        }
+        if (!schema) {
+            if (!(own = floe_ice_schema_dup(c->schema))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            own->schema_id = maxid + 1;
+            schema = own;
+        }
+    }
+    int rc = build_files(c, md, schema, a, snap, err);
+    floe_ice_schema_free(own);
+    return rc;
+}
+
+static int load(floe_ice_commit_t *c, floe_ice_table_t **t, floe_err_t *err)
+{
+    return floe_ice_catalog_load_table(c->cat, c->ns, c->name, t, err);
+}
+
+/* After an unknown outcome: 1 if our snapshot is in the table, 0 if not,
+ * -1 if we cannot tell. */
+static int landed(floe_ice_commit_t *c, floe_err_t *err)
+{
+    floe_ice_table_t *t;
+    if (load(c, &t, err) < 0) return -1;
+    int r = floe_ice_metadata_snapshot(floe_ice_table_metadata(t), c->snapshot_id) != NULL;
+    floe_ice_table_free(t);
+    return r;
+}
+
+int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    c->attempts = 0;
+    for (;;) {
+        if (c->attempts >= c->max_attempts)
+            return floe_err_retry(err, FLOE_ECONFLICT, "commit to %s.%s: gave up after %d conflicting attempts",
+                                  c->ns, c->name, c->attempts);
+        c->attempts++;
+        floe_ice_table_t *t;
+        if (load(c, &t, err) < 0) return -1;
+        if (c->validate) {
+            int v = c->validate(c->validate_ctx, t, err);
+            if (v != 0) {
+                floe_ice_table_free(t);
+                return v;
+            }
+        }
+        const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+        attempt_t a;
+        memset(&a, 0, sizeof a);
+        floe_ice_snapshot_t snap;
+        memset(&snap, 0, sizeof snap);
+        if (build(c, t, &a, &snap, err) < 0) {
+            floe_ice_props_clear(&snap.summary);
+            floe_ice_table_free(t);
+            attempt_cleanup(io, &a, true);
+            return -1;
+        }
+        floe_ice_req_t reqs[3];
+        memset(reqs, 0, sizeof reqs);
+        reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
+        memcpy(reqs[0].uuid, md->table_uuid, 37);
+        reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
+        strcpy(reqs[1].ref, "main");
+        reqs[1].value = md->current_snapshot_id;
+        reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
+        reqs[2].value = md->current_schema_id;
+        floe_ice_update_t ups[4];
+        memset(ups, 0, sizeof ups);
+        size_t nu = 0;
+        if (c->schema) {
+            ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
+            ups[nu++].schema = c->schema;
+            ups[nu].kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA;
+            ups[nu++].id = -1;
+        }
+        ups[nu].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
+        ups[nu++].snapshot = &snap;
+        ups[nu].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
+        ups[nu].ref.name = "main";
+        ups[nu].ref.snapshot_id = c->snapshot_id;
+        ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
+        ups[nu].ref.min_snapshots_to_keep = -1;
+        nu++;
+        int rc = floe_ice_catalog_commit(c->cat, c->ns, c->name, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
+        floe_ice_props_clear(&snap.summary);
+        floe_ice_table_free(t);
+        if (rc == 0) {
+            attempt_cleanup(io, &a, false);
+            if (snapshot_id) *snapshot_id = c->snapshot_id;
+            return 0;
+        }
+        if (err && err->code == FLOE_EUNKNOWN) {
+            floe_err_t saved = *err, e2;
+            int l = landed(c, &e2);
+            if (l == 1) {
+                attempt_cleanup(io, &a, false);
+                if (snapshot_id) *snapshot_id = c->snapshot_id;
+                return 0;
+            }
+            if (l < 0) {
+                attempt_cleanup(io, &a, false);   /* keep the files: they may be referenced */
+                *err = saved;
+                return -1;
+            }
+            attempt_cleanup(io, &a, true);        /* not published: retry */
+            continue;
+        }
+        attempt_cleanup(io, &a, true);
+        if (!err || err->code != FLOE_ECONFLICT) return -1;
+        FLOE_INFO("iceberg: commit to %s.%s conflicted (attempt %d): %s", c->ns, c->name, c->attempts,
+                  err ? err->msg : "");
+    }
+}
+
+/* ---- expire ---- */
+
+typedef struct strset {
+    char **v; size_t n, cap;
+} strset_t;
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int set_add(strset_t *s, const char *p)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        char **nv = realloc(s->v, nc * sizeof *nv);
+        if (!nv) return -1;
+        s->v = nv;
+        s->cap = nc;
+    }
+    if (!(s->v[s->n] = strdup(p))) return -1;
+    s->n++;
+    return 0;
+}
+
+static void set_sort(strset_t *s)
+{
+    if (s->n > 1) qsort(s->v, s->n, sizeof *s->v, cmp_str);
+}
+
+static bool set_has(const strset_t *s, const char *p)
+{
+    return s->n && bsearch(&p, s->v, s->n, sizeof *s->v, cmp_str) != NULL;
+}
+
+static void set_free(strset_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* Every file a snapshot reaches: its manifest list, manifests, content
+ * files (live ones only, unless all: a DELETED entry is no longer read). */
+static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strset_t *out, floe_err_t *err)
+{
+    floe_ice_snapshot_content_t c;
+    if (floe_ice_snapshot_content_read(io, s, &c, err) < 0) return -1;
+    int rc = set_add(out, s->manifest_list);
+    for (size_t m = 0; rc == 0 && m < c.nmanifests; m++) {
+        rc = set_add(out, c.manifests[m].path);
+        for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++)
+            if (all || c.entries[m][k].status != FLOE_ICE_DELETED) rc = set_add(out, c.entries[m][k].file.path);
+    }
+    floe_ice_snapshot_content_free(&c);
+    if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int cmp_snap_ts(const void *a, const void *b)
+{
+    const floe_ice_snapshot_t *x = *(floe_ice_snapshot_t *const *)a, *y = *(floe_ice_snapshot_t *const *)b;
+    if (x->timestamp_ms != y->timestamp_ms) return x->timestamp_ms > y->timestamp_ms ? -1 : 1;
+    return x->sequence_number > y->sequence_number ? -1 : x->sequence_number < y->sequence_number;
+}
+
+int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                              const floe_ice_expire_opts_t *opts, floe_ice_expire_result_t *res,
+                              floe_err_t *err)
+{
+    floe_ice_expire_result_t dummy;
+    if (!res) res = &dummy;
+    memset(res, 0, sizeof *res);
+    floe_fileio_t *io = floe_ice_catalog_io(cat);
+    int keep_last = opts->keep_last < 1 ? 1 : opts->keep_last;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        floe_ice_table_t *t;
+        if (floe_ice_catalog_load_table(cat, ns, name, &t, err) < 0) return -1;
+        const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+        size_t ns_ = md->nsnapshots;
+        const floe_ice_snapshot_t **order = calloc(ns_ ? ns_ : 1, sizeof *order);
+        int64_t *ids = calloc(ns_ ? ns_ : 1, sizeof *ids);
+        if (!order || !ids) {
+            free(order);
+            free(ids);
+            floe_ice_table_free(t);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < ns_; i++) order[i] = md->snapshots[i];
+        qsort(order, ns_, sizeof *order, cmp_snap_ts);
+        size_t nids = 0;
+        for (size_t i = (size_t)keep_last; i < ns_; i++) {
+            const floe_ice_snapshot_t *s = order[i];
+            bool is_head = false;
+            for (size_t r = 0; r < md->nrefs; r++)
+                if (md->refs[r].snapshot_id == s->snapshot_id) is_head = true;
+            if (is_head || s->snapshot_id == md->current_snapshot_id) continue;
+            if (opts->older_than_ms > 0 && s->timestamp_ms >= opts->older_than_ms) continue;
+            ids[nids++] = s->snapshot_id;
+        }
+        free(order);
+        if (!nids) {
+            free(ids);
+            floe_ice_table_free(t);
+            return 0;
+        }
+        floe_ice_req_t reqs[2];
+        memset(reqs, 0, sizeof reqs);
+        reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
+        memcpy(reqs[0].uuid, md->table_uuid, 37);
+        reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
+        strcpy(reqs[1].ref, "main");
+        reqs[1].value = md->current_snapshot_id;
+        floe_ice_update_t up;
+        memset(&up, 0, sizeof up);
+        up.kind = FLOE_ICE_UP_REMOVE_SNAPSHOTS;
+        up.snapshot_ids = ids;
+        up.nsnapshot_ids = nids;
+        floe_ice_table_t *nt = NULL;
+        int rc = floe_ice_catalog_commit(cat, ns, name, reqs, 2, &up, 1, &nt, err);
+        if (rc < 0) {
+            free(ids);
+            floe_ice_table_free(t);
+            if (err && err->code == FLOE_ECONFLICT) continue;
+            return -1;
+        }
+        res->snapshots_removed = nids;
+        if (opts->delete_files && nt) {
+            strset_t keep = {0}, gone = {0};
+            const floe_ice_metadata_t *nmd = floe_ice_table_metadata(nt);
+            for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++) rc = reach(io, nmd->snapshots[i], false, &keep, err);
+            for (size_t i = 0; rc == 0 && i < nids; i++) {
+                const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(md, ids[i]);
+                if (s) rc = reach(io, s, true, &gone, err);
+            }
+            set_sort(&keep);
+            set_sort(&gone);
+            for (size_t i = 0; rc == 0 && i < gone.n; i++) {
+                if (i && strcmp(gone.v[i], gone.v[i - 1]) == 0) continue;
+                if (set_has(&keep, gone.v[i])) continue;
+                floe_err_t e2;
+                if (floe_fileio_remove(io, gone.v[i], &e2) < 0)
+                    FLOE_WARN("iceberg: expire could not delete %s: %s", gone.v[i], e2.msg);
+                else
+                    res->files_deleted++;
+            }
+            set_free(&keep);
+            set_free(&gone);
+        }
+        free(ids);
+        floe_ice_table_free(t);
+        floe_ice_table_free(nt);
+        return rc;
+    }
+    return floe_err_retry(err, FLOE_ECONFLICT, "expire on %s.%s: too many conflicts", ns, name);
+}

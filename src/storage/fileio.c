@@ -1,0 +1,408 @@
+/* FileIO dispatch and the local-file implementation.
+ *
+ * Local writes go to a hidden temp file in the target's directory, are
+ * fsynced, then published with rename (replace) or link (create-if-absent:
+ * link fails with EEXIST instead of replacing), and the directory is
+ * fsynced so the new name survives a crash. */
+#include "storage/fileio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+
+/* ---- dispatch ---- */
+
+int floe_fileio_create(floe_fileio_t *io, const char *path, unsigned flags,
+                       floe_outfile_t **out, floe_err_t *err)
+{
+    *out = NULL;
+    return io->ops->create(io, path, flags, out, err);
+}
+
+int floe_outfile_write(floe_outfile_t *f, const void *p, size_t n, floe_err_t *err)
+{
+    if (f->ops->write(f, p, n, err) < 0) return -1;
+    f->written += n;
+    return 0;
+}
+
+int floe_outfile_close(floe_outfile_t *f, floe_err_t *err)
+{
+    return f->ops->close(f, err);
+}
+
+void floe_outfile_abort(floe_outfile_t *f)
+{
+    if (f) f->ops->abort(f);
+}
+
+int floe_fileio_write(floe_fileio_t *io, const char *path, const void *p, size_t n,
+                      unsigned flags, floe_err_t *err)
+{
+    floe_outfile_t *f;
+    if (floe_fileio_create(io, path, flags, &f, err) < 0) return -1;
+    if (floe_outfile_write(f, p, n, err) < 0) {
+        floe_outfile_abort(f);
+        return -1;
+    }
+    return floe_outfile_close(f, err);
+}
+
+int floe_fileio_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out,
+                     floe_err_t *err)
+{
+    return io->ops->read(io, path, max ? max : ((size_t)1 << 30), out, err);
+}
+
+int floe_fileio_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
+{
+    return io->ops->exists(io, path, out, err);
+}
+
+int floe_fileio_remove(floe_fileio_t *io, const char *path, floe_err_t *err)
+{
+    return io->ops->remove(io, path, err);
+}
+
+int floe_fileio_rename(floe_fileio_t *io, const char *from, const char *to, bool noreplace,
+                       floe_err_t *err)
+{
+    return io->ops->rename(io, from, to, noreplace, err);
+}
+
+int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n,
+                     floe_err_t *err)
+{
+    *names = NULL;
+    *n = 0;
+    return io->ops->list(io, dir, names, n, err);
+}
+
+void floe_fileio_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+void floe_fileio_free(floe_fileio_t *io)
+{
+    if (io) io->ops->destroy(io);
+}
+
+/* ---- local ---- */
+
+const char *floe_fileio_local_path(const char *path)
+{
+    if (strncmp(path, "file://", 7) == 0) return path + 7;
+    if (strncmp(path, "file:", 5) == 0) return path + 5;
+    return path;
+}
+
+static int mkdirs(const char *dir, floe_err_t *err)
+{
+    char *p = strdup(dir);
+    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    for (char *s = p + 1; ; s++) {
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+                int e = errno;
+                floe_err_errno(err, e, p);
+                free(p);
+                return -1;
+            }
+            *s = c;
+            if (!c) break;
+        }
+    }
+    free(p);
+    return 0;
+}
+
+static int fsync_dir(const char *dir, floe_err_t *err)
+{
+    int fd = open(dir[0] ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return floe_err_errno(err, errno, dir);
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    if (rc < 0) return floe_err_errno(err, e, dir);
+    return 0;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+typedef struct local_out {
+    floe_outfile_t base;
+    int fd;
+    unsigned flags;
+    char *tmp, *final, *dir;
+} local_out_t;
+
+static void local_out_free(local_out_t *o)
+{
+    if (o->fd >= 0) close(o->fd);
+    free(o->tmp);
+    free(o->final);
+    free(o->dir);
+    free(o);
+}
+
+static int local_out_write(floe_outfile_t *f, const void *p, size_t n, floe_err_t *err)
+{
+    local_out_t *o = (local_out_t *)f;
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t w = write(o->fd, b, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return floe_err_errno(err, errno, o->tmp);
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int local_out_close(floe_outfile_t *f, floe_err_t *err)
+{
+    local_out_t *o = (local_out_t *)f;
+    int rc = 0;
+    if (fsync(o->fd) < 0) {
+        rc = floe_err_errno(err, errno, o->tmp);
+    } else if (close(o->fd) < 0) {
+        o->fd = -1;
+        rc = floe_err_errno(err, errno, o->tmp);
+    } else {
+        o->fd = -1;
+        if (o->flags & FLOE_IO_EXCL) {
+            if (link(o->tmp, o->final) < 0) {
+                int e = errno;
+                if (e == EEXIST) rc = floe_err_set(err, FLOE_EEXIST, "%s already exists", o->final);
+                else rc = floe_err_errno(err, e, o->final);
+            }
+            unlink(o->tmp);
+        } else if (rename(o->tmp, o->final) < 0) {
+            rc = floe_err_errno(err, errno, o->final);
+        }
+        if (rc == 0) rc = fsync_dir(o->dir, err);
+    }
+    if (rc < 0) unlink(o->tmp);
+    local_out_free(o);
+    return rc;
+}
+
+static void local_out_abort(floe_outfile_t *f)
+{
+    local_out_t *o = (local_out_t *)f;
+    unlink(o->tmp);
+    local_out_free(o);
+}
+
+static const floe_outfile_ops_t local_out_ops = {local_out_write, local_out_close, local_out_abort};
+
+static int local_create(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
+                        floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(path);
+    local_out_t *o = calloc(1, sizeof *o);
+    if (!o) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    o->base.ops = &local_out_ops;
+    o->fd = -1;
+    o->flags = flags;
+    o->final = strdup(lp);
+    o->dir = dir_of(lp);
+    static unsigned long counter;
+    unsigned long c = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+    const char *base = strrchr(lp, '/');
+    base = base ? base + 1 : lp;
+    size_t tl = strlen(o->dir ? o->dir : "") + strlen(base) + 64;
+    o->tmp = malloc(tl);
+    if (!o->final || !o->dir || !o->tmp) {
+        local_out_free(o);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    snprintf(o->tmp, tl, "%s/.%s.%ld.%lu.%" PRId64 ".tmp", o->dir, base, (long)getpid(), c, floe_mono_ns());
+    if (mkdirs(o->dir, err) < 0) {
+        local_out_free(o);
+        return -1;
+    }
+    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        int e = errno;
+        floe_err_errno(err, e, o->tmp);
+        local_out_free(o);
+        return -1;
+    }
+    *out = &o->base;
+    return 0;
+}
+
+static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out, floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(path);
+    int fd = open(lp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return floe_err_set(err, FLOE_ENOENT, "%s: no such file", lp);
+        return floe_err_errno(err, errno, lp);
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return floe_err_errno(err, e, lp);
+    }
+    if ((uint64_t)st.st_size > max) {
+        close(fd);
+        return floe_err_set(err, FLOE_ERANGE, "%s: %lld bytes is over the %zu byte limit", lp,
+                            (long long)st.st_size, max);
+    }
+    if (floe_buf_reserve(out, (size_t)st.st_size + 1) < 0) {
+        close(fd);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (;;) {
+        if (out->cap - out->len < 4096 && floe_buf_reserve(out, 65536) < 0) {
+            close(fd);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
+        ssize_t r = read(fd, out->data + out->len, out->cap - out->len);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            return floe_err_errno(err, e, lp);
+        }
+        if (r == 0) break;
+        out->len += (size_t)r;
+        if (out->len > max) {
+            close(fd);
+            return floe_err_set(err, FLOE_ERANGE, "%s grew over the %zu byte limit", lp, max);
+        }
+    }
+    close(fd);
+    return 0;
+}
+
+static int local_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
+{
+    (void)io;
+    struct stat st;
+    const char *lp = floe_fileio_local_path(path);
+    if (stat(lp, &st) == 0) { *out = true; return 0; }
+    if (errno == ENOENT || errno == ENOTDIR) { *out = false; return 0; }
+    return floe_err_errno(err, errno, lp);
+}
+
+static int local_remove(floe_fileio_t *io, const char *path, floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(path);
+    if (unlink(lp) < 0 && errno != ENOENT) {
+        if (errno == EISDIR || errno == EPERM) {
+            if (rmdir(lp) == 0 || errno == ENOENT) return 0;
+        }
+        return floe_err_errno(err, errno, lp);
+    }
+    return 0;
+}
+
+static int local_rename(floe_fileio_t *io, const char *from, const char *to, bool noreplace,
+                        floe_err_t *err)
+{
+    (void)io;
+    const char *lf = floe_fileio_local_path(from), *lt = floe_fileio_local_path(to);
+    char *d = dir_of(lt);
+    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (mkdirs(d, err) < 0) { free(d); return -1; }
+    int rc = 0;
+    if (noreplace) {
+        if (link(lf, lt) < 0) {
+            rc = errno == EEXIST ? floe_err_set(err, FLOE_EEXIST, "%s already exists", lt)
+                                 : floe_err_errno(err, errno, lt);
+        } else {
+            unlink(lf);
+        }
+    } else if (rename(lf, lt) < 0) {
+        rc = errno == ENOENT ? floe_err_set(err, FLOE_ENOENT, "%s: no such file", lf)
+                             : floe_err_errno(err, errno, lt);
+    }
+    if (rc == 0) rc = fsync_dir(d, err);
+    free(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(dir);
+    DIR *d = opendir(lp);
+    if (!d) {
+        if (errno == ENOENT || errno == ENOTDIR) return 0;
+        return floe_err_errno(err, errno, lp);
+    }
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **nn = realloc(*names, nc * sizeof *nn);
+            if (!nn) goto oom;
+            *names = nn;
+            cap = nc;
+        }
+        if (!((*names)[*n] = strdup(de->d_name))) goto oom;
+        (*n)++;
+    }
+    closedir(d);
+    if (*n > 1) qsort(*names, *n, sizeof **names, cmp_str);
+    return 0;
+oom:
+    closedir(d);
+    floe_fileio_names_free(*names, *n);
+    *names = NULL;
+    *n = 0;
+    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+}
+
+static void local_destroy(floe_fileio_t *io)
+{
+    free(io);
+}
+
+static const floe_fileio_ops_t local_ops = {local_create, local_read, local_exists, local_remove,
+                                            local_rename, local_list, local_destroy};
+
+floe_fileio_t *floe_fileio_local_new(floe_err_t *err)
+{
+    floe_fileio_t *io = calloc(1, sizeof *io);
+    if (!io) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    io->ops = &local_ops;
+    return io;
+}

@@ -1,0 +1,188 @@
+#include "table/convert.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/utf8.h"
+
+struct floe_conv {
+    floe_rows_t *rows;
+    floe_conv_kind_t value, key;
+    floe_rnode_t *partition, *offset, *timestamp, *keyn, *headers, *valuen;
+    /* header scratch, reused across records */
+    floe_slice_t *hk, *hv;
+    bool *hnull;
+    size_t hcap;
+};
+
+static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
+                                         [FLOE_CONV_STRING] = "string",
+                                         [FLOE_CONV_JSON] = "json"};
+
+int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
+{
+    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_JSON; k++)
+        if (s && strcasecmp(s, kind_names[k]) == 0) {
+            *out = (floe_conv_kind_t)k;
+            return 0;
+        }
+    return floe_err_set(err, FLOE_EINVAL,
+                        "unknown converter '%s': expected raw, string or json",
+                        s ? s : "(null)");
+}
+
+const char *floe_conv_kind_name(floe_conv_kind_t k)
+{
+    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_JSON ? kind_names[k] : "?";
+}
+
+const char *floe_conv_stage_name(floe_conv_stage_t s)
+{
+    switch (s) {
+    case FLOE_STAGE_DECODE: return "decode";
+    case FLOE_STAGE_CONVERT: return "convert";
+    case FLOE_STAGE_SCHEMA: return "schema";
+    }
+    return "?";
+}
+
+floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value,
+                           floe_conv_kind_t key, floe_err_t *err)
+{
+    if (floe_rows_count(rows)) {
+        floe_err_set(err, FLOE_EINVAL, "converter needs an empty buffer");
+        return NULL;
+    }
+    floe_conv_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    c->rows = rows;
+    c->value = value;
+    c->key = key;
+    floe_rnode_t *root = floe_rows_root(rows);
+    floe_rnode_t *k = floe_rows_add_field(rows, root, "_kafka", FLOE_TK_STRUCT, true, err);
+    if (!k) goto fail;
+    floe_rows_mark_sys(k);
+    floe_tkind_t key_kind = key == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
+    if (!(c->partition = floe_rows_add_field(rows, k, "partition", FLOE_TK_INT, true, err)) ||
+        !(c->offset = floe_rows_add_field(rows, k, "offset", FLOE_TK_LONG, true, err)) ||
+        !(c->timestamp = floe_rows_add_field(rows, k, "timestamp", FLOE_TK_TIMESTAMPTZ, true, err)) ||
+        !(c->keyn = floe_rows_add_field(rows, k, "key", key_kind, false, err)) ||
+        !(c->headers = floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY,
+                                         false, err)))
+        goto fail;
+    if (value != FLOE_CONV_JSON) {
+        floe_tkind_t vk = value == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
+        if (!(c->valuen = floe_rows_add_field(rows, root, "value", vk, false, err))) goto fail;
+        floe_rows_mark_sys(c->valuen);
+    }
+    return c;
+fail:
+    free(c);
+    return NULL;
+}
+
+void floe_conv_free(floe_conv_t *c)
+{
+    if (!c) return;
+    free(c->hk);
+    free(c->hv);
+    free(c->hnull);
+    free(c);
+}
+
+static int fail(floe_conv_t *c, floe_conv_stage_t st, floe_conv_stage_t *stage)
+{
+    floe_rows_rollback(c->rows);
+    *stage = st;
+    return -1;
+}
+
+static int utf8_or_fail(floe_slice_t s, const char *what, floe_err_t *err)
+{
+    size_t bad;
+    if (floe_utf8_valid(s.ptr, s.len, &bad)) return 0;
+    return floe_err_set(err, FLOE_ECORRUPT, "%s is not valid UTF-8 (byte %zu)", what, bad);
+}
+
+int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec,
+                     floe_conv_stage_t *stage, floe_err_t *err)
+{
+    floe_rows_t *r = c->rows;
+    floe_rows_begin(r);
+    if (floe_rows_put_int(r, c->partition, partition) < 0 ||
+        floe_rows_put_long(r, c->offset, rec->offset) < 0 ||
+        floe_rows_put_long(r, c->timestamp, rec->timestamp * 1000) < 0)
+        goto oom;
+
+    if (rec->key_null) {
+        if (floe_rows_put_null(r, c->keyn) < 0) goto oom;
+    } else {
+        if (c->key != FLOE_CONV_RAW && utf8_or_fail(rec->key, "key", err) < 0)
+            return fail(c, FLOE_STAGE_CONVERT, stage);
+        if (floe_rows_put_bytes(r, c->keyn, rec->key.ptr, rec->key.len) < 0) goto oom;
+    }
+
+    /* headers: a map of string -> binary */
+    if (rec->header_count < 0 || (size_t)rec->header_count > rec->headers_raw.len) {
+        floe_err_set(err, FLOE_ECORRUPT, "header count %d does not fit the record",
+                     (int)rec->header_count);
+        return fail(c, FLOE_STAGE_DECODE, stage);
+    }
+    size_t nh = (size_t)rec->header_count;
+    if (nh > c->hcap) {
+        size_t cap = nh < 16 ? 16 : nh;
+        floe_slice_t *hk = realloc(c->hk, cap * sizeof *hk);
+        if (!hk) goto oom;
+        c->hk = hk;
+        floe_slice_t *hv = realloc(c->hv, cap * sizeof *hv);
+        if (!hv) goto oom;
+        c->hv = hv;
+        bool *hn = realloc(c->hnull, cap * sizeof *hn);
+        if (!hn) goto oom;
+        c->hnull = hn;
+        c->hcap = cap;
+    }
+    floe_header_iter_t hi;
+    floe_header_iter_init(&hi, rec);
+    for (size_t i = 0; i < nh; i++) {
+        floe_record_header_t h;
+        if (floe_header_iter_next(&hi, &h) != 1) {
+            floe_err_set(err, FLOE_ECORRUPT, "header %zu of %zu is malformed", i, nh);
+            return fail(c, FLOE_STAGE_DECODE, stage);
+        }
+        if (utf8_or_fail(h.key, "header key", err) < 0) return fail(c, FLOE_STAGE_CONVERT, stage);
+        c->hk[i] = h.key;
+        c->hv[i] = h.value;
+        c->hnull[i] = h.value_null;
+    }
+    if (floe_rows_put_map(r, c->headers, c->hk, c->hv, c->hnull, nh) < 0) goto oom;
+
+    /* the value */
+    switch (c->value) {
+    case FLOE_CONV_STRING:
+        if (!rec->value_null && utf8_or_fail(rec->value, "value", err) < 0)
+            return fail(c, FLOE_STAGE_CONVERT, stage);
+        /* fall through */
+    case FLOE_CONV_RAW:
+        if (rec->value_null ? floe_rows_put_null(r, c->valuen) < 0
+                            : floe_rows_put_bytes(r, c->valuen, rec->value.ptr, rec->value.len) < 0)
+            goto oom;
+        break;
+    case FLOE_CONV_JSON:
+        if (!rec->value_null &&
+            floe_rows_json(r, floe_rows_root(r), rec->value.ptr, rec->value.len, err) < 0)
+            return fail(c, err && err->code == FLOE_ECORRUPT ? FLOE_STAGE_CONVERT
+                                                              : FLOE_STAGE_SCHEMA, stage);
+        break;
+    }
+    if (floe_rows_end(r, err) < 0) return fail(c, FLOE_STAGE_SCHEMA, stage);
+    return 0;
+oom:
+    floe_err_set(err, FLOE_ENOMEM, "out of memory converting record at offset %lld",
+                 (long long)rec->offset);
+    return fail(c, FLOE_STAGE_CONVERT, stage);
+}

@@ -1,0 +1,50 @@
+/* Record converters: one Kafka record -> one row of the table buffer.
+ *
+ * Every row carries a `_kafka` struct (partition, offset, timestamp, key,
+ * headers) and the value's columns: `value` (binary) for raw, `value`
+ * (string) for string, the object's own fields for json.  A record that
+ * cannot be converted leaves no trace in the buffer; the caller routes it
+ * to the dead-letter table with the stage and reason given here. */
+#ifndef FLOE_TABLE_CONVERT_H
+#define FLOE_TABLE_CONVERT_H
+
+#include <stdint.h>
+
+#include "log/batch.h"
+#include "table/rows.h"
+#include "util/err.h"
+
+typedef enum floe_conv_kind {
+    FLOE_CONV_RAW = 1,
+    FLOE_CONV_STRING,
+    FLOE_CONV_JSON,
+} floe_conv_kind_t;
+
+/* "raw" | "string" | "json".  Returns 0 or -1 with a message listing them. */
+int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err);
+const char *floe_conv_kind_name(floe_conv_kind_t k);
+
+/* Where a bad record failed: the DLQ's `stage` column. */
+typedef enum floe_conv_stage {
+    FLOE_STAGE_DECODE = 1, /* the batch or record bytes */
+    FLOE_STAGE_CONVERT,    /* key, value or headers do not convert */
+    FLOE_STAGE_SCHEMA,     /* the value does not fit the table's shape */
+} floe_conv_stage_t;
+const char *floe_conv_stage_name(floe_conv_stage_t s);
+
+typedef struct floe_conv floe_conv_t;
+
+/* A converter writing into rows (borrowed; it must hold no row yet: the
+ * `_kafka` fields are added now).  key: raw (binary) or string; json keys
+ * are kept as their text.  Caller frees with floe_conv_free; NULL with *err
+ * on failure. */
+floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value,
+                           floe_conv_kind_t key, floe_err_t *err);
+void floe_conv_free(floe_conv_t *c);
+
+/* Append rec (borrowed) as a row.  Returns 0, or -1 with *stage and *err
+ * set and the buffer as before the call. */
+int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec,
+                     floe_conv_stage_t *stage, floe_err_t *err);
+
+#endif

@@ -1,0 +1,439 @@
+#include "table/datafile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/parquet.h"
+#include "table/rows_int.h"
+
+#define BOUND_CHARS 16 /* Iceberg's default metrics mode: truncate(16) */
+
+/* Metrics of one leaf column, accumulated over appends. */
+typedef struct leaf_stats {
+    int32_t id;
+    floe_tkind_t kind;
+    bool bounds;          /* only for columns outside lists and maps */
+    int64_t values, nulls, nans;
+    bool has;             /* min/max seen */
+    union { int64_t l; double d; int32_t i; uint8_t b; } min, max;
+    floe_buf_t smin, smax;  /* strings and binaries */
+} leaf_stats_t;
+
+struct floe_dfw {
+    floe_outfile_t *out;
+    floe_pq_schema_t *schema;
+    floe_pq_writer_t *pq;
+    char *path;
+    uint64_t shape_version;
+    size_t nleaves;
+    leaf_stats_t *stats;
+    int16_t *def, *rep;        /* scratch */
+    floe_slice_t *slices;
+    size_t cap_def, cap_rep, cap_sl;
+    floe_err_t sink_err;
+};
+
+static int sink(void *ctx, const void *p, size_t n, floe_err_t *err)
+{
+    return floe_outfile_write(ctx, p, n, err);
+}
+
+/* ---- schema ------------------------------------------------------------ */
+
+static int add_node(floe_pq_schema_t *s, floe_rnode_t *n, int parent, floe_err_t *err)
+{
+    floe_pq_rep_t rep = n->required ? FLOE_PQ_REQUIRED : FLOE_PQ_OPTIONAL;
+    floe_pq_node_t pn;
+    int idx;
+    switch (n->kind) {
+    case FLOE_TK_STRUCT:
+        pn = floe_pq_group(n->name, rep, FLOE_PQ_LT_NONE, n->field_id);
+        pn.parent = parent;
+        if ((idx = floe_pq_schema_add(s, &pn, err)) < 0) return -1;
+        for (size_t i = 0; i < n->nkids; i++)
+            if (add_node(s, n->kids[i], idx, err) < 0) return -1;
+        return 0;
+    case FLOE_TK_LIST:
+    case FLOE_TK_MAP: {
+        bool list = n->kind == FLOE_TK_LIST;
+        pn = floe_pq_group(n->name, rep, list ? FLOE_PQ_LT_LIST : FLOE_PQ_LT_MAP, n->field_id);
+        pn.parent = parent;
+        if ((idx = floe_pq_schema_add(s, &pn, err)) < 0) return -1;
+        pn = floe_pq_group(list ? "list" : "key_value", FLOE_PQ_REPEATED, FLOE_PQ_LT_NONE, -1);
+        pn.parent = idx;
+        if ((idx = floe_pq_schema_add(s, &pn, err)) < 0) return -1;
+        for (size_t i = 0; i < n->nkids; i++)
+            if (add_node(s, n->kids[i], idx, err) < 0) return -1;
+        return 0;
+    }
+    default:
+        break;
+    }
+    floe_pq_phys_t phys;
+    switch (n->kind) {
+    case FLOE_TK_BOOL: phys = FLOE_PQ_BOOLEAN; break;
+    case FLOE_TK_INT: phys = FLOE_PQ_INT32; break;
+    case FLOE_TK_DOUBLE: phys = FLOE_PQ_DOUBLE; break;
+    case FLOE_TK_STRING:
+    case FLOE_TK_BINARY: phys = FLOE_PQ_BYTE_ARRAY; break;
+    default: phys = FLOE_PQ_INT64; break; /* long, timestamptz */
+    }
+    pn = floe_pq_leaf(n->name, rep, phys, n->field_id);
+    pn.parent = parent;
+    if (n->kind == FLOE_TK_STRING) pn.logical = FLOE_PQ_LT_STRING;
+    if (n->kind == FLOE_TK_TIMESTAMPTZ) {
+        pn.logical = FLOE_PQ_LT_TIMESTAMP;
+        pn.unit = FLOE_PQ_MICROS;
+        pn.utc = true;
+    }
+    return floe_pq_schema_add(s, &pn, err) < 0 ? -1 : 0;
+}
+
+/* ---- open / append ----------------------------------------------------- */
+
+floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows,
+                          const char *schema_json, const floe_dfw_opts_t *opts,
+                          floe_err_t *err)
+{
+    floe_dfw_t *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path)) || !(w->schema = floe_pq_schema_new())) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        goto fail;
+    }
+    floe_rnode_t *root = floe_rows_root(rows);
+    for (size_t i = 0; i < root->nkids; i++)
+        if (add_node(w->schema, root->kids[i], -1, err) < 0) goto fail;
+    size_t n;
+    floe_rcol_t *const *leaves = floe_rows_leaves(rows, &n);
+    if ((int)n != floe_pq_schema_num_columns(w->schema)) {
+        floe_err_set(err, FLOE_EINVAL, "shape has %zu leaves, Parquet schema %d columns", n,
+                     floe_pq_schema_num_columns(w->schema));
+        goto fail;
+    }
+    w->nleaves = n;
+    w->stats = calloc(n ? n : 1, sizeof *w->stats);
+    if (!w->stats) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        floe_rnode_t *nd = leaves[i]->node;
+        w->stats[i].id = nd->field_id;
+        w->stats[i].kind = nd->kind;
+        w->stats[i].bounds = nd->rep == 0;
+    }
+    w->shape_version = floe_rows_shape_version(rows);
+    if (floe_fileio_create(io, path, FLOE_IO_EXCL, &w->out, err) < 0) goto fail;
+    floe_pq_write_opts_t po = floe_pq_write_opts_default();
+    if (opts) {
+        po.codec = opts->codec;
+        po.level = opts->level;
+    }
+    po.row_group_size = SIZE_MAX / 4; /* row groups are cut by floe_dfw_flush */
+    po.delta_byte_array = false;      /* v1 pages every Iceberg reader decodes */
+    w->pq = floe_pq_writer_new(w->schema, &po, sink, w->out, err);
+    if (!w->pq || floe_pq_writer_set_kv(w->pq, "iceberg.schema", schema_json, err) < 0) goto fail;
+    return w;
+fail:
+    floe_dfw_abort(w);
+    return NULL;
+}
+
+uint64_t floe_dfw_shape_version(const floe_dfw_t *w) { return w->shape_version; }
+uint64_t floe_dfw_bytes(const floe_dfw_t *w) { return floe_pq_writer_bytes(w->pq); }
+uint64_t floe_dfw_rows(const floe_dfw_t *w) { return floe_pq_writer_num_rows(w->pq); }
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 1024;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static void bytes_minmax(leaf_stats_t *st, floe_slice_t v)
+{
+    size_t m = st->smin.len < v.len ? st->smin.len : v.len;
+    int c = memcmp(v.ptr, st->smin.data, m);
+    if (c < 0 || (c == 0 && v.len < st->smin.len)) {
+        floe_buf_reset(&st->smin);
+        floe_buf_append(&st->smin, v.ptr, v.len);
+    }
+    m = st->smax.len < v.len ? st->smax.len : v.len;
+    c = memcmp(v.ptr, st->smax.data, m);
+    if (c > 0 || (c == 0 && v.len > st->smax.len)) {
+        floe_buf_reset(&st->smax);
+        floe_buf_append(&st->smax, v.ptr, v.len);
+    }
+}
+
+static void collect(leaf_stats_t *st, const floe_rcol_t *c, const floe_slice_t *sl)
+{
+    int maxdef = c->node->def;
+    st->values += (int64_t)c->defs.len;
+    for (size_t i = 0; i < c->defs.len; i++)
+        if (c->defs.data[i] < maxdef) st->nulls++;
+    if (!st->bounds || !c->nvals) return;
+    size_t n = c->nvals, j = 0;
+    switch (st->kind) {
+    case FLOE_TK_LONG:
+    case FLOE_TK_TIMESTAMPTZ:
+        if (!st->has) st->min.l = st->max.l = floe_rcol_long(c, 0);
+        for (; j < n; j++) {
+            int64_t v = floe_rcol_long(c, j);
+            if (v < st->min.l) st->min.l = v;
+            if (v > st->max.l) st->max.l = v;
+        }
+        break;
+    case FLOE_TK_INT:
+        if (!st->has) st->min.i = st->max.i = floe_rcol_int(c, 0);
+        for (; j < n; j++) {
+            int32_t v = floe_rcol_int(c, j);
+            if (v < st->min.i) st->min.i = v;
+            if (v > st->max.i) st->max.i = v;
+        }
+        break;
+    case FLOE_TK_DOUBLE: {
+        bool any = st->has;
+        for (; j < n; j++) {
+            double v = floe_rcol_double(c, j);
+            if (isnan(v)) {
+                st->nans++;
+                continue;
+            }
+            if (!any) {
+                st->min.d = st->max.d = v;
+                any = true;
+            }
+            if (v < st->min.d) st->min.d = v;
+            if (v > st->max.d) st->max.d = v;
+        }
+        if (!any) return;
+        break;
+    }
+    case FLOE_TK_BOOL:
+        if (!st->has) st->min.b = st->max.b = c->vals.data[0];
+        for (; j < n; j++) {
+            uint8_t v = c->vals.data[j];
+            if (v < st->min.b) st->min.b = v;
+            if (v > st->max.b) st->max.b = v;
+        }
+        break;
+    default: /* string, binary */
+        if (!st->has) {
+            floe_buf_append(&st->smin, sl[0].ptr, sl[0].len);
+            floe_buf_append(&st->smax, sl[0].ptr, sl[0].len);
+            /* an empty first value leaves data NULL: give memcmp a pointer */
+            floe_buf_reserve(&st->smin, 1);
+            floe_buf_reserve(&st->smax, 1);
+        }
+        for (; j < n; j++) bytes_minmax(st, sl[j]);
+        break;
+    }
+    st->has = true;
+}
+
+int floe_dfw_append(floe_dfw_t *w, floe_rows_t *rows, floe_err_t *err)
+{
+    if (floe_rows_shape_version(rows) != w->shape_version)
+        return floe_err_set(err, FLOE_EINVAL, "%s: the buffer's shape changed since open", w->path);
+    size_t n;
+    floe_rcol_t *const *leaves = floe_rows_leaves(rows, &n);
+    for (size_t i = 0; i < n; i++) {
+        const floe_rcol_t *c = leaves[i];
+        size_t nl = c->defs.len;
+        if (grow((void **)&w->def, &w->cap_def, nl, sizeof(int16_t)) < 0 ||
+            grow((void **)&w->rep, &w->cap_rep, nl, sizeof(int16_t)) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t k = 0; k < nl; k++) {
+            w->def[k] = c->defs.data[k];
+            w->rep[k] = c->reps.data[k];
+        }
+        const void *vals = c->vals.data;
+        floe_slice_t *sl = NULL;
+        if (c->node->kind == FLOE_TK_STRING || c->node->kind == FLOE_TK_BINARY) {
+            if (grow((void **)&w->slices, &w->cap_sl, c->nvals, sizeof *sl) < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            sl = w->slices;
+            for (size_t j = 0; j < c->nvals; j++) sl[j] = floe_rcol_bytes(c, j);
+            vals = sl;
+        }
+        collect(&w->stats[i], c, sl);
+        if (floe_pq_write_column(w->pq, (int)i, nl, c->node->def ? w->def : NULL,
+                                 c->node->rep ? w->rep : NULL, vals, c->nvals, err) < 0)
+            return -1;
+    }
+    return floe_pq_writer_rows(w->pq, floe_rows_count(rows), err);
+}
+
+int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err)
+{
+    return floe_pq_writer_flush(w->pq, err);
+}
+
+/* ---- close ------------------------------------------------------------- */
+
+static void put_le(floe_buf_t *b, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) floe_buf_append_u8(b, (uint8_t)(v >> (8 * i)));
+}
+
+/* Truncate a UTF-8 string to BOUND_CHARS code points.  For an upper bound,
+ * the truncated string's last code point is incremented so it stays above
+ * every value it stands for; false when no such bound exists. */
+static bool truncate_bound(floe_buf_t *b, bool upper, bool utf8)
+{
+    size_t cut = b->len, chars = 0;
+    for (size_t i = 0; i < b->len; chars++) {
+        if (chars == BOUND_CHARS) {
+            cut = i;
+            break;
+        }
+        uint8_t c = b->data[i];
+        i += !utf8 || c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    }
+    if (cut == b->len) return true;
+    b->len = cut;
+    if (!upper) return true;
+    if (!utf8) {
+        while (b->len) {
+            if (b->data[b->len - 1] != 0xff) {
+                b->data[b->len - 1]++;
+                return true;
+            }
+            b->len--;
+        }
+        return false;
+    }
+    while (b->len) {
+        size_t s = b->len - 1;
+        while (s && (b->data[s] & 0xc0) == 0x80) s--;
+        /* decode the last code point */
+        uint32_t cp = b->data[s];
+        size_t k = b->len - s;
+        if (k == 2) cp = cp & 0x1f;
+        else if (k == 3) cp = cp & 0x0f;
+        else if (k == 4) cp = cp & 0x07;
+        for (size_t i = s + 1; i < b->len; i++) cp = (cp << 6) | (b->data[i] & 0x3f);
+        b->len = s;
+        if (cp >= 0x10ffff) continue;
+        cp++;
+        if (cp == 0xd800) cp = 0xe000;
+        uint8_t u[4];
+        size_t m;
+        if (cp < 0x80) { u[0] = (uint8_t)cp; m = 1; }
+        else if (cp < 0x800) { u[0] = (uint8_t)(0xc0 | (cp >> 6)); u[1] = (uint8_t)(0x80 | (cp & 0x3f)); m = 2; }
+        else if (cp < 0x10000) { u[0] = (uint8_t)(0xe0 | (cp >> 12)); u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); u[2] = (uint8_t)(0x80 | (cp & 0x3f)); m = 3; }
+        else { u[0] = (uint8_t)(0xf0 | (cp >> 18)); u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f)); u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); u[3] = (uint8_t)(0x80 | (cp & 0x3f)); m = 4; }
+        floe_buf_append(b, u, m);
+        return true;
+    }
+    return false;
+}
+
+static int fill_metrics(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
+{
+    for (size_t i = 0; i < w->nleaves; i++) {
+        leaf_stats_t *st = &w->stats[i];
+        floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(f, st->id);
+        if (!m) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        m->values = st->values;
+        m->nulls = st->nulls;
+        m->nans = st->kind == FLOE_TK_DOUBLE ? st->nans : -1;
+        if (!st->has) continue;
+        floe_buf_reset(&m->lower);
+        floe_buf_reset(&m->upper);
+        switch (st->kind) {
+        case FLOE_TK_LONG:
+        case FLOE_TK_TIMESTAMPTZ:
+            put_le(&m->lower, (uint64_t)st->min.l, 8);
+            put_le(&m->upper, (uint64_t)st->max.l, 8);
+            break;
+        case FLOE_TK_INT:
+            put_le(&m->lower, (uint32_t)st->min.i, 4);
+            put_le(&m->upper, (uint32_t)st->max.i, 4);
+            break;
+        case FLOE_TK_DOUBLE: {
+            uint64_t a, b;
+            memcpy(&a, &st->min.d, 8);
+            memcpy(&b, &st->max.d, 8);
+            put_le(&m->lower, a, 8);
+            put_le(&m->upper, b, 8);
+            break;
+        }
+        case FLOE_TK_BOOL:
+            floe_buf_append_u8(&m->lower, st->min.b);
+            floe_buf_append_u8(&m->upper, st->max.b);
+            break;
+        default: {
+            bool utf8 = st->kind == FLOE_TK_STRING;
+            floe_buf_append(&m->lower, st->smin.data, st->smin.len);
+            floe_buf_append(&m->upper, st->smax.data, st->smax.len);
+            truncate_bound(&m->lower, false, utf8);
+            if (!truncate_bound(&m->upper, true, utf8)) {
+                m->has_lower = true;
+                continue;
+            }
+        }
+        }
+        m->has_lower = m->has_upper = true;
+    }
+    return 0;
+}
+
+static void dfw_free(floe_dfw_t *w)
+{
+    if (!w) return;
+    floe_pq_writer_free(w->pq);
+    floe_pq_schema_free(w->schema);
+    for (size_t i = 0; w->stats && i < w->nleaves; i++) {
+        floe_buf_free(&w->stats[i].smin);
+        floe_buf_free(&w->stats[i].smax);
+    }
+    free(w->stats);
+    free(w->def);
+    free(w->rep);
+    free(w->slices);
+    free(w->path);
+    free(w);
+}
+
+int floe_dfw_close(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
+{
+    floe_ice_data_file_init(f);
+    uint64_t rows = floe_pq_writer_num_rows(w->pq);
+    if (floe_pq_writer_close(w->pq, err) < 0) goto fail;
+    uint64_t size = w->out->written;
+    if (floe_outfile_close(w->out, err) < 0) {
+        w->out = NULL; /* close frees it */
+        goto fail;
+    }
+    w->out = NULL;
+    if (floe_ice_data_file_set_path(f, w->path, "PARQUET") < 0) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        goto fail;
+    }
+    f->content = FLOE_ICE_CONTENT_DATA;
+    f->record_count = (int64_t)rows;
+    f->file_size = (int64_t)size;
+    if (fill_metrics(w, f, err) < 0) goto fail;
+    dfw_free(w);
+    return 0;
+fail:
+    if (w->out) floe_outfile_abort(w->out);
+    floe_ice_data_file_clear(f);
+    dfw_free(w);
+    return -1;
+}
+
+void floe_dfw_abort(floe_dfw_t *w)
+{
+    if (!w) return;
+    if (w->out) floe_outfile_abort(w->out);
+    dfw_free(w);
+}

@@ -1,0 +1,60 @@
+/* The table-topic engine: turns table topics into Iceberg tables.
+ *
+ * For every topic with table.enable=true, each partition's records are read
+ * from the source (never from log internals), converted into a columnar
+ * buffer (L1), written as Parquet row groups at table.flush.bytes (L2) into
+ * files rolled at table.target.file.size (L3), and committed every
+ * table.commit.interval.ms as one Iceberg snapshot per table whose summary
+ * holds the next offset of every partition (floe.offsets).  On start the
+ * table's summary is the truth: a record is in the table once, or not yet;
+ * files written but never committed are deleted.  Records that do not
+ * convert go to the dead-letter table <name>_dlq (or are dropped, or pause
+ * the table, per table.invalid.record.action).
+ *
+ * The engine runs in its own thread: a slow object store delays freshness,
+ * never the producers. */
+#ifndef FLOE_TABLE_ENGINE_H
+#define FLOE_TABLE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "iceberg/catalog.h"
+#include "table/config.h"
+#include "table/source.h"
+
+typedef struct floe_engine floe_engine_t;
+
+typedef struct floe_engine_config {
+    floe_ice_catalog_t *catalog;     /* borrowed; must outlive the engine */
+    floe_config_get_fn get_default;  /* server-wide table.* defaults; may be NULL */
+    void *default_ctx;
+    int64_t discover_ms;             /* how often topics are listed; default 1000 */
+    size_t read_bytes;               /* per partition per step; default 1 MiB */
+} floe_engine_config_t;
+
+/* src is borrowed and must outlive the engine.  Caller frees with
+ * floe_engine_free.  NULL with *err on failure. */
+floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *src,
+                               floe_err_t *err);
+/* Run the engine in its own thread until floe_engine_stop. */
+int floe_engine_start(floe_engine_t *e, floe_err_t *err);
+/* Stop the thread after a last commit of what it holds.  Idempotent. */
+void floe_engine_stop(floe_engine_t *e);
+void floe_engine_free(floe_engine_t *e);
+
+/* One synchronous round, for tests and one-shot sinks (not while the
+ * thread runs): list topics, read every partition up to its end, commit
+ * every table whose interval passed (all of them with force_commit).
+ * Returns records converted, or -1 with *err on an engine-level failure
+ * (table-level failures pause that table and show in the status). */
+int64_t floe_engine_run_once(floe_engine_t *e, bool force_commit, floe_err_t *err);
+
+/* The engine's state as JSON (tables, partitions, committed and read
+ * offsets, log ends, files, state and reason), appended to out; and the
+ * same as Prometheus text.  Thread-safe: a snapshot taken after each
+ * round. */
+int floe_engine_status_json(floe_engine_t *e, floe_buf_t *out);
+int floe_engine_metrics(floe_engine_t *e, floe_buf_t *out);
+
+#endif

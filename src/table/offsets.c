@@ -1,0 +1,51 @@
+#include "table/offsets.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/parse.h"
+
+int floe_offsets_encode(const int64_t *offsets, size_t n, floe_buf_t *out)
+{
+    if (floe_buf_append_u8(out, '{') < 0) return -1;
+    int first = 1;
+    for (size_t p = 0; p < n; p++) {
+        if (offsets[p] < 0) continue;
+        if (floe_buf_printf(out, "%s\"%zu\":%lld", first ? "" : ",", p, (long long)offsets[p]) < 0)
+            return -1;
+        first = 0;
+    }
+    return floe_buf_append_u8(out, '}');
+}
+
+int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n,
+                        floe_err_t *err)
+{
+    for (size_t i = 0; i < cap; i++) offsets[i] = -1;
+    *n = 0;
+    json_error_t je;
+    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!j || !json_is_object(j)) {
+        floe_err_set(err, FLOE_ECORRUPT, "%s is not a JSON object: %s", FLOE_OFFSETS_KEY,
+                     j ? "wrong type" : je.text);
+        json_decref(j);
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+        int64_t p;
+        floe_err_t pe;
+        if (floe_parse_int64(k, 0, (int64_t)cap - 1, &p, &pe) < 0 || !json_is_integer(v) ||
+            json_integer_value(v) < 0) {
+            floe_err_set(err, FLOE_ECORRUPT, "%s: bad entry \"%s\"", FLOE_OFFSETS_KEY, k);
+            json_decref(j); /* owns k */
+            return -1;
+        }
+        offsets[p] = json_integer_value(v);
+        if ((size_t)p + 1 > *n) *n = (size_t)p + 1;
+    }
+    json_decref(j);
+    return 0;
+}

@@ -1,0 +1,330 @@
+/* A table-topic partition's pipeline: read batches from the source,
+ * decode, convert into the L1 buffer, route bad records, write row groups
+ * (L2) into files rolled at the target size (L3). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log/batch.h"
+#include "table/engine_int.h"
+#include "table/schema_map.h"
+#include "util/log.h"
+
+/* The dead-letter table's shape: where the record was, what it held, why
+ * it failed. */
+static int dlq_shape(floe_rows_t *r, floe_err_t *err)
+{
+    floe_rnode_t *root = floe_rows_root(r);
+    static const struct {
+        const char *name;
+        floe_tkind_t kind;
+        bool required;
+    } f[] = {{"partition", FLOE_TK_INT, true}, {"offset", FLOE_TK_LONG, true},
+             {"timestamp", FLOE_TK_TIMESTAMPTZ, true}, {"key", FLOE_TK_BINARY, false},
+             {"value", FLOE_TK_BINARY, false}, {"stage", FLOE_TK_STRING, true},
+             {"reason", FLOE_TK_STRING, true}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        floe_rnode_t *n = floe_rows_add_field(r, root, f[i].name, f[i].kind, f[i].required, err);
+        if (!n) return -1;
+        floe_rows_mark_sys(n);
+    }
+    floe_rnode_t *h = floe_rows_add_map(r, root, "headers", FLOE_TK_BINARY, FLOE_TK_BINARY, false, err);
+    if (!h) return -1;
+    floe_rows_mark_sys(h);
+    return 0;
+}
+
+tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
+{
+    tpart_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->t = t;
+    p->id = id;
+    p->next = -1;
+    floe_rows_opts_t ro = {.widen_long_to_double = false, .max_depth = 32, .max_leaves = 2048};
+    if (!(p->main.rows = floe_rows_new(&ro)) || !(p->dlq.rows = floe_rows_new(&ro))) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (!(p->conv = floe_conv_new(p->main.rows, t->cfg.value_conv, t->cfg.key_conv, err)) ||
+        dlq_shape(p->dlq.rows, err) < 0)
+        goto fail;
+    return p;
+fail:
+    floe_tpart_free(p);
+    return NULL;
+}
+
+void floe_tpart_free(tpart_t *p)
+{
+    if (!p) return;
+    floe_dfw_abort(p->main.file);
+    floe_dfw_abort(p->dlq.file);
+    floe_conv_free(p->conv);
+    floe_rows_free(p->main.rows);
+    floe_rows_free(p->dlq.rows);
+    floe_buf_free(&p->readbuf);
+    floe_buf_free(&p->scratch);
+    free(p);
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static int close_file(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+{
+    if (!s->file) return 0;
+    floe_ice_data_file_t f;
+    floe_dfw_t *w = s->file;
+    s->file = NULL;
+    if (floe_dfw_close(w, &f, err) < 0) return -1;
+    p->t->files_written++;
+    p->t->bytes_written += (uint64_t)f.file_size;
+    FLOE_DEBUG("table %s.%s: closed %s (%lld rows, %lld bytes)", o->ns, o->name, f.path,
+               (long long)f.record_count, (long long)f.file_size);
+    return floe_tout_add_pending(o, &f, err);
+}
+
+/* Write the buffered rows as a row group of the open file (opening one for
+ * the buffer's shape first), then roll the file at the target size. */
+static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+{
+    if (!floe_rows_count(s->rows)) return 0;
+    if (floe_tout_sync(o, s, err) < 0) return -1;
+    if (s->file && floe_dfw_shape_version(s->file) != floe_rows_shape_version(s->rows) &&
+        close_file(p, s, o, err) < 0)
+        return -1;
+    if (!s->file) {
+        char dir[1024], path[1400];
+        if (floe_tout_data_dir(o, dir, sizeof dir) < 0)
+            return floe_err_set(err, FLOE_EINVAL, "table %s.%s has no location", o->ns, o->name);
+        snprintf(path, sizeof path, "%s/%05d-%s-%05llu.parquet", dir, (int)p->id,
+                 p->t->writer_id, (unsigned long long)++o->file_seq);
+        floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1};
+        s->file = floe_dfw_open(floe_ice_catalog_io(p->t->e->cfg.catalog), path, s->rows,
+                                o->schema_json, &fo, err);
+        if (!s->file) return -1;
+    }
+    if (floe_dfw_append(s->file, s->rows, err) < 0 || floe_dfw_flush(s->file, err) < 0) return -1;
+    p->rows_written += floe_rows_count(s->rows);
+    floe_rows_clear(s->rows);
+    if (floe_dfw_bytes(s->file) >= p->t->cfg.target_file_bytes) return close_file(p, s, o, err);
+    return 0;
+}
+
+int floe_tpart_seal(tpart_t *p, floe_err_t *err)
+{
+    ttable_t *t = p->t;
+    if (flush_sink(p, &p->main, &t->main, err) < 0 || close_file(p, &p->main, &t->main, err) < 0 ||
+        flush_sink(p, &p->dlq, &t->dlq, err) < 0 || close_file(p, &p->dlq, &t->dlq, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- bad records --------------------------------------------------------- */
+
+/* A record (rec, or a whole undecodable batch when rec is NULL) that did
+ * not convert.  Returns 0 to go on, 1 when the table pauses on it. */
+static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
+                      floe_slice_t raw, floe_conv_stage_t stage, const char *why)
+{
+    ttable_t *t = p->t;
+    switch (t->cfg.invalid_action) {
+    case FLOE_INVALID_PAUSE:
+        t->state = T_PAUSED;
+        snprintf(t->reason, sizeof t->reason, "partition %d offset %lld: %s: %s", (int)p->id,
+                 (long long)offset, floe_conv_stage_name(stage), why);
+        FLOE_WARN("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
+        return 1;
+    case FLOE_INVALID_DROP:
+        if (p->dropped++ % 1000 == 0)
+            FLOE_WARN("table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
+                      t->main.ns, t->main.name, (int)p->id, (long long)offset,
+                      floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
+        return 0;
+    case FLOE_INVALID_DLQ:
+        break;
+    }
+    if (t->dlq.committed && offset < t->dlq.committed[p->id]) return 0; /* already there */
+    floe_rows_t *r = p->dlq.rows;
+    floe_rnode_t *root = floe_rows_root(r);
+    floe_rows_begin(r);
+    int rc = floe_rows_put_int(r, floe_rows_child(root, "partition"), p->id);
+    rc |= floe_rows_put_long(r, floe_rows_child(root, "offset"), offset);
+    rc |= floe_rows_put_long(r, floe_rows_child(root, "timestamp"), ts_ms * 1000);
+    floe_rnode_t *key = floe_rows_child(root, "key"), *val = floe_rows_child(root, "value");
+    floe_rnode_t *hdrs = floe_rows_child(root, "headers");
+    if (rec && !rec->key_null) rc |= floe_rows_put_bytes(r, key, rec->key.ptr, rec->key.len);
+    else rc |= floe_rows_put_null(r, key);
+    if (rec ? !rec->value_null : raw.len > 0)
+        rc |= floe_rows_put_bytes(r, val, rec ? rec->value.ptr : raw.ptr, rec ? rec->value.len : raw.len);
+    else
+        rc |= floe_rows_put_null(r, val);
+    if (rec && rec->header_count > 0 && (size_t)rec->header_count <= rec->headers_raw.len) {
+        size_t n = (size_t)rec->header_count, k = 0;
+        floe_slice_t *hk = malloc(n * sizeof *hk), *hv = malloc(n * sizeof *hv);
+        bool *hn = malloc(n * sizeof *hn);
+        floe_header_iter_t hi;
+        floe_header_iter_init(&hi, rec);
+        floe_record_header_t h;
+        while (hk && hv && hn && k < n && floe_header_iter_next(&hi, &h) == 1) {
+            hk[k] = h.key;
+            hv[k] = h.value;
+            hn[k++] = h.value_null;
+        }
+        rc |= hk && hv && hn ? floe_rows_put_map(r, hdrs, hk, hv, hn, k) : -1;
+        free(hk);
+        free(hv);
+        free(hn);
+    } else {
+        rc |= floe_rows_put_null(r, hdrs);
+    }
+    rc |= floe_rows_put_bytes(r, floe_rows_child(root, "stage"), floe_conv_stage_name(stage),
+                              strlen(floe_conv_stage_name(stage)));
+    rc |= floe_rows_put_bytes(r, floe_rows_child(root, "reason"), why, strlen(why));
+    floe_err_t e;
+    if (rc || floe_rows_end(r, &e) < 0) {
+        floe_rows_rollback(r);
+        t->state = T_PAUSED;
+        snprintf(t->reason, sizeof t->reason,
+                 "partition %d offset %lld: cannot write the dead-letter row (out of memory)",
+                 (int)p->id, (long long)offset);
+        return 1;
+    }
+    if (p->dlq_records++ % 1000 == 0)
+        FLOE_WARN("table %s.%s: record at partition %d offset %lld to %s (%s: %s); %llu so far",
+                  t->main.ns, t->main.name, (int)p->id, (long long)offset, t->dlq.name,
+                  floe_conv_stage_name(stage), why, (unsigned long long)p->dlq_records);
+    return 0;
+}
+
+/* ---- the step ------------------------------------------------------------- */
+
+/* Convert the records of one stored batch from p->next on.  Returns 1
+ * when the table paused, 0 otherwise, -1 on an engine failure. */
+static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
+                     int64_t *converted, floe_err_t *err)
+{
+    ttable_t *t = p->t;
+    int64_t last = h->base_offset + h->last_offset_delta;
+    if (last < p->next) return 0;
+    if (h->attributes & 0x20) { /* control batch: transaction markers */
+        p->next = last + 1;
+        return 0;
+    }
+    floe_slice_t records;
+    floe_err_t e;
+    if (floe_batch_records(b, len, h, &p->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
+        int rc = bad_record(p, NULL, h->base_offset, h->base_timestamp, floe_slice(b, len),
+                            FLOE_STAGE_DECODE, e.msg);
+        if (rc == 0) p->next = last + 1;
+        return rc;
+    }
+    floe_record_iter_t it;
+    floe_record_iter_init(&it, h, records);
+    floe_record_t rec;
+    int64_t main_from = t->main.committed ? t->main.committed[p->id] : -1;
+    uint64_t shape = floe_rows_shape_version(p->main.rows);
+    int rc;
+    while ((rc = floe_record_iter_next(&it, &rec, &e)) == 1) {
+        if (rec.offset < p->next) continue;
+        if (rec.offset >= main_from) {
+            floe_conv_stage_t stage;
+            if (floe_conv_record(p->conv, p->id, &rec, &stage, &e) == 0) {
+                (*converted)++;
+                p->records++;
+                p->bytes += rec.value.len + rec.key.len;
+            } else if (bad_record(p, &rec, rec.offset, rec.timestamp, rec.value, stage, e.msg)) {
+                return 1;
+            }
+        }
+        p->next = rec.offset + 1;
+    }
+    if (rc < 0) { /* the rest of the batch does not decode */
+        if (bad_record(p, NULL, p->next, h->base_timestamp, floe_slice(b, len), FLOE_STAGE_DECODE,
+                       e.msg))
+            return 1;
+        p->next = last + 1;
+    }
+    if (floe_rows_shape_version(p->main.rows) != shape && floe_tout_sync(&t->main, &p->main, err) < 0)
+        return -1;
+    return 0;
+}
+
+int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
+{
+    ttable_t *t = p->t;
+    floe_engine_t *e = t->e;
+    if (t->state != T_RUNNING) return 0;
+    /* fields other partitions added */
+    if (p->main.seeded != t->main.schema_version) {
+        if (floe_tschema_seed(p->main.rows, t->main.work, err) < 0) return -1;
+        p->main.seeded = t->main.schema_version;
+    }
+    floe_buf_reset(&p->readbuf);
+    int64_t start, end;
+    floe_err_t re;
+    if (e->src->ops->read(e->src, t->topic, p->id, p->next, e->cfg.read_bytes, &p->readbuf, &start,
+                          &end, &re) < 0) {
+        if (re.code == FLOE_ERANGE) {
+            FLOE_WARN("table %s.%s: partition %d records [%lld, %lld) were deleted by retention "
+                      "before reaching the table",
+                      t->main.ns, t->main.name, (int)p->id, (long long)p->next, (long long)start);
+            p->next = start;
+            return 0;
+        }
+        if (re.code == FLOE_ENOENT) return 0; /* topic going away: discovery drops it */
+        *err = re;
+        return -1;
+    }
+    p->log_start = start;
+    p->log_end = end;
+    int64_t converted = 0;
+    floe_batch_iter_t it;
+    floe_batch_iter_init(&it, p->readbuf.data, p->readbuf.len);
+    const uint8_t *b;
+    size_t len;
+    floe_batch_hdr_t h;
+    floe_err_t be;
+    int rc;
+    while ((rc = floe_batch_iter_next(&it, &b, &len, &h, &be)) == 1) {
+        int r = one_batch(p, b, len, &h, &converted, err);
+        if (r < 0) return -1;
+        if (r > 0) break; /* paused */
+    }
+    if (rc < 0 && t->state == T_RUNNING) {
+        /* a stored batch fails its checks (the log validated it on append:
+         * the disk changed it).  Keep its bytes in the DLQ and skip exactly
+         * that batch when its header still says which offsets it held. */
+        const uint8_t *bad = it.p + it.off;
+        size_t nbad = it.n - it.off;
+        floe_batch_hdr_t bh;
+        floe_err_t he;
+        if (floe_batch_decode_hdr(bad, nbad, &bh, &he) < 0 ||
+            bh.base_offset + bh.last_offset_delta < p->next) {
+            t->state = T_PAUSED;
+            snprintf(t->reason, sizeof t->reason,
+                     "partition %d offset %lld: stored batch unreadable: %s", (int)p->id,
+                     (long long)p->next, be.msg);
+            FLOE_ERROR("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
+        } else {
+            size_t blen = (size_t)bh.batch_length + 12 <= nbad ? (size_t)bh.batch_length + 12 : nbad;
+            FLOE_ERROR("table %s.%s: partition %d: stored batch at offsets [%lld, %lld] fails its "
+                       "checks: %s",
+                       t->main.ns, t->main.name, (int)p->id, (long long)bh.base_offset,
+                       (long long)(bh.base_offset + bh.last_offset_delta), be.msg);
+            if (bad_record(p, NULL, bh.base_offset, bh.base_timestamp, floe_slice(bad, blen),
+                           FLOE_STAGE_DECODE, be.msg) == 0)
+                p->next = bh.base_offset + bh.last_offset_delta + 1;
+        }
+    }
+    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
+        flush_sink(p, &p->main, &t->main, err) < 0)
+        return -1;
+    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
+        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
+        return -1;
+    return converted;
+}

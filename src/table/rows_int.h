@@ -1,0 +1,42 @@
+/* Internals shared by rows.c and json_shred.c. */
+#ifndef FLOE_TABLE_ROWS_INT_H
+#define FLOE_TABLE_ROWS_INT_H
+
+#include "table/rows.h"
+
+struct floe_rows {
+    floe_rnode_t root;
+    floe_rcol_t **leaves;
+    size_t nleaves, capleaves;
+    size_t nrows;
+    floe_rows_opts_t opts;
+    uint64_t shape_version;
+    uint64_t stamp_seq;   /* last stamp handed out */
+    uint64_t row_stamp;   /* stamp of the row being built */
+    floe_rnode_t **added; /* subtrees added since begin, removed on rollback */
+    size_t nadded, capadded;
+};
+
+/* Append one level entry (and, for def == node->def, nothing else: the
+ * caller appends the value). */
+int floe_rcol_push_level(floe_rcol_t *c, int def, int rep);
+/* Null entries for every leaf under n: (def, rep). */
+int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep);
+
+floe_rnode_t *floe_rnode_new(const char *name, size_t name_len, floe_tkind_t kind);
+void floe_rnode_free(floe_rnode_t *n);
+int floe_rnode_add_kid(floe_rnode_t *parent, floe_rnode_t *kid);
+/* Depth of the subtree below n (0 for a leaf). */
+int floe_rnode_depth(const floe_rnode_t *n);
+size_t floe_rnode_leaf_count(const floe_rnode_t *n);
+
+/* Attach subtree `sub` (fresh nodes) under struct `parent` between rows:
+ * computes levels, backfills nulls for the rows already held (and for the
+ * current row's begin marks), records it for rollback.  Takes ownership of
+ * sub on success and on failure. */
+int floe_rows_attach(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub,
+                     floe_err_t *err);
+/* Widen a long node to double, converting the values held. */
+void floe_rows_widen(floe_rows_t *r, floe_rnode_t *n);
+
+#endif

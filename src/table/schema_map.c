@@ -1,0 +1,219 @@
+#include "table/schema_map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "table/rows_int.h"
+
+static int ice_kind(floe_tkind_t k, floe_ice_kind_t *out)
+{
+    switch (k) {
+    case FLOE_TK_BOOL: *out = FLOE_ICE_BOOLEAN; return 0;
+    case FLOE_TK_INT: *out = FLOE_ICE_INT; return 0;
+    case FLOE_TK_LONG: *out = FLOE_ICE_LONG; return 0;
+    case FLOE_TK_DOUBLE: *out = FLOE_ICE_DOUBLE; return 0;
+    case FLOE_TK_STRING: *out = FLOE_ICE_STRING; return 0;
+    case FLOE_TK_BINARY: *out = FLOE_ICE_BINARY; return 0;
+    case FLOE_TK_TIMESTAMPTZ: *out = FLOE_ICE_TIMESTAMPTZ; return 0;
+    case FLOE_TK_STRUCT: *out = FLOE_ICE_STRUCT; return 0;
+    case FLOE_TK_LIST: *out = FLOE_ICE_LIST; return 0;
+    case FLOE_TK_MAP: *out = FLOE_ICE_MAP; return 0;
+    }
+    return -1;
+}
+
+static int tkind(floe_ice_kind_t k, floe_tkind_t *out)
+{
+    switch (k) {
+    case FLOE_ICE_BOOLEAN: *out = FLOE_TK_BOOL; return 0;
+    case FLOE_ICE_INT: *out = FLOE_TK_INT; return 0;
+    case FLOE_ICE_LONG: *out = FLOE_TK_LONG; return 0;
+    case FLOE_ICE_DOUBLE: *out = FLOE_TK_DOUBLE; return 0;
+    case FLOE_ICE_STRING: *out = FLOE_TK_STRING; return 0;
+    case FLOE_ICE_BINARY: *out = FLOE_TK_BINARY; return 0;
+    case FLOE_ICE_TIMESTAMPTZ: *out = FLOE_TK_TIMESTAMPTZ; return 0;
+    case FLOE_ICE_STRUCT: *out = FLOE_TK_STRUCT; return 0;
+    case FLOE_ICE_LIST: *out = FLOE_TK_LIST; return 0;
+    case FLOE_ICE_MAP: *out = FLOE_TK_MAP; return 0;
+    default: return -1;
+    }
+}
+
+/* ---- seeding: Iceberg type -> shape nodes ---------------------------- */
+
+/* A shape subtree for field f, ids included; NULL with *err. */
+static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
+{
+    floe_tkind_t k;
+    if (tkind(f->type->kind, &k) < 0) {
+        char tn[64];
+        floe_err_set(err, FLOE_EUNSUPPORTED,
+                     "column '%s' has type %s, which floe's record converters do not write",
+                     f->name, floe_ice_type_name(f->type, tn, sizeof tn));
+        return NULL;
+    }
+    floe_rnode_t *n = floe_rnode_new(f->name, strlen(f->name), k);
+    if (!n) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    n->required = f->required;
+    n->field_id = f->id;
+    for (size_t i = 0; i < f->type->nfields; i++) {
+        floe_rnode_t *kid = node_from_field(&f->type->fields[i], err);
+        if (!kid || floe_rnode_add_kid(n, kid) < 0) {
+            if (kid) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_rnode_free(kid);
+            floe_rnode_free(n);
+            return NULL;
+        }
+    }
+    return n;
+}
+
+/* Seed the fields of struct type t into shape struct s. */
+static int seed_struct(floe_rows_t *r, floe_rnode_t *s, const floe_ice_type_t *t,
+                       floe_err_t *err)
+{
+    for (size_t i = 0; i < t->nfields; i++) {
+        const floe_ice_field_t *f = &t->fields[i];
+        floe_rnode_t *have = floe_rows_child(s, f->name);
+        if (have) {
+            if (have->kind == FLOE_TK_STRUCT && f->type->kind == FLOE_ICE_STRUCT &&
+                seed_struct(r, have, f->type, err) < 0)
+                return -1;
+            continue; /* kinds are checked by sync */
+        }
+        floe_rnode_t *n = node_from_field(f, err);
+        if (!n || floe_rows_attach(r, s, n, err) < 0) return -1;
+    }
+    return 0;
+}
+
+int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_err_t *err)
+{
+    return seed_struct(rows, floe_rows_root(rows), schema->root, err);
+}
+
+/* ---- syncing: shape nodes -> Iceberg type ----------------------------- */
+
+/* An Iceberg type for shape node n with fresh ids for everything below n
+ * (n's own id is the caller's business).  NULL with *err. */
+static floe_ice_type_t *type_from_node(floe_rnode_t *n, int32_t *last, floe_err_t *err)
+{
+    floe_ice_kind_t k;
+    if (ice_kind(n->kind, &k) < 0) {
+        floe_err_set(err, FLOE_EINVAL, "field '%s' has no Iceberg type", n->name);
+        return NULL;
+    }
+    floe_ice_type_t *t = NULL;
+    if (floe_ice_kind_is_primitive(k)) {
+        t = floe_ice_type_prim(k);
+    } else if (k == FLOE_ICE_STRUCT) {
+        if (!(t = floe_ice_type_struct())) goto oom;
+        for (size_t i = 0; i < n->nkids; i++) n->kids[i]->field_id = ++*last;
+        for (size_t i = 0; i < n->nkids; i++) {
+            floe_rnode_t *kid = n->kids[i];
+            floe_ice_type_t *kt = type_from_node(kid, last, err);
+            if (!kt) {
+                floe_ice_type_free(t);
+                return NULL;
+            }
+            if (floe_ice_struct_add(t, kid->field_id, kid->name, kid->required, kt, NULL) < 0) {
+                floe_ice_type_free(t);
+                goto oom;
+            }
+        }
+        return t;
+    } else if (k == FLOE_ICE_LIST) {
+        floe_rnode_t *e = n->kids[0];
+        e->field_id = ++*last;
+        floe_ice_type_t *et = type_from_node(e, last, err);
+        if (!et) return NULL;
+        t = floe_ice_type_list(e->field_id, e->required, et);
+    } else {
+        floe_rnode_t *kn = n->kids[0], *vn = n->kids[1];
+        kn->field_id = ++*last;
+        vn->field_id = ++*last;
+        floe_ice_type_t *kt = type_from_node(kn, last, err);
+        if (!kt) return NULL;
+        floe_ice_type_t *vt = type_from_node(vn, last, err);
+        if (!vt) {
+            floe_ice_type_free(kt);
+            return NULL;
+        }
+        t = floe_ice_type_map(kn->field_id, kt, vn->field_id, vn->required, vt);
+    }
+    if (t) return t;
+oom:
+    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return NULL;
+}
+
+static int sync_node(floe_rnode_t *n, floe_ice_type_t *t, int32_t *last, bool *changed,
+                     floe_err_t *err);
+
+/* Shape struct s against Iceberg struct t. */
+static int sync_struct(floe_rnode_t *s, floe_ice_type_t *t, int32_t *last, bool *changed,
+                       floe_err_t *err)
+{
+    for (size_t i = 0; i < s->nkids; i++) {
+        floe_rnode_t *kid = s->kids[i];
+        floe_ice_field_t *f = NULL;
+        for (size_t j = 0; j < t->nfields && !f; j++)
+            if (strcmp(t->fields[j].name, kid->name) == 0) f = &t->fields[j];
+        if (!f) {
+            kid->field_id = ++*last;
+            floe_ice_type_t *kt = type_from_node(kid, last, err);
+            if (!kt) return -1;
+            if (floe_ice_struct_add(t, kid->field_id, kid->name, kid->required, kt, NULL) < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            *changed = true;
+            continue;
+        }
+        floe_ice_kind_t want;
+        if (ice_kind(kid->kind, &want) < 0 || want != f->type->kind) {
+            char tn[64];
+            return floe_err_set(err, FLOE_EINVAL,
+                                "field '%s' is %s in the table but %s in the records",
+                                kid->name, floe_ice_type_name(f->type, tn, sizeof tn),
+                                floe_tkind_name(kid->kind));
+        }
+        if (f->required && !kid->required)
+            return floe_err_set(err, FLOE_EINVAL,
+                                "field '%s' is required in the table but optional in the records",
+                                kid->name);
+        kid->field_id = f->id;
+        if (sync_node(kid, f->type, last, changed, err) < 0) return -1;
+    }
+    return 0;
+}
+
+static int sync_node(floe_rnode_t *n, floe_ice_type_t *t, int32_t *last, bool *changed,
+                     floe_err_t *err)
+{
+    if (n->kind == FLOE_TK_STRUCT) return sync_struct(n, t, last, changed, err);
+    /* list element, map key and value: same ids, same kinds */
+    for (size_t i = 0; i < n->nkids; i++) {
+        floe_rnode_t *kid = n->kids[i];
+        floe_ice_field_t *f = &t->fields[i];
+        floe_ice_kind_t want;
+        if (ice_kind(kid->kind, &want) < 0 || want != f->type->kind) {
+            char tn[64];
+            return floe_err_set(err, FLOE_EINVAL,
+                                "elements of '%s' are %s in the table but %s in the records",
+                                n->name, floe_ice_type_name(f->type, tn, sizeof tn),
+                                floe_tkind_name(kid->kind));
+        }
+        kid->field_id = f->id;
+        if (sync_node(kid, f->type, last, changed, err) < 0) return -1;
+    }
+    return 0;
+}
+
+int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema,
+                      int32_t *last_column_id, bool *changed, floe_err_t *err)
+{
+    *changed = false;
+    return sync_struct(floe_rows_root(rows), schema->root, last_column_id, changed, err);
+}

@@ -1,0 +1,33 @@
+/* Between a partition's inferred shape (table/rows.h) and the table's
+ * Iceberg schema (iceberg/types.h).
+ *
+ * Seeding gives a fresh buffer the table's columns and types before any
+ * row, so inference starts from what is committed (a double column stays
+ * double when a record brings an integer).  Syncing goes the other way
+ * before a flush: every shape node gets its field id, and fields the table
+ * does not have yet are added to a working copy of its schema with fresh
+ * ids, ready for an add-schema update. */
+#ifndef FLOE_TABLE_SCHEMA_MAP_H
+#define FLOE_TABLE_SCHEMA_MAP_H
+
+#include <stdbool.h>
+
+#include "iceberg/types.h"
+#include "table/rows.h"
+
+/* Add every column of schema (borrowed) that rows lacks to rows' shape,
+ * with its field id; rows already held read null in them (between rows
+ * only, like every shape change).  Columns of types JSON
+ * records never produce (decimal, date, uuid, ...) are refused with
+ * FLOE_EUNSUPPORTED naming the column. */
+int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_err_t *err);
+
+/* Make schema (modified in place; pass a copy) hold every field of rows'
+ * shape and give each shape node its field id.  New fields take ids from
+ * *last_column_id + 1 on (advanced).  *changed tells whether the schema
+ * grew.  A field whose kind differs from the table's is refused with
+ * FLOE_EINVAL naming it; schema may then hold some of the additions. */
+int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema,
+                      int32_t *last_column_id, bool *changed, floe_err_t *err);
+
+#endif

@@ -1,0 +1,33 @@
+/* A table-engine source over partition logs (log/log.h) that their owner
+ * registers: the broker in `floe serve` mirrors its topics here, tests
+ * register logs they opened.  Thread-safe: the owner sets and removes
+ * topics from its thread while the engine reads from its own; a read holds
+ * the registry lock, so a topic removed by floe_tsource_logs_remove is
+ * never read again once the call returns, and its logs may then be
+ * closed. */
+#ifndef FLOE_TABLE_SOURCE_LOGS_H
+#define FLOE_TABLE_SOURCE_LOGS_H
+
+#include "log/log.h"
+#include "table/source.h"
+
+typedef struct floe_tsource_logs floe_tsource_logs_t;
+
+/* Caller frees with floe_tsource_logs_free.  NULL when out of memory. */
+floe_tsource_logs_t *floe_tsource_logs_new(void);
+void floe_tsource_logs_free(floe_tsource_logs_t *s);
+/* The engine-facing interface (borrowed from s). */
+floe_tsource_t *floe_tsource_logs_source(floe_tsource_logs_t *s);
+
+/* Add or replace topic `name`: logs[0..nparts) borrowed (they must stay
+ * open until the topic is removed or replaced), configs copied (nconfigs
+ * key/value pairs; only table.* keys matter). */
+int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t nparts,
+                          floe_log_t *const *logs, const char *const *keys,
+                          const char *const *values, size_t nconfigs, floe_err_t *err);
+void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name);
+/* The committed cursor the engine last reported for name/partition, or
+ * -1 (for lag and describe). */
+int64_t floe_tsource_logs_cursor(floe_tsource_logs_t *s, const char *name, int32_t partition);
+
+#endif

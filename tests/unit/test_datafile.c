@@ -1,0 +1,162 @@
+/* Data files: rows -> Parquet through the local FileIO, read back by
+ * DuckDB (an independent reader) and by our reader; Iceberg metrics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/parquet.h"
+#include "iceberg/metadata.h"
+#include "table/convert.h"
+#include "table/datafile.h"
+#include "table/schema_map.h"
+#include "test.h"
+
+static char dir[256];
+
+static void add(floe_conv_t *c, int64_t off, const char *key, const char *json, int nh)
+{
+    floe_record_t r = {.offset = off, .timestamp = 1700000000000LL + off,
+                       .key = floe_slice_str(key), .key_null = key == NULL,
+                       .value = floe_slice_str(json), .value_null = json == NULL};
+    /* headers in the record wire form: varint key len, key, varint value len, value */
+    static uint8_t hdr[64];
+    size_t n = 0;
+    for (int i = 0; i < nh; i++) {
+        hdr[n++] = 2 * 2; /* zigzag(2) */
+        hdr[n++] = 'h';
+        hdr[n++] = (uint8_t)('0' + i);
+        if (i == 1) {
+            hdr[n++] = 1; /* zigzag(-1): null value */
+        } else {
+            hdr[n++] = 2 * 1;
+            hdr[n++] = 'v';
+        }
+    }
+    r.header_count = nh;
+    r.headers_raw = floe_slice(hdr, n);
+    floe_conv_stage_t st;
+    floe_err_t e;
+    if (floe_conv_record(c, 2, &r, &st, &e) < 0) printf("# convert failed: %s\n", e.msg);
+}
+
+static char *run(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    floe_buf_t b = FLOE_BUF_INIT;
+    char tmp[4096];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, p)) > 0) floe_buf_append(&b, tmp, n);
+    int rc = pclose(p);
+    if (rc != 0) {
+        floe_buf_free(&b);
+        return NULL;
+    }
+    return floe_buf_cstr(&b);
+}
+
+static void rows_to_parquet_read_by_duckdb(void)
+{
+    floe_err_t e;
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    add(c, 0, "k0", "{\"id\":1,\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}}", 2);
+    add(c, 1, NULL, "{\"id\":2,\"tags\":[],\"u\":{\"ok\":false}}", 0);
+    add(c, 2, "k2", "{\"id\":-3,\"name\":\"zzzzzzzzzzzzzzzzzzzzzzzzz\",\"tags\":null}", 1);
+    floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
+    int32_t last = 0;
+    bool changed;
+    CHECK_EQ(floe_tschema_sync(rows, s, &last, &changed, &e), 0);
+    char *sj = floe_ice_schema_to_json(s, &e);
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    char path[512];
+    snprintf(path, sizeof path, "%s/f1.parquet", dir);
+    floe_dfw_t *w = floe_dfw_open(io, path, rows, sj, NULL, &e);
+    CHECK(w != NULL);
+    CHECK_EQ(floe_dfw_append(w, rows, &e), 0);
+    CHECK_EQ(floe_dfw_flush(w, &e), 0);
+    floe_rows_clear(rows);
+    add(c, 3, "k3", "{\"id\":4,\"name\":\"a\"}", 0); /* a second row group */
+    CHECK_EQ(floe_dfw_append(w, rows, &e), 0);
+    CHECK_EQ(floe_dfw_rows(w), 4);
+    floe_ice_data_file_t f;
+    CHECK_EQ(floe_dfw_close(w, &f, &e), 0);
+    struct stat st;
+    CHECK_EQ(stat(path, &st), 0);
+    CHECK_EQ(f.file_size, st.st_size);
+    CHECK_EQ(f.record_count, 4);
+    CHECK_STR(f.format, "PARQUET");
+
+    /* metrics: id is long in [-3, 4], name's upper bound truncated+bumped */
+    int32_t id_id = floe_ice_schema_find_name(s, "id")->id;
+    int32_t name_id = floe_ice_schema_find_name(s, "name")->id;
+    int32_t el_id = floe_ice_schema_find_name(s, "tags.element")->id;
+    for (size_t i = 0; i < f.nmetrics; i++) {
+        floe_ice_col_metrics_t *m = &f.metrics[i];
+        if (m->id == id_id) {
+            CHECK_EQ(m->values, 4);
+            CHECK_EQ(m->nulls, 0);
+            CHECK(m->has_lower && m->lower.len == 8 && (int64_t)floe_rd_le64(m->lower.data) == -3);
+            CHECK(m->has_upper && (int64_t)floe_rd_le64(m->upper.data) == 4);
+        } else if (m->id == name_id) {
+            CHECK_EQ(m->nulls, 1);
+            CHECK(m->lower.len == 1 && m->lower.data[0] == 'a');
+            CHECK_EQ(m->upper.len, 16); /* 16 'z' truncated; last one bumped to '{' */
+            CHECK(m->has_upper && m->upper.data[15] == '{' && m->upper.data[14] == 'z');
+        } else if (m->id == el_id) {
+            CHECK_EQ(m->values, 5); /* a, b | empty | null list | absent */
+            CHECK(!m->has_lower);   /* no bounds inside lists */
+        }
+    }
+
+    /* our reader */
+    floe_pq_reader_t *r = floe_pq_reader_open_file(path, &e);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_EQ(floe_pq_reader_num_rows(r), 4);
+        CHECK_EQ(floe_pq_reader_num_row_groups(r), 2);
+        CHECK_STR(floe_pq_reader_kv(r, "iceberg.schema"), sj);
+        floe_pq_reader_free(r);
+    }
+
+    /* DuckDB */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s/tests/interop && node duck_rows.mjs %s 2>&1",
+             getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".", path);
+    char *out = run(cmd);
+    CHECK(out != NULL);
+    const char *want =
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"0\",\"timestamp\":\"2023-11-14 22:13:20+00\","
+        "\"key\":\"k0\",\"headers\":[{\"key\":\"h0\",\"value\":\"v\"},{\"key\":\"h1\",\"value\":null}]},"
+        "\"id\":\"1\",\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}}\n"
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"1\",\"timestamp\":\"2023-11-14 22:13:20.001+00\","
+        "\"key\":null,\"headers\":[]},\"id\":\"2\",\"name\":null,\"tags\":[],\"u\":{\"x\":null,\"ok\":false}}\n"
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"2\",\"timestamp\":\"2023-11-14 22:13:20.002+00\","
+        "\"key\":\"k2\",\"headers\":[{\"key\":\"h0\",\"value\":\"v\"}]},\"id\":\"-3\","
+        "\"name\":\"zzzzzzzzzzzzzzzzzzzzzzzzz\",\"tags\":null,\"u\":null}\n"
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"3\",\"timestamp\":\"2023-11-14 22:13:20.003+00\","
+        "\"key\":\"k3\",\"headers\":[]},\"id\":\"4\",\"name\":\"a\",\"tags\":null,\"u\":null}\n"
+        "{\"field_ids\":[\"_kafka=1\",\"partition=2\",\"offset=3\",\"timestamp=4\",\"key=5\",\"headers=6\","
+        "\"key=7\",\"value=8\",\"id=9\",\"name=10\",\"tags=11\",\"element=12\",\"u=13\",\"x=14\",\"ok=15\"],"
+        "\"kv_keys\":[\"iceberg.schema\"]}\n";
+    CHECK_STR(out, want);
+    free(out);
+    floe_ice_data_file_clear(&f);
+    free(sj);
+    floe_ice_schema_free(s);
+    floe_fileio_free(io);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/floe-test-datafile-%d", (int)getpid());
+    mkdir(dir, 0755);
+    RUN(rows_to_parquet_read_by_duckdb);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) return 1;
+    return t_tests_failed ? 1 : 0;
+}

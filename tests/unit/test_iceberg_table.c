@@ -1,0 +1,497 @@
+/* Iceberg tables end to end in C: filesystem catalog, manifests and
+ * manifest lists, fast append, row delta, rewrite, conflicts and retry,
+ * expiry, scan planning with deletes and pruning, and fault injection at
+ * every operation of a commit. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "iceberg/scan.h"
+#include "iceberg/snapshot.h"
+#include "util/log.h"
+
+static char root[256];
+static int file_counter;
+
+static void rm_rf(const char *p)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+    if (system(cmd) != 0) fprintf(stderr, "rm failed\n");
+}
+
+/* schema: 1 id long (required), 2 region string, 3 ts timestamptz */
+static floe_ice_schema_t *schema3(void)
+{
+    floe_ice_type_t *r = floe_ice_type_struct();
+    floe_ice_struct_add(r, 1, "id", true, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
+    floe_ice_struct_add(r, 2, "region", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
+    floe_ice_struct_add(r, 3, "ts", false, floe_ice_type_prim(FLOE_ICE_TIMESTAMPTZ), NULL);
+    return floe_ice_schema_new(0, r);
+}
+
+/* A data file (its bytes are not Parquet: planning never opens data files). */
+static void make_file(floe_fileio_t *io, floe_ice_data_file_t *f, const char *table_dir,
+                      floe_ice_content_t content, int64_t rows, const char *region)
+{
+    floe_ice_data_file_init(f);
+    char p[512];
+    snprintf(p, sizeof p, "%s/data/f%d.parquet", table_dir, file_counter++);
+    floe_ice_data_file_set_path(f, p, "PARQUET");
+    floe_err_t e;
+    CHECK(floe_fileio_write(io, p, "PAR1", 4, 0, &e) == 0);
+    f->content = content;
+    f->record_count = rows;
+    f->file_size = 4;
+    if (content == FLOE_ICE_CONTENT_EQUALITY_DELETES) {
+        f->equality_ids = malloc(sizeof(int32_t));
+        f->equality_ids[0] = 1;
+        f->nequality_ids = 1;
+    }
+    if (region) {
+        f->partition = calloc(1, sizeof *f->partition);
+        floe_ice_value_set_bytes(&f->partition[0], FLOE_ICE_STRING, region, strlen(region));
+        f->npartition = 1;
+    }
+    floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(f, 1);
+    m->values = rows;
+    m->nulls = 0;
+    m->size = 10;
+    floe_ice_value_t lo = {.kind = FLOE_ICE_LONG, .v.l = 0}, hi = {.kind = FLOE_ICE_LONG, .v.l = rows - 1};
+    floe_ice_value_serialize(&lo, &m->lower, &e);
+    floe_ice_value_serialize(&hi, &m->upper, &e);
+    m->has_lower = m->has_upper = true;
+    f->split_offsets = malloc(sizeof(int64_t));
+    f->split_offsets[0] = 4;
+    f->nsplit_offsets = 1;
+}
+
+static floe_ice_scan_t *scan_of(floe_ice_catalog_t *cat, const char *name)
+{
+    floe_ice_table_t *t;
+    floe_err_t e;
+    if (floe_ice_catalog_load_table(cat, "db", name, &t, &e) < 0) return NULL;
+    floe_ice_scan_t *s = NULL;
+    if (floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s, &e) < 0)
+        fprintf(stderr, "scan: %s\n", e.msg);
+    floe_ice_table_free(t);
+    return s;
+}
+
+static int append_files(floe_ice_catalog_t *cat, const char *name, floe_ice_data_file_t *files, size_t n,
+                        floe_err_t *e)
+{
+    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", name, FLOE_ICE_OP_APPEND, e);
+    for (size_t i = 0; i < n; i++) floe_ice_commit_add(c, &files[i], e);
+    floe_ice_commit_set_summary(c, "floe.offsets", "{\"0\":10}", e);
+    int rc = floe_ice_commit_run(c, NULL, e);
+    floe_ice_commit_free(c);
+    return rc;
+}
+
+static void catalog_basics(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
+    floe_ice_schema_t *s = schema3();
+    CHECK(floe_ice_catalog_create_namespace(cat, "db", &e) == 0);
+    CHECK(floe_ice_catalog_create_namespace(cat, "db", &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    floe_ice_table_t *t = NULL;
+    CHECK(floe_ice_catalog_create_table(cat, "db", "t1", s, NULL, NULL, NULL, &t, &e) == 0);
+    CHECK(t && floe_ice_table_version(t) == 1);
+    floe_ice_table_free(t);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "t1", s, NULL, NULL, NULL, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "bad.name", s, NULL, NULL, NULL, NULL, &e) == -1);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "t2", s, NULL, NULL, NULL, NULL, &e) == 0);
+    char **names;
+    size_t n;
+    CHECK(floe_ice_catalog_list_tables(cat, "db", &names, &n, &e) == 0);
+    CHECK(n == 2 && strcmp(names[0], "t1") == 0 && strcmp(names[1], "t2") == 0);
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_list_namespaces(cat, &names, &n, &e) == 0);
+    CHECK(n == 1 && strcmp(names[0], "db") == 0);
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_drop_namespace(cat, "db", &e) == -1);
+    /* a commit through the catalog: set a property, with requirements */
+    CHECK(floe_ice_catalog_load_table(cat, "db", "t2", &t, &e) == 0);
+    floe_ice_req_t rq = {.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID};
+    memcpy(rq.uuid, floe_ice_table_metadata(t)->table_uuid, 37);
+    floe_ice_update_t up = {.kind = FLOE_ICE_UP_SET_PROPERTIES};
+    floe_ice_props_set(&up.props, "write.metadata.previous-versions-max", "2");
+    floe_ice_table_t *t2 = NULL;
+    CHECK(floe_ice_catalog_commit(cat, "db", "t2", &rq, 1, &up, 1, &t2, &e) == 0);
+    CHECK(t2 && floe_ice_table_version(t2) == 2 && floe_ice_table_metadata(t2)->nmetadata_log == 1);
+    floe_ice_table_free(t2);
+    for (int i = 0; i < 3; i++) CHECK(floe_ice_catalog_commit(cat, "db", "t2", &rq, 1, &up, 1, NULL, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "t2", &t2, &e) == 0);
+    CHECK(t2 && floe_ice_table_version(t2) == 5 && floe_ice_table_metadata(t2)->nmetadata_log == 2);
+    floe_ice_table_free(t2);
+    floe_ice_props_clear(&up.props);
+    rq.uuid[0] = rq.uuid[0] == 'a' ? 'b' : 'a';
+    floe_ice_update_t up2 = {.kind = FLOE_ICE_UP_SET_LOCATION, .str = "/elsewhere"};
+    CHECK(floe_ice_catalog_commit(cat, "db", "t2", &rq, 1, &up2, 1, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ECONFLICT);
+    floe_ice_table_free(t);
+    /* the hint may lag: loading probes past it */
+    char hint[512];
+    snprintf(hint, sizeof hint, "%s/db/t2/metadata/version-hint.text", root);
+    CHECK(floe_fileio_write(io, hint, "3", 1, 0, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "t2", &t2, &e) == 0);
+    CHECK(t2 && floe_ice_table_version(t2) == 5);
+    floe_ice_table_free(t2);
+    CHECK(floe_ice_catalog_drop_table(cat, "db", "t2", true, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "t2", &t2, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
+static void manifest_roundtrip(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_schema_t *s = schema3();
+    int32_t last = 999;
+    floe_ice_spec_t *sp = floe_ice_spec_parse(s, "region, day(ts), bucket(id, 4)", 0, &last, &e);
+    floe_ice_manifest_entry_t ent[2];
+    memset(ent, 0, sizeof ent);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/mf", root);
+    for (int i = 0; i < 2; i++) {
+        make_file(io, &ent[i].file, dir, FLOE_ICE_CONTENT_DATA, 10 + i, i ? "eu" : "us");
+        floe_ice_value_t *pv = realloc(ent[i].file.partition, 3 * sizeof *pv);
+        ent[i].file.partition = pv;
+        memset(&pv[1], 0, 2 * sizeof *pv);
+        pv[1].kind = FLOE_ICE_DATE;
+        pv[1].v.i = 17486 + i;
+        pv[2].kind = FLOE_ICE_INT;
+        pv[2].is_null = i == 1;
+        pv[2].v.i = 3;
+        ent[i].file.npartition = 3;
+        ent[i].status = FLOE_ICE_ADDED;
+        ent[i].snapshot_id = 77;
+        ent[i].sequence_number = ent[i].file_sequence_number = 5;
+    }
+    char mp[400], lp[400];
+    snprintf(mp, sizeof mp, "%s/m.avro", dir);
+    snprintf(lp, sizeof lp, "%s/l.avro", dir);
+    floe_ice_manifest_file_t mf;
+    CHECK(floe_ice_manifest_write(io, mp, s, sp, 0, ent, 2, NULL, &mf, &e) == 0);
+    CHECK_EQ(mf.added_files, 2);
+    CHECK_EQ(mf.added_rows, 21);
+    CHECK_EQ(mf.npartitions, 3);
+    if (mf.npartitions == 3) {
+        CHECK(mf.partitions[0].has_lower && mf.partitions[0].lower.len == 2 && memcmp(mf.partitions[0].lower.data, "eu", 2) == 0);
+        CHECK(mf.partitions[0].upper.len == 2 && memcmp(mf.partitions[0].upper.data, "us", 2) == 0);
+        CHECK(mf.partitions[2].contains_null);
+        CHECK(!mf.partitions[0].contains_null);
+    }
+    /* create-if-absent: a manifest is never overwritten */
+    floe_ice_manifest_file_t mf2;
+    CHECK(floe_ice_manifest_write(io, mp, s, sp, 0, ent, 2, NULL, &mf2, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    floe_ice_manifest_entry_t *back;
+    size_t n;
+    CHECK(floe_ice_manifest_read(io, mp, &back, &n, &e) == 0);
+    CHECK_EQ(n, 2);
+    if (n == 2) {
+        CHECK_STR(back[1].file.path, ent[1].file.path);
+        CHECK_EQ(back[1].file.record_count, 11);
+        CHECK_EQ(back[1].sequence_number, 5);
+        CHECK_EQ(back[1].snapshot_id, 77);
+        CHECK(back[1].file.npartition == 3 && floe_ice_value_eq(&back[1].file.partition[0], &ent[1].file.partition[0]));
+        CHECK(back[1].file.partition[1].v.i == 17487 && back[1].file.partition[2].is_null);
+        CHECK(back[0].file.partition[2].v.i == 3);
+        CHECK(back[0].file.nmetrics == 1 && back[0].file.metrics[0].values == 10 && back[0].file.metrics[0].has_upper);
+        CHECK(back[0].file.nsplit_offsets == 1 && back[0].file.split_offsets[0] == 4);
+    }
+    floe_ice_manifest_entries_free(back, n);
+    mf.sequence_number = 5;
+    mf.added_snapshot_id = 77;
+    CHECK(floe_ice_manifest_list_write(io, lp, 77, -1, 5, &mf, 1, NULL, &e) == 0);
+    floe_ice_manifest_file_t *lf;
+    CHECK(floe_ice_manifest_list_read(io, lp, &lf, &n, &e) == 0);
+    CHECK(n == 1 && lf[0].added_files == 2 && lf[0].sequence_number == 5 && strcmp(lf[0].path, mp) == 0);
+    CHECK(n == 1 && lf[0].npartitions == 3 && lf[0].partitions[2].contains_null);
+    floe_ice_manifest_files_free(lf, n);
+    /* garbage is an error, not a crash */
+    CHECK(floe_ice_manifest_parse("Obj\x01garbage", 11, &back, &n, &e) == -1);
+    CHECK(floe_ice_manifest_list_parse("nope", 4, &lf, &n, &e) == -1);
+    floe_ice_manifest_file_clear(&mf);
+    for (int i = 0; i < 2; i++) floe_ice_data_file_clear(&ent[i].file);
+    floe_ice_spec_free(sp);
+    floe_ice_schema_free(s);
+    floe_fileio_free(io);
+}
+
+typedef struct bump_ctx {
+    floe_ice_catalog_t *cat;
+    floe_ice_data_file_t *file;
+    int calls;
+} bump_ctx_t;
+
+/* Commits another append the first time it is asked, so the producer that
+ * called it loses the race once. */
+static int bump(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
+{
+    (void)cur;
+    bump_ctx_t *b = ctx;
+    if (b->calls++ == 0) return append_files(b->cat, "ops", b->file, 1, err) < 0 ? -1 : 0;
+    return 0;
+}
+
+static int already(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
+{
+    (void)ctx;
+    (void)err;
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(floe_ice_table_metadata(cur));
+    return s && floe_ice_props_get(&s->summary, "total-records") ? 1 : 0;
+}
+
+static void producers(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
+    floe_ice_schema_t *s = schema3();
+    int32_t last = 999;
+    floe_ice_spec_t *sp = floe_ice_spec_parse(s, "region", 0, &last, &e);
+    floe_ice_table_t *t;
+    CHECK(floe_ice_catalog_create_table(cat, "db", "ops", s, sp, NULL, NULL, &t, &e) == 0);
+    char tdir[300];
+    snprintf(tdir, sizeof tdir, "%s", floe_ice_table_metadata(t)->location);
+    floe_ice_table_free(t);
+    floe_ice_data_file_t d[6];
+    make_file(io, &d[0], tdir, FLOE_ICE_CONTENT_DATA, 100, "us");
+    make_file(io, &d[1], tdir, FLOE_ICE_CONTENT_DATA, 50, "eu");
+    CHECK(append_files(cat, "ops", d, 2, &e) == 0);
+    make_file(io, &d[2], tdir, FLOE_ICE_CONTENT_DATA, 25, "us");
+    CHECK(append_files(cat, "ops", &d[2], 1, &e) == 0);
+    floe_ice_scan_t *sc = scan_of(cat, "ops");
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 3);
+    floe_ice_scan_free(sc);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "ops", &t, &e) == 0);
+    const floe_ice_snapshot_t *cur = floe_ice_metadata_current_snapshot(floe_ice_table_metadata(t));
+    CHECK(cur && strcmp(cur->operation, "append") == 0);
+    CHECK_STR(floe_ice_props_get(&cur->summary, "total-records"), "175");
+    CHECK_STR(floe_ice_props_get(&cur->summary, "total-data-files"), "3");
+    CHECK_STR(floe_ice_props_get(&cur->summary, "added-records"), "25");
+    CHECK_STR(floe_ice_props_get(&cur->summary, "floe.offsets"), "{\"0\":10}");
+    CHECK_EQ(cur->sequence_number, 2);
+    floe_ice_table_free(t);
+
+    /* row delta: a position delete in "us" (seq 3) and an equality delete in "eu" */
+    make_file(io, &d[3], tdir, FLOE_ICE_CONTENT_POSITION_DELETES, 2, "us");
+    make_file(io, &d[4], tdir, FLOE_ICE_CONTENT_EQUALITY_DELETES, 1, "eu");
+    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_ROW_DELTA, &e);
+    CHECK(floe_ice_commit_add(c, &d[3], &e) == 0);
+    CHECK(floe_ice_commit_add(c, &d[4], &e) == 0);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+    floe_ice_commit_free(c);
+    /* a later data file in "eu" is not hit by the older equality delete */
+    make_file(io, &d[5], tdir, FLOE_ICE_CONTENT_DATA, 7, "eu");
+    CHECK(append_files(cat, "ops", &d[5], 1, &e) == 0);
+    sc = scan_of(cat, "ops");
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 4);
+    for (size_t i = 0; sc && i < floe_ice_scan_ntasks(sc); i++) {
+        const floe_ice_scan_task_t *tk = floe_ice_scan_task(sc, i);
+        const char *p = tk->file->path;
+        if (strcmp(p, d[0].path) == 0 || strcmp(p, d[2].path) == 0)
+            CHECK(tk->ndeletes == 1 && strcmp(tk->deletes[0]->path, d[3].path) == 0);
+        else if (strcmp(p, d[1].path) == 0)
+            CHECK(tk->ndeletes == 1 && strcmp(tk->deletes[0]->path, d[4].path) == 0);
+        else
+            CHECK(tk->ndeletes == 0);
+    }
+    floe_ice_scan_free(sc);
+    /* partition pruning: region = 'eu' */
+    CHECK(floe_ice_catalog_load_table(cat, "db", "ops", &t, &e) == 0);
+    floe_ice_scan_pred_t pr = {.source_id = 2};
+    floe_ice_value_set_bytes(&pr.value, FLOE_ICE_STRING, "eu", 2);
+    CHECK(floe_ice_scan_plan(io, floe_ice_table_metadata(t), -1, &pr, 1, &sc, &e) == 0);
+    CHECK_EQ(floe_ice_scan_ntasks(sc), 2);
+    floe_ice_scan_free(sc);
+    floe_ice_value_clear(&pr.value);
+    floe_ice_table_free(t);
+
+    /* rewrite d[0] and d[2] into one file */
+    floe_ice_data_file_t r;
+    make_file(io, &r, tdir, FLOE_ICE_CONTENT_DATA, 123, "us");
+    c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_REWRITE, &e);
+    floe_ice_commit_remove(c, d[0].path, &e);
+    floe_ice_commit_remove(c, d[2].path, &e);
+    floe_ice_commit_add(c, &r, &e);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+    floe_ice_commit_free(c);
+    sc = scan_of(cat, "ops");
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 3);
+    floe_ice_scan_free(sc);
+    /* rewriting a file that is gone is refused */
+    c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_REWRITE, &e);
+    floe_ice_commit_remove(c, d[0].path, &e);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ECONFLICT);
+    CHECK(strstr(e.msg, "no longer live") != NULL);
+    floe_ice_commit_free(c);
+
+    /* optimistic retry: the first attempt loses to a concurrent append */
+    floe_ice_data_file_t x, y;
+    make_file(io, &x, tdir, FLOE_ICE_CONTENT_DATA, 1, "us");
+    make_file(io, &y, tdir, FLOE_ICE_CONTENT_DATA, 1, "eu");
+    bump_ctx_t bc = {cat, &y, 0};
+    c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_APPEND, &e);
+    floe_ice_commit_add(c, &x, &e);
+    floe_ice_commit_set_validate(c, bump, &bc);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+    CHECK_EQ(floe_ice_commit_attempts(c), 2);
+    floe_ice_commit_free(c);
+    sc = scan_of(cat, "ops");
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 5);
+    floe_ice_scan_free(sc);
+    /* the validate callback can say "already committed" */
+    c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_APPEND, &e);
+    floe_ice_commit_add(c, &x, &e);
+    floe_ice_commit_set_validate(c, already, NULL);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 1);
+    floe_ice_commit_free(c);
+
+    /* schema evolution in the same commit as the data that needs it */
+    floe_ice_schema_t *s2 = floe_ice_schema_dup(s);
+    int32_t lc = 3;
+    CHECK(floe_ice_schema_add_column(s2, &lc, NULL, "extra", floe_ice_type_prim(FLOE_ICE_INT), NULL, &e) == 0);
+    floe_ice_data_file_t z;
+    make_file(io, &z, tdir, FLOE_ICE_CONTENT_DATA, 3, "eu");
+    c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_APPEND, &e);
+    floe_ice_commit_add(c, &z, &e);
+    CHECK(floe_ice_commit_set_schema(c, s2, &e) == 0);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+    floe_ice_commit_free(c);
+    floe_ice_data_file_clear(&z);
+    floe_ice_schema_free(s2);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "ops", &t, &e) == 0);
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    CHECK_EQ(md->current_schema_id, 1);
+    CHECK_EQ(md->last_column_id, 4);
+    CHECK_EQ(floe_ice_metadata_current_snapshot(md)->schema_id, 1);
+    size_t nsnap = md->nsnapshots;
+    CHECK_EQ(nsnap, 8);
+    floe_ice_table_free(t);
+
+    /* expire all but the last 2 snapshots, deleting unreachable files */
+    floe_ice_expire_opts_t eo = {.older_than_ms = 0, .keep_last = 2, .delete_files = true};
+    floe_ice_expire_result_t er;
+    CHECK(floe_ice_expire_snapshots(cat, "db", "ops", &eo, &er, &e) == 0);
+    CHECK_EQ(er.snapshots_removed, 6);
+    CHECK(er.files_deleted > 0);
+    bool ex = true;
+    CHECK(floe_fileio_exists(io, d[0].path, &ex, &e) == 0 && !ex);   /* rewritten away */
+    CHECK(floe_fileio_exists(io, d[1].path, &ex, &e) == 0 && ex);
+    sc = scan_of(cat, "ops");
+    CHECK(sc && floe_ice_scan_ntasks(sc) == 6);
+    floe_ice_scan_free(sc);
+
+    for (int i = 0; i < 6; i++) floe_ice_data_file_clear(&d[i]);
+    floe_ice_data_file_clear(&r);
+    floe_ice_data_file_clear(&x);
+    floe_ice_data_file_clear(&y);
+    floe_ice_spec_free(sp);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
+/* Count the data files of the current snapshot, -1 if the table is broken. */
+static long live_files(floe_ice_catalog_t *cat, const char *name, int64_t *snap)
+{
+    floe_ice_table_t *t;
+    floe_err_t e;
+    if (floe_ice_catalog_load_table(cat, "db", name, &t, &e) < 0) return -1;
+    *snap = floe_ice_table_metadata(t)->current_snapshot_id;
+    floe_ice_scan_t *s;
+    long n = -1;
+    if (floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s, &e) == 0) {
+        n = (long)floe_ice_scan_ntasks(s);
+        for (size_t i = 0; i < floe_ice_scan_ntasks(s); i++) {
+            bool ex = false;
+            if (floe_fileio_exists(floe_ice_catalog_io(cat), floe_ice_scan_task(s, i)->file->path, &ex, &e) < 0 || !ex)
+                n = -1;
+        }
+        floe_ice_scan_free(s);
+    }
+    floe_ice_table_free(t);
+    return n;
+}
+
+/* Fault at every operation of a commit, in each mode: the table is then at
+ * the old snapshot or the new one, never broken, and a success is real. */
+static void fault_every_step(void)
+{
+    floe_err_t e;
+    floe_fileio_t *local = floe_fileio_local_new(&e);
+    floe_fileio_t *fio = floe_fileio_fault_new(local, &e);
+    floe_ice_catalog_t *clean = floe_ice_catalog_fs_new(local, root, &e);
+    floe_ice_catalog_t *faulty = floe_ice_catalog_fs_new(fio, root, &e);
+    floe_ice_schema_t *s = schema3();
+    floe_ice_table_t *t;
+    CHECK(floe_ice_catalog_create_table(clean, "db", "faults", s, NULL, NULL, NULL, &t, &e) == 0);
+    char tdir[300];
+    snprintf(tdir, sizeof tdir, "%s", floe_ice_table_metadata(t)->location);
+    floe_ice_table_free(t);
+    floe_ice_data_file_t f;
+    make_file(local, &f, tdir, FLOE_ICE_CONTENT_DATA, 5, NULL);
+    CHECK(append_files(clean, "faults", &f, 1, &e) == 0);
+    floe_ice_data_file_clear(&f);
+    /* how many operations does one clean commit take? */
+    make_file(local, &f, tdir, FLOE_ICE_CONTENT_DATA, 5, NULL);
+    floe_fileio_fault_disarm(fio);
+    CHECK(append_files(faulty, "faults", &f, 1, &e) == 0);
+    floe_ice_data_file_clear(&f);
+    uint64_t ops = floe_fileio_fault_ops(fio);
+    CHECK(ops >= 8);
+    long expect = 2;
+    int broken = 0, lies = 0, unknown = 0;
+    floe_log_set_level(FLOE_LOG_ERROR);
+    for (int mode = FLOE_FAULT_FAIL; mode <= FLOE_FAULT_LOST_ACK; mode++) {
+        for (uint64_t k = 1; k <= ops + 2; k++) {
+            int64_t before_snap, after_snap;
+            long before = live_files(clean, "faults", &before_snap);
+            make_file(local, &f, tdir, FLOE_ICE_CONTENT_DATA, 5, NULL);
+            floe_fileio_fault_arm(fio, k, (floe_fault_mode_t)mode);
+            int rc = append_files(faulty, "faults", &f, 1, &e);
+            floe_fileio_fault_disarm(fio);
+            if (rc < 0 && e.code == FLOE_EUNKNOWN) unknown++;
+            long after = live_files(clean, "faults", &after_snap);
+            if (after < 0) broken++;
+            if (rc == 0 && after != before + 1) lies++;          /* success must be real */
+            if (rc < 0 && e.code != FLOE_EUNKNOWN && after != before) lies++;   /* failure must be clean */
+            if (after != before && after != before + 1) broken++;
+            expect = after;
+            floe_ice_data_file_clear(&f);
+        }
+    }
+    floe_log_set_level(FLOE_LOG_INFO);
+    CHECK_EQ(broken, 0);
+    CHECK_EQ(lies, 0);
+    CHECK(expect > 2);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(clean);
+    floe_ice_catalog_free(faulty);
+    floe_fileio_free(fio);
+    floe_fileio_free(local);
+    (void)unknown;
+}
+
+TEST_MAIN({
+    snprintf(root, sizeof root, "/tmp/floe-ice-table-%d", (int)getpid());
+    rm_rf(root);
+    RUN(catalog_basics);
+    RUN(manifest_roundtrip);
+    RUN(producers);
+    RUN(fault_every_step);
+    rm_rf(root);
+})

@@ -1,0 +1,257 @@
+#include <math.h>
+#include <stdlib.h>
+
+#include "format/parquet.h"
+#include "format/parquet_int.h"
+#include "pq_gen.h"
+#include "test.h"
+
+/* RLE/bit-packed hybrid round-trips runs, noise and every bit width. */
+static void rle_round_trip(void)
+{
+    pqg_t g;
+    pqg_init(&g, 1);
+    for (int bw = 0; bw <= 32; bw++) {
+        size_t n = 1 + pqg_rand(&g) % 5000;
+        uint32_t *v = malloc(n * 4), *back = malloc(n * 4);
+        uint64_t mask = bw == 32 ? 0xffffffffull : (1ull << bw) - 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = pqg_rand(&g);
+            v[i] = (r & 3) == 0 && i ? v[i - 1] : (uint32_t)(r >> 20 & mask);
+            if (i > 100 && i < 300) v[i] = (uint32_t)(7 & mask);
+        }
+        floe_buf_t b = FLOE_BUF_INIT;
+        CHECK_EQ(pq_rle_encode_u32(&b, v, n, bw), 0);
+        pq_rle_dec_t d;
+        pq_rle_dec_init(&d, b.data, b.len, bw);
+        CHECK_EQ(pq_rle_dec_u32(&d, back, n), 0);
+        CHECK(memcmp(v, back, n * 4) == 0);
+        /* truncated input fails instead of reading past it */
+        pq_rle_dec_init(&d, b.data, b.len / 2, bw);
+        if (bw > 0 && n > 400) CHECK(pq_rle_dec_u32(&d, back, n) < 0);
+        floe_buf_free(&b);
+        free(v);
+        free(back);
+    }
+    pqg_free(&g);
+}
+
+/* DELTA_BINARY_PACKED round-trips sequences, extremes and wrap-around. */
+static void delta_round_trip(void)
+{
+    pqg_t g;
+    pqg_init(&g, 2);
+    for (int t = 0; t < 40; t++) {
+        size_t n = pqg_rand(&g) % 1000;
+        bool is32 = t & 1;
+        int64_t *v = malloc((n + 1) * 8), *back = malloc((n + 1) * 8);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = pqg_rand(&g);
+            int64_t x = t % 4 < 2 ? (int64_t)i * 1000 + (int64_t)(r % 7) : (int64_t)r;
+            if (t % 8 == 7) x = (i & 1) ? INT64_MAX : INT64_MIN;
+            v[i] = is32 ? (int32_t)x : x;
+        }
+        floe_buf_t b = FLOE_BUF_INIT;
+        CHECK_EQ(pq_delta_encode(&b, v, n, is32), 0);
+        size_t used = 0, cnt = 0;
+        floe_err_t err;
+        CHECK_EQ(pq_delta_count(b.data, b.len, &cnt, &err), 0);
+        CHECK_EQ(cnt, n);
+        CHECK_EQ(pq_delta_decode(b.data, b.len, back, n, is32, &used, &err), 0);
+        CHECK_EQ(used, b.len);
+        CHECK(n == 0 || memcmp(v, back, n * 8) == 0);
+        if (n > 200) CHECK(pq_delta_decode(b.data, b.len / 2, back, n, is32, &used, &err) < 0);
+        floe_buf_free(&b);
+        free(v);
+        free(back);
+    }
+    pqg_free(&g);
+}
+
+/* Write rows with opts, read them back, and compare the JSON of every row. */
+static void round_trip(pqg_t *g, const floe_pq_write_opts_t *o, size_t nrows, size_t batch)
+{
+    floe_err_t err;
+    floe_buf_t file = FLOE_BUF_INIT, want = FLOE_BUF_INIT, got = FLOE_BUF_INIT;
+    floe_pq_writer_t *w = floe_pq_writer_new(g->s, o, floe_pq_sink_buf, &file, &err);
+    CHECK(w != NULL);
+    if (!w) return;
+    CHECK_EQ(floe_pq_writer_set_kv(w, "iceberg.schema", "{\"type\":\"struct\"}", &err), 0);
+    pqg_val_t **rows = malloc(sizeof *rows * (batch ? batch : 1));
+    for (size_t done = 0; done < nrows;) {
+        size_t k = nrows - done < batch ? nrows - done : batch;
+        for (size_t i = 0; i < k; i++) {
+            rows[i] = pqg_row(g);
+            pqg_json(g->s, rows[i], &want);
+            floe_buf_append_u8(&want, '\n');
+        }
+        int rc = pqg_write(g, w, rows, k, &err);
+        CHECK_EQ(rc, 0);
+        if (rc) { fprintf(stderr, "write: %s\n", err.msg); break; }
+        done += k;
+    }
+    free(rows);
+    CHECK_EQ(floe_pq_writer_close(w, &err), 0);
+    CHECK_EQ(floe_pq_writer_bytes(w), file.len);
+    floe_pq_writer_free(w);
+    floe_pq_reader_t *r = floe_pq_reader_open(file.data, file.len, &err);
+    CHECK(r != NULL);
+    if (!r) { fprintf(stderr, "open: %s\n", err.msg); goto out; }
+    CHECK_EQ(floe_pq_reader_num_rows(r), nrows);
+    CHECK_STR(floe_pq_reader_kv(r, "iceberg.schema"), "{\"type\":\"struct\"}");
+    for (int rg = 0; rg < floe_pq_reader_num_row_groups(r); rg++) {
+        int rc = pqg_read_json(r, rg, &got, &err);
+        CHECK_EQ(rc, 0);
+        if (rc) { fprintf(stderr, "read: %s\n", err.msg); break; }
+    }
+    CHECK_EQ(got.len, want.len);
+    if (got.len != want.len || memcmp(got.data, want.data, got.len) != 0) {
+        CHECK(!"rows differ");
+        size_t i = 0;
+        while (i < got.len && i < want.len && got.data[i] == want.data[i]) i++;
+        size_t s = i > 200 ? i - 200 : 0;
+        fprintf(stderr, "first difference at byte %zu\nwant: %.400s\ngot:  %.400s\n", i, want.data + s, got.data + s);
+    }
+    /* the schema survives: same node count and field ids */
+    const floe_pq_schema_t *rs = floe_pq_reader_schema(r);
+    CHECK_EQ(floe_pq_schema_num_nodes(rs), floe_pq_schema_num_nodes(g->s));
+    for (int i = 0; i < floe_pq_schema_num_nodes(rs) && i < floe_pq_schema_num_nodes(g->s); i++) {
+        CHECK_EQ(floe_pq_schema_node(rs, i)->field_id, floe_pq_schema_node(g->s, i)->field_id);
+        CHECK_EQ(floe_pq_schema_node(rs, i)->logical, floe_pq_schema_node(g->s, i)->logical);
+    }
+    floe_pq_reader_free(r);
+out:
+    floe_buf_free(&file);
+    floe_buf_free(&want);
+    floe_buf_free(&got);
+}
+
+/* Every type and nesting, through every codec and encoding choice, with
+ * small pages and row groups so that paging and fallback happen. */
+static void all_types_every_codec(void)
+{
+    floe_codec_t codecs[] = {FLOE_CODEC_NONE, FLOE_CODEC_SNAPPY, FLOE_CODEC_GZIP, FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW};
+    for (int ci = 0; ci < 5; ci++) {
+        for (int variant = 0; variant < 4; variant++) {
+            pqg_t g;
+            pqg_init(&g, (uint64_t)(ci * 10 + variant));
+            pqg_all_types_schema(&g);
+            floe_pq_write_opts_t o = floe_pq_write_opts_default();
+            o.codec = codecs[ci];
+            o.page_size = variant & 1 ? 700 : 64 << 10;
+            o.row_group_size = variant & 2 ? 20000 : 1 << 20;
+            o.dict_limit = variant == 1 ? 300 : 1 << 20;
+            o.dictionary = variant != 2;
+            o.delta = variant != 3;
+            o.page_v2 = variant == 3;
+            round_trip(&g, &o, 700, 97);
+            pqg_free(&g);
+        }
+    }
+}
+
+/* Random schemas (nested, optional, every type) and random rows. */
+static void random_schemas(void)
+{
+    for (int t = 0; t < 60; t++) {
+        pqg_t g;
+        pqg_init(&g, 1000 + (uint64_t)t);
+        pqg_random_schema(&g, 5, 3);
+        g.null_rate = (double)(t % 4) * 0.2;
+        floe_pq_write_opts_t o = floe_pq_write_opts_default();
+        o.codec = (floe_codec_t[]){FLOE_CODEC_ZSTD, FLOE_CODEC_SNAPPY, FLOE_CODEC_NONE}[t % 3];
+        o.page_size = 1 + pqg_rand(&g) % 4000;
+        o.row_group_size = 1000 + pqg_rand(&g) % 100000;
+        o.dict_limit = 1 + pqg_rand(&g) % 2000;
+        o.page_v2 = t % 5 == 0;
+        round_trip(&g, &o, 1 + pqg_rand(&g) % 400, 1 + pqg_rand(&g) % 150);
+        pqg_free(&g);
+    }
+}
+
+/* Statistics bounds in the footer follow each type's sort order. */
+static void statistics_order(void)
+{
+    floe_pq_schema_t *s = floe_pq_schema_new();
+    floe_err_t err;
+    floe_pq_node_t a = floe_pq_leaf("a", FLOE_PQ_OPTIONAL, FLOE_PQ_INT32, 1);
+    floe_pq_node_t b = floe_pq_leaf("b", FLOE_PQ_REQUIRED, FLOE_PQ_DOUBLE, 2);
+    floe_pq_node_t c = floe_pq_leaf("c", FLOE_PQ_REQUIRED, FLOE_PQ_BYTE_ARRAY, 3);
+    c.logical = FLOE_PQ_LT_STRING;
+    floe_pq_schema_add(s, &a, &err);
+    floe_pq_schema_add(s, &b, &err);
+    floe_pq_schema_add(s, &c, &err);
+    floe_buf_t file = FLOE_BUF_INIT;
+    floe_pq_write_opts_t o = floe_pq_write_opts_default();
+    floe_pq_writer_t *w = floe_pq_writer_new(s, &o, floe_pq_sink_buf, &file, &err);
+    int16_t def[4] = {1, 0, 1, 1};
+    int32_t av[3] = {-5, 7, -100};
+    double bv[4] = {NAN, 2.5, -0.0, -3};
+    floe_slice_t cv[4] = {floe_slice_str("b"), floe_slice_str("\xc3\xa9"), floe_slice_str("a"), floe_slice_str("ab")};
+    CHECK_EQ(floe_pq_write_column(w, 0, 4, def, NULL, av, 3, &err), 0);
+    CHECK_EQ(floe_pq_write_column(w, 1, 4, NULL, NULL, bv, 4, &err), 0);
+    CHECK_EQ(floe_pq_write_column(w, 2, 4, NULL, NULL, cv, 4, &err), 0);
+    /* mismatched counts are refused */
+    CHECK(floe_pq_writer_rows(w, 3, &err) < 0);
+    CHECK_EQ(floe_pq_writer_rows(w, 4, &err), 0);
+    CHECK(floe_pq_write_column(w, 0, 1, def, NULL, av, 2, &err) < 0);
+    CHECK_EQ(floe_pq_writer_close(w, &err), 0);
+    floe_pq_writer_free(w);
+    /* decode the footer and look at the chunk statistics */
+    pq_file_meta_t m;
+    uint32_t flen = floe_rd_le32(file.data + file.len - 8);
+    CHECK_EQ(pq_footer_decode(file.data + file.len - 8 - flen, flen, &m, &err), 0);
+    CHECK_EQ(m.num_rows, 4);
+    pq_file_meta_free(&m);
+    floe_pq_reader_t *r = floe_pq_reader_open(file.data, file.len, &err);
+    CHECK(r != NULL);
+    floe_pq_column_t col;
+    CHECK_EQ(floe_pq_read_column(r, 0, 2, &col, &err), 0);
+    CHECK_EQ(col.n_values, 4);
+    CHECK(col.n_values == 4 && floe_slice_eq(((floe_slice_t *)col.values)[1], floe_slice_str("\xc3\xa9")));
+    floe_pq_column_free(&col);
+    floe_pq_reader_free(r);
+    floe_buf_free(&file);
+    floe_pq_schema_free(s);
+}
+
+/* Truncated and bit-flipped files fail cleanly (ASan checks the rest). */
+static void corrupt_files(void)
+{
+    pqg_t g;
+    pqg_init(&g, 77);
+    pqg_all_types_schema(&g);
+    floe_err_t err;
+    floe_buf_t file = FLOE_BUF_INIT;
+    floe_pq_write_opts_t o = floe_pq_write_opts_default();
+    o.page_size = 2000;
+    floe_pq_writer_t *w = floe_pq_writer_new(g.s, &o, floe_pq_sink_buf, &file, &err);
+    pqg_val_t *rows[50];
+    for (int i = 0; i < 50; i++) rows[i] = pqg_row(&g);
+    CHECK_EQ(pqg_write(&g, w, rows, 50, &err), 0);
+    CHECK_EQ(floe_pq_writer_close(w, &err), 0);
+    floe_pq_writer_free(w);
+    int failures = 0, trials = 0;
+    uint8_t *copy = malloc(file.len);
+    for (int t = 0; t < 400; t++) {
+        memcpy(copy, file.data, file.len);
+        size_t len = file.len;
+        if (t < 50) len = file.len * (size_t)t / 50;
+        else for (int k = 0; k < 1 + t % 4; k++) copy[pqg_rand(&g) % file.len] ^= (uint8_t)(1u << (pqg_rand(&g) % 8));
+        floe_pq_reader_t *r = floe_pq_reader_open(copy, len, &err);
+        trials++;
+        if (!r) { failures++; continue; }
+        floe_buf_t out = FLOE_BUF_INIT;
+        for (int rg = 0; rg < floe_pq_reader_num_row_groups(r); rg++)
+            if (pqg_read_json(r, rg, &out, &err) < 0) { failures++; break; }
+        floe_buf_free(&out);
+        floe_pq_reader_free(r);
+    }
+    CHECK(failures >= 50);   /* every truncation at least */
+    free(copy);
+    floe_buf_free(&file);
+    pqg_free(&g);
+}
+
+TEST_MAIN(RUN(rle_round_trip); RUN(delta_round_trip); RUN(all_types_every_codec); RUN(random_schemas);
+          RUN(statistics_order); RUN(corrupt_files))

@@ -1,0 +1,133 @@
+/* Shape <-> Iceberg schema: ids for new fields from last-column-id, seeded
+ * buffers keep committed types and ids, incompatible kinds refused. */
+#include <stdlib.h>
+
+#include "iceberg/metadata.h"
+#include "table/convert.h"
+#include "table/schema_map.h"
+#include "test.h"
+
+static floe_conv_t *conv; /* when set, records go through it */
+
+static int add(floe_rows_t *r, const char *json)
+{
+    floe_err_t e;
+    if (conv) {
+        static int64_t offset;
+        floe_record_t rec = {.offset = offset++, .timestamp = 1, .key_null = true,
+                             .value = floe_slice_str(json)};
+        floe_conv_stage_t st;
+        return floe_conv_record(conv, 0, &rec, &st, &e);
+    }
+    floe_rows_begin(r);
+    if (floe_rows_json(r, floe_rows_root(r), (const uint8_t *)json, strlen(json), &e) < 0 ||
+        floe_rows_end(r, &e) < 0) {
+        floe_rows_rollback(r);
+        return -1;
+    }
+    return 0;
+}
+
+static floe_ice_schema_t *empty_schema(void)
+{
+    return floe_ice_schema_new(0, floe_ice_type_struct());
+}
+
+static void new_table_schema_from_shape(void)
+{
+    floe_rows_t *r = floe_rows_new(NULL);
+    floe_err_t e;
+    floe_conv_t *c = conv = floe_conv_new(r, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    CHECK(c != NULL);
+    CHECK_EQ(add(r, "{\"id\":1,\"u\":{\"name\":\"a\",\"tags\":[\"x\"]},\"amount\":2.5}"), 0);
+    floe_ice_schema_t *s = empty_schema();
+    int32_t last = 0;
+    bool changed;
+    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), 0);
+    CHECK(changed);
+    CHECK_EQ(floe_ice_schema_validate(s, &e), 0);
+    /* ids in shape order, each field before its subtree: _kafka 1,
+     * partition..headers 2-6, headers key/value 7-8, id 9, u 10, name 11,
+     * tags 12, element 13, amount 14 */
+    CHECK_EQ(last, 14);
+    CHECK_EQ(floe_ice_schema_find_name(s, "amount")->id, 14);
+    CHECK_EQ(floe_ice_schema_find_name(s, "_kafka.headers.value")->id, 8);
+    CHECK_EQ(floe_ice_schema_max_id(s), 14);
+    const floe_ice_field_t *f = floe_ice_schema_find_name(s, "u.tags.element");
+    CHECK(f && f->type->kind == FLOE_ICE_STRING && !f->required);
+    f = floe_ice_schema_find_name(s, "_kafka.offset");
+    CHECK(f && f->type->kind == FLOE_ICE_LONG && f->required);
+    f = floe_ice_schema_find_name(s, "_kafka.headers");
+    CHECK(f && f->type->kind == FLOE_ICE_MAP);
+    f = floe_ice_schema_find_name(s, "_kafka.timestamp");
+    CHECK(f && f->type->kind == FLOE_ICE_TIMESTAMPTZ);
+    /* every shape node carries its id */
+    floe_rnode_t *u = floe_rows_child(floe_rows_root(r), "u");
+    CHECK_EQ(u->field_id, floe_ice_schema_find_name(s, "u")->id);
+    CHECK_EQ(floe_rows_child(u, "tags")->kids[0]->field_id, 13);
+
+    /* a later record adds a nested field: one new id, the rest unchanged */
+    CHECK_EQ(add(r, "{\"u\":{\"city\":\"b\"}}"), 0);
+    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), 0);
+    CHECK(changed);
+    CHECK_EQ(last, 15);
+    CHECK_EQ(floe_ice_schema_find_name(s, "u.city")->id, 15);
+    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), 0);
+    CHECK(!changed);
+
+    /* round trip through the schema JSON, then seed a new buffer from it */
+    char *json = floe_ice_schema_to_json(s, &e);
+    CHECK(json != NULL);
+    floe_ice_schema_t *back = floe_ice_schema_from_json(json, strlen(json), &e);
+    CHECK(back && floe_ice_schema_same(back, s));
+    free(json);
+
+    floe_rows_t *r2 = floe_rows_new(NULL);
+    floe_conv_t *c2 = conv = floe_conv_new(r2, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    CHECK_EQ(floe_tschema_seed(r2, back, &e), 0);
+    /* amount is double in the table: an integer stays a double */
+    CHECK_EQ(add(r2, "{\"amount\":3,\"id\":7}"), 0);
+    floe_rnode_t *amount = floe_rows_child(floe_rows_root(r2), "amount");
+    CHECK_EQ(amount->kind, FLOE_TK_DOUBLE);
+    CHECK(floe_rcol_double(amount->col, 0) == 3.0);
+    CHECK_EQ(floe_tschema_sync(r2, back, &last, &changed, &e), 0);
+    CHECK(!changed);
+    CHECK_EQ(amount->field_id, floe_ice_schema_find_name(s, "amount")->id);
+    /* a string where the table has a long is a conflict at the row */
+    CHECK_EQ(add(r2, "{\"id\":\"x\"}"), -1);
+    floe_conv_free(c2);
+    conv = NULL;
+    floe_rows_free(r2);
+    floe_ice_schema_free(back);
+    floe_ice_schema_free(s);
+    floe_conv_free(c);
+    floe_rows_free(r);
+}
+
+static void incompatible_kinds_refused(void)
+{
+    floe_rows_t *r = floe_rows_new(NULL);
+    floe_err_t e;
+    CHECK_EQ(add(r, "{\"n\":1}"), 0);
+    floe_ice_schema_t *s = empty_schema();
+    floe_ice_struct_add(s->root, 1, "n", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
+    int32_t last = 1;
+    bool changed;
+    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), -1);
+    CHECK_EQ(e.code, FLOE_EINVAL);
+    CHECK(strstr(e.msg, "'n' is string in the table but long in the records") != NULL);
+    floe_ice_schema_free(s);
+
+    /* a decimal column cannot be seeded: say which and why */
+    s = empty_schema();
+    floe_ice_struct_add(s->root, 1, "price", false, floe_ice_type_decimal(9, 2), NULL);
+    floe_rows_t *r2 = floe_rows_new(NULL);
+    CHECK_EQ(floe_tschema_seed(r2, s, &e), -1);
+    CHECK_EQ(e.code, FLOE_EUNSUPPORTED);
+    CHECK(strstr(e.msg, "'price' has type decimal(9, 2)") != NULL || strstr(e.msg, "'price' has type decimal(9,2)") != NULL);
+    floe_rows_free(r2);
+    floe_ice_schema_free(s);
+    floe_rows_free(r);
+}
+
+TEST_MAIN(RUN(new_table_schema_from_shape); RUN(incompatible_kinds_refused))
