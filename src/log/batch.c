@@ -259,7 +259,7 @@ int floe_record_iter_next(floe_record_iter_t *it, floe_record_t *r,
         return floe_err_set(err, FLOE_ECORRUPT, "record %d: %zu bytes past its fields",
                             it->index, c.n - c.off);
     r->headers_raw = floe_slice(c.p + hstart, c.off - hstart);
-    r->offset = it->base_offset + r->offset_delta;
+    r->offset = (int64_t)((uint64_t)it->base_offset + (uint64_t)(int64_t)r->offset_delta);
     r->timestamp = it->log_append_time ? it->max_timestamp
                                        : (int64_t)((uint64_t)it->base_timestamp +
                                                    (uint64_t)r->timestamp_delta);

@@ -10,7 +10,12 @@
  * to the end.  A whole batch is therefore 12 + batch_length bytes.
  *
  * Everything here works on caller memory; nothing allocates except the
- * decompression output (a caller floe_buf_t) and the builder. */
+ * decompression output (a caller floe_buf_t) and the builder.
+ *
+ * Beyond LOG_CONTRACT.md: floe_batch_decode_hdr (no CRC check),
+ * floe_batch_set_leader_epoch, floe_batch_update_crc,
+ * floe_batch_validate_records, floe_header_iter_t, floe_batch_opts_t for
+ * the builder's settings, and log/codec.h for the codecs alone. */
 #ifndef FLOE_LOG_BATCH_H
 #define FLOE_LOG_BATCH_H
 
@@ -88,9 +93,12 @@ static inline size_t floe_batch_size(const floe_batch_hdr_t *h)
 {
     return (size_t)FLOE_BATCH_LOG_OVERHEAD + (size_t)(uint32_t)h->batch_length;
 }
+/* base_offset + last_offset_delta; wraps instead of overflowing on hostile
+ * headers (callers that store offsets check base_offset >= 0 and that the
+ * result is not below it). */
 static inline int64_t floe_batch_last_offset(const floe_batch_hdr_t *h)
 {
-    return h->base_offset + h->last_offset_delta;
+    return (int64_t)((uint64_t)h->base_offset + (uint64_t)(int64_t)h->last_offset_delta);
 }
 /* Last sequence of an idempotent batch (sequences wrap at INT32_MAX). */
 int32_t floe_batch_last_sequence(const floe_batch_hdr_t *h);

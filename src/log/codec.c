@@ -33,6 +33,17 @@ static size_t grow(floe_buf_t *out, size_t base, size_t max_out, size_t want)
     return have < room ? have : room;
 }
 
+/* First output reservation of a streaming decoder: a few times the input
+ * (batches compress 2-10x), at least 4 KiB, at most CODEC_STEP; later ones
+ * double.  Small batches then cost small buffers. */
+static size_t first_step(size_t n)
+{
+    size_t w = n < CODEC_STEP / 4 ? n * 4 : CODEC_STEP;
+    return w < 4096 ? 4096 : w;
+}
+
+static size_t next_step(size_t step) { return step * 2 < CODEC_STEP ? step * 2 : CODEC_STEP; }
+
 static int cap_err(floe_err_t *err, const char *codec, size_t max_out)
 {
     return floe_err_set(err, FLOE_ENOMEM,
@@ -51,9 +62,10 @@ static int gzip_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
         return floe_err_set(err, FLOE_ENOMEM, "gzip: inflateInit failed");
     int rc = -1;
     const uint8_t *p = in;
-    size_t left = n;
+    size_t left = n, step = first_step(n);
     for (;;) {
-        size_t room = grow(out, base, max_out, left * 4 + 1024 < CODEC_STEP ? left * 4 + 1024 : CODEC_STEP);
+        size_t room = grow(out, base, max_out, step);
+        step = next_step(step);
         if (room == (size_t)-1) { floe_err_set(err, FLOE_ENOMEM, "gzip: out of memory"); goto done; }
         if (room == 0) { cap_err(err, "gzip", max_out); goto done; }
         if (room > UINT_MAX) room = UINT_MAX;
@@ -142,9 +154,10 @@ static int lz4_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
         return floe_err_set(err, FLOE_ENOMEM, "lz4: cannot create context");
     int rc = -1;
     size_t off = 0;
-    size_t hint = 1;
+    size_t hint = 1, step = first_step(n);
     while (off < n) {
-        size_t room = grow(out, base, max_out, CODEC_STEP);
+        size_t room = grow(out, base, max_out, step);
+        step = next_step(step);
         if (room == (size_t)-1) { floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory"); goto done; }
         if (room == 0) { cap_err(err, "lz4", max_out); goto done; }
         size_t dst = room, src = n - off;
@@ -163,7 +176,8 @@ static int lz4_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     }
     /* the input may end with output still buffered in the context */
     while (hint != 0) {
-        size_t room = grow(out, base, max_out, CODEC_STEP);
+        size_t room = grow(out, base, max_out, step);
+        step = next_step(step);
         if (room == (size_t)-1) { floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory"); goto done; }
         if (room == 0) { cap_err(err, "lz4", max_out); goto done; }
         size_t dst = room, src = 0;
@@ -218,9 +232,10 @@ static int zstd_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     ZSTD_DStream *ds = zstd_ctx();
     if (!ds) return floe_err_set(err, FLOE_ENOMEM, "zstd: cannot create context");
     ZSTD_inBuffer ib = {in, n, 0};
-    size_t last = 1;
+    size_t last = 1, step = first_step(n);
     for (;;) {
-        size_t room = grow(out, base, max_out, CODEC_STEP);
+        size_t room = grow(out, base, max_out, step);
+        step = next_step(step);
         if (room == (size_t)-1) return floe_err_set(err, FLOE_ENOMEM, "zstd: out of memory");
         if (room == 0) {
             /* a frame could be complete exactly at the cap */

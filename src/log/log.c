@@ -377,7 +377,10 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             floe_segment_map_indexes(s);
             continue;
         }
-        if (!last) FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
+        if (!last) {
+            FLOE_INFO("log: %s: rebuilding indexes of segment %020" PRId64, dir, s->base);
+            l->rebuilt++;
+        }
         uint64_t cut = 0;
         if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0) {
             floe_err_wrap(err, "recover %s segment %020" PRId64, dir, s->base);
@@ -640,12 +643,12 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
     off = 0;
     while (off < len) {
         floe_batch_decode_hdr(batches + off, len - off, &h, NULL);
-        if (floe_segment_index_batch(s, &h, pos0 + off, l->cfg.index_interval_bytes, err) != 0 ||
-            floe_pstate_update(&l->ps, &h, now) != 0) {
-            /* the data is in; a missing index entry only costs a longer
-             * scan, and the index is rebuilt at the next open */
-            FLOE_WARN("log: %s: index update failed: %s", l->dir, err ? err->msg : "?");
-        }
+        /* the data is in; a missing index entry (out of memory) only costs
+         * a longer scan, and the index is rebuilt at the next open */
+        if (floe_segment_index_batch(s, &h, pos0 + off, l->cfg.index_interval_bytes, NULL) != 0)
+            FLOE_WARN("log: %s: out of memory indexing offset %" PRId64, l->dir, h.base_offset);
+        if (floe_pstate_update(&l->ps, &h, now) != 0)
+            FLOE_WARN("log: %s: out of memory recording producer %" PRId64, l->dir, h.producer_id);
         off += floe_batch_size(&h);
     }
     res->base_offset = base;

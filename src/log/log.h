@@ -14,7 +14,15 @@
  * parallel with appends (file I/O outside the lock), fsync in
  * floe_log_flush runs outside the lock too.  Waiting for new data (long-poll
  * fetch) is the caller's business: floe_log_end_offset changes after every
- * successful append. */
+ * successful append.
+ *
+ * Against LOG_CONTRACT.md: floe_log_offset_for_time takes one more
+ * argument (ts_out, may be NULL: the found record's timestamp, which
+ * ListOffsets returns).  Added: floe_log_config_set (topic-config names),
+ * leader_epoch and producer_id_expiration_ms in the config,
+ * floe_log_set_config / get_config, floe_log_drop, floe_log_maybe_flush,
+ * floe_log_size_bytes, floe_log_producer_state, floe_log_segment_count,
+ * end_offset and error_code in floe_log_read_info_t. */
 #ifndef FLOE_LOG_LOG_H
 #define FLOE_LOG_LOG_H
 
@@ -119,14 +127,18 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len,
                     int64_t log_append_time_ms,
                     floe_log_append_result_t *res, floe_err_t *err);
 
-/* fsync every segment written since the last flush (data and indexes),
- * then advance the durable offset.  The fsync runs outside the log lock:
- * appends and reads go on meanwhile; concurrent flushes are fine. */
+/* fsync every segment written since the last flush (data; index files
+ * of segments sealed since; the directory when files came or went), then
+ * advance the durable offset to the end offset seen at the start.  The
+ * fsync runs outside the log lock: appends and reads go on meanwhile.
+ * Flushes of one log run one at a time; a caller arriving during one waits
+ * and then syncs what was appended meanwhile (group commit). */
 int floe_log_flush(floe_log_t *l, floe_err_t *err);
 /* Flush when flush_ms has passed since the last flush and data is
  * pending (for a periodic timer).  now_ms: wall clock. */
 int floe_log_maybe_flush(floe_log_t *l, int64_t now_ms, floe_err_t *err);
-/* Next offset known to be on disk (all offsets below are fsynced). */
+/* Next offset known to be on disk: offsets below it were fsynced by a
+ * flush, or were already in the files when the log was opened. */
 int64_t floe_log_durable_offset(floe_log_t *l);
 
 typedef struct floe_log_read_info {

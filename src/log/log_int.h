@@ -181,6 +181,7 @@ struct floe_log {
     floe_pstate_t ps;
     floe_buf_t scratch;        /* decompression on the append path */
     int64_t (*now_ms)(void);   /* wall clock, replaceable for tests */
+    size_t rebuilt;            /* sealed segments rebuilt at open (tests) */
 };
 
 /* Drop a pin (refs) taken on a segment; frees it when it was deleted

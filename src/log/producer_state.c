@@ -297,7 +297,7 @@ int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
             int32_t fs = (int32_t)floe_rd_be32(p + off), ls = (int32_t)floe_rd_be32(p + off + 4);
             int64_t fo = (int64_t)floe_rd_be64(p + off + 8), lo = (int64_t)floe_rd_be64(p + off + 16);
             off += 24;
-            if (fs < 0 || lo < fo || lo - fo > INT32_MAX) goto corrupt;
+            if (fs < 0 || fo < 0 || lo < fo || lo - fo >= INT32_MAX) goto corrupt;
             h.base_sequence = fs;
             h.base_offset = fo;
             h.last_offset_delta = (int32_t)(lo - fo);

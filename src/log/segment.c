@@ -244,18 +244,12 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         if (s->ntidx && (ts <= tidx_ts(s, s->ntidx - 1) || rel < tidx_rel(s, s->ntidx - 1))) goto out;
         if (push_tidx(s, ts, rel) != 0) goto out;
     }
-    if (s->size > 0) {
-        /* a non-empty sealed segment has a time-index entry (unless no
-         * record has a timestamp: rebuilding then is merely slower), and an
-         * offset-index entry unless it holds a single batch */
-        uint8_t hb[FLOE_BATCH_HDR_SIZE];
-        floe_batch_hdr_t h;
-        if (s->ntidx == 0) goto out;
-        if (s->nidx == 0 && (pread_full(s->fd, hb, sizeof hb, 0) != 0 ||
-                             floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0 ||
-                             floe_batch_size(&h) != s->size))
-            goto out;
-    }
+    /* a non-empty sealed segment has a time-index entry (sealing adds
+     * one), unless none of its records has a timestamp: rebuilding then is
+     * merely slower.  An empty offset index is fine (a segment smaller
+     * than the index interval has none); the walk below then covers the
+     * whole segment. */
+    if (s->size > 0 && s->ntidx == 0) goto out;
     if (s->nidx) {
         /* the last entry must name a real batch at its position */
         uint32_t erel = s->idx[s->nidx - 1].rel, epos = s->idx[s->nidx - 1].pos;
@@ -278,6 +272,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
             if (pread_full(s->fd, hb, sizeof hb, pos) != 0) goto out;
             if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
             if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
+                floe_batch_last_offset(&h) < h.base_offset ||
                 floe_batch_last_offset(&h) >= next_base || floe_batch_size(&h) > s->size - pos)
                 goto out;
             prev_last = floe_batch_last_offset(&h);
@@ -310,22 +305,25 @@ static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
     int added = 0;
     int64_t newmax = h->max_timestamp > s->max_ts ? h->max_timestamp : s->max_ts;
     uint32_t rel = (uint32_t)(h->base_offset - s->base);
+    bool oom = false;
     if (s->since_index >= interval && pos > 0) {
-        if (push_idx(s, rel, (uint32_t)pos) != 0) return -1;
-        added |= 1;
-        if (newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
-            if (push_tidx(s, newmax, rel) != 0) return -1;
-            added |= 2;
+        if (push_idx(s, rel, (uint32_t)pos) == 0) added |= 1;
+        else oom = true;
+        if (!oom && newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
+            if (push_tidx(s, newmax, rel) == 0) added |= 2;
+            else oom = true;
         }
         s->since_index = 0;
     }
+    /* the segment's own bookkeeping is kept even when an entry could not
+     * be added (a missing entry only lengthens a scan) */
     s->since_index += floe_batch_size(h);
     if (h->max_timestamp > s->max_ts) {
         s->max_ts = h->max_timestamp;
         s->max_ts_off = h->base_offset;
     }
     s->next = floe_batch_last_offset(h) + 1;
-    return added;
+    return oom ? -1 : added;
 }
 
 /* Write index entries [from, n) of one index to its file in one call. */
@@ -465,7 +463,9 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
             if (floe_batch_parse_hdr(p, bsize, &h, &e) != 0) { why = e.msg; break; }
         }
         if (h.base_offset < s->next || h.record_count <= 0 || h.last_offset_delta < 0 ||
-            (uint64_t)(floe_batch_last_offset(&h) - s->base) > UINT32_MAX || pos + bsize > UINT32_MAX) {
+            floe_batch_last_offset(&h) < h.base_offset ||
+            (uint64_t)floe_batch_last_offset(&h) - (uint64_t)s->base > UINT32_MAX ||
+            pos + bsize > UINT32_MAX) {
             why = "batch offsets out of order";
             break;
         }

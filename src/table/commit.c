@@ -9,6 +9,7 @@
 
 #include "iceberg/scan.h"
 #include "table/engine_int.h"
+#include "table/partition.h"
 #include "table/offsets.h"
 #include "table/schema_map.h"
 #include "util/clock.h"
@@ -59,6 +60,7 @@ void floe_tout_clear(tout_t *o)
     floe_ice_schema_free(o->work);
     free(o->schema_json);
     free(o->committed);
+    floe_ice_spec_free(o->spec);
     memset(o, 0, sizeof *o);
 }
 
@@ -151,7 +153,57 @@ static int adopt(tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *e
     o->committed = committed;
     o->last_column_id = md->last_column_id;
     o->schema_dirty = false;
+    const floe_ice_spec_t *ds = floe_ice_metadata_default_spec(md);
+    floe_ice_spec_free(o->spec);
+    o->spec = ds ? floe_ice_spec_dup(ds) : NULL;
+    o->spec_dirty = false;
+    o->spec_text[0] = '\0';
+    o->spec_waiting = false;
     return 0;
+}
+
+void floe_tout_resolve_spec(tout_t *o, const char *text)
+{
+    if (!strcmp(text, o->spec_text) && !o->spec_waiting) return;
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
+    int32_t last_pid = md->last_partition_id;
+    floe_err_t err;
+    floe_ice_spec_t *want = text[0] ? floe_ice_spec_parse(o->work, text, 0, &last_pid, &err)
+                                    : floe_ice_spec_new(0);
+    if (!want) {
+        /* the source fields may come with later records: keep the current
+         * spec and try again at the next flush */
+        if (!o->spec_waiting || strcmp(text, o->spec_text))
+            FLOE_WARN("table %s.%s: table.partition.by '%s' not applied yet: %s", o->ns, o->name,
+                      text, err.msg);
+        snprintf(o->spec_text, sizeof o->spec_text, "%s", text);
+        o->spec_waiting = true;
+        return;
+    }
+    snprintf(o->spec_text, sizeof o->spec_text, "%s", text);
+    o->spec_waiting = false;
+    if (o->spec && floe_tspec_equiv(o->spec, want)) {
+        floe_ice_spec_free(want);
+        return;
+    }
+    /* an equal spec the table already has keeps its ids; else a new one */
+    int32_t next_id = 0;
+    for (size_t i = 0; i < md->nspecs; i++) {
+        if (floe_tspec_equiv(md->specs[i], want)) {
+            floe_ice_spec_free(want);
+            floe_ice_spec_free(o->spec);
+            o->spec = floe_ice_spec_dup(md->specs[i]);
+            o->spec_dirty = md->specs[i]->spec_id != md->default_spec_id;
+            return;
+        }
+        if (md->specs[i]->spec_id >= next_id) next_id = md->specs[i]->spec_id + 1;
+    }
+    want->spec_id = next_id;
+    floe_ice_spec_free(o->spec);
+    o->spec = want;
+    o->spec_dirty = true;
+    FLOE_INFO("table %s.%s: partitioning by '%s' (spec %d) from the next files", o->ns, o->name,
+              text, (int)next_id);
 }
 
 /* ---- orphans -------------------------------------------------------------- */
@@ -191,6 +243,45 @@ static void strset_free(strset_t *s)
     free(s->v);
 }
 
+/* Delete unreferenced files under dir: in data/ (recursively: partition
+ * folders) every file floe wrote that no snapshot references, temp files of
+ * interrupted writes included; in metadata/ unreferenced manifests and temp
+ * files.  A name that lists as empty is a file (or an empty folder, whose
+ * removal fails harmlessly). */
+static int sweep(floe_fileio_t *io, const char *dir, const strset_t *refs, bool data,
+                 size_t *removed, floe_err_t *err)
+{
+    char **names;
+    size_t n;
+    if (floe_fileio_list(io, dir, &names, &n, err) < 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char **sub;
+        size_t nsub;
+        floe_err_t le;
+        if (data && floe_fileio_list(io, path, &sub, &nsub, &le) == 0) {
+            floe_fileio_names_free(sub, nsub);
+            if (nsub) {
+                if (sweep(io, path, refs, data, removed, err) < 0) {
+                    floe_fileio_names_free(names, n);
+                    return -1;
+                }
+                continue;
+            }
+        }
+        size_t len = strlen(names[i]);
+        bool tmp = names[i][0] == '.' && len > 4 && !strcmp(names[i] + len - 4, ".tmp");
+        bool candidate = data || tmp || (len > 5 && !strcmp(names[i] + len - 5, ".avro"));
+        if (!candidate || strset_has(refs, path)) continue;
+        floe_err_t e;
+        if (floe_fileio_remove(io, path, &e) < 0) continue; /* e.g. an empty folder */
+        (*removed)++;
+    }
+    floe_fileio_names_free(names, n);
+    return 0;
+}
+
 /* Delete the data files and manifests under the table that no snapshot
  * references: what a run wrote before it died uncommitted.  Only safe
  * before this engine writes: floe is the table's one writer. */
@@ -219,33 +310,11 @@ static int remove_orphans(tout_t *o, floe_fileio_t *io, size_t *removed, floe_er
         floe_ice_snapshot_content_free(&c);
     }
     if (refs.n) qsort(refs.v, refs.n, sizeof *refs.v, cmpstr);
-    static const char *const dirs[] = {"data", "metadata"};
-    for (int d = 0; d < 2; d++) {
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%s/%s", md->location, dirs[d]);
-        char **names;
-        size_t n;
-        if (floe_fileio_list(io, dir, &names, &n, err) < 0) goto out;
-        for (size_t i = 0; i < n; i++) {
-            /* data/ holds only files floe wrote: whatever no snapshot
-             * references goes, temp files of interrupted writes included;
-             * in metadata/ the unreferenced manifests and temp files */
-            size_t len = strlen(names[i]);
-            bool tmp = names[i][0] == '.' && len > 4 && !strcmp(names[i] + len - 4, ".tmp");
-            bool candidate = d == 0 || tmp || (len > 5 && !strcmp(names[i] + len - 5, ".avro"));
-            if (!candidate) continue;
-            char path[1400];
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            if (strset_has(&refs, path)) continue;
-            floe_err_t e;
-            if (floe_fileio_remove(io, path, &e) < 0) {
-                FLOE_WARN("cannot delete orphan %s: %s", path, e.msg);
-                continue;
-            }
-            (*removed)++;
-        }
-        floe_fileio_names_free(names, n);
-    }
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/data", md->location);
+    if (sweep(io, dir, &refs, true, removed, err) < 0) goto out;
+    snprintf(dir, sizeof dir, "%s/metadata", md->location);
+    if (sweep(io, dir, &refs, false, removed, err) < 0) goto out;
     rc = 0;
     goto out;
 oom:
@@ -371,6 +440,36 @@ static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
     return 0;
 }
 
+static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
+{
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
+    floe_ice_req_t reqs[2] = {{.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID},
+                              {.kind = FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID,
+                               .value = md->default_spec_id}};
+    memcpy(reqs[0].uuid, md->table_uuid, sizeof reqs[0].uuid);
+    floe_ice_update_t ups[2] = {{.kind = FLOE_ICE_UP_ADD_SPEC},
+                                {.kind = FLOE_ICE_UP_SET_DEFAULT_SPEC, .id = -1}};
+    size_t nups = 2;
+    bool exists = false;
+    for (size_t i = 0; i < md->nspecs; i++) exists |= md->specs[i]->spec_id == o->spec->spec_id;
+    if (exists) { /* back to an earlier spec: only make it the default */
+        ups[0] = ups[1];
+        ups[0].id = o->spec->spec_id;
+        nups = 1;
+    } else if (!(ups[0].spec = floe_ice_spec_dup(o->spec))) {
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    floe_ice_table_t *nt = NULL;
+    int rc = floe_ice_catalog_commit(t->e->cfg.catalog, o->ns, o->name, reqs, 2, ups, nups, &nt, err);
+    if (!exists) floe_ice_update_clear(&ups[0]);
+    if (rc < 0) return -1;
+    floe_ice_table_free(o->ice);
+    o->ice = nt;
+    o->spec_dirty = false;
+    FLOE_INFO("table %s.%s: partition spec %d committed", o->ns, o->name, (int)o->spec->spec_id);
+    return 0;
+}
+
 /* Commit the pending files of o with offsets next[] (one per partition).
  * Returns 1 when a snapshot was made (or found made), 0 when there was
  * nothing to commit, -1 on failure. */
@@ -431,9 +530,8 @@ static void reset(ttable_t *t, bool keep_files)
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
     for (int32_t i = 0; i < t->nparts; i++) {
         tpart_t *p = t->parts[i];
-        floe_dfw_abort(p->main.file);
-        floe_dfw_abort(p->dlq.file);
-        p->main.file = p->dlq.file = NULL;
+        floe_tsink_abort(&p->main);
+        floe_tsink_abort(&p->dlq);
         floe_rows_clear(p->main.rows);
         floe_rows_clear(p->dlq.rows);
     }
@@ -461,6 +559,7 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     }
     if (t->main.schema_dirty && commit_schema(t, &t->main, err) < 0) goto fail;
     if (t->dlq.schema_dirty && commit_schema(t, &t->dlq, err) < 0) goto fail;
+    if (t->main.spec_dirty && commit_spec(t, &t->main, err) < 0) goto fail;
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
     int d = commit_files(t, &t->dlq, next, false, err);

@@ -30,6 +30,7 @@ struct floe_dfw {
     leaf_stats_t *stats;
     int16_t *def, *rep;        /* scratch */
     floe_slice_t *slices;
+    floe_buf_t vals;           /* selected fixed-width values */
     size_t cap_def, cap_rep, cap_sl;
     floe_err_t sink_err;
 };
@@ -172,56 +173,65 @@ static void bytes_minmax(leaf_stats_t *st, floe_slice_t v)
     }
 }
 
-static void collect(leaf_stats_t *st, const floe_rcol_t *c, const floe_slice_t *sl)
+/* Metrics over one append's entries of a leaf: levels def[0..nl) with
+ * maxdef, and its nv values (fixed-width in vals, or slices). */
+static void collect(leaf_stats_t *st, const int16_t *def, size_t nl, int maxdef, const void *vals,
+                    const floe_slice_t *sl, size_t nv)
 {
-    int maxdef = c->node->def;
-    st->values += (int64_t)c->defs.len;
-    for (size_t i = 0; i < c->defs.len; i++)
-        if (c->defs.data[i] < maxdef) st->nulls++;
-    if (!st->bounds || !c->nvals) return;
-    size_t n = c->nvals, j = 0;
+    st->values += (int64_t)nl;
+    for (size_t i = 0; i < nl; i++)
+        if (def[i] < maxdef) st->nulls++;
+    if (!st->bounds || !nv) return;
+    const uint8_t *v8 = vals;
+    size_t j = 0;
     switch (st->kind) {
     case FLOE_TK_LONG:
-    case FLOE_TK_TIMESTAMPTZ:
-        if (!st->has) st->min.l = st->max.l = floe_rcol_long(c, 0);
-        for (; j < n; j++) {
-            int64_t v = floe_rcol_long(c, j);
-            if (v < st->min.l) st->min.l = v;
-            if (v > st->max.l) st->max.l = v;
+    case FLOE_TK_TIMESTAMPTZ: {
+        int64_t x;
+        memcpy(&x, v8, 8);
+        if (!st->has) st->min.l = st->max.l = x;
+        for (; j < nv; j++) {
+            memcpy(&x, v8 + 8 * j, 8);
+            if (x < st->min.l) st->min.l = x;
+            if (x > st->max.l) st->max.l = x;
         }
         break;
-    case FLOE_TK_INT:
-        if (!st->has) st->min.i = st->max.i = floe_rcol_int(c, 0);
-        for (; j < n; j++) {
-            int32_t v = floe_rcol_int(c, j);
-            if (v < st->min.i) st->min.i = v;
-            if (v > st->max.i) st->max.i = v;
+    }
+    case FLOE_TK_INT: {
+        int32_t x;
+        memcpy(&x, v8, 4);
+        if (!st->has) st->min.i = st->max.i = x;
+        for (; j < nv; j++) {
+            memcpy(&x, v8 + 4 * j, 4);
+            if (x < st->min.i) st->min.i = x;
+            if (x > st->max.i) st->max.i = x;
         }
         break;
+    }
     case FLOE_TK_DOUBLE: {
         bool any = st->has;
-        for (; j < n; j++) {
-            double v = floe_rcol_double(c, j);
-            if (isnan(v)) {
+        for (; j < nv; j++) {
+            double x;
+            memcpy(&x, v8 + 8 * j, 8);
+            if (isnan(x)) {
                 st->nans++;
                 continue;
             }
             if (!any) {
-                st->min.d = st->max.d = v;
+                st->min.d = st->max.d = x;
                 any = true;
             }
-            if (v < st->min.d) st->min.d = v;
-            if (v > st->max.d) st->max.d = v;
+            if (x < st->min.d) st->min.d = x;
+            if (x > st->max.d) st->max.d = x;
         }
         if (!any) return;
         break;
     }
     case FLOE_TK_BOOL:
-        if (!st->has) st->min.b = st->max.b = c->vals.data[0];
-        for (; j < n; j++) {
-            uint8_t v = c->vals.data[j];
-            if (v < st->min.b) st->min.b = v;
-            if (v > st->max.b) st->max.b = v;
+        if (!st->has) st->min.b = st->max.b = v8[0];
+        for (; j < nv; j++) {
+            if (v8[j] < st->min.b) st->min.b = v8[j];
+            if (v8[j] > st->max.b) st->max.b = v8[j];
         }
         break;
     default: /* string, binary */
@@ -232,13 +242,25 @@ static void collect(leaf_stats_t *st, const floe_rcol_t *c, const floe_slice_t *
             floe_buf_reserve(&st->smin, 1);
             floe_buf_reserve(&st->smax, 1);
         }
-        for (; j < n; j++) bytes_minmax(st, sl[j]);
+        for (; j < nv; j++) bytes_minmax(st, sl[j]);
         break;
     }
     st->has = true;
 }
 
-int floe_dfw_append(floe_dfw_t *w, floe_rows_t *rows, floe_err_t *err)
+static size_t width_of(floe_tkind_t k)
+{
+    switch (k) {
+    case FLOE_TK_BOOL: return 1;
+    case FLOE_TK_INT: return 4;
+    case FLOE_TK_STRING:
+    case FLOE_TK_BINARY: return 0;
+    default: return 8;
+    }
+}
+
+int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, size_t nsel,
+                        floe_err_t *err)
 {
     if (floe_rows_shape_version(rows) != w->shape_version)
         return floe_err_set(err, FLOE_EINVAL, "%s: the buffer's shape changed since open", w->path);
@@ -246,29 +268,53 @@ int floe_dfw_append(floe_dfw_t *w, floe_rows_t *rows, floe_err_t *err)
     floe_rcol_t *const *leaves = floe_rows_leaves(rows, &n);
     for (size_t i = 0; i < n; i++) {
         const floe_rcol_t *c = leaves[i];
-        size_t nl = c->defs.len;
+        int maxdef = c->node->def;
+        size_t nl = c->defs.len, wdt = width_of(c->node->kind);
         if (grow((void **)&w->def, &w->cap_def, nl, sizeof(int16_t)) < 0 ||
-            grow((void **)&w->rep, &w->cap_rep, nl, sizeof(int16_t)) < 0)
+            grow((void **)&w->rep, &w->cap_rep, nl, sizeof(int16_t)) < 0 ||
+            grow((void **)&w->slices, &w->cap_sl, c->nvals, sizeof(floe_slice_t)) < 0 ||
+            (wdt && floe_buf_reserve(&w->vals, c->nvals * wdt) < 0))
             return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-        for (size_t k = 0; k < nl; k++) {
-            w->def[k] = c->defs.data[k];
-            w->rep[k] = c->reps.data[k];
+        /* the entries of the selected rows (all rows when sel is NULL):
+         * a row starts at each repetition level 0 */
+        size_t ol = 0, ov = 0, j = 0, k = 0;
+        long row = -1;
+        bool take = false;
+        floe_buf_reset(&w->vals);
+        for (size_t e = 0; e < nl; e++) {
+            if (c->reps.data[e] == 0) {
+                row++;
+                if (sel) {
+                    while (k < nsel && sel[k] < (uint32_t)row) k++;
+                    take = k < nsel && sel[k] == (uint32_t)row;
+                } else {
+                    take = true;
+                }
+            }
+            bool full = c->defs.data[e] == maxdef;
+            if (take) {
+                w->def[ol] = c->defs.data[e];
+                w->rep[ol++] = c->reps.data[e];
+                if (full) {
+                    if (wdt) floe_buf_append(&w->vals, c->vals.data + j * wdt, wdt);
+                    else w->slices[ov] = floe_rcol_bytes(c, j);
+                    ov++;
+                }
+            }
+            if (full) j++;
         }
-        const void *vals = c->vals.data;
-        floe_slice_t *sl = NULL;
-        if (c->node->kind == FLOE_TK_STRING || c->node->kind == FLOE_TK_BINARY) {
-            if (grow((void **)&w->slices, &w->cap_sl, c->nvals, sizeof *sl) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-            sl = w->slices;
-            for (size_t j = 0; j < c->nvals; j++) sl[j] = floe_rcol_bytes(c, j);
-            vals = sl;
-        }
-        collect(&w->stats[i], c, sl);
-        if (floe_pq_write_column(w->pq, (int)i, nl, c->node->def ? w->def : NULL,
-                                 c->node->rep ? w->rep : NULL, vals, c->nvals, err) < 0)
+        const void *vals = wdt ? (const void *)w->vals.data : (const void *)w->slices;
+        collect(&w->stats[i], w->def, ol, maxdef, w->vals.data, w->slices, ov);
+        if (floe_pq_write_column(w->pq, (int)i, ol, c->node->def ? w->def : NULL,
+                                 c->node->rep ? w->rep : NULL, vals, ov, err) < 0)
             return -1;
     }
-    return floe_pq_writer_rows(w->pq, floe_rows_count(rows), err);
+    return floe_pq_writer_rows(w->pq, sel ? nsel : floe_rows_count(rows), err);
+}
+
+int floe_dfw_append(floe_dfw_t *w, floe_rows_t *rows, floe_err_t *err)
+{
+    return floe_dfw_append_sel(w, rows, NULL, 0, err);
 }
 
 int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err)
@@ -399,6 +445,7 @@ static void dfw_free(floe_dfw_t *w)
     free(w->def);
     free(w->rep);
     free(w->slices);
+    floe_buf_free(&w->vals);
     free(w->path);
     free(w);
 }

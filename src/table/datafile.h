@@ -33,6 +33,10 @@ uint64_t floe_dfw_shape_version(const floe_dfw_t *w);
 /* Write every row held by rows (not cleared: the caller clears).  rows'
  * shape must be the one the file was opened with (FLOE_EINVAL otherwise). */
 int floe_dfw_append(floe_dfw_t *w, floe_rows_t *rows, floe_err_t *err);
+/* Write only rows sel[0..nsel) (ascending row indexes) of rows; sel NULL
+ * means every row.  Same shape rule as floe_dfw_append. */
+int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, size_t nsel,
+                        floe_err_t *err);
 /* End the current row group. */
 int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err);
 /* Bytes written plus bytes buffered; rows appended. */

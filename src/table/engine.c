@@ -146,6 +146,7 @@ static void discover(floe_engine_t *e)
             t->cfg.flush_bytes = cfg.flush_bytes;
             t->cfg.target_file_bytes = cfg.target_file_bytes;
             t->cfg.invalid_action = cfg.invalid_action;
+            memcpy(t->cfg.partition_by, cfg.partition_by, sizeof cfg.partition_by);
             if (t->state == T_PAUSED && !strncmp(t->reason, "bad configuration", 17)) {
                 t->state = T_RUNNING;
                 t->reason[0] = '\0';

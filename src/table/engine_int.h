@@ -13,10 +13,24 @@
 
 typedef struct ttable ttable_t;
 
-/* One output table's side of a partition: a buffer and its open file. */
+/* An open data file of one partition tuple. */
+typedef struct tfile {
+    floe_dfw_t *w;
+    floe_buf_t key;               /* serialized tuple ("" unpartitioned) */
+    floe_ice_value_t *values;     /* one per spec field (owned) */
+    size_t nvalues;
+    int32_t spec_id;
+    uint64_t used;                /* LRU clock */
+} tfile_t;
+
+#define TSINK_MAX_OPEN 32         /* open files per partition buffer */
+
+/* One output table's side of a partition: a buffer and its open files. */
 typedef struct tsink {
     floe_rows_t *rows;
-    floe_dfw_t *file;
+    tfile_t *files;
+    size_t nfiles, capfiles;
+    uint64_t clock;
     uint64_t seeded;       /* schema version of the owning tout last seeded */
 } tsink_t;
 
@@ -30,6 +44,10 @@ typedef struct tout {
     bool schema_dirty;              /* work differs from the committed schema */
     char *schema_json;              /* of work, for new files */
     int64_t *committed;             /* per partition; -1: nothing yet */
+    floe_ice_spec_t *spec;          /* spec of new files (owned) */
+    bool spec_dirty;                /* spec not yet in the table */
+    char spec_text[512];            /* table.partition.by it was made from */
+    bool spec_waiting;              /* its source fields are not there yet */
     floe_ice_data_file_t *pending;  /* closed files awaiting commit */
     size_t npending, cappending;
     uint64_t file_seq;
@@ -83,6 +101,8 @@ struct floe_engine {
 /* pipeline.c */
 tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err);
 void floe_tpart_free(tpart_t *p);
+/* Drop the sink's open files unpublished. */
+void floe_tsink_abort(tsink_t *s);
 /* Read and convert up to read_bytes; returns records converted (0 when
  * caught up) or -1 with *err (the table pauses). */
 int64_t floe_tpart_step(tpart_t *p, floe_err_t *err);
@@ -102,6 +122,9 @@ int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err);
  * partitions added.  Called after every batch. */
 int floe_tout_sync(tout_t *o, tsink_t *s, floe_err_t *err);
 void floe_tout_clear(tout_t *o);
+/* Make o->spec follow table.partition.by (text) once its source fields
+ * exist in the working schema; a new spec is committed before data. */
+void floe_tout_resolve_spec(tout_t *o, const char *text);
 /* Location of the table's data folder ("<location>/data"), into buf. */
 int floe_tout_data_dir(const tout_t *o, char *buf, size_t size);
 

@@ -7,6 +7,7 @@
 
 #include "log/batch.h"
 #include "table/engine_int.h"
+#include "table/partition.h"
 #include "table/schema_map.h"
 #include "util/log.h"
 
@@ -58,11 +59,25 @@ fail:
     return NULL;
 }
 
+void floe_tsink_abort(tsink_t *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        tfile_t *f = &s->files[i];
+        floe_dfw_abort(f->w);
+        floe_buf_free(&f->key);
+        for (size_t k = 0; k < f->nvalues; k++) floe_ice_value_clear(&f->values[k]);
+        free(f->values);
+    }
+    s->nfiles = 0;
+}
+
 void floe_tpart_free(tpart_t *p)
 {
     if (!p) return;
-    floe_dfw_abort(p->main.file);
-    floe_dfw_abort(p->dlq.file);
+    floe_tsink_abort(&p->main);
+    floe_tsink_abort(&p->dlq);
+    free(p->main.files);
+    free(p->dlq.files);
     floe_conv_free(p->conv);
     floe_rows_free(p->main.rows);
     floe_rows_free(p->dlq.rows);
@@ -73,52 +88,151 @@ void floe_tpart_free(tpart_t *p)
 
 /* ---- writing ----------------------------------------------------------- */
 
-static int close_file(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+/* Close open file i of s and hand it to the output's pending list. */
+static int close_file(tpart_t *p, tsink_t *s, size_t i, tout_t *o, floe_err_t *err)
 {
-    if (!s->file) return 0;
-    floe_ice_data_file_t f;
-    floe_dfw_t *w = s->file;
-    s->file = NULL;
-    if (floe_dfw_close(w, &f, err) < 0) return -1;
+    tfile_t f = s->files[i];
+    s->files[i] = s->files[--s->nfiles];
+    floe_ice_data_file_t df;
+    int rc = floe_dfw_close(f.w, &df, err);
+    floe_buf_free(&f.key);
+    if (rc < 0) {
+        for (size_t k = 0; k < f.nvalues; k++) floe_ice_value_clear(&f.values[k]);
+        free(f.values);
+        return -1;
+    }
+    df.spec_id = f.spec_id;
+    df.partition = f.values; /* ownership moves to the data file */
+    df.npartition = f.nvalues;
     p->t->files_written++;
-    p->t->bytes_written += (uint64_t)f.file_size;
-    FLOE_DEBUG("table %s.%s: closed %s (%lld rows, %lld bytes)", o->ns, o->name, f.path,
-               (long long)f.record_count, (long long)f.file_size);
-    return floe_tout_add_pending(o, &f, err);
+    p->t->bytes_written += (uint64_t)df.file_size;
+    FLOE_DEBUG("table %s.%s: closed %s (%lld rows, %lld bytes)", o->ns, o->name, df.path,
+               (long long)df.record_count, (long long)df.file_size);
+    return floe_tout_add_pending(o, &df, err);
 }
 
-/* Write the buffered rows as a row group of the open file (opening one for
- * the buffer's shape first), then roll the file at the target size. */
+static int close_all(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+{
+    while (s->nfiles)
+        if (close_file(p, s, s->nfiles - 1, o, err) < 0) return -1;
+    return 0;
+}
+
+/* The open file for (spec, key), opened for the buffer's shape when there
+ * is none; the least recently used one closes past TSINK_MAX_OPEN.  Takes
+ * *values when it opens a file. */
+static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *key,
+                         floe_ice_value_t **values, size_t nvalues, floe_err_t *err)
+{
+    int32_t spec_id = o->spec ? o->spec->spec_id : 0;
+    for (size_t i = 0; i < s->nfiles; i++) {
+        tfile_t *f = &s->files[i];
+        if (f->spec_id == spec_id && f->key.len == key->len &&
+            (!key->len || !memcmp(f->key.data, key->data, key->len))) {
+            if (floe_dfw_shape_version(f->w) == floe_rows_shape_version(s->rows)) {
+                f->used = ++s->clock;
+                return f;
+            }
+            if (close_file(p, s, i, o, err) < 0) return NULL; /* old shape */
+            break;
+        }
+    }
+    if (s->nfiles >= TSINK_MAX_OPEN) {
+        size_t lru = 0;
+        for (size_t i = 1; i < s->nfiles; i++)
+            if (s->files[i].used < s->files[lru].used) lru = i;
+        if (close_file(p, s, lru, o, err) < 0) return NULL;
+    }
+    if (s->nfiles == s->capfiles) {
+        size_t cap = s->capfiles ? s->capfiles * 2 : 4;
+        tfile_t *v = realloc(s->files, cap * sizeof *v);
+        if (!v) {
+            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return NULL;
+        }
+        s->files = v;
+        s->capfiles = cap;
+    }
+    char dir[1024], path[2400];
+    if (floe_tout_data_dir(o, dir, sizeof dir) < 0) {
+        floe_err_set(err, FLOE_EINVAL, "table %s.%s has no location", o->ns, o->name);
+        return NULL;
+    }
+    floe_buf_t part = FLOE_BUF_INIT;
+    if (o->spec && o->spec->nfields &&
+        (floe_ice_spec_partition_path(o->spec, *values, &part, err) < 0 || floe_buf_append_u8(&part, '/') < 0)) {
+        floe_buf_free(&part);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%.*s%05d-%s-%05llu.parquet", dir, (int)part.len,
+             part.data ? (const char *)part.data : "", (int)p->id, p->t->writer_id,
+             (unsigned long long)++o->file_seq);
+    floe_buf_free(&part);
+    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1};
+    floe_dfw_t *w = floe_dfw_open(floe_ice_catalog_io(p->t->e->cfg.catalog), path, s->rows,
+                                  o->schema_json, &fo, err);
+    if (!w) return NULL;
+    tfile_t *f = &s->files[s->nfiles++];
+    memset(f, 0, sizeof *f);
+    f->w = w;
+    f->spec_id = spec_id;
+    f->used = ++s->clock;
+    f->values = *values;
+    f->nvalues = nvalues;
+    *values = NULL;
+    if (floe_buf_append(&f->key, key->data, key->len) < 0) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
+/* Write rows sel (NULL: all) into f as a row group; roll f at the target. */
+static int write_group(tpart_t *p, tsink_t *s, tout_t *o, tfile_t *f, const uint32_t *sel,
+                       size_t nsel, floe_err_t *err)
+{
+    if (floe_dfw_append_sel(f->w, s->rows, sel, nsel, err) < 0 || floe_dfw_flush(f->w, err) < 0)
+        return -1;
+    if (floe_dfw_bytes(f->w) >= p->t->cfg.target_file_bytes)
+        return close_file(p, s, (size_t)(f - s->files), o, err);
+    return 0;
+}
+
+/* Write the buffered rows as row groups of the open files (one per
+ * partition tuple), then empty the buffer. */
 static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
 {
     if (!floe_rows_count(s->rows)) return 0;
     if (floe_tout_sync(o, s, err) < 0) return -1;
-    if (s->file && floe_dfw_shape_version(s->file) != floe_rows_shape_version(s->rows) &&
-        close_file(p, s, o, err) < 0)
-        return -1;
-    if (!s->file) {
-        char dir[1024], path[1400];
-        if (floe_tout_data_dir(o, dir, sizeof dir) < 0)
-            return floe_err_set(err, FLOE_EINVAL, "table %s.%s has no location", o->ns, o->name);
-        snprintf(path, sizeof path, "%s/%05d-%s-%05llu.parquet", dir, (int)p->id,
-                 p->t->writer_id, (unsigned long long)++o->file_seq);
-        floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1};
-        s->file = floe_dfw_open(floe_ice_catalog_io(p->t->e->cfg.catalog), path, s->rows,
-                                o->schema_json, &fo, err);
-        if (!s->file) return -1;
+    if (o == &p->t->main) floe_tout_resolve_spec(o, p->t->cfg.partition_by);
+    int rc = 0;
+    if (!o->spec || !o->spec->nfields) {
+        floe_buf_t none = FLOE_BUF_INIT;
+        floe_ice_value_t *nov = NULL;
+        tfile_t *f = file_for(p, s, o, &none, &nov, 0, err);
+        rc = f ? write_group(p, s, o, f, NULL, 0, err) : -1;
+    } else {
+        tgroups_t gs = {0};
+        rc = floe_tpartition_group(s->rows, o->spec, o->work, &gs, err);
+        for (size_t g = 0; rc == 0 && g < gs.n; g++) {
+            tgroup_t *grp = &gs.g[g];
+            tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
+            if (!f) rc = -1;
+            else rc = write_group(p, s, o, f, grp->rows, grp->nrows, err);
+        }
+        floe_tgroups_free(&gs);
     }
-    if (floe_dfw_append(s->file, s->rows, err) < 0 || floe_dfw_flush(s->file, err) < 0) return -1;
+    if (rc < 0) return -1;
     p->rows_written += floe_rows_count(s->rows);
     floe_rows_clear(s->rows);
-    if (floe_dfw_bytes(s->file) >= p->t->cfg.target_file_bytes) return close_file(p, s, o, err);
     return 0;
 }
 
 int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
-    if (flush_sink(p, &p->main, &t->main, err) < 0 || close_file(p, &p->main, &t->main, err) < 0 ||
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0 || close_file(p, &p->dlq, &t->dlq, err) < 0)
+    if (flush_sink(p, &p->main, &t->main, err) < 0 || close_all(p, &p->main, &t->main, err) < 0 ||
+        flush_sink(p, &p->dlq, &t->dlq, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
         return -1;
     return 0;
 }

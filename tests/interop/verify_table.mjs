@@ -4,10 +4,10 @@
 //   DUMP: lines "partition \t offset \t value-JSON" (kcat -f '%p\t%o\t%s\n').
 // Every record must be exactly one row (matched by _kafka partition and
 // offset) whose columns equal the record's JSON fields (absent = null);
-// with --orphans, every data file under LOCATION/data must be referenced by
-// a snapshot.  Prints ok / not ok lines.
+// with --orphans, every file under LOCATION/data (partition folders too)
+// must be referenced by a snapshot.  Prints ok / not ok lines.
 import './fetch_shim.mjs';
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
 import avro from 'avsc';
 import { icebergRead } from 'icebird';
 
@@ -67,8 +67,10 @@ if (process.argv.includes('--orphans')) {
     for (const m of await readAvro(local(s['manifest-list'])))
       for (const e of await readAvro(local(m.manifest_path))) refs.add(local(e.data_file.file_path));
   }
+  const walk = (d) => readdirSync(d).flatMap((f) =>
+    statSync(`${d}/${f}`).isDirectory() ? walk(`${d}/${f}`) : [`${d}/${f}`]);
   const dir = `${loc}/data`;
-  const files = existsSync(dir) ? readdirSync(dir).map((f) => `${dir}/${f}`) : [];
+  const files = existsSync(dir) ? walk(dir) : [];
   const orphans = files.filter((f) => !refs.has(f));
   if (orphans.length) notOk('no orphan data files', `${orphans.length} unreferenced: ${orphans.slice(0, 3)}`);
   else ok(`no orphan data files (${files.length} files, all referenced)`);
