@@ -10,7 +10,8 @@
  *   log.retention.ms or log.segment.bytes), and table.* (defaults of table
  *   topic configs), and the group coordinator's group.initial.rebalance.delay.ms,
  *   group.min.session.timeout.ms, group.max.session.timeout.ms,
- *   group.max.size, offset.metadata.max.bytes.  Flags override the file. */
+ *   group.max.size, offset.metadata.max.bytes, offsets.retention.minutes,
+ *   offsets.retention.check.interval.ms.  Flags override the file. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

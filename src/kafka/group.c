@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "util/clock.h"
+#include "util/log.h"
 
 /* ---- types --------------------------------------------------------------- */
 
@@ -100,6 +101,7 @@ void floe_group_config_default(floe_group_config_t *cfg)
     cfg->max_size = INT32_MAX;
     cfg->offset_metadata_max_bytes = 4096;
     cfg->empty_group_retention_ms = 600000;
+    cfg->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
     cfg->member_id_seed = 0;
 }
 
@@ -203,26 +205,31 @@ static void free_member(gmember_t *m)
     free(m);
 }
 
-/* Copy the request's protocols into m.  -1 on allocation failure (m keeps
- * no protocols then). */
+/* Replace m's protocols with copies of the request's.  All or nothing: on
+ * allocation failure m keeps its old ones and -1 is returned. */
 static int set_protos(gmember_t *m, const floe_group_join_req_t *r)
 {
-    free_protos(m);
-    if (!r->protocol_count) return 0;
-    m->protos = calloc(r->protocol_count, sizeof *m->protos);
-    if (!m->protos) return -1;
-    m->nprotos = r->protocol_count;
-    for (size_t i = 0; i < r->protocol_count; i++) {
+    size_t n = r->protocol_count;
+    gproto_t *v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v) return -1;
+    for (size_t i = 0; i < n; i++) {
         const floe_group_protocol_t *p = &r->protocols[i];
-        m->protos[i].name = strdup(p->name ? p->name : "");
-        m->protos[i].len = p->metadata_len;
-        m->protos[i].meta = malloc(p->metadata_len ? p->metadata_len : 1);
-        if (!m->protos[i].name || !m->protos[i].meta) {
-            free_protos(m);
+        v[i].name = strdup(p->name ? p->name : "");
+        v[i].len = p->metadata_len;
+        v[i].meta = malloc(p->metadata_len ? p->metadata_len : 1);
+        if (!v[i].name || !v[i].meta) {
+            for (size_t k = 0; k <= i; k++) {
+                free(v[k].name);
+                free(v[k].meta);
+            }
+            free(v);
             return -1;
         }
-        if (p->metadata_len) memcpy(m->protos[i].meta, p->metadata, p->metadata_len);
+        if (p->metadata_len) memcpy(v[i].meta, p->metadata, p->metadata_len);
     }
+    free_protos(m);
+    m->protos = v;
+    m->nprotos = n;
     return 0;
 }
 
@@ -486,6 +493,7 @@ static void complete_join(floe_group_coord_t *c, group_t *g, int64_t now)
     if (g->nmembers == 0) {
         g->state = FLOE_GROUP_EMPTY;
         g->empty_since = now;
+        FLOE_INFO("groups: %s: generation %d is empty", g->id, g->generation);
         return;
     }
     const char *sel = select_protocol(g);
@@ -502,6 +510,8 @@ static void complete_join(floe_group_coord_t *c, group_t *g, int64_t now)
         return;
     }
     g->state = FLOE_GROUP_COMPLETING_REBALANCE;
+    FLOE_INFO("groups: %s: generation %d with %zu member%s, protocol %s", g->id, g->generation,
+              g->nmembers, g->nmembers == 1 ? "" : "s", g->protocol_name);
     for (size_t i = 0; i < g->nmembers; i++) {
         gmember_t *m = g->members[i];
         floe_group_join_cb cb = m->join_cb;
@@ -551,6 +561,8 @@ static void remove_member_and_update(floe_group_coord_t *c, group_t *g, gmember_
 
 /* ---- JoinGroup ----------------------------------------------------------- */
 
+/* New protocols and timeouts from a rejoin, and its callback.  -1 (out of
+ * memory) leaves the member and any pending callback as they were. */
 static int update_member(gmember_t *m, const floe_group_join_req_t *r,
                          floe_group_join_cb cb, void *opaque)
 {
@@ -614,6 +626,8 @@ static void join_unknown(floe_group_coord_t *c, group_t *g, const floe_group_joi
     if (old) {
         /* A static member restarted: it takes over its old slot under a new
          * id; the old id is fenced. */
+        FLOE_INFO("groups: %s: static member %s rejoined, replacing %s", g->id,
+                  r->instance_id, old->id);
         char *id = new_member_id(c, r->instance_id);
         if (!id) {
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, "");
@@ -624,7 +638,6 @@ static void join_unknown(floe_group_coord_t *c, group_t *g, const floe_group_joi
         free(old->id);
         old->id = id;
         if (update_member(old, r, cb, opaque)) {
-            old->join_cb = NULL;
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, id);
             return;
         }
@@ -690,7 +703,6 @@ static void join_known(floe_group_coord_t *c, group_t *g, const floe_group_join_
     case FLOE_GROUP_PREPARING_REBALANCE:
         if (update_member(m, r, cb, opaque)) {
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, m->id);
-            m->join_cb = NULL;
             return;
         }
         try_complete_join(c, g, now);
@@ -716,7 +728,6 @@ static void join_known(floe_group_coord_t *c, group_t *g, const floe_group_join_
     /* New metadata, or the leader rejoins: everyone rebalances. */
     if (update_member(m, r, cb, opaque)) {
         join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, m->id);
-        m->join_cb = NULL;
         return;
     }
     rebalance(c, g, now);
@@ -911,6 +922,7 @@ int16_t floe_group_leave(floe_group_coord_t *c, const char *group_id, const char
         m = find_member(g, member_id);
         if (!m) return FLOE_GERR_UNKNOWN_MEMBER_ID;
     }
+    FLOE_DEBUG("groups: %s: member %s left", g->id, m->id);
     remove_member_and_update(c, g, m, now);
     return FLOE_GERR_NONE;
 }
@@ -981,6 +993,7 @@ static void tick_group(floe_group_coord_t *c, group_t *g, int64_t now)
     for (size_t i = 0; i < g->nmembers;) {
         gmember_t *m = g->members[i];
         if (!kept_alive(m) && m->deadline <= now) {
+            FLOE_INFO("groups: %s: member %s expired (session timeout)", g->id, m->id);
             remove_member_and_update(c, g, m, now);
             i = 0; /* the member list changed */
         } else {
@@ -1294,5 +1307,23 @@ void floe_group_offsets_each(const floe_group_coord_t *c, const char *group_id,
         floe_group_offset_t o;
         fill_offset(&g->offsets[i], &o);
         fn(opaque, g->offsets[i].topic, g->offsets[i].partition, &o);
+    }
+}
+
+void floe_group_offsets_expired(const floe_group_coord_t *c, int64_t now, int64_t wall,
+                                floe_group_expired_fn fn, void *opaque)
+{
+    int64_t r = c->cfg.offsets_retention_ms;
+    if (r <= 0) return;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        const group_t *g = c->groups[i];
+        if (g->state != FLOE_GROUP_EMPTY || g->npending) continue;
+        bool managed = g->protocol_type != NULL;
+        if (managed && (g->empty_since > INT64_MAX - r || g->empty_since + r > now)) continue;
+        for (size_t k = 0; k < g->noffsets; k++) {
+            const goffset_t *o = &g->offsets[k];
+            if (!managed && o->commit_ts > wall - r) continue;
+            fn(opaque, g->id, o->topic, o->partition);
+        }
     }
 }

@@ -70,6 +70,9 @@ typedef struct floe_group_config {
     /* An Empty group with no committed offsets is forgotten this long after
      * it became empty (Kafka drops such groups at its periodic cleanup). */
     int64_t empty_group_retention_ms;   /* 600000 */
+    /* offsets.retention.minutes as ms (7 days); <= 0 keeps offsets forever.
+     * See floe_group_offsets_expired. */
+    int64_t offsets_retention_ms;
     /* Seed for member ids; 0 picks one from the wall clock. */
     uint64_t member_id_seed;
 } floe_group_config_t;
@@ -290,5 +293,18 @@ typedef void (*floe_group_offset_fn)(void *opaque, const char *topic, int32_t pa
  * partition.  Must not change the group from fn. */
 void floe_group_offsets_each(const floe_group_coord_t *c, const char *group_id,
                              floe_group_offset_fn fn, void *opaque);
+
+/* Committed offsets whose retention has passed (Kafka's KIP-211 rules):
+ * a group with members keeps its offsets; a group that had members keeps
+ * them for offsets_retention_ms after it became Empty; a group only used
+ * for commits (or one replayed after a restart, whose history is unknown)
+ * keeps each offset for offsets_retention_ms after its commit timestamp.
+ * Calls fn for each (strings borrowed for the call) without removing any:
+ * the caller writes tombstones, then calls floe_group_offset_remove.
+ * now_ms monotonic, wall_ms wall clock. */
+typedef void (*floe_group_expired_fn)(void *opaque, const char *group_id, const char *topic,
+                                      int32_t partition);
+void floe_group_offsets_expired(const floe_group_coord_t *c, int64_t now_ms, int64_t wall_ms,
+                                floe_group_expired_fn fn, void *opaque);
 
 #endif

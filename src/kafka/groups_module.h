@@ -15,7 +15,8 @@ extern const floe_kafka_module_t floe_groups_module;
 /* Set one server config of the group coordinator before the server starts
  * (process-wide; the module copies it at init): group.initial.rebalance.delay.ms,
  * group.min.session.timeout.ms, group.max.session.timeout.ms, group.max.size,
- * offset.metadata.max.bytes.  Returns 0 when set, 1 when key is not one of
+ * offset.metadata.max.bytes, offsets.retention.minutes (10080; -1 keeps
+ * offsets forever), offsets.retention.check.interval.ms (600000).  Returns 0 when set, 1 when key is not one of
  * these (nothing changed), -1 when the value is invalid (err says why).
  * key and value borrowed. */
 int floe_groups_config_set(const char *key, const char *value, floe_err_t *err);

@@ -5,6 +5,7 @@
  * JoinGroup and SyncGroup answer when the coordinator completes them.  One
  * timer follows floe_group_next_deadline for session expiry and rebalance
  * timeouts.  The broker itself coordinates every group. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ typedef struct gstate {
     floe_offset_store_t *store;
     floe_kafka_timer_t *timer;
     int64_t timer_at; /* monotonic ms the timer fires; INT64_MAX: none */
+    floe_kafka_timer_t *expire_timer; /* offsets.retention.check.interval.ms */
     bool stopped;
 } gstate_t;
 
@@ -292,7 +294,8 @@ static void h_heartbeat(floe_kafka_req_t *req, void *ctx)
     rs->error_code = floe_group_heartbeat(st->coord, cs0(rq->group_id), cs0(rq->member_id),
                                           cs(rq->group_instance_id), rq->generation_id,
                                           floe_mono_ms());
-    reschedule(st);
+    /* a heartbeat only pushes deadlines later: the timer stays; if it fires
+     * early it finds nothing due and re-arms */
     floe_kafka_respond(req, rs);
 }
 
@@ -564,6 +567,19 @@ _Static_assert(sizeof(floe_k_offset_fetch_resp_offset_fetch_response_topic_t) ==
 _Static_assert(sizeof(floe_k_offset_fetch_resp_offset_fetch_response_partition_t) ==
                    sizeof(floe_k_offset_fetch_resp_offset_fetch_response_partitions_t),
                "offset fetch response partition layouts differ");
+#define SAME_FIELD(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #f " moved")
+SAME_FIELD(floe_k_offset_fetch_req_offset_fetch_request_topic_t,
+           floe_k_offset_fetch_req_offset_fetch_request_topics_t, partition_indexes);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_topic_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_topics_t, partitions);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, committed_offset);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, committed_leader_epoch);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, metadata);
+SAME_FIELD(floe_k_offset_fetch_resp_offset_fetch_response_partition_t,
+           floe_k_offset_fetch_resp_offset_fetch_response_partitions_t, error_code);
 
 static void h_offset_fetch(floe_kafka_req_t *req, void *ctx)
 {
@@ -748,6 +764,7 @@ static void h_delete_groups(floe_kafka_req_t *req, void *ctx)
 
 static floe_group_config_t g_config;
 static bool g_config_set;
+static int64_t g_retention_check_ms = 600000; /* offsets.retention.check.interval.ms */
 
 int floe_groups_config_set(const char *key, const char *value, floe_err_t *err)
 {
@@ -768,6 +785,12 @@ int floe_groups_config_set(const char *key, const char *value, floe_err_t *err)
     } else if (!strcmp(key, "group.max.size")) {
         if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
         g_config.max_size = (int32_t)v;
+    } else if (!strcmp(key, "offsets.retention.minutes")) {
+        if (floe_parse_int64(value, -1, INT64_MAX / 60000, &v, err)) goto bad;
+        g_config.offsets_retention_ms = v * 60000;
+    } else if (!strcmp(key, "offsets.retention.check.interval.ms")) {
+        if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
+        g_retention_check_ms = v;
     } else if (!strcmp(key, "offset.metadata.max.bytes")) {
         if (floe_parse_int64(value, 0, INT32_MAX, &v, err)) goto bad;
         g_config.offset_metadata_max_bytes = (uint32_t)v;
@@ -800,6 +823,18 @@ static const api_reg_t APIS[] = {
 
 static void groups_free(void *state);
 
+/* Periodically delete offsets past offsets.retention.minutes. */
+static void expire_fire(void *arg)
+{
+    gstate_t *st = arg;
+    st->expire_timer = NULL;
+    if (st->stopped) return;
+    floe_err_t err;
+    if (st->store && floe_offset_store_expire(st->store, floe_mono_ms(), floe_wall_ms(), &err) < 0)
+        FLOE_ERROR("groups: expiring offsets: %s", err.msg);
+    st->expire_timer = floe_kafka_timer_add(st->srv, g_retention_check_ms, expire_fire, st);
+}
+
 static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
 {
     gstate_t *st = calloc(1, sizeof *st);
@@ -823,6 +858,7 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
         if (floe_kafka_register(srv, APIS[i].key, APIS[i].min, APIS[i].max, APIS[i].fn, st, err))
             goto fail;
     reschedule(st);
+    st->expire_timer = floe_kafka_timer_add(srv, g_retention_check_ms, expire_fire, st);
     *state = st;
     return 0;
 fail:
@@ -839,6 +875,8 @@ static void groups_stop(void *state)
     st->stopped = true;
     if (st->timer) floe_kafka_timer_cancel(st->srv, st->timer);
     st->timer = NULL;
+    if (st->expire_timer) floe_kafka_timer_cancel(st->srv, st->expire_timer);
+    st->expire_timer = NULL;
     floe_group_shutdown(st->coord);
 }
 
@@ -847,6 +885,7 @@ static void groups_free(void *state)
     gstate_t *st = state;
     if (!st) return;
     if (st->timer) floe_kafka_timer_cancel(st->srv, st->timer);
+    if (st->expire_timer) floe_kafka_timer_cancel(st->srv, st->expire_timer);
     floe_group_coord_free(st->coord);
     floe_offset_store_close(st->store);
     free(st);

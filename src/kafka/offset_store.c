@@ -324,6 +324,79 @@ int16_t floe_offset_store_delete_group(floe_offset_store_t *s, const char *group
     return floe_group_delete(s->coord, group_id);
 }
 
+typedef struct expired {
+    char *group, *topic;
+    int32_t partition;
+} expired_t;
+
+typedef struct expire_ctx {
+    expired_t *v;
+    size_t n, cap;
+    bool oom;
+} expire_ctx_t;
+
+static void collect_expired(void *o, const char *group, const char *topic, int32_t partition)
+{
+    expire_ctx_t *x = o;
+    if (x->oom) return;
+    if (x->n == x->cap) {
+        size_t nc = x->cap ? x->cap * 2 : 16;
+        expired_t *v = realloc(x->v, nc * sizeof *v);
+        if (!v) {
+            x->oom = true;
+            return;
+        }
+        x->v = v;
+        x->cap = nc;
+    }
+    expired_t *e = &x->v[x->n];
+    e->group = strdup(group);
+    e->topic = strdup(topic);
+    e->partition = partition;
+    if (!e->group || !e->topic) {
+        free(e->group);
+        free(e->topic);
+        x->oom = true;
+        return;
+    }
+    x->n++;
+}
+
+int64_t floe_offset_store_expire(floe_offset_store_t *s, int64_t now_ms, int64_t wall_ms,
+                                 floe_err_t *err)
+{
+    expire_ctx_t x = {0};
+    floe_group_offsets_expired(s->coord, now_ms, wall_ms, collect_expired, &x);
+    int64_t rc = 0;
+    if (x.oom) {
+        rc = floe_err_set(err, FLOE_ENOMEM, "offsets: out of memory");
+        goto out;
+    }
+    if (!x.n) goto out;
+    floe_batch_builder_reset(s->builder, NULL);
+    for (size_t i = 0; i < x.n; i++) {
+        if (add_offset(s, wall_ms, x.v[i].group, x.v[i].topic, x.v[i].partition, NULL, err)) {
+            rc = -1;
+            goto out;
+        }
+    }
+    if (append_built(s, err)) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < x.n; i++)
+        floe_group_offset_remove(s->coord, x.v[i].group, x.v[i].topic, x.v[i].partition);
+    FLOE_INFO("offsets: %zu expired offset%s deleted", x.n, x.n == 1 ? "" : "s");
+    rc = (int64_t)x.n;
+out:
+    for (size_t i = 0; i < x.n; i++) {
+        free(x.v[i].group);
+        free(x.v[i].topic);
+    }
+    free(x.v);
+    return rc;
+}
+
 /* ---- compaction ---------------------------------------------------------- */
 
 /* Remove a flat directory (a log directory holds only files). */

@@ -69,6 +69,13 @@ int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id,
 int16_t floe_offset_store_delete_group(floe_offset_store_t *s, const char *group_id,
                                        floe_err_t *err);
 
+/* Delete the offsets whose retention has passed (floe_group_offsets_expired):
+ * tombstones first, then the coordinator forgets them.  Returns how many
+ * were deleted, or -1 on a storage failure (nothing forgotten; err filled).
+ * now_ms monotonic, wall_ms wall clock. */
+int64_t floe_offset_store_expire(floe_offset_store_t *s, int64_t now_ms, int64_t wall_ms,
+                                 floe_err_t *err);
+
 /* One decoded __consumer_offsets record (offset-commit keys only). */
 typedef struct floe_offset_record {
     char *group;          /* heap copies: free with floe_offset_record_clear */

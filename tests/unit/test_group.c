@@ -4,6 +4,7 @@
 
 #include "kafka/group.h"
 #include "test.h"
+#include "util/log.h"
 
 /* A captured JoinGroup or SyncGroup completion. */
 typedef struct jres {
@@ -638,7 +639,49 @@ static void shutdown_answers_pending(void)
     floe_group_coord_free(c);
 }
 
-TEST_MAIN(RUN(shutdown_answers_pending); RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
+static void add_name(void *o, const char *g, const char *t, int32_t p)
+{
+    (void)t;
+    (void)p;
+    strcat(o, g);
+    strcat(o, ";");
+}
+
+/* An Empty group that had members keeps its offsets for the retention
+ * after it became empty; commit-only groups by commit timestamp. */
+static void offsets_retention(void)
+{
+    floe_group_config_t cfg;
+    floe_group_config_default(&cfg);
+    cfg.initial_rebalance_delay_ms = 0;
+    cfg.min_session_timeout_ms = 10;
+    cfg.offsets_retention_ms = 1000;
+    floe_group_coord_t *c;
+    floe_err_t err;
+    CHECK_EQ(floe_group_coord_new(&cfg, &c, &err), 0);
+    jres_t a = {0};
+    join(c, "m", "", 0, &a);
+    sres_t s = {0};
+    sync_req(c, "m", a.member_id, 1, 0, NULL, 0, &s);
+    floe_group_offset_t o = {.offset = 1, .leader_epoch = -1, .metadata = "", .commit_timestamp = 0};
+    CHECK_EQ(floe_group_offset_put(c, "m", "t", 0, &o, 0), 0);
+    CHECK_EQ(floe_group_offset_put(c, "solo", "t", 0, &o, 0), 0);
+    char names[128] = "";
+    floe_group_offsets_expired(c, 5000, 999, add_name, names);
+    CHECK_STR(names, ""); /* m has a member; solo's commit is 999 ms old */
+    floe_group_offsets_expired(c, 5000, 1000, add_name, names);
+    CHECK_STR(names, "solo;");
+    CHECK_EQ(floe_group_leave(c, "m", a.member_id, NULL, 6000), 0);
+    CHECK_EQ(floe_group_state(c, "m"), FLOE_GROUP_EMPTY);
+    names[0] = 0;
+    floe_group_offsets_expired(c, 6999, 0, add_name, names);
+    CHECK_STR(names, "");
+    floe_group_offsets_expired(c, 7000, 0, add_name, names);
+    CHECK_STR(names, "m;");
+    floe_group_coord_free(c);
+}
+
+TEST_MAIN(floe_log_set_level(FLOE_LOG_WARN); RUN(offsets_retention); RUN(shutdown_answers_pending); RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
           RUN(two_members_join_and_sync); RUN(rebalance_timeout_drops_laggard);
           RUN(rebalance_timeout_expiry); RUN(initial_rebalance_delay);
           RUN(protocol_selection); RUN(session_expiry); RUN(leave_group);

@@ -313,6 +313,61 @@ static void standalone_commit(void)
     CHECK_EQ(off[1], NMSG / NPART);
 }
 
+/* Static membership (KIP-345): a member with group.instance.id closes
+ * without leaving; its restarted incarnation takes the slot back at once.
+ * With a 60 s session, a dynamic member would wait for the old one to
+ * expire, longer than the 30 s hang guard. */
+static rd_kafka_t *static_consumer(const char *group)
+{
+    char e[256];
+    rd_kafka_conf_t *c = conf_base();
+    rd_kafka_conf_set(c, "group.id", group, e, sizeof e);
+    rd_kafka_conf_set(c, "group.instance.id", "instance-1", e, sizeof e);
+    rd_kafka_conf_set(c, "session.timeout.ms", "60000", e, sizeof e);
+    rd_kafka_conf_set(c, "heartbeat.interval.ms", "200", e, sizeof e);
+    rd_kafka_conf_set(c, "auto.offset.reset", "earliest", e, sizeof e);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, e, sizeof e);
+    if (!rk) return NULL;
+    rd_kafka_poll_set_consumer(rk);
+    rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(sub, TOPIC, RD_KAFKA_PARTITION_UA);
+    rd_kafka_subscribe(rk, sub);
+    rd_kafka_topic_partition_list_destroy(sub);
+    return rk;
+}
+
+static int assigned_count(rd_kafka_t *rk)
+{
+    rd_kafka_topic_partition_list_t *l = NULL;
+    if (rd_kafka_assignment(rk, &l)) return -1;
+    int n = l->cnt;
+    rd_kafka_topic_partition_list_destroy(l);
+    return n;
+}
+
+static void static_member_rejoins(void)
+{
+    char group[80];
+    snprintf(group, sizeof group, "%s-static", group_id);
+    for (int round = 0; round < 2; round++) {
+        rd_kafka_t *rk = static_consumer(group);
+        CHECK(rk != NULL);
+        if (!rk) return;
+        int got = 0;
+        int64_t deadline = now_ms() + 30000; /* a hang guard */
+        while (now_ms() < deadline && (assigned_count(rk) < NPART || got == 0)) {
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 50);
+            if (m) {
+                if (!m->err) got++;
+                rd_kafka_message_destroy(m);
+            }
+        }
+        CHECK_EQ(assigned_count(rk), NPART);
+        CHECK(got > 0);
+        consumer_close(rk); /* a static member does not leave */
+    }
+}
+
 /* Restart floe (SIGKILL: no clean shutdown): the offsets remain. */
 static void offsets_survive_sigkill(void)
 {
@@ -335,6 +390,7 @@ int main(void)
     }
     RUN(group_join_leave_exactly_once);
     RUN(standalone_commit);
+    RUN(static_member_rejoins);
     RUN(offsets_survive_sigkill);
     floe_stop(SIGTERM);
     char cmd[300];

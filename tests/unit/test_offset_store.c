@@ -174,4 +174,46 @@ static void compaction_at_open(void)
     rmtmp();
 }
 
-TEST_MAIN(RUN(commit_close_reopen); RUN(compaction_at_open))
+/* Offsets past their retention are tombstoned and stay gone after a
+ * restart; a group with members keeps its offsets. */
+static void retention_expiry(void)
+{
+    mktmp();
+    env_t e;
+    env_open(&e);
+    floe_err_t err;
+    const int64_t day = 24LL * 3600 * 1000, wall0 = 1700000000000LL;
+    floe_offset_commit_part_t p1[] = {{.topic = "t", .partition = 0, .offset = 1}};
+    CHECK_EQ(floe_offset_store_commit(e.s, "old", "", NULL, -1, p1, 1, 0, wall0, &err), 0);
+    floe_offset_commit_part_t p2[] = {{.topic = "t", .partition = 0, .offset = 2}};
+    CHECK_EQ(floe_offset_store_commit(e.s, "new", "", NULL, -1, p2, 1, 0, wall0 + 6 * day, &err), 0);
+    /* a managed group with a live member */
+    char mid[128] = "";
+    floe_group_protocol_t p[] = {{"range", (const uint8_t *)"m", 1}};
+    floe_group_join_req_t jr = {.group_id = "live", .member_id = "", .client_id = "c",
+                                .client_host = "h", .protocol_type = "consumer",
+                                .session_timeout_ms = 1000000, .rebalance_timeout_ms = 1000,
+                                .api_version = 2, .protocol_count = 1, .protocols = p};
+    floe_group_join(e.c, &jr, 0, on_join, mid);
+    int16_t serr = -2;
+    floe_group_sync_req_t sr = {.group_id = "live", .member_id = mid, .generation_id = 1};
+    floe_group_sync(e.c, &sr, 0, on_sync, &serr);
+    floe_offset_commit_part_t p3[] = {{.topic = "t", .partition = 0, .offset = 3}};
+    CHECK_EQ(floe_offset_store_commit(e.s, "live", mid, NULL, 1, p3, 1, 0, wall0, &err), 0);
+    CHECK_EQ(p3[0].error, 0);
+
+    CHECK_EQ(floe_offset_store_expire(e.s, 1, wall0 + 6 * day, &err), 0);
+    CHECK_EQ(floe_offset_store_expire(e.s, 1, wall0 + 8 * day, &err), 1); /* "old" */
+    CHECK_EQ(get(&e, "old", "t", 0), -1);
+    CHECK_EQ(get(&e, "new", "t", 0), 2);
+    CHECK_EQ(get(&e, "live", "t", 0), 3);
+    env_close(&e);
+    env_open(&e);
+    CHECK_EQ(get(&e, "old", "t", 0), -1);
+    CHECK_EQ(get(&e, "new", "t", 0), 2);
+    CHECK_EQ(get(&e, "live", "t", 0), 3);
+    env_close(&e);
+    rmtmp();
+}
+
+TEST_MAIN(RUN(retention_expiry); RUN(commit_close_reopen); RUN(compaction_at_open))
