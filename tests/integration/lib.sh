@@ -88,7 +88,7 @@ _floe_wait() {
     fi
     sleep 0.05
   done
-  wait "$FLOE_PID" 2>/dev/null; rc=$?
+  { wait "$FLOE_PID"; } 2>/dev/null; rc=$?
   FLOE_PID=""
   return "$rc"
 }
@@ -101,8 +101,12 @@ floe_stop() {
 
 floe_kill() {
   [ -n "$FLOE_PID" ] || return 0
-  kill -KILL "$FLOE_PID" 2>/dev/null
+  # bash reports a job killed by a signal ("... Killed") on its stderr: an
+  # expected kill is not news, so that report goes nowhere.
+  exec 3>&2 2>/dev/null
+  kill -KILL "$FLOE_PID"
   _floe_wait
+  exec 2>&3 3>&-
   return 0
 }
 

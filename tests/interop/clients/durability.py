@@ -74,7 +74,10 @@ def setup(topic, group, state):
     step("durability_setup_produce_and_commit", 40, run)
 
 
-def produce(topic, acks):
+def produce(topic, acks, limit_s=90):
+    """Runs until killed, or limit_s seconds so that it never outlives a test."""
+    import time
+    end = time.monotonic() + limit_s
     f = open(acks, "a", buffering=1)
     p = producer()
     i = 1000
@@ -82,7 +85,7 @@ def produce(topic, acks):
     def dr(err, m):
         if err is None:
             f.write("%d %d %s\n" % (m.partition(), m.offset(), m.key().decode()[1:]))
-    while True:
+    while time.monotonic() < end:
         try:
             p.produce(topic, key=b"m%d" % i, value=value(i), partition=i % PARTS, on_delivery=dr)
             i += 1

@@ -3,7 +3,7 @@ truncated frames, huge lengths, unknown API keys and versions, record
 batches with a bad CRC and garbage batches.  Each gets an error response or
 a closed connection; the broker keeps serving other clients and its RSS
 stays bounded.  Needs FLOE_KAFKA and FLOE_PID."""
-import sys, os, socket, struct, random
+import sys, os, socket, struct, random, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import BROKER, TAG, step, check, eq, finish  # noqa: E402
 
@@ -124,8 +124,10 @@ def record(i, key, value):
 def batch(records, count=None, crc_delta=0):
     """RecordBatch v2 (magic 2) without compression, CreateTime, no producer."""
     recs = b"".join(record(i, b"k%d" % i, v) for i, v in enumerate(records))
+    # Now, not a fixed date: retention.ms (7 days) would delete older records.
+    ts = int(time.time() * 1000)
     count = len(records) if count is None else count
-    after_crc = (s16(0) + s32(len(records) - 1) + s64(1700000000000) + s64(1700000000000) +
+    after_crc = (s16(0) + s32(len(records) - 1) + s64(ts) + s64(ts) +
                  s64(-1) + s16(-1) + s32(-1) + s32(count) + recs)
     crc = (crc32c(after_crc) + crc_delta) & 0xFFFFFFFF
     after_len = s32(0) + b"\x02" + struct.pack(">I", crc) + after_crc
