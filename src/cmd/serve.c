@@ -6,6 +6,7 @@
  *   listen, http, data.dir, advertised.host, advertised.port, node.id, cluster.id,
  *   max.request.bytes, max.connections, auto.create.topics.enable,
  *   num.partitions, acks.all.fsync, flush.check.interval.ms,
+ *   log.retention.check.interval.ms (default 300000, as Kafka),
  *   log.<topic config> (server-wide default of a topic config, e.g.
  *   log.retention.ms or log.segment.bytes), and table.* (defaults of table
  *   topic configs), and the group coordinator's group.initial.rebalance.delay.ms,
@@ -32,7 +33,7 @@
 
 typedef struct serve_cfg {
     char *listen, *http, *data_dir, *adv_host, *cluster_id;
-    int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms;
+    int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms, retention_check_ms;
     bool auto_create, acks_all_fsync;
     floe_kv_t defaults[MAX_KV];
     int ndefaults;
@@ -80,6 +81,8 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
     } else if (!strcmp(k, "max.connections")) return floe_parse_int64(v, 1, 1000000, &c->max_conns, err);
     else if (!strcmp(k, "num.partitions")) return floe_parse_int64(v, 1, 10000, &c->partitions, err);
     else if (!strcmp(k, "flush.check.interval.ms")) return floe_parse_duration_ms(v, &c->flush_check_ms, err);
+    else if (!strcmp(k, "log.retention.check.interval.ms"))
+        return floe_parse_duration_ms(v, &c->retention_check_ms, err);
     else if (!strcmp(k, "auto.create.topics.enable")) return floe_parse_bool(v, &c->auto_create, err);
     else if (!strcmp(k, "acks.all.fsync")) return floe_parse_bool(v, &c->acks_all_fsync, err);
     else if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
@@ -237,6 +240,7 @@ int floe_cmd_serve(int argc, char **argv)
         .default_partitions = (int32_t)c.partitions,
         .acks_all_fsync = c.acks_all_fsync,
         .flush_interval_ms = c.flush_check_ms,
+        .retention_check_ms = c.retention_check_ms,
         .topic_defaults = c.defaults,
         .ntopic_defaults = c.ndefaults,
     };

@@ -56,6 +56,7 @@ struct floe_broker {
     int nfq, capfq;
     pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
     bool flush_failed;
+    int64_t next_retention_ms;
     floe_topic_observer_fn observer;
     void *observer_ctx;
     /* waiters, loop thread only */
@@ -795,6 +796,11 @@ int floe_broker_when_durable(floe_broker_t *b, floe_log_t *l, int64_t offset,
 void floe_broker_tick(floe_broker_t *b)
 {
     int64_t now = floe_wall_ms();
+    /* retention on Kafka's interval, not every flush tick */
+    int64_t every = b->cfg.retention_check_ms > 0 ? b->cfg.retention_check_ms : 300000;
+    if (!b->next_retention_ms) b->next_retention_ms = now + every; /* first: one interval in */
+    bool retention = now >= b->next_retention_ms;
+    if (retention) b->next_retention_ms = now + every;
     floe_topic_t **v;
     int n = floe_broker_topics(b, &v);
     for (int i = 0; i < n; i++)
@@ -802,7 +808,7 @@ void floe_broker_tick(floe_broker_t *b)
             floe_err_t e;
             if (floe_log_maybe_flush(v[i]->logs[p], now, &e))
                 FLOE_ERROR("kafka: %s-%d: flush: %s", v[i]->name, p, e.msg);
-            if (floe_log_enforce_retention(v[i]->logs[p], now, &e))
+            if (retention && floe_log_enforce_retention(v[i]->logs[p], now, &e))
                 FLOE_ERROR("kafka: %s-%d: retention: %s", v[i]->name, p, e.msg);
         }
     if (n >= 0) free(v);

@@ -35,6 +35,9 @@ typedef struct floe_broker_config {
     int32_t default_partitions;   /* default 1 */
     bool acks_all_fsync;          /* acks=all waits for fsync; default true */
     int64_t flush_interval_ms;    /* background flush check; default 1000 */
+    int64_t retention_check_ms;   /* how often retention runs, as Kafka's
+                                     log.retention.check.interval.ms;
+                                     default 300000 */
     /* defaults for every topic (server config "log.*" mapped to topic
      * names, and "table.*"); borrowed during floe_broker_open only */
     const floe_kv_t *topic_defaults;
