@@ -60,6 +60,23 @@ static int lit(sh_t *s, const char *word, size_t n)
     return SH_OK;
 }
 
+/* After an item of an object or array: 1 when a ',' announces another,
+ * 0 when `close` ends the container (consumed), else a syntax error. */
+static int next_item(sh_t *s, uint8_t close)
+{
+    ws(s);
+    if (s->p < s->end && *s->p == ',') {
+        s->p++;
+        ws(s);
+        return 1;
+    }
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        return 0;
+    }
+    return syntax(s, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+}
+
 /* ---- strings ---------------------------------------------------------- */
 
 static int hex4(const uint8_t *p, uint32_t *out)
@@ -335,18 +352,11 @@ static int skip_value(sh_t *s)
                 if (key(s, &k) < 0) return SH_ERR;
             }
             if (skip_value(s) < 0) return SH_ERR;
-            ws(s);
-            if (s->p < s->end && *s->p == ',') {
-                s->p++;
-                ws(s);
-                continue;
-            }
-            if (s->p < s->end && *s->p == close) {
-                s->p++;
-                s->depth--;
-                return SH_OK;
-            }
-            return syntax(s, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+            int k = next_item(s, close);
+            if (k > 0) continue;
+            if (k < 0) return SH_ERR;
+            s->depth--;
+            return SH_OK;
         }
     }
     case 't': return lit(s, "true", 4);
@@ -527,19 +537,11 @@ static int infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **o
             }
             acc = merge(s, acc, kid, &failed);
             if (failed) return SH_ERR;
-            ws(s);
-            if (s->p < s->end && *s->p == ',') {
-                s->p++;
-                ws(s);
-                continue;
-            }
-            if (s->p < s->end && *s->p == close) {
-                s->p++;
-                s->depth--;
-                break;
-            }
-            syntax(s, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-            goto fail;
+            int k = next_item(s, close);
+            if (k > 0) continue;
+            if (k < 0) goto fail;
+            s->depth--;
+            break;
         }
         /* a list whose elements carried no type is untyped too */
         if (acc && acc->kind == FLOE_TK_LIST && acc->nkids == 0) {
@@ -610,18 +612,11 @@ static int array(sh_t *s, floe_rnode_t *l, int rep)
             int rc = value(s, e, r);
             if (rc < 0) return rc;
         }
-        ws(s);
-        if (s->p < s->end && *s->p == ',') {
-            s->p++;
-            ws(s);
-            continue;
-        }
-        if (s->p < s->end && *s->p == ']') {
-            s->p++;
-            s->depth--;
-            return SH_OK;
-        }
-        return syntax(s, "expected ',' or ']'");
+        int k = next_item(s, ']');
+        if (k > 0) continue;
+        if (k < 0) return SH_ERR;
+        s->depth--;
+        return SH_OK;
     }
 }
 
@@ -777,17 +772,10 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 int rc = value(s, kid, rep);
                 if (rc < 0) return rc;
             }
-            ws(s);
-            if (s->p < s->end && *s->p == ',') {
-                s->p++;
-                ws(s);
-                continue;
-            }
-            if (s->p < s->end && *s->p == '}') {
-                s->p++;
-                break;
-            }
-            return syntax(s, "expected ',' or '}'");
+            int more = next_item(s, '}');
+            if (more > 0) continue;
+            if (more < 0) return SH_ERR;
+            break;
         }
     }
     s->depth--;
