@@ -273,10 +273,24 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
         if (grow((void **)&w->def, &w->cap_def, nl, sizeof(int16_t)) < 0 ||
             grow((void **)&w->rep, &w->cap_rep, nl, sizeof(int16_t)) < 0 ||
             grow((void **)&w->slices, &w->cap_sl, c->nvals, sizeof(floe_slice_t)) < 0 ||
-            (wdt && floe_buf_reserve(&w->vals, c->nvals * wdt) < 0))
+            (sel && wdt && floe_buf_reserve(&w->vals, c->nvals * wdt) < 0))
             return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-        /* the entries of the selected rows (all rows when sel is NULL):
-         * a row starts at each repetition level 0 */
+        if (!sel) { /* every row: levels widen, values go as they are */
+            for (size_t e = 0; e < nl; e++) {
+                w->def[e] = c->defs.data[e];
+                w->rep[e] = c->reps.data[e];
+            }
+            if (!wdt)
+                for (size_t v = 0; v < c->nvals; v++) w->slices[v] = floe_rcol_bytes(c, v);
+            const void *all = wdt ? (const void *)c->vals.data : (const void *)w->slices;
+            collect(&w->stats[i], w->def, nl, maxdef, c->vals.data, w->slices, c->nvals);
+            if (floe_pq_write_column(w->pq, (int)i, nl, c->node->def ? w->def : NULL,
+                                     c->node->rep ? w->rep : NULL, all, c->nvals, err) < 0)
+                return -1;
+            continue;
+        }
+        /* the entries of the selected rows: a row starts at each repetition
+         * level 0 */
         size_t ol = 0, ov = 0, j = 0, k = 0;
         long row = -1;
         bool take = false;
@@ -284,12 +298,8 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
         for (size_t e = 0; e < nl; e++) {
             if (c->reps.data[e] == 0) {
                 row++;
-                if (sel) {
-                    while (k < nsel && sel[k] < (uint32_t)row) k++;
-                    take = k < nsel && sel[k] == (uint32_t)row;
-                } else {
-                    take = true;
-                }
+                while (k < nsel && sel[k] < (uint32_t)row) k++;
+                take = k < nsel && sel[k] == (uint32_t)row;
             }
             bool full = c->defs.data[e] == maxdef;
             if (take) {
