@@ -162,6 +162,17 @@ static rd_kafka_event_t *admin_wait(admin_t *a, floe_err_t *err)
     }
 }
 
+/* The one topic result of a create or delete: 0, or -1 with its error. */
+static int topic_result(const rd_kafka_topic_result_t **tr, size_t n, const char *name,
+                        floe_err_t *err)
+{
+    if (n != 1) return floe_err_set(err, FLOE_EIO, "no result for topic '%s'", name);
+    rd_kafka_resp_err_t e = rd_kafka_topic_result_error(tr[0]);
+    if (!e) return 0;
+    const char *why = rd_kafka_topic_result_error_string(tr[0]);
+    return floe_err_set(err, FLOE_EIO, "%s", why ? why : rd_kafka_err2str(e));
+}
+
 /* The table a topic becomes, from its configs (table.enable, table.namespace,
  * table.name) as design.md says; out = "" when it is no table topic. */
 static void table_of(const char *topic, const char *enable, const char *ns, const char *name,
@@ -277,12 +288,7 @@ static int do_create(admin_t *a, const topic_opts_t *o, floe_err_t *err)
     size_t n = 0;
     const rd_kafka_topic_result_t **tr =
         rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
-    int rc = 0;
-    if (n != 1) rc = floe_err_set(err, FLOE_EIO, "no result for topic '%s'", o->name);
-    else if (rd_kafka_topic_result_error(tr[0]))
-        rc = floe_err_set(err, FLOE_EIO, "%s", rd_kafka_topic_result_error_string(tr[0])
-                                                   ? rd_kafka_topic_result_error_string(tr[0])
-                                                   : rd_kafka_err2str(rd_kafka_topic_result_error(tr[0])));
+    int rc = topic_result(tr, n, o->name, err);
     rd_kafka_event_destroy(ev);
     if (rc) return -1;
     const char *en = NULL, *ns = NULL, *tn = NULL;
@@ -486,12 +492,7 @@ static int do_delete(admin_t *a, const topic_opts_t *o, floe_err_t *err)
     size_t n = 0;
     const rd_kafka_topic_result_t **tr =
         rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
-    int rc = 0;
-    if (n != 1) rc = floe_err_set(err, FLOE_EIO, "no result for topic '%s'", o->name);
-    else if (rd_kafka_topic_result_error(tr[0]))
-        rc = floe_err_set(err, FLOE_EIO, "%s", rd_kafka_topic_result_error_string(tr[0])
-                                                   ? rd_kafka_topic_result_error_string(tr[0])
-                                                   : rd_kafka_err2str(rd_kafka_topic_result_error(tr[0])));
+    int rc = topic_result(tr, n, o->name, err);
     rd_kafka_event_destroy(ev);
     if (rc) return -1;
     printf("deleted topic %s\n", o->name);
