@@ -24,7 +24,9 @@
 typedef enum floe_ice_op {
     FLOE_ICE_OP_APPEND = 1,     /* data files only; operation "append" */
     FLOE_ICE_OP_ROW_DELTA,      /* data + position/equality deletes; "overwrite" (or "append"/"delete") */
-    FLOE_ICE_OP_REWRITE,        /* replace live files by new ones; "replace" */
+    FLOE_ICE_OP_REWRITE,        /* replace live files by new ones; "replace" (or
+                                   "overwrite" when the records added differ
+                                   from those removed: new data came along) */
 } floe_ice_op_t;
 
 typedef struct floe_ice_commit floe_ice_commit_t;

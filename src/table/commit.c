@@ -56,6 +56,10 @@ void floe_tout_clear(tout_t *o)
 {
     drop_pending(o, true, NULL);
     free(o->pending);
+    floe_tout_drop_rewrites(o, true, NULL);
+    free(o->rewrites);
+    free(o->removes);
+    floe_tout_clear_widened(o);
     floe_ice_table_free(o->ice);
     floe_ice_schema_free(o->work);
     free(o->schema_json);
@@ -94,6 +98,10 @@ int floe_tout_sync(tout_t *o, tsink_t *s, floe_err_t *err)
     if (!changed) {
         floe_ice_schema_free(w);
         return 0;
+    }
+    if (floe_tout_note_widened(o, o->work, w, err) < 0) {
+        floe_ice_schema_free(w);
+        return -1;
     }
     o->last_column_id = last;
     o->schema_dirty = true;
@@ -153,6 +161,7 @@ static int adopt(tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *e
     o->committed = committed;
     o->last_column_id = md->last_column_id;
     o->schema_dirty = false;
+    floe_tout_clear_widened(o);
     const floe_ice_spec_t *ds = floe_ice_metadata_default_spec(md);
     floe_ice_spec_free(o->spec);
     o->spec = ds ? floe_ice_spec_dup(ds) : NULL;
@@ -470,31 +479,39 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
     return 0;
 }
 
-/* Commit the pending files of o with offsets next[] (one per partition).
- * Returns 1 when a snapshot was made (or found made), 0 when there was
- * nothing to commit, -1 on failure. */
+/* Commit the pending files of o (unless !with_pending) with offsets next[]
+ * (one per partition), together with a widening's rewrites: the rewritten
+ * files replace the old ones in the same snapshot as the schema that
+ * needs them.  Returns 1 when a snapshot was made (or found made), 0 when
+ * there was nothing to commit, -1 on failure. */
 static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always,
-                        floe_err_t *err)
+                        bool with_pending, floe_err_t *err)
 {
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
     bool moved = false;
+    size_t npending = with_pending ? o->npending : 0;
     for (int32_t i = 0; i < t->nparts; i++)
         if (next[i] != o->committed[i]) moved = true;
-    if (!o->npending && !(always && moved)) return 0;
+    if (!npending && !o->nrewrites && !(always && moved)) return 0;
     floe_ice_catalog_t *cat = t->e->cfg.catalog;
     char commit_id[37];
     floe_ice_uuid4(commit_id);
     floe_buf_t offs = FLOE_BUF_INIT;
     int rc = -1;
-    floe_ice_commit_t *c = floe_ice_commit_new(cat, o->ns, o->name, FLOE_ICE_OP_APPEND, err);
+    floe_ice_commit_t *c = floe_ice_commit_new(
+        cat, o->ns, o->name, o->nremoves ? FLOE_ICE_OP_REWRITE : FLOE_ICE_OP_APPEND, err);
     if (!c) goto out;
     if (floe_offsets_encode(next, (size_t)t->nparts, &offs) < 0 || !floe_buf_cstr(&offs)) {
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < o->npending; i++)
+    for (size_t i = 0; i < npending; i++)
         if (floe_ice_commit_add(c, &o->pending[i], err) < 0) goto out;
+    for (size_t i = 0; i < o->nrewrites; i++)
+        if (floe_ice_commit_add(c, &o->rewrites[i], err) < 0) goto out;
+    for (size_t i = 0; i < o->nremoves; i++)
+        if (floe_ice_commit_remove(c, o->removes[i], err) < 0) goto out;
     if (with_schema && floe_ice_commit_set_schema(c, o->work, err) < 0) goto out;
     if (floe_ice_commit_set_summary(c, FLOE_OFFSETS_KEY, (char *)offs.data, err) < 0 ||
         floe_ice_commit_set_summary(c, FLOE_COMMIT_ID_KEY, commit_id, err) < 0 ||
@@ -507,8 +524,13 @@ static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always
     int r = floe_ice_commit_run(c, &snap, err);
     if (r < 0) goto out;
     /* committed now (r == 0) or found committed by an earlier attempt (1) */
-    drop_pending(o, true, NULL);
-    memcpy(o->committed, next, (size_t)t->nparts * sizeof *next);
+    if (with_pending) drop_pending(o, true, NULL);
+    if (o->nremoves)
+        FLOE_INFO("table %s.%s: %zu rewritten files replace %zu in snapshot %lld", o->ns, o->name,
+                  o->nrewrites, o->nremoves, (long long)snap);
+    floe_tout_drop_rewrites(o, true, NULL);
+    floe_tout_clear_widened(o);
+    if (o->committed != next) memcpy(o->committed, next, (size_t)t->nparts * sizeof *next);
     if (with_schema) {
         o->schema_dirty = false;
         FLOE_INFO("table %s.%s: schema with %d top-level columns committed with the data",
@@ -545,6 +567,8 @@ static void reset(ttable_t *t, bool keep_files)
     }
     drop_pending(&t->main, keep_files, io);
     drop_pending(&t->dlq, keep_files, io);
+    floe_tout_drop_rewrites(&t->main, keep_files, io);
+    floe_tout_drop_rewrites(&t->dlq, keep_files, io);
     tout_t *outs[2] = {&t->main, &t->dlq};
     for (int k = 0; k < 2; k++) {
         floe_ice_table_t *ice;
@@ -565,17 +589,24 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
         if (floe_tpart_seal(t->parts[i], err) < 0) goto fail;
         next[i] = t->parts[i]->next;
     }
+    /* a widened column: rewrite the files that hold the old field (they
+     * go in with the schema that needs them) */
+    if (floe_tout_widen(t, &t->main, err) < 0) goto fail;
     /* a new partition spec may name fields only the grown schema has: that
-     * schema goes first then; otherwise it rides with the data */
+     * schema goes first then (with the rewrites of a widening, at the
+     * offsets already committed); otherwise it rides with the data */
     if (t->main.spec_dirty) {
-        if (t->main.schema_dirty && commit_schema(t, &t->main, err) < 0) goto fail;
+        if (t->main.schema_dirty &&
+            (t->main.nrewrites ? commit_files(t, &t->main, t->main.committed, false, false, err)
+                               : commit_schema(t, &t->main, err)) < 0)
+            goto fail;
         if (commit_spec(t, &t->main, err) < 0) goto fail;
     }
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
-    int d = commit_files(t, &t->dlq, next, false, err);
+    int d = commit_files(t, &t->dlq, next, false, true, err);
     if (d < 0) goto fail;
-    int m = commit_files(t, &t->main, next, true, err);
+    int m = commit_files(t, &t->main, next, true, true, err);
     if (m < 0) goto fail;
     if (m == 0 && d == 0) {
         free(next);

@@ -10,6 +10,7 @@
 #include "table/convert.h"
 #include "table/datafile.h"
 #include "table/engine.h"
+#include "table/schema_map.h"
 
 typedef struct ttable ttable_t;
 
@@ -51,6 +52,15 @@ typedef struct tout {
     floe_ice_data_file_t *pending;  /* closed files awaiting commit */
     size_t npending, cappending;
     uint64_t file_seq;
+    /* long fields of the working schema replaced by doubles since the last
+     * commit, and what the commit's widening prepared: rewrites of live
+     * files (owned, uncommitted) replacing the files at removes[] */
+    floe_twiden_t *widened;
+    size_t nwidened;
+    floe_ice_data_file_t *rewrites;
+    size_t nrewrites;
+    char **removes;
+    size_t nremoves;
 } tout_t;
 
 typedef struct tpart {
@@ -125,6 +135,32 @@ void floe_tout_clear(tout_t *o);
 /* Make o->spec follow table.partition.by (text) once its source fields
  * exist in the working schema; a new spec is committed before data. */
 void floe_tout_resolve_spec(tout_t *o, const char *text);
+/* widen.c */
+/* Record the widenings from `before` to `after` (working schemas; borrowed)
+ * in o->widened. */
+int floe_tout_note_widened(tout_t *o, const floe_ice_schema_t *before,
+                           const floe_ice_schema_t *after, floe_err_t *err);
+/* Before a commit of o with widenings: rewrite the pending files and the
+ * table's live data files that hold a widened field (pending ones are
+ * replaced in place; live ones go to o->rewrites, their paths to
+ * o->removes).  0, or -1 with *err (what was rewritten stays listed for
+ * the caller's cleanup). */
+int floe_tout_widen(ttable_t *t, tout_t *o, floe_err_t *err);
+/* Forget o->rewrites and o->removes; delete the rewritten files unless keep
+ * (their commit may have landed). */
+void floe_tout_drop_rewrites(tout_t *o, bool keep, floe_fileio_t *io);
+void floe_tout_clear_widened(tout_t *o);
+/* Rewrite data file `in` (borrowed) at out_path with the fields
+ * w[].from turned into doubles w[].to: 1 with *out filled (caller clears;
+ * same partition, spec and metrics, the widened columns' metrics
+ * recomputed), 0 when the file holds none of them (nothing written), -1
+ * with *err (nothing left at out_path).  The file keeps its own
+ * `iceberg.schema` entry with the fields replaced (fallback_schema when it
+ * has none). */
+int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const char *out_path,
+                     const floe_twiden_t *w, size_t nw, const char *fallback_schema,
+                     floe_ice_data_file_t *out, floe_err_t *err);
+
 /* Location of the table's data folder ("<location>/data"), into buf. */
 int floe_tout_data_dir(const tout_t *o, char *buf, size_t size);
 

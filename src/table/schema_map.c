@@ -71,6 +71,23 @@ static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
     return n;
 }
 
+/* A long node where the table has a double (another partition widened
+ * the column): the buffer widens too, its values converted. */
+static void widen_node(floe_rows_t *r, floe_rnode_t *n, const floe_ice_type_t *t)
+{
+    if (n->kind == FLOE_TK_LONG && t->kind == FLOE_ICE_DOUBLE) floe_rows_widen(r, n);
+}
+
+/* The same for the element of a list and the value of a map. */
+static void widen_kids(floe_rows_t *r, floe_rnode_t *n, const floe_ice_type_t *t)
+{
+    widen_node(r, n, t);
+    if ((n->kind == FLOE_TK_LIST && t->kind == FLOE_ICE_LIST) ||
+        (n->kind == FLOE_TK_MAP && t->kind == FLOE_ICE_MAP))
+        for (size_t i = 0; i < n->nkids && i < t->nfields; i++)
+            widen_kids(r, n->kids[i], t->fields[i].type);
+}
+
 /* Seed the fields of struct type t into shape struct s. */
 static int seed_struct(floe_rows_t *r, floe_rnode_t *s, const floe_ice_type_t *t,
                        floe_err_t *err)
@@ -82,6 +99,7 @@ static int seed_struct(floe_rows_t *r, floe_rnode_t *s, const floe_ice_type_t *t
             if (have->kind == FLOE_TK_STRUCT && f->type->kind == FLOE_ICE_STRUCT &&
                 seed_struct(r, have, f->type, err) < 0)
                 return -1;
+            widen_kids(r, have, f->type);
             continue; /* kinds are checked by sync */
         }
         floe_rnode_t *n = node_from_field(f, err);
@@ -150,12 +168,49 @@ oom:
     return NULL;
 }
 
-static int sync_node(floe_rnode_t *n, floe_ice_type_t *t, int32_t *last, bool *changed,
-                     floe_err_t *err);
+static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_t *last,
+                     bool *changed, floe_err_t *err);
+
+/* Field f of the table is long where the records (kid) now hold doubles.
+ * Iceberg cannot promote long to double in place, so f becomes a new,
+ * optional double field with a fresh id at the same place (the engine
+ * rewrites the files that hold the old one).  A required field keeps its
+ * type: refused. */
+static int widen_field(floe_ice_field_t *f, floe_rnode_t *kid, int32_t *last, bool *changed,
+                       floe_err_t *err)
+{
+    if (f->required)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "field '%s' is a required long in the table: it cannot become a double",
+                            kid->name);
+    floe_ice_type_t *d = floe_ice_type_prim(FLOE_ICE_DOUBLE);
+    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_ice_type_free(f->type);
+    f->type = d;
+    f->id = ++*last;
+    f->required = false;
+    kid->field_id = f->id;
+    *changed = true;
+    return 0;
+}
+
+/* Kind check of shape node kid against table field f: a long buffer node
+ * under a double field widens; a double node over a long field widens the
+ * field.  1 when the kinds now agree, 0 when they cannot. */
+static int reconcile(floe_rows_t *r, floe_ice_field_t *f, floe_rnode_t *kid, int32_t *last,
+                     bool *changed, floe_err_t *err)
+{
+    floe_ice_kind_t want;
+    widen_node(r, kid, f->type);
+    if (ice_kind(kid->kind, &want) < 0) return 0;
+    if (want == FLOE_ICE_DOUBLE && f->type->kind == FLOE_ICE_LONG)
+        return widen_field(f, kid, last, changed, err) < 0 ? -1 : 1;
+    return want == f->type->kind;
+}
 
 /* Shape struct s against Iceberg struct t. */
-static int sync_struct(floe_rnode_t *s, floe_ice_type_t *t, int32_t *last, bool *changed,
-                       floe_err_t *err)
+static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int32_t *last,
+                       bool *changed, floe_err_t *err)
 {
     for (size_t i = 0; i < s->nkids; i++) {
         floe_rnode_t *kid = s->kids[i];
@@ -171,8 +226,9 @@ static int sync_struct(floe_rnode_t *s, floe_ice_type_t *t, int32_t *last, bool 
             *changed = true;
             continue;
         }
-        floe_ice_kind_t want;
-        if (ice_kind(kid->kind, &want) < 0 || want != f->type->kind) {
+        int ok = reconcile(r, f, kid, last, changed, err);
+        if (ok < 0) return -1;
+        if (!ok) {
             char tn[64];
             return floe_err_set(err, FLOE_EINVAL,
                                 "field '%s' is %s in the table but %s in the records",
@@ -184,21 +240,22 @@ static int sync_struct(floe_rnode_t *s, floe_ice_type_t *t, int32_t *last, bool 
                                 "field '%s' is required in the table but optional in the records",
                                 kid->name);
         kid->field_id = f->id;
-        if (sync_node(kid, f->type, last, changed, err) < 0) return -1;
+        if (sync_node(r, kid, f->type, last, changed, err) < 0) return -1;
     }
     return 0;
 }
 
-static int sync_node(floe_rnode_t *n, floe_ice_type_t *t, int32_t *last, bool *changed,
-                     floe_err_t *err)
+static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_t *last,
+                     bool *changed, floe_err_t *err)
 {
-    if (n->kind == FLOE_TK_STRUCT) return sync_struct(n, t, last, changed, err);
+    if (n->kind == FLOE_TK_STRUCT) return sync_struct(r, n, t, last, changed, err);
     /* list element, map key and value: same ids, same kinds */
     for (size_t i = 0; i < n->nkids; i++) {
         floe_rnode_t *kid = n->kids[i];
         floe_ice_field_t *f = &t->fields[i];
-        floe_ice_kind_t want;
-        if (ice_kind(kid->kind, &want) < 0 || want != f->type->kind) {
+        int ok = reconcile(r, f, kid, last, changed, err);
+        if (ok < 0) return -1;
+        if (!ok) {
             char tn[64];
             return floe_err_set(err, FLOE_EINVAL,
                                 "elements of '%s' are %s in the table but %s in the records",
@@ -206,7 +263,7 @@ static int sync_node(floe_rnode_t *n, floe_ice_type_t *t, int32_t *last, bool *c
                                 floe_tkind_name(kid->kind));
         }
         kid->field_id = f->id;
-        if (sync_node(kid, f->type, last, changed, err) < 0) return -1;
+        if (sync_node(r, kid, f->type, last, changed, err) < 0) return -1;
     }
     return 0;
 }
@@ -215,5 +272,53 @@ int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema,
                       int32_t *last_column_id, bool *changed, floe_err_t *err)
 {
     *changed = false;
-    return sync_struct(floe_rows_root(rows), schema->root, last_column_id, changed, err);
+    return sync_struct(rows, floe_rows_root(rows), schema->root, last_column_id, changed, err);
+}
+
+/* ---- widenings between two schemas ------------------------------------ */
+
+static int push_widen(floe_twiden_t **out, size_t *n, int32_t from, int32_t to)
+{
+    floe_twiden_t *v = realloc(*out, (*n + 1) * sizeof *v);
+    if (!v) return -1;
+    v[*n] = (floe_twiden_t){from, to};
+    *out = v;
+    (*n)++;
+    return 0;
+}
+
+static int widened_type(const floe_ice_type_t *a, const floe_ice_type_t *b, floe_twiden_t **out,
+                        size_t *n);
+
+static int widened_field(const floe_ice_field_t *fa, const floe_ice_field_t *fb,
+                         floe_twiden_t **out, size_t *n)
+{
+    if (fa->type->kind == FLOE_ICE_LONG && fb->type->kind == FLOE_ICE_DOUBLE && fa->id != fb->id)
+        return push_widen(out, n, fa->id, fb->id);
+    if (fa->type->kind != fb->type->kind) return 0;
+    return widened_type(fa->type, fb->type, out, n);
+}
+
+static int widened_type(const floe_ice_type_t *a, const floe_ice_type_t *b, floe_twiden_t **out,
+                        size_t *n)
+{
+    if (a->kind == FLOE_ICE_STRUCT) {
+        for (size_t i = 0; i < a->nfields; i++)
+            for (size_t j = 0; j < b->nfields; j++)
+                if (!strcmp(a->fields[i].name, b->fields[j].name)) {
+                    if (widened_field(&a->fields[i], &b->fields[j], out, n) < 0) return -1;
+                    break;
+                }
+        return 0;
+    }
+    if (a->kind == FLOE_ICE_LIST || a->kind == FLOE_ICE_MAP)
+        for (size_t i = 0; i < a->nfields && i < b->nfields; i++)
+            if (widened_field(&a->fields[i], &b->fields[i], out, n) < 0) return -1;
+    return 0;
+}
+
+int floe_tschema_widened(const floe_ice_schema_t *before, const floe_ice_schema_t *after,
+                         floe_twiden_t **out, size_t *n)
+{
+    return widened_type(before->root, after->root, out, n);
 }

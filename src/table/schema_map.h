@@ -25,9 +25,26 @@ int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_e
 /* Make schema (modified in place; pass a copy) hold every field of rows'
  * shape and give each shape node its field id.  New fields take ids from
  * *last_column_id + 1 on (advanced).  *changed tells whether the schema
- * grew.  A field whose kind differs from the table's is refused with
- * FLOE_EINVAL naming it; schema may then hold some of the additions. */
+ * grew.  Widening: a long shape node under a double field is widened in
+ * rows; a double shape node over an optional long field (a struct field,
+ * list element or map value) replaces that field by a new optional double
+ * field with a fresh id, same name, same place (Iceberg cannot promote
+ * long to double: the files holding the old field must be rewritten, see
+ * floe_tschema_widened).  Any other kind difference is refused with
+ * FLOE_EINVAL naming the field; schema may then hold some of the
+ * additions. */
 int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema,
                       int32_t *last_column_id, bool *changed, floe_err_t *err);
+
+/* One long field replaced by a double field (ids). */
+typedef struct floe_twiden {
+    int32_t from, to;
+} floe_twiden_t;
+
+/* The long fields of `before` that `after` replaced by double fields of
+ * the same name at the same place, appended to *out (realloc'd; caller
+ * frees) and *n.  Both schemas are borrowed.  -1 only when out of memory. */
+int floe_tschema_widened(const floe_ice_schema_t *before, const floe_ice_schema_t *after,
+                         floe_twiden_t **out, size_t *n);
 
 #endif
