@@ -696,7 +696,7 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
             return push_fixed(s, n, rep, &dv, 8);
         }
         if (is_int) return push_fixed(s, n, rep, &iv, 8);
-        if (!s->r->opts.widen_long_to_double) {
+        if (!s->r->opts.widen_long_to_double || n->pinned || n->required) {
             s->p = at;
             return misfit(s, n, "a fraction");
         }

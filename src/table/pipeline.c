@@ -367,6 +367,32 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
     return 0;
 }
 
+static bool is_source(const floe_ice_spec_t *sp, int32_t id)
+{
+    for (size_t i = 0; sp && i < sp->nfields; i++)
+        if (sp->fields[i].source_id == id) return true;
+    return false;
+}
+
+/* Pin the buffer's nodes that a partition spec of the table (or the one
+ * new files get) takes values from: such a long column cannot become a
+ * new double field (the specs name its id), so fractions there go to the
+ * dead-letter table. */
+static void pin_sources(const tout_t *o, floe_rnode_t *n)
+{
+    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
+    for (size_t i = 0; i < n->nkids; i++) {
+        floe_rnode_t *k = n->kids[i];
+        if (k->field_id > 0 && !k->pinned) {
+            bool src = is_source(o->spec, k->field_id);
+            for (size_t j = 0; md && !src && j < md->nspecs; j++)
+                src = is_source(md->specs[j], k->field_id);
+            k->pinned = src;
+        }
+        pin_sources(o, k);
+    }
+}
+
 int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
@@ -377,6 +403,7 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
         if (floe_tschema_seed(p->main.rows, t->main.work, err) < 0) return -1;
         p->main.seeded = t->main.schema_version;
     }
+    pin_sources(&t->main, floe_rows_root(p->main.rows));
     floe_buf_reset(&p->readbuf);
     int64_t start, end;
     floe_err_t re;

@@ -58,6 +58,7 @@ struct floe_rnode {
     floe_rcol_t *col;      /* the column of a primitive node, else NULL */
     uint64_t stamp;        /* object instance that last set this field */
     bool sys;              /* set only with floe_rows_put_* (e.g. _kafka) */
+    bool pinned;           /* a long that never widens (a partition source) */
     size_t hint;           /* struct: index of the kid matched next, a guess */
 };
 

@@ -494,7 +494,7 @@ static void committed_long_widens_to_double(void)
 }
 
 /* A partitioned table: each rewritten file stays in its partition folder
- * with its partition tuple and spec. */
+ * with its partition tuple and spec.  A partition source stays long. */
 static void widening_keeps_partitions(void)
 {
     floe_log_t *pl[1];
@@ -531,6 +531,26 @@ static void widening_keeps_partitions(void)
     verify_all("widep", "0\t0\t{\"region\":\"eu\",\"x\":1}\n0\t1\t{\"region\":\"us\",\"x\":2}\n"
                         "0\t2\t{\"x\":3}\n0\t3\t{\"region\":\"eu\",\"x\":2.5}\n");
     drop_topic("widep", 1, pl);
+
+    /* a partition source cannot change its field id: its fractions are
+     * dead letters, the column stays long */
+    add_topic("widepin", 1, pl, "bucket(n, 2)");
+    const char *c[] = {"{\"n\":1}", "{\"n\":1.5}", "{\"n\":2}"};
+    produce_to(pl[0], 1700000000000LL, c, 1);
+    CHECK_EQ(run_engine(), 1);
+    produce_to(pl[0], 1700000000000LL, c + 1, 2);
+    CHECK_EQ(run_engine(), 1);
+    CHECK_EQ(live_files("widepin", &l), 0);
+    CHECK_EQ(l.records, 2);
+    CHECK(floe_ice_schema_find_name(l.schema, "n")->type->kind == FLOE_ICE_LONG);
+    live_free(&l);
+    CHECK_EQ(live_files("widepin_dlq", &l), 0);
+    CHECK_EQ(l.records, 1);
+    live_free(&l);
+    rows = icebird("widepin_dlq");
+    CHECK(strstr(rows, "\"reason\":\"field 'n' is long, value at byte 5 is a fraction\"") != NULL);
+    free(rows);
+    drop_topic("widepin", 1, pl);
 }
 
 /* A widening commit broken at its n-th storage operation (counted from

@@ -1,5 +1,6 @@
 /* Shape <-> Iceberg schema: ids for new fields from last-column-id, seeded
- * buffers keep committed types and ids, incompatible kinds refused. */
+ * buffers keep committed types and ids, long columns widen to new double
+ * fields, incompatible kinds refused. */
 #include <stdlib.h>
 
 #include "iceberg/metadata.h"
@@ -104,6 +105,88 @@ static void new_table_schema_from_shape(void)
     floe_rows_free(r);
 }
 
+/* A fraction in an optional long: the table field becomes a new double
+ * field (fresh id, same place), reported by floe_tschema_widened; a buffer
+ * still holding longs under a double field widens too; a required long
+ * is refused. */
+static void long_widens_to_new_double_field(void)
+{
+    floe_rows_t *r = floe_rows_new(NULL); /* widens in the buffer */
+    floe_err_t e;
+    floe_ice_schema_t *s = empty_schema();
+    floe_ice_type_t *st = floe_ice_type_struct();
+    floe_ice_struct_add(st, 4, "v", false, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
+    floe_ice_struct_add(s->root, 1, "n", false, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
+    floe_ice_struct_add(s->root, 2, "m", false, st, NULL);
+    floe_ice_struct_add(s->root, 3, "l", false,
+                        floe_ice_type_list(5, false, floe_ice_type_prim(FLOE_ICE_LONG)), NULL);
+    CHECK_EQ(floe_tschema_seed(r, s, &e), 0);
+    CHECK_EQ(add(r, "{\"n\":1,\"m\":{\"v\":2},\"l\":[3]}"), 0);
+    CHECK_EQ(add(r, "{\"n\":1.5,\"m\":{\"v\":2.5},\"l\":[0.5]}"), 0);
+    int32_t last = 5;
+    bool changed;
+    floe_ice_schema_t *w = floe_ice_schema_dup(s);
+    CHECK_EQ(floe_tschema_sync(r, w, &last, &changed, &e), 0);
+    CHECK(changed);
+    CHECK_EQ(last, 8);
+    const floe_ice_field_t *n = floe_ice_schema_find_name(w, "n");
+    CHECK(n && n->type->kind == FLOE_ICE_DOUBLE && n->id > 5 && !n->required);
+    CHECK(w->root->fields[0].id == n->id); /* same place */
+    CHECK(floe_ice_schema_find_name(w, "m.v")->type->kind == FLOE_ICE_DOUBLE);
+    CHECK(floe_ice_schema_find_name(w, "l.element")->type->kind == FLOE_ICE_DOUBLE);
+    CHECK(floe_ice_schema_find(w, 1) == NULL && floe_ice_schema_find(w, 4) == NULL);
+    CHECK_EQ(floe_rows_child(floe_rows_root(r), "n")->field_id, n->id);
+    floe_twiden_t *wd = NULL;
+    size_t nwd = 0;
+    CHECK_EQ(floe_tschema_widened(s, w, &wd, &nwd), 0);
+    CHECK_EQ(nwd, 3);
+    bool saw[3] = {false, false, false};
+    for (size_t i = 0; i < nwd; i++) {
+        if (wd[i].from == 1) saw[0] = wd[i].to == n->id;
+        if (wd[i].from == 4) saw[1] = wd[i].to == floe_ice_schema_find_name(w, "m.v")->id;
+        if (wd[i].from == 5) saw[2] = wd[i].to == floe_ice_schema_find_name(w, "l.element")->id;
+    }
+    CHECK(saw[0] && saw[1] && saw[2]);
+    free(wd);
+    /* synced again: nothing new */
+    CHECK_EQ(floe_tschema_sync(r, w, &last, &changed, &e), 0);
+    CHECK(!changed);
+
+    /* another buffer still holds longs: it widens to the table's doubles */
+    floe_rows_opts_t o = {.widen_long_to_double = false};
+    floe_rows_t *r2 = floe_rows_new(&o);
+    CHECK_EQ(floe_tschema_seed(r2, s, &e), 0); /* seeded before the widening */
+    CHECK_EQ(add(r2, "{\"n\":7,\"m\":{\"v\":8},\"l\":[9]}"), 0);
+    CHECK_EQ(floe_tschema_sync(r2, w, &last, &changed, &e), 0);
+    CHECK(!changed);
+    floe_rnode_t *n2 = floe_rows_child(floe_rows_root(r2), "n");
+    CHECK_EQ(n2->kind, FLOE_TK_DOUBLE);
+    CHECK_EQ(n2->field_id, n->id);
+    CHECK(floe_rcol_double(n2->col, 0) == 7.0);
+    CHECK(floe_rcol_double(floe_rows_child(floe_rows_root(r2), "l")->kids[0]->col, 0) == 9.0);
+    /* seeding widens as well */
+    floe_rows_t *r3 = floe_rows_new(&o);
+    CHECK_EQ(add(r3, "{\"n\":7}"), 0);
+    CHECK_EQ(floe_tschema_seed(r3, w, &e), 0);
+    CHECK_EQ(floe_rows_child(floe_rows_root(r3), "n")->kind, FLOE_TK_DOUBLE);
+    floe_rows_free(r3);
+    floe_rows_free(r2);
+    floe_ice_schema_free(w);
+    floe_ice_schema_free(s);
+    floe_rows_free(r);
+
+    /* a required long keeps its type */
+    r = floe_rows_new(NULL);
+    CHECK_EQ(add(r, "{\"n\":1.5}"), 0);
+    s = empty_schema();
+    floe_ice_struct_add(s->root, 1, "n", true, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
+    last = 1;
+    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), -1);
+    CHECK(strstr(e.msg, "'n' is a required long") != NULL);
+    floe_ice_schema_free(s);
+    floe_rows_free(r);
+}
+
 static void incompatible_kinds_refused(void)
 {
     floe_rows_t *r = floe_rows_new(NULL);
@@ -130,4 +213,5 @@ static void incompatible_kinds_refused(void)
     floe_rows_free(r);
 }
 
-TEST_MAIN(RUN(new_table_schema_from_shape); RUN(incompatible_kinds_refused))
+TEST_MAIN(RUN(new_table_schema_from_shape); RUN(long_widens_to_new_double_field);
+          RUN(incompatible_kinds_refused))
