@@ -136,8 +136,10 @@ static void discover(floe_engine_t *e)
                 continue;
             }
             bool identity = strcmp(cfg.namespace_, t->cfg.namespace_) || strcmp(cfg.name, t->cfg.name) ||
-                            cfg.value_conv != t->cfg.value_conv || cfg.key_conv != t->cfg.key_conv;
-            if (identity) { /* rebuilt below at the next discovery */
+                            cfg.value_conv != t->cfg.value_conv || cfg.key_conv != t->cfg.key_conv ||
+                            cfg.json_infer_timestamps != t->cfg.json_infer_timestamps ||
+                            cfg.json_coerce != t->cfg.json_coerce;
+            if (identity) { /* rebuilt below at the next discovery (converters too) */
                 t->seen = false;
                 continue;
             }

@@ -45,7 +45,11 @@ tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
     p->t = t;
     p->id = id;
     p->next = -1;
-    floe_rows_opts_t ro = {.widen_long_to_double = false, .max_depth = 32, .max_leaves = 2048};
+    floe_rows_opts_t ro = {.widen_long_to_double = false,
+                           .infer_timestamps = t->cfg.json_infer_timestamps,
+                           .coerce = t->cfg.json_coerce,
+                           .max_depth = 32,
+                           .max_leaves = 2048};
     if (!(p->main.rows = floe_rows_new(&ro)) || !(p->dlq.rows = floe_rows_new(&ro))) {
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         goto fail;
