@@ -583,6 +583,12 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     }
     t->commits++;
     t->last_commit_ms = floe_wall_ms();
+    for (int32_t i = 0; i < t->nparts; i++) {
+        /* what was read is in the table now; what arrived since waits */
+        tpart_t *p = t->parts[i];
+        p->pending_ts_ms = -1;
+        p->behind_since_ms = p->log_end > t->main.committed[i] ? t->last_commit_ms : -1;
+    }
     t->last_commit_latency_ms = floe_mono_ms() - t0;
     floe_tsource_t *src = t->e->src;
     if (src->ops->committed)

@@ -207,12 +207,55 @@ static void json_str(floe_buf_t *b, const char *s)
     floe_buf_append_u8(b, '"');
 }
 
+/* Seconds the oldest record not yet in a snapshot has waited: from its
+ * timestamp once read, from when the engine saw it arrive before that;
+ * 0 when the table holds everything in the log. */
+static double freshness_lag_s(const tpart_t *p, int64_t committed, int64_t now_ms)
+{
+    if (p->log_end <= (committed >= 0 ? committed : p->log_start)) return 0;
+    int64_t since = p->pending_ts_ms >= 0 ? p->pending_ts_ms : p->behind_since_ms;
+    return since >= 0 && now_ms > since ? (double)(now_ms - since) / 1000.0 : 0;
+}
+
+static int64_t lag_offsets(const tpart_t *p, int64_t committed)
+{
+    int64_t lag = p->log_end - (committed >= 0 ? committed : p->log_start);
+    return lag > 0 ? lag : 0;
+}
+
+/* Metric families, each printed whole (Prometheus wants a family's samples
+ * together): per partition first, then per table. */
+enum {
+    PM_RECORDS, PM_BYTES, PM_DLQ, PM_DROPPED, PM_LAG, PM_FRESH, PM_BUFFERED, PM_NPART,
+    TM_COMMITS = 0, TM_FAILURES, TM_LATENCY, TM_FILES, TM_FBYTES, TM_PAUSED, TM_STATE, TM_NTABLE
+};
+
+static const struct family {
+    const char *name, *type, *help;
+} part_families[PM_NPART] = {
+    {"floe_table_records_total", "counter", "Records converted into the table."},
+    {"floe_table_bytes_total", "counter", "Key and value bytes of the records converted."},
+    {"floe_table_dlq_records_total", "counter", "Records sent to the dead-letter table."},
+    {"floe_table_dropped_records_total", "counter", "Invalid records dropped (action drop)."},
+    {"floe_table_lag_offsets", "gauge", "Records in the log not yet in a committed snapshot."},
+    {"floe_table_freshness_lag_seconds", "gauge",
+     "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
+    {"floe_table_buffered_bytes", "gauge", "Bytes held in the partition's L1 buffer."},
+}, table_families[TM_NTABLE] = {
+    {"floe_table_commits_total", "counter", "Snapshots committed."},
+    {"floe_table_commit_failures_total", "counter", "Commits that failed and were retried from the table."},
+    {"floe_table_commit_latency_ms", "gauge", "Duration of the last commit, sealing files included."},
+    {"floe_table_files_written_total", "counter", "Data files closed by the pipeline."},
+    {"floe_table_bytes_written_total", "counter", "Bytes of the data files closed."},
+    {"floe_table_paused", "gauge", "1 when the table stopped on an error (see its reason)."},
+    {"floe_table_state", "gauge", "1 for the table's pipeline state."},
+};
+
 static void snapshot_status(floe_engine_t *e)
 {
     floe_buf_t js = FLOE_BUF_INIT, m = FLOE_BUF_INIT;
+    int64_t now = floe_wall_ms();
     floe_buf_append_str(&js, "{\"tables\":[");
-    floe_buf_append_str(&m, "# HELP floe_table_records_total Records converted into the table.\n"
-                            "# TYPE floe_table_records_total counter\n");
     for (size_t i = 0; i < e->ntables; i++) {
         ttable_t *t = e->tables[i];
         char tn[450];
@@ -235,41 +278,61 @@ static void snapshot_status(floe_engine_t *e)
         for (int32_t k = 0; k < t->nparts; k++) {
             tpart_t *p = t->parts[k];
             int64_t c = t->main.committed ? t->main.committed[k] : -1;
-            int64_t lag = p->log_end - (c >= 0 ? c : p->log_start);
             floe_buf_printf(&js,
                             "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"
-                            "\"log_end\":%lld,\"lag\":%lld,\"records\":%llu,\"dlq\":%llu,"
-                            "\"dropped\":%llu,\"buffered_rows\":%zu,\"buffered_bytes\":%zu}",
+                            "\"log_end\":%lld,\"lag\":%lld,\"freshness_lag_s\":%.3f,\"records\":%llu,"
+                            "\"bytes\":%llu,\"dlq\":%llu,\"dropped\":%llu,\"buffered_rows\":%zu,"
+                            "\"buffered_bytes\":%zu}",
                             k ? "," : "", (int)k, (long long)c, (long long)p->next,
                             (long long)p->log_start, (long long)p->log_end,
-                            (long long)(lag > 0 ? lag : 0), (unsigned long long)p->records,
+                            (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
+                            (unsigned long long)p->records, (unsigned long long)p->bytes,
                             (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
                             floe_rows_count(p->main.rows), floe_rows_bytes(p->main.rows));
-            floe_buf_printf(&m,
-                            "floe_table_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
-                            "floe_table_dlq_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
-                            "floe_table_dropped_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
-                            "floe_table_lag_offsets{table=\"%s\",partition=\"%d\"} %lld\n"
-                            "floe_table_buffered_bytes{table=\"%s\",partition=\"%d\"} %zu\n",
-                            tn, (int)k, (unsigned long long)p->records, tn, (int)k,
-                            (unsigned long long)p->dlq_records, tn, (int)k,
-                            (unsigned long long)p->dropped, tn, (int)k, (long long)(lag > 0 ? lag : 0),
-                            tn, (int)k, floe_rows_bytes(p->main.rows));
         }
         floe_buf_append_str(&js, "]}");
-        floe_buf_printf(&m,
-                        "floe_table_commits_total{table=\"%s\"} %llu\n"
-                        "floe_table_commit_failures_total{table=\"%s\"} %llu\n"
-                        "floe_table_commit_latency_ms{table=\"%s\"} %lld\n"
-                        "floe_table_files_written_total{table=\"%s\"} %llu\n"
-                        "floe_table_bytes_written_total{table=\"%s\"} %llu\n"
-                        "floe_table_paused{table=\"%s\"} %d\n",
-                        tn, (unsigned long long)t->commits, tn, (unsigned long long)t->commit_failures,
-                        tn, (long long)t->last_commit_latency_ms, tn,
-                        (unsigned long long)t->files_written, tn,
-                        (unsigned long long)t->bytes_written, tn, t->state != T_RUNNING);
     }
     floe_buf_append_str(&js, "]}");
+
+    for (int f = 0; f < PM_NPART; f++) {
+        floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", part_families[f].name,
+                        part_families[f].help, part_families[f].name, part_families[f].type);
+        for (size_t i = 0; i < e->ntables; i++) {
+            ttable_t *t = e->tables[i];
+            for (int32_t k = 0; k < t->nparts; k++) {
+                tpart_t *p = t->parts[k];
+                int64_t c = t->main.committed ? t->main.committed[k] : -1;
+                floe_buf_printf(&m, "%s{table=\"%s.%s\",partition=\"%d\"} ", part_families[f].name,
+                                t->main.ns, t->main.name, (int)k);
+                switch (f) {
+                case PM_RECORDS: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->records); break;
+                case PM_BYTES: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->bytes); break;
+                case PM_DLQ: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dlq_records); break;
+                case PM_DROPPED: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dropped); break;
+                case PM_LAG: floe_buf_printf(&m, "%lld\n", (long long)lag_offsets(p, c)); break;
+                case PM_FRESH: floe_buf_printf(&m, "%.3f\n", freshness_lag_s(p, c, now)); break;
+                default: floe_buf_printf(&m, "%zu\n", floe_rows_bytes(p->main.rows)); break;
+                }
+            }
+        }
+    }
+    for (int f = 0; f < TM_NTABLE; f++) {
+        floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", table_families[f].name,
+                        table_families[f].help, table_families[f].name, table_families[f].type);
+        for (size_t i = 0; i < e->ntables; i++) {
+            ttable_t *t = e->tables[i];
+            floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns, t->main.name);
+            switch (f) {
+            case TM_COMMITS: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commits); break;
+            case TM_FAILURES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commit_failures); break;
+            case TM_LATENCY: floe_buf_printf(&m, "} %lld\n", (long long)t->last_commit_latency_ms); break;
+            case TM_FILES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files_written); break;
+            case TM_FBYTES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->bytes_written); break;
+            case TM_PAUSED: floe_buf_printf(&m, "} %d\n", t->state != T_RUNNING); break;
+            default: floe_buf_printf(&m, ",state=\"%s\"} 1\n", state_name(t->state)); break;
+            }
+        }
+    }
     pthread_mutex_lock(&e->mu);
     floe_buf_free(&e->status);
     floe_buf_free(&e->metrics);

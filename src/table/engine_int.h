@@ -63,6 +63,9 @@ typedef struct tpart {
     floe_buf_t readbuf, scratch;
     /* counters */
     uint64_t records, bytes, dlq_records, dropped, rows_written;
+    /* freshness: timestamp of the first record read since the last commit,
+     * and wall time the engine first saw records waiting (-1: none) */
+    int64_t pending_ts_ms, behind_since_ms;
 } tpart_t;
 
 typedef enum tstate { T_RUNNING = 1, T_PAUSED, T_FAILED } tstate_t;

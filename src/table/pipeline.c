@@ -9,6 +9,7 @@
 #include "table/engine_int.h"
 #include "table/partition.h"
 #include "table/schema_map.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* The dead-letter table's shape: where the record was, what it held, why
@@ -45,6 +46,7 @@ tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
     p->t = t;
     p->id = id;
     p->next = -1;
+    p->pending_ts_ms = p->behind_since_ms = -1;
     floe_rows_opts_t ro = {.widen_long_to_double = false,
                            .infer_timestamps = t->cfg.json_infer_timestamps,
                            .coerce = t->cfg.json_coerce,
@@ -332,6 +334,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
         p->next = last + 1;
         return 0;
     }
+    if (p->pending_ts_ms < 0 || h->base_timestamp < p->pending_ts_ms)
+        p->pending_ts_ms = h->base_timestamp; /* freshness: the batch's first record */
     floe_slice_t records;
     floe_err_t e;
     if (floe_batch_records(b, len, h, &p->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
@@ -399,6 +403,9 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
     }
     p->log_start = start;
     p->log_end = end;
+    int64_t committed = t->main.committed ? t->main.committed[p->id] : -1;
+    if (end > (committed >= 0 ? committed : start) && p->behind_since_ms < 0)
+        p->behind_since_ms = floe_wall_ms();
     int64_t converted = 0;
     floe_batch_iter_t it;
     floe_batch_iter_init(&it, p->readbuf.data, p->readbuf.len);
