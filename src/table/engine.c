@@ -358,6 +358,72 @@ int floe_engine_metrics(floe_engine_t *e, floe_buf_t *out)
     return rc;
 }
 
+/* ---- re-drive ------------------------------------------------------------------ */
+
+static int64_t round_(floe_engine_t *e, bool drain, bool force_commit);
+
+struct redrive_req {
+    const char *name;
+    floe_buf_t *out;
+    floe_err_t err;
+    int rc;
+    bool done;
+};
+
+static void redrive_now(floe_engine_t *e, struct redrive_req *rq)
+{
+    ttable_t *t = NULL;
+    for (size_t i = 0; i < e->ntables && !t; i++) {
+        char tn[450];
+        snprintf(tn, sizeof tn, "%s.%s", e->tables[i]->main.ns, e->tables[i]->main.name);
+        bool bare = !strcmp(e->tables[i]->main.ns, "default") && !strcmp(rq->name, e->tables[i]->main.name);
+        if (bare || !strcmp(rq->name, tn) || !strcmp(rq->name, e->tables[i]->topic)) t = e->tables[i];
+    }
+    if (!t) {
+        rq->rc = floe_err_set(&rq->err, FLOE_ENOENT, "no table topic '%s' (name a topic or "
+                                                     "namespace.table)", rq->name);
+        return;
+    }
+    floe_redrive_result_t r;
+    rq->rc = floe_ttable_redrive(t, &r, &rq->err);
+    if (rq->rc == 0 &&
+        floe_buf_printf(rq->out,
+                        "{\"table\":\"%s\",\"redrive_id\":\"%s\",\"examined\":%llu,\"moved\":%llu,"
+                        "\"still_invalid\":%llu,\"undecodable\":%llu,\"files_rewritten\":%llu,"
+                        "\"finished_earlier\":%llu}",
+                        r.table, r.redrive_id, (unsigned long long)r.examined,
+                        (unsigned long long)r.moved, (unsigned long long)r.still_invalid,
+                        (unsigned long long)r.undecodable, (unsigned long long)r.files_rewritten,
+                        (unsigned long long)r.finished_earlier) < 0)
+        rq->rc = floe_err_set(&rq->err, FLOE_ENOMEM, "out of memory");
+    snapshot_status(e);
+}
+
+int floe_engine_redrive(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err)
+{
+    struct redrive_req rq = {.name = name, .out = out};
+    if (!e->running) {
+        e->next_discover_ms = 0;
+        round_(e, true, false); /* find the tables and read what there is */
+        redrive_now(e, &rq);
+    } else {
+        pthread_mutex_lock(&e->mu);
+        while (e->redrive && !e->stop) pthread_cond_wait(&e->cv, &e->mu); /* one at a time */
+        if (e->stop) {
+            pthread_mutex_unlock(&e->mu);
+            return floe_err_set(err, FLOE_ECLOSED, "the table engine is stopping");
+        }
+        e->redrive = &rq;
+        pthread_cond_broadcast(&e->cv);
+        while (!rq.done) pthread_cond_wait(&e->cv, &e->mu);
+        e->redrive = NULL;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    }
+    if (rq.rc < 0) *err = rq.err;
+    return rq.rc;
+}
+
 /* ---- rounds --------------------------------------------------------------------- */
 
 /* Step every partition once (until caught up when drain), commit what is
@@ -413,9 +479,20 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&e->mu);
         if (stop) break;
         int64_t n = round_(e, false, false);
+        pthread_mutex_lock(&e->mu);
+        struct redrive_req *rq = e->redrive && !e->redrive->done ? e->redrive : NULL;
+        pthread_mutex_unlock(&e->mu);
+        if (rq) {
+            redrive_now(e, rq);
+            pthread_mutex_lock(&e->mu);
+            rq->done = true;
+            pthread_cond_broadcast(&e->cv);
+            pthread_mutex_unlock(&e->mu);
+            continue;
+        }
         if (n == 0) {
             pthread_mutex_lock(&e->mu);
-            if (!e->stop) {
+            if (!e->stop && !e->redrive) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 ts.tv_nsec += 10 * 1000000;
@@ -428,6 +505,14 @@ static void *thread_main(void *arg)
             pthread_mutex_unlock(&e->mu);
         }
     }
+    /* a re-drive asked for while stopping is refused, not left waiting */
+    pthread_mutex_lock(&e->mu);
+    if (e->redrive && !e->redrive->done) {
+        e->redrive->rc = floe_err_set(&e->redrive->err, FLOE_ECLOSED, "the table engine is stopping");
+        e->redrive->done = true;
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
     /* a last commit of what is buffered: a clean stop loses no progress */
     for (size_t i = 0; i < e->ntables; i++) {
         floe_err_t err;

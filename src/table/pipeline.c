@@ -234,6 +234,18 @@ static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
     return 0;
 }
 
+int floe_tpart_flush_due(tpart_t *p, floe_err_t *err)
+{
+    ttable_t *t = p->t;
+    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
+        flush_sink(p, &p->main, &t->main, err) < 0)
+        return -1;
+    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
+        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
+        return -1;
+    return 0;
+}
+
 int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
@@ -245,33 +257,13 @@ int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 
 /* ---- bad records --------------------------------------------------------- */
 
-/* A record (rec, or a whole undecodable batch when rec is NULL) that did
- * not convert.  Returns 0 to go on, 1 when the table pauses on it. */
-static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
-                      floe_slice_t raw, floe_conv_stage_t stage, const char *why)
+int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, int64_t offset,
+                       int64_t ts_ms, floe_slice_t raw, const char *stage, const char *why)
 {
-    ttable_t *t = p->t;
-    switch (t->cfg.invalid_action) {
-    case FLOE_INVALID_PAUSE:
-        t->state = T_PAUSED;
-        snprintf(t->reason, sizeof t->reason, "partition %d offset %lld: %s: %s", (int)p->id,
-                 (long long)offset, floe_conv_stage_name(stage), why);
-        FLOE_WARN("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
-        return 1;
-    case FLOE_INVALID_DROP:
-        if (p->dropped++ % 1000 == 0)
-            FLOE_WARN("table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
-                      t->main.ns, t->main.name, (int)p->id, (long long)offset,
-                      floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
-        return 0;
-    case FLOE_INVALID_DLQ:
-        break;
-    }
-    if (t->dlq.committed && offset < t->dlq.committed[p->id]) return 0; /* already there */
     floe_rows_t *r = p->dlq.rows;
     floe_rnode_t *root = floe_rows_root(r);
     floe_rows_begin(r);
-    int rc = floe_rows_put_int(r, floe_rows_child(root, "partition"), p->id);
+    int rc = floe_rows_put_int(r, floe_rows_child(root, "partition"), partition);
     rc |= floe_rows_put_long(r, floe_rows_child(root, "offset"), offset);
     rc |= floe_rows_put_long(r, floe_rows_child(root, "timestamp"), ts_ms * 1000);
     floe_rnode_t *key = floe_rows_child(root, "key"), *val = floe_rows_child(root, "value");
@@ -301,12 +293,40 @@ static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int6
     } else {
         rc |= floe_rows_put_null(r, hdrs);
     }
-    rc |= floe_rows_put_bytes(r, floe_rows_child(root, "stage"), floe_conv_stage_name(stage),
-                              strlen(floe_conv_stage_name(stage)));
+    rc |= floe_rows_put_bytes(r, floe_rows_child(root, "stage"), stage, strlen(stage));
     rc |= floe_rows_put_bytes(r, floe_rows_child(root, "reason"), why, strlen(why));
     floe_err_t e;
     if (rc || floe_rows_end(r, &e) < 0) {
         floe_rows_rollback(r);
+        return -1;
+    }
+    return 0;
+}
+
+/* A record (rec, or a whole undecodable batch when rec is NULL) that did
+ * not convert.  Returns 0 to go on, 1 when the table pauses on it. */
+static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
+                      floe_slice_t raw, floe_conv_stage_t stage, const char *why)
+{
+    ttable_t *t = p->t;
+    switch (t->cfg.invalid_action) {
+    case FLOE_INVALID_PAUSE:
+        t->state = T_PAUSED;
+        snprintf(t->reason, sizeof t->reason, "partition %d offset %lld: %s: %s", (int)p->id,
+                 (long long)offset, floe_conv_stage_name(stage), why);
+        FLOE_WARN("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
+        return 1;
+    case FLOE_INVALID_DROP:
+        if (p->dropped++ % 1000 == 0)
+            FLOE_WARN("table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
+                      t->main.ns, t->main.name, (int)p->id, (long long)offset,
+                      floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
+        return 0;
+    case FLOE_INVALID_DLQ:
+        break;
+    }
+    if (t->dlq.committed && offset < t->dlq.committed[p->id]) return 0; /* already there */
+    if (floe_tpart_dlq_row(p, p->id, rec, offset, ts_ms, raw, floe_conv_stage_name(stage), why) < 0) {
         t->state = T_PAUSED;
         snprintf(t->reason, sizeof t->reason,
                  "partition %d offset %lld: cannot write the dead-letter row (out of memory)",
@@ -445,11 +465,6 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
                 p->next = bh.base_offset + bh.last_offset_delta + 1;
         }
     }
-    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->main, &t->main, err) < 0)
-        return -1;
-    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
-        return -1;
+    if (floe_tpart_flush_due(p, err) < 0) return -1;
     return converted;
 }
