@@ -268,6 +268,16 @@ static void snapshot_status(floe_engine_t *e)
                         t->dlq.name, state_name(t->state));
         json_str(&js, t->reason);
         floe_buf_printf(&js,
+                        ",\"config\":{\"value_converter\":\"%s\",\"key_converter\":\"%s\","
+                        "\"invalid_record_action\":\"%s\",\"json_infer_timestamps\":%s,"
+                        "\"json_coerce\":%s,\"commit_interval_ms\":%lld,\"partition_by\":",
+                        floe_conv_kind_name(t->cfg.value_conv), floe_conv_kind_name(t->cfg.key_conv),
+                        floe_invalid_action_name(t->cfg.invalid_action),
+                        t->cfg.json_infer_timestamps ? "true" : "false",
+                        t->cfg.json_coerce ? "true" : "false", (long long)t->cfg.commit_interval_ms);
+        json_str(&js, t->cfg.partition_by);
+        floe_buf_append_u8(&js, '}');
+        floe_buf_printf(&js,
                         ",\"commits\":%llu,\"commit_failures\":%llu,\"last_commit_ms\":%lld,"
                         "\"last_commit_latency_ms\":%lld,\"files_written\":%llu,"
                         "\"bytes_written\":%llu,\"pending_files\":%zu,\"partitions\":[",
