@@ -227,7 +227,8 @@ static int64_t lag_offsets(const tpart_t *p, int64_t committed)
  * together): per partition first, then per table. */
 enum {
     PM_RECORDS, PM_BYTES, PM_DLQ, PM_DROPPED, PM_LAG, PM_FRESH, PM_BUFFERED, PM_NPART,
-    TM_COMMITS = 0, TM_FAILURES, TM_LATENCY, TM_FILES, TM_FBYTES, TM_PAUSED, TM_STATE, TM_NTABLE
+    TM_COMMITS = 0, TM_FAILURES, TM_LATENCY, TM_FILES, TM_FBYTES, TM_PAUSED, TM_STATE, TM_REASON,
+    TM_NTABLE
 };
 
 static const struct family {
@@ -249,7 +250,18 @@ static const struct family {
     {"floe_table_bytes_written_total", "counter", "Bytes of the data files closed."},
     {"floe_table_paused", "gauge", "1 when the table stopped on an error (see its reason)."},
     {"floe_table_state", "gauge", "1 for the table's pipeline state."},
+    {"floe_table_pause_reason", "gauge", "1, labelled with why the table stopped (paused tables only)."},
 };
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void label_value(floe_buf_t *m, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"') floe_buf_printf(m, "\\%c", *s);
+        else if (*s == '\n') floe_buf_append_str(m, "\\n");
+        else floe_buf_append_u8(m, (uint8_t)*s);
+    }
+}
 
 static void snapshot_status(floe_engine_t *e)
 {
@@ -331,6 +343,7 @@ static void snapshot_status(floe_engine_t *e)
                         table_families[f].help, table_families[f].name, table_families[f].type);
         for (size_t i = 0; i < e->ntables; i++) {
             ttable_t *t = e->tables[i];
+            if (f == TM_REASON && t->state == T_RUNNING) continue;
             floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns, t->main.name);
             switch (f) {
             case TM_COMMITS: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commits); break;
@@ -339,6 +352,11 @@ static void snapshot_status(floe_engine_t *e)
             case TM_FILES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files_written); break;
             case TM_FBYTES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->bytes_written); break;
             case TM_PAUSED: floe_buf_printf(&m, "} %d\n", t->state != T_RUNNING); break;
+            case TM_REASON:
+                floe_buf_append_str(&m, ",reason=\"");
+                label_value(&m, t->reason);
+                floe_buf_append_str(&m, "\"} 1\n");
+                break;
             default: floe_buf_printf(&m, ",state=\"%s\"} 1\n", state_name(t->state)); break;
             }
         }
