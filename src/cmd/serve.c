@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "cmd/serve_tables.h"
 #include "http/http.h"
@@ -166,12 +168,42 @@ static int h_metrics(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
     return g_tables ? serve_tables_metrics(g_tables, &rs->body) : 0;
 }
 
-/* The table engine's state as JSON (floe table describe reads it). */
+/* POST /admin/tables/NAME/redrive: re-drive the table's dead letters. */
+static int h_redrive(const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    const char *name = rq->path + strlen("/admin/tables/");
+    const char *end = strstr(name, "/redrive");
+    char buf[512];
+    if (!end || strcmp(end, "/redrive") || end == name || (size_t)(end - name) >= sizeof buf) {
+        rs->status = 404;
+        return floe_buf_append_str(&rs->body, "{\"error\":\"not found: POST /admin/tables/NAME/redrive\"}");
+    }
+    if (strcmp(rq->method, "POST")) {
+        rs->status = 405;
+        return floe_buf_append_str(&rs->body, "{\"error\":\"use POST\"}");
+    }
+    memcpy(buf, name, (size_t)(end - name));
+    buf[end - name] = '\0';
+    floe_err_t err;
+    if (!g_tables) floe_err_set(&err, FLOE_ENOENT, "no table engine");
+    else if (serve_tables_redrive(g_tables, buf, &rs->body, &err) == 0) return 0;
+    floe_buf_reset(&rs->body);
+    rs->status = err.code == FLOE_ENOENT ? 404 : err.code == FLOE_EINVAL ? 409 : 500;
+    json_t *o = json_pack("{s:s}", "error", err.msg);
+    char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    int rc = floe_buf_append_str(&rs->body, txt ? txt : "{\"error\":\"out of memory\"}");
+    free(txt);
+    json_decref(o);
+    return rc;
+}
+
+/* The table engine's state as JSON (floe table describe reads it); the
+ * re-drive below it. */
 static int h_tables(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
-    (void)rq;
     (void)arg;
     rs->content_type = "application/json";
+    if (!strncmp(rq->path, "/admin/tables/", 14)) return h_redrive(rq, rs);
     return g_tables ? serve_tables_status(g_tables, &rs->body)
                     : floe_buf_append_str(&rs->body, "{\"tables\":[]}");
 }

@@ -126,3 +126,8 @@ int serve_tables_status(serve_tables_t *st, floe_buf_t *out)
 {
     return floe_engine_status_json(st->engine, out);
 }
+
+int serve_tables_redrive(serve_tables_t *st, const char *name, floe_buf_t *out, floe_err_t *err)
+{
+    return floe_engine_redrive(st->engine, name, out, err);
+}

@@ -20,5 +20,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
 void serve_tables_stop(serve_tables_t *st);
 int serve_tables_metrics(serve_tables_t *st, floe_buf_t *out);
 int serve_tables_status(serve_tables_t *st, floe_buf_t *out);
+/* Re-drive a table's dead letters (floe_engine_redrive); blocks. */
+int serve_tables_redrive(serve_tables_t *st, const char *name, floe_buf_t *out, floe_err_t *err);
 
 #endif

@@ -224,10 +224,11 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *arg)
     return n;
 }
 
-static json_t *fetch_status(const char *http, char *why, size_t whysize)
+/* GET (or POST, empty body) url; the body (caller frees) and *status, or
+ * NULL with why in *why when no answer came. */
+static char *http_call(const char *url, bool post, long timeout_ms, long *status, size_t *len,
+                       char *why, size_t whysize)
 {
-    char url[600];
-    snprintf(url, sizeof url, "http://%s/admin/tables", http);
     CURL *h = curl_easy_init();
     if (!h) {
         snprintf(why, whysize, "cannot start an HTTP client");
@@ -239,29 +240,45 @@ static json_t *fetch_status(const char *http, char *why, size_t whysize)
     curl_easy_setopt(h, CURLOPT_PROXY, "");
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    if (post) curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
     CURLcode cc = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    *status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     curl_easy_cleanup(h);
-    json_t *j = NULL;
     if (cc != CURLE_OK) {
         snprintf(why, whysize, "%s", cerr[0] ? cerr : curl_easy_strerror(cc));
-    } else if (status != 200) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.n;
+    return b.p ? b.p : calloc(1, 1);
+}
+
+static json_t *fetch_status(const char *http, char *why, size_t whysize)
+{
+    char url[600];
+    snprintf(url, sizeof url, "http://%s/admin/tables", http);
+    long status;
+    size_t n;
+    char *body = http_call(url, false, 5000L, &status, &n, why, whysize);
+    if (!body) return NULL;
+    json_t *j = NULL;
+    if (status != 200) {
         snprintf(why, whysize, "GET %s answered %ld", url, status);
     } else {
         json_error_t je;
-        j = json_loadb(b.p ? b.p : "", b.n, 0, &je);
+        j = json_loadb(body, n, 0, &je);
         if (!j || !json_is_array(json_object_get(j, "tables"))) {
             snprintf(why, whysize, "GET %s: not the floe admin JSON", url);
             json_decref(j);
             j = NULL;
         }
     }
-    free(b.p);
+    free(body);
     return j;
 }
 
@@ -414,6 +431,42 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     return 0;
 }
 
+/* ---- redrive ---- */
+
+/* Ask the server to re-drive the table's dead letters; it answers when
+ * done (large dead-letter tables take a while: no short timeout). */
+static int do_redrive(const table_opts_t *o, floe_err_t *err)
+{
+    if (!o->http) return floe_err_set(err, FLOE_EINVAL, "redrive needs the server (--http HOST:PORT)");
+    char url[800], why[512];
+    snprintf(url, sizeof url, "http://%s/admin/tables/%s/redrive", o->http, o->name);
+    long status;
+    size_t n;
+    char *body = http_call(url, true, 3600L * 1000, &status, &n, why, sizeof why);
+    if (!body) return floe_err_set(err, FLOE_EIO, "no answer from http://%s: %s", o->http, why);
+    json_error_t je;
+    json_t *j = json_loadb(body, n, 0, &je);
+    int rc = 0;
+    if (!j || !json_is_object(j)) {
+        rc = floe_err_set(err, FLOE_EIO, "POST %s answered %ld: %.200s", url, status, body);
+    } else if (status != 200) {
+        const char *msg = json_string_value(json_object_get(j, "error"));
+        rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s", msg ? msg : body);
+    } else {
+        printf("re-drive %s of %s: %lld of %lld dead-letter rows moved into the table, %lld still "
+               "invalid, %lld undecodable batches kept; %lld dead-letter files rewritten",
+               json_string_value(json_object_get(j, "redrive_id")),
+               json_string_value(json_object_get(j, "table")), jint(j, "moved"), jint(j, "examined"),
+               jint(j, "still_invalid"), jint(j, "undecodable"), jint(j, "files_rewritten"));
+        if (jint(j, "finished_earlier") > 0)
+            printf("; %lld rows of an interrupted re-drive taken out first", jint(j, "finished_earlier"));
+        printf("\n");
+    }
+    json_decref(j);
+    free(body);
+    return rc;
+}
+
 /* ---- arguments ---- */
 
 static const char usage_text[] =
@@ -421,6 +474,8 @@ static const char usage_text[] =
     "       floe table describe [NAMESPACE.]TABLE\n"
     "       floe table scan [NAMESPACE.]TABLE [--limit N]\n"
     "       floe table history [NAMESPACE.]TABLE\n"
+    "       floe table redrive [NAMESPACE.]TABLE|TOPIC   (dead letters that convert now\n"
+    "                                             move into the table, exactly once)\n"
     "options: --data-dir DIR (default ./floe-data), --http HOST:PORT (the server's\n"
     "         HTTP listener for live lag, default 127.0.0.1:8181), --no-http\n"
     "scan prints one JSON object per row.\n";
@@ -430,7 +485,7 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
     o->data_dir = "./floe-data";
     o->http = "127.0.0.1:8181";
     o->limit = -1;
-    if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (list, describe, scan, history)");
+    if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (list, describe, scan, history, redrive)");
     o->sub = argv[2];
     if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
@@ -461,9 +516,10 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
             return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe table help')", arg);
         }
     }
-    bool named = !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") || !strcmp(o->sub, "history");
+    bool named = !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") || !strcmp(o->sub, "history") ||
+                 !strcmp(o->sub, "redrive");
     if (!named && strcmp(o->sub, "list") && strcmp(o->sub, "help"))
-        return floe_err_set(err, FLOE_EINVAL, "unknown subcommand '%s' (list, describe, scan, history)", o->sub);
+        return floe_err_set(err, FLOE_EINVAL, "unknown subcommand '%s' (list, describe, scan, history, redrive)", o->sub);
     if (named && !o->name) return floe_err_set(err, FLOE_EINVAL, "missing the table name ([NAMESPACE.]TABLE)");
     if (!named && o->name) return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
     if (o->limit >= 0 && strcmp(o->sub, "scan")) return floe_err_set(err, FLOE_EINVAL, "--limit applies to scan only");
@@ -480,6 +536,10 @@ int floe_cmd_table(int argc, char **argv)
     ctx_t c = {0};
     if (!rc && !strcmp(o.sub, "help")) {
         fputs(usage_text, stdout);
+    } else if (!rc && !strcmp(o.sub, "redrive")) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        rc = do_redrive(&o, &err);
+        curl_global_cleanup();
     } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
         else if (!strcmp(o.sub, "describe")) {

@@ -139,7 +139,9 @@ int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err)
     snprintf(ps, sizeof ps, "%d", port);
     int rc = getaddrinfo(host, ps, &hints, &ai);
     if (rc) return floe_err_set(err, FLOE_EINVAL, "http: cannot resolve '%s': %s", host, gai_strerror(rc));
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* a thread per connection: a slow handler (a re-drive) holds up only
+     * its own client, never /metrics or /health */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,

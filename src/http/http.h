@@ -1,7 +1,7 @@
 /* The HTTP listener (libmicrohttpd): routes by path prefix to handlers that
  * other modules register (/health, /metrics here; REST catalog and schema
- * registry later).  Handlers run on microhttpd's threads, so they must be
- * thread-safe. */
+ * registry later).  Handlers run on microhttpd's threads, one per
+ * connection, so they must be thread-safe. */
 #ifndef FLOE_HTTP_HTTP_H
 #define FLOE_HTTP_HTTP_H
 

@@ -173,10 +173,12 @@ static bool parse_version_name(const char *name, int64_t *v)
 }
 
 /* The current version: version-hint.text, then probe upward (the hint is
- * written after the version and may lag); without a hint, list. */
+ * written after the version and may lag); without a hint, list.  A hint
+ * found behind is brought up to date (best effort): readers that trust
+ * the hint alone (icebird, DuckDB) then see the table as it is. */
 static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, floe_err_t *err)
 {
-    int64_t v = 0;
+    int64_t v = 0, hinted;
     char *hint = path_join(mdir, "version-hint.text", NULL, NULL);
     if (!hint) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     floe_buf_t b = FLOE_BUF_INIT;
@@ -195,36 +197,55 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
         if (err) *err = e2;
         return -1;
     }
-    free(hint);
     floe_buf_free(&b);
+    hinted = v;
     if (v > 0) {
         char *p = metadata_file(mdir, v);
         bool ex = false;
         int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
         free(p);
-        if (rc < 0) return -1;
+        if (rc < 0) {
+            free(hint);
+            return -1;
+        }
         if (!ex) v = 0;
     }
     if (v == 0) {
         char **names;
         size_t n;
-        if (floe_fileio_list(io, mdir, &names, &n, err) < 0) return -1;
+        if (floe_fileio_list(io, mdir, &names, &n, err) < 0) {
+            free(hint);
+            return -1;
+        }
         for (size_t i = 0; i < n; i++) {
             int64_t x;
             if (parse_version_name(names[i], &x) && x > v) v = x;
         }
         floe_fileio_names_free(names, n);
-        if (v == 0) return floe_err_set(err, FLOE_ENOENT, "no table metadata in %s", mdir);
+        if (v == 0) {
+            free(hint);
+            return floe_err_set(err, FLOE_ENOENT, "no table metadata in %s", mdir);
+        }
     }
     for (;;) {
         char *p = metadata_file(mdir, v + 1);
         bool ex = false;
         int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
         free(p);
-        if (rc < 0) return -1;
+        if (rc < 0) {
+            free(hint);
+            return -1;
+        }
         if (!ex) break;
         v++;
     }
+    if (v != hinted) {
+        char vs[32];
+        int n = snprintf(vs, sizeof vs, "%" PRId64 "\n", v);
+        if (floe_fileio_write(io, hint, vs, (size_t)n, 0, &e2) < 0)
+            FLOE_DEBUG("iceberg: cannot bring %s up to v%" PRId64 ": %s", hint, v, e2.msg);
+    }
+    free(hint);
     *out = v;
     return 0;
 }

@@ -389,8 +389,12 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
     snap->manifest_list = a->list_path;   /* borrowed */
     switch (c->op) {
     case FLOE_ICE_OP_APPEND: snap->operation = "append"; break;
-    case FLOE_ICE_OP_REWRITE: /* new data with the rewrite: a logical overwrite */
-        snap->operation = tot.added_records == tot.deleted_records ? "replace" : "overwrite";
+    case FLOE_ICE_OP_REWRITE:
+        /* "replace" keeps the table's rows (compaction, also of delete
+         * files); a rewrite that adds or drops rows otherwise changes
+         * data: "overwrite" */
+        snap->operation = tot.removed_del || tot.added_records == tot.deleted_records ? "replace"
+                                                                                      : "overwrite";
         break;
     default:
         snap->operation = tot.added_del ? (tot.added_data ? "overwrite" : "delete") : "append";

@@ -39,9 +39,7 @@ int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err)
     return 0;
 }
 
-/* Forget the pending files; delete them unless keep (their commit may have
- * landed: only a reload can tell). */
-static void drop_pending(tout_t *o, bool keep, floe_fileio_t *io)
+void floe_tout_drop_pending(tout_t *o, bool keep, floe_fileio_t *io)
 {
     for (size_t i = 0; i < o->npending; i++) {
         floe_err_t e;
@@ -54,7 +52,7 @@ static void drop_pending(tout_t *o, bool keep, floe_fileio_t *io)
 
 void floe_tout_clear(tout_t *o)
 {
-    drop_pending(o, true, NULL);
+    floe_tout_drop_pending(o, true, NULL);
     free(o->pending);
     floe_tout_drop_rewrites(o, true, NULL);
     free(o->rewrites);
@@ -379,6 +377,11 @@ int floe_ttable_open(ttable_t *t, floe_err_t *err)
     if (open_out(t, &t->main, t->parts[0]->main.rows, err) < 0 ||
         open_out(t, &t->dlq, t->parts[0]->dlq.rows, err) < 0)
         return -1;
+    size_t finished;
+    floe_err_t fe;
+    if (floe_ttable_redrive_finish(t, &finished, &fe) < 0)
+        FLOE_WARN("table %s.%s: cannot finish an interrupted re-drive yet: %s", t->main.ns,
+                  t->main.name, fe.msg);
     floe_buf_t b = FLOE_BUF_INIT;
     for (int32_t i = 0; i < t->nparts; i++) {
         int64_t c = t->main.committed[i];
@@ -484,8 +487,9 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
  * files replace the old ones in the same snapshot as the schema that
  * needs them.  Returns 1 when a snapshot was made (or found made), 0 when
  * there was nothing to commit, -1 on failure. */
-static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always,
-                        bool with_pending, floe_err_t *err)
+static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always,
+                      bool with_pending, const char *extra_key, const char *extra_value,
+                      floe_err_t *err)
 {
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
@@ -515,7 +519,8 @@ static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always
     if (with_schema && floe_ice_commit_set_schema(c, o->work, err) < 0) goto out;
     if (floe_ice_commit_set_summary(c, FLOE_OFFSETS_KEY, (char *)offs.data, err) < 0 ||
         floe_ice_commit_set_summary(c, FLOE_COMMIT_ID_KEY, commit_id, err) < 0 ||
-        floe_ice_commit_set_summary(c, "floe.topic", t->topic, err) < 0)
+        floe_ice_commit_set_summary(c, "floe.topic", t->topic, err) < 0 ||
+        (extra_key && floe_ice_commit_set_summary(c, extra_key, extra_value, err) < 0))
         goto out;
     vctx_t v = {o, commit_id, t->nparts};
     floe_ice_commit_set_validate(c, validate, &v);
@@ -524,7 +529,7 @@ static int commit_files(ttable_t *t, tout_t *o, const int64_t *next, bool always
     int r = floe_ice_commit_run(c, &snap, err);
     if (r < 0) goto out;
     /* committed now (r == 0) or found committed by an earlier attempt (1) */
-    if (with_pending) drop_pending(o, true, NULL);
+    if (with_pending) floe_tout_drop_pending(o, true, NULL);
     if (o->nremoves)
         FLOE_INFO("table %s.%s: %zu rewritten files replace %zu in snapshot %lld", o->ns, o->name,
                   o->nrewrites, o->nremoves, (long long)snap);
@@ -551,11 +556,20 @@ out:
     return rc;
 }
 
+int floe_tout_commit(ttable_t *t, tout_t *o, const int64_t *next, bool always,
+                     const char *extra_key, const char *extra_value, floe_err_t *err)
+{
+    /* a widened column: rewrite the files that hold the old field (they
+     * go in with the schema that needs them) */
+    if (o->nwidened && floe_tout_widen(t, o, err) < 0) return -1;
+    return commit_out(t, o, next, always, true, extra_key, extra_value, err);
+}
+
 /* After a failed write or commit: back to the last committed state.  Open
  * files are dropped, buffers emptied, pending files deleted (kept when the
  * outcome is unknown: the next open's orphan sweep decides), and every
  * partition reads again from the committed offsets. */
-static void reset(ttable_t *t, bool keep_files)
+void floe_ttable_reset(ttable_t *t, bool keep_files)
 {
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
     for (int32_t i = 0; i < t->nparts; i++) {
@@ -565,8 +579,8 @@ static void reset(ttable_t *t, bool keep_files)
         floe_rows_clear(p->main.rows);
         floe_rows_clear(p->dlq.rows);
     }
-    drop_pending(&t->main, keep_files, io);
-    drop_pending(&t->dlq, keep_files, io);
+    floe_tout_drop_pending(&t->main, keep_files, io);
+    floe_tout_drop_pending(&t->dlq, keep_files, io);
     floe_tout_drop_rewrites(&t->main, keep_files, io);
     floe_tout_drop_rewrites(&t->dlq, keep_files, io);
     tout_t *outs[2] = {&t->main, &t->dlq};
@@ -589,24 +603,24 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
         if (floe_tpart_seal(t->parts[i], err) < 0) goto fail;
         next[i] = t->parts[i]->next;
     }
-    /* a widened column: rewrite the files that hold the old field (they
-     * go in with the schema that needs them) */
-    if (floe_tout_widen(t, &t->main, err) < 0) goto fail;
     /* a new partition spec may name fields only the grown schema has: that
      * schema goes first then (with the rewrites of a widening, at the
      * offsets already committed); otherwise it rides with the data */
     if (t->main.spec_dirty) {
-        if (t->main.schema_dirty &&
-            (t->main.nrewrites ? commit_files(t, &t->main, t->main.committed, false, false, err)
-                               : commit_schema(t, &t->main, err)) < 0)
-            goto fail;
+        if (t->main.schema_dirty) {
+            if (t->main.nwidened && floe_tout_widen(t, &t->main, err) < 0) goto fail;
+            if ((t->main.nrewrites ? commit_out(t, &t->main, t->main.committed, false, false,
+                                                NULL, NULL, err)
+                                   : commit_schema(t, &t->main, err)) < 0)
+                goto fail;
+        }
         if (commit_spec(t, &t->main, err) < 0) goto fail;
     }
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
-    int d = commit_files(t, &t->dlq, next, false, true, err);
+    int d = floe_tout_commit(t, &t->dlq, next, false, NULL, NULL, err);
     if (d < 0) goto fail;
-    int m = commit_files(t, &t->main, next, true, true, err);
+    int m = floe_tout_commit(t, &t->main, next, true, NULL, NULL, err);
     if (m < 0) goto fail;
     if (m == 0 && d == 0) {
         free(next);
@@ -614,6 +628,12 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     }
     t->commits++;
     t->last_commit_ms = floe_wall_ms();
+    for (int32_t i = 0; i < t->nparts; i++) {
+        /* what was read is in the table now; what arrived since waits */
+        tpart_t *p = t->parts[i];
+        p->pending_ts_ms = -1;
+        p->behind_since_ms = p->log_end > t->main.committed[i] ? t->last_commit_ms : -1;
+    }
     t->last_commit_latency_ms = floe_mono_ms() - t0;
     floe_tsource_t *src = t->e->src;
     if (src->ops->committed)
@@ -625,7 +645,7 @@ fail:
     t->commit_failures++;
     FLOE_ERROR("table %s.%s: commit failed (%s): %s; re-reading from the committed offsets",
                t->main.ns, t->main.name, floe_code_name(err->code), err->msg);
-    reset(t, err->code == FLOE_EUNKNOWN);
+    floe_ttable_reset(t, err->code == FLOE_EUNKNOWN);
     free(next);
     return -1;
 }

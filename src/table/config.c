@@ -10,6 +10,7 @@ static const char *const known[] = {
     "table.enable", "table.namespace", "table.name", "table.commit.interval.ms",
     "table.value.converter", "table.key.converter", "table.flush.bytes",
     "table.target.file.size", "table.invalid.record.action", "table.partition.by",
+    "table.json.infer.timestamps", "table.json.coerce",
 };
 
 bool floe_table_config_known(const char *key)
@@ -78,6 +79,10 @@ static int apply(floe_table_config_t *c, const char *key, const char *v, floe_er
         else if (!strcasecmp(v, "pause")) c->invalid_action = FLOE_INVALID_PAUSE;
         else
             return floe_err_set(err, FLOE_EINVAL, "%s: '%s' is not dlq, drop or pause", key, v);
+    } else if (!strcmp(key, "table.json.infer.timestamps")) {
+        rc = floe_parse_bool(v, &c->json_infer_timestamps, err);
+    } else if (!strcmp(key, "table.json.coerce")) {
+        rc = floe_parse_bool(v, &c->json_coerce, err);
     } else if (!strcmp(key, "table.partition.by")) {
         if (strlen(v) >= sizeof c->partition_by)
             return floe_err_set(err, FLOE_EINVAL, "%s: too long", key);
@@ -99,6 +104,7 @@ int floe_table_config_load(floe_table_config_t *c, const char *topic,
     c->flush_bytes = 32ull << 20;
     c->target_file_bytes = 64ull << 20;
     c->invalid_action = FLOE_INVALID_DLQ;
+    c->json_infer_timestamps = true;
     strcpy(c->namespace_, "default");
     size_t n = strlen(topic);
     if (n >= sizeof c->name) return floe_err_set(err, FLOE_EINVAL, "topic name too long");

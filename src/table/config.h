@@ -27,6 +27,8 @@ typedef struct floe_table_config {
     uint64_t target_file_bytes;   /* L3 file roll, default 64 MiB */
     floe_invalid_action_t invalid_action;
     char partition_by[512];       /* Iceberg spec syntax, "" = unpartitioned */
+    bool json_infer_timestamps;   /* RFC 3339 strings -> timestamptz; default true */
+    bool json_coerce;             /* lossless scalar conversions; default false */
 } floe_table_config_t;
 
 /* Look up one config value of the topic; NULL when unset. */

@@ -136,8 +136,10 @@ static void discover(floe_engine_t *e)
                 continue;
             }
             bool identity = strcmp(cfg.namespace_, t->cfg.namespace_) || strcmp(cfg.name, t->cfg.name) ||
-                            cfg.value_conv != t->cfg.value_conv || cfg.key_conv != t->cfg.key_conv;
-            if (identity) { /* rebuilt below at the next discovery */
+                            cfg.value_conv != t->cfg.value_conv || cfg.key_conv != t->cfg.key_conv ||
+                            cfg.json_infer_timestamps != t->cfg.json_infer_timestamps ||
+                            cfg.json_coerce != t->cfg.json_coerce;
+            if (identity) { /* rebuilt below at the next discovery (converters too) */
                 t->seen = false;
                 continue;
             }
@@ -205,12 +207,67 @@ static void json_str(floe_buf_t *b, const char *s)
     floe_buf_append_u8(b, '"');
 }
 
+/* Seconds the oldest record not yet in a snapshot has waited: from its
+ * timestamp once read, from when the engine saw it arrive before that;
+ * 0 when the table holds everything in the log. */
+static double freshness_lag_s(const tpart_t *p, int64_t committed, int64_t now_ms)
+{
+    if (p->log_end <= (committed >= 0 ? committed : p->log_start)) return 0;
+    int64_t since = p->pending_ts_ms >= 0 ? p->pending_ts_ms : p->behind_since_ms;
+    return since >= 0 && now_ms > since ? (double)(now_ms - since) / 1000.0 : 0;
+}
+
+static int64_t lag_offsets(const tpart_t *p, int64_t committed)
+{
+    int64_t lag = p->log_end - (committed >= 0 ? committed : p->log_start);
+    return lag > 0 ? lag : 0;
+}
+
+/* Metric families, each printed whole (Prometheus wants a family's samples
+ * together): per partition first, then per table. */
+enum {
+    PM_RECORDS, PM_BYTES, PM_DLQ, PM_DROPPED, PM_LAG, PM_FRESH, PM_BUFFERED, PM_NPART,
+    TM_COMMITS = 0, TM_FAILURES, TM_LATENCY, TM_FILES, TM_FBYTES, TM_PAUSED, TM_STATE, TM_REASON,
+    TM_NTABLE
+};
+
+static const struct family {
+    const char *name, *type, *help;
+} part_families[PM_NPART] = {
+    {"floe_table_records_total", "counter", "Records converted into the table."},
+    {"floe_table_bytes_total", "counter", "Key and value bytes of the records converted."},
+    {"floe_table_dlq_records_total", "counter", "Records sent to the dead-letter table."},
+    {"floe_table_dropped_records_total", "counter", "Invalid records dropped (action drop)."},
+    {"floe_table_lag_offsets", "gauge", "Records in the log not yet in a committed snapshot."},
+    {"floe_table_freshness_lag_seconds", "gauge",
+     "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
+    {"floe_table_buffered_bytes", "gauge", "Bytes held in the partition's L1 buffer."},
+}, table_families[TM_NTABLE] = {
+    {"floe_table_commits_total", "counter", "Snapshots committed."},
+    {"floe_table_commit_failures_total", "counter", "Commits that failed and were retried from the table."},
+    {"floe_table_commit_latency_ms", "gauge", "Duration of the last commit, sealing files included."},
+    {"floe_table_files_written_total", "counter", "Data files closed by the pipeline."},
+    {"floe_table_bytes_written_total", "counter", "Bytes of the data files closed."},
+    {"floe_table_paused", "gauge", "1 when the table stopped on an error (see its reason)."},
+    {"floe_table_state", "gauge", "1 for the table's pipeline state."},
+    {"floe_table_pause_reason", "gauge", "1, labelled with why the table stopped (paused tables only)."},
+};
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void label_value(floe_buf_t *m, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"') floe_buf_printf(m, "\\%c", *s);
+        else if (*s == '\n') floe_buf_append_str(m, "\\n");
+        else floe_buf_append_u8(m, (uint8_t)*s);
+    }
+}
+
 static void snapshot_status(floe_engine_t *e)
 {
     floe_buf_t js = FLOE_BUF_INIT, m = FLOE_BUF_INIT;
+    int64_t now = floe_wall_ms();
     floe_buf_append_str(&js, "{\"tables\":[");
-    floe_buf_append_str(&m, "# HELP floe_table_records_total Records converted into the table.\n"
-                            "# TYPE floe_table_records_total counter\n");
     for (size_t i = 0; i < e->ntables; i++) {
         ttable_t *t = e->tables[i];
         char tn[450];
@@ -223,6 +280,16 @@ static void snapshot_status(floe_engine_t *e)
                         t->dlq.name, state_name(t->state));
         json_str(&js, t->reason);
         floe_buf_printf(&js,
+                        ",\"config\":{\"value_converter\":\"%s\",\"key_converter\":\"%s\","
+                        "\"invalid_record_action\":\"%s\",\"json_infer_timestamps\":%s,"
+                        "\"json_coerce\":%s,\"commit_interval_ms\":%lld,\"partition_by\":",
+                        floe_conv_kind_name(t->cfg.value_conv), floe_conv_kind_name(t->cfg.key_conv),
+                        floe_invalid_action_name(t->cfg.invalid_action),
+                        t->cfg.json_infer_timestamps ? "true" : "false",
+                        t->cfg.json_coerce ? "true" : "false", (long long)t->cfg.commit_interval_ms);
+        json_str(&js, t->cfg.partition_by);
+        floe_buf_append_u8(&js, '}');
+        floe_buf_printf(&js,
                         ",\"commits\":%llu,\"commit_failures\":%llu,\"last_commit_ms\":%lld,"
                         "\"last_commit_latency_ms\":%lld,\"files_written\":%llu,"
                         "\"bytes_written\":%llu,\"pending_files\":%zu,\"partitions\":[",
@@ -233,41 +300,67 @@ static void snapshot_status(floe_engine_t *e)
         for (int32_t k = 0; k < t->nparts; k++) {
             tpart_t *p = t->parts[k];
             int64_t c = t->main.committed ? t->main.committed[k] : -1;
-            int64_t lag = p->log_end - (c >= 0 ? c : p->log_start);
             floe_buf_printf(&js,
                             "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"
-                            "\"log_end\":%lld,\"lag\":%lld,\"records\":%llu,\"dlq\":%llu,"
-                            "\"dropped\":%llu,\"buffered_rows\":%zu,\"buffered_bytes\":%zu}",
+                            "\"log_end\":%lld,\"lag\":%lld,\"freshness_lag_s\":%.3f,\"records\":%llu,"
+                            "\"bytes\":%llu,\"dlq\":%llu,\"dropped\":%llu,\"buffered_rows\":%zu,"
+                            "\"buffered_bytes\":%zu}",
                             k ? "," : "", (int)k, (long long)c, (long long)p->next,
                             (long long)p->log_start, (long long)p->log_end,
-                            (long long)(lag > 0 ? lag : 0), (unsigned long long)p->records,
+                            (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
+                            (unsigned long long)p->records, (unsigned long long)p->bytes,
                             (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
                             floe_rows_count(p->main.rows), floe_rows_bytes(p->main.rows));
-            floe_buf_printf(&m,
-                            "floe_table_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
-                            "floe_table_dlq_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
-                            "floe_table_dropped_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
-                            "floe_table_lag_offsets{table=\"%s\",partition=\"%d\"} %lld\n"
-                            "floe_table_buffered_bytes{table=\"%s\",partition=\"%d\"} %zu\n",
-                            tn, (int)k, (unsigned long long)p->records, tn, (int)k,
-                            (unsigned long long)p->dlq_records, tn, (int)k,
-                            (unsigned long long)p->dropped, tn, (int)k, (long long)(lag > 0 ? lag : 0),
-                            tn, (int)k, floe_rows_bytes(p->main.rows));
         }
         floe_buf_append_str(&js, "]}");
-        floe_buf_printf(&m,
-                        "floe_table_commits_total{table=\"%s\"} %llu\n"
-                        "floe_table_commit_failures_total{table=\"%s\"} %llu\n"
-                        "floe_table_commit_latency_ms{table=\"%s\"} %lld\n"
-                        "floe_table_files_written_total{table=\"%s\"} %llu\n"
-                        "floe_table_bytes_written_total{table=\"%s\"} %llu\n"
-                        "floe_table_paused{table=\"%s\"} %d\n",
-                        tn, (unsigned long long)t->commits, tn, (unsigned long long)t->commit_failures,
-                        tn, (long long)t->last_commit_latency_ms, tn,
-                        (unsigned long long)t->files_written, tn,
-                        (unsigned long long)t->bytes_written, tn, t->state != T_RUNNING);
     }
     floe_buf_append_str(&js, "]}");
+
+    for (int f = 0; f < PM_NPART; f++) {
+        floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", part_families[f].name,
+                        part_families[f].help, part_families[f].name, part_families[f].type);
+        for (size_t i = 0; i < e->ntables; i++) {
+            ttable_t *t = e->tables[i];
+            for (int32_t k = 0; k < t->nparts; k++) {
+                tpart_t *p = t->parts[k];
+                int64_t c = t->main.committed ? t->main.committed[k] : -1;
+                floe_buf_printf(&m, "%s{table=\"%s.%s\",partition=\"%d\"} ", part_families[f].name,
+                                t->main.ns, t->main.name, (int)k);
+                switch (f) {
+                case PM_RECORDS: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->records); break;
+                case PM_BYTES: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->bytes); break;
+                case PM_DLQ: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dlq_records); break;
+                case PM_DROPPED: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dropped); break;
+                case PM_LAG: floe_buf_printf(&m, "%lld\n", (long long)lag_offsets(p, c)); break;
+                case PM_FRESH: floe_buf_printf(&m, "%.3f\n", freshness_lag_s(p, c, now)); break;
+                default: floe_buf_printf(&m, "%zu\n", floe_rows_bytes(p->main.rows)); break;
+                }
+            }
+        }
+    }
+    for (int f = 0; f < TM_NTABLE; f++) {
+        floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", table_families[f].name,
+                        table_families[f].help, table_families[f].name, table_families[f].type);
+        for (size_t i = 0; i < e->ntables; i++) {
+            ttable_t *t = e->tables[i];
+            if (f == TM_REASON && t->state == T_RUNNING) continue;
+            floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns, t->main.name);
+            switch (f) {
+            case TM_COMMITS: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commits); break;
+            case TM_FAILURES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commit_failures); break;
+            case TM_LATENCY: floe_buf_printf(&m, "} %lld\n", (long long)t->last_commit_latency_ms); break;
+            case TM_FILES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files_written); break;
+            case TM_FBYTES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->bytes_written); break;
+            case TM_PAUSED: floe_buf_printf(&m, "} %d\n", t->state != T_RUNNING); break;
+            case TM_REASON:
+                floe_buf_append_str(&m, ",reason=\"");
+                label_value(&m, t->reason);
+                floe_buf_append_str(&m, "\"} 1\n");
+                break;
+            default: floe_buf_printf(&m, ",state=\"%s\"} 1\n", state_name(t->state)); break;
+            }
+        }
+    }
     pthread_mutex_lock(&e->mu);
     floe_buf_free(&e->status);
     floe_buf_free(&e->metrics);
@@ -291,6 +384,72 @@ int floe_engine_metrics(floe_engine_t *e, floe_buf_t *out)
     int rc = floe_buf_append(out, e->metrics.data, e->metrics.len);
     pthread_mutex_unlock(&e->mu);
     return rc;
+}
+
+/* ---- re-drive ------------------------------------------------------------------ */
+
+static int64_t round_(floe_engine_t *e, bool drain, bool force_commit);
+
+struct redrive_req {
+    const char *name;
+    floe_buf_t *out;
+    floe_err_t err;
+    int rc;
+    bool done;
+};
+
+static void redrive_now(floe_engine_t *e, struct redrive_req *rq)
+{
+    ttable_t *t = NULL;
+    for (size_t i = 0; i < e->ntables && !t; i++) {
+        char tn[450];
+        snprintf(tn, sizeof tn, "%s.%s", e->tables[i]->main.ns, e->tables[i]->main.name);
+        bool bare = !strcmp(e->tables[i]->main.ns, "default") && !strcmp(rq->name, e->tables[i]->main.name);
+        if (bare || !strcmp(rq->name, tn) || !strcmp(rq->name, e->tables[i]->topic)) t = e->tables[i];
+    }
+    if (!t) {
+        rq->rc = floe_err_set(&rq->err, FLOE_ENOENT, "no table topic '%s' (name a topic or "
+                                                     "namespace.table)", rq->name);
+        return;
+    }
+    floe_redrive_result_t r;
+    rq->rc = floe_ttable_redrive(t, &r, &rq->err);
+    if (rq->rc == 0 &&
+        floe_buf_printf(rq->out,
+                        "{\"table\":\"%s\",\"redrive_id\":\"%s\",\"examined\":%llu,\"moved\":%llu,"
+                        "\"still_invalid\":%llu,\"undecodable\":%llu,\"files_rewritten\":%llu,"
+                        "\"finished_earlier\":%llu}",
+                        r.table, r.redrive_id, (unsigned long long)r.examined,
+                        (unsigned long long)r.moved, (unsigned long long)r.still_invalid,
+                        (unsigned long long)r.undecodable, (unsigned long long)r.files_rewritten,
+                        (unsigned long long)r.finished_earlier) < 0)
+        rq->rc = floe_err_set(&rq->err, FLOE_ENOMEM, "out of memory");
+    snapshot_status(e);
+}
+
+int floe_engine_redrive(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err)
+{
+    struct redrive_req rq = {.name = name, .out = out};
+    if (!e->running) {
+        e->next_discover_ms = 0;
+        round_(e, true, false); /* find the tables and read what there is */
+        redrive_now(e, &rq);
+    } else {
+        pthread_mutex_lock(&e->mu);
+        while (e->redrive && !e->stop) pthread_cond_wait(&e->cv, &e->mu); /* one at a time */
+        if (e->stop) {
+            pthread_mutex_unlock(&e->mu);
+            return floe_err_set(err, FLOE_ECLOSED, "the table engine is stopping");
+        }
+        e->redrive = &rq;
+        pthread_cond_broadcast(&e->cv);
+        while (!rq.done) pthread_cond_wait(&e->cv, &e->mu);
+        e->redrive = NULL;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    }
+    if (rq.rc < 0) *err = rq.err;
+    return rq.rc;
 }
 
 /* ---- rounds --------------------------------------------------------------------- */
@@ -348,9 +507,20 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&e->mu);
         if (stop) break;
         int64_t n = round_(e, false, false);
+        pthread_mutex_lock(&e->mu);
+        struct redrive_req *rq = e->redrive && !e->redrive->done ? e->redrive : NULL;
+        pthread_mutex_unlock(&e->mu);
+        if (rq) {
+            redrive_now(e, rq);
+            pthread_mutex_lock(&e->mu);
+            rq->done = true;
+            pthread_cond_broadcast(&e->cv);
+            pthread_mutex_unlock(&e->mu);
+            continue;
+        }
         if (n == 0) {
             pthread_mutex_lock(&e->mu);
-            if (!e->stop) {
+            if (!e->stop && !e->redrive) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 ts.tv_nsec += 10 * 1000000;
@@ -363,6 +533,14 @@ static void *thread_main(void *arg)
             pthread_mutex_unlock(&e->mu);
         }
     }
+    /* a re-drive asked for while stopping is refused, not left waiting */
+    pthread_mutex_lock(&e->mu);
+    if (e->redrive && !e->redrive->done) {
+        e->redrive->rc = floe_err_set(&e->redrive->err, FLOE_ECLOSED, "the table engine is stopping");
+        e->redrive->done = true;
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
     /* a last commit of what is buffered: a clean stop loses no progress */
     for (size_t i = 0; i < e->ntables; i++) {
         floe_err_t err;

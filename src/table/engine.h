@@ -50,6 +50,17 @@ void floe_engine_free(floe_engine_t *e);
  * (table-level failures pause that table and show in the status). */
 int64_t floe_engine_run_once(floe_engine_t *e, bool force_commit, floe_err_t *err);
 
+/* Re-drive table `name` ("ns.table", its topic, or the bare table name in
+ * namespace default): move the dead-letter
+ * rows that convert under the table's configuration now into the table,
+ * exactly once, and take them out of the DLQ table.  Runs in the engine
+ * thread between rounds (in the caller's thread when the engine does not
+ * run); blocks until done.  The outcome as JSON ({"table", "redrive_id",
+ * "examined", "moved", "still_invalid", "undecodable", "files_rewritten",
+ * "finished_earlier"}) is appended to out.  0, or -1 with *err: FLOE_ENOENT
+ * when no table topic has that name. */
+int floe_engine_redrive(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err);
+
 /* The engine's state as JSON (tables, partitions, committed and read
  * offsets, log ends, files, state and reason), appended to out; and the
  * same as Prometheus text.  Thread-safe: a snapshot taken after each

@@ -73,6 +73,9 @@ typedef struct tpart {
     floe_buf_t readbuf, scratch;
     /* counters */
     uint64_t records, bytes, dlq_records, dropped, rows_written;
+    /* freshness: timestamp of the first record read since the last commit,
+     * and wall time the engine first saw records waiting (-1: none) */
+    int64_t pending_ts_ms, behind_since_ms;
 } tpart_t;
 
 typedef enum tstate { T_RUNNING = 1, T_PAUSED, T_FAILED } tstate_t;
@@ -106,6 +109,7 @@ struct floe_engine {
     pthread_cond_t cv;
     bool stop;
     floe_buf_t status, metrics;
+    struct redrive_req *redrive;  /* asked by floe_engine_redrive; under mu */
 };
 
 /* pipeline.c */
@@ -118,6 +122,13 @@ void floe_tsink_abort(tsink_t *s);
 int64_t floe_tpart_step(tpart_t *p, floe_err_t *err);
 /* Write the buffered rows and close the open files (before a commit). */
 int floe_tpart_seal(tpart_t *p, floe_err_t *err);
+/* Write a buffer that reached table.flush.bytes as a row group. */
+int floe_tpart_flush_due(tpart_t *p, floe_err_t *err);
+/* Append a dead-letter row to p's DLQ buffer: the record (borrowed; NULL
+ * for an undecodable batch, whose bytes are raw) at partition/offset, the
+ * stage that failed and why.  0, or -1 when out of memory (row undone). */
+int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, int64_t offset,
+                       int64_t ts_ms, floe_slice_t raw, const char *stage, const char *why);
 
 /* commit.c */
 /* Load or create the table and its DLQ table, resume offsets from their
@@ -125,6 +136,21 @@ int floe_tpart_seal(tpart_t *p, floe_err_t *err);
 int floe_ttable_open(ttable_t *t, floe_err_t *err);
 /* Seal every partition and commit both tables. */
 int floe_ttable_commit(ttable_t *t, floe_err_t *err);
+/* Commit the pending files of o with offsets next[] (one per partition)
+ * in one snapshot, with one more summary property when extra_key is set
+ * (strings borrowed).  A widened column's rewrites (floe_tout_widen) and
+ * the removal of the files they replace go into the same snapshot.  1 when a snapshot was made (or found made by an
+ * earlier attempt), 0 when there was nothing to commit, -1 on failure
+ * (the caller resets the table). */
+int floe_tout_commit(ttable_t *t, tout_t *o, const int64_t *next, bool always,
+                     const char *extra_key, const char *extra_value, floe_err_t *err);
+/* After a failed write or commit: drop open files and buffers, delete the
+ * pending files (kept when keep_files: an unknown outcome), reload both
+ * tables and read again from the committed offsets. */
+void floe_ttable_reset(ttable_t *t, bool keep_files);
+/* Forget o's pending files; delete them through io unless keep (their
+ * commit may have landed: only a reload can tell). */
+void floe_tout_drop_pending(tout_t *o, bool keep, floe_fileio_t *io);
 /* Add a closed file to the output's pending list (takes ownership of *f). */
 int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err);
 /* Fields of the partition's buffer new to the output's working schema
@@ -143,8 +169,9 @@ int floe_tout_note_widened(tout_t *o, const floe_ice_schema_t *before,
 /* Before a commit of o with widenings: rewrite the pending files and the
  * table's live data files that hold a widened field (pending ones are
  * replaced in place; live ones go to o->rewrites, their paths to
- * o->removes).  0, or -1 with *err (what was rewritten stays listed for
- * the caller's cleanup). */
+ * o->removes), then forget the widenings.  0, or -1 with *err (what was
+ * rewritten stays listed for the caller's cleanup).  floe_tout_commit
+ * calls it. */
 int floe_tout_widen(ttable_t *t, tout_t *o, floe_err_t *err);
 /* Forget o->rewrites and o->removes; delete the rewritten files unless keep
  * (their commit may have landed). */
@@ -163,5 +190,26 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
 
 /* Location of the table's data folder ("<location>/data"), into buf. */
 int floe_tout_data_dir(const tout_t *o, char *buf, size_t size);
+
+/* redrive.c */
+typedef struct floe_redrive_result {
+    char table[450];
+    char redrive_id[37];
+    uint64_t examined;         /* DLQ rows looked at */
+    uint64_t moved;            /* now in the main table */
+    uint64_t still_invalid;    /* convert no better: stay, with today's reason */
+    uint64_t undecodable;      /* whole batches that did not decode: stay */
+    uint64_t files_rewritten;  /* DLQ files replaced without the moved rows */
+    uint64_t finished_earlier; /* rows of an interrupted re-drive taken out now */
+} floe_redrive_result_t;
+
+/* Move the DLQ rows of t that convert under today's configuration into
+ * the main table, then take them out of the DLQ (module comment of
+ * redrive.c).  Commits what t buffers first.  0 with *res filled, or -1
+ * with *err (the table resets to its committed state). */
+int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err);
+/* Finish re-drives that put rows in the main table but did not take them
+ * out of the DLQ (a crash between the two commits).  *finished: rows. */
+int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "table/rows_int.h"
+#include "table/tstamp.h"
 #include "util/utf8.h"
 
 enum { SH_OK = 0, SH_ERR = -1, SH_EVOLVE = -2 };
@@ -387,6 +388,13 @@ static floe_rnode_t *merge(sh_t *s, floe_rnode_t *a, floe_rnode_t *b, int *faile
         floe_rnode_free(b);
         return a;
     }
+    /* timestamps mixed with other strings: all strings */
+    if ((a->kind == FLOE_TK_STRING && b->kind == FLOE_TK_TIMESTAMPTZ) ||
+        (a->kind == FLOE_TK_TIMESTAMPTZ && b->kind == FLOE_TK_STRING)) {
+        a->kind = FLOE_TK_STRING;
+        floe_rnode_free(b);
+        return a;
+    }
     if (a->kind == b->kind && a->kind == FLOE_TK_LIST) {
         floe_rnode_t *ea = a->nkids ? a->kids[0] : NULL, *eb = b->nkids ? b->kids[0] : NULL;
         a->nkids = b->nkids = 0;
@@ -468,10 +476,14 @@ static int infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **o
     if (s->p >= s->end) return syntax(s, "expected a value");
     floe_tkind_t k;
     switch (*s->p) {
-    case '"':
+    case '"': {
         k = FLOE_TK_STRING;
-        if (skip_value(s) < 0) return SH_ERR;
+        if (skip_value(s) < 0) return SH_ERR; /* leaves the text in s->key */
+        int64_t us;
+        if (s->r->opts.infer_timestamps && floe_tstamp_parse(s->key.data, s->key.len, &us))
+            k = FLOE_TK_TIMESTAMPTZ;
         break;
+    }
     case 't':
     case 'f':
         k = FLOE_TK_BOOL;
@@ -646,6 +658,64 @@ static const char *json_kind(uint8_t c)
     }
 }
 
+/* The text of the JSON string at s->p (at its opening quote) into s->key;
+ * s->p ends past the closing quote. */
+static int string_text(sh_t *s)
+{
+    s->p++;
+    floe_buf_reset(&s->key);
+    return string_into(s, &s->key);
+}
+
+/* table.json.coerce: a scalar of another JSON type goes into n when the
+ * conversion loses nothing: "42" into a long, "2.5" into a double,
+ * "true" into a boolean, any number, boolean, object or array into a
+ * string (its JSON text).  Anything else is the misfit it was. */
+static int coerce(sh_t *s, floe_rnode_t *n, int rep)
+{
+    const uint8_t *at = s->p;
+    uint8_t c = *at;
+    if (n->kind == FLOE_TK_STRING) {
+        if (c == '"' || skip_value(s) < 0) goto misfit;
+        floe_rcol_t *col = n->col;
+        if (floe_buf_append(&col->bytes, at, (size_t)(s->p - at)) < 0) return oom(s);
+        if (col->bytes.len > UINT32_MAX)
+            return floe_err_set(s->err, FLOE_ERANGE, "string column over 4 GiB");
+        uint32_t end = (uint32_t)col->bytes.len;
+        return push_fixed(s, n, rep, &end, 4);
+    }
+    if (c != '"' || string_text(s) < 0) goto misfit;
+    const uint8_t *t = s->key.data;
+    size_t len = s->key.len;
+    if (n->kind == FLOE_TK_BOOL) {
+        uint8_t b = len == 4 && !memcmp(t, "true", 4);
+        if (!b && !(len == 5 && !memcmp(t, "false", 5))) goto misfit;
+        return push_fixed(s, n, rep, &b, 1);
+    }
+    if ((n->kind == FLOE_TK_LONG || n->kind == FLOE_TK_DOUBLE) && len &&
+        (*t == '-' || (*t >= '0' && *t <= '9'))) {
+        /* the string must be exactly one JSON number */
+        sh_t sub = {.r = s->r, .start = t, .p = t, .end = t + len, .err = s->err};
+        bool is_int;
+        int64_t iv;
+        double dv;
+        if (number(&sub, &is_int, &iv, &dv) < 0 || sub.p != sub.end) goto misfit;
+        if (n->kind == FLOE_TK_DOUBLE) {
+            if (is_int) dv = (double)iv;
+            return push_fixed(s, n, rep, &dv, 8);
+        }
+        if (is_int) return push_fixed(s, n, rep, &iv, 8);
+    }
+misfit:
+    s->p = at;
+    return misfit_value(s, n);
+}
+
+static inline int mismatch(sh_t *s, floe_rnode_t *n, int rep)
+{
+    return s->r->opts.coerce ? coerce(s, n, rep) : misfit_value(s, n);
+}
+
 static int value(sh_t *s, floe_rnode_t *n, int rep)
 {
     if (s->p >= s->end) return syntax(s, "expected a value");
@@ -656,13 +726,13 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
     }
     switch (n->kind) {
     case FLOE_TK_STRUCT:
-        if (c != '{') return misfit_value(s, n);
+        if (c != '{') return mismatch(s, n, rep);
         return object(s, n, rep, ++s->r->stamp_seq, true);
     case FLOE_TK_LIST:
-        if (c != '[') return misfit_value(s, n);
+        if (c != '[') return mismatch(s, n, rep);
         return array(s, n, rep);
     case FLOE_TK_STRING: {
-        if (c != '"') return misfit_value(s, n);
+        if (c != '"') return mismatch(s, n, rep);
         floe_rcol_t *col = n->col;
         s->p++;
         if (string_into(s, &col->bytes) < 0) return SH_ERR;
@@ -682,10 +752,10 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
             uint8_t b = 0;
             return push_fixed(s, n, rep, &b, 1);
         }
-        return misfit_value(s, n);
+        return mismatch(s, n, rep);
     case FLOE_TK_LONG:
     case FLOE_TK_DOUBLE: {
-        if (c != '-' && (c < '0' || c > '9')) return misfit_value(s, n);
+        if (c != '-' && (c < '0' || c > '9')) return mismatch(s, n, rep);
         bool is_int;
         int64_t iv;
         double dv;
@@ -703,8 +773,17 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
         s->ev_widen = n;
         return SH_EVOLVE;
     }
+    case FLOE_TK_TIMESTAMPTZ: {
+        if (c != '"') return mismatch(s, n, rep);
+        const uint8_t *at = s->p;
+        if (string_text(s) < 0) return SH_ERR;
+        int64_t us;
+        if (floe_tstamp_parse(s->key.data, s->key.len, &us)) return push_fixed(s, n, rep, &us, 8);
+        s->p = at;
+        return misfit(s, n, "a string that is not an RFC 3339 date-time with a zone");
+    }
     default:
-        return misfit_value(s, n);
+        return mismatch(s, n, rep);
     }
 }
 

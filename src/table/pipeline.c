@@ -9,6 +9,7 @@
 #include "table/engine_int.h"
 #include "table/partition.h"
 #include "table/schema_map.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* The dead-letter table's shape: where the record was, what it held, why
@@ -45,7 +46,12 @@ tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
     p->t = t;
     p->id = id;
     p->next = -1;
-    floe_rows_opts_t ro = {.widen_long_to_double = true, .max_depth = 32, .max_leaves = 2048};
+    p->pending_ts_ms = p->behind_since_ms = -1;
+    floe_rows_opts_t ro = {.widen_long_to_double = true,
+                           .infer_timestamps = t->cfg.json_infer_timestamps,
+                           .coerce = t->cfg.json_coerce,
+                           .max_depth = 32,
+                           .max_leaves = 2048};
     if (!(p->main.rows = floe_rows_new(&ro)) || !(p->dlq.rows = floe_rows_new(&ro))) {
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         goto fail;
@@ -228,6 +234,18 @@ static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
     return 0;
 }
 
+int floe_tpart_flush_due(tpart_t *p, floe_err_t *err)
+{
+    ttable_t *t = p->t;
+    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
+        flush_sink(p, &p->main, &t->main, err) < 0)
+        return -1;
+    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
+        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
+        return -1;
+    return 0;
+}
+
 int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
@@ -239,33 +257,13 @@ int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 
 /* ---- bad records --------------------------------------------------------- */
 
-/* A record (rec, or a whole undecodable batch when rec is NULL) that did
- * not convert.  Returns 0 to go on, 1 when the table pauses on it. */
-static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
-                      floe_slice_t raw, floe_conv_stage_t stage, const char *why)
+int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, int64_t offset,
+                       int64_t ts_ms, floe_slice_t raw, const char *stage, const char *why)
 {
-    ttable_t *t = p->t;
-    switch (t->cfg.invalid_action) {
-    case FLOE_INVALID_PAUSE:
-        t->state = T_PAUSED;
-        snprintf(t->reason, sizeof t->reason, "partition %d offset %lld: %s: %s", (int)p->id,
-                 (long long)offset, floe_conv_stage_name(stage), why);
-        FLOE_WARN("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
-        return 1;
-    case FLOE_INVALID_DROP:
-        if (p->dropped++ % 1000 == 0)
-            FLOE_WARN("table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
-                      t->main.ns, t->main.name, (int)p->id, (long long)offset,
-                      floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
-        return 0;
-    case FLOE_INVALID_DLQ:
-        break;
-    }
-    if (t->dlq.committed && offset < t->dlq.committed[p->id]) return 0; /* already there */
     floe_rows_t *r = p->dlq.rows;
     floe_rnode_t *root = floe_rows_root(r);
     floe_rows_begin(r);
-    int rc = floe_rows_put_int(r, floe_rows_child(root, "partition"), p->id);
+    int rc = floe_rows_put_int(r, floe_rows_child(root, "partition"), partition);
     rc |= floe_rows_put_long(r, floe_rows_child(root, "offset"), offset);
     rc |= floe_rows_put_long(r, floe_rows_child(root, "timestamp"), ts_ms * 1000);
     floe_rnode_t *key = floe_rows_child(root, "key"), *val = floe_rows_child(root, "value");
@@ -295,12 +293,40 @@ static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int6
     } else {
         rc |= floe_rows_put_null(r, hdrs);
     }
-    rc |= floe_rows_put_bytes(r, floe_rows_child(root, "stage"), floe_conv_stage_name(stage),
-                              strlen(floe_conv_stage_name(stage)));
+    rc |= floe_rows_put_bytes(r, floe_rows_child(root, "stage"), stage, strlen(stage));
     rc |= floe_rows_put_bytes(r, floe_rows_child(root, "reason"), why, strlen(why));
     floe_err_t e;
     if (rc || floe_rows_end(r, &e) < 0) {
         floe_rows_rollback(r);
+        return -1;
+    }
+    return 0;
+}
+
+/* A record (rec, or a whole undecodable batch when rec is NULL) that did
+ * not convert.  Returns 0 to go on, 1 when the table pauses on it. */
+static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
+                      floe_slice_t raw, floe_conv_stage_t stage, const char *why)
+{
+    ttable_t *t = p->t;
+    switch (t->cfg.invalid_action) {
+    case FLOE_INVALID_PAUSE:
+        t->state = T_PAUSED;
+        snprintf(t->reason, sizeof t->reason, "partition %d offset %lld: %s: %s", (int)p->id,
+                 (long long)offset, floe_conv_stage_name(stage), why);
+        FLOE_WARN("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
+        return 1;
+    case FLOE_INVALID_DROP:
+        if (p->dropped++ % 1000 == 0)
+            FLOE_WARN("table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
+                      t->main.ns, t->main.name, (int)p->id, (long long)offset,
+                      floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
+        return 0;
+    case FLOE_INVALID_DLQ:
+        break;
+    }
+    if (t->dlq.committed && offset < t->dlq.committed[p->id]) return 0; /* already there */
+    if (floe_tpart_dlq_row(p, p->id, rec, offset, ts_ms, raw, floe_conv_stage_name(stage), why) < 0) {
         t->state = T_PAUSED;
         snprintf(t->reason, sizeof t->reason,
                  "partition %d offset %lld: cannot write the dead-letter row (out of memory)",
@@ -328,6 +354,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
         p->next = last + 1;
         return 0;
     }
+    if (p->pending_ts_ms < 0 || h->base_timestamp < p->pending_ts_ms)
+        p->pending_ts_ms = h->base_timestamp; /* freshness: the batch's first record */
     floe_slice_t records;
     floe_err_t e;
     if (floe_batch_records(b, len, h, &p->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
@@ -422,6 +450,9 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
     }
     p->log_start = start;
     p->log_end = end;
+    int64_t committed = t->main.committed ? t->main.committed[p->id] : -1;
+    if (end > (committed >= 0 ? committed : start) && p->behind_since_ms < 0)
+        p->behind_since_ms = floe_wall_ms();
     int64_t converted = 0;
     floe_batch_iter_t it;
     floe_batch_iter_init(&it, p->readbuf.data, p->readbuf.len);
@@ -461,11 +492,6 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
                 p->next = bh.base_offset + bh.last_offset_delta + 1;
         }
     }
-    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->main, &t->main, err) < 0)
-        return -1;
-    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
-        return -1;
+    if (floe_tpart_flush_due(p, err) < 0) return -1;
     return converted;
 }

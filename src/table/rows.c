@@ -174,6 +174,7 @@ floe_rows_t *floe_rows_new(const floe_rows_opts_t *opts)
     r->root.kind = FLOE_TK_STRUCT;
     r->root.required = true;
     r->opts.widen_long_to_double = true;
+    r->opts.infer_timestamps = true;
     r->opts.max_depth = 32;
     r->opts.max_leaves = 2048;
     if (opts) {

@@ -78,6 +78,8 @@ struct floe_rcol {
 
 typedef struct floe_rows_opts {
     bool widen_long_to_double; /* a fraction in a long field widens it; else the row is rejected */
+    bool infer_timestamps;     /* JSON strings holding RFC 3339 date-times make timestamptz fields */
+    bool coerce;               /* a scalar of another JSON type converts when lossless ("42" -> long) */
     int max_depth;             /* nesting cap (default 32) */
     size_t max_leaves;         /* leaf-column cap (default 2048) */
 } floe_rows_opts_t;

@@ -395,10 +395,14 @@ int floe_tout_widen(ttable_t *t, tout_t *o, floe_err_t *err)
             o->pending[i] = nf;
         }
     }
-    if (rc == 0)
+    if (rc == 0) {
         FLOE_INFO("table %s.%s: widening rewrote %zu files (%.1f MB in, %.1f MB out) in %lld ms",
                   o->ns, o->name, pg.files, (double)pg.bytes_in / 1e6, (double)pg.bytes_out / 1e6,
                   (long long)(floe_mono_ms() - pg.t0));
+        /* done: every file of the old shape has its rewrite listed (or
+         * replaced in pending); files written from now on are of the new */
+        floe_tout_clear_widened(o);
+    }
     return rc;
 }
 

@@ -21,7 +21,7 @@
 #include "test.h"
 
 static char dir[256];
-static floe_log_t *logs[2];
+static floe_log_t *logs[2], *rdlog;
 static floe_tsource_logs_t *src;
 static floe_fileio_t *local, *io; /* io: fault-injecting wrapper of local */
 static floe_ice_catalog_t *cat;
@@ -171,24 +171,40 @@ static void orphans_are_deleted(void)
 
 /* Break the commit at its n-th storage operation (the process "dies"
  * there: every later operation fails too), then run again: each record
- * is in the table exactly once, whatever n was. */
+ * is in the table exactly once, whatever n was.  The engine opens the
+ * table before the fault is armed, so every n falls inside the commit
+ * (sealing the files included). */
 static void commits_broken_anywhere_lose_and_double_nothing(void)
 {
     int id = 100;
-    for (uint64_t nth = 1; nth <= 14; nth++) {
+    uint64_t total = 0;
+    for (uint64_t nth = 1; nth < 1000; nth++) {
         char doc[64];
         snprintf(doc, sizeof doc, "{\"id\":%d}", id++);
         const char *v[] = {doc};
         produce(0, v, 1);
+        floe_err_t e;
+        floe_engine_config_t cfg = {.catalog = cat};
+        floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+        floe_engine_run_once(eng, false, &e); /* open and read; the interval has not passed */
         floe_fileio_fault_arm(io, nth, FLOE_FAULT_CRASH);
-        run_engine();
+        floe_engine_run_once(eng, true, &e);
+        bool fired = floe_fileio_fault_fired(io);
         floe_fileio_fault_disarm(io);
+        floe_engine_free(eng);
         run_engine();
+        if (!fired) { /* the commit took fewer operations: all were broken */
+            total = nth - 1;
+            break;
+        }
     }
+    printf("# a commit takes %llu storage operations; broken at each of them\n",
+           (unsigned long long)total);
+    CHECK(total >= 10);
     char *rows = icebird("web_events");
     size_t lines = 0;
     for (char *p = rows; (p = strchr(p, '\n')); p++) lines++;
-    CHECK_EQ(lines, 5 + 14);
+    CHECK_EQ(lines, 5 + (size_t)(id - 100));
     for (int i = 100; i < id; i++) {
         char want[64];
         snprintf(want, sizeof want, "\"id\":\"%d\"", i);
@@ -622,6 +638,144 @@ static void widening_broken_anywhere_reads_whole(void)
     CHECK(nth > 5 && nth < 100);
 }
 
+/* `region, day(ts)` where ts is a JSON string: RFC 3339 date-times infer a
+ * timestamptz column, so day() applies; offsets in the text are honoured
+ * (23:30-05:00 is the next day in UTC). */
+static void partitioned_by_region_and_day_of_json_timestamps(void)
+{
+    floe_err_t e;
+    char path[512];
+    floe_log_t *pl;
+    snprintf(path, sizeof path, "%s/log/ev-0", dir);
+    CHECK_EQ(floe_log_open(path, NULL, &pl, &e), 0);
+    const char *keys[] = {"table.enable", "table.partition.by"};
+    const char *vals[] = {"true", "region, day(ts)"};
+    floe_tsource_logs_set(src, "ev", 1, &pl, keys, vals, 2, &e);
+    const char *recs[] = {"{\"region\":\"eu\",\"ts\":\"2026-12-02T17:16:57Z\",\"v\":1}",
+                          "{\"region\":\"us\",\"ts\":\"2026-12-01T23:30:00-05:00\",\"v\":2}",
+                          "{\"region\":\"eu\",\"ts\":\"2026-12-01 08:00:00.5+01:00\",\"v\":3}",
+                          "{\"region\":\"eu\",\"ts\":\"not a time\",\"v\":4}"};
+    produce_to(pl, 1700000000000LL, recs, 4);
+    CHECK_EQ(run_engine(), 3);
+    snprintf(path, sizeof path, "%s/warehouse/default/ev", dir);
+    char *m = sh("cd %s/tests/interop && node manifest_partitions.mjs %s%s", path, "");
+    CHECK(strstr(m, "\"partition\":{\"region\":\"eu\",\"ts_day\":20789},\"dir\":\"region=eu/ts_day=2026-12-02\"") != NULL);
+    CHECK(strstr(m, "\"partition\":{\"region\":\"us\",\"ts_day\":20789},\"dir\":\"region=us/ts_day=2026-12-02\"") != NULL);
+    CHECK(strstr(m, "\"partition\":{\"region\":\"eu\",\"ts_day\":20788},\"dir\":\"region=eu/ts_day=2026-12-01\"") != NULL);
+    if (!strstr(m, "ts_day\":20788")) printf("# %s", m);
+    free(m);
+    char *rows = icebird("ev");
+    CHECK_EQ(count_lines(rows), 3);
+    CHECK(strstr(rows, "\"ts\":\"2026-12-02T04:30:00.000Z\",\"v\":\"2\"") != NULL);
+    CHECK(strstr(rows, "\"ts\":\"2026-12-01T07:00:00.500Z\",\"v\":\"3\"") != NULL);
+    free(rows);
+    rows = icebird("ev_dlq");
+    CHECK(strstr(rows, "'ts' is timestamptz") != NULL);
+    CHECK_EQ(count_lines(rows), 1);
+    free(rows);
+    floe_tsource_logs_remove(src, "ev");
+    floe_log_close(pl);
+}
+
+/* Topic "rd" with table.json.coerce on or off. */
+static void rd_config(bool coerce)
+{
+    const char *keys[] = {"table.enable", "table.commit.interval.ms", "table.json.coerce"};
+    const char *vals[] = {"true", "100ms", coerce ? "true" : "false"};
+    floe_err_t e;
+    floe_tsource_logs_set(src, "rd", 1, &rdlog, keys, vals, 3, &e);
+}
+
+static size_t count_of(const char *rows, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = rows; (p = strstr(p, what)); p++) n++;
+    return n;
+}
+
+/* Re-drive after a fix: quoted numbers in the DLQ move into the table
+ * once coercion is on; a re-drive broken at each of its storage operations
+ * and run again (or finished by the next open) leaves every record in
+ * exactly one of the two tables. */
+static void redrive_broken_anywhere_moves_each_record_once(void)
+{
+    rd_config(false);
+    const char *first[] = {"{\"n\":1,\"s\":\"a\"}", "{\"n\":\"x\"}", "{\"n\":\"42\",\"s\":\"q\"}"};
+    produce_to(rdlog, 1700000000000LL, first, 3);
+    CHECK_EQ(run_engine(), 1);
+    floe_err_t e;
+    floe_engine_config_t cfg = {.catalog = cat};
+    /* still off: nothing converts better, the DLQ stays as it is */
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    floe_buf_t out = FLOE_BUF_INIT;
+    CHECK_EQ(floe_engine_redrive(eng, "rd", &out, &e), 0);
+    CHECK(strstr(floe_buf_cstr(&out), "\"examined\":2,\"moved\":0,\"still_invalid\":2") != NULL);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_engine_redrive(eng, "nosuch", &out, &e), -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    floe_engine_free(eng);
+    size_t dlq_snaps = snapshots("rd_dlq");
+
+    /* how many storage operations a re-drive takes, then a crash at a
+     * dozen points spread over them, the first and the last included */
+    uint64_t total = 0, points[14];
+    size_t npoints = 0;
+    int n = 100;
+    for (size_t k = 0; k <= npoints; k++, n++) {
+        uint64_t nth = k == 0 ? UINT64_MAX : points[k - 1];
+        /* one more quoted record in the DLQ */
+        rd_config(false);
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"n\":\"%d\"}", n);
+        const char *v[] = {doc};
+        produce_to(rdlog, 1700000000000LL, v, 1);
+        CHECK_EQ(run_engine(), 0);
+        /* the fix, then a re-drive that dies at its nth storage operation */
+        rd_config(true);
+        eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+        floe_engine_run_once(eng, true, &e);
+        floe_fileio_fault_arm(io, nth, FLOE_FAULT_CRASH);
+        floe_buf_reset(&out);
+        int rc = floe_engine_redrive(eng, "default.rd", &out, &e);
+        bool fired = floe_fileio_fault_fired(io);
+        if (k == 0) {
+            total = floe_fileio_fault_ops(io);
+            for (uint64_t i = 0; i < 12; i++) points[npoints++] = 1 + i * (total - 1) / 11;
+        }
+        floe_fileio_fault_disarm(io);
+        floe_engine_free(eng);
+        CHECK(fired ? rc == -1 || strstr(floe_buf_cstr(&out), "\"moved\":1") != NULL
+                    : rc == 0 && strstr(floe_buf_cstr(&out), "\"moved\":") != NULL);
+        /* a new run: its open finishes a half-done re-drive; then again */
+        eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+        floe_buf_reset(&out);
+        CHECK_EQ(floe_engine_redrive(eng, "rd", &out, &e), 0);
+        floe_engine_free(eng);
+    }
+    printf("# a re-drive takes %llu storage operations; broken at %zu of them\n",
+           (unsigned long long)total, npoints);
+    CHECK(total > 10);
+    CHECK(snapshots("rd_dlq") > dlq_snaps);
+    char *rows = icebird("rd");
+    CHECK_EQ(count_lines(rows), (size_t)(2 + n - 100));
+    CHECK_EQ(count_of(rows, "\"n\":\"42\""), 1);
+    for (int i = 100; i < n; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"n\":\"%d\"", i);
+        CHECK_EQ(count_of(rows, want), 1);
+    }
+    free(rows);
+    rows = icebird("rd_dlq");
+    if (count_lines(rows) != 1) printf("# rd_dlq holds:\n%s", rows);
+    CHECK_EQ(count_lines(rows), 1);
+    CHECK(strstr(rows, "\"value\":\"{\\\"n\\\":\\\"x\\\"}\"") != NULL);
+    CHECK(strstr(rows, "'n' is long") != NULL);
+    free(rows);
+    floe_buf_free(&out);
+    /* nothing left over: a last run deletes no file and changes nothing */
+    CHECK_EQ(run_engine(), 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/floe-test-engine-%d", (int)getpid());
@@ -632,9 +786,11 @@ int main(void)
         snprintf(path, sizeof path, "%s/log/web.events-%d", dir, i);
         if (floe_log_open(path, NULL, &logs[i], &e) < 0) return 1;
     }
+    snprintf(path, sizeof path, "%s/log/rd-0", dir);
+    if (floe_log_open(path, NULL, &rdlog, &e) < 0) return 1;
     src = floe_tsource_logs_new();
     const char *keys[] = {"table.enable", "table.commit.interval.ms"};
-    const char *vals[] = {"true", "100ms"};
+    const char *vals[] = {"true", "1h"}; /* run_engine forces its commits */
     floe_tsource_logs_set(src, "web.events", 2, logs, keys, vals, 2, &e);
     local = floe_fileio_local_new(&e);
     io = floe_fileio_fault_new(local, &e);
@@ -646,6 +802,8 @@ int main(void)
     RUN(orphans_are_deleted);
     RUN(commits_broken_anywhere_lose_and_double_nothing);
     RUN(partitioned_by_every_transform);
+    RUN(partitioned_by_region_and_day_of_json_timestamps);
+    RUN(redrive_broken_anywhere_moves_each_record_once);
     RUN(committed_long_widens_to_double);
     RUN(widening_keeps_partitions);
     RUN(widening_broken_anywhere_reads_whole);
@@ -655,6 +813,7 @@ int main(void)
     floe_fileio_free(local);
     floe_tsource_logs_free(src);
     for (int i = 0; i < 2; i++) floe_log_close(logs[i]);
+    floe_log_close(rdlog);
     if (!getenv("KEEP")) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "table/rows.h"
+#include "table/tstamp.h"
 #include "test.h"
 
 /* Render a column as "def/rep[:value] ..." for comparison. */
@@ -152,6 +153,97 @@ static void long_widens_to_double(void)
     CHECK_EQ(e.code, FLOE_EINVAL);
     CHECK(strstr(e.msg, "'x' is long") != NULL);
     CHECK_EQ(floe_rows_count(r), 1);
+    floe_rows_free(r);
+}
+
+static int64_t ts(const char *text)
+{
+    int64_t us = -1;
+    return floe_tstamp_parse((const uint8_t *)text, strlen(text), &us) ? us : -1;
+}
+
+static void rfc3339_date_times(void)
+{
+    CHECK_EQ(ts("1970-01-01T00:00:00Z"), 0);
+    CHECK_EQ(ts("2026-12-02T17:16:57Z"), 1796231817000000LL);
+    CHECK_EQ(ts("2026-12-02t17:16:57.5z"), 1796231817500000LL);
+    CHECK_EQ(ts("2026-12-02 18:16:57.123456789+01:00"), 1796231817123456LL);
+    CHECK_EQ(ts("2026-12-02T12:16:57-0500"), 1796231817000000LL);
+    CHECK_EQ(ts("2026-12-02T19:16:57+02"), 1796231817000000LL);
+    CHECK_EQ(ts("1969-12-31T23:59:59.999999Z"), -1); /* -1 us is also the miss value */
+    CHECK_EQ(ts("1969-12-31T23:59:58Z"), -2000000LL);
+    CHECK_EQ(ts("2024-02-29T00:00:00Z"), 1709164800000000LL);
+    /* not date-times with a zone */
+    CHECK_EQ(ts("2026-12-02T17:16:57"), -1);
+    CHECK_EQ(ts("2026-12-02"), -1);
+    CHECK_EQ(ts("2023-02-29T00:00:00Z"), -1);
+    CHECK_EQ(ts("2026-13-02T17:16:57Z"), -1);
+    CHECK_EQ(ts("2026-12-02T24:00:00Z"), -1);
+    CHECK_EQ(ts("2026-12-02T17:16:57.Z"), -1);
+    CHECK_EQ(ts("2026-12-02T17:16:57Zx"), -1);
+    CHECK_EQ(ts("2026-12-02T17:16:57+1:00"), -1);
+    CHECK_EQ(ts("x026-12-02T17:16:57Z"), -1);
+    CHECK_EQ(ts("2026-12-02T17:16:57.1234567890Z"), -1);
+}
+
+static void strings_holding_timestamps(void)
+{
+    floe_rows_opts_t o = {.infer_timestamps = true};
+    floe_rows_t *r = floe_rows_new(&o);
+    floe_err_t e;
+    CHECK_EQ(add(r, "{\"ts\":\"2026-12-02T17:16:57Z\",\"s\":\"2026-12-02\"}", &e), 0);
+    CHECK_EQ(floe_rows_child(floe_rows_root(r), "ts")->kind, FLOE_TK_TIMESTAMPTZ);
+    CHECK_EQ(floe_rows_child(floe_rows_root(r), "s")->kind, FLOE_TK_STRING);
+    CHECK_EQ(add(r, "{\"ts\":\"2026-12-02T18:16:57.25+01:00\"}", &e), 0);
+    CHECK_STR(dump(r, "ts"), "1/0:1796231817000000 1/0:1796231817250000");
+    /* a string that is no date-time does not fit the column: the row goes */
+    CHECK_EQ(add(r, "{\"ts\":\"yesterday\"}", &e), -1);
+    CHECK(strstr(e.msg, "'ts' is timestamptz") && strstr(e.msg, "RFC 3339"));
+    CHECK_EQ(add(r, "{\"ts\":17}", &e), -1);
+    CHECK_EQ(floe_rows_count(r), 2);
+    /* a list mixing date-times and other strings holds strings */
+    CHECK_EQ(add(r, "{\"l\":[\"2026-12-02T17:16:57Z\",\"x\"]}", &e), 0);
+    CHECK_EQ(floe_rows_child(floe_rows_root(r), "l")->kids[0]->kind, FLOE_TK_STRING);
+    CHECK(consistent(r));
+    floe_rows_free(r);
+    /* off: date-times stay strings */
+    o.infer_timestamps = false;
+    r = floe_rows_new(&o);
+    CHECK_EQ(add(r, "{\"ts\":\"2026-12-02T17:16:57Z\"}", &e), 0);
+    CHECK_EQ(floe_rows_child(floe_rows_root(r), "ts")->kind, FLOE_TK_STRING);
+    floe_rows_free(r);
+}
+
+static void coercion_when_lossless(void)
+{
+    floe_rows_opts_t o = {.coerce = false};
+    floe_rows_t *r = floe_rows_new(&o);
+    floe_err_t e;
+    const char *first = "{\"n\":1,\"d\":1.5,\"b\":true,\"s\":\"x\"}";
+    CHECK_EQ(add(r, first, &e), 0);
+    CHECK_EQ(add(r, "{\"n\":\"42\"}", &e), -1);
+    CHECK(strstr(e.msg, "'n' is long") && strstr(e.msg, "a string"));
+    floe_rows_free(r);
+
+    o.coerce = true;
+    r = floe_rows_new(&o);
+    CHECK_EQ(add(r, first, &e), 0);
+    CHECK_EQ(add(r, "{\"n\":\"-42\",\"d\":\"2.5e1\",\"b\":\"false\",\"s\":7.25}", &e), 0);
+    CHECK_EQ(add(r, "{\"d\":\"3\",\"s\":{\"k\":[1, true]}}", &e), 0);
+    CHECK_EQ(add(r, "{\"s\":false}", &e), 0);
+    CHECK_STR(dump(r, "n"), "1/0:1 1/0:-42 0/0 0/0");
+    CHECK_STR(dump(r, "d"), "1/0:1.5 1/0:25 1/0:3 0/0");
+    CHECK_STR(dump(r, "b"), "1/0:true 1/0:false 0/0 0/0");
+    CHECK_STR(dump(r, "s"), "1/0:x 1/0:7.25 1/0:{\"k\":[1, true]} 1/0:false");
+    /* what would lose or invent something still does not fit */
+    const char *bad[] = {"{\"n\":\"2.5\"}", "{\"n\":\"42 \"}", "{\"n\":\"\"}", "{\"n\":true}",
+                         "{\"b\":\"yes\"}", "{\"b\":1}", "{\"d\":\"1e999\"}", "{\"n\":\"99999999999999999999\"}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ(add(r, bad[i], &e), -1);
+        CHECK(e.msg[0] != '\0');
+    }
+    CHECK_EQ(floe_rows_count(r), 4);
+    CHECK(consistent(r));
     floe_rows_free(r);
 }
 
@@ -352,4 +444,5 @@ TEST_MAIN(RUN(flat_rows_and_new_fields); RUN(lists_of_structs);
           RUN(nested_field_added_later); RUN(long_widens_to_double);
           RUN(bad_rows_leave_nothing); RUN(strings_and_numbers);
           RUN(system_fields_and_puts); RUN(caps_hold);
-          RUN(random_documents_stay_consistent))
+          RUN(random_documents_stay_consistent); RUN(rfc3339_date_times);
+          RUN(strings_holding_timestamps); RUN(coercion_when_lossless))
