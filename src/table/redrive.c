@@ -529,7 +529,8 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     }
     memcpy(next, t->main.committed, (size_t)t->nparts * sizeof *next);
     /* the DLQ's new files wait (pending) while the main table commits */
-    if (floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0) goto fail;
+    if (floe_ttable_commit_spec(t, err) < 0 ||
+        floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0) goto fail;
     FLOE_INFO("table %s: re-drive %s moved %llu dead-letter rows into the table", res->table,
               res->redrive_id, (unsigned long long)res->moved);
     if (commit_dlq(t, removes, nremoves, res->redrive_id, err) < 0) {
