@@ -308,6 +308,10 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
                 rc = dlq_each(rd, cols, path, keep, ps, err);
             }
         }
+        if (rc == 0 && (i + 1) % 16 == 0)
+            FLOE_INFO("table %s.%s: re-drive read %zu of %zu dead-letter files (%llu rows moved)",
+                      t->main.ns, t->main.name, i + 1, floe_ice_scan_ntasks(scan),
+                      (unsigned long long)ps->res->moved);
         /* reasons of rows that stay in an untouched file are not kept */
         for (size_t k = 0; k < ps->cap; k++) {
             free(ps->why[k]);
