@@ -594,6 +594,22 @@ void floe_ttable_reset(ttable_t *t, bool keep_files)
         t->parts[i]->next = t->main.committed[i] >= 0 ? t->main.committed[i] : 0;
 }
 
+int floe_ttable_commit_spec(ttable_t *t, floe_err_t *err)
+{
+    /* a new partition spec may name fields only the grown schema has: that
+     * schema goes first then (with the rewrites of a widening, at the
+     * offsets already committed); otherwise it rides with the data */
+    if (!t->main.spec_dirty) return 0;
+    if (t->main.schema_dirty) {
+        if (t->main.nwidened && floe_tout_widen(t, &t->main, err) < 0) return -1;
+        if ((t->main.nrewrites
+                 ? commit_out(t, &t->main, t->main.committed, false, false, NULL, NULL, err)
+                 : commit_schema(t, &t->main, err)) < 0)
+            return -1;
+    }
+    return commit_spec(t, &t->main, err);
+}
+
 int floe_ttable_commit(ttable_t *t, floe_err_t *err)
 {
     int64_t t0 = floe_mono_ms();
@@ -603,19 +619,7 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
         if (floe_tpart_seal(t->parts[i], err) < 0) goto fail;
         next[i] = t->parts[i]->next;
     }
-    /* a new partition spec may name fields only the grown schema has: that
-     * schema goes first then (with the rewrites of a widening, at the
-     * offsets already committed); otherwise it rides with the data */
-    if (t->main.spec_dirty) {
-        if (t->main.schema_dirty) {
-            if (t->main.nwidened && floe_tout_widen(t, &t->main, err) < 0) goto fail;
-            if ((t->main.nrewrites ? commit_out(t, &t->main, t->main.committed, false, false,
-                                                NULL, NULL, err)
-                                   : commit_schema(t, &t->main, err)) < 0)
-                goto fail;
-        }
-        if (commit_spec(t, &t->main, err) < 0) goto fail;
-    }
+    if (floe_ttable_commit_spec(t, err) < 0) goto fail;
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
     int d = floe_tout_commit(t, &t->dlq, next, false, NULL, NULL, err);

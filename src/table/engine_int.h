@@ -134,6 +134,9 @@ int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, 
 /* Load or create the table and its DLQ table, resume offsets from their
  * summaries, delete files no snapshot references. */
 int floe_ttable_open(ttable_t *t, floe_err_t *err);
+/* Commit the main table's new partition spec (and, first, the schema it
+ * needs) when files are about to be written under it.  0 or -1. */
+int floe_ttable_commit_spec(ttable_t *t, floe_err_t *err);
 /* Seal every partition and commit both tables. */
 int floe_ttable_commit(ttable_t *t, floe_err_t *err);
 /* Commit the pending files of o with offsets next[] (one per partition)

@@ -308,6 +308,10 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
                 rc = dlq_each(rd, cols, path, keep, ps, err);
             }
         }
+        if (rc == 0 && (i + 1) % 16 == 0)
+            FLOE_INFO("table %s.%s: re-drive read %zu of %zu dead-letter files (%llu rows moved)",
+                      t->main.ns, t->main.name, i + 1, floe_ice_scan_ntasks(scan),
+                      (unsigned long long)ps->res->moved);
         /* reasons of rows that stay in an untouched file are not kept */
         for (size_t k = 0; k < ps->cap; k++) {
             free(ps->why[k]);
@@ -529,7 +533,8 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     }
     memcpy(next, t->main.committed, (size_t)t->nparts * sizeof *next);
     /* the DLQ's new files wait (pending) while the main table commits */
-    if (floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0) goto fail;
+    if (floe_ttable_commit_spec(t, err) < 0 ||
+        floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0) goto fail;
     FLOE_INFO("table %s: re-drive %s moved %llu dead-letter rows into the table", res->table,
               res->redrive_id, (unsigned long long)res->moved);
     if (commit_dlq(t, removes, nremoves, res->redrive_id, err) < 0) {
