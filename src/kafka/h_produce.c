@@ -52,16 +52,34 @@ static void append_part(part_job_t *pj)
     uint8_t *p = (uint8_t *)pj->recs.ptr; /* the frame is ours: the log patches it */
     size_t n = (size_t)pj->recs.len;
     floe_batch_iter_t it;
-    floe_batch_iter_init(&it, p, n);
     const uint8_t *bp;
     size_t bl;
     floe_batch_hdr_t h;
     floe_err_t err;
-    int rc, nb = 0;
+    int rc = 1, nb = 0;
     bool idem = false;
-    while ((rc = floe_batch_iter_next(&it, &bp, &bl, &h, &err)) == 1) {
+    /* Count the batches from their headers alone: floe_log_append checks
+     * CRCs and records of everything it is given before writing any of
+     * it, so one call needs no second pass over the bytes here. */
+    for (size_t off = 0; off < n;) {
+        if (floe_batch_decode_hdr(p + off, n - off, &h, &err)) {
+            rc = -1;
+            break;
+        }
+        if (floe_batch_size(&h) > n - off) {
+            rc = floe_err_set(&err, FLOE_ETRUNC, "record batch of %zu bytes, only %zu present",
+                              floe_batch_size(&h), n - off);
+            break;
+        }
         nb++;
         idem |= h.producer_id >= 0;
+        off += floe_batch_size(&h);
+    }
+    if (rc > 0 && idem && nb > 1) {
+        /* idempotent batches go one call each: check them all first so
+         * that a bad tail appends nothing */
+        floe_batch_iter_init(&it, p, n);
+        while ((rc = floe_batch_iter_next(&it, &bp, &bl, &h, &err)) == 1) {}
     }
     if (rc < 0 || nb == 0) {
         r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
@@ -141,6 +159,10 @@ static void job_done(append_job_t *job)
             pj->r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
         }
     }
+    /* the records are in the log: their frame can go back to the receive
+     * pool long before the (fsync-delayed) answer */
+    for (int i = 0; i < job->nparts; i++) job->parts[i].recs = (floe_kbytes_t){0};
+    floe_kafka_req_release_frame(job->req);
     if (appended) floe_bk_appended(bk);
     if (--job->pending == 0) job_answer(job);
 }
