@@ -464,6 +464,11 @@ void floe_kafka_srv_free(floe_kafka_srv_t *s)
     free(s);
 }
 
+uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *s)
+{
+    return atomic_load(&s->bytes_in) + atomic_load(&s->bytes_out);
+}
+
 int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
 {
     int rc = 0;

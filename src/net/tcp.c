@@ -467,6 +467,24 @@ void floe_tcp_free(floe_tcp_srv_t *s)
 int floe_conn_send(floe_conn_t *c, const void *p, size_t n)
 {
     if (c->dead) return -1;
+    if (c->out.len == c->out_off && !c->closing) {
+        /* nothing queued: write straight from the caller's bytes and keep
+         * only what the socket did not take (saves a copy of large
+         * responses) */
+        while (n > 0) {
+            ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+                FLOE_DEBUG("net: %s: send: %s", c->peer, strerror(errno));
+                conn_kill(c);
+                return -1;
+            }
+            p = (const uint8_t *)p + w;
+            n -= (size_t)w;
+        }
+        if (n == 0) return 0;
+    }
     if (floe_buf_append(&c->out, p, n)) {
         FLOE_ERROR("net: %s: out of memory queueing %zu bytes, closing", c->peer, n);
         conn_kill(c);
