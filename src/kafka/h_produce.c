@@ -10,6 +10,8 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+enum { PART_FAILED, PART_CHECKED, PART_EACH_BATCH };
+
 typedef struct part_job {
     floe_log_t *log;
     const char *topic;
@@ -17,6 +19,8 @@ typedef struct part_job {
     int64_t log_append_time; /* -1: CreateTime */
     floe_k_produce_resp_partition_produce_response_t *r;
     int64_t last; /* next offset after the appended records; -1 if none */
+    int mode;     /* PART_*, set by check_part */
+    floe_log_checked_t chk; /* PART_CHECKED: what floe_log_check found */
 } part_job_t;
 
 struct append_job {
@@ -36,54 +40,91 @@ typedef struct part_wait {
     part_job_t *pj;
 } part_wait_t;
 
-/* Append one partition's records.  The whole buffer is checked first
- * (every batch whole, CRC right) so that nothing is appended from a request
- * with a bad tail; idempotent batches then go one per log call, as the log
- * requires, others all at once.  Appender thread. */
-static void append_part(part_job_t *pj)
+/* Check one partition's records, on the loop thread right after they
+ * arrived (the bytes are still in this CPU's cache, so the CRC pass over
+ * them is cheap).  Normally the whole buffer goes to the log in one call:
+ * floe_log_check runs every check of it here and the appender only
+ * appends.  Idempotent batches go one per log call, as the log requires:
+ * then every batch is checked whole (CRC too) so that a bad tail appends
+ * nothing, and the appender's log calls check each again.  On failure the
+ * partition's error is set and part->mode is PART_FAILED. */
+static void check_part(part_job_t *pj)
 {
     floe_k_produce_resp_partition_produce_response_t *r = pj->r;
-    pj->last = -1;
+    pj->mode = PART_FAILED;
     if (pj->recs.len <= 0) {
         r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
         r->error_message = floe_kstr("no records");
         return;
     }
+    const uint8_t *p = (const uint8_t *)pj->recs.ptr;
+    size_t n = (size_t)pj->recs.len;
+    floe_batch_hdr_t h;
+    floe_err_t err;
+    int rc = 1, nb = 0;
+    bool idem = false;
+    for (size_t off = 0; off < n;) { /* headers only: count, find producer ids */
+        if (floe_batch_decode_hdr(p + off, n - off, &h, &err)) {
+            rc = -1;
+            break;
+        }
+        if (floe_batch_size(&h) > n - off) {
+            rc = floe_err_set(&err, FLOE_ETRUNC, "record batch of %zu bytes, only %zu present",
+                              floe_batch_size(&h), n - off);
+            break;
+        }
+        nb++;
+        idem |= h.producer_id >= 0;
+        off += floe_batch_size(&h);
+    }
+    if (rc > 0 && idem && nb > 1) {
+        floe_batch_iter_t it;
+        floe_batch_iter_init(&it, p, n);
+        while ((rc = floe_batch_iter_next(&it, NULL, NULL, &h, &err)) == 1) {}
+        if (rc == 0) pj->mode = PART_EACH_BATCH;
+    } else if (rc > 0) {
+        floe_log_append_result_t res;
+        if (floe_log_check(pj->log, p, n, &pj->chk, &res, &err)) {
+            r->error_code = res.error_code ? res.error_code : FLOE_KERR_CORRUPT_MESSAGE;
+            FLOE_DEBUG("kafka: produce to %s rejected: %s", pj->topic, err.msg);
+            return;
+        }
+        pj->mode = PART_CHECKED;
+    }
+    if (pj->mode == PART_FAILED) {
+        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
+        FLOE_DEBUG("kafka: produce to %s: %s", pj->topic, rc < 0 ? err.msg : "no batch");
+    }
+}
+
+/* Append one checked partition's records.  Appender thread. */
+static void append_part(part_job_t *pj)
+{
+    floe_k_produce_resp_partition_produce_response_t *r = pj->r;
+    pj->last = -1;
+    if (pj->mode == PART_FAILED) return;
     uint8_t *p = (uint8_t *)pj->recs.ptr; /* the frame is ours: the log patches it */
     size_t n = (size_t)pj->recs.len;
     floe_batch_iter_t it;
     floe_batch_iter_init(&it, p, n);
-    const uint8_t *bp;
-    size_t bl;
-    floe_batch_hdr_t h;
-    floe_err_t err;
-    int rc, nb = 0;
-    bool idem = false;
-    while ((rc = floe_batch_iter_next(&it, &bp, &bl, &h, &err)) == 1) {
-        nb++;
-        idem |= h.producer_id >= 0;
-    }
-    if (rc < 0 || nb == 0) {
-        r->error_code = FLOE_KERR_CORRUPT_MESSAGE;
-        FLOE_DEBUG("kafka: produce to %s: %s", pj->topic, rc < 0 ? err.msg : "no batch");
-        return;
-    }
-    floe_batch_iter_init(&it, p, n);
     bool first = true;
     for (;;) {
         size_t len;
+        const uint8_t *bp;
         uint8_t *at;
-        if (idem) {
-            if (floe_batch_iter_next(&it, &bp, &bl, &h, &err) != 1) break;
+        floe_batch_hdr_t h;
+        floe_err_t err;
+        floe_log_append_result_t res;
+        int rc;
+        if (pj->mode == PART_EACH_BATCH) {
+            if (floe_batch_iter_next(&it, &bp, &len, &h, &err) != 1) break;
             at = (uint8_t *)bp;
-            len = bl;
+            rc = floe_log_append(pj->log, at, len, pj->log_append_time, &res, &err);
         } else {
             if (!first) break;
-            at = p;
-            len = n;
+            rc = floe_log_append_checked(pj->log, p, n, &pj->chk, pj->log_append_time, &res, &err);
         }
-        floe_log_append_result_t res;
-        if (floe_log_append(pj->log, at, len, pj->log_append_time, &res, &err)) {
+        if (rc) {
             r->error_code = res.error_code ? res.error_code : FLOE_KERR_UNKNOWN_SERVER_ERROR;
             if (first) r->base_offset = -1;
             FLOE_DEBUG("kafka: produce to %s rejected: %s", pj->topic, err.msg);
@@ -141,6 +182,10 @@ static void job_done(append_job_t *job)
             pj->r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
         }
     }
+    /* the records are in the log: their frame can go back to the receive
+     * pool long before the (fsync-delayed) answer */
+    for (int i = 0; i < job->nparts; i++) job->parts[i].recs = (floe_kbytes_t){0};
+    floe_kafka_req_release_frame(job->req);
     if (appended) floe_bk_appended(bk);
     if (--job->pending == 0) job_answer(job);
 }
@@ -295,6 +340,7 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
             pj->log_append_time = floe_topic_log_append_time(t) ? floe_wall_ms() : -1;
             pj->r = r;
             pj->last = -1;
+            check_part(pj);
         }
     }
     if (!job->nparts) {

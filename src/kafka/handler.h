@@ -107,6 +107,10 @@ floe_kafka_srv_t *floe_kafka_req_srv(const floe_kafka_req_t *req);
 bool floe_kafka_req_closed(const floe_kafka_req_t *req);
 /* Monotonic ms at which the request was received. */
 int64_t floe_kafka_req_received_ms(const floe_kafka_req_t *req);
+/* The handler no longer needs the body's bytes/records fields (they point
+ * into the request's frame): give the frame's memory back now, not when req
+ * is answered.  Strings, arrays and the arena stay valid.  Loop thread. */
+void floe_kafka_req_release_frame(floe_kafka_req_t *req);
 /* Called (at most once) when the connection closes while req is deferred;
  * the callback may answer req. */
 void floe_kafka_req_on_close(floe_kafka_req_t *req,

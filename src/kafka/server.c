@@ -84,6 +84,11 @@ floe_arena_t *floe_kafka_req_arena(floe_kafka_req_t *r) { return &r->arena; }
 floe_kafka_srv_t *floe_kafka_req_srv(const floe_kafka_req_t *r) { return r->srv; }
 bool floe_kafka_req_closed(const floe_kafka_req_t *r) { return r->kc == NULL; }
 int64_t floe_kafka_req_received_ms(const floe_kafka_req_t *r) { return r->recv_ms; }
+void floe_kafka_req_release_frame(floe_kafka_req_t *r)
+{
+    floe_tcp_frame_free(r->srv->tcp, r->mem);
+    r->mem = NULL;
+}
 void floe_kafka_req_on_close(floe_kafka_req_t *r, void (*fn)(floe_kafka_req_t *, void *),
                              void *arg)
 {
@@ -146,7 +151,7 @@ static void req_free(floe_kafka_req_t *r)
     r->srv->live_reqs--;
     floe_arena_free(&r->arena);
     floe_buf_free(&r->out);
-    free(r->mem);
+    floe_tcp_frame_free(r->srv->tcp, r->mem);
     free(r);
 }
 
@@ -457,6 +462,11 @@ void floe_kafka_srv_free(floe_kafka_srv_t *s)
     free(s->adv_host);
     free(s->cluster_id);
     free(s);
+}
+
+uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *s)
+{
+    return atomic_load(&s->bytes_in) + atomic_load(&s->bytes_out);
 }
 
 int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)

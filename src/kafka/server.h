@@ -49,6 +49,8 @@ int floe_kafka_srv_bound_port(const floe_kafka_srv_t *srv);
 
 /* Append Prometheus text for the server's counters.  Any thread. */
 int floe_kafka_srv_metrics(floe_kafka_srv_t *srv, floe_buf_t *out);
+/* Bytes received plus bytes sent so far (any thread): a traffic counter. */
+uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *srv);
 
 /* The modules floe serve runs (src/kafka/modules.c). */
 extern const floe_kafka_module_t *const floe_kafka_modules[];

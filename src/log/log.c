@@ -526,15 +526,31 @@ static int write_all(int fd, const uint8_t *p, size_t n, uint64_t off)
     return 0;
 }
 
-int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_append_time_ms,
-                    floe_log_append_result_t *res, floe_err_t *err)
+static void result_init(floe_log_append_result_t *res)
 {
-    floe_log_append_result_t dummy;
-    if (!res) res = &dummy;
     memset(res, 0, sizeof *res);
     res->base_offset = res->last_offset = -1;
     res->log_append_time_ms = -1;
     res->log_start_offset = -1;
+}
+
+int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_append_time_ms,
+                    floe_log_append_result_t *res, floe_err_t *err)
+{
+    floe_log_checked_t chk;
+    floe_log_append_result_t dummy;
+    if (!res) res = &dummy;
+    if (floe_log_check(l, batches, len, &chk, res, err)) return -1;
+    return floe_log_append_checked(l, batches, len, &chk, log_append_time_ms, res, err);
+}
+
+int floe_log_check(floe_log_t *l, const uint8_t *batches, size_t len, floe_log_checked_t *chk,
+                   floe_log_append_result_t *res, floe_err_t *err)
+{
+    floe_log_append_result_t dummy;
+    if (!res) res = &dummy;
+    result_init(res);
+    memset(chk, 0, sizeof *chk);
     if (len == 0) {
         floe_err_set(err, FLOE_ECORRUPT, "produce with no record batch");
         return fail_append(res, FLOE_LOG_KERR_CORRUPT_MESSAGE);
@@ -546,7 +562,7 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
     /* validate everything before taking the lock: CRCs, records */
     floe_batch_iter_t it;
     floe_batch_iter_init(&it, batches, len);
-    floe_batch_hdr_t h, first;
+    floe_batch_hdr_t h;
     const uint8_t *b;
     size_t blen, nbatches = 0;
     int64_t nrecords = 0;
@@ -554,7 +570,7 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
     floe_buf_t scratch = FLOE_BUF_INIT;
     int r;
     while ((r = floe_batch_iter_next(&it, &b, &blen, &h, err)) == 1) {
-        if (nbatches++ == 0) first = h;
+        if (nbatches++ == 0) chk->first = h;
         if (blen > max_msg) {
             floe_buf_free(&scratch);
             floe_err_set(err, FLOE_ERANGE, "record batch of %zu bytes exceeds max.message.bytes %u",
@@ -581,7 +597,22 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_app
                      nbatches);
         return fail_append(res, FLOE_LOG_KERR_INVALID_RECORD);
     }
+    chk->nbatches = nbatches;
+    chk->nrecords = nrecords;
+    chk->idempotent = idem;
+    return 0;
+}
 
+int floe_log_append_checked(floe_log_t *l, uint8_t *batches, size_t len,
+                            const floe_log_checked_t *chk, int64_t log_append_time_ms,
+                            floe_log_append_result_t *res, floe_err_t *err)
+{
+    floe_log_append_result_t dummy;
+    if (!res) res = &dummy;
+    result_init(res);
+    bool idem = chk->idempotent;
+    floe_batch_hdr_t first = chk->first, h;
+    int64_t nrecords = chk->nrecords;
     pthread_mutex_lock(&l->mu);
     res->log_start_offset = l->log_start;
     if (idem) {

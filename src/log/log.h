@@ -127,6 +127,24 @@ int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len,
                     int64_t log_append_time_ms,
                     floe_log_append_result_t *res, floe_err_t *err);
 
+/* floe_log_append in two steps, so that the byte checks (CRC, records)
+ * can run on another thread than the append, e.g. where the bytes are
+ * still in the CPU cache.  floe_log_check does every check of the bytes
+ * that floe_log_append does and fills *chk; floe_log_append_checked then
+ * appends those same, unchanged bytes (idempotence checks, offsets,
+ * write).  Results and errors are those of floe_log_append. */
+typedef struct floe_log_checked {
+    size_t nbatches;
+    int64_t nrecords;
+    bool idempotent;
+    floe_batch_hdr_t first; /* header of the first batch */
+} floe_log_checked_t;
+int floe_log_check(floe_log_t *l, const uint8_t *batches, size_t len, floe_log_checked_t *chk,
+                   floe_log_append_result_t *res, floe_err_t *err);
+int floe_log_append_checked(floe_log_t *l, uint8_t *batches, size_t len,
+                            const floe_log_checked_t *chk, int64_t log_append_time_ms,
+                            floe_log_append_result_t *res, floe_err_t *err);
+
 /* fsync every segment written since the last flush (data; index files
  * of segments sealed since; the directory when files came or went), then
  * advance the durable offset to the end offset seen at the start.  The

@@ -2,9 +2,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,10 @@
 #include "net/tcp.h"
 #include "util/buf.h"
 #include "util/log.h"
+
+#define POOL_MAX 32
+#define POOL_MIN_FRAME (256u << 10)
+#define POOL_BYTES_MAX (32u << 20)
 
 struct floe_conn {
     floe_tcp_srv_t *srv;
@@ -40,9 +46,82 @@ struct floe_tcp_srv {
     floe_conn_t *conns;
     int nconns;
     uint64_t next_id;
+    /* Memory of large frames given back (floe_tcp_frame_free) for the next
+     * large frames: their pages are already mapped, so receiving into them
+     * costs no page faults (a fresh 1 MiB buffer costs 256).  Bounded, and
+     * emptied when the last connection closes. */
+    pthread_mutex_t pool_mu;
+    uint8_t *pool[POOL_MAX];
+    size_t pool_cap[POOL_MAX];
+    int npool;
+    size_t pool_bytes;
+    uint64_t pool_reuses;
 };
 
 static void conn_io(int fd, uint32_t ev, void *arg);
+
+/* ---- the pool of large frame buffers ---- */
+
+static void pool_clear(floe_tcp_srv_t *s)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    for (int i = 0; i < s->npool; i++) free(s->pool[i]);
+    s->npool = 0;
+    s->pool_bytes = 0;
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* A pooled buffer of at least `need` bytes (its capacity in *cap), or NULL. */
+static uint8_t *pool_take(floe_tcp_srv_t *s, size_t need, size_t *cap)
+{
+    uint8_t *p = NULL;
+    pthread_mutex_lock(&s->pool_mu);
+    for (int i = 0; i < s->npool; i++) {
+        if (s->pool_cap[i] < need) continue;
+        p = s->pool[i];
+        *cap = s->pool_cap[i];
+        s->pool_bytes -= s->pool_cap[i];
+        s->npool--;
+        s->pool[i] = s->pool[s->npool];
+        s->pool_cap[i] = s->pool_cap[s->npool];
+        s->pool_reuses++;
+        break;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    return p;
+}
+
+void floe_tcp_frame_free(floe_tcp_srv_t *s, uint8_t *mem)
+{
+    if (!mem) return;
+    size_t cap = s ? malloc_usable_size(mem) : 0;
+    if (cap >= POOL_MIN_FRAME) {
+        pthread_mutex_lock(&s->pool_mu);
+        bool kept = s->npool < POOL_MAX && s->pool_bytes + cap <= POOL_BYTES_MAX;
+        if (kept) {
+            s->pool[s->npool] = mem;
+            s->pool_cap[s->npool++] = cap;
+            s->pool_bytes += cap;
+        }
+        pthread_mutex_unlock(&s->pool_mu);
+        if (kept) return;
+    }
+    free(mem);
+}
+
+/* Before reading the rest of a large frame into c->in: move what is there
+ * into a pooled buffer that holds the whole frame, if one is free. */
+static void in_from_pool(floe_conn_t *c, size_t frame_end)
+{
+    if (frame_end < POOL_MIN_FRAME || c->in.cap >= frame_end) return;
+    size_t cap;
+    uint8_t *p = pool_take(c->srv, frame_end, &cap);
+    if (!p) return;
+    if (c->in.len) memcpy(p, c->in.data, c->in.len);
+    free(c->in.data);
+    c->in.data = p;
+    c->in.cap = cap;
+}
 
 static void conn_update(floe_conn_t *c)
 {
@@ -74,6 +153,7 @@ static void conn_kill(floe_conn_t *c)
     if (c->next) c->next->prev = c->prev;
     s->nconns--;
     if (s->cbs.on_close) s->cbs.on_close(c, s->arg);
+    if (s->nconns == 0) pool_clear(s); /* idle: give the memory back */
     if (floe_loop_post(s->loop, conn_destroy_later, c)) conn_destroy_later(c);
 }
 
@@ -169,6 +249,7 @@ static void conn_read(floe_conn_t *c)
             uint32_t len = floe_rd_be32(c->in.data);
             /* grow toward a large frame in steps, so that a declared size
              * costs memory only as its bytes actually arrive */
+            if ((int32_t)len >= 0 && len <= s->opts.max_frame) in_from_pool(c, 4 + (size_t)len);
             if ((int32_t)len >= 0 && len <= s->opts.max_frame &&
                 4 + (size_t)len > c->in.len + want) {
                 want = 4 + (size_t)len - c->in.len;
@@ -334,6 +415,7 @@ int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
     s->opts.max_conns = opts && opts->max_conns ? opts->max_conns : 10000;
     s->cbs = *cbs;
     s->arg = arg;
+    pthread_mutex_init(&s->pool_mu, NULL);
     if (floe_loop_add(loop, fd, EPOLLIN, srv_accept, s, err)) {
         close(fd);
         free(s);
@@ -344,6 +426,14 @@ int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
 }
 
 int floe_tcp_port(const floe_tcp_srv_t *s) { return s->port; }
+
+void floe_tcp_pool_stats(floe_tcp_srv_t *s, uint64_t *reuses, size_t *bytes)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    if (reuses) *reuses = s->pool_reuses;
+    if (bytes) *bytes = s->pool_bytes;
+    pthread_mutex_unlock(&s->pool_mu);
+}
 int floe_tcp_conn_count(const floe_tcp_srv_t *s) { return s->nconns; }
 
 void floe_tcp_stop_accepting(floe_tcp_srv_t *s)
@@ -369,12 +459,32 @@ void floe_tcp_free(floe_tcp_srv_t *s)
         floe_conn_t *c = s->conns;
         conn_kill(c);
     }
+    pool_clear(s);
+    pthread_mutex_destroy(&s->pool_mu);
     free(s);
 }
 
 int floe_conn_send(floe_conn_t *c, const void *p, size_t n)
 {
     if (c->dead) return -1;
+    if (c->out.len == c->out_off && !c->closing) {
+        /* nothing queued: write straight from the caller's bytes and keep
+         * only what the socket did not take (saves a copy of large
+         * responses) */
+        while (n > 0) {
+            ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+                FLOE_DEBUG("net: %s: send: %s", c->peer, strerror(errno));
+                conn_kill(c);
+                return -1;
+            }
+            p = (const uint8_t *)p + w;
+            n -= (size_t)w;
+        }
+        if (n == 0) return 0;
+    }
     if (floe_buf_append(&c->out, p, n)) {
         FLOE_ERROR("net: %s: out of memory queueing %zu bytes, closing", c->peer, n);
         conn_kill(c);

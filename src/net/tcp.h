@@ -26,7 +26,7 @@ typedef struct floe_tcp_cbs {
     /* A connection opened; return -1 to refuse it. */
     int (*on_open)(floe_conn_t *c, void *arg);
     /* One complete frame: frame[0..len) lives in mem, which the callee now
-     * owns and frees with free(). */
+     * owns and releases with floe_tcp_frame_free (or free()). */
     void (*on_frame)(floe_conn_t *c, uint8_t *mem, const uint8_t *frame,
                      size_t len, void *arg);
     /* The connection is closing (peer closed, error, floe_conn_close);
@@ -48,6 +48,16 @@ int floe_tcp_conn_count(const floe_tcp_srv_t *s);
 void floe_tcp_free(floe_tcp_srv_t *s);
 /* True when every connection's output buffer is empty. */
 bool floe_tcp_flushed(const floe_tcp_srv_t *s);
+
+/* Release the memory of a frame (the `mem` given to on_frame): large
+ * buffers are kept, within a bound, to receive later large frames without
+ * fresh pages; anything else is freed.  Any thread; s may be NULL (then it
+ * is free()).  Takes ownership of mem. */
+void floe_tcp_frame_free(floe_tcp_srv_t *s, uint8_t *mem);
+
+/* Frames received into memory given back earlier, and the bytes held for
+ * reuse now (tests, metrics). */
+void floe_tcp_pool_stats(floe_tcp_srv_t *s, uint64_t *reuses, size_t *bytes);
 
 /* Queue bytes for the peer (copied).  Returns -1 if the connection is
  * closing or out of memory (then it is closed). */

@@ -606,6 +606,67 @@ static void producer_expiry(void)
     free(d);
 }
 
+/* floe_log_check then floe_log_append_checked is floe_log_append in two
+ * steps: a good pair of batches is appended with the same offsets, bad
+ * bytes are refused by the check with floe_log_append's error codes, and
+ * an idempotent retry of a checked batch is still a duplicate. */
+static void check_then_append(void)
+{
+    char *d = tmpdir();
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, NULL, &l, &err), 0);
+    floe_buf_t b = FLOE_BUF_INIT;
+    mk(&b, 3, 1000, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    mk(&b, 2, 2000, FLOE_COMPRESSION_NONE, -1, -1, -1); /* two batches in one buffer */
+    floe_log_checked_t chk;
+    floe_log_append_result_t r;
+    CHECK_EQ(floe_log_check(l, b.data, b.len, &chk, &r, &err), 0);
+    CHECK_EQ(chk.nbatches, 2);
+    CHECK_EQ(chk.nrecords, 5);
+    CHECK(!chk.idempotent);
+    CHECK_EQ(floe_log_end_offset(l), 0); /* a check appends nothing */
+    CHECK_EQ(floe_log_append_checked(l, b.data, b.len, &chk, -1, &r, &err), 0);
+    CHECK_EQ(r.base_offset, 0);
+    CHECK_EQ(r.last_offset, 4);
+    CHECK_EQ(append1(l, 1, 3000), 5);
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_log_read_info_t info;
+    CHECK_EQ(floe_log_read(l, 0, 1 << 20, &out, &info, &err), 0);
+    CHECK_EQ(check_read(&out, 0), 6);
+    /* a flipped byte under the CRC, a cut tail */
+    floe_buf_reset(&b);
+    mk(&b, 2, 4000, FLOE_COMPRESSION_NONE, -1, -1, -1);
+    b.data[b.len - 1] ^= 1;
+    CHECK_EQ(floe_log_check(l, b.data, b.len, &chk, &r, &err), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_CORRUPT_MESSAGE);
+    b.data[b.len - 1] ^= 1;
+    CHECK_EQ(floe_log_check(l, b.data, b.len - 1, &chk, &r, &err), -1);
+    CHECK_EQ(r.error_code, FLOE_LOG_KERR_CORRUPT_MESSAGE);
+    CHECK_EQ(floe_log_check(l, b.data, 0, &chk, &r, &err), -1);
+    CHECK_EQ(floe_log_end_offset(l), 6);
+    /* idempotent: checked, appended, then the same batch again */
+    floe_buf_reset(&b);
+    mk(&b, 2, 5000, FLOE_COMPRESSION_NONE, 42, 0, 0);
+    floe_buf_t copy = FLOE_BUF_INIT;
+    floe_buf_append(&copy, b.data, b.len);
+    CHECK_EQ(floe_log_check(l, b.data, b.len, &chk, &r, &err), 0);
+    CHECK(chk.idempotent);
+    CHECK_EQ(floe_log_append_checked(l, b.data, b.len, &chk, -1, &r, &err), 0);
+    CHECK_EQ(r.base_offset, 6);
+    CHECK(!r.duplicate);
+    CHECK_EQ(floe_log_check(l, copy.data, copy.len, &chk, &r, &err), 0);
+    CHECK_EQ(floe_log_append_checked(l, copy.data, copy.len, &chk, -1, &r, &err), 0);
+    CHECK(r.duplicate);
+    CHECK_EQ(r.base_offset, 6);
+    CHECK_EQ(floe_log_end_offset(l), 8);
+    floe_buf_free(&copy);
+    floe_buf_free(&out);
+    floe_buf_free(&b);
+    CHECK_EQ(floe_log_drop(l, &err), 0);
+    free(d);
+}
+
 static void config_set(void)
 {
     floe_log_config_t c;
@@ -626,4 +687,5 @@ static void config_set(void)
 
 TEST_MAIN(RUN(append_and_read); RUN(roll_by_size_and_lookups); RUN(roll_by_time); RUN(retention);
           RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors);
-          RUN(idempotence); RUN(producer_expiry); RUN(config_set))
+          RUN(idempotence); RUN(producer_expiry); RUN(config_set);
+          RUN(check_then_append))
