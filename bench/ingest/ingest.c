@@ -52,56 +52,86 @@ static size_t generate(const char *path, size_t target)
     return rows;
 }
 
+typedef struct conv {
+    floe_fileio_t *io;
+    floe_rows_t *rows;
+    floe_ice_schema_t *schema;
+    int32_t last;
+    char *sj;
+    floe_dfw_t *w;
+    const char *out;
+} conv_t;
+
+/* One row group from the L1 buffer; the first fixes the file's shape, as
+ * the pipeline's schema sync does. */
+static int conv_flush(conv_t *c, floe_err_t *e)
+{
+    if (!c->w) {
+        bool changed;
+        floe_tschema_sync(c->rows, c->schema, &c->last, &changed, e);
+        c->sj = floe_ice_schema_to_json(c->schema, e);
+        floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};
+        unlink(c->out);
+        if (!(c->w = floe_dfw_open(c->io, c->out, c->rows, c->sj, &o, e))) return -1;
+    }
+    if (floe_dfw_append(c->w, c->rows, e) < 0 || floe_dfw_flush(c->w, e) < 0) return -1;
+    floe_rows_clear(c->rows);
+    return 0;
+}
+
+/* floe's side: streams the file in 1 MiB reads (timed, as DuckDB's read
+ * of the file is), one record per line into the L1 buffer, a row group at
+ * table.flush.bytes, one data file. */
 static int floe_convert(const char *src, const char *out, size_t *rows_out, double *secs)
 {
     FILE *f = fopen(src, "r");
     if (!f) return -1;
-    struct stat st;
-    fstat(fileno(f), &st);
-    char *data = malloc((size_t)st.st_size + 1);
-    if (!data || fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) return -1;
-    fclose(f);
+    const size_t chunk = 1u << 20;
+    size_t cap = chunk * 2, have = 0;
+    char *data = malloc(cap);
+    if (!data) return -1;
     floe_err_t e;
-    floe_fileio_t *io = floe_fileio_local_new(&e);
-    floe_rows_t *rows = floe_rows_new(NULL);
-    floe_ice_schema_t *schema = floe_ice_schema_new(0, floe_ice_type_struct());
-    int32_t last = 0;
-    char *sj = NULL;
-    floe_dfw_t *w = NULL;
+    conv_t c = {.io = floe_fileio_local_new(&e), .rows = floe_rows_new(NULL),
+                .schema = floe_ice_schema_new(0, floe_ice_type_struct()), .out = out};
     size_t nrows = 0;
     const size_t flush = 32u << 20; /* table.flush.bytes default */
     int64_t t0 = floe_mono_ns();
-    const char *p = data, *end = data + st.st_size;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        floe_rows_begin(rows);
-        if (floe_rows_json(rows, floe_rows_root(rows), (const uint8_t *)p, len, &e) < 0 ||
-            floe_rows_end(rows, &e) < 0) {
-            fprintf(stderr, "row %zu: %s\n", nrows, e.msg);
-            return -1;
+    bool eof = false;
+    while (!eof) {
+        if (cap - have < chunk) { /* a line longer than the window grows it */
+            cap *= 2;
+            if (!(data = realloc(data, cap))) return -1;
         }
-        nrows++;
-        p += len + 1;
-        if (floe_rows_bytes(rows) >= flush || p >= end) {
-            if (!w) { /* the first flush fixes the shape, as the pipeline's sync does */
-                bool changed;
-                floe_tschema_sync(rows, schema, &last, &changed, &e);
-                sj = floe_ice_schema_to_json(schema, &e);
-                floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};
-                unlink(out);
-                if (!(w = floe_dfw_open(io, out, rows, sj, &o, &e))) {
-                    fprintf(stderr, "open: %s\n", e.msg);
-                    return -1;
-                }
+        size_t n = fread(data + have, 1, chunk, f);
+        have += n;
+        eof = n == 0;
+        const char *p = data, *end = data + have;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl && !eof) break; /* a partial line waits for the next read */
+            size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            floe_rows_begin(c.rows);
+            if (floe_rows_json(c.rows, floe_rows_root(c.rows), (const uint8_t *)p, len, &e) < 0 ||
+                floe_rows_end(c.rows, &e) < 0) {
+                fprintf(stderr, "row %zu: %s\n", nrows, e.msg);
+                return -1;
             }
-            if (floe_dfw_append(w, rows, &e) < 0 || floe_dfw_flush(w, &e) < 0) {
+            nrows++;
+            p += nl ? len + 1 : len;
+            if (floe_rows_bytes(c.rows) >= flush && conv_flush(&c, &e) < 0) {
                 fprintf(stderr, "write: %s\n", e.msg);
                 return -1;
             }
-            floe_rows_clear(rows);
         }
+        have = (size_t)(end - p);
+        memmove(data, p, have);
     }
+    fclose(f);
+    if (floe_rows_count(c.rows) && conv_flush(&c, &e) < 0) {
+        fprintf(stderr, "write: %s\n", e.msg);
+        return -1;
+    }
+    floe_dfw_t *w = c.w;
     floe_ice_data_file_t df;
     if (floe_dfw_close(w, &df, &e) < 0) {
         fprintf(stderr, "close: %s\n", e.msg);
@@ -110,10 +140,10 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
     *secs = (double)(floe_mono_ns() - t0) / 1e9;
     *rows_out = nrows;
     floe_ice_data_file_clear(&df);
-    free(sj);
-    floe_ice_schema_free(schema);
-    floe_rows_free(rows);
-    floe_fileio_free(io);
+    free(c.sj);
+    floe_ice_schema_free(c.schema);
+    floe_rows_free(c.rows);
+    floe_fileio_free(c.io);
     free(data);
     return 0;
 }
@@ -121,13 +151,18 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
 int main(int argc, char **argv)
 {
     /* ingest FILE.jsonl floe-only: time floe's conversion of FILE alone
-     * (for profiling); no arguments: the whole benchmark */
+     * (for profiling); ingest FILE.jsonl gen: write the events to FILE
+     * (FLOE_INGEST_MB); no arguments: the whole benchmark */
+    if (argc == 3 && !strcmp(argv[2], "gen")) {
+        size_t mb = getenv("FLOE_INGEST_MB") ? strtoul(getenv("FLOE_INGEST_MB"), NULL, 10) : 200;
+        return generate(argv[1], mb << 20) ? 0 : 1;
+    }
     if (argc == 3 && !strcmp(argv[2], "floe-only")) {
         size_t n;
         double s;
         if (floe_convert(argv[1], "/tmp/floe-ingest-only.parquet", &n, &s) < 0) return 1;
         printf("floe: %zu rows in %.3f s\n", n, s);
-        unlink("/tmp/floe-ingest-only.parquet");
+        if (!getenv("FLOE_INGEST_KEEP")) unlink("/tmp/floe-ingest-only.parquet");
         return 0;
     }
     const char *root = getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".";

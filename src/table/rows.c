@@ -124,16 +124,6 @@ static void relevel(floe_rnode_t *n)
 
 /* ---- columns -------------------------------------------------------- */
 
-int floe_rcol_push_level(floe_rcol_t *c, int def, int rep)
-{
-    if (floe_buf_append_u8(&c->defs, (uint8_t)def) < 0) return -1;
-    if (floe_buf_append_u8(&c->reps, (uint8_t)rep) < 0) {
-        c->defs.len--;
-        return -1;
-    }
-    return 0;
-}
-
 int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep)
 {
     if (n->col) return floe_rcol_push_level(n->col, def, rep);
@@ -481,7 +471,7 @@ static int put_fixed(floe_rows_t *r, floe_rnode_t *n, const void *v, size_t w)
 {
     floe_rcol_t *c = n->col;
     if (floe_rcol_push_level(c, n->def, n->rep) < 0) return -1;
-    if (floe_buf_append(&c->vals, v, w) < 0) {
+    if (floe_rbuf_put(&c->vals, v, w) < 0) {
         c->defs.len--;
         c->reps.len--;
         return -1;
