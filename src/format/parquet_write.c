@@ -25,8 +25,8 @@ typedef struct pq_col {
     size_t width;               /* fixed-width bytes; 0 for byte arrays */
     int16_t max_def, max_rep;
     int bw_def, bw_rep;
-    /* open page */
-    int16_t *def, *rep;
+    /* open page (levels are at most 64: the schema caps nesting) */
+    uint8_t *def, *rep;
     size_t nlev, cap_lev;
     size_t page_vals;
     size_t page_rows;
@@ -50,6 +50,8 @@ typedef struct pq_col {
     bool has_minmax;
     floe_buf_t min, max;
     int64_t null_count;
+    bool has_fbounds;           /* bounds over every row group flushed */
+    floe_buf_t fmin, fmax;
     /* chunk */
     floe_buf_t chunk;
     int64_t chunk_uncompressed;
@@ -75,6 +77,8 @@ struct floe_pq_writer {
     pq_kv_t *kv;
     int nkv;
     floe_buf_t scratch, zbuf, hdr;
+    uint8_t *lev8;              /* int16 levels narrowed: def then rep */
+    size_t cap_lev8;
     bool closed, failed;
 };
 
@@ -205,6 +209,7 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
         free(c->def); free(c->rep); free(c->slots); free(c->doff); free(c->idx);
         floe_buf_free(&c->dvals); floe_buf_free(&c->vals); floe_buf_free(&c->lens);
         floe_buf_free(&c->min); floe_buf_free(&c->max); floe_buf_free(&c->chunk);
+        floe_buf_free(&c->fmin); floe_buf_free(&c->fmax);
     }
     free(w->cols);
     for (int g = 0; g < w->nrg; g++) {
@@ -218,6 +223,7 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
     for (int i = 0; i < w->nkv; i++) { free(w->kv[i].key); free(w->kv[i].value); }
     free(w->kv);
     floe_buf_free(&w->scratch); floe_buf_free(&w->zbuf); floe_buf_free(&w->hdr);
+    free(w->lev8);
     floe_codec_ctx_free(w->cctx);
     free(w->created_by);
     free(w);
@@ -323,6 +329,95 @@ static void stats_add(pq_col_t *c, const uint8_t *v, size_t n)
     else if (cmp_val(c, v, n, c->max.data, c->max.len) > 0) { c->max.len = 0; floe_buf_append(&c->max, v, n); }
 }
 
+/* cmp_bytes with the first 8 bytes compared as one big-endian word: most
+ * pairs of distinct values differ there. */
+static inline int cmp_bytes_fast(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    if (an >= 8 && bn >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+    return cmp_bytes(a, an, b, bn);
+}
+
+/* Statistics of n values of a numeric column (layout per phys), found in
+ * one loop and merged with two stats_add calls. */
+static void stats_batch(pq_col_t *c, const uint8_t *v, size_t n)
+{
+#define MINMAX(T, SKIP)                                                       \
+    {                                                                         \
+        T mn = 0, mx = 0, x;                                                  \
+        bool any = false;                                                     \
+        for (size_t i = 0; i < n; i++) {                                      \
+            memcpy(&x, v + i * sizeof(T), sizeof(T));                         \
+            if (SKIP) continue;                                               \
+            if (!any) { mn = mx = x; any = true; continue; }                  \
+            mn = x < mn ? x : mn;                                             \
+            mx = x > mx ? x : mx;                                             \
+        }                                                                     \
+        if (any) { stats_add(c, (const uint8_t *)&mn, sizeof(T)); stats_add(c, (const uint8_t *)&mx, sizeof(T)); } \
+        return;                                                               \
+    }
+    switch (c->phys) {
+    case FLOE_PQ_INT32: MINMAX(int32_t, false)
+    case FLOE_PQ_INT64: MINMAX(int64_t, false)
+    case FLOE_PQ_FLOAT: MINMAX(float, isnan(x))
+    case FLOE_PQ_DOUBLE: MINMAX(double, isnan(x))
+    default:
+        for (size_t i = 0; i < n; i++) stats_add(c, v + i * c->width, c->width);
+        return;
+    }
+#undef MINMAX
+}
+
+/* Statistics of n byte-array values. */
+static void stats_bytes(pq_col_t *c, const floe_slice_t *sl, size_t n)
+{
+    if (!n) return;
+    size_t mn = 0, mx = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mn].ptr, sl[mn].len) < 0) mn = i;
+        else if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mx].ptr, sl[mx].len) > 0) mx = i;
+    }
+    stats_add(c, sl[mn].ptr, sl[mn].len);
+    stats_add(c, sl[mx].ptr, sl[mx].len);
+}
+
+/* Fold the closing chunk's bounds into the bounds over every row group. */
+static void fbounds_add(pq_col_t *c)
+{
+    if (!c->has_minmax) return;
+    if (!c->has_fbounds) {
+        c->fmin.len = c->fmax.len = 0;
+        if (floe_buf_append(&c->fmin, c->min.data, c->min.len) < 0 ||
+            floe_buf_append(&c->fmax, c->max.data, c->max.len) < 0)
+            return;
+        /* an empty first value leaves data NULL: give comparisons a pointer */
+        if (floe_buf_reserve(&c->fmin, 1) < 0 || floe_buf_reserve(&c->fmax, 1) < 0) return;
+        c->has_fbounds = true;
+        return;
+    }
+    if (cmp_val(c, c->min.data, c->min.len, c->fmin.data, c->fmin.len) < 0) {
+        c->fmin.len = 0;
+        floe_buf_append(&c->fmin, c->min.data, c->min.len);
+    }
+    if (cmp_val(c, c->max.data, c->max.len, c->fmax.data, c->fmax.len) > 0) {
+        c->fmax.len = 0;
+        floe_buf_append(&c->fmax, c->max.data, c->max.len);
+    }
+}
+
+bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min, floe_slice_t *max)
+{
+    if (col < 0 || col >= w->ncols || !w->cols[col].has_fbounds) return false;
+    const pq_col_t *c = &w->cols[col];
+    *min = floe_buf_slice(&c->fmin);
+    *max = floe_buf_slice(&c->fmax);
+    return true;
+}
+
 /* ---- dictionary ---- */
 
 static inline uint64_t hash_bytes(const uint8_t *p, size_t n)
@@ -381,7 +476,19 @@ static inline bool entry_eq(const pq_col_t *c, uint32_t e, const uint8_t *v, siz
     }
     if (c->width) return memcmp(c->dvals.data + (size_t)e * c->width, v, n) == 0;
     uint32_t a = c->doff[e], b = c->doff[e + 1];
-    return b - a == n && (n == 0 || memcmp(c->dvals.data + a, v, n) == 0);
+    if (b - a != n) return false;
+    if (n > 32) return memcmp(c->dvals.data + a, v, n) == 0;
+    /* short values (the usual dictionary entry): inline, no call */
+    const uint8_t *d = c->dvals.data + a;
+    for (; n >= 8; n -= 8, d += 8, v += 8) {
+        uint64_t x, y;
+        memcpy(&x, d, 8);
+        memcpy(&y, v, 8);
+        if (x != y) return false;
+    }
+    for (; n; n--)
+        if (*d++ != *v++) return false;
+    return true;
 }
 
 /* Index of value v (n bytes) in the dictionary, inserting it if new;
@@ -558,6 +665,25 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         c->nidx += n;
         return 0;
     }
+    if (c->phys == FLOE_PQ_BYTE_ARRAY && c->mode == M_DLBA) {
+        /* lengths and bytes of the whole batch: one reservation, a copy each */
+        const floe_slice_t *sl = (const floe_slice_t *)values + from;
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) total += sl[i].len;
+        if (floe_buf_reserve(&c->lens, n * 4) < 0 || floe_buf_reserve(&c->vals, total + 1) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        uint8_t *lp = c->lens.data + c->lens.len, *vp = c->vals.data + c->vals.len;
+        for (size_t i = 0; i < n; i++) {
+            int32_t l = (int32_t)sl[i].len;
+            memcpy(lp + 4 * i, &l, 4); /* little-endian hosts only (x86-64, arm64) */
+            memcpy(vp, sl[i].ptr, sl[i].len);
+            vp += sl[i].len;
+        }
+        c->lens.len += n * 4;
+        c->vals.len += total;
+        if (stats_ordered(c)) stats_bytes(c, sl, n);
+        return 0;
+    }
     if (c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED) {
         const floe_slice_t *sl = (const floe_slice_t *)values + from;
         for (size_t i = 0; i < n; i++)
@@ -566,16 +692,28 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         return 0;
     }
     const uint8_t *v = (const uint8_t *)values + from * c->width;
-    if (c->mode == M_PLAIN && !stats_ordered(c)) {
-        if (floe_buf_append(&c->vals, v, n * c->width) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (c->phys == FLOE_PQ_BOOLEAN) {
+        for (size_t i = 0; i < n; i++) {
+            uint8_t b = v[i] != 0;
+            if (put_fallback(c, &b, 1) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         return 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        uint8_t b;
-        const uint8_t *p = v + i * c->width;
-        if (c->phys == FLOE_PQ_BOOLEAN) { b = p[0] != 0; p = &b; }
-        if (put_fallback(c, p, c->width) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    /* numbers: the batch as it is (DELTA widens int32 to int64), then the
+     * statistics in one loop */
+    if (c->mode == M_DELTA && c->phys == FLOE_PQ_INT32) {
+        if (floe_buf_reserve(&c->vals, n * 8) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            int32_t y;
+            memcpy(&y, v + 4 * i, 4);
+            int64_t x = y;
+            memcpy(c->vals.data + c->vals.len + 8 * i, &x, 8);
+        }
+        c->vals.len += n * 8;
+    } else if (floe_buf_append(&c->vals, v, n * c->width) < 0) {
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
+    if (stats_ordered(c)) stats_batch(c, v, n);
     return 0;
 }
 
@@ -721,9 +859,9 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     h.num_values = (int32_t)c->nlev;
     if (w->o.page_v2) {
         /* levels stay uncompressed in front of the (compressed) values */
-        if (c->max_rep) rc = pq_rle_encode_i16(b, c->rep, c->nlev, c->bw_rep);
+        if (c->max_rep) rc = pq_rle_encode_u8(b, c->rep, c->nlev, c->bw_rep);
         h.rep_len = (int32_t)b->len;
-        if (!rc && c->max_def) rc = pq_rle_encode_i16(b, c->def, c->nlev, c->bw_def);
+        if (!rc && c->max_def) rc = pq_rle_encode_u8(b, c->def, c->nlev, c->bw_def);
         h.def_len = (int32_t)(b->len - (size_t)h.rep_len);
         raw_len = b->len;
         h.type = PQ_PAGE_DATA_V2;
@@ -733,12 +871,12 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     } else {
         h.type = PQ_PAGE_DATA;
         for (int pass = 0; pass < 2 && !rc; pass++) {
-            int16_t *lv = pass == 0 ? c->rep : c->def;
+            uint8_t *lv = pass == 0 ? c->rep : c->def;
             int bw = pass == 0 ? c->bw_rep : c->bw_def;
             if ((pass == 0 ? c->max_rep : c->max_def) == 0) continue;
             size_t at = b->len;
             rc = put_le32(b, 0);
-            if (!rc) rc = pq_rle_encode_i16(b, lv, c->nlev, bw);
+            if (!rc) rc = pq_rle_encode_u8(b, lv, c->nlev, bw);
             if (!rc) floe_wr_le32_(b->data + at, (uint32_t)(b->len - at - 4));
         }
     }
@@ -769,12 +907,12 @@ static int grow_levels(pq_col_t *c, size_t extra)
     size_t cap = c->cap_lev ? c->cap_lev : 4096;
     while (cap < c->nlev + extra) cap *= 2;
     if (c->max_def) {
-        int16_t *d = realloc(c->def, cap * sizeof *d);
+        uint8_t *d = realloc(c->def, cap * sizeof *d);
         if (!d) return -1;
         c->def = d;
     }
     if (c->max_rep) {
-        int16_t *r = realloc(c->rep, cap * sizeof *r);
+        uint8_t *r = realloc(c->rep, cap * sizeof *r);
         if (!r) return -1;
         c->rep = r;
     }
@@ -782,23 +920,89 @@ static int grow_levels(pq_col_t *c, size_t extra)
     return 0;
 }
 
+/* Checks shared by both level widths: the column exists and takes the
+ * levels given. */
+static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def, bool has_rep,
+                            floe_err_t *err)
+{
+    if (w->closed || w->failed) {
+        floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+        return NULL;
+    }
+    if (col < 0 || col >= w->ncols) {
+        floe_err_set(err, FLOE_EINVAL, "no column %d", col);
+        return NULL;
+    }
+    pq_col_t *c = &w->cols[col];
+    if ((c->max_def && !has_def && n_levels) || (c->max_rep && !has_rep && n_levels)) {
+        floe_err_set(err, FLOE_EINVAL, "column %s needs %s levels", c->spec->name,
+                     c->max_def && !has_def ? "definition" : "repetition");
+        return NULL;
+    }
+    return c;
+}
+
+static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
+                        const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err);
+
 int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const int16_t *def,
                          const int16_t *rep, const void *values, size_t n_values, floe_err_t *err)
 {
-    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
-    if (col < 0 || col >= w->ncols) return floe_err_set(err, FLOE_EINVAL, "no column %d", col);
-    pq_col_t *c = &w->cols[col];
+    pq_col_t *c = column_for(w, col, n_levels, def != NULL, rep != NULL, err);
+    if (!c) return -1;
     const char *name = c->spec->name;
-    if ((c->max_def && !def && n_levels) || (c->max_rep && !rep && n_levels))
-        return floe_err_set(err, FLOE_EINVAL, "column %s needs %s levels", name, c->max_def && !def ? "definition" : "repetition");
-    /* check levels and count values and rows */
-    size_t nv = 0, rows = 0;
+    /* narrow the levels (checked against the column's maxima) */
+    size_t need = (c->max_def ? n_levels : 0) + (c->max_rep ? n_levels : 0);
+    if (need > w->cap_lev8) {
+        uint8_t *l = realloc(w->lev8, need);
+        if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        w->lev8 = l;
+        w->cap_lev8 = need;
+    }
+    uint8_t *d8 = NULL, *r8 = NULL;
     if (c->max_def) {
+        d8 = w->lev8;
         for (size_t i = 0; i < n_levels; i++) {
             if ((uint16_t)def[i] > (uint16_t)c->max_def)
                 return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, def[i], c->max_def);
-            nv += def[i] == c->max_def;
+            d8[i] = (uint8_t)def[i];
         }
+    }
+    if (c->max_rep) {
+        r8 = w->lev8 + (c->max_def ? n_levels : 0);
+        for (size_t i = 0; i < n_levels; i++) {
+            if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
+                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
+            r8[i] = (uint8_t)rep[i];
+        }
+    }
+    return write_levels(w, c, n_levels, d8, r8, values, n_values, err);
+}
+
+int floe_pq_write_column8(floe_pq_writer_t *w, int col, size_t n_levels, const uint8_t *def,
+                          const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err)
+{
+    pq_col_t *c = column_for(w, col, n_levels, def != NULL, rep != NULL, err);
+    if (!c) return -1;
+    return write_levels(w, c, n_levels, c->max_def ? def : NULL, c->max_rep ? rep : NULL, values,
+                        n_values, err);
+}
+
+/* The levels (unchecked) and values of one batch into column c. */
+static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
+                        const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err)
+{
+    const char *name = c->spec->name;
+    /* check levels and count values and rows: one branch-free pass each */
+    size_t nv = 0, rows = 0;
+    if (c->max_def) {
+        uint8_t top = 0, md = (uint8_t)c->max_def;
+        for (size_t i = 0; i < n_levels; i++) {
+            top = def[i] > top ? def[i] : top;
+            nv += def[i] == md;
+        }
+        if (top > md)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, top, c->max_def);
     } else {
         nv = n_levels;
     }
@@ -806,11 +1010,13 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         /* batches hold whole rows, so pages can start at row boundaries */
         if (n_levels && rep[0] != 0)
             return floe_err_set(err, FLOE_EINVAL, "column %s: a batch must start a row (repetition level 0)", name);
+        uint8_t top = 0;
         for (size_t i = 0; i < n_levels; i++) {
-            if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
-                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
+            top = rep[i] > top ? rep[i] : top;
             rows += rep[i] == 0;
         }
+        if (top > c->max_rep)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, top, c->max_rep);
     } else {
         rows = n_levels;
     }
@@ -829,6 +1035,7 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
                 return floe_err_set(err, FLOE_ERANGE, "column %s: value of %zu bytes (limit 64 MiB)", name, sl[i].len);
     }
     /* feed in slices, cutting pages at record boundaries */
+    bool no_nulls = nv == n_levels, flat = rows == n_levels;
     size_t i = 0, vi = 0;
     while (i < n_levels) {
         size_t e = n_levels - i > 4096 ? i + 4096 : n_levels;
@@ -838,14 +1045,18 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         size_t kv = k, kr = k;
         if (c->max_def) {
             memcpy(c->def + c->nlev, def + i, k * sizeof *def);
-            kv = 0;
-            for (size_t j = i; j < e; j++) kv += def[j] == c->max_def;
-            c->null_count += (int64_t)(k - kv);
+            if (!no_nulls) {
+                kv = 0;
+                for (size_t j = i; j < e; j++) kv += def[j] == c->max_def;
+                c->null_count += (int64_t)(k - kv);
+            }
         }
         if (c->max_rep) {
             memcpy(c->rep + c->nlev, rep + i, k * sizeof *rep);
-            kr = 0;
-            for (size_t j = i; j < e; j++) kr += rep[j] == 0;
+            if (!flat) {
+                kr = 0;
+                for (size_t j = i; j < e; j++) kr += rep[j] == 0;
+            }
         }
         if (kv && put_values(c, values, vi, kv, err) < 0) { w->failed = true; return -1; }
         c->nlev += k;
@@ -933,6 +1144,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
         m->total_compressed = comp;
         m->has_stats = true;
         m->stats.null_count = c->null_count;
+        fbounds_add(c);
         if (c->has_minmax && c->min.len <= 256 && c->max.len <= 256) {
             m->stats.has_minmax = true;
             if (c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE) {
