@@ -16,6 +16,7 @@
 
 #include "iceberg/metadata.h"
 #include "table/datafile.h"
+#include "table/engine_int.h"
 #include "table/schema_map.h"
 #include "util/clock.h"
 
@@ -60,11 +61,13 @@ typedef struct conv {
     char *sj;
     floe_dfw_t *w;
     const char *out;
+    size_t drained; /* L1 bytes in the open row group */
 } conv_t;
 
-/* One row group from the L1 buffer; the first fixes the file's shape, as
- * the pipeline's schema sync does. */
-static int conv_flush(conv_t *c, floe_err_t *e)
+/* As the pipeline's flush_sink: the L1 buffer goes to the file's writer
+ * (the first time fixes the file's shape, as the schema sync does); a row
+ * group is cut once table.flush.bytes went there, or with cut. */
+static int conv_flush(conv_t *c, bool cut, floe_err_t *e)
 {
     if (!c->w) {
         bool changed;
@@ -74,14 +77,20 @@ static int conv_flush(conv_t *c, floe_err_t *e)
         unlink(c->out);
         if (!(c->w = floe_dfw_open(c->io, c->out, c->rows, c->sj, &o, e))) return -1;
     }
-    if (floe_dfw_append(c->w, c->rows, e) < 0 || floe_dfw_flush(c->w, e) < 0) return -1;
+    c->drained += floe_rows_bytes(c->rows);
+    if (floe_dfw_append(c->w, c->rows, e) < 0) return -1;
     floe_rows_clear(c->rows);
+    if (cut || c->drained >= (32u << 20)) { /* table.flush.bytes default */
+        if (floe_dfw_flush(c->w, e) < 0) return -1;
+        c->drained = 0;
+    }
     return 0;
 }
 
 /* floe's side: streams the file in 1 MiB reads (timed, as DuckDB's read
- * of the file is), one record per line into the L1 buffer, a row group at
- * table.flush.bytes, one data file. */
+ * of the file is), one record per line into the L1 buffer, drained to the
+ * writer every TSINK_DRAIN_BYTES and cut into row groups at
+ * table.flush.bytes, as the pipeline does; one data file. */
 static int floe_convert(const char *src, const char *out, size_t *rows_out, double *secs)
 {
     FILE *f = fopen(src, "r");
@@ -94,7 +103,6 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
     conv_t c = {.io = floe_fileio_local_new(&e), .rows = floe_rows_new(NULL),
                 .schema = floe_ice_schema_new(0, floe_ice_type_struct()), .out = out};
     size_t nrows = 0;
-    const size_t flush = 32u << 20; /* table.flush.bytes default */
     int64_t t0 = floe_mono_ns();
     bool eof = false;
     while (!eof) {
@@ -118,7 +126,7 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
             }
             nrows++;
             p += nl ? len + 1 : len;
-            if (floe_rows_bytes(c.rows) >= flush && conv_flush(&c, &e) < 0) {
+            if (floe_rows_bytes(c.rows) >= TSINK_DRAIN_BYTES && conv_flush(&c, false, &e) < 0) {
                 fprintf(stderr, "write: %s\n", e.msg);
                 return -1;
             }
@@ -127,7 +135,7 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
         memmove(data, p, have);
     }
     fclose(f);
-    if (floe_rows_count(c.rows) && conv_flush(&c, &e) < 0) {
+    if (conv_flush(&c, true, &e) < 0) {
         fprintf(stderr, "write: %s\n", e.msg);
         return -1;
     }

@@ -141,6 +141,11 @@ fail:
 uint64_t floe_dfw_shape_version(const floe_dfw_t *w) { return w->shape_version; }
 uint64_t floe_dfw_bytes(const floe_dfw_t *w) { return floe_pq_writer_bytes(w->pq); }
 uint64_t floe_dfw_rows(const floe_dfw_t *w) { return floe_pq_writer_num_rows(w->pq); }
+uint64_t floe_dfw_buffered(const floe_dfw_t *w)
+{
+    uint64_t b = floe_pq_writer_bytes(w->pq);
+    return b > w->out->written ? b - w->out->written : 0;
+}
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {

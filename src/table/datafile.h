@@ -41,6 +41,8 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
 int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err);
 /* Bytes written plus bytes buffered; rows appended. */
 uint64_t floe_dfw_bytes(const floe_dfw_t *w);
+/* Bytes buffered for the open row group (encoded, not yet written). */
+uint64_t floe_dfw_buffered(const floe_dfw_t *w);
 uint64_t floe_dfw_rows(const floe_dfw_t *w);
 /* Footer, publish, and describe the file in *f (initialised here; caller
  * clears with floe_ice_data_file_clear).  Frees w, also on failure (then

@@ -242,7 +242,7 @@ static void snapshot_status(floe_engine_t *e)
                             (long long)p->log_start, (long long)p->log_end,
                             (long long)(lag > 0 ? lag : 0), (unsigned long long)p->records,
                             (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
-                            floe_rows_count(p->main.rows), floe_rows_bytes(p->main.rows));
+                            floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p));
             floe_buf_printf(&m,
                             "floe_table_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
                             "floe_table_dlq_records_total{table=\"%s\",partition=\"%d\"} %llu\n"
@@ -252,7 +252,7 @@ static void snapshot_status(floe_engine_t *e)
                             tn, (int)k, (unsigned long long)p->records, tn, (int)k,
                             (unsigned long long)p->dlq_records, tn, (int)k,
                             (unsigned long long)p->dropped, tn, (int)k, (long long)(lag > 0 ? lag : 0),
-                            tn, (int)k, floe_rows_bytes(p->main.rows));
+                            tn, (int)k, (size_t)floe_tpart_buffered(p));
         }
         floe_buf_append_str(&js, "]}");
         floe_buf_printf(&m,

@@ -32,7 +32,15 @@ typedef struct tsink {
     size_t nfiles, capfiles;
     uint64_t clock;
     uint64_t seeded;       /* schema version of the owning tout last seeded */
+    uint64_t drained;      /* buffer bytes handed to the open files since their
+                            * last row group (cut at table.flush.bytes) */
 } tsink_t;
+
+/* The buffer goes to the open files' Parquet writers in steps of about
+ * this much: encoded while its columns are still in cache, and held
+ * encoded and compressed (several times smaller) until the row group is
+ * cut.  Row groups still hold table.flush.bytes of buffered rows. */
+#define TSINK_DRAIN_BYTES (1u << 20)
 
 /* An output table: the main table or its dead-letter table. */
 typedef struct tout {
@@ -108,6 +116,9 @@ void floe_tsink_abort(tsink_t *s);
 int64_t floe_tpart_step(tpart_t *p, floe_err_t *err);
 /* Write the buffered rows and close the open files (before a commit). */
 int floe_tpart_seal(tpart_t *p, floe_err_t *err);
+/* Bytes the partition holds for its table: the buffer's rows plus what
+ * its open files hold of unwritten row groups. */
+uint64_t floe_tpart_buffered(const tpart_t *p);
 
 /* commit.c */
 /* Load or create the table and its DLQ table, resume offsets from their

@@ -187,52 +187,66 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
     return f;
 }
 
-/* Write rows sel (NULL: all) into f as a row group; roll f at the target. */
-static int write_group(tpart_t *p, tsink_t *s, tout_t *o, tfile_t *f, const uint32_t *sel,
-                       size_t nsel, floe_err_t *err)
+/* Cut a row group in every open file of s; roll those at the target size. */
+static int cut_row_groups(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
 {
-    if (floe_dfw_append_sel(f->w, s->rows, sel, nsel, err) < 0 || floe_dfw_flush(f->w, err) < 0)
-        return -1;
-    if (floe_dfw_bytes(f->w) >= p->t->cfg.target_file_bytes)
-        return close_file(p, s, (size_t)(f - s->files), o, err);
+    for (size_t i = s->nfiles; i-- > 0;) {
+        tfile_t *f = &s->files[i];
+        if (floe_dfw_flush(f->w, err) < 0) return -1;
+        if (floe_dfw_bytes(f->w) >= p->t->cfg.target_file_bytes && close_file(p, s, i, o, err) < 0)
+            return -1;
+    }
+    s->drained = 0;
     return 0;
 }
 
-/* Write the buffered rows as row groups of the open files (one per
- * partition tuple), then empty the buffer. */
-static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+/* Hand the buffered rows to the open files (one per partition tuple) and
+ * empty the buffer; once table.flush.bytes of rows went there since the
+ * last cut, or with cut, every open file gets a row group. */
+static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, bool cut, floe_err_t *err)
 {
-    if (!floe_rows_count(s->rows)) return 0;
-    if (floe_tout_sync(o, s, err) < 0) return -1;
-    if (o == &p->t->main) floe_tout_resolve_spec(o, p->t->cfg.partition_by);
-    int rc = 0;
-    if (!o->spec || !o->spec->nfields) {
-        floe_buf_t none = FLOE_BUF_INIT;
-        floe_ice_value_t *nov = NULL;
-        tfile_t *f = file_for(p, s, o, &none, &nov, 0, err);
-        rc = f ? write_group(p, s, o, f, NULL, 0, err) : -1;
-    } else {
-        tgroups_t gs = {0};
-        rc = floe_tpartition_group(s->rows, o->spec, o->work, &gs, err);
-        for (size_t g = 0; rc == 0 && g < gs.n; g++) {
-            tgroup_t *grp = &gs.g[g];
-            tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
-            if (!f) rc = -1;
-            else rc = write_group(p, s, o, f, grp->rows, grp->nrows, err);
+    size_t bytes = floe_rows_bytes(s->rows);
+    if (floe_rows_count(s->rows)) {
+        if (floe_tout_sync(o, s, err) < 0) return -1;
+        if (o == &p->t->main) floe_tout_resolve_spec(o, p->t->cfg.partition_by);
+        int rc = 0;
+        if (!o->spec || !o->spec->nfields) {
+            floe_buf_t none = FLOE_BUF_INIT;
+            floe_ice_value_t *nov = NULL;
+            tfile_t *f = file_for(p, s, o, &none, &nov, 0, err);
+            rc = f ? floe_dfw_append(f->w, s->rows, err) : -1;
+        } else {
+            tgroups_t gs = {0};
+            rc = floe_tpartition_group(s->rows, o->spec, o->work, &gs, err);
+            for (size_t g = 0; rc == 0 && g < gs.n; g++) {
+                tgroup_t *grp = &gs.g[g];
+                tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
+                if (!f) rc = -1;
+                else rc = floe_dfw_append_sel(f->w, s->rows, grp->rows, grp->nrows, err);
+            }
+            floe_tgroups_free(&gs);
         }
-        floe_tgroups_free(&gs);
+        if (rc < 0) return -1;
+        p->rows_written += floe_rows_count(s->rows);
+        floe_rows_clear(s->rows);
+        s->drained += bytes;
     }
-    if (rc < 0) return -1;
-    p->rows_written += floe_rows_count(s->rows);
-    floe_rows_clear(s->rows);
+    if ((cut || s->drained >= p->t->cfg.flush_bytes) && cut_row_groups(p, s, o, err) < 0) return -1;
     return 0;
+}
+
+uint64_t floe_tpart_buffered(const tpart_t *p)
+{
+    uint64_t b = floe_rows_bytes(p->main.rows);
+    for (size_t i = 0; i < p->main.nfiles; i++) b += floe_dfw_buffered(p->main.files[i].w);
+    return b;
 }
 
 int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
-    if (flush_sink(p, &p->main, &t->main, err) < 0 || close_all(p, &p->main, &t->main, err) < 0 ||
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
+    if (flush_sink(p, &p->main, &t->main, true, err) < 0 || close_all(p, &p->main, &t->main, err) < 0 ||
+        flush_sink(p, &p->dlq, &t->dlq, true, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
         return -1;
     return 0;
 }
@@ -434,11 +448,10 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
                 p->next = bh.base_offset + bh.last_offset_delta + 1;
         }
     }
-    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->main, &t->main, err) < 0)
+    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
         return -1;
-    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
+    if (floe_rows_bytes(p->dlq.rows) >= drain && flush_sink(p, &p->dlq, &t->dlq, false, err) < 0)
         return -1;
     return converted;
 }
