@@ -146,7 +146,18 @@ typedef struct floe_pq_write_opts {
                                  decode in v1 pages (icebird's hyparquet 1.19) */
     bool page_v2;             /* write DATA_PAGE_V2 headers (default false) */
     const char *created_by;   /* default "floe" ; borrowed until writer_new returns */
+    struct floe_pq_scratch *scratch; /* shared temporaries (borrowed; must outlive
+                                 the writer); NULL: the writer has its own */
 } floe_pq_write_opts_t;
+
+/* The temporaries a writer encodes and compresses a page in (about two
+ * pages' worth).  Writers used by one thread at a time may share one, so
+ * that many open files hold them once.  Caller frees with
+ * floe_pq_scratch_free after the last writer using it is freed.  NULL when
+ * out of memory. */
+typedef struct floe_pq_scratch floe_pq_scratch_t;
+floe_pq_scratch_t *floe_pq_scratch_new(void);
+void floe_pq_scratch_free(floe_pq_scratch_t *s);
 
 floe_pq_write_opts_t floe_pq_write_opts_default(void);
 

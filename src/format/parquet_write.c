@@ -18,6 +18,26 @@
 
 enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
 
+struct floe_pq_scratch {
+    floe_buf_t page, z, hdr; /* encoded page, compressed page, page header */
+};
+
+floe_pq_scratch_t *floe_pq_scratch_new(void) { return calloc(1, sizeof(floe_pq_scratch_t)); }
+
+static void scratch_clear(floe_pq_scratch_t *s)
+{
+    floe_buf_free(&s->page);
+    floe_buf_free(&s->z);
+    floe_buf_free(&s->hdr);
+}
+
+void floe_pq_scratch_free(floe_pq_scratch_t *s)
+{
+    if (!s) return;
+    scratch_clear(s);
+    free(s);
+}
+
 typedef struct pq_col {
     int node;
     floe_pq_phys_t phys;
@@ -76,7 +96,7 @@ struct floe_pq_writer {
     int nrg, cap_rg;
     pq_kv_t *kv;
     int nkv;
-    floe_buf_t scratch, zbuf, hdr;
+    floe_pq_scratch_t own, *sc; /* sc: own or the caller's shared one */
     uint8_t *lev8;              /* int16 levels narrowed: def then rep */
     size_t cap_lev8;
     bool closed, failed;
@@ -172,6 +192,7 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
     if (!w) goto oom;
     w->s = s;
     w->o = opts;
+    w->sc = opts.scratch ? opts.scratch : &w->own;
     w->created_by = strdup(opts.created_by ? opts.created_by : "floe");
     w->o.created_by = NULL;
     w->sink = sink;
@@ -222,7 +243,7 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
     free(w->rgs);
     for (int i = 0; i < w->nkv; i++) { free(w->kv[i].key); free(w->kv[i].value); }
     free(w->kv);
-    floe_buf_free(&w->scratch); floe_buf_free(&w->zbuf); floe_buf_free(&w->hdr);
+    scratch_clear(&w->own);
     free(w->lev8);
     floe_codec_ctx_free(w->cctx);
     free(w->created_by);
@@ -608,8 +629,17 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
     c->plain_bytes = 0;
     c->dict_n = 0;
     c->dict_bytes = 0;
-    c->dvals.len = 0;
-    if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    /* nothing refers to the dictionary any more: give its memory back (a
+     * high-cardinality column would otherwise keep up to dict_limit x 2
+     * of it for the writer's life) */
+    floe_buf_free(&c->dvals);
+    free(c->slots);
+    free(c->doff);
+    free(c->idx);
+    c->slots = NULL;
+    c->doff = NULL;
+    c->idx = NULL;
+    c->nslots = c->dict_cap = c->cap_idx = 0;
     return 0;
 }
 
@@ -815,20 +845,20 @@ static int big_reserve(floe_buf_t *b, size_t extra)
 static int put_page(floe_pq_writer_t *w, pq_col_t *c, pq_page_header_t *h, const uint8_t *raw,
                     size_t raw_len, const uint8_t *body, size_t body_len, floe_err_t *err)
 {
-    w->zbuf.len = 0;
-    if (floe_compress(w->cctx, w->o.codec, body, body_len, &w->zbuf, err) < 0) return -1;
-    if (raw_len + body_len > INT32_MAX || raw_len + w->zbuf.len > INT32_MAX)
+    w->sc->z.len = 0;
+    if (floe_compress(w->cctx, w->o.codec, body, body_len, &w->sc->z, err) < 0) return -1;
+    if (raw_len + body_len > INT32_MAX || raw_len + w->sc->z.len > INT32_MAX)
         return floe_err_set(err, FLOE_ERANGE, "page too large");
     h->uncompressed = (int32_t)(raw_len + body_len);
-    h->compressed = (int32_t)(raw_len + w->zbuf.len);
-    w->hdr.len = 0;
-    if (pq_page_header_encode(&w->hdr, h) < 0 ||
-        big_reserve(&c->chunk, w->hdr.len + raw_len + w->zbuf.len) < 0 ||
-        floe_buf_append(&c->chunk, w->hdr.data, w->hdr.len) < 0 ||
+    h->compressed = (int32_t)(raw_len + w->sc->z.len);
+    w->sc->hdr.len = 0;
+    if (pq_page_header_encode(&w->sc->hdr, h) < 0 ||
+        big_reserve(&c->chunk, w->sc->hdr.len + raw_len + w->sc->z.len) < 0 ||
+        floe_buf_append(&c->chunk, w->sc->hdr.data, w->sc->hdr.len) < 0 ||
         floe_buf_append(&c->chunk, raw, raw_len) < 0 ||
-        floe_buf_append(&c->chunk, w->zbuf.data, w->zbuf.len) < 0)
+        floe_buf_append(&c->chunk, w->sc->z.data, w->sc->z.len) < 0)
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    c->chunk_uncompressed += (int64_t)(w->hdr.len + raw_len + body_len);
+    c->chunk_uncompressed += (int64_t)(w->sc->hdr.len + raw_len + body_len);
     return 0;
 }
 
@@ -850,7 +880,7 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
         if (!dict_pays(w, c) && dict_abandon(w, c, true, err) < 0) return -1;
         c->decided = true;
     }
-    floe_buf_t *b = &w->scratch;
+    floe_buf_t *b = &w->sc->page;
     b->len = 0;
     size_t raw_len = 0;
     int rc = 0;
@@ -1106,7 +1136,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
         m->dict_page_offset = -1;
         if (c->dict_used) {
             /* dictionary page first; bounds of all entries feed the stats */
-            floe_buf_t *b = &w->scratch;
+            floe_buf_t *b = &w->sc->page;
             b->len = 0;
             for (size_t e = 0; e < c->dict_n; e++) {
                 const uint8_t *p;
@@ -1217,7 +1247,7 @@ int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err)
 {
     if (w->closed) return 0;
     if (floe_pq_writer_flush(w, err) < 0) return -1;
-    floe_buf_t *b = &w->scratch;
+    floe_buf_t *b = &w->sc->page;
     b->len = 0;
     if (pq_footer_encode(b, w->s, (int64_t)w->rows, w->rgs, w->nrg, w->kv, w->nkv, w->created_by, err) < 0) {
         w->failed = true;

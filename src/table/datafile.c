@@ -127,6 +127,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
     if (opts) {
         po.codec = opts->codec;
         po.level = opts->level;
+        po.scratch = opts->scratch;
     }
     po.row_group_size = SIZE_MAX / 4; /* row groups are cut by floe_dfw_flush */
     po.delta_byte_array = false;      /* v1 pages every Iceberg reader decodes */

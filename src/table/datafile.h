@@ -18,6 +18,8 @@
 typedef struct floe_dfw_opts {
     floe_codec_t codec; /* default zstd */
     int level;          /* 0: codec default */
+    struct floe_pq_scratch *scratch; /* Parquet temporaries shared by the files
+                                      * one thread writes (borrowed); NULL: own */
 } floe_dfw_opts_t;
 
 typedef struct floe_dfw floe_dfw_t;

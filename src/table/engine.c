@@ -39,6 +39,11 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
     if (e->cfg.discover_ms <= 0) e->cfg.discover_ms = 1000;
     if (!e->cfg.read_bytes) e->cfg.read_bytes = 1 << 20;
     e->src = src;
+    if (!(e->pq_scratch = floe_pq_scratch_new())) {
+        free(e);
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     return e;
@@ -402,6 +407,9 @@ void floe_engine_free(floe_engine_t *e)
     free(e->tables);
     floe_buf_free(&e->status);
     floe_buf_free(&e->metrics);
+    floe_buf_free(&e->readbuf);
+    floe_buf_free(&e->scratch);
+    floe_pq_scratch_free(e->pq_scratch);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
     free(e);

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "format/parquet.h"
 #include "iceberg/snapshot.h"
 #include "table/convert.h"
 #include "table/datafile.h"
@@ -68,7 +69,6 @@ typedef struct tpart {
     int64_t log_start, log_end;
     tsink_t main, dlq;
     floe_conv_t *conv;
-    floe_buf_t readbuf, scratch;
     /* counters */
     uint64_t records, bytes, dlq_records, dropped, rows_written;
 } tpart_t;
@@ -104,6 +104,9 @@ struct floe_engine {
     pthread_cond_t cv;
     bool stop;
     floe_buf_t status, metrics;
+    /* shared by every partition's step (one thread steps them in turn) */
+    floe_buf_t readbuf, scratch;
+    floe_pq_scratch_t *pq_scratch;
 };
 
 /* pipeline.c */

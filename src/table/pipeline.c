@@ -81,8 +81,6 @@ void floe_tpart_free(tpart_t *p)
     floe_conv_free(p->conv);
     floe_rows_free(p->main.rows);
     floe_rows_free(p->dlq.rows);
-    floe_buf_free(&p->readbuf);
-    floe_buf_free(&p->scratch);
     free(p);
 }
 
@@ -168,7 +166,7 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
              part.data ? (const char *)part.data : "", (int)p->id, p->t->writer_id,
              (unsigned long long)++o->file_seq);
     floe_buf_free(&part);
-    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1};
+    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1, .scratch = p->t->e->pq_scratch};
     floe_dfw_t *w = floe_dfw_open(floe_ice_catalog_io(p->t->e->cfg.catalog), path, s->rows,
                                   o->schema_json, &fo, err);
     if (!w) return NULL;
@@ -344,7 +342,7 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
     }
     floe_slice_t records;
     floe_err_t e;
-    if (floe_batch_records(b, len, h, &p->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
+    if (floe_batch_records(b, len, h, &t->e->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
         int rc = bad_record(p, NULL, h->base_offset, h->base_timestamp, floe_slice(b, len),
                             FLOE_STAGE_DECODE, e.msg);
         if (rc == 0) p->next = last + 1;
@@ -391,10 +389,10 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
         if (floe_tschema_seed(p->main.rows, t->main.work, err) < 0) return -1;
         p->main.seeded = t->main.schema_version;
     }
-    floe_buf_reset(&p->readbuf);
+    floe_buf_reset(&e->readbuf);
     int64_t start, end;
     floe_err_t re;
-    if (e->src->ops->read(e->src, t->topic, p->id, p->next, e->cfg.read_bytes, &p->readbuf, &start,
+    if (e->src->ops->read(e->src, t->topic, p->id, p->next, e->cfg.read_bytes, &e->readbuf, &start,
                           &end, &re) < 0) {
         if (re.code == FLOE_ERANGE) {
             FLOE_WARN("table %s.%s: partition %d records [%lld, %lld) were deleted by retention "
@@ -411,16 +409,20 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
     p->log_end = end;
     int64_t converted = 0;
     floe_batch_iter_t it;
-    floe_batch_iter_init(&it, p->readbuf.data, p->readbuf.len);
+    floe_batch_iter_init(&it, e->readbuf.data, e->readbuf.len);
     const uint8_t *b;
     size_t len;
     floe_batch_hdr_t h;
     floe_err_t be;
     int rc;
+    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     while ((rc = floe_batch_iter_next(&it, &b, &len, &h, &be)) == 1) {
         int r = one_batch(p, b, len, &h, &converted, err);
         if (r < 0) return -1;
         if (r > 0) break; /* paused */
+        /* drain between batches: the buffer stays about drain bytes */
+        if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
+            return -1;
     }
     if (rc < 0 && t->state == T_RUNNING) {
         /* a stored batch fails its checks (the log validated it on append:
@@ -448,7 +450,6 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
                 p->next = bh.base_offset + bh.last_offset_delta + 1;
         }
     }
-    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
         return -1;
     if (floe_rows_bytes(p->dlq.rows) >= drain && flush_sink(p, &p->dlq, &t->dlq, false, err) < 0)
