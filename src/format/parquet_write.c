@@ -1070,6 +1070,17 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
     while (i < n_levels) {
         size_t e = n_levels - i > 4096 ? i + 4096 : n_levels;
         if (c->max_rep) while (e < n_levels && rep[e] != 0) e++;
+        if (c->phys == FLOE_PQ_BYTE_ARRAY && no_nulls && flat) {
+            /* large values: end the slice where the page would pass its
+             * size (or, while the dictionary is on trial, an eighth of its
+             * limit), so page buffers and a doomed dictionary stay small */
+            const floe_slice_t *sl = (const floe_slice_t *)values + vi;
+            size_t est = page_estimate(c), room = est < w->o.page_size ? w->o.page_size - est : 0;
+            if (c->mode == M_DICT && !c->decided && room > w->o.dict_limit / 8) room = w->o.dict_limit / 8;
+            size_t j = 0, b = 0;
+            while (j < e - i && (j == 0 || b + sl[j].len <= room)) b += sl[j++].len;
+            e = i + j;
+        }
         size_t k = e - i;
         if (grow_levels(c, k) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         size_t kv = k, kr = k;
@@ -1094,7 +1105,8 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
         c->page_rows += kr;
         vi += kv;
         i = e;
-        if (c->mode == M_DICT && !c->decided && !c->dict_used && c->nidx >= 16384 &&
+        if (c->mode == M_DICT && !c->decided && !c->dict_used &&
+            (c->nidx >= 16384 || (c->nidx >= 64 && c->dict_bytes * 8 > w->o.dict_limit)) &&
             c->dict_n * 10 > c->nidx * 9 && !dict_pays(w, c)) {
             /* clearly high cardinality: stop hashing early */
             if (dict_abandon(w, c, true, err) < 0) { w->failed = true; return -1; }

@@ -41,7 +41,7 @@ typedef struct tsink {
  * this much: encoded while its columns are still in cache, and held
  * encoded and compressed (several times smaller) until the row group is
  * cut.  Row groups still hold table.flush.bytes of buffered rows. */
-#define TSINK_DRAIN_BYTES (1u << 20)
+#define TSINK_DRAIN_BYTES (256u << 10)
 
 /* An output table: the main table or its dead-letter table. */
 typedef struct tout {
