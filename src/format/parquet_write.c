@@ -20,12 +20,16 @@ enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
 
 struct floe_pq_scratch {
     floe_buf_t page, z, hdr; /* encoded page, compressed page, page header */
+    floe_codec_ctx_t *cctx;  /* shared by writers of level `level` */
+    int level;
 };
 
 floe_pq_scratch_t *floe_pq_scratch_new(void) { return calloc(1, sizeof(floe_pq_scratch_t)); }
 
 static void scratch_clear(floe_pq_scratch_t *s)
 {
+    floe_codec_ctx_free(s->cctx);
+    s->cctx = NULL;
     floe_buf_free(&s->page);
     floe_buf_free(&s->z);
     floe_buf_free(&s->hdr);
@@ -86,7 +90,8 @@ struct floe_pq_writer {
     char *created_by;
     floe_pq_sink_fn sink;
     void *sink_ctx;
-    floe_codec_ctx_t *cctx;
+    floe_codec_ctx_t *cctx;     /* the scratch's (shared) or own_cctx */
+    floe_codec_ctx_t *own_cctx;
     int pq_codec;
     pq_col_t *cols;
     int ncols;
@@ -198,7 +203,14 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
     w->sink = sink;
     w->sink_ctx = ctx;
     w->pq_codec = pq_codec_from_floe(opts.codec);
-    w->cctx = floe_codec_ctx_new(opts.level);
+    /* a shared scratch shares its codec context (zstd's is ~0.5 MiB) among
+     * writers of one level */
+    if (opts.scratch && !opts.scratch->cctx && (opts.scratch->cctx = floe_codec_ctx_new(opts.level)))
+        opts.scratch->level = opts.level;
+    if (opts.scratch && opts.scratch->cctx && opts.scratch->level == opts.level)
+        w->cctx = opts.scratch->cctx;
+    else
+        w->cctx = w->own_cctx = floe_codec_ctx_new(opts.level);
     w->ncols = s->ncols;
     w->cols = calloc((size_t)s->ncols, sizeof *w->cols);
     if (!w->created_by || !w->cctx || !w->cols) goto oom;
@@ -245,7 +257,7 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
     free(w->kv);
     scratch_clear(&w->own);
     free(w->lev8);
-    floe_codec_ctx_free(w->cctx);
+    floe_codec_ctx_free(w->own_cctx);
     free(w->created_by);
     free(w);
 }

@@ -305,6 +305,60 @@ static void bounds_over_row_groups(void)
     free(txt);
 }
 
+/* Writers sharing one floe_pq_scratch_t (buffers and codec context),
+ * their pages interleaved, write the very bytes a writer of its own does;
+ * a writer of another level keeps its own context. */
+static void shared_scratch_same_bytes(void)
+{
+    for (int t = 0; t < 6; t++) {
+        pqg_t g;
+        pqg_init(&g, 500 + (uint64_t)t);
+        pqg_random_schema(&g, 5, 3);
+        floe_pq_write_opts_t o = floe_pq_write_opts_default();
+        o.page_size = 200 + pqg_rand(&g) % 3000;
+        o.row_group_size = 5000;
+        floe_pq_scratch_t *sc = floe_pq_scratch_new();
+        CHECK(sc != NULL);
+        floe_err_t err;
+        floe_buf_t solo = FLOE_BUF_INIT, a = FLOE_BUF_INIT, b = FLOE_BUF_INIT, c = FLOE_BUF_INIT;
+        floe_pq_writer_t *ws = floe_pq_writer_new(g.s, &o, floe_pq_sink_buf, &solo, &err);
+        floe_pq_write_opts_t so = o;
+        so.scratch = sc;
+        floe_pq_writer_t *wa = floe_pq_writer_new(g.s, &so, floe_pq_sink_buf, &a, &err);
+        floe_pq_writer_t *wb = floe_pq_writer_new(g.s, &so, floe_pq_sink_buf, &b, &err);
+        so.level = 5; /* another level: its own context, still the shared buffers */
+        floe_pq_writer_t *wc = floe_pq_writer_new(g.s, &so, floe_pq_sink_buf, &c, &err);
+        CHECK(ws && wa && wb && wc);
+        for (int batch = 0; batch < 8; batch++) {
+            pqg_val_t *rows[40];
+            for (int i = 0; i < 40; i++) rows[i] = pqg_row(&g);
+            CHECK_EQ(pqg_write(&g, ws, rows, 40, &err), 0);
+            CHECK_EQ(pqg_write(&g, wa, rows, 40, &err), 0);
+            CHECK_EQ(pqg_write(&g, wc, rows, 40, &err), 0);
+            CHECK_EQ(pqg_write(&g, wb, rows, 40, &err), 0);
+        }
+        CHECK_EQ(floe_pq_writer_close(wa, &err), 0);
+        CHECK_EQ(floe_pq_writer_close(ws, &err), 0);
+        CHECK_EQ(floe_pq_writer_close(wc, &err), 0);
+        CHECK_EQ(floe_pq_writer_close(wb, &err), 0);
+        CHECK(a.len == solo.len && memcmp(a.data, solo.data, a.len) == 0);
+        CHECK(b.len == solo.len && memcmp(b.data, solo.data, b.len) == 0);
+        floe_pq_reader_t *r = floe_pq_reader_open(c.data, c.len, &err);
+        CHECK(r != NULL && floe_pq_reader_num_rows(r) == 320);
+        floe_pq_reader_free(r);
+        floe_pq_writer_free(ws);
+        floe_pq_writer_free(wa);
+        floe_pq_writer_free(wb);
+        floe_pq_writer_free(wc);
+        floe_pq_scratch_free(sc);
+        floe_buf_free(&solo);
+        floe_buf_free(&a);
+        floe_buf_free(&b);
+        floe_buf_free(&c);
+        pqg_free(&g);
+    }
+}
+
 /* Truncated and bit-flipped files fail cleanly (ASan checks the rest). */
 static void corrupt_files(void)
 {
@@ -390,4 +444,5 @@ static void projection_by_field_id(void)
 }
 
 TEST_MAIN(RUN(rle_round_trip); RUN(projection_by_field_id); RUN(delta_round_trip); RUN(all_types_every_codec); RUN(random_schemas);
-          RUN(statistics_order); RUN(bounds_over_row_groups); RUN(corrupt_files))
+          RUN(statistics_order); RUN(bounds_over_row_groups);
+          RUN(shared_scratch_same_bytes); RUN(corrupt_files))
