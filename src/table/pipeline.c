@@ -353,6 +353,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
     floe_record_t rec;
     int64_t main_from = t->main.committed ? t->main.committed[p->id] : -1;
     uint64_t shape = floe_rows_shape_version(p->main.rows);
+    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    size_t since = 0;
     int rc;
     while ((rc = floe_record_iter_next(&it, &rec, &e)) == 1) {
         if (rec.offset < p->next) continue;
@@ -367,6 +369,13 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
             }
         }
         p->next = rec.offset + 1;
+        /* a large batch drains on the way: the buffer stays about drain bytes */
+        since += rec.value.len + rec.key.len;
+        if (since >= drain / 4) {
+            since = 0;
+            if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
+                return -1;
+        }
     }
     if (rc < 0) { /* the rest of the batch does not decode */
         if (bad_record(p, NULL, p->next, h->base_timestamp, floe_slice(b, len), FLOE_STAGE_DECODE,
