@@ -782,9 +782,30 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
         s->p++;
     } else {
         for (;;) {
-            floe_slice_t k;
-            if (key(s, &k) < 0) return SH_ERR;
-            floe_rnode_t *kid = find_kid(st, k);
+            floe_slice_t k = {0};
+            floe_rnode_t *kid = NULL;
+            /* the key expected next, spelled plainly in the input: matched
+             * in place, without scanning it as a string first */
+            size_t h = st->hint;
+            if (h < st->nkids && st->kids[h]->plain_name) {
+                floe_rnode_t *g = st->kids[h];
+                size_t len = g->name_len;
+                const uint8_t *q = s->p;
+                if ((size_t)(s->end - q) >= len + 2 && q[0] == '"' && q[len + 1] == '"' &&
+                    same_name(g->name, q + 1, len)) {
+                    s->p = q + len + 2;
+                    ws(s);
+                    if (s->p >= s->end || *s->p != ':') return syntax(s, "expected ':'");
+                    s->p++;
+                    ws(s);
+                    kid = g;
+                    st->hint = h + 1;
+                }
+            }
+            if (!kid) {
+                if (key(s, &k) < 0) return SH_ERR;
+                kid = find_kid(st, k);
+            }
             if (!kid) {
                 floe_rnode_t *sub;
                 /* an escaped key sits in s->key, which skipping reuses */

@@ -39,6 +39,11 @@ floe_rnode_t *floe_rnode_new(const char *name, size_t name_len, floe_tkind_t kin
     memcpy(n->name, name, name_len);
     n->name[name_len] = '\0';
     n->name_len = name_len;
+    n->plain_name = true;
+    for (size_t i = 0; i < name_len; i++) {
+        uint8_t c = (uint8_t)name[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') n->plain_name = false;
+    }
     n->kind = kind;
     if (is_primitive(kind)) {
         n->col = calloc(1, sizeof *n->col);

@@ -304,6 +304,26 @@ static void string_specials_at_every_position(void)
     }
 }
 
+/* Keys matched in place against the expected field (after the first
+ * row) keep the full syntax checks. */
+static void expected_keys_still_checked(void)
+{
+    floe_err_t e;
+    floe_rows_t *r = floe_rows_new(NULL);
+    CHECK_EQ(add(r, "{\"ab\":1,\"cd\":2}", &e), 0);
+    CHECK_EQ(add(r, "{\"ab\" 1}", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\":1,\"cd\"}", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\":1,\"ab\":2}", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\"", &e), -1);
+    CHECK_EQ(add(r, "{\"ab", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\":1 , \"cd\" :\t2}", &e), 0);
+    CHECK_EQ(add(r, "{\"a\\u0062\":3,\"cd\":4}", &e), 0); /* escaped spelling of "ab" */
+    CHECK_EQ(add(r, "{\"abc\":5}", &e), 0);              /* a longer key: a new field */
+    CHECK_STR(dump(r, "ab"), "1/0:1 1/0:1 1/0:3 0/0");
+    CHECK_STR(dump(r, "cd"), "1/0:2 1/0:2 1/0:4 0/0");
+    floe_rows_free(r);
+}
+
 static void system_fields_and_puts(void)
 {
     floe_rows_t *r = floe_rows_new(NULL);
@@ -402,6 +422,6 @@ static void random_documents_stay_consistent(void)
 TEST_MAIN(RUN(flat_rows_and_new_fields); RUN(lists_of_structs);
           RUN(nested_field_added_later); RUN(long_widens_to_double);
           RUN(bad_rows_leave_nothing); RUN(strings_and_numbers);
-          RUN(string_specials_at_every_position);
+          RUN(string_specials_at_every_position); RUN(expected_keys_still_checked);
           RUN(system_fields_and_puts); RUN(caps_hold);
           RUN(random_documents_stay_consistent))
