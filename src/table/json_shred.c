@@ -122,8 +122,15 @@ static int string_into(sh_t *s, floe_buf_t *out)
     const uint8_t *q = plain_run(s->p, s->end);
     if (q < s->end && *q == '"') {
         size_t n = (size_t)(q - s->p);
-        if (floe_buf_reserve(out, n + 1) < 0) return oom(s); /* +1: never NULL */
-        memcpy(out->data + out->len, s->p, n);
+        if (n <= 32 && (size_t)(s->end - s->p) >= 32) {
+            /* short: copy a fixed 32 bytes (inline moves, no call); the
+             * bytes past n land in spare capacity */
+            if (out->cap - out->len < 33 && floe_buf_reserve(out, 33) < 0) return oom(s);
+            memcpy(out->data + out->len, s->p, 32);
+        } else {
+            if (floe_buf_reserve(out, n + 1) < 0) return oom(s); /* +1: never NULL */
+            memcpy(out->data + out->len, s->p, n);
+        }
         out->len += n;
         s->p = q + 1;
         return SH_OK;
