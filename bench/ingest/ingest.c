@@ -115,6 +115,7 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
     int64_t t0 = floe_mono_ns();
     double c0 = cpu_secs();
     bool eof = false;
+    size_t since = 0;
     while (!eof) {
         if (cap - have < chunk) { /* a line longer than the window grows it */
             cap *= 2;
@@ -136,6 +137,11 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
             }
             nrows++;
             p += nl ? len + 1 : len;
+            /* as the pipeline: the buffer's size is looked at every quarter
+             * drain of input */
+            since += len;
+            if (since < TSINK_DRAIN_BYTES / 4) continue;
+            since = 0;
             if (floe_rows_bytes(c.rows) >= TSINK_DRAIN_BYTES && conv_flush(&c, false, &e) < 0) {
                 fprintf(stderr, "write: %s\n", e.msg);
                 return -1;
