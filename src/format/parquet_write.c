@@ -1119,10 +1119,8 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
         vi += kv;
         i = e;
         if (c->mode == M_DICT && !c->decided && !c->dict_used &&
-            ((c->nidx >= 4096 && c->dict_n * 20 > c->nidx * 19) ||
-             ((c->nidx >= 16384 || (c->nidx >= 64 && c->dict_bytes * 8 > w->o.dict_limit)) &&
-              c->dict_n * 10 > c->nidx * 9)) &&
-            !dict_pays(w, c)) {
+            (c->nidx >= 16384 || (c->nidx >= 64 && c->dict_bytes * 8 > w->o.dict_limit)) &&
+            c->dict_n * 10 > c->nidx * 9 && !dict_pays(w, c)) {
             /* clearly high cardinality: stop hashing early */
             if (dict_abandon(w, c, true, err) < 0) { w->failed = true; return -1; }
             c->decided = true;
