@@ -122,11 +122,16 @@ static int string_into(sh_t *s, floe_buf_t *out)
     const uint8_t *q = plain_run(s->p, s->end);
     if (q < s->end && *q == '"') {
         size_t n = (size_t)(q - s->p);
-        if (n <= 32 && (size_t)(s->end - s->p) >= 32) {
-            /* short: copy a fixed 32 bytes (inline moves, no call); the
-             * bytes past n land in spare capacity */
-            if (out->cap - out->len < 33 && floe_buf_reserve(out, 33) < 0) return oom(s);
+        size_t left = (size_t)(s->end - s->p);
+        if (n <= 16 && left >= 16) { /* near the record's end: 16 bytes */
+            if (out->cap - out->len < 17 && floe_buf_reserve(out, 17) < 0) return oom(s);
+            memcpy(out->data + out->len, s->p, 16);
+        } else if (n <= 64 && left >= 64) {
+            /* short: copy a fixed 32 or 64 bytes (inline moves, no call);
+             * the bytes past n land in spare capacity */
+            if (out->cap - out->len < 65 && floe_buf_reserve(out, 65) < 0) return oom(s);
             memcpy(out->data + out->len, s->p, 32);
+            if (n > 32) memcpy(out->data + out->len + 32, s->p + 32, 32);
         } else {
             if (floe_buf_reserve(out, n + 1) < 0) return oom(s); /* +1: never NULL */
             memcpy(out->data + out->len, s->p, n);
