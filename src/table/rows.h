@@ -59,6 +59,8 @@ struct floe_rnode {
     uint64_t stamp;        /* object instance that last set this field */
     bool sys;              /* set only with floe_rows_put_* (e.g. _kafka) */
     size_t hint;           /* struct: index of the kid matched next, a guess */
+    bool plain_name;       /* name is printable ASCII without '"' or '\\': a JSON
+                            * key spells it byte for byte */
 };
 
 /* A leaf column.  levels: one (def, rep) pair per entry; values: one per
