@@ -146,7 +146,18 @@ typedef struct floe_pq_write_opts {
                                  decode in v1 pages (icebird's hyparquet 1.19) */
     bool page_v2;             /* write DATA_PAGE_V2 headers (default false) */
     const char *created_by;   /* default "floe" ; borrowed until writer_new returns */
+    struct floe_pq_scratch *scratch; /* shared temporaries (borrowed; must outlive
+                                 the writer); NULL: the writer has its own */
 } floe_pq_write_opts_t;
+
+/* The temporaries a writer encodes and compresses a page in (about two
+ * pages' worth).  Writers used by one thread at a time may share one, so
+ * that many open files hold them once.  Caller frees with
+ * floe_pq_scratch_free after the last writer using it is freed.  NULL when
+ * out of memory. */
+typedef struct floe_pq_scratch floe_pq_scratch_t;
+floe_pq_scratch_t *floe_pq_scratch_new(void);
+void floe_pq_scratch_free(floe_pq_scratch_t *s);
 
 floe_pq_write_opts_t floe_pq_write_opts_default(void);
 
@@ -162,6 +173,11 @@ int floe_pq_writer_set_kv(floe_pq_writer_t *w, const char *key, const char *valu
 /* Append n_levels entries to leaf column col (see the header comment). */
 int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const int16_t *def,
                          const int16_t *rep, const void *values, size_t n_values, floe_err_t *err);
+/* The same with levels as bytes (levels never exceed 64), as row buffers
+ * hold them: no widening copy.  Levels and values are borrowed during the
+ * call only. */
+int floe_pq_write_column8(floe_pq_writer_t *w, int col, size_t n_levels, const uint8_t *def,
+                          const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err);
 /* Mark n_rows complete rows: every column must have received exactly the
  * levels of those rows.  May flush a row group to the sink. */
 int floe_pq_writer_rows(floe_pq_writer_t *w, size_t n_rows, floe_err_t *err);
@@ -170,6 +186,12 @@ int floe_pq_writer_flush(floe_pq_writer_t *w, floe_err_t *err);
 /* Bytes written to the sink plus bytes buffered for the open row group. */
 uint64_t floe_pq_writer_bytes(const floe_pq_writer_t *w);
 uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w);
+/* Lower and upper bound of column col over the row groups flushed so far
+ * (PLAIN-encoded values in the column's sort order, NaN left out, not
+ * truncated; none for unsigned or decimal byte-array annotations): what
+ * table metrics such as Iceberg's need without a second pass.  false when
+ * there is none.  The slices are borrowed until the next call on w. */
+bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min, floe_slice_t *max);
 /* Flush and write the footer; the writer accepts nothing afterwards. */
 int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err);
 void floe_pq_writer_free(floe_pq_writer_t *w);

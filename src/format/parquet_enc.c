@@ -71,7 +71,7 @@ int NAME(floe_buf_t *out, const T *v, size_t n, int bw)                         
 }
 
 RLE_ENCODER(pq_rle_encode_u32, uint32_t)
-RLE_ENCODER(pq_rle_encode_i16, int16_t)
+RLE_ENCODER(pq_rle_encode_u8, uint8_t)
 
 int pq_bool_pack(floe_buf_t *out, const uint8_t *v, size_t n)
 {

@@ -43,7 +43,7 @@ static inline int pq_bit_width(uint64_t max)
 }
 /* RLE/bit-packed hybrid of n values < 2^bw (no length prefix).  Returns 0 or -1 (OOM). */
 int pq_rle_encode_u32(floe_buf_t *out, const uint32_t *v, size_t n, int bw);
-int pq_rle_encode_i16(floe_buf_t *out, const int16_t *v, size_t n, int bw);
+int pq_rle_encode_u8(floe_buf_t *out, const uint8_t *v, size_t n, int bw);
 /* DELTA_BINARY_PACKED of n values; is32 computes deltas in 32 bits. */
 int pq_delta_encode(floe_buf_t *out, const int64_t *v, size_t n, bool is32);
 int pq_delta_encode_i32(floe_buf_t *out, const int32_t *v, size_t n);

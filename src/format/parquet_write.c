@@ -18,6 +18,30 @@
 
 enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
 
+struct floe_pq_scratch {
+    floe_buf_t page, z, hdr; /* encoded page, compressed page, page header */
+    floe_codec_ctx_t *cctx;  /* shared by writers of level `level` */
+    int level;
+};
+
+floe_pq_scratch_t *floe_pq_scratch_new(void) { return calloc(1, sizeof(floe_pq_scratch_t)); }
+
+static void scratch_clear(floe_pq_scratch_t *s)
+{
+    floe_codec_ctx_free(s->cctx);
+    s->cctx = NULL;
+    floe_buf_free(&s->page);
+    floe_buf_free(&s->z);
+    floe_buf_free(&s->hdr);
+}
+
+void floe_pq_scratch_free(floe_pq_scratch_t *s)
+{
+    if (!s) return;
+    scratch_clear(s);
+    free(s);
+}
+
 typedef struct pq_col {
     int node;
     floe_pq_phys_t phys;
@@ -25,8 +49,8 @@ typedef struct pq_col {
     size_t width;               /* fixed-width bytes; 0 for byte arrays */
     int16_t max_def, max_rep;
     int bw_def, bw_rep;
-    /* open page */
-    int16_t *def, *rep;
+    /* open page (levels are at most 64: the schema caps nesting) */
+    uint8_t *def, *rep;
     size_t nlev, cap_lev;
     size_t page_vals;
     size_t page_rows;
@@ -50,6 +74,8 @@ typedef struct pq_col {
     bool has_minmax;
     floe_buf_t min, max;
     int64_t null_count;
+    bool has_fbounds;           /* bounds over every row group flushed */
+    floe_buf_t fmin, fmax;
     /* chunk */
     floe_buf_t chunk;
     int64_t chunk_uncompressed;
@@ -64,7 +90,8 @@ struct floe_pq_writer {
     char *created_by;
     floe_pq_sink_fn sink;
     void *sink_ctx;
-    floe_codec_ctx_t *cctx;
+    floe_codec_ctx_t *cctx;     /* the scratch's (shared) or own_cctx */
+    floe_codec_ctx_t *own_cctx;
     int pq_codec;
     pq_col_t *cols;
     int ncols;
@@ -74,7 +101,9 @@ struct floe_pq_writer {
     int nrg, cap_rg;
     pq_kv_t *kv;
     int nkv;
-    floe_buf_t scratch, zbuf, hdr;
+    floe_pq_scratch_t own, *sc; /* sc: own or the caller's shared one */
+    uint8_t *lev8;              /* int16 levels narrowed: def then rep */
+    size_t cap_lev8;
     bool closed, failed;
 };
 
@@ -168,12 +197,20 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
     if (!w) goto oom;
     w->s = s;
     w->o = opts;
+    w->sc = opts.scratch ? opts.scratch : &w->own;
     w->created_by = strdup(opts.created_by ? opts.created_by : "floe");
     w->o.created_by = NULL;
     w->sink = sink;
     w->sink_ctx = ctx;
     w->pq_codec = pq_codec_from_floe(opts.codec);
-    w->cctx = floe_codec_ctx_new(opts.level);
+    /* a shared scratch shares its codec context (zstd's is ~0.5 MiB) among
+     * writers of one level */
+    if (opts.scratch && !opts.scratch->cctx && (opts.scratch->cctx = floe_codec_ctx_new(opts.level)))
+        opts.scratch->level = opts.level;
+    if (opts.scratch && opts.scratch->cctx && opts.scratch->level == opts.level)
+        w->cctx = opts.scratch->cctx;
+    else
+        w->cctx = w->own_cctx = floe_codec_ctx_new(opts.level);
     w->ncols = s->ncols;
     w->cols = calloc((size_t)s->ncols, sizeof *w->cols);
     if (!w->created_by || !w->cctx || !w->cols) goto oom;
@@ -205,6 +242,7 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
         free(c->def); free(c->rep); free(c->slots); free(c->doff); free(c->idx);
         floe_buf_free(&c->dvals); floe_buf_free(&c->vals); floe_buf_free(&c->lens);
         floe_buf_free(&c->min); floe_buf_free(&c->max); floe_buf_free(&c->chunk);
+        floe_buf_free(&c->fmin); floe_buf_free(&c->fmax);
     }
     free(w->cols);
     for (int g = 0; g < w->nrg; g++) {
@@ -217,8 +255,9 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
     free(w->rgs);
     for (int i = 0; i < w->nkv; i++) { free(w->kv[i].key); free(w->kv[i].value); }
     free(w->kv);
-    floe_buf_free(&w->scratch); floe_buf_free(&w->zbuf); floe_buf_free(&w->hdr);
-    floe_codec_ctx_free(w->cctx);
+    scratch_clear(&w->own);
+    free(w->lev8);
+    floe_codec_ctx_free(w->own_cctx);
     free(w->created_by);
     free(w);
 }
@@ -323,6 +362,95 @@ static void stats_add(pq_col_t *c, const uint8_t *v, size_t n)
     else if (cmp_val(c, v, n, c->max.data, c->max.len) > 0) { c->max.len = 0; floe_buf_append(&c->max, v, n); }
 }
 
+/* cmp_bytes with the first 8 bytes compared as one big-endian word: most
+ * pairs of distinct values differ there. */
+static inline int cmp_bytes_fast(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    if (an >= 8 && bn >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+    return cmp_bytes(a, an, b, bn);
+}
+
+/* Statistics of n values of a numeric column (layout per phys), found in
+ * one loop and merged with two stats_add calls. */
+static void stats_batch(pq_col_t *c, const uint8_t *v, size_t n)
+{
+#define MINMAX(T, SKIP)                                                       \
+    {                                                                         \
+        T mn = 0, mx = 0, x;                                                  \
+        bool any = false;                                                     \
+        for (size_t i = 0; i < n; i++) {                                      \
+            memcpy(&x, v + i * sizeof(T), sizeof(T));                         \
+            if (SKIP) continue;                                               \
+            if (!any) { mn = mx = x; any = true; continue; }                  \
+            mn = x < mn ? x : mn;                                             \
+            mx = x > mx ? x : mx;                                             \
+        }                                                                     \
+        if (any) { stats_add(c, (const uint8_t *)&mn, sizeof(T)); stats_add(c, (const uint8_t *)&mx, sizeof(T)); } \
+        return;                                                               \
+    }
+    switch (c->phys) {
+    case FLOE_PQ_INT32: MINMAX(int32_t, false)
+    case FLOE_PQ_INT64: MINMAX(int64_t, false)
+    case FLOE_PQ_FLOAT: MINMAX(float, isnan(x))
+    case FLOE_PQ_DOUBLE: MINMAX(double, isnan(x))
+    default:
+        for (size_t i = 0; i < n; i++) stats_add(c, v + i * c->width, c->width);
+        return;
+    }
+#undef MINMAX
+}
+
+/* Statistics of n byte-array values. */
+static void stats_bytes(pq_col_t *c, const floe_slice_t *sl, size_t n)
+{
+    if (!n) return;
+    size_t mn = 0, mx = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mn].ptr, sl[mn].len) < 0) mn = i;
+        else if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mx].ptr, sl[mx].len) > 0) mx = i;
+    }
+    stats_add(c, sl[mn].ptr, sl[mn].len);
+    stats_add(c, sl[mx].ptr, sl[mx].len);
+}
+
+/* Fold the closing chunk's bounds into the bounds over every row group. */
+static void fbounds_add(pq_col_t *c)
+{
+    if (!c->has_minmax) return;
+    if (!c->has_fbounds) {
+        c->fmin.len = c->fmax.len = 0;
+        if (floe_buf_append(&c->fmin, c->min.data, c->min.len) < 0 ||
+            floe_buf_append(&c->fmax, c->max.data, c->max.len) < 0)
+            return;
+        /* an empty first value leaves data NULL: give comparisons a pointer */
+        if (floe_buf_reserve(&c->fmin, 1) < 0 || floe_buf_reserve(&c->fmax, 1) < 0) return;
+        c->has_fbounds = true;
+        return;
+    }
+    if (cmp_val(c, c->min.data, c->min.len, c->fmin.data, c->fmin.len) < 0) {
+        c->fmin.len = 0;
+        floe_buf_append(&c->fmin, c->min.data, c->min.len);
+    }
+    if (cmp_val(c, c->max.data, c->max.len, c->fmax.data, c->fmax.len) > 0) {
+        c->fmax.len = 0;
+        floe_buf_append(&c->fmax, c->max.data, c->max.len);
+    }
+}
+
+bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min, floe_slice_t *max)
+{
+    if (col < 0 || col >= w->ncols || !w->cols[col].has_fbounds) return false;
+    const pq_col_t *c = &w->cols[col];
+    *min = floe_buf_slice(&c->fmin);
+    *max = floe_buf_slice(&c->fmax);
+    return true;
+}
+
 /* ---- dictionary ---- */
 
 static inline uint64_t hash_bytes(const uint8_t *p, size_t n)
@@ -337,8 +465,9 @@ static inline uint64_t hash_bytes(const uint8_t *p, size_t n)
         n -= 8;
     }
     if (n) {
+        /* the tail byte by byte: a variable-length memcpy would be a call */
         uint64_t x = 0;
-        memcpy(&x, p, n);
+        for (size_t i = 0; i < n; i++) x |= (uint64_t)p[i] << (8 * i);
         h = (h ^ x) * 0x94d049bb133111ebull;
     }
     h ^= h >> 32;
@@ -381,7 +510,19 @@ static inline bool entry_eq(const pq_col_t *c, uint32_t e, const uint8_t *v, siz
     }
     if (c->width) return memcmp(c->dvals.data + (size_t)e * c->width, v, n) == 0;
     uint32_t a = c->doff[e], b = c->doff[e + 1];
-    return b - a == n && (n == 0 || memcmp(c->dvals.data + a, v, n) == 0);
+    if (b - a != n) return false;
+    if (n > 32) return memcmp(c->dvals.data + a, v, n) == 0;
+    /* short values (the usual dictionary entry): inline, no call */
+    const uint8_t *d = c->dvals.data + a;
+    for (; n >= 8; n -= 8, d += 8, v += 8) {
+        uint64_t x, y;
+        memcpy(&x, d, 8);
+        memcpy(&y, v, 8);
+        if (x != y) return false;
+    }
+    for (; n; n--)
+        if (*d++ != *v++) return false;
+    return true;
 }
 
 /* Index of value v (n bytes) in the dictionary, inserting it if new;
@@ -501,8 +642,17 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
     c->plain_bytes = 0;
     c->dict_n = 0;
     c->dict_bytes = 0;
-    c->dvals.len = 0;
-    if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    /* nothing refers to the dictionary any more: give its memory back (a
+     * high-cardinality column would otherwise keep up to dict_limit x 2
+     * of it for the writer's life) */
+    floe_buf_free(&c->dvals);
+    free(c->slots);
+    free(c->doff);
+    free(c->idx);
+    c->slots = NULL;
+    c->doff = NULL;
+    c->idx = NULL;
+    c->nslots = c->dict_cap = c->cap_idx = 0;
     return 0;
 }
 
@@ -558,6 +708,25 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         c->nidx += n;
         return 0;
     }
+    if (c->phys == FLOE_PQ_BYTE_ARRAY && c->mode == M_DLBA) {
+        /* lengths and bytes of the whole batch: one reservation, a copy each */
+        const floe_slice_t *sl = (const floe_slice_t *)values + from;
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) total += sl[i].len;
+        if (floe_buf_reserve(&c->lens, n * 4) < 0 || floe_buf_reserve(&c->vals, total + 1) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        uint8_t *lp = c->lens.data + c->lens.len, *vp = c->vals.data + c->vals.len;
+        for (size_t i = 0; i < n; i++) {
+            int32_t l = (int32_t)sl[i].len;
+            memcpy(lp + 4 * i, &l, 4); /* little-endian hosts only (x86-64, arm64) */
+            memcpy(vp, sl[i].ptr, sl[i].len);
+            vp += sl[i].len;
+        }
+        c->lens.len += n * 4;
+        c->vals.len += total;
+        if (stats_ordered(c)) stats_bytes(c, sl, n);
+        return 0;
+    }
     if (c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED) {
         const floe_slice_t *sl = (const floe_slice_t *)values + from;
         for (size_t i = 0; i < n; i++)
@@ -566,16 +735,28 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         return 0;
     }
     const uint8_t *v = (const uint8_t *)values + from * c->width;
-    if (c->mode == M_PLAIN && !stats_ordered(c)) {
-        if (floe_buf_append(&c->vals, v, n * c->width) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (c->phys == FLOE_PQ_BOOLEAN) {
+        for (size_t i = 0; i < n; i++) {
+            uint8_t b = v[i] != 0;
+            if (put_fallback(c, &b, 1) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         return 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        uint8_t b;
-        const uint8_t *p = v + i * c->width;
-        if (c->phys == FLOE_PQ_BOOLEAN) { b = p[0] != 0; p = &b; }
-        if (put_fallback(c, p, c->width) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    /* numbers: the batch as it is (DELTA widens int32 to int64), then the
+     * statistics in one loop */
+    if (c->mode == M_DELTA && c->phys == FLOE_PQ_INT32) {
+        if (floe_buf_reserve(&c->vals, n * 8) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            int32_t y;
+            memcpy(&y, v + 4 * i, 4);
+            int64_t x = y;
+            memcpy(c->vals.data + c->vals.len + 8 * i, &x, 8);
+        }
+        c->vals.len += n * 8;
+    } else if (floe_buf_append(&c->vals, v, n * c->width) < 0) {
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
+    if (stats_ordered(c)) stats_batch(c, v, n);
     return 0;
 }
 
@@ -677,20 +858,20 @@ static int big_reserve(floe_buf_t *b, size_t extra)
 static int put_page(floe_pq_writer_t *w, pq_col_t *c, pq_page_header_t *h, const uint8_t *raw,
                     size_t raw_len, const uint8_t *body, size_t body_len, floe_err_t *err)
 {
-    w->zbuf.len = 0;
-    if (floe_compress(w->cctx, w->o.codec, body, body_len, &w->zbuf, err) < 0) return -1;
-    if (raw_len + body_len > INT32_MAX || raw_len + w->zbuf.len > INT32_MAX)
+    w->sc->z.len = 0;
+    if (floe_compress(w->cctx, w->o.codec, body, body_len, &w->sc->z, err) < 0) return -1;
+    if (raw_len + body_len > INT32_MAX || raw_len + w->sc->z.len > INT32_MAX)
         return floe_err_set(err, FLOE_ERANGE, "page too large");
     h->uncompressed = (int32_t)(raw_len + body_len);
-    h->compressed = (int32_t)(raw_len + w->zbuf.len);
-    w->hdr.len = 0;
-    if (pq_page_header_encode(&w->hdr, h) < 0 ||
-        big_reserve(&c->chunk, w->hdr.len + raw_len + w->zbuf.len) < 0 ||
-        floe_buf_append(&c->chunk, w->hdr.data, w->hdr.len) < 0 ||
+    h->compressed = (int32_t)(raw_len + w->sc->z.len);
+    w->sc->hdr.len = 0;
+    if (pq_page_header_encode(&w->sc->hdr, h) < 0 ||
+        big_reserve(&c->chunk, w->sc->hdr.len + raw_len + w->sc->z.len) < 0 ||
+        floe_buf_append(&c->chunk, w->sc->hdr.data, w->sc->hdr.len) < 0 ||
         floe_buf_append(&c->chunk, raw, raw_len) < 0 ||
-        floe_buf_append(&c->chunk, w->zbuf.data, w->zbuf.len) < 0)
+        floe_buf_append(&c->chunk, w->sc->z.data, w->sc->z.len) < 0)
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    c->chunk_uncompressed += (int64_t)(w->hdr.len + raw_len + body_len);
+    c->chunk_uncompressed += (int64_t)(w->sc->hdr.len + raw_len + body_len);
     return 0;
 }
 
@@ -712,7 +893,7 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
         if (!dict_pays(w, c) && dict_abandon(w, c, true, err) < 0) return -1;
         c->decided = true;
     }
-    floe_buf_t *b = &w->scratch;
+    floe_buf_t *b = &w->sc->page;
     b->len = 0;
     size_t raw_len = 0;
     int rc = 0;
@@ -721,9 +902,9 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     h.num_values = (int32_t)c->nlev;
     if (w->o.page_v2) {
         /* levels stay uncompressed in front of the (compressed) values */
-        if (c->max_rep) rc = pq_rle_encode_i16(b, c->rep, c->nlev, c->bw_rep);
+        if (c->max_rep) rc = pq_rle_encode_u8(b, c->rep, c->nlev, c->bw_rep);
         h.rep_len = (int32_t)b->len;
-        if (!rc && c->max_def) rc = pq_rle_encode_i16(b, c->def, c->nlev, c->bw_def);
+        if (!rc && c->max_def) rc = pq_rle_encode_u8(b, c->def, c->nlev, c->bw_def);
         h.def_len = (int32_t)(b->len - (size_t)h.rep_len);
         raw_len = b->len;
         h.type = PQ_PAGE_DATA_V2;
@@ -733,12 +914,12 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     } else {
         h.type = PQ_PAGE_DATA;
         for (int pass = 0; pass < 2 && !rc; pass++) {
-            int16_t *lv = pass == 0 ? c->rep : c->def;
+            uint8_t *lv = pass == 0 ? c->rep : c->def;
             int bw = pass == 0 ? c->bw_rep : c->bw_def;
             if ((pass == 0 ? c->max_rep : c->max_def) == 0) continue;
             size_t at = b->len;
             rc = put_le32(b, 0);
-            if (!rc) rc = pq_rle_encode_i16(b, lv, c->nlev, bw);
+            if (!rc) rc = pq_rle_encode_u8(b, lv, c->nlev, bw);
             if (!rc) floe_wr_le32_(b->data + at, (uint32_t)(b->len - at - 4));
         }
     }
@@ -769,12 +950,12 @@ static int grow_levels(pq_col_t *c, size_t extra)
     size_t cap = c->cap_lev ? c->cap_lev : 4096;
     while (cap < c->nlev + extra) cap *= 2;
     if (c->max_def) {
-        int16_t *d = realloc(c->def, cap * sizeof *d);
+        uint8_t *d = realloc(c->def, cap * sizeof *d);
         if (!d) return -1;
         c->def = d;
     }
     if (c->max_rep) {
-        int16_t *r = realloc(c->rep, cap * sizeof *r);
+        uint8_t *r = realloc(c->rep, cap * sizeof *r);
         if (!r) return -1;
         c->rep = r;
     }
@@ -782,23 +963,89 @@ static int grow_levels(pq_col_t *c, size_t extra)
     return 0;
 }
 
+/* Checks shared by both level widths: the column exists and takes the
+ * levels given. */
+static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def, bool has_rep,
+                            floe_err_t *err)
+{
+    if (w->closed || w->failed) {
+        floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+        return NULL;
+    }
+    if (col < 0 || col >= w->ncols) {
+        floe_err_set(err, FLOE_EINVAL, "no column %d", col);
+        return NULL;
+    }
+    pq_col_t *c = &w->cols[col];
+    if ((c->max_def && !has_def && n_levels) || (c->max_rep && !has_rep && n_levels)) {
+        floe_err_set(err, FLOE_EINVAL, "column %s needs %s levels", c->spec->name,
+                     c->max_def && !has_def ? "definition" : "repetition");
+        return NULL;
+    }
+    return c;
+}
+
+static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
+                        const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err);
+
 int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const int16_t *def,
                          const int16_t *rep, const void *values, size_t n_values, floe_err_t *err)
 {
-    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
-    if (col < 0 || col >= w->ncols) return floe_err_set(err, FLOE_EINVAL, "no column %d", col);
-    pq_col_t *c = &w->cols[col];
+    pq_col_t *c = column_for(w, col, n_levels, def != NULL, rep != NULL, err);
+    if (!c) return -1;
     const char *name = c->spec->name;
-    if ((c->max_def && !def && n_levels) || (c->max_rep && !rep && n_levels))
-        return floe_err_set(err, FLOE_EINVAL, "column %s needs %s levels", name, c->max_def && !def ? "definition" : "repetition");
-    /* check levels and count values and rows */
-    size_t nv = 0, rows = 0;
+    /* narrow the levels (checked against the column's maxima) */
+    size_t need = (c->max_def ? n_levels : 0) + (c->max_rep ? n_levels : 0);
+    if (need > w->cap_lev8) {
+        uint8_t *l = realloc(w->lev8, need);
+        if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        w->lev8 = l;
+        w->cap_lev8 = need;
+    }
+    uint8_t *d8 = NULL, *r8 = NULL;
     if (c->max_def) {
+        d8 = w->lev8;
         for (size_t i = 0; i < n_levels; i++) {
             if ((uint16_t)def[i] > (uint16_t)c->max_def)
                 return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, def[i], c->max_def);
-            nv += def[i] == c->max_def;
+            d8[i] = (uint8_t)def[i];
         }
+    }
+    if (c->max_rep) {
+        r8 = w->lev8 + (c->max_def ? n_levels : 0);
+        for (size_t i = 0; i < n_levels; i++) {
+            if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
+                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
+            r8[i] = (uint8_t)rep[i];
+        }
+    }
+    return write_levels(w, c, n_levels, d8, r8, values, n_values, err);
+}
+
+int floe_pq_write_column8(floe_pq_writer_t *w, int col, size_t n_levels, const uint8_t *def,
+                          const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err)
+{
+    pq_col_t *c = column_for(w, col, n_levels, def != NULL, rep != NULL, err);
+    if (!c) return -1;
+    return write_levels(w, c, n_levels, c->max_def ? def : NULL, c->max_rep ? rep : NULL, values,
+                        n_values, err);
+}
+
+/* The levels (unchecked) and values of one batch into column c. */
+static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
+                        const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err)
+{
+    const char *name = c->spec->name;
+    /* check levels and count values and rows: one branch-free pass each */
+    size_t nv = 0, rows = 0;
+    if (c->max_def) {
+        uint8_t top = 0, md = (uint8_t)c->max_def;
+        for (size_t i = 0; i < n_levels; i++) {
+            top = def[i] > top ? def[i] : top;
+            nv += def[i] == md;
+        }
+        if (top > md)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, top, c->max_def);
     } else {
         nv = n_levels;
     }
@@ -806,11 +1053,13 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         /* batches hold whole rows, so pages can start at row boundaries */
         if (n_levels && rep[0] != 0)
             return floe_err_set(err, FLOE_EINVAL, "column %s: a batch must start a row (repetition level 0)", name);
+        uint8_t top = 0;
         for (size_t i = 0; i < n_levels; i++) {
-            if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
-                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
+            top = rep[i] > top ? rep[i] : top;
             rows += rep[i] == 0;
         }
+        if (top > c->max_rep)
+            return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, top, c->max_rep);
     } else {
         rows = n_levels;
     }
@@ -829,23 +1078,39 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
                 return floe_err_set(err, FLOE_ERANGE, "column %s: value of %zu bytes (limit 64 MiB)", name, sl[i].len);
     }
     /* feed in slices, cutting pages at record boundaries */
+    bool no_nulls = nv == n_levels, flat = rows == n_levels;
     size_t i = 0, vi = 0;
     while (i < n_levels) {
         size_t e = n_levels - i > 4096 ? i + 4096 : n_levels;
         if (c->max_rep) while (e < n_levels && rep[e] != 0) e++;
+        if (c->phys == FLOE_PQ_BYTE_ARRAY && no_nulls && flat) {
+            /* large values: end the slice where the page would pass its
+             * size (or, while the dictionary is on trial, an eighth of its
+             * limit), so page buffers and a doomed dictionary stay small */
+            const floe_slice_t *sl = (const floe_slice_t *)values + vi;
+            size_t est = page_estimate(c), room = est < w->o.page_size ? w->o.page_size - est : 0;
+            if (c->mode == M_DICT && !c->decided && room > w->o.dict_limit / 8) room = w->o.dict_limit / 8;
+            size_t j = 0, b = 0;
+            while (j < e - i && (j == 0 || b + sl[j].len <= room)) b += sl[j++].len;
+            e = i + j;
+        }
         size_t k = e - i;
         if (grow_levels(c, k) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         size_t kv = k, kr = k;
         if (c->max_def) {
             memcpy(c->def + c->nlev, def + i, k * sizeof *def);
-            kv = 0;
-            for (size_t j = i; j < e; j++) kv += def[j] == c->max_def;
-            c->null_count += (int64_t)(k - kv);
+            if (!no_nulls) {
+                kv = 0;
+                for (size_t j = i; j < e; j++) kv += def[j] == c->max_def;
+                c->null_count += (int64_t)(k - kv);
+            }
         }
         if (c->max_rep) {
             memcpy(c->rep + c->nlev, rep + i, k * sizeof *rep);
-            kr = 0;
-            for (size_t j = i; j < e; j++) kr += rep[j] == 0;
+            if (!flat) {
+                kr = 0;
+                for (size_t j = i; j < e; j++) kr += rep[j] == 0;
+            }
         }
         if (kv && put_values(c, values, vi, kv, err) < 0) { w->failed = true; return -1; }
         c->nlev += k;
@@ -853,7 +1118,8 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         c->page_rows += kr;
         vi += kv;
         i = e;
-        if (c->mode == M_DICT && !c->decided && !c->dict_used && c->nidx >= 16384 &&
+        if (c->mode == M_DICT && !c->decided && !c->dict_used &&
+            (c->nidx >= 16384 || (c->nidx >= 64 && c->dict_bytes * 8 > w->o.dict_limit)) &&
             c->dict_n * 10 > c->nidx * 9 && !dict_pays(w, c)) {
             /* clearly high cardinality: stop hashing early */
             if (dict_abandon(w, c, true, err) < 0) { w->failed = true; return -1; }
@@ -895,7 +1161,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
         m->dict_page_offset = -1;
         if (c->dict_used) {
             /* dictionary page first; bounds of all entries feed the stats */
-            floe_buf_t *b = &w->scratch;
+            floe_buf_t *b = &w->sc->page;
             b->len = 0;
             for (size_t e = 0; e < c->dict_n; e++) {
                 const uint8_t *p;
@@ -933,6 +1199,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
         m->total_compressed = comp;
         m->has_stats = true;
         m->stats.null_count = c->null_count;
+        fbounds_add(c);
         if (c->has_minmax && c->min.len <= 256 && c->max.len <= 256) {
             m->stats.has_minmax = true;
             if (c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE) {
@@ -1005,7 +1272,7 @@ int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err)
 {
     if (w->closed) return 0;
     if (floe_pq_writer_flush(w, err) < 0) return -1;
-    floe_buf_t *b = &w->scratch;
+    floe_buf_t *b = &w->sc->page;
     b->len = 0;
     if (pq_footer_encode(b, w->s, (int64_t)w->rows, w->rgs, w->nrg, w->kv, w->nkv, w->created_by, err) < 0) {
         w->failed = true;

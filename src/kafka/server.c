@@ -349,7 +349,7 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
     kc->tail = r;
     kc->inflight_bytes += len;
     /* bounded memory: a connection may hold max_inflight requests or about
-     * max_request_bytes of them (plus one being read) before it is paused */
+     * max_inflight_bytes of them (plus one being read) before it is paused */
     if (++kc->inflight >= s->max_inflight || kc->inflight_bytes >= s->max_inflight_bytes)
         floe_conn_pause(c, true);
 
@@ -399,7 +399,14 @@ int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg,
     s->cluster_id = dup_or(cfg->cluster_id, "floe");
     s->node_id = cfg->node_id > 0 ? cfg->node_id : 1;
     s->max_inflight = cfg->max_inflight > 0 ? cfg->max_inflight : 100;
-    s->max_inflight_bytes = cfg->max_request_bytes ? cfg->max_request_bytes : (100u << 20);
+    /* Kafka reads a connection's next request only after answering the
+     * last; floe lets a few pipeline (acks=all ones wait for the fsync),
+     * but not seconds' worth of produce data: that held tens of MiB of
+     * requests in memory at 50 MB/s.  One larger request is still read
+     * whole (the pause comes after it). */
+    s->max_inflight_bytes = cfg->max_inflight_bytes ? cfg->max_inflight_bytes : (4u << 20);
+    if (cfg->max_request_bytes && s->max_inflight_bytes > cfg->max_request_bytes)
+        s->max_inflight_bytes = cfg->max_request_bytes;
     if (!s->host || !s->adv_host || !s->cluster_id) {
         floe_kafka_srv_free(s);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");

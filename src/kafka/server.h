@@ -22,6 +22,9 @@ typedef struct floe_kafka_srv_config {
     size_t max_request_bytes;    /* default 100 MiB */
     int max_connections;         /* default 10000 */
     int max_inflight;            /* per connection before reading pauses; 100 */
+    size_t max_inflight_bytes;   /* request bytes per connection before reading
+                                  * pauses; default 4 MiB (at most
+                                  * max_request_bytes) */
 } floe_kafka_srv_config_t;
 
 /* Listen and get ready to dispatch.  loop and broker are borrowed and must

@@ -15,9 +15,6 @@ typedef struct leaf_stats {
     floe_tkind_t kind;
     bool bounds;          /* only for columns outside lists and maps */
     int64_t values, nulls, nans;
-    bool has;             /* min/max seen */
-    union { int64_t l; double d; int32_t i; uint8_t b; } min, max;
-    floe_buf_t smin, smax;  /* strings and binaries */
 } leaf_stats_t;
 
 struct floe_dfw {
@@ -28,7 +25,7 @@ struct floe_dfw {
     uint64_t shape_version;
     size_t nleaves;
     leaf_stats_t *stats;
-    int16_t *def, *rep;        /* scratch */
+    uint8_t *def, *rep;        /* scratch: levels of the selected rows */
     floe_slice_t *slices;
     floe_buf_t vals;           /* selected fixed-width values */
     size_t cap_def, cap_rep, cap_sl;
@@ -130,6 +127,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
     if (opts) {
         po.codec = opts->codec;
         po.level = opts->level;
+        po.scratch = opts->scratch;
     }
     po.row_group_size = SIZE_MAX / 4; /* row groups are cut by floe_dfw_flush */
     po.delta_byte_array = false;      /* v1 pages every Iceberg reader decodes */
@@ -144,6 +142,11 @@ fail:
 uint64_t floe_dfw_shape_version(const floe_dfw_t *w) { return w->shape_version; }
 uint64_t floe_dfw_bytes(const floe_dfw_t *w) { return floe_pq_writer_bytes(w->pq); }
 uint64_t floe_dfw_rows(const floe_dfw_t *w) { return floe_pq_writer_num_rows(w->pq); }
+uint64_t floe_dfw_buffered(const floe_dfw_t *w)
+{
+    uint64_t b = floe_pq_writer_bytes(w->pq);
+    return b > w->out->written ? b - w->out->written : 0;
+}
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -157,95 +160,26 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static void bytes_minmax(leaf_stats_t *st, floe_slice_t v)
-{
-    size_t m = st->smin.len < v.len ? st->smin.len : v.len;
-    int c = memcmp(v.ptr, st->smin.data, m);
-    if (c < 0 || (c == 0 && v.len < st->smin.len)) {
-        floe_buf_reset(&st->smin);
-        floe_buf_append(&st->smin, v.ptr, v.len);
-    }
-    m = st->smax.len < v.len ? st->smax.len : v.len;
-    c = memcmp(v.ptr, st->smax.data, m);
-    if (c > 0 || (c == 0 && v.len > st->smax.len)) {
-        floe_buf_reset(&st->smax);
-        floe_buf_append(&st->smax, v.ptr, v.len);
-    }
-}
-
-/* Metrics over one append's entries of a leaf: levels def[0..nl) with
- * maxdef, and its nv values (fixed-width in vals, or slices). */
-static void collect(leaf_stats_t *st, const int16_t *def, size_t nl, int maxdef, const void *vals,
-                    const floe_slice_t *sl, size_t nv)
+/* Counts over one append's entries of a leaf: levels def[0..nl) with
+ * maxdef (NULL: all defined), and NaNs among its nv double values.  The
+ * bounds come from the Parquet writer's statistics at close. */
+static void collect(leaf_stats_t *st, const uint8_t *def, size_t nl, int maxdef, const void *vals,
+                    size_t nv)
 {
     st->values += (int64_t)nl;
-    for (size_t i = 0; i < nl; i++)
-        if (def[i] < maxdef) st->nulls++;
-    if (!st->bounds || !nv) return;
-    const uint8_t *v8 = vals;
-    size_t j = 0;
-    switch (st->kind) {
-    case FLOE_TK_LONG:
-    case FLOE_TK_TIMESTAMPTZ: {
-        int64_t x;
-        memcpy(&x, v8, 8);
-        if (!st->has) st->min.l = st->max.l = x;
-        for (; j < nv; j++) {
-            memcpy(&x, v8 + 8 * j, 8);
-            if (x < st->min.l) st->min.l = x;
-            if (x > st->max.l) st->max.l = x;
-        }
-        break;
+    if (def) {
+        size_t full = 0;
+        for (size_t i = 0; i < nl; i++) full += def[i] == maxdef;
+        st->nulls += (int64_t)(nl - full);
     }
-    case FLOE_TK_INT: {
-        int32_t x;
-        memcpy(&x, v8, 4);
-        if (!st->has) st->min.i = st->max.i = x;
-        for (; j < nv; j++) {
-            memcpy(&x, v8 + 4 * j, 4);
-            if (x < st->min.i) st->min.i = x;
-            if (x > st->max.i) st->max.i = x;
-        }
-        break;
-    }
-    case FLOE_TK_DOUBLE: {
-        bool any = st->has;
-        for (; j < nv; j++) {
+    if (st->kind == FLOE_TK_DOUBLE) {
+        const uint8_t *v8 = vals;
+        for (size_t j = 0; j < nv; j++) {
             double x;
             memcpy(&x, v8 + 8 * j, 8);
-            if (isnan(x)) {
-                st->nans++;
-                continue;
-            }
-            if (!any) {
-                st->min.d = st->max.d = x;
-                any = true;
-            }
-            if (x < st->min.d) st->min.d = x;
-            if (x > st->max.d) st->max.d = x;
+            st->nans += isnan(x);
         }
-        if (!any) return;
-        break;
     }
-    case FLOE_TK_BOOL:
-        if (!st->has) st->min.b = st->max.b = v8[0];
-        for (; j < nv; j++) {
-            if (v8[j] < st->min.b) st->min.b = v8[j];
-            if (v8[j] > st->max.b) st->max.b = v8[j];
-        }
-        break;
-    default: /* string, binary */
-        if (!st->has) {
-            floe_buf_append(&st->smin, sl[0].ptr, sl[0].len);
-            floe_buf_append(&st->smax, sl[0].ptr, sl[0].len);
-            /* an empty first value leaves data NULL: give memcmp a pointer */
-            floe_buf_reserve(&st->smin, 1);
-            floe_buf_reserve(&st->smax, 1);
-        }
-        for (; j < nv; j++) bytes_minmax(st, sl[j]);
-        break;
-    }
-    st->has = true;
 }
 
 static size_t width_of(floe_tkind_t k)
@@ -270,22 +204,18 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
         const floe_rcol_t *c = leaves[i];
         int maxdef = c->node->def;
         size_t nl = c->defs.len, wdt = width_of(c->node->kind);
-        if (grow((void **)&w->def, &w->cap_def, nl, sizeof(int16_t)) < 0 ||
-            grow((void **)&w->rep, &w->cap_rep, nl, sizeof(int16_t)) < 0 ||
-            grow((void **)&w->slices, &w->cap_sl, c->nvals, sizeof(floe_slice_t)) < 0 ||
+        if (grow((void **)&w->slices, &w->cap_sl, c->nvals, sizeof(floe_slice_t)) < 0 ||
+            (sel && (grow((void **)&w->def, &w->cap_def, nl, 1) < 0 ||
+                     grow((void **)&w->rep, &w->cap_rep, nl, 1) < 0)) ||
             (sel && wdt && floe_buf_reserve(&w->vals, c->nvals * wdt) < 0))
             return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-        if (!sel) { /* every row: levels widen, values go as they are */
-            for (size_t e = 0; e < nl; e++) {
-                w->def[e] = c->defs.data[e];
-                w->rep[e] = c->reps.data[e];
-            }
+        if (!sel) { /* every row: the buffer's levels and values go as they are */
             if (!wdt)
                 for (size_t v = 0; v < c->nvals; v++) w->slices[v] = floe_rcol_bytes(c, v);
             const void *all = wdt ? (const void *)c->vals.data : (const void *)w->slices;
-            collect(&w->stats[i], w->def, nl, maxdef, c->vals.data, w->slices, c->nvals);
-            if (floe_pq_write_column(w->pq, (int)i, nl, c->node->def ? w->def : NULL,
-                                     c->node->rep ? w->rep : NULL, all, c->nvals, err) < 0)
+            collect(&w->stats[i], maxdef ? c->defs.data : NULL, nl, maxdef, c->vals.data, c->nvals);
+            if (floe_pq_write_column8(w->pq, (int)i, nl, maxdef ? c->defs.data : NULL,
+                                      c->node->rep ? c->reps.data : NULL, all, c->nvals, err) < 0)
                 return -1;
             continue;
         }
@@ -314,9 +244,9 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
             if (full) j++;
         }
         const void *vals = wdt ? (const void *)w->vals.data : (const void *)w->slices;
-        collect(&w->stats[i], w->def, ol, maxdef, w->vals.data, w->slices, ov);
-        if (floe_pq_write_column(w->pq, (int)i, ol, c->node->def ? w->def : NULL,
-                                 c->node->rep ? w->rep : NULL, vals, ov, err) < 0)
+        collect(&w->stats[i], maxdef ? w->def : NULL, ol, maxdef, w->vals.data, ov);
+        if (floe_pq_write_column8(w->pq, (int)i, ol, maxdef ? w->def : NULL,
+                                  c->node->rep ? w->rep : NULL, vals, ov, err) < 0)
             return -1;
     }
     return floe_pq_writer_rows(w->pq, sel ? nsel : floe_rows_count(rows), err);
@@ -333,11 +263,6 @@ int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err)
 }
 
 /* ---- close ------------------------------------------------------------- */
-
-static void put_le(floe_buf_t *b, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) floe_buf_append_u8(b, (uint8_t)(v >> (8 * i)));
-}
 
 /* Truncate a UTF-8 string to BOUND_CHARS code points.  For an upper bound,
  * the truncated string's last code point is incremented so it stays above
@@ -401,41 +326,22 @@ static int fill_metrics(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
         m->values = st->values;
         m->nulls = st->nulls;
         m->nans = st->kind == FLOE_TK_DOUBLE ? st->nans : -1;
-        if (!st->has) continue;
+        floe_slice_t lo, hi;
+        if (!st->bounds || !floe_pq_writer_bounds(w->pq, (int)i, &lo, &hi)) continue;
+        /* the writer's bounds are PLAIN values: little-endian numbers as
+         * Iceberg's single-value serialization has them, one byte for a
+         * boolean, the bytes of a string */
         floe_buf_reset(&m->lower);
         floe_buf_reset(&m->upper);
-        switch (st->kind) {
-        case FLOE_TK_LONG:
-        case FLOE_TK_TIMESTAMPTZ:
-            put_le(&m->lower, (uint64_t)st->min.l, 8);
-            put_le(&m->upper, (uint64_t)st->max.l, 8);
-            break;
-        case FLOE_TK_INT:
-            put_le(&m->lower, (uint32_t)st->min.i, 4);
-            put_le(&m->upper, (uint32_t)st->max.i, 4);
-            break;
-        case FLOE_TK_DOUBLE: {
-            uint64_t a, b;
-            memcpy(&a, &st->min.d, 8);
-            memcpy(&b, &st->max.d, 8);
-            put_le(&m->lower, a, 8);
-            put_le(&m->upper, b, 8);
-            break;
-        }
-        case FLOE_TK_BOOL:
-            floe_buf_append_u8(&m->lower, st->min.b);
-            floe_buf_append_u8(&m->upper, st->max.b);
-            break;
-        default: {
+        if (floe_buf_append(&m->lower, lo.ptr, lo.len) < 0 || floe_buf_append(&m->upper, hi.ptr, hi.len) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (st->kind == FLOE_TK_STRING || st->kind == FLOE_TK_BINARY) {
             bool utf8 = st->kind == FLOE_TK_STRING;
-            floe_buf_append(&m->lower, st->smin.data, st->smin.len);
-            floe_buf_append(&m->upper, st->smax.data, st->smax.len);
             truncate_bound(&m->lower, false, utf8);
             if (!truncate_bound(&m->upper, true, utf8)) {
                 m->has_lower = true;
                 continue;
             }
-        }
         }
         m->has_lower = m->has_upper = true;
     }
@@ -447,10 +353,6 @@ static void dfw_free(floe_dfw_t *w)
     if (!w) return;
     floe_pq_writer_free(w->pq);
     floe_pq_schema_free(w->schema);
-    for (size_t i = 0; w->stats && i < w->nleaves; i++) {
-        floe_buf_free(&w->stats[i].smin);
-        floe_buf_free(&w->stats[i].smax);
-    }
     free(w->stats);
     free(w->def);
     free(w->rep);

@@ -18,6 +18,8 @@
 typedef struct floe_dfw_opts {
     floe_codec_t codec; /* default zstd */
     int level;          /* 0: codec default */
+    struct floe_pq_scratch *scratch; /* Parquet temporaries shared by the files
+                                      * one thread writes (borrowed); NULL: own */
 } floe_dfw_opts_t;
 
 typedef struct floe_dfw floe_dfw_t;
@@ -41,6 +43,8 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
 int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err);
 /* Bytes written plus bytes buffered; rows appended. */
 uint64_t floe_dfw_bytes(const floe_dfw_t *w);
+/* Bytes buffered for the open row group (encoded, not yet written). */
+uint64_t floe_dfw_buffered(const floe_dfw_t *w);
 uint64_t floe_dfw_rows(const floe_dfw_t *w);
 /* Footer, publish, and describe the file in *f (initialised here; caller
  * clears with floe_ice_data_file_clear).  Frees w, also on failure (then

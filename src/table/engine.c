@@ -39,6 +39,11 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
     if (e->cfg.discover_ms <= 0) e->cfg.discover_ms = 1000;
     if (!e->cfg.read_bytes) e->cfg.read_bytes = 1 << 20;
     e->src = src;
+    if (!(e->pq_scratch = floe_pq_scratch_new())) {
+        free(e);
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv, NULL);
     return e;
@@ -241,7 +246,7 @@ static const struct family {
     {"floe_table_lag_offsets", "gauge", "Records in the log not yet in a committed snapshot."},
     {"floe_table_freshness_lag_seconds", "gauge",
      "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
-    {"floe_table_buffered_bytes", "gauge", "Bytes held in the partition's L1 buffer."},
+    {"floe_table_buffered_bytes", "gauge", "Bytes the partition holds: its L1 buffer and open row groups not yet written."},
 }, table_families[TM_NTABLE] = {
     {"floe_table_commits_total", "counter", "Snapshots committed."},
     {"floe_table_commit_failures_total", "counter", "Commits that failed and were retried from the table."},
@@ -310,7 +315,7 @@ static void snapshot_status(floe_engine_t *e)
                             (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
                             (unsigned long long)p->records, (unsigned long long)p->bytes,
                             (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
-                            floe_rows_count(p->main.rows), floe_rows_bytes(p->main.rows));
+                            floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p));
         }
         floe_buf_append_str(&js, "]}");
     }
@@ -333,7 +338,7 @@ static void snapshot_status(floe_engine_t *e)
                 case PM_DROPPED: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dropped); break;
                 case PM_LAG: floe_buf_printf(&m, "%lld\n", (long long)lag_offsets(p, c)); break;
                 case PM_FRESH: floe_buf_printf(&m, "%.3f\n", freshness_lag_s(p, c, now)); break;
-                default: floe_buf_printf(&m, "%zu\n", floe_rows_bytes(p->main.rows)); break;
+                default: floe_buf_printf(&m, "%llu\n", (unsigned long long)floe_tpart_buffered(p)); break;
                 }
             }
         }
@@ -580,6 +585,9 @@ void floe_engine_free(floe_engine_t *e)
     free(e->tables);
     floe_buf_free(&e->status);
     floe_buf_free(&e->metrics);
+    floe_buf_free(&e->readbuf);
+    floe_buf_free(&e->scratch);
+    floe_pq_scratch_free(e->pq_scratch);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
     free(e);

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "format/parquet.h"
 #include "iceberg/snapshot.h"
 #include "table/convert.h"
 #include "table/datafile.h"
@@ -33,7 +34,15 @@ typedef struct tsink {
     size_t nfiles, capfiles;
     uint64_t clock;
     uint64_t seeded;       /* schema version of the owning tout last seeded */
+    uint64_t drained;      /* buffer bytes handed to the open files since their
+                            * last row group (cut at table.flush.bytes) */
 } tsink_t;
+
+/* The buffer goes to the open files' Parquet writers in steps of about
+ * this much: encoded while its columns are still in cache, and held
+ * encoded and compressed (several times smaller) until the row group is
+ * cut.  Row groups still hold table.flush.bytes of buffered rows. */
+#define TSINK_DRAIN_BYTES (256u << 10)
 
 /* An output table: the main table or its dead-letter table. */
 typedef struct tout {
@@ -70,7 +79,6 @@ typedef struct tpart {
     int64_t log_start, log_end;
     tsink_t main, dlq;
     floe_conv_t *conv;
-    floe_buf_t readbuf, scratch;
     /* counters */
     uint64_t records, bytes, dlq_records, dropped, rows_written;
     /* freshness: timestamp of the first record read since the last commit,
@@ -110,6 +118,9 @@ struct floe_engine {
     bool stop;
     floe_buf_t status, metrics;
     struct redrive_req *redrive;  /* asked by floe_engine_redrive; under mu */
+    /* shared by every partition's step (one thread steps them in turn) */
+    floe_buf_t readbuf, scratch;
+    floe_pq_scratch_t *pq_scratch;
 };
 
 /* pipeline.c */
@@ -129,6 +140,9 @@ int floe_tpart_flush_due(tpart_t *p, floe_err_t *err);
  * stage that failed and why.  0, or -1 when out of memory (row undone). */
 int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, int64_t offset,
                        int64_t ts_ms, floe_slice_t raw, const char *stage, const char *why);
+/* Bytes the partition holds for its table: the buffer's rows plus what
+ * its open files hold of unwritten row groups. */
+uint64_t floe_tpart_buffered(const tpart_t *p);
 
 /* commit.c */
 /* Load or create the table and its DLQ table, resume offsets from their

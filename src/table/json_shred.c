@@ -53,6 +53,26 @@ static inline void ws(sh_t *s)
         s->p++;
 }
 
+/* The first byte of [p, end) that ends a plain string run: '"', '\\', a
+ * control character or a byte >= 0x80.  Eight bytes at a time: a word
+ * with none of them is skipped whole (the tests may flag a clean byte
+ * after a real hit, never miss one, and the byte loop decides). */
+static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    while (end - p >= 8) {
+        uint64_t x, q, b;
+        memcpy(&x, p, 8);
+        q = x ^ (ones * '"');
+        b = x ^ (ones * '\\');
+        uint64_t hit = (x | ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) & high;
+        if (hit) break;
+        p += 8;
+    }
+    while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) p++;
+    return p;
+}
+
 static int lit(sh_t *s, const char *word, size_t n)
 {
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
@@ -99,8 +119,30 @@ static int hex4(const uint8_t *p, uint32_t *out)
  * checking UTF-8.  Leaves s->p past the closing quote. */
 static int string_into(sh_t *s, floe_buf_t *out)
 {
+    /* the common case: printable ASCII up to the closing quote, one copy */
+    const uint8_t *q = plain_run(s->p, s->end);
+    if (q < s->end && *q == '"') {
+        size_t n = (size_t)(q - s->p);
+        size_t left = (size_t)(s->end - s->p);
+        if (n <= 16 && left >= 16) { /* near the record's end: 16 bytes */
+            if (out->cap - out->len < 17 && floe_buf_reserve(out, 17) < 0) return oom(s);
+            memcpy(out->data + out->len, s->p, 16);
+        } else if (n <= 64 && left >= 64) {
+            /* short: copy a fixed 32 or 64 bytes (inline moves, no call);
+             * the bytes past n land in spare capacity */
+            if (out->cap - out->len < 65 && floe_buf_reserve(out, 65) < 0) return oom(s);
+            memcpy(out->data + out->len, s->p, 32);
+            if (n > 32) memcpy(out->data + out->len + 32, s->p + 32, 32);
+        } else {
+            if (floe_buf_reserve(out, n + 1) < 0) return oom(s); /* +1: never NULL */
+            memcpy(out->data + out->len, s->p, n);
+        }
+        out->len += n;
+        s->p = q + 1;
+        return SH_OK;
+    }
     /* the unescaped text is never longer than the raw text */
-    const uint8_t *q = s->p;
+    q = s->p;
     while (q < s->end && *q != '"') q += (*q == '\\' && q + 1 < s->end) ? 2 : 1;
     if (q >= s->end) return syntax(s, "unterminated string");
     if (floe_buf_reserve(out, (size_t)(q - s->p) + 1) < 0) return oom(s); /* +1: never NULL */
@@ -199,8 +241,7 @@ static int key(sh_t *s, floe_slice_t *k)
     if (s->p >= s->end || *s->p != '"') return syntax(s, "expected a key");
     s->p++;
     const uint8_t *b = s->p;
-    while (s->p < s->end && *s->p != '"' && *s->p != '\\' && *s->p >= 0x20 && *s->p < 0x80)
-        s->p++;
+    s->p = plain_run(b, s->end);
     if (s->p < s->end && *s->p == '"') {
         *k = floe_slice(b, (size_t)(s->p - b));
         s->p++;
@@ -583,10 +624,10 @@ static int infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **o
 
 static int value(sh_t *s, floe_rnode_t *n, int rep);
 
-static int push_fixed(sh_t *s, floe_rnode_t *n, int rep, const void *v, size_t w)
+static inline int push_fixed(sh_t *s, floe_rnode_t *n, int rep, const void *v, size_t w)
 {
     floe_rcol_t *c = n->col;
-    if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_buf_append(&c->vals, v, w) < 0)
+    if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_rbuf_put(&c->vals, v, w) < 0)
         return oom(s);
     c->nvals++;
     return SH_OK;
@@ -787,6 +828,22 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
     }
 }
 
+/* Whether name (n bytes) equals p: short keys compare inline, 8 bytes a
+ * step, without a call. */
+static inline bool same_name(const char *name, const uint8_t *p, size_t n)
+{
+    const uint8_t *a = (const uint8_t *)name;
+    for (; n >= 8; n -= 8, a += 8, p += 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, p, 8);
+        if (x != y) return false;
+    }
+    for (; n; n--)
+        if (*a++ != *p++) return false;
+    return true;
+}
+
 static floe_rnode_t *find_kid(floe_rnode_t *st, floe_slice_t k)
 {
     size_t n = st->nkids;
@@ -795,7 +852,7 @@ static floe_rnode_t *find_kid(floe_rnode_t *st, floe_slice_t k)
     for (size_t i = 0; i < n; i++) {
         size_t j = h + i < n ? h + i : h + i - n;
         floe_rnode_t *kid = st->kids[j];
-        if (kid->name_len == k.len && memcmp(kid->name, k.ptr, k.len) == 0) {
+        if (kid->name_len == k.len && same_name(kid->name, k.ptr, k.len)) {
             st->hint = j + 1;
             return kid;
         }
@@ -816,9 +873,30 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
         s->p++;
     } else {
         for (;;) {
-            floe_slice_t k;
-            if (key(s, &k) < 0) return SH_ERR;
-            floe_rnode_t *kid = find_kid(st, k);
+            floe_slice_t k = {0};
+            floe_rnode_t *kid = NULL;
+            /* the key expected next, spelled plainly in the input: matched
+             * in place, without scanning it as a string first */
+            size_t h = st->hint;
+            if (h < st->nkids && st->kids[h]->plain_name) {
+                floe_rnode_t *g = st->kids[h];
+                size_t len = g->name_len;
+                const uint8_t *q = s->p;
+                if ((size_t)(s->end - q) >= len + 2 && q[0] == '"' && q[len + 1] == '"' &&
+                    same_name(g->name, q + 1, len)) {
+                    s->p = q + len + 2;
+                    ws(s);
+                    if (s->p >= s->end || *s->p != ':') return syntax(s, "expected ':'");
+                    s->p++;
+                    ws(s);
+                    kid = g;
+                    st->hint = h + 1;
+                }
+            }
+            if (!kid) {
+                if (key(s, &k) < 0) return SH_ERR;
+                kid = find_kid(st, k);
+            }
             if (!kid) {
                 floe_rnode_t *sub;
                 /* an escaped key sits in s->key, which skipping reuses */

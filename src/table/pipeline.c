@@ -87,8 +87,6 @@ void floe_tpart_free(tpart_t *p)
     floe_conv_free(p->conv);
     floe_rows_free(p->main.rows);
     floe_rows_free(p->dlq.rows);
-    floe_buf_free(&p->readbuf);
-    floe_buf_free(&p->scratch);
     free(p);
 }
 
@@ -174,7 +172,7 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
              part.data ? (const char *)part.data : "", (int)p->id, p->t->writer_id,
              (unsigned long long)++o->file_seq);
     floe_buf_free(&part);
-    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1};
+    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1, .scratch = p->t->e->pq_scratch};
     floe_dfw_t *w = floe_dfw_open(floe_ice_catalog_io(p->t->e->cfg.catalog), path, s->rows,
                                   o->schema_json, &fo, err);
     if (!w) return NULL;
@@ -193,64 +191,77 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
     return f;
 }
 
-/* Write rows sel (NULL: all) into f as a row group; roll f at the target. */
-static int write_group(tpart_t *p, tsink_t *s, tout_t *o, tfile_t *f, const uint32_t *sel,
-                       size_t nsel, floe_err_t *err)
+/* Cut a row group in every open file of s; roll those at the target size. */
+static int cut_row_groups(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
 {
-    if (floe_dfw_append_sel(f->w, s->rows, sel, nsel, err) < 0 || floe_dfw_flush(f->w, err) < 0)
-        return -1;
-    if (floe_dfw_bytes(f->w) >= p->t->cfg.target_file_bytes)
-        return close_file(p, s, (size_t)(f - s->files), o, err);
+    for (size_t i = s->nfiles; i-- > 0;) {
+        tfile_t *f = &s->files[i];
+        if (floe_dfw_flush(f->w, err) < 0) return -1;
+        if (floe_dfw_bytes(f->w) >= p->t->cfg.target_file_bytes && close_file(p, s, i, o, err) < 0)
+            return -1;
+    }
+    s->drained = 0;
     return 0;
 }
 
-/* Write the buffered rows as row groups of the open files (one per
- * partition tuple), then empty the buffer. */
-static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+/* Hand the buffered rows to the open files (one per partition tuple) and
+ * empty the buffer; once table.flush.bytes of rows went there since the
+ * last cut, or with cut, every open file gets a row group. */
+static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, bool cut, floe_err_t *err)
 {
-    if (!floe_rows_count(s->rows)) return 0;
-    if (floe_tout_sync(o, s, err) < 0) return -1;
-    if (o == &p->t->main) floe_tout_resolve_spec(o, p->t->cfg.partition_by);
-    int rc = 0;
-    if (!o->spec || !o->spec->nfields) {
-        floe_buf_t none = FLOE_BUF_INIT;
-        floe_ice_value_t *nov = NULL;
-        tfile_t *f = file_for(p, s, o, &none, &nov, 0, err);
-        rc = f ? write_group(p, s, o, f, NULL, 0, err) : -1;
-    } else {
-        tgroups_t gs = {0};
-        rc = floe_tpartition_group(s->rows, o->spec, o->work, &gs, err);
-        for (size_t g = 0; rc == 0 && g < gs.n; g++) {
-            tgroup_t *grp = &gs.g[g];
-            tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
-            if (!f) rc = -1;
-            else rc = write_group(p, s, o, f, grp->rows, grp->nrows, err);
+    size_t bytes = floe_rows_bytes(s->rows);
+    if (floe_rows_count(s->rows)) {
+        if (floe_tout_sync(o, s, err) < 0) return -1;
+        if (o == &p->t->main) floe_tout_resolve_spec(o, p->t->cfg.partition_by);
+        int rc = 0;
+        if (!o->spec || !o->spec->nfields) {
+            floe_buf_t none = FLOE_BUF_INIT;
+            floe_ice_value_t *nov = NULL;
+            tfile_t *f = file_for(p, s, o, &none, &nov, 0, err);
+            rc = f ? floe_dfw_append(f->w, s->rows, err) : -1;
+        } else {
+            tgroups_t gs = {0};
+            rc = floe_tpartition_group(s->rows, o->spec, o->work, &gs, err);
+            for (size_t g = 0; rc == 0 && g < gs.n; g++) {
+                tgroup_t *grp = &gs.g[g];
+                tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
+                if (!f) rc = -1;
+                else rc = floe_dfw_append_sel(f->w, s->rows, grp->rows, grp->nrows, err);
+            }
+            floe_tgroups_free(&gs);
         }
-        floe_tgroups_free(&gs);
+        if (rc < 0) return -1;
+        p->rows_written += floe_rows_count(s->rows);
+        floe_rows_clear(s->rows);
+        s->drained += bytes;
     }
-    if (rc < 0) return -1;
-    p->rows_written += floe_rows_count(s->rows);
-    floe_rows_clear(s->rows);
+    if ((cut || s->drained >= p->t->cfg.flush_bytes) && cut_row_groups(p, s, o, err) < 0) return -1;
     return 0;
 }
 
 int floe_tpart_flush_due(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
-    if (floe_rows_bytes(p->main.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->main, &t->main, err) < 0)
+    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
         return -1;
-    if (floe_rows_bytes(p->dlq.rows) >= t->cfg.flush_bytes &&
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0)
+    if (floe_rows_bytes(p->dlq.rows) >= drain && flush_sink(p, &p->dlq, &t->dlq, false, err) < 0)
         return -1;
     return 0;
+}
+
+uint64_t floe_tpart_buffered(const tpart_t *p)
+{
+    uint64_t b = floe_rows_bytes(p->main.rows);
+    for (size_t i = 0; i < p->main.nfiles; i++) b += floe_dfw_buffered(p->main.files[i].w);
+    return b;
 }
 
 int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
-    if (flush_sink(p, &p->main, &t->main, err) < 0 || close_all(p, &p->main, &t->main, err) < 0 ||
-        flush_sink(p, &p->dlq, &t->dlq, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
+    if (flush_sink(p, &p->main, &t->main, true, err) < 0 || close_all(p, &p->main, &t->main, err) < 0 ||
+        flush_sink(p, &p->dlq, &t->dlq, true, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
         return -1;
     return 0;
 }
@@ -358,7 +369,7 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
         p->pending_ts_ms = h->base_timestamp; /* freshness: the batch's first record */
     floe_slice_t records;
     floe_err_t e;
-    if (floe_batch_records(b, len, h, &p->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
+    if (floe_batch_records(b, len, h, &t->e->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
         int rc = bad_record(p, NULL, h->base_offset, h->base_timestamp, floe_slice(b, len),
                             FLOE_STAGE_DECODE, e.msg);
         if (rc == 0) p->next = last + 1;
@@ -369,6 +380,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
     floe_record_t rec;
     int64_t main_from = t->main.committed ? t->main.committed[p->id] : -1;
     uint64_t shape = floe_rows_shape_version(p->main.rows);
+    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    size_t since = 0;
     int rc;
     while ((rc = floe_record_iter_next(&it, &rec, &e)) == 1) {
         if (rec.offset < p->next) continue;
@@ -383,6 +396,13 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
             }
         }
         p->next = rec.offset + 1;
+        /* a large batch drains on the way: the buffer stays about drain bytes */
+        since += rec.value.len + rec.key.len;
+        if (since >= drain / 4) {
+            since = 0;
+            if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
+                return -1;
+        }
     }
     if (rc < 0) { /* the rest of the batch does not decode */
         if (bad_record(p, NULL, p->next, h->base_timestamp, floe_slice(b, len), FLOE_STAGE_DECODE,
@@ -432,10 +452,10 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
         p->main.seeded = t->main.schema_version;
     }
     pin_sources(&t->main, floe_rows_root(p->main.rows));
-    floe_buf_reset(&p->readbuf);
+    floe_buf_reset(&e->readbuf);
     int64_t start, end;
     floe_err_t re;
-    if (e->src->ops->read(e->src, t->topic, p->id, p->next, e->cfg.read_bytes, &p->readbuf, &start,
+    if (e->src->ops->read(e->src, t->topic, p->id, p->next, e->cfg.read_bytes, &e->readbuf, &start,
                           &end, &re) < 0) {
         if (re.code == FLOE_ERANGE) {
             FLOE_WARN("table %s.%s: partition %d records [%lld, %lld) were deleted by retention "
@@ -455,16 +475,20 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
         p->behind_since_ms = floe_wall_ms();
     int64_t converted = 0;
     floe_batch_iter_t it;
-    floe_batch_iter_init(&it, p->readbuf.data, p->readbuf.len);
+    floe_batch_iter_init(&it, e->readbuf.data, e->readbuf.len);
     const uint8_t *b;
     size_t len;
     floe_batch_hdr_t h;
     floe_err_t be;
     int rc;
+    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     while ((rc = floe_batch_iter_next(&it, &b, &len, &h, &be)) == 1) {
         int r = one_batch(p, b, len, &h, &converted, err);
         if (r < 0) return -1;
         if (r > 0) break; /* paused */
+        /* drain between batches: the buffer stays about drain bytes */
+        if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
+            return -1;
     }
     if (rc < 0 && t->state == T_RUNNING) {
         /* a stored batch fails its checks (the log validated it on append:

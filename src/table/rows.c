@@ -39,6 +39,11 @@ floe_rnode_t *floe_rnode_new(const char *name, size_t name_len, floe_tkind_t kin
     memcpy(n->name, name, name_len);
     n->name[name_len] = '\0';
     n->name_len = name_len;
+    n->plain_name = true;
+    for (size_t i = 0; i < name_len; i++) {
+        uint8_t c = (uint8_t)name[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') n->plain_name = false;
+    }
     n->kind = kind;
     if (is_primitive(kind)) {
         n->col = calloc(1, sizeof *n->col);
@@ -123,16 +128,6 @@ static void relevel(floe_rnode_t *n)
 }
 
 /* ---- columns -------------------------------------------------------- */
-
-int floe_rcol_push_level(floe_rcol_t *c, int def, int rep)
-{
-    if (floe_buf_append_u8(&c->defs, (uint8_t)def) < 0) return -1;
-    if (floe_buf_append_u8(&c->reps, (uint8_t)rep) < 0) {
-        c->defs.len--;
-        return -1;
-    }
-    return 0;
-}
 
 int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep)
 {
@@ -482,7 +477,7 @@ static int put_fixed(floe_rows_t *r, floe_rnode_t *n, const void *v, size_t w)
 {
     floe_rcol_t *c = n->col;
     if (floe_rcol_push_level(c, n->def, n->rep) < 0) return -1;
-    if (floe_buf_append(&c->vals, v, w) < 0) {
+    if (floe_rbuf_put(&c->vals, v, w) < 0) {
         c->defs.len--;
         c->reps.len--;
         return -1;

@@ -60,6 +60,8 @@ struct floe_rnode {
     bool sys;              /* set only with floe_rows_put_* (e.g. _kafka) */
     bool pinned;           /* a long that never widens (a partition source) */
     size_t hint;           /* struct: index of the kid matched next, a guess */
+    bool plain_name;       /* name is printable ASCII without '"' or '\\': a JSON
+                            * key spells it byte for byte */
 };
 
 /* A leaf column.  levels: one (def, rep) pair per entry; values: one per

@@ -17,9 +17,27 @@ struct floe_rows {
     size_t nadded, capadded;
 };
 
+/* Append n bytes to b: the common case (room left) stays inline, so a
+ * fixed-width value is one store. */
+static inline int floe_rbuf_put(floe_buf_t *b, const void *p, size_t n)
+{
+    if (b->cap - b->len < n && floe_buf_reserve(b, n) < 0) return -1;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
 /* Append one level entry (and, for def == node->def, nothing else: the
  * caller appends the value). */
-int floe_rcol_push_level(floe_rcol_t *c, int def, int rep);
+static inline int floe_rcol_push_level(floe_rcol_t *c, int def, int rep)
+{
+    if ((c->defs.cap == c->defs.len && floe_buf_reserve(&c->defs, 1) < 0) ||
+        (c->reps.cap == c->reps.len && floe_buf_reserve(&c->reps, 1) < 0))
+        return -1;
+    c->defs.data[c->defs.len++] = (uint8_t)def;
+    c->reps.data[c->reps.len++] = (uint8_t)rep;
+    return 0;
+}
 /* Null entries for every leaf under n: (def, rep). */
 int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep);
 

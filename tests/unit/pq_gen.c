@@ -357,6 +357,22 @@ int pqg_write(pqg_t *g, floe_pq_writer_t *w, pqg_val_t **rows, size_t n, floe_er
         const floe_pq_node_t *nd = floe_pq_schema_node(g->s, floe_pq_schema_column_node(g->s, c));
         size_t esz = nd->phys == FLOE_PQ_BOOLEAN ? 1 : nd->phys == FLOE_PQ_INT32 || nd->phys == FLOE_PQ_FLOAT ? 4 :
                      nd->phys == FLOE_PQ_INT64 || nd->phys == FLOE_PQ_DOUBLE ? 8 : sizeof(floe_slice_t);
+        if (g->narrow) {
+            uint8_t *d8 = malloc(nl + 1), *r8 = malloc(nl + 1);
+            for (size_t k = 0; k < nl; k++) {
+                int16_t x;
+                memcpy(&x, cb->def.data + 2 * k, 2);
+                d8[k] = (uint8_t)x;
+                memcpy(&x, cb->rep.data + 2 * k, 2);
+                r8[k] = (uint8_t)x;
+            }
+            rc = floe_pq_write_column8(w, c, nl, floe_pq_schema_max_def(g->s, c) ? d8 : NULL,
+                                       floe_pq_schema_max_rep(g->s, c) ? r8 : NULL, cb->vals.data,
+                                       cb->vals.len / esz, err);
+            free(d8);
+            free(r8);
+            continue;
+        }
         rc = floe_pq_write_column(w, c, nl,
                                   floe_pq_schema_max_def(g->s, c) ? (const int16_t *)(void *)cb->def.data : NULL,
                                   floe_pq_schema_max_rep(g->s, c) ? (const int16_t *)(void *)cb->rep.data : NULL,

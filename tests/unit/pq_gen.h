@@ -25,6 +25,7 @@ typedef struct pqg {
     uint64_t rng;
     int next_id;
     double null_rate;
+    bool narrow;                /* pqg_write feeds byte levels (floe_pq_write_column8) */
 } pqg_t;
 
 void pqg_init(pqg_t *g, uint64_t seed);

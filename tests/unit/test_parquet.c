@@ -29,6 +29,16 @@ static void rle_round_trip(void)
         /* truncated input fails instead of reading past it */
         pq_rle_dec_init(&d, b.data, b.len / 2, bw);
         if (bw > 0 && n > 400) CHECK(pq_rle_dec_u32(&d, back, n) < 0);
+        /* levels (bit widths up to 8) take the byte-wide encoder: the same bytes */
+        if (bw <= 8) {
+            uint8_t *v8 = malloc(n);
+            for (size_t i = 0; i < n; i++) v8[i] = (uint8_t)v[i];
+            floe_buf_t b8 = FLOE_BUF_INIT;
+            CHECK_EQ(pq_rle_encode_u8(&b8, v8, n, bw), 0);
+            CHECK(b8.len == b.len && memcmp(b8.data, b.data, b.len) == 0);
+            floe_buf_free(&b8);
+            free(v8);
+        }
         floe_buf_free(&b);
         free(v);
         free(back);
@@ -166,6 +176,7 @@ static void random_schemas(void)
         o.row_group_size = 1000 + pqg_rand(&g) % 100000;
         o.dict_limit = 1 + pqg_rand(&g) % 2000;
         o.page_v2 = t % 5 == 0;
+        g.narrow = t & 1;   /* half the cases feed byte levels */
         round_trip(&g, &o, 1 + pqg_rand(&g) % 400, 1 + pqg_rand(&g) % 150);
         pqg_free(&g);
     }
@@ -215,6 +226,137 @@ static void statistics_order(void)
     floe_pq_reader_free(r);
     floe_buf_free(&file);
     floe_pq_schema_free(s);
+}
+
+/* floe_pq_writer_bounds: the bounds over all row groups, whichever
+ * encoding each chunk took (dictionary, DELTA, PLAIN), NaN left out, long
+ * strings kept whole; byte levels rejected past the column's maximum. */
+static void bounds_over_row_groups(void)
+{
+    floe_pq_schema_t *s = floe_pq_schema_new();
+    floe_err_t err;
+    floe_pq_node_t a = floe_pq_leaf("a", FLOE_PQ_OPTIONAL, FLOE_PQ_INT64, 1);
+    floe_pq_node_t b = floe_pq_leaf("b", FLOE_PQ_REQUIRED, FLOE_PQ_DOUBLE, 2);
+    floe_pq_node_t c = floe_pq_leaf("c", FLOE_PQ_REQUIRED, FLOE_PQ_BYTE_ARRAY, 3);
+    floe_pq_node_t d = floe_pq_leaf("d", FLOE_PQ_REQUIRED, FLOE_PQ_DOUBLE, 4);
+    floe_pq_schema_add(s, &a, &err);
+    floe_pq_schema_add(s, &b, &err);
+    floe_pq_schema_add(s, &c, &err);
+    floe_pq_schema_add(s, &d, &err);
+    floe_buf_t file = FLOE_BUF_INIT;
+    floe_pq_write_opts_t o = floe_pq_write_opts_default();
+    floe_pq_writer_t *w = floe_pq_writer_new(s, &o, floe_pq_sink_buf, &file, &err);
+    floe_slice_t lo, hi;
+    CHECK(!floe_pq_writer_bounds(w, 0, &lo, &hi)); /* nothing flushed yet */
+    enum { N = 20000 };
+    int64_t *av = malloc(N * 8);
+    double *bv = malloc(N * 8), *dv = malloc(N * 8);
+    floe_slice_t *cv = malloc(N * sizeof *cv);
+    uint8_t *def = malloc(N);
+    char (*txt)[400] = malloc(N * sizeof *txt);
+    int64_t amin = INT64_MAX, amax = INT64_MIN;
+    for (int g = 0; g < 3; g++) {
+        size_t na = 0;
+        for (int i = 0; i < N; i++) {
+            def[i] = (uint8_t)(i % 7 != 0);
+            /* group 0: few distinct values (dictionary); later: all distinct (DELTA) */
+            int64_t x = g == 0 ? (i % 5) * 3 - 4 : (int64_t)(i * 7919 % 100003) - 50000 + g * 10;
+            if (def[i]) {
+                av[na++] = x;
+                amin = x < amin ? x : amin;
+                amax = x > amax ? x : amax;
+            }
+            bv[i] = i == 5 ? NAN : g == 1 && i == 77 ? 1e300 : (double)(i % 100) / 4 - g;
+            dv[i] = NAN;
+            /* long distinct strings: no dictionary, no Parquet footer bounds */
+            snprintf(txt[i], sizeof txt[i], "%c%0300d", g == 2 && i == 9 ? '~' : 'k', i + g * N);
+            cv[i] = floe_slice_str(txt[i]);
+        }
+        if (g == 1) cv[3] = floe_slice_str("!"); /* the lowest */
+        CHECK_EQ(floe_pq_write_column8(w, 0, N, def, NULL, av, na, &err), 0);
+        CHECK_EQ(floe_pq_write_column8(w, 1, N, NULL, NULL, bv, N, &err), 0);
+        CHECK_EQ(floe_pq_write_column8(w, 2, N, NULL, NULL, cv, N, &err), 0);
+        CHECK_EQ(floe_pq_write_column8(w, 3, N, NULL, NULL, dv, N, &err), 0);
+        CHECK_EQ(floe_pq_writer_rows(w, N, &err), 0);
+        CHECK_EQ(floe_pq_writer_flush(w, &err), 0);
+    }
+    def[0] = 2; /* past the column's max definition level */
+    CHECK(floe_pq_write_column8(w, 0, 1, def, NULL, av, 1, &err) < 0);
+    CHECK(floe_pq_writer_bounds(w, 0, &lo, &hi));
+    CHECK(lo.len == 8 && hi.len == 8 && (int64_t)floe_rd_le64(lo.ptr) == amin &&
+          (int64_t)floe_rd_le64(hi.ptr) == amax);
+    CHECK(floe_pq_writer_bounds(w, 1, &lo, &hi));
+    double x, y;
+    memcpy(&x, lo.ptr, 8);
+    memcpy(&y, hi.ptr, 8);
+    CHECK(x == -2 && y == 1e300);
+    CHECK(floe_pq_writer_bounds(w, 2, &lo, &hi));
+    CHECK(floe_slice_eq(lo, floe_slice_str("!")));
+    CHECK(hi.len == 301 && hi.ptr[0] == '~');
+    CHECK(!floe_pq_writer_bounds(w, 3, &lo, &hi)); /* only NaN */
+    floe_pq_writer_free(w);
+    floe_buf_free(&file);
+    floe_pq_schema_free(s);
+    free(av);
+    free(bv);
+    free(dv);
+    free(cv);
+    free(def);
+    free(txt);
+}
+
+/* Writers sharing one floe_pq_scratch_t (buffers and codec context),
+ * their pages interleaved, write the very bytes a writer of its own does;
+ * a writer of another level keeps its own context. */
+static void shared_scratch_same_bytes(void)
+{
+    for (int t = 0; t < 6; t++) {
+        pqg_t g;
+        pqg_init(&g, 500 + (uint64_t)t);
+        pqg_random_schema(&g, 5, 3);
+        floe_pq_write_opts_t o = floe_pq_write_opts_default();
+        o.page_size = 200 + pqg_rand(&g) % 3000;
+        o.row_group_size = 5000;
+        floe_pq_scratch_t *sc = floe_pq_scratch_new();
+        CHECK(sc != NULL);
+        floe_err_t err;
+        floe_buf_t solo = FLOE_BUF_INIT, a = FLOE_BUF_INIT, b = FLOE_BUF_INIT, c = FLOE_BUF_INIT;
+        floe_pq_writer_t *ws = floe_pq_writer_new(g.s, &o, floe_pq_sink_buf, &solo, &err);
+        floe_pq_write_opts_t so = o;
+        so.scratch = sc;
+        floe_pq_writer_t *wa = floe_pq_writer_new(g.s, &so, floe_pq_sink_buf, &a, &err);
+        floe_pq_writer_t *wb = floe_pq_writer_new(g.s, &so, floe_pq_sink_buf, &b, &err);
+        so.level = 5; /* another level: its own context, still the shared buffers */
+        floe_pq_writer_t *wc = floe_pq_writer_new(g.s, &so, floe_pq_sink_buf, &c, &err);
+        CHECK(ws && wa && wb && wc);
+        for (int batch = 0; batch < 8; batch++) {
+            pqg_val_t *rows[40];
+            for (int i = 0; i < 40; i++) rows[i] = pqg_row(&g);
+            CHECK_EQ(pqg_write(&g, ws, rows, 40, &err), 0);
+            CHECK_EQ(pqg_write(&g, wa, rows, 40, &err), 0);
+            CHECK_EQ(pqg_write(&g, wc, rows, 40, &err), 0);
+            CHECK_EQ(pqg_write(&g, wb, rows, 40, &err), 0);
+        }
+        CHECK_EQ(floe_pq_writer_close(wa, &err), 0);
+        CHECK_EQ(floe_pq_writer_close(ws, &err), 0);
+        CHECK_EQ(floe_pq_writer_close(wc, &err), 0);
+        CHECK_EQ(floe_pq_writer_close(wb, &err), 0);
+        CHECK(a.len == solo.len && memcmp(a.data, solo.data, a.len) == 0);
+        CHECK(b.len == solo.len && memcmp(b.data, solo.data, b.len) == 0);
+        floe_pq_reader_t *r = floe_pq_reader_open(c.data, c.len, &err);
+        CHECK(r != NULL && floe_pq_reader_num_rows(r) == 320);
+        floe_pq_reader_free(r);
+        floe_pq_writer_free(ws);
+        floe_pq_writer_free(wa);
+        floe_pq_writer_free(wb);
+        floe_pq_writer_free(wc);
+        floe_pq_scratch_free(sc);
+        floe_buf_free(&solo);
+        floe_buf_free(&a);
+        floe_buf_free(&b);
+        floe_buf_free(&c);
+        pqg_free(&g);
+    }
 }
 
 /* Truncated and bit-flipped files fail cleanly (ASan checks the rest). */
@@ -302,4 +444,5 @@ static void projection_by_field_id(void)
 }
 
 TEST_MAIN(RUN(rle_round_trip); RUN(projection_by_field_id); RUN(delta_round_trip); RUN(all_types_every_codec); RUN(random_schemas);
-          RUN(statistics_order); RUN(corrupt_files))
+          RUN(statistics_order); RUN(bounds_over_row_groups);
+          RUN(shared_scratch_same_bytes); RUN(corrupt_files))

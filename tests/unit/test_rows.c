@@ -345,6 +345,77 @@ static void strings_and_numbers(void)
     floe_rows_free(r);
 }
 
+/* Strings and keys of every length up to 40 with one special byte (quote
+ * escape, backslash escape, UTF-8, control character, raw quote) at every
+ * position: the word-at-a-time scan must find each one, whatever its
+ * place in an 8-byte step. */
+static void string_specials_at_every_position(void)
+{
+    floe_err_t e;
+    static const struct {
+        const char *raw, *want; /* raw JSON text of the special, its value */
+        bool bad;
+    } sp[] = {{"\\\"", "\"", false}, {"\\\\", "\\", false}, {"\xc3\xa9", "\xc3\xa9", false},
+              {"\\u0041", "A", false}, {"\x01", NULL, true}, {"\x7f", "\x7f", false},
+              {"\xff", NULL, true}, {"~", "~", false}};
+    for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++) {
+        for (size_t len = 0; len <= 40; len++) {
+            for (size_t at = 0; at <= len; at++) {
+                char doc[256], want[128], name[128];
+                size_t o = 0, w = 0;
+                for (size_t i = 0; i < len; i++) {
+                    if (i == at) {
+                        o += (size_t)sprintf(doc + o, "%s", sp[k].raw);
+                        if (sp[k].want) w += (size_t)sprintf(want + w, "%s", sp[k].want);
+                    }
+                    doc[o++] = (char)('a' + i % 26);
+                    want[w++] = (char)('a' + i % 26);
+                }
+                want[w] = '\0';
+                /* the value, then the same text as a key (keys copy once more) */
+                char full[512];
+                snprintf(name, sizeof name, "%.*s", (int)o, doc);
+                snprintf(full, sizeof full, "{\"s\":\"%.*s\",\"k%.*s\":1}", (int)o, doc, (int)o, doc);
+                floe_rows_t *r = floe_rows_new(NULL);
+                int rc = add(r, full, &e);
+                if (sp[k].bad && at < len) {
+                    CHECK_EQ(rc, -1);
+                } else {
+                    CHECK_EQ(rc, 0);
+                    char exp[160];
+                    snprintf(exp, sizeof exp, "1/0:%s", want);
+                    CHECK_STR(dump(r, "s"), exp);
+                    char kn[160];
+                    snprintf(kn, sizeof kn, "k%s", want);
+                    floe_rnode_t *kid = floe_rows_root(r)->nkids == 2 ? floe_rows_root(r)->kids[1] : NULL;
+                    CHECK(kid && strcmp(kid->name, kn) == 0);
+                }
+                floe_rows_free(r);
+            }
+        }
+    }
+}
+
+/* Keys matched in place against the expected field (after the first
+ * row) keep the full syntax checks. */
+static void expected_keys_still_checked(void)
+{
+    floe_err_t e;
+    floe_rows_t *r = floe_rows_new(NULL);
+    CHECK_EQ(add(r, "{\"ab\":1,\"cd\":2}", &e), 0);
+    CHECK_EQ(add(r, "{\"ab\" 1}", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\":1,\"cd\"}", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\":1,\"ab\":2}", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\"", &e), -1);
+    CHECK_EQ(add(r, "{\"ab", &e), -1);
+    CHECK_EQ(add(r, "{\"ab\":1 , \"cd\" :\t2}", &e), 0);
+    CHECK_EQ(add(r, "{\"a\\u0062\":3,\"cd\":4}", &e), 0); /* escaped spelling of "ab" */
+    CHECK_EQ(add(r, "{\"abc\":5}", &e), 0);              /* a longer key: a new field */
+    CHECK_STR(dump(r, "ab"), "1/0:1 1/0:1 1/0:3 0/0");
+    CHECK_STR(dump(r, "cd"), "1/0:2 1/0:2 1/0:4 0/0");
+    floe_rows_free(r);
+}
+
 static void system_fields_and_puts(void)
 {
     floe_rows_t *r = floe_rows_new(NULL);
@@ -443,6 +514,7 @@ static void random_documents_stay_consistent(void)
 TEST_MAIN(RUN(flat_rows_and_new_fields); RUN(lists_of_structs);
           RUN(nested_field_added_later); RUN(long_widens_to_double);
           RUN(bad_rows_leave_nothing); RUN(strings_and_numbers);
+          RUN(string_specials_at_every_position); RUN(expected_keys_still_checked);
           RUN(system_fields_and_puts); RUN(caps_hold);
           RUN(random_documents_stay_consistent); RUN(rfc3339_date_times);
           RUN(strings_holding_timestamps); RUN(coercion_when_lossless))
