@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "format/parquet_int.h"
+#include "util/mem.h"
 
 enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
 
@@ -513,16 +514,7 @@ static inline bool entry_eq(const pq_col_t *c, uint32_t e, const uint8_t *v, siz
     if (b - a != n) return false;
     if (n > 32) return memcmp(c->dvals.data + a, v, n) == 0;
     /* short values (the usual dictionary entry): inline, no call */
-    const uint8_t *d = c->dvals.data + a;
-    for (; n >= 8; n -= 8, d += 8, v += 8) {
-        uint64_t x, y;
-        memcpy(&x, d, 8);
-        memcpy(&y, v, 8);
-        if (x != y) return false;
-    }
-    for (; n; n--)
-        if (*d++ != *v++) return false;
-    return true;
+    return floe_mem_eq_short(c->dvals.data + a, v, n);
 }
 
 /* Index of value v (n bytes) in the dictionary, inserting it if new;

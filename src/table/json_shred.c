@@ -13,6 +13,7 @@
 
 #include "table/rows_int.h"
 #include "table/tstamp.h"
+#include "util/mem.h"
 #include "util/utf8.h"
 
 enum { SH_OK = 0, SH_ERR = -1, SH_EVOLVE = -2 };
@@ -828,22 +829,6 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
     }
 }
 
-/* Whether name (n bytes) equals p: short keys compare inline, 8 bytes a
- * step, without a call. */
-static inline bool same_name(const char *name, const uint8_t *p, size_t n)
-{
-    const uint8_t *a = (const uint8_t *)name;
-    for (; n >= 8; n -= 8, a += 8, p += 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, p, 8);
-        if (x != y) return false;
-    }
-    for (; n; n--)
-        if (*a++ != *p++) return false;
-    return true;
-}
-
 static floe_rnode_t *find_kid(floe_rnode_t *st, floe_slice_t k)
 {
     size_t n = st->nkids;
@@ -852,7 +837,7 @@ static floe_rnode_t *find_kid(floe_rnode_t *st, floe_slice_t k)
     for (size_t i = 0; i < n; i++) {
         size_t j = h + i < n ? h + i : h + i - n;
         floe_rnode_t *kid = st->kids[j];
-        if (kid->name_len == k.len && same_name(kid->name, k.ptr, k.len)) {
+        if (kid->name_len == k.len && floe_mem_eq_short(kid->name, k.ptr, k.len)) {
             st->hint = j + 1;
             return kid;
         }
@@ -883,7 +868,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 size_t len = g->name_len;
                 const uint8_t *q = s->p;
                 if ((size_t)(s->end - q) >= len + 2 && q[0] == '"' && q[len + 1] == '"' &&
-                    same_name(g->name, q + 1, len)) {
+                    floe_mem_eq_short(g->name, q + 1, len)) {
                     s->p = q + len + 2;
                     ws(s);
                     if (s->p >= s->end || *s->p != ':') return syntax(s, "expected ':'");
