@@ -95,7 +95,10 @@ int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
         return zlib_compress(ctx ? ctx->level : 0, -15, src, n, out, err);
     case FLOE_CODEC_ZSTD: {
         size_t cap = ZSTD_compressBound(n);
-        if (floe_buf_reserve(out, cap) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        /* the bound, not the next power of two past it: a page buffer
+         * reused for every page stays at one page's size */
+        if (floe_buf_reserve_settle(out, cap, out->len + cap + cap / 16) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         int level = ctx && ctx->level > 0 ? ctx->level : 3;
         size_t r;
         if (ctx) {

@@ -48,6 +48,7 @@ typedef struct pq_col {
     floe_pq_phys_t phys;
     const floe_pq_node_t *spec;
     size_t width;               /* fixed-width bytes; 0 for byte arrays */
+    size_t settle;              /* page buffers stop growing near this */
     int16_t max_def, max_rep;
     int bw_def, bw_rep;
     /* open page (levels are at most 64: the schema caps nesting) */
@@ -221,6 +222,7 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
         c->spec = &s->nodes[c->node];
         c->phys = c->spec->phys;
         c->width = c->phys == FLOE_PQ_BYTE_ARRAY ? 0 : pq_phys_width(c->phys, c->spec->type_length);
+        c->settle = opts.page_size + opts.page_size / 8;
         c->max_def = s->max_def[i];
         c->max_rep = s->max_rep[i];
         c->bw_def = pq_bit_width((uint64_t)c->max_def);
@@ -705,7 +707,8 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         const floe_slice_t *sl = (const floe_slice_t *)values + from;
         size_t total = 0;
         for (size_t i = 0; i < n; i++) total += sl[i].len;
-        if (floe_buf_reserve(&c->lens, n * 4) < 0 || floe_buf_reserve(&c->vals, total + 1) < 0)
+        if (floe_buf_reserve_settle(&c->lens, n * 4, c->settle) < 0 ||
+            floe_buf_reserve_settle(&c->vals, total + 1, c->settle) < 0)
             return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         uint8_t *lp = c->lens.data + c->lens.len, *vp = c->vals.data + c->vals.len;
         for (size_t i = 0; i < n; i++) {
@@ -737,7 +740,8 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
     /* numbers: the batch as it is (DELTA widens int32 to int64), then the
      * statistics in one loop */
     if (c->mode == M_DELTA && c->phys == FLOE_PQ_INT32) {
-        if (floe_buf_reserve(&c->vals, n * 8) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_reserve_settle(&c->vals, n * 8, c->settle) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
             int32_t y;
             memcpy(&y, v + 4 * i, 4);
@@ -745,7 +749,8 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
             memcpy(c->vals.data + c->vals.len + 8 * i, &x, 8);
         }
         c->vals.len += n * 8;
-    } else if (floe_buf_append(&c->vals, v, n * c->width) < 0) {
+    } else if (floe_buf_reserve_settle(&c->vals, n * c->width, c->settle) < 0 ||
+               floe_buf_append(&c->vals, v, n * c->width) < 0) {
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     if (stats_ordered(c)) stats_batch(c, v, n);

@@ -18,6 +18,21 @@ int floe_buf_reserve(floe_buf_t *b, size_t extra)
     return 0;
 }
 
+int floe_buf_reserve_settle(floe_buf_t *b, size_t extra, size_t settle)
+{
+    if (extra <= b->cap - b->len) return 0;
+    if (extra > SIZE_MAX / 4 - b->len) return -1;
+    size_t need = b->len + extra;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) cap *= 2;
+    if (cap > settle) cap = need <= settle ? settle : need + need / 8;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p) return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
 int floe_buf_append(floe_buf_t *b, const void *p, size_t n)
 {
     if (n == 0) return 0;

@@ -41,6 +41,11 @@ static inline int floe_slice_eq(floe_slice_t a, floe_slice_t b)
 /* Ensure room for `extra` more bytes past len.  Returns 0, or -1 when the
  * allocation fails (the buffer is unchanged). */
 int floe_buf_reserve(floe_buf_t *b, size_t extra);
+/* The same for a buffer that is emptied each time it reaches about
+ * `settle` bytes (a page being built, a page compressed): growth stops at
+ * settle instead of overshooting to the next power of two, and past it
+ * adds only what is needed plus an eighth. */
+int floe_buf_reserve_settle(floe_buf_t *b, size_t extra, size_t settle);
 
 /* Append n bytes.  Returns 0 or -1 on allocation failure. */
 int floe_buf_append(floe_buf_t *b, const void *p, size_t n);

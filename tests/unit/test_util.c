@@ -185,6 +185,34 @@ static void buf_grows_and_encodes(void)
     floe_buf_free(&b);
 }
 
+/* A buffer emptied at about `settle` bytes stops there, where doubling
+ * would have gone to the next power of two; past it, it grows by need. */
+static void buf_reserve_settles(void)
+{
+    const size_t page = 1 << 20, settle = page + page / 8;
+    floe_buf_t b = FLOE_BUF_INIT, d = FLOE_BUF_INIT;
+    uint8_t chunk[1000] = {7};
+    while (b.len < page + 500) {
+        CHECK_EQ(floe_buf_reserve_settle(&b, sizeof chunk, settle), 0);
+        CHECK_EQ(floe_buf_append(&b, chunk, sizeof chunk), 0);
+        CHECK_EQ(floe_buf_append(&d, chunk, sizeof chunk), 0);
+    }
+    CHECK_EQ(b.cap, settle);   /* not 2 MiB */
+    CHECK_EQ(d.cap, 2 * page); /* what plain doubling does */
+    CHECK_EQ(b.data[b.len - sizeof chunk], 7);
+    b.len = 0; /* reused for the next page: no growth */
+    CHECK_EQ(floe_buf_reserve_settle(&b, page, settle), 0);
+    CHECK_EQ(b.cap, settle);
+    /* one value larger than the settle point: exactly what is needed and
+     * an eighth, not a power of two */
+    CHECK_EQ(floe_buf_reserve_settle(&b, 3 * page, settle), 0);
+    CHECK_EQ(b.cap, 3 * page + 3 * page / 8);
+    CHECK_EQ(floe_buf_reserve_settle(&b, (size_t)-1 / 2, settle), -1); /* too large: unchanged */
+    CHECK_EQ(b.cap, 3 * page + 3 * page / 8);
+    floe_buf_free(&b);
+    floe_buf_free(&d);
+}
+
 static void arena_allocates_and_caps(void)
 {
     floe_arena_t a;
@@ -317,7 +345,7 @@ static void clocks_move_forward(void)
 
 TEST_MAIN(RUN(crc32c_known_vector); RUN(crc32c_paths_agree);
           RUN(crc32c_long_buffers_agree); RUN(murmur3_iceberg_vectors); RUN(varint_round_trips);
-          RUN(varint_rejects_bad_input); RUN(buf_grows_and_encodes);
+          RUN(varint_rejects_bad_input); RUN(buf_grows_and_encodes); RUN(buf_reserve_settles);
           RUN(arena_allocates_and_caps); RUN(sizes_parse);
           RUN(durations_parse); RUN(ints_and_bools_parse);
           RUN(errors_carry_context); RUN(clocks_move_forward))
