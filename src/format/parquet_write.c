@@ -69,6 +69,8 @@ typedef struct pq_col {
     size_t nidx, cap_idx;
     size_t plain_bytes;         /* PLAIN size of the dictionary-encoded values so far */
     bool dict_used;             /* the chunk has dictionary-encoded pages */
+    bool dict_failed;           /* a chunk of this file gave its dictionary up:
+                                 * later chunks start in the fallback */
     /* fallback values */
     floe_buf_t vals;
     floe_buf_t lens;            /* int32 lengths for DELTA_(LENGTH_)BYTE_ARRAY */
@@ -161,7 +163,7 @@ static int fallback_mode(const floe_pq_writer_t *w, const pq_col_t *c)
 
 static void col_reset_chunk(floe_pq_writer_t *w, pq_col_t *c)
 {
-    c->mode = dict_allowed(w, c) ? M_DICT : fallback_mode(w, c);
+    c->mode = dict_allowed(w, c) && !c->dict_failed ? M_DICT : fallback_mode(w, c);
     c->decided = false;
     c->dict_used = false;
     if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
@@ -620,6 +622,7 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err);
 static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t *err)
 {
     int mode = fallback_mode(w, c);
+    c->dict_failed = true;
     if (!drop) {
         if (page_flush(w, c, err) < 0) return -1;
         c->mode = mode;

@@ -305,6 +305,79 @@ static void bounds_over_row_groups(void)
     free(txt);
 }
 
+/* A column whose dictionary one row group gave up starts the file's later
+ * row groups in the fallback encoding (no hashing and re-encoding to learn
+ * it again); a column whose dictionary pays keeps it; every value reads
+ * back. */
+static void dictionary_given_up_stays_off(void)
+{
+    floe_pq_schema_t *s = floe_pq_schema_new();
+    floe_err_t err;
+    floe_pq_node_t a = floe_pq_leaf("c", FLOE_PQ_REQUIRED, FLOE_PQ_BYTE_ARRAY, 1);
+    floe_pq_node_t b = floe_pq_leaf("e", FLOE_PQ_REQUIRED, FLOE_PQ_BYTE_ARRAY, 2);
+    floe_pq_schema_add(s, &a, &err);
+    floe_pq_schema_add(s, &b, &err);
+    floe_buf_t file = FLOE_BUF_INIT;
+    floe_pq_write_opts_t o = floe_pq_write_opts_default();
+    floe_pq_writer_t *w = floe_pq_writer_new(s, &o, floe_pq_sink_buf, &file, &err);
+    enum { N = 20000 };
+    char (*txt)[120] = malloc(N * sizeof *txt);
+    static const char *kinds[] = {"view", "click", "buy"};
+    floe_slice_t *cv = malloc(N * sizeof *cv), *ev = malloc(N * sizeof *ev);
+    for (int g = 0; g < 3; g++) {
+        for (int i = 0; i < N; i++) {
+            /* group 0: all distinct (2 MB of dictionary: given up); then 3 values */
+            if (g == 0) snprintf(txt[i], sizeof txt[i], "%0100d", i);
+            else snprintf(txt[i], sizeof txt[i], "%s", kinds[i % 3]);
+            cv[i] = floe_slice_str(txt[i]);
+            ev[i] = floe_slice_str(kinds[(i / 7) % 3]);
+        }
+        CHECK_EQ(floe_pq_write_column8(w, 0, N, NULL, NULL, cv, N, &err), 0);
+        CHECK_EQ(floe_pq_write_column8(w, 1, N, NULL, NULL, ev, N, &err), 0);
+        CHECK_EQ(floe_pq_writer_rows(w, N, &err), 0);
+        CHECK_EQ(floe_pq_writer_flush(w, &err), 0);
+    }
+    CHECK_EQ(floe_pq_writer_close(w, &err), 0);
+    floe_pq_writer_free(w);
+    /* the footer: which row groups have dictionaries */
+    CHECK(file.len > 12);
+    uint32_t flen = floe_rd_le32(file.data + file.len - 8);
+    pq_file_meta_t m;
+    memset(&m, 0, sizeof m);
+    CHECK_EQ(pq_footer_decode(file.data + file.len - 8 - flen, flen, &m, &err), 0);
+    CHECK_EQ(m.nrg, 3);
+    for (int g = 0; g < m.nrg; g++) {
+        const pq_chunk_meta_t *c = &m.rgs[g].cols[0], *e = &m.rgs[g].cols[1];
+        CHECK(c->dict_page_offset < 0);
+        CHECK(!(c->encodings & (1u << PQ_ENC_RLE_DICT)));
+        CHECK(c->encodings & (1u << PQ_ENC_DELTA_LBA | 1u << PQ_ENC_DELTA_BA));
+        CHECK(e->dict_page_offset >= 0);
+        CHECK(e->encodings & (1u << PQ_ENC_RLE_DICT));
+    }
+    pq_file_meta_free(&m);
+    floe_pq_reader_t *r = floe_pq_reader_open(file.data, file.len, &err);
+    CHECK(r != NULL);
+    for (int g = 0; r && g < 3; g++) {
+        floe_pq_column_t col;
+        CHECK_EQ(floe_pq_read_column(r, g, 0, &col, &err), 0);
+        CHECK_EQ(col.n_values, N);
+        const floe_slice_t *got = col.values;
+        for (int i = 0; i < N; i += 997) {
+            char want[120];
+            if (g == 0) snprintf(want, sizeof want, "%0100d", i);
+            else snprintf(want, sizeof want, "%s", kinds[i % 3]);
+            CHECK(floe_slice_eq(got[i], floe_slice_str(want)));
+        }
+        floe_pq_column_free(&col);
+    }
+    floe_pq_reader_free(r);
+    floe_buf_free(&file);
+    floe_pq_schema_free(s);
+    free(txt);
+    free(cv);
+    free(ev);
+}
+
 /* Writers sharing one floe_pq_scratch_t (buffers and codec context),
  * their pages interleaved, write the very bytes a writer of its own does;
  * a writer of another level keeps its own context. */
@@ -444,5 +517,5 @@ static void projection_by_field_id(void)
 }
 
 TEST_MAIN(RUN(rle_round_trip); RUN(projection_by_field_id); RUN(delta_round_trip); RUN(all_types_every_codec); RUN(random_schemas);
-          RUN(statistics_order); RUN(bounds_over_row_groups);
+          RUN(statistics_order); RUN(bounds_over_row_groups); RUN(dictionary_given_up_stays_off);
           RUN(shared_scratch_same_bytes); RUN(corrupt_files))
