@@ -5,7 +5,10 @@
  * buffer, row groups at table.flush.bytes, the data-file writer with the
  * table's zstd level) and with DuckDB (`SET threads=1`; COPY (SELECT *
  * FROM read_json_auto(...)) TO ... (FORMAT parquet, COMPRESSION zstd)) in
- * one run, and prints MB/s, rows/s, output bytes and the ratios.
+ * one run, in alternating rounds
+ * (FLOE_INGEST_ROUNDS, default 3; in each, either side converts twice, as
+ * DuckDB's script does), and prints each side's best MB/s, rows/s, output
+ * bytes and the ratios.
  * Last line: ingest json_mb=... floe_mb_s=... duckdb_mb_s=... speed_ratio=...
  * floe_bytes=... duckdb_bytes=... bytes_ratio=... */
 #include <stdio.h>
@@ -204,32 +207,48 @@ int main(int argc, char **argv)
     stat(src, &st);
     double json_mb = (double)st.st_size / 1e6;
 
-    fprintf(stderr, "ingest: floe converting\n");
+    /* Rounds alternate floe and DuckDB so that a slow spell hits both, and
+     * each side's best round counts: the two vCPUs of these machines can
+     * differ by half in speed, and the scheduler moves processes between
+     * them (pinning both sides to one CPU slows DuckDB's process more than
+     * floe's, so neither is pinned). */
+    int rounds = getenv("FLOE_INGEST_ROUNDS") ? atoi(getenv("FLOE_INGEST_ROUNDS")) : 3;
+    if (rounds < 1) rounds = 1;
     size_t frows = 0;
-    double fs = 1e9, fc = 1e9, s, c;
-    for (int i = 0; i < 2; i++) /* best of two, like the DuckDB side */
-        if (floe_convert(src, fo, &frows, &s, &c) == 0) {
-            if (s < fs) fs = s;
+    double fs = 1e9, fc = 1e9, ds = 1e9, dc = 1e9, dbytes = 0, drows = 0, s, c;
+    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node '%s/bench/ingest/duckdb_json.mjs' '%s' '%s'",
+             root, root, src, dout);
+    for (int r = 0; r < rounds; r++) {
+        fprintf(stderr, "ingest: round %d of %d: floe converting\n", r + 1, rounds);
+        double rs = 1e9;
+        for (int k = 0; k < 2; k++) { /* two per round, as DuckDB's script does */
+            if (floe_convert(src, fo, &frows, &s, &c) < 0 || frows != rows) {
+                fprintf(stderr, "floe converted %zu rows of %zu\n", frows, rows);
+                return 1;
+            }
+            if (s < rs) rs = s;
             if (c < fc) fc = c;
         }
-    if (frows != rows) {
-        fprintf(stderr, "floe converted %zu rows of %zu\n", frows, rows);
-        return 1;
+        s = rs;
+        if (s < fs) fs = s;
+        fprintf(stderr, "ingest: round %d of %d: DuckDB converting\n", r + 1, rounds);
+        FILE *pp = popen(cmd, "r");
+        double s2, b2, r2, c2;
+        if (!pp || fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf cpu=%lf", &s2, &b2, &r2, &c2) != 4 ||
+            s2 <= 0 || c2 <= 0) {
+            fprintf(stderr, "the DuckDB run failed\n");
+            return 1;
+        }
+        pclose(pp);
+        if (s2 < ds) ds = s2;
+        if (c2 < dc) dc = c2;
+        dbytes = b2;
+        drows = r2;
+        fprintf(stderr, "ingest: round %d: floe %.3f s, DuckDB %.3f s (ratio %.2f)\n", r + 1, s, s2, s2 / s);
     }
     stat(fo, &st);
     double fbytes = (double)st.st_size;
 
-    fprintf(stderr, "ingest: DuckDB converting\n");
-    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node '%s/bench/ingest/duckdb_json.mjs' '%s' '%s'",
-             root, root, src, dout);
-    FILE *pp = popen(cmd, "r");
-    double ds = 0, dbytes = 0, drows = 0, dc = 0;
-    if (!pp || fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf cpu=%lf", &ds, &dbytes, &drows, &dc) != 4 ||
-        ds <= 0 || dc <= 0) {
-        fprintf(stderr, "the DuckDB run failed\n");
-        return 1;
-    }
-    pclose(pp);
     printf("events:  %zu rows, %.1f MB of JSON\n", rows, json_mb);
     printf("floe:    %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out; %.3f s CPU\n", fs, json_mb / fs,
            rows / fs, fbytes, fc);
