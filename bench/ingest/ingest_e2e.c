@@ -1,14 +1,19 @@
 /* bench/ingest (part 2): end to end through `floe serve`.
  *
- * Starts floe on free ports in a temp dir, creates a 4-partition table
- * topic (table.commit.interval.ms=1000), and produces ~1 KiB JSON events
- * with librdkafka (acks=all) at FLOE_E2E_MB_S (50) for FLOE_E2E_SECS (10).
+ * Starts floe on free ports in a temp dir, creates a table topic
+ * (table.commit.interval.ms=1000), and produces ~1 KiB JSON events with
+ * librdkafka (acks=all) at FLOE_E2E_MB_S (50) for FLOE_E2E_SECS (10).
  * Freshness of a record = time from its acknowledgement until a commit
  * covers its offset (floe's /admin/tables, polled every 10 ms); sampled
- * every 50th record.  RSS from /proc: idle, and the peak under load; per
- * active partition beyond the buffered bytes it reports.
+ * every 50th record.  RSS from /proc: idle, and the peak under load, less
+ * the bytes the partitions report buffered at that moment.  Done twice at
+ * the same rate, with 4 and with 16 partitions: the growth between the two
+ * runs per added partition is the memory per active partition, the rest
+ * the fixed cost of the load (FLOE_E2E_PARTS=N: one run of N partitions).
+ * Freshness figures are the 4-partition run's.
  * Last line: ingest_e2e mb_s=... p50_ms=... p99_ms=... rss_idle_mb=...
- * rss_load_mb=... rss_per_partition_mb=... */
+ * rss_load_mb=... rss_per_partition_mb=... rss_fixed_mb=...
+ * rss_avg_per_partition_4_mb=... */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <librdkafka/rdkafka.h>
@@ -23,7 +28,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 
-#define PARTS 4
+#define MAXPARTS 64
 #define MAXS 200000
 
 typedef struct sample {
@@ -38,7 +43,8 @@ static volatile int done;
 static char http[64];
 static pid_t floe_pid;
 static long rss_peak_kb;
-static double buffered_at_peak;
+static double buffered_at_peak, heap_at_peak;
+static int PARTS = 4;
 
 static long rss_kb(pid_t pid)
 {
@@ -73,7 +79,7 @@ static int poll_status(CURL *c, int64_t *committed, double *buffered)
         json_t *t = json_array_get(json_object_get(j, "tables"), 0);
         json_t *ps = json_object_get(t, "partitions");
         *buffered = 0;
-        for (size_t i = 0; ps && i < json_array_size(ps) && i < PARTS; i++) {
+        for (size_t i = 0; ps && i < json_array_size(ps) && i < (size_t)PARTS; i++) {
             json_t *p = json_array_get(ps, i);
             committed[i] = json_integer_value(json_object_get(p, "committed"));
             *buffered += (double)json_integer_value(json_object_get(p, "buffered_bytes"));
@@ -85,13 +91,33 @@ static int poll_status(CURL *c, int64_t *committed, double *buffered)
     return rc;
 }
 
+/* floe's malloc heap in use (floe_heap_bytes{state="in_use"} on /metrics). */
+static double heap_in_use(CURL *c)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    char url[128];
+    snprintf(url, sizeof url, "http://%s/metrics", http);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    double v = 0;
+    const char *key = "floe_heap_bytes{state=\"in_use\"} ";
+    if (curl_easy_perform(c) == CURLE_OK && floe_buf_append(&b, "", 1) == 0) {
+        const char *at = strstr((const char *)b.data, key);
+        if (at) v = atof(at + strlen(key));
+    }
+    floe_buf_free(&b);
+    return v;
+}
+
 static void *monitor(void *arg)
 {
     (void)arg;
     CURL *c = curl_easy_init();
     int next = 0; /* samples before this one are resolved */
     while (!done) {
-        int64_t committed[PARTS] = {-1, -1, -1, -1};
+        int64_t committed[MAXPARTS];
+        for (int i = 0; i < MAXPARTS; i++) committed[i] = -1;
         double buffered = 0;
         if (poll_status(c, committed, &buffered) == 0) {
             int64_t now = floe_wall_ms();
@@ -105,6 +131,7 @@ static void *monitor(void *arg)
             if (kb > rss_peak_kb) {
                 rss_peak_kb = kb;
                 buffered_at_peak = buffered;
+                heap_at_peak = heap_in_use(c);
             }
         }
         floe_sleep_ms(10);
@@ -130,11 +157,21 @@ static int cmp64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int main(void)
+typedef struct run {
+    double mb_s;
+    int64_t p50, p99;
+    double rss_idle, rss_load, buffered, beyond; /* MiB; beyond = load - idle - buffered */
+} run_t;
+
+/* One floe, one table topic of `parts` partitions, `secs` of produce at
+ * `rate` MB/s. */
+static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
 {
-    const char *bin = getenv("FLOE_BIN") ? getenv("FLOE_BIN") : "build/floe";
-    double rate = getenv("FLOE_E2E_MB_S") ? atof(getenv("FLOE_E2E_MB_S")) : 50;
-    int secs = getenv("FLOE_E2E_SECS") ? atoi(getenv("FLOE_E2E_SECS")) : 10;
+    PARTS = parts;
+    nsamples = 0;
+    done = 0;
+    rss_peak_kb = 0;
+    buffered_at_peak = heap_at_peak = 0;
     char dir[] = "/tmp/floe-bench-e2e-XXXXXX";
     if (!mkdtemp(dir)) return 1;
     int pfd[2];
@@ -155,7 +192,8 @@ int main(void)
     char line[512], kafka[64];
     if (!fgets(line, sizeof line, rf) || sscanf(line, "floe ready kafka=%63s http=%63s", kafka, http) != 2) {
         fprintf(stderr, "floe did not start: %s\n", line);
-        return 1;
+        fclose(rf);
+        return -1;
     }
     char errstr[256];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -174,7 +212,8 @@ int main(void)
     rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 10000);
     if (!ev || rd_kafka_event_error(ev)) {
         fprintf(stderr, "create topic failed\n");
-        return 1;
+        kill(floe_pid, SIGTERM);
+        return -1;
     }
     rd_kafka_event_destroy(ev);
     rd_kafka_queue_destroy(q);
@@ -231,22 +270,58 @@ int main(void)
     qsort(f, (size_t)nf, sizeof *f, cmp64);
     int64_t p50 = nf ? f[nf / 2] : -1, p99 = nf ? f[(nf * 99) / 100] : -1;
     double per_part = ((double)(rss_peak_kb - rss_idle) * 1024 - buffered_at_peak) / PARTS / 1048576.0;
+    printf("-- %d partitions\n", PARTS);
     printf("produced: %llu records, %.1f MB in %.1f s (%.1f MB/s), acks=all, %d partitions\n",
            (unsigned long long)sent, bytes / 1e6, produce_s, bytes / 1e6 / produce_s, PARTS);
     printf("freshness (ack -> committed snapshot), %d of %d samples: p50 %lld ms, p99 %lld ms\n", nf,
            nsamples, (long long)p50, (long long)p99);
+    printf("floe heap in use at the peak: %.1f MiB\n", heap_at_peak / 1048576.0);
     printf("floe RSS: idle %.1f MiB, peak under load %.1f MiB (%.1f MiB buffered then); per partition "
            "beyond buffers %.2f MiB\n",
            rss_idle / 1024.0, rss_peak_kb / 1024.0, buffered_at_peak / 1048576.0, per_part);
-    printf("ingest_e2e mb_s=%.1f p50_ms=%lld p99_ms=%lld rss_idle_mb=%.1f rss_load_mb=%.1f "
-           "rss_per_partition_mb=%.2f\n",
-           bytes / 1e6 / produce_s, (long long)p50, (long long)p99, rss_idle / 1024.0,
-           rss_peak_kb / 1024.0, per_part);
+    r->mb_s = bytes / 1e6 / produce_s;
+    r->p50 = p50;
+    r->p99 = p99;
+    r->rss_idle = rss_idle / 1024.0;
+    r->rss_load = rss_peak_kb / 1024.0;
+    r->buffered = buffered_at_peak / 1048576.0;
+    r->beyond = r->rss_load - r->rss_idle - r->buffered;
     rd_kafka_destroy(rk);
     kill(floe_pid, SIGTERM);
     waitpid(floe_pid, NULL, 0);
     free(f);
+    fclose(rf);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s.log", dir, dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const char *bin = getenv("FLOE_BIN") ? getenv("FLOE_BIN") : "build/floe";
+    double rate = getenv("FLOE_E2E_MB_S") ? atof(getenv("FLOE_E2E_MB_S")) : 50;
+    int secs = getenv("FLOE_E2E_SECS") ? atoi(getenv("FLOE_E2E_SECS")) : 10;
+    /* Two runs at the same rate, 4 then 16 partitions: the memory that
+     * grows with the partition count is the per-partition cost; what does
+     * not (the producer's requests in flight, the shared encode and
+     * compress buffers, the heap the memory policy keeps) is the fixed
+     * cost of the load. */
+    int few = 4, many = 16;
+    if (getenv("FLOE_E2E_PARTS")) few = many = atoi(getenv("FLOE_E2E_PARTS"));
+    if (few < 1 || few > MAXPARTS) few = many = 4;
+    run_t a, b;
+    if (run_once(bin, few, rate, secs, &a) < 0) return 1;
+    if (many != few && run_once(bin, many, rate, secs, &b) < 0) return 1;
+    double slope = many != few ? (b.beyond - a.beyond) / (many - few) : a.beyond / few;
+    if (slope < 0) slope = 0;
+    double fixed = a.beyond - slope * few;
+    printf("-- per partition: %.2f MiB beyond buffers (RSS beyond idle and buffers: %.1f MiB at %d "
+           "partitions, %.1f MiB at %d); fixed cost of the load %.1f MiB; %.2f MiB per partition "
+           "averaged over %d\n",
+           slope, a.beyond, few, many != few ? b.beyond : a.beyond, many, fixed, a.beyond / few, few);
+    printf("ingest_e2e mb_s=%.1f p50_ms=%lld p99_ms=%lld rss_idle_mb=%.1f rss_load_mb=%.1f "
+           "rss_per_partition_mb=%.2f rss_fixed_mb=%.1f rss_avg_per_partition_%d_mb=%.2f\n",
+           a.mb_s, (long long)a.p50, (long long)a.p99, a.rss_idle, a.rss_load, slope, fixed, few,
+           a.beyond / few);
+    return 0;
 }
