@@ -10,7 +10,10 @@
  * Messages are 1 KiB, acks=all, 2 partitions, no compression; the same
  * client configuration is used for both brokers.  floe runs with its
  * defaults (acks=all waits for fsync), then once more with
- * acks.all.fsync=false to show what the fsync costs. */
+ * acks.all.fsync=false to show what the fsync costs.  Last, the disk's
+ * own limit for durable writes (sequential writes and one fdatasync, in the
+ * same temp dir), against which floe's and the in-memory mock's rates are
+ * put as produce_disk_ratio and mock_disk_ratio. */
 #include <errno.h>
 #include <inttypes.h>
 #include <librdkafka/rdkafka.h>
@@ -387,6 +390,34 @@ static phase_result_t consume_phase(const char *bootstrap, const char *topic, lo
     return res;
 }
 
+/* The physical limit of a broker durable on disk: sequential 1 MiB writes
+ * into a file where floe keeps its data, for `seconds` or 2 GiB, then one
+ * fdatasync (as `dd conv=fdatasync`); bytes over the whole time. */
+static double disk_sync_mb_s(double seconds)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/floe-bench-disk.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        die("mkstemp", strerror(errno));
+    unlink(path);
+    static char block[1 << 20];
+    memset(block, 0x5a, sizeof block);
+    double t0 = now_s();
+    size_t total = 0;
+    while (total < (2u << 30) && now_s() - t0 < seconds) {
+        ssize_t w = write(fd, block, sizeof block);
+        if (w <= 0)
+            die("disk write", strerror(errno));
+        total += (size_t)w;
+    }
+    if (fdatasync(fd) < 0)
+        die("fdatasync", strerror(errno));
+    double dt = now_s() - t0;
+    close(fd);
+    return total / 1e6 / dt;
+}
+
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 10.0;
@@ -451,6 +482,9 @@ int main(int argc, char **argv)
     rd_kafka_mock_cluster_destroy(mock);
     rd_kafka_destroy(mrk);
 
+    double disk = disk_sync_mb_s(secs);
+    printf("disk: sequential writes + fdatasync: %.1f MB/s (the ceiling of a broker durable on disk)\n", disk);
+
     int complete = fcons.messages == fprod.messages;
     if (!complete)
         fprintf(stderr, "bench/broker: consumed %ld of %ld messages from floe within %.0f s\n", fcons.messages,
@@ -458,11 +492,13 @@ int main(int argc, char **argv)
     printf("broker produce_floe_mb_s=%.1f produce_mock_mb_s=%.1f produce_ratio=%.2f "
            "produce_floe_nofsync_mb_s=%.1f produce_nofsync_ratio=%.2f "
            "consume_floe_mb_s=%.1f consume_mock_mb_s=%.1f consume_ratio=%.2f "
+           "disk_sync_mb_s=%.1f produce_disk_ratio=%.2f mock_disk_ratio=%.2f "
            "rss_idle_mb=%.1f rss_load_mb=%.1f rss_after_mb=%.1f floe_produce_cpu_s=%.1f msg_bytes=%d partitions=%d acks=all "
            "phase_s=%.0f floe_consumed_all=%d floe_sigterm_status=%d\n",
            fprod.mb_s, mprod.mb_s, mprod.mb_s > 0 ? fprod.mb_s / mprod.mb_s : 0, fnosync.mb_s,
            mprod.mb_s > 0 ? fnosync.mb_s / mprod.mb_s : 0, fcons.mb_s, mcons.mb_s,
-           mcons.mb_s > 0 ? fcons.mb_s / mcons.mb_s : 0, rss_idle / 1024.0, rss_load / 1024.0,
+           mcons.mb_s > 0 ? fcons.mb_s / mcons.mb_s : 0, disk, disk > 0 ? fprod.mb_s / disk : 0,
+           disk > 0 ? mprod.mb_s / disk : 0, rss_idle / 1024.0, rss_load / 1024.0,
            rss_after / 1024.0, prod_cpu, MSG_SIZE, PARTITIONS, secs, complete, st);
     return 0;
 }
