@@ -167,7 +167,8 @@ static serve_tables_t *g_tables;
  * broker lands on fresh pages: a page fault per 4 KiB, which costs more
  * than copying the bytes (measured: a 2 MB fetch response spent ~15 ms in
  * faults).  So the heap keeps its pages while traffic flows, and they are
- * given back with malloc_trim once the broker has been quiet for a tick. */
+ * given back, with the pool of frame buffers, once the broker has been
+ * quiet for a tick. */
 #define MEM_TICK_MS 2000
 static struct {
     floe_loop_t *loop;
@@ -184,6 +185,7 @@ static void mem_tick(void *arg)
         g_mem.traffic = t;
         g_mem.trimmed = false;
     } else if (!g_mem.trimmed) {
+        floe_kafka_srv_release_memory(g_srv);
         malloc_trim(0);
         g_mem.trimmed = true;
     }

@@ -476,6 +476,8 @@ uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *s)
     return atomic_load(&s->bytes_in) + atomic_load(&s->bytes_out);
 }
 
+void floe_kafka_srv_release_memory(floe_kafka_srv_t *s) { floe_tcp_pool_release(s->tcp); }
+
 int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
 {
     int rc = 0;

@@ -54,6 +54,9 @@ int floe_kafka_srv_bound_port(const floe_kafka_srv_t *srv);
 int floe_kafka_srv_metrics(floe_kafka_srv_t *srv, floe_buf_t *out);
 /* Bytes received plus bytes sent so far (any thread): a traffic counter. */
 uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *srv);
+/* Give back memory kept for traffic (the pool of large frame buffers);
+ * for a server that has gone quiet. */
+void floe_kafka_srv_release_memory(floe_kafka_srv_t *srv);
 
 /* The modules floe serve runs (src/kafka/modules.c). */
 extern const floe_kafka_module_t *const floe_kafka_modules[];

@@ -427,6 +427,8 @@ int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
 
 int floe_tcp_port(const floe_tcp_srv_t *s) { return s->port; }
 
+void floe_tcp_pool_release(floe_tcp_srv_t *s) { pool_clear(s); }
+
 void floe_tcp_pool_stats(floe_tcp_srv_t *s, uint64_t *reuses, size_t *bytes)
 {
     pthread_mutex_lock(&s->pool_mu);

@@ -55,6 +55,10 @@ bool floe_tcp_flushed(const floe_tcp_srv_t *s);
  * is free()).  Takes ownership of mem. */
 void floe_tcp_frame_free(floe_tcp_srv_t *s, uint8_t *mem);
 
+/* Free the buffers the pool holds now (a server that has gone quiet gives
+ * the memory back; the next large frames fill the pool again).  Any thread. */
+void floe_tcp_pool_release(floe_tcp_srv_t *s);
+
 /* Frames received into memory given back earlier, and the bytes held for
  * reuse now (tests, metrics). */
 void floe_tcp_pool_stats(floe_tcp_srv_t *s, uint64_t *reuses, size_t *bytes);

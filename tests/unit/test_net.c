@@ -1,7 +1,8 @@
 /* The frame server over a real socket: large and small frames sent back to
  * back arrive whole and in order; memory of large frames given back with
- * floe_tcp_frame_free is used again for later large frames, and every
- * frame received into reused memory carries its own bytes. */
+ * floe_tcp_frame_free is used again for later large frames, every frame
+ * received into reused memory carries its own bytes, and the pool empties
+ * on request while the connection stays open. */
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct ctx {
     floe_tcp_srv_t *srv;
     int port;
     int got, bad, reused, closed;
+    size_t held_before_release, held_after_release;
     const uint8_t *seen[NFRAMES]; /* the memory each large frame came in */
 } ctx_t;
 
@@ -52,6 +54,14 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
     }
     /* give it back at once, as a handler done with the bytes does */
     floe_tcp_frame_free(C.srv, mem);
+    if (C.got == NFRAMES) {
+        /* the connection is still open: a quiet server gives the pool back
+         * on request (floe serve does on a quiet tick) */
+        uint64_t r;
+        floe_tcp_pool_stats(C.srv, &r, &C.held_before_release);
+        floe_tcp_pool_release(C.srv);
+        floe_tcp_pool_stats(C.srv, &r, &C.held_after_release);
+    }
 }
 
 static void on_close(floe_conn_t *c, void *arg)
@@ -109,6 +119,8 @@ static void large_frames_reuse_memory(void)
     size_t held = 1;
     floe_tcp_pool_stats(C.srv, &reuses, &held);
     CHECK(reuses > 0);
+    CHECK(C.held_before_release >= BIG);
+    CHECK_EQ(C.held_after_release, 0);
     CHECK_EQ(held, 0); /* the last connection closed: nothing kept */
     /* memory given back after the server is gone is simply freed */
     floe_tcp_free(C.srv);
