@@ -64,18 +64,24 @@ static size_t sink(char *p, size_t sz, size_t n, void *ctx)
     return sz * n;
 }
 
+/* GET floe's http://.../path into *b (NUL-terminated); 0 or -1. */
+static int get(CURL *c, const char *path, floe_buf_t *b)
+{
+    char url[128];
+    snprintf(url, sizeof url, "http://%s%s", http, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    return curl_easy_perform(c) == CURLE_OK && floe_buf_append(b, "", 1) == 0 ? 0 : -1;
+}
+
 /* Committed offsets of the topic's partitions (and the buffered bytes). */
 static int poll_status(CURL *c, int64_t *committed, double *buffered)
 {
     floe_buf_t b = FLOE_BUF_INIT;
-    char url[128];
-    snprintf(url, sizeof url, "http://%s/admin/tables", http);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     int rc = -1;
-    if (curl_easy_perform(c) == CURLE_OK) {
-        json_t *j = json_loadb((const char *)b.data, b.len, 0, NULL);
+    if (get(c, "/admin/tables", &b) == 0) {
+        json_t *j = json_loadb((const char *)b.data, b.len - 1, 0, NULL);
         json_t *t = json_array_get(json_object_get(j, "tables"), 0);
         json_t *ps = json_object_get(t, "partitions");
         *buffered = 0;
@@ -95,14 +101,9 @@ static int poll_status(CURL *c, int64_t *committed, double *buffered)
 static double heap_in_use(CURL *c)
 {
     floe_buf_t b = FLOE_BUF_INIT;
-    char url[128];
-    snprintf(url, sizeof url, "http://%s/metrics", http);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     double v = 0;
     const char *key = "floe_heap_bytes{state=\"in_use\"} ";
-    if (curl_easy_perform(c) == CURLE_OK && floe_buf_append(&b, "", 1) == 0) {
+    if (get(c, "/metrics", &b) == 0) {
         const char *at = strstr((const char *)b.data, key);
         if (at) v = atof(at + strlen(key));
     }
