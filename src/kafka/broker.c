@@ -439,6 +439,10 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
         *kerr = FLOE_KERR_INVALID_TOPIC_EXCEPTION;
         return floe_err_set(err, FLOE_EINVAL, "invalid topic name '%.64s'", name);
     }
+    if (!strcmp(name, FLOE_OFFSETS_TOPIC)) {
+        *kerr = FLOE_KERR_INVALID_TOPIC_EXCEPTION;
+        return floe_err_set(err, FLOE_EINVAL, "'%s' is reserved for the group offsets", name);
+    }
     if (nparts == -1) nparts = b->cfg.default_partitions;
     if (nparts < 1 || nparts > 10000) {
         *kerr = FLOE_KERR_INVALID_PARTITIONS;

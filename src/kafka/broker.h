@@ -65,6 +65,10 @@ const char *floe_broker_data_dir(const floe_broker_t *b);
 /* Kafka's rule: 1..249 chars of [a-zA-Z0-9._-], not "." or "..". */
 bool floe_topic_name_valid(const char *name, size_t len);
 
+/* The group coordinator's offsets log (DATA/log/__consumer_offsets-0): a
+ * name no client may create, or its directory would be the offsets'. */
+#define FLOE_OFFSETS_TOPIC "__consumer_offsets"
+
 /* Find a topic by name (len bytes; need not be NUL-terminated).  Borrowed
  * until the topic is deleted. */
 floe_topic_t *floe_broker_topic(floe_broker_t *b, const char *name, size_t len);

@@ -850,7 +850,7 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     const char *data_dir = groups_data_dir(srv);
     if (data_dir) {
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s/log/__consumer_offsets-0", data_dir);
+        snprintf(dir, sizeof dir, "%s/log/" FLOE_OFFSETS_TOPIC "-0", data_dir);
         if (floe_offset_store_open(dir, NULL, st->coord, floe_mono_ms(), &st->store, err))
             goto fail;
     }

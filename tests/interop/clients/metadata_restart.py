@@ -2,11 +2,13 @@
   metadata_restart.py setup TOPIC    create with configs (incl. table.*),
                                      alter configs, add partitions, produce
   metadata_restart.py verify TOPIC   after a restart: partitions, configs and
-                                     data are all still there"""
+                                     data are all still there
+Also: a group's committed offsets, and a CreateTopics of __consumer_offsets
+(the broker's own offsets log) refused without touching them."""
 import sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import BROKER, step, check, eq, finish  # noqa: E402
-from confluent_kafka import Producer, Consumer, TopicPartition, KafkaError  # noqa: E402
+from confluent_kafka import Producer, Consumer, TopicPartition, KafkaError, KafkaException  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic, NewPartitions, ConfigResource  # noqa: E402
 
 admin = AdminClient({"bootstrap.servers": BROKER})
@@ -55,6 +57,31 @@ def setup(topic):
         eq(p.flush(20), 0, "undelivered")
     step("metadata_produce_to_new_partitions", 30, produce)
 
+    def commit():
+        c = Consumer({"bootstrap.servers": BROKER, "group.id": "meta-" + topic, "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition(topic, p, 10 + p) for p in range(4)], asynchronous=False)
+        c.close()
+        eq(committed(topic), {p: 10 + p for p in range(4)}, "committed offsets")
+    step("metadata_group_commit", 30, commit)
+
+    def reserved():
+        f = admin.create_topics([NewTopic("__consumer_offsets", 1, 1)], request_timeout=15)["__consumer_offsets"]
+        try:
+            f.result(15)
+        except KafkaException as e:
+            eq(e.args[0].code(), KafkaError.TOPIC_EXCEPTION, "error code")
+        else:
+            raise AssertionError("a client created __consumer_offsets")
+        eq(committed(topic), {p: 10 + p for p in range(4)}, "committed offsets after the refused create")
+    step("metadata_offsets_topic_reserved", 30, reserved)
+
+
+def committed(topic):
+    c = Consumer({"bootstrap.servers": BROKER, "group.id": "meta-" + topic, "enable.auto.commit": False})
+    got = {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in range(4)], timeout=10)}
+    c.close()
+    return got
+
 
 def verify(topic, label):
     step("metadata_partitions_after_%s" % label, 30, lambda: eq(partitions(topic), 4, "partitions"))
@@ -66,6 +93,8 @@ def verify(topic, label):
         c.close()
         eq(wm, {p: (0, 100) for p in range(4)}, "watermarks")
     step("metadata_data_after_%s" % label, 30, data)
+    step("metadata_group_offsets_after_%s" % label, 30,
+         lambda: eq(committed(topic), {p: 10 + p for p in range(4)}, "committed offsets"))
 
 
 if __name__ == "__main__":
