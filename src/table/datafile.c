@@ -131,6 +131,11 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
     }
     po.row_group_size = SIZE_MAX / 4; /* row groups are cut by floe_dfw_flush */
     po.delta_byte_array = false;      /* v1 pages every Iceberg reader decodes */
+    /* 256 KiB pages rather than the writer's 1 MiB: a page being built and
+     * compressed stays in the core's L2 cache, and each open file's column
+     * keeps a quarter of the memory.  Measured on bench/ingest's 200 MB of
+     * events: 6% less CPU, 0.05% more bytes (128 KiB: 0.9% more bytes). */
+    po.page_size = 256u << 10;
     w->pq = floe_pq_writer_new(w->schema, &po, sink, w->out, err);
     if (!w->pq || floe_pq_writer_set_kv(w->pq, "iceberg.schema", schema_json, err) < 0) goto fail;
     return w;

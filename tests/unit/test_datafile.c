@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "format/parquet.h"
+#include "format/parquet_int.h"
 #include "iceberg/metadata.h"
 #include "table/convert.h"
 #include "table/datafile.h"
@@ -150,11 +151,84 @@ static void rows_to_parquet_read_by_duckdb(void)
     floe_rows_free(rows);
 }
 
+/* Table data files cut pages at 256 KiB of encoded values (not the
+ * writer's 1 MiB default): a wide column of 20000 rows spreads over several
+ * pages, none past the size (plus one value), the full ones near it. */
+static void pages_of_a_quarter_mebibyte(void)
+{
+    floe_err_t e;
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    char json[200];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(json, sizeof json, "{\"n\":%d,\"pad\":\"%0100d\"}", i, i * 7919);
+        add(c, i, NULL, json, 0);
+    }
+    floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
+    int32_t last = 0;
+    bool changed;
+    CHECK_EQ(floe_tschema_sync(rows, s, &last, &changed, &e), 0);
+    char *sj = floe_ice_schema_to_json(s, &e);
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    char path[512];
+    snprintf(path, sizeof path, "%s/pages.parquet", dir);
+    floe_dfw_t *w = floe_dfw_open(io, path, rows, sj, NULL, &e);
+    CHECK(w != NULL);
+    CHECK_EQ(floe_dfw_append(w, rows, &e), 0);
+    floe_ice_data_file_t f;
+    CHECK_EQ(floe_dfw_close(w, &f, &e), 0);
+    CHECK_EQ(f.record_count, 20000);
+    /* walk the pad column's pages */
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp != NULL);
+    static uint8_t data[4 << 20];
+    size_t len = fp ? fread(data, 1, sizeof data, fp) : 0;
+    if (fp) fclose(fp);
+    CHECK(len > 12 && len < sizeof data);
+    uint32_t flen = floe_rd_le32(data + len - 8);
+    pq_file_meta_t m;
+    memset(&m, 0, sizeof m);
+    CHECK_EQ(pq_footer_decode(data + len - 8 - flen, flen, &m, &e), 0);
+    int pad = -1;
+    for (int i = 0; i < floe_pq_schema_num_columns(m.schema); i++)
+        if (!strcmp(floe_pq_schema_node(m.schema, floe_pq_schema_column_node(m.schema, i))->name, "pad")) pad = i;
+    CHECK(pad >= 0 && m.nrg == 1);
+    int pages = 0, big = 0;
+    if (pad >= 0 && m.nrg == 1) {
+        const pq_chunk_meta_t *cm = &m.rgs[0].cols[pad];
+        size_t at = (size_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
+        size_t end = at + (size_t)cm->total_compressed;
+        while (at < end) {
+            pq_page_header_t h;
+            size_t used;
+            if (pq_page_header_decode(data + at, end - at, &h, &used, &e) < 0) break;
+            if (h.type == PQ_PAGE_DATA) {
+                pages++;
+                CHECK(h.uncompressed <= (256 << 10) + 200);
+                big += h.uncompressed > (200 << 10);
+            }
+            at += used + (size_t)h.compressed;
+        }
+        CHECK_EQ(at, end);
+    }
+    /* 20000 x ~105 bytes = 2.1 MB: 8 or 9 pages, all but the last full */
+    CHECK(pages >= 8 && pages <= 10);
+    CHECK(big >= pages - 1);
+    pq_file_meta_free(&m);
+    floe_ice_data_file_clear(&f);
+    free(sj);
+    floe_ice_schema_free(s);
+    floe_fileio_free(io);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/floe-test-datafile-%d", (int)getpid());
     mkdir(dir, 0755);
     RUN(rows_to_parquet_read_by_duckdb);
+    RUN(pages_of_a_quarter_mebibyte);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) return 1;
