@@ -4,19 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int floe_buf_reserve(floe_buf_t *b, size_t extra)
-{
-    if (extra <= b->cap - b->len) return 0;
-    if (extra > SIZE_MAX / 2 - b->len) return -1;
-    size_t need = b->len + extra;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) cap *= 2;
-    uint8_t *p = realloc(b->data, cap);
-    if (!p) return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
+int floe_buf_reserve(floe_buf_t *b, size_t extra) { return floe_buf_reserve_settle(b, extra, SIZE_MAX); }
 
 int floe_buf_reserve_settle(floe_buf_t *b, size_t extra, size_t settle)
 {
