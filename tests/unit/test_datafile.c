@@ -57,24 +57,62 @@ static char *run(const char *cmd)
     return floe_buf_cstr(&b);
 }
 
+/* A JSON converter into a buffer, and the data file its rows go to. */
+typedef struct fixture {
+    floe_rows_t *rows;
+    floe_conv_t *c;
+    floe_ice_schema_t *s;
+    char *sj;
+    floe_fileio_t *io;
+    char path[512];
+} fixture_t;
+
+static void fx_init(fixture_t *x)
+{
+    floe_err_t e;
+    memset(x, 0, sizeof *x);
+    x->rows = floe_rows_new(NULL);
+    x->c = floe_conv_new(x->rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    x->io = floe_fileio_local_new(&e);
+}
+
+/* The table schema of the rows added so far, and a writer for DIR/name. */
+static floe_dfw_t *fx_open(fixture_t *x, const char *name)
+{
+    floe_err_t e;
+    x->s = floe_ice_schema_new(0, floe_ice_type_struct());
+    int32_t last = 0;
+    bool changed;
+    CHECK_EQ(floe_tschema_sync(x->rows, x->s, &last, &changed, &e), 0);
+    x->sj = floe_ice_schema_to_json(x->s, &e);
+    snprintf(x->path, sizeof x->path, "%s/%s", dir, name);
+    floe_dfw_t *w = floe_dfw_open(x->io, x->path, x->rows, x->sj, NULL, &e);
+    CHECK(w != NULL);
+    return w;
+}
+
+static void fx_free(fixture_t *x)
+{
+    free(x->sj);
+    floe_ice_schema_free(x->s);
+    floe_fileio_free(x->io);
+    floe_conv_free(x->c);
+    floe_rows_free(x->rows);
+}
+
 static void rows_to_parquet_read_by_duckdb(void)
 {
     floe_err_t e;
-    floe_rows_t *rows = floe_rows_new(NULL);
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    fixture_t x;
+    fx_init(&x);
+    floe_rows_t *rows = x.rows;
+    floe_conv_t *c = x.c;
     add(c, 0, "k0", "{\"id\":1,\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}}", 2);
     add(c, 1, NULL, "{\"id\":2,\"tags\":[],\"u\":{\"ok\":false}}", 0);
     add(c, 2, "k2", "{\"id\":-3,\"name\":\"zzzzzzzzzzzzzzzzzzzzzzzzz\",\"tags\":null}", 1);
-    floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
-    int32_t last = 0;
-    bool changed;
-    CHECK_EQ(floe_tschema_sync(rows, s, &last, &changed, &e), 0);
-    char *sj = floe_ice_schema_to_json(s, &e);
-    floe_fileio_t *io = floe_fileio_local_new(&e);
-    char path[512];
-    snprintf(path, sizeof path, "%s/f1.parquet", dir);
-    floe_dfw_t *w = floe_dfw_open(io, path, rows, sj, NULL, &e);
-    CHECK(w != NULL);
+    floe_dfw_t *w = fx_open(&x, "f1.parquet");
+    floe_ice_schema_t *s = x.s;
+    const char *sj = x.sj, *path = x.path;
     CHECK_EQ(floe_dfw_append(w, rows, &e), 0);
     CHECK_EQ(floe_dfw_flush(w, &e), 0);
     floe_rows_clear(rows);
@@ -144,11 +182,7 @@ static void rows_to_parquet_read_by_duckdb(void)
     CHECK_STR(out, want);
     free(out);
     floe_ice_data_file_clear(&f);
-    free(sj);
-    floe_ice_schema_free(s);
-    floe_fileio_free(io);
-    floe_conv_free(c);
-    floe_rows_free(rows);
+    fx_free(&x);
 }
 
 /* Table data files cut pages at 256 KiB of encoded values (not the
@@ -157,24 +191,16 @@ static void rows_to_parquet_read_by_duckdb(void)
 static void pages_of_a_quarter_mebibyte(void)
 {
     floe_err_t e;
-    floe_rows_t *rows = floe_rows_new(NULL);
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
+    fixture_t x;
+    fx_init(&x);
     char json[200];
     for (int i = 0; i < 20000; i++) {
         snprintf(json, sizeof json, "{\"n\":%d,\"pad\":\"%0100d\"}", i, i * 7919);
-        add(c, i, NULL, json, 0);
+        add(x.c, i, NULL, json, 0);
     }
-    floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
-    int32_t last = 0;
-    bool changed;
-    CHECK_EQ(floe_tschema_sync(rows, s, &last, &changed, &e), 0);
-    char *sj = floe_ice_schema_to_json(s, &e);
-    floe_fileio_t *io = floe_fileio_local_new(&e);
-    char path[512];
-    snprintf(path, sizeof path, "%s/pages.parquet", dir);
-    floe_dfw_t *w = floe_dfw_open(io, path, rows, sj, NULL, &e);
-    CHECK(w != NULL);
-    CHECK_EQ(floe_dfw_append(w, rows, &e), 0);
+    floe_dfw_t *w = fx_open(&x, "pages.parquet");
+    const char *path = x.path;
+    CHECK_EQ(floe_dfw_append(w, x.rows, &e), 0);
     floe_ice_data_file_t f;
     CHECK_EQ(floe_dfw_close(w, &f, &e), 0);
     CHECK_EQ(f.record_count, 20000);
@@ -216,11 +242,7 @@ static void pages_of_a_quarter_mebibyte(void)
     CHECK(big >= pages - 1);
     pq_file_meta_free(&m);
     floe_ice_data_file_clear(&f);
-    free(sj);
-    floe_ice_schema_free(s);
-    floe_fileio_free(io);
-    floe_conv_free(c);
-    floe_rows_free(rows);
+    fx_free(&x);
 }
 
 int main(void)
