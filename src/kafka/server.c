@@ -500,5 +500,14 @@ int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
                           (unsigned long long)atomic_load(&s->conns_open),
                           (unsigned long long)atomic_load(&s->conns_total),
                           (unsigned long long)atomic_load(&s->bad_requests));
+    uint64_t reuses = 0;
+    size_t held = 0;
+    if (s->tcp) floe_tcp_pool_stats(s->tcp, &reuses, &held);
+    rc |= floe_buf_printf(out,
+                          "# HELP floe_kafka_frame_pool_bytes Memory of large request frames kept for reuse.\n"
+                          "# TYPE floe_kafka_frame_pool_bytes gauge\nfloe_kafka_frame_pool_bytes %zu\n"
+                          "# TYPE floe_kafka_frame_pool_reuses_total counter\n"
+                          "floe_kafka_frame_pool_reuses_total %llu\n",
+                          held, (unsigned long long)reuses);
     return rc ? -1 : 0;
 }
