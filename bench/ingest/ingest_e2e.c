@@ -174,9 +174,9 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
     rss_peak_kb = 0;
     buffered_at_peak = heap_at_peak = 0;
     char dir[] = "/tmp/floe-bench-e2e-XXXXXX";
-    if (!mkdtemp(dir)) return 1;
+    if (!mkdtemp(dir)) return -1;
     int pfd[2];
-    if (pipe(pfd) < 0) return 1;
+    if (pipe(pfd) < 0) return -1;
     floe_pid = fork();
     if (floe_pid == 0) {
         dup2(pfd[1], 1);
@@ -214,6 +214,7 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
     if (!ev || rd_kafka_event_error(ev)) {
         fprintf(stderr, "create topic failed\n");
         kill(floe_pid, SIGTERM);
+        waitpid(floe_pid, NULL, 0);
         return -1;
     }
     rd_kafka_event_destroy(ev);
