@@ -23,42 +23,40 @@ static inline void t_fail(const char *file, int line, const char *what)
     t_checks_failed++;
 }
 
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) t_fail(__FILE__, __LINE__, #cond);               \
+#define CHECK(cond)                                     \
+    do {                                                \
+        if (!(cond)) t_fail(__FILE__, __LINE__, #cond); \
     } while (0)
 
-#define CHECK_EQ(a, b)                                                \
-    do {                                                              \
-        long long t_a_ = (long long)(a), t_b_ = (long long)(b);       \
-        if (t_a_ != t_b_) {                                           \
-            char t_m_[400];                                           \
-            snprintf(t_m_, sizeof t_m_, "%s == %s (%lld != %lld)", #a, #b, \
-                     t_a_, t_b_);                                     \
-            t_fail(__FILE__, __LINE__, t_m_);                         \
-        }                                                             \
+#define CHECK_EQ(a, b)                                                                  \
+    do {                                                                                \
+        long long t_a_ = (long long)(a), t_b_ = (long long)(b);                         \
+        if (t_a_ != t_b_) {                                                             \
+            char t_m_[400];                                                             \
+            snprintf(t_m_, sizeof t_m_, "%s == %s (%lld != %lld)", #a, #b, t_a_, t_b_); \
+            t_fail(__FILE__, __LINE__, t_m_);                                           \
+        }                                                                               \
     } while (0)
 
-#define CHECK_EQ_U64(a, b)                                            \
-    do {                                                              \
-        unsigned long long t_a_ = (a), t_b_ = (b);                    \
-        if (t_a_ != t_b_) {                                           \
-            char t_m_[400];                                           \
-            snprintf(t_m_, sizeof t_m_, "%s == %s (%llu != %llu)", #a, #b, \
-                     t_a_, t_b_);                                     \
-            t_fail(__FILE__, __LINE__, t_m_);                         \
-        }                                                             \
+#define CHECK_EQ_U64(a, b)                                                              \
+    do {                                                                                \
+        unsigned long long t_a_ = (a), t_b_ = (b);                                      \
+        if (t_a_ != t_b_) {                                                             \
+            char t_m_[400];                                                             \
+            snprintf(t_m_, sizeof t_m_, "%s == %s (%llu != %llu)", #a, #b, t_a_, t_b_); \
+            t_fail(__FILE__, __LINE__, t_m_);                                           \
+        }                                                                               \
     } while (0)
 
-#define CHECK_STR(a, b)                                               \
-    do {                                                              \
-        const char *t_a_ = (a), *t_b_ = (b);                          \
-        if (!t_a_ || !t_b_ || strcmp(t_a_, t_b_) != 0) {              \
-            char t_m_[1024];                                          \
-            snprintf(t_m_, sizeof t_m_, "%.60s == %.60s (\"%.400s\" != \"%.400s\")", \
-                     #a, #b, t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)"); \
-            t_fail(__FILE__, __LINE__, t_m_);                         \
-        }                                                             \
+#define CHECK_STR(a, b)                                                                      \
+    do {                                                                                     \
+        const char *t_a_ = (a), *t_b_ = (b);                                                 \
+        if (!t_a_ || !t_b_ || strcmp(t_a_, t_b_) != 0) {                                     \
+            char t_m_[1024];                                                                 \
+            snprintf(t_m_, sizeof t_m_, "%.60s == %.60s (\"%.400s\" != \"%.400s\")", #a, #b, \
+                     t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)");                        \
+            t_fail(__FILE__, __LINE__, t_m_);                                                \
+        }                                                                                    \
     } while (0)
 
 static inline void t_run(const char *name, void (*fn)(void))
@@ -67,8 +65,7 @@ static inline void t_run(const char *name, void (*fn)(void))
     fn();
     if (t_checks_failed) {
         t_tests_failed++;
-        printf("not ok - %s: %s (%d failed checks)\n", name, t_first_failure,
-               t_checks_failed);
+        printf("not ok - %s: %s (%d failed checks)\n", name, t_first_failure, t_checks_failed);
     } else {
         printf("ok - %s\n", name);
     }
@@ -76,11 +73,11 @@ static inline void t_run(const char *name, void (*fn)(void))
 }
 
 #define RUN(fn) t_run(#fn, fn)
-#define TEST_MAIN(...)                                                \
-    int main(void)                                                    \
-    {                                                                 \
-        __VA_ARGS__;                                                  \
-        return t_tests_failed ? 1 : 0;                                \
+#define TEST_MAIN(...)                 \
+    int main(void)                     \
+    {                                  \
+        __VA_ARGS__;                   \
+        return t_tests_failed ? 1 : 0; \
     }
 
 #endif

@@ -13,17 +13,17 @@
 #include "format/avro.h"
 #include "util/clock.h"
 
-static const char *SCHEMA =
-    "{\"type\":\"record\",\"name\":\"event\",\"fields\":["
-    "{\"name\":\"user_id\",\"type\":\"long\",\"field-id\":1},"
-    "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-micros\"},\"field-id\":2},"
-    "{\"name\":\"event\",\"type\":\"string\",\"field-id\":3},"
-    "{\"name\":\"url\",\"type\":\"string\",\"field-id\":4},"
-    "{\"name\":\"amount\",\"type\":[\"null\",\"double\"],\"field-id\":5},"
-    "{\"name\":\"session_id\",\"type\":\"string\",\"field-id\":6},"
-    "{\"name\":\"country\",\"type\":\"string\",\"field-id\":7},"
-    "{\"name\":\"device\",\"type\":\"string\",\"field-id\":8},"
-    "{\"name\":\"seq\",\"type\":\"long\",\"field-id\":9}]}";
+static const char *SCHEMA = "{\"type\":\"record\",\"name\":\"event\",\"fields\":["
+                            "{\"name\":\"user_id\",\"type\":\"long\",\"field-id\":1},"
+                            "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":"
+                            "\"timestamp-micros\"},\"field-id\":2},"
+                            "{\"name\":\"event\",\"type\":\"string\",\"field-id\":3},"
+                            "{\"name\":\"url\",\"type\":\"string\",\"field-id\":4},"
+                            "{\"name\":\"amount\",\"type\":[\"null\",\"double\"],\"field-id\":5},"
+                            "{\"name\":\"session_id\",\"type\":\"string\",\"field-id\":6},"
+                            "{\"name\":\"country\",\"type\":\"string\",\"field-id\":7},"
+                            "{\"name\":\"device\",\"type\":\"string\",\"field-id\":8},"
+                            "{\"name\":\"seq\",\"type\":\"long\",\"field-id\":9}]}";
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
@@ -59,12 +59,15 @@ int main(int argc, char **argv)
         floe_avro_set_long(floe_avro_field_at(v, 0), (int64_t)(r % 100000), &err);
         floe_avro_set_long(floe_avro_field_at(v, 1), 1700000000000000LL + i * 1000, &err);
         floe_avro_set_string(floe_avro_field_at(v, 2), events[r % 5], &err);
-        snprintf(url, sizeof url, "https://shop.example.com/p/%u?ref=%u", (unsigned)(r >> 20) % 50000,
-                 (unsigned)(r >> 40) % 100);
+        snprintf(url, sizeof url, "https://shop.example.com/p/%u?ref=%u",
+                 (unsigned)(r >> 20) % 50000, (unsigned)(r >> 40) % 100);
         floe_avro_set_string(floe_avro_field_at(v, 3), url, &err);
-        if (r % 7) floe_avro_set_double(floe_avro_field_at(v, 4), (double)(r % 100000) / 100.0, &err);
-        else floe_avro_set_null(floe_avro_field_at(v, 4), &err);
-        snprintf(sess, sizeof sess, "%016llx%016llx", (unsigned long long)next(), (unsigned long long)next());
+        if (r % 7)
+            floe_avro_set_double(floe_avro_field_at(v, 4), (double)(r % 100000) / 100.0, &err);
+        else
+            floe_avro_set_null(floe_avro_field_at(v, 4), &err);
+        snprintf(sess, sizeof sess, "%016llx%016llx", (unsigned long long)next(),
+                 (unsigned long long)next());
         floe_avro_set_string(floe_avro_field_at(v, 5), sess, &err);
         floe_avro_set_string(floe_avro_field_at(v, 6), countries[(r >> 8) % 6], &err);
         floe_avro_set_string(floe_avro_field_at(v, 7), devices[(r >> 12) % 3], &err);
@@ -101,7 +104,8 @@ int main(int argc, char **argv)
         return 1;
     }
     double wr = rows / ((t1 - t0) / 1e9), rr = rows / ((t2 - t1) / 1e9);
-    printf("floe: wrote %ld rows (%zu bytes) at %.0f rows/s, read at %.0f rows/s\n", rows, file.len, wr, rr);
+    printf("floe: wrote %ld rows (%zu bytes) at %.0f rows/s, read at %.0f rows/s\n", rows, file.len,
+           wr, rr);
 
     /* avsc on the same file */
     char path[256];
@@ -111,7 +115,8 @@ int main(int argc, char **argv)
     fclose(f);
     const char *root = getenv("FLOE_ROOT");
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "node '%s/bench/avro/avsc_bench.mjs' '%s' %ld", root ? root : ".", path, rows);
+    snprintf(cmd, sizeof cmd, "node '%s/bench/avro/avsc_bench.mjs' '%s' %ld", root ? root : ".",
+             path, rows);
     FILE *p = popen(cmd, "r");
     double aw = 0, ar = 0;
     char line[512];
@@ -125,7 +130,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "avsc run failed\n");
         return 1;
     }
-    printf("AVRO rows=%ld bytes=%zu floe_write_rows_s=%.0f floe_read_rows_s=%.0f avsc_write_rows_s=%.0f "
+    printf("AVRO rows=%ld bytes=%zu floe_write_rows_s=%.0f floe_read_rows_s=%.0f "
+           "avsc_write_rows_s=%.0f "
            "avsc_read_rows_s=%.0f write_ratio=%.2f read_ratio=%.2f\n",
            rows, file.len, wr, rr, aw, ar, wr / aw, rr / ar);
     floe_avro_writer_free(w);

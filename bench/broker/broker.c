@@ -50,8 +50,7 @@ static long rss_kb(pid_t pid)
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     long kb = -1;
     while (fgets(line, sizeof line, f))
         if (!strncmp(line, "VmRSS:", 6)) {
@@ -68,8 +67,7 @@ static double cpu_s(pid_t pid)
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
@@ -98,13 +96,11 @@ static void floe_locate(const char *argv0, char *out, size_t n)
     }
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
-        snprintf(self, sizeof self, "%s", argv0);
+    if (len <= 0) snprintf(self, sizeof self, "%s", argv0);
     else
         self[len] = 0;
     char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = 0;
+    if (slash) *slash = 0;
     snprintf(out, n, "%s/../../floe", self);
 }
 
@@ -112,30 +108,28 @@ static void floe_locate(const char *argv0, char *out, size_t n)
  * to a file passed with --config. */
 static void floe_start(floe_proc_t *fp, const char *bin, const char *config, int timeout_s)
 {
-    snprintf(fp->dir, sizeof fp->dir, "%s/floe-bench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(fp->dir))
-        die("mkdtemp", strerror(errno));
+    snprintf(fp->dir, sizeof fp->dir, "%s/floe-bench.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(fp->dir)) die("mkdtemp", strerror(errno));
     snprintf(fp->log, sizeof fp->log, "%s/serve.log", fp->dir);
     char data[PATH_MAX + 8], conf[PATH_MAX + 16];
     snprintf(data, sizeof data, "%s/data", fp->dir);
     snprintf(conf, sizeof conf, "%s/serve.conf", fp->dir);
     FILE *cf = fopen(conf, "w");
-    if (!cf)
-        die(conf, strerror(errno));
+    if (!cf) die(conf, strerror(errno));
     fputs(config ? config : "", cf);
     fclose(cf);
     fflush(stdout); /* the child's freopen would flush our buffer once more */
     fflush(stderr);
     fp->pid = fork();
-    if (fp->pid < 0)
-        die("fork", strerror(errno));
+    if (fp->pid < 0) die("fork", strerror(errno));
     if (fp->pid == 0) {
         FILE *o = freopen(fp->log, "w", stdout);
         FILE *e = freopen(fp->log, "a", stderr);
         (void)o;
         (void)e;
-        execl(bin, bin, "serve", "--config", conf, "--data-dir", data, "--listen", "127.0.0.1:0", "--http",
-              "127.0.0.1:0", (char *)NULL);
+        execl(bin, bin, "serve", "--config", conf, "--data-dir", data, "--listen", "127.0.0.1:0",
+              "--http", "127.0.0.1:0", (char *)NULL);
         fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
         _exit(127);
     }
@@ -147,16 +141,14 @@ static void floe_start(floe_proc_t *fp, const char *bin, const char *config, int
             char *k = strstr(line, " kafka=");
             if (!strncmp(line, "floe ready ", 11) && k) {
                 size_t n = strcspn(k + 7, " \n");
-                if (n >= sizeof fp->kafka)
-                    n = sizeof fp->kafka - 1;
+                if (n >= sizeof fp->kafka) n = sizeof fp->kafka - 1;
                 memcpy(fp->kafka, k + 7, n);
                 fp->kafka[n] = 0;
                 fclose(f);
                 return;
             }
         }
-        if (f)
-            fclose(f);
+        if (f) fclose(f);
         int st;
         if (waitpid(fp->pid, &st, WNOHANG) == fp->pid)
             die("floe serve", "exited before printing its ready line (see its log above)");
@@ -172,8 +164,7 @@ static int floe_stop(floe_proc_t *fp)
     int st = 0;
     kill(fp->pid, SIGTERM);
     for (int i = 0; i < 1000; i++) { /* 20 s */
-        if (waitpid(fp->pid, &st, WNOHANG) == fp->pid)
-            goto done;
+        if (waitpid(fp->pid, &st, WNOHANG) == fp->pid) goto done;
         usleep(20000);
     }
     kill(fp->pid, SIGKILL);
@@ -181,8 +172,7 @@ static int floe_stop(floe_proc_t *fp)
 done:;
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fp->dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench/broker: could not remove %s\n", fp->dir);
+    if (system(cmd) != 0) fprintf(stderr, "bench/broker: could not remove %s\n", fp->dir);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -198,8 +188,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
     (void)rk;
     dr_state_t *s = opaque;
     if (m->err) {
-        if (!s->failed++)
-            s->first_err = m->err;
+        if (!s->failed++) s->first_err = m->err;
     } else {
         s->delivered++;
     }
@@ -208,8 +197,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 static void conf_set(rd_kafka_conf_t *c, const char *k, const char *v)
 {
     char err[256];
-    if (rd_kafka_conf_set(c, k, v, err, sizeof err) != RD_KAFKA_CONF_OK)
-        die(k, err);
+    if (rd_kafka_conf_set(c, k, v, err, sizeof err) != RD_KAFKA_CONF_OK) die(k, err);
 }
 
 static void create_topic(const char *bootstrap, const char *topic)
@@ -218,8 +206,7 @@ static void create_topic(const char *bootstrap, const char *topic)
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     conf_set(c, "bootstrap.servers", bootstrap);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
-    if (!rk)
-        die("admin client", err);
+    if (!rk) die("admin client", err);
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, PARTITIONS, 1, err, sizeof err);
     rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
     rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
@@ -237,18 +224,17 @@ static void create_topic(const char *bootstrap, const char *topic)
         const rd_kafka_topic_result_t **r =
             rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
         if (n != 1 || rd_kafka_topic_result_error(r[0])) {
-            snprintf(whybuf, sizeof whybuf, "%s", n ? rd_kafka_topic_result_error_string(r[0]) : "no result");
+            snprintf(whybuf, sizeof whybuf, "%s",
+                     n ? rd_kafka_topic_result_error_string(r[0]) : "no result");
             why = whybuf;
         }
     }
-    if (ev)
-        rd_kafka_event_destroy(ev);
+    if (ev) rd_kafka_event_destroy(ev);
     rd_kafka_AdminOptions_destroy(opt);
     rd_kafka_NewTopic_destroy(nt);
     rd_kafka_queue_destroy(q);
     rd_kafka_destroy(rk);
-    if (why)
-        die("CreateTopics", why);
+    if (why) die("CreateTopics", why);
 }
 
 typedef struct {
@@ -263,8 +249,7 @@ static phase_result_t produce_phase(const char *bootstrap, const char *topic, do
                                     pid_t watch_pid)
 {
     static char payload[MSG_SIZE];
-    for (size_t i = 0; i < sizeof payload; i++)
-        payload[i] = (char)('a' + i % 26);
+    for (size_t i = 0; i < sizeof payload; i++) payload[i] = (char)('a' + i % 26);
     char err[256];
     dr_state_t dr = {0, 0, 0};
     rd_kafka_conf_t *c = rd_kafka_conf_new();
@@ -278,8 +263,7 @@ static phase_result_t produce_phase(const char *bootstrap, const char *topic, do
     rd_kafka_conf_set_opaque(c, &dr);
     rd_kafka_conf_set_dr_msg_cb(c, on_delivery);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
-    if (!rk)
-        die("producer", err);
+    if (!rk) die("producer", err);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     phase_result_t res = {0, 0, -1};
     double t0 = now_s(), next_sample = t0, end = t0 + seconds;
@@ -287,16 +271,15 @@ static phase_result_t produce_phase(const char *bootstrap, const char *topic, do
     for (;;) {
         if ((sent & 1023) == 0) {
             double t = now_s();
-            if (t >= end)
-                break;
+            if (t >= end) break;
             if (watch_pid > 0 && t >= next_sample) {
                 long kb = rss_kb(watch_pid);
-                if (kb > res.rss_peak_kb)
-                    res.rss_peak_kb = kb;
+                if (kb > res.rss_peak_kb) res.rss_peak_kb = kb;
                 next_sample = t + 0.1;
             }
         }
-        if (rd_kafka_produce(rkt, (int32_t)(sent % PARTITIONS), 0, payload, MSG_SIZE, NULL, 0, NULL) == -1) {
+        if (rd_kafka_produce(rkt, (int32_t)(sent % PARTITIONS), 0, payload, MSG_SIZE, NULL, 0,
+                             NULL) == -1) {
             if (rd_kafka_last_error() != RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 die("produce", rd_kafka_err2str(rd_kafka_last_error()));
             rd_kafka_poll(rk, 1);
@@ -309,28 +292,27 @@ static phase_result_t produce_phase(const char *bootstrap, const char *topic, do
         rd_kafka_poll(rk, 50);
         if (watch_pid > 0) {
             long kb = rss_kb(watch_pid);
-            if (kb > res.rss_peak_kb)
-                res.rss_peak_kb = kb;
+            if (kb > res.rss_peak_kb) res.rss_peak_kb = kb;
         }
     }
     double elapsed = now_s() - t0;
     rd_kafka_flush(rk, 5000);
     if (dr.failed)
-        fprintf(stderr, "bench/broker: %ld deliveries failed, first: %s\n", dr.failed, rd_kafka_err2str(dr.first_err));
+        fprintf(stderr, "bench/broker: %ld deliveries failed, first: %s\n", dr.failed,
+                rd_kafka_err2str(dr.first_err));
     res.messages = dr.delivered;
     res.mb_s = (double)dr.delivered * MSG_SIZE / elapsed / 1e6;
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(rk);
-    if (dr.delivered == 0)
-        die("produce", "no message was acknowledged");
+    if (dr.delivered == 0) die("produce", "no message was acknowledged");
     return res;
 }
 
 /* Read the partitions from the beginning until `want` messages, the end of
  * every partition, or `seconds`.  (The mock keeps only the last ~5 MB per
  * partition, so for it the end comes first.) */
-static phase_result_t consume_phase(const char *bootstrap, const char *topic, long want, double seconds,
-                                    pid_t watch_pid)
+static phase_result_t consume_phase(const char *bootstrap, const char *topic, long want,
+                                    double seconds, pid_t watch_pid)
 {
     char err[256], group[64];
     snprintf(group, sizeof group, "bench-%d-%ld", (int)getpid(), (long)time(NULL));
@@ -341,8 +323,7 @@ static phase_result_t consume_phase(const char *bootstrap, const char *topic, lo
     conf_set(c, "fetch.wait.max.ms", "100");
     conf_set(c, "enable.partition.eof", "true");
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof err);
-    if (!rk)
-        die("consumer", err);
+    if (!rk) die("consumer", err);
     rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(PARTITIONS);
     for (int p = 0; p < PARTITIONS; p++)
         rd_kafka_topic_partition_list_add(tp, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
@@ -358,15 +339,12 @@ static phase_result_t consume_phase(const char *bootstrap, const char *topic, lo
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         if (watch_pid > 0 && now_s() >= next_sample) {
             long kb = rss_kb(watch_pid);
-            if (kb > res.rss_peak_kb)
-                res.rss_peak_kb = kb;
+            if (kb > res.rss_peak_kb) res.rss_peak_kb = kb;
             next_sample = now_s() + 0.1;
         }
-        if (!m)
-            continue;
+        if (!m) continue;
         if (!m->err) {
-            if (!res.messages)
-                first = now_s();
+            if (!res.messages) first = now_s();
             res.messages++;
             bytes += (long)m->len;
             if (m->partition >= 0 && m->partition < PARTITIONS && at_eof[m->partition]) {
@@ -396,10 +374,10 @@ static phase_result_t consume_phase(const char *bootstrap, const char *topic, lo
 static double disk_sync_mb_s(double seconds)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/floe-bench-disk.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(path, sizeof path, "%s/floe-bench-disk.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     int fd = mkstemp(path);
-    if (fd < 0)
-        die("mkstemp", strerror(errno));
+    if (fd < 0) die("mkstemp", strerror(errno));
     unlink(path);
     static char block[1 << 20];
     memset(block, 0x5a, sizeof block);
@@ -407,12 +385,10 @@ static double disk_sync_mb_s(double seconds)
     size_t total = 0;
     while (total < (2u << 30) && now_s() - t0 < seconds) {
         ssize_t w = write(fd, block, sizeof block);
-        if (w <= 0)
-            die("disk write", strerror(errno));
+        if (w <= 0) die("disk write", strerror(errno));
         total += (size_t)w;
     }
-    if (fdatasync(fd) < 0)
-        die("fdatasync", strerror(errno));
+    if (fdatasync(fd) < 0) die("fdatasync", strerror(errno));
     double dt = now_s() - t0;
     close(fd);
     return total / 1e6 / dt;
@@ -421,12 +397,10 @@ static double disk_sync_mb_s(double seconds)
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 10.0;
-    if (secs <= 0)
-        die("usage", "broker [SECONDS_PER_PHASE > 0]");
+    if (secs <= 0) die("usage", "broker [SECONDS_PER_PHASE > 0]");
     char bin[PATH_MAX + 16];
     floe_locate(argv[0], bin, sizeof bin);
-    if (access(bin, X_OK) != 0)
-        die(bin, "floe binary not found (set FLOE_BIN)");
+    if (access(bin, X_OK) != 0) die(bin, "floe binary not found (set FLOE_BIN)");
     char topic[64];
     snprintf(topic, sizeof topic, "bench-%d", (int)getpid());
 
@@ -440,15 +414,15 @@ int main(int argc, char **argv)
     double cpu0 = cpu_s(fp.pid);
     phase_result_t fprod = produce_phase(fp.kafka, topic, secs, fp.pid);
     double prod_cpu = cpu_s(fp.pid) - cpu0;
-    printf("floe produce: %ld x 1 KiB acked in %.0f s: %.1f MB/s, peak RSS %.1f MB, floe CPU %.1f s\n",
-           fprod.messages, secs, fprod.mb_s, fprod.rss_peak_kb / 1024.0, prod_cpu);
+    printf(
+        "floe produce: %ld x 1 KiB acked in %.0f s: %.1f MB/s, peak RSS %.1f MB, floe CPU %.1f s\n",
+        fprod.messages, secs, fprod.mb_s, fprod.rss_peak_kb / 1024.0, prod_cpu);
     phase_result_t fcons = consume_phase(fp.kafka, topic, fprod.messages, secs, fp.pid);
     printf("floe consume: %ld messages: %.1f MB/s, peak RSS %.1f MB\n", fcons.messages, fcons.mb_s,
            fcons.rss_peak_kb / 1024.0);
     long rss_after = rss_kb(fp.pid);
     int st = floe_stop(&fp);
-    if (st != 0)
-        fprintf(stderr, "bench/broker: floe exited with status %d after SIGTERM\n", st);
+    if (st != 0) fprintf(stderr, "bench/broker: floe exited with status %d after SIGTERM\n", st);
     long rss_load = fprod.rss_peak_kb > fcons.rss_peak_kb ? fprod.rss_peak_kb : fcons.rss_peak_kb;
 
     /* floe again with acks=all answered before fsync (acks.all.fsync=false):
@@ -467,13 +441,10 @@ int main(int argc, char **argv)
     rd_kafka_conf_t *mc = rd_kafka_conf_new();
     conf_set(mc, "log_level", "4"); /* no notice about the missing bootstrap.servers */
     rd_kafka_t *mrk = rd_kafka_new(RD_KAFKA_PRODUCER, mc, err, sizeof err);
-    if (!mrk)
-        die("mock handle", err);
+    if (!mrk) die("mock handle", err);
     rd_kafka_mock_cluster_t *mock = rd_kafka_mock_cluster_new(mrk, 1);
-    if (!mock)
-        die("rd_kafka_mock_cluster_new", "failed");
-    if (rd_kafka_mock_topic_create(mock, topic, PARTITIONS, 1))
-        die("mock topic", "create failed");
+    if (!mock) die("rd_kafka_mock_cluster_new", "failed");
+    if (rd_kafka_mock_topic_create(mock, topic, PARTITIONS, 1)) die("mock topic", "create failed");
     const char *mboot = rd_kafka_mock_cluster_bootstraps(mock);
     phase_result_t mprod = produce_phase(mboot, topic, secs, 0);
     printf("mock produce: %ld x 1 KiB acked: %.1f MB/s\n", mprod.messages, mprod.mb_s);
@@ -483,17 +454,20 @@ int main(int argc, char **argv)
     rd_kafka_destroy(mrk);
 
     double disk = disk_sync_mb_s(secs);
-    printf("disk: sequential writes + fdatasync: %.1f MB/s (the ceiling of a broker durable on disk)\n", disk);
+    printf("disk: sequential writes + fdatasync: %.1f MB/s (the ceiling of a broker durable on "
+           "disk)\n",
+           disk);
 
     int complete = fcons.messages == fprod.messages;
     if (!complete)
-        fprintf(stderr, "bench/broker: consumed %ld of %ld messages from floe within %.0f s\n", fcons.messages,
-                fprod.messages, secs);
+        fprintf(stderr, "bench/broker: consumed %ld of %ld messages from floe within %.0f s\n",
+                fcons.messages, fprod.messages, secs);
     printf("broker produce_floe_mb_s=%.1f produce_mock_mb_s=%.1f produce_ratio=%.2f "
            "produce_floe_nofsync_mb_s=%.1f produce_nofsync_ratio=%.2f "
            "consume_floe_mb_s=%.1f consume_mock_mb_s=%.1f consume_ratio=%.2f "
            "disk_sync_mb_s=%.1f produce_disk_ratio=%.2f mock_disk_ratio=%.2f "
-           "rss_idle_mb=%.1f rss_load_mb=%.1f rss_after_mb=%.1f floe_produce_cpu_s=%.1f msg_bytes=%d partitions=%d acks=all "
+           "rss_idle_mb=%.1f rss_load_mb=%.1f rss_after_mb=%.1f floe_produce_cpu_s=%.1f "
+           "msg_bytes=%d partitions=%d acks=all "
            "phase_s=%.0f floe_consumed_all=%d floe_sigterm_status=%d\n",
            fprod.mb_s, mprod.mb_s, mprod.mb_s > 0 ? fprod.mb_s / mprod.mb_s : 0, fnosync.mb_s,
            mprod.mb_s > 0 ? fnosync.mb_s / mprod.mb_s : 0, fcons.mb_s, mcons.mb_s,

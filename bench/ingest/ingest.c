@@ -43,12 +43,14 @@ static size_t generate(const char *path, size_t target)
         sid[32] = 0;
         ts += (int64_t)(next() % 20);
         int n = snprintf(line, sizeof line,
-                         "{\"user_id\":%llu,\"ts\":%lld,\"event\":\"%s\",\"url\":\"https://shop.example/p/%llu?ref=%s\","
-                         "\"amount\":%llu.%02llu,\"session_id\":\"%s\",\"country\":\"%s\",\"device\":\"%s\",\"seq\":%zu}\n",
+                         "{\"user_id\":%llu,\"ts\":%lld,\"event\":\"%s\",\"url\":\"https://"
+                         "shop.example/p/%llu?ref=%s\","
+                         "\"amount\":%llu.%02llu,\"session_id\":\"%s\",\"country\":\"%s\","
+                         "\"device\":\"%s\",\"seq\":%zu}\n",
                          (unsigned long long)(next() % 100000), (long long)ts, events[next() % 6],
                          (unsigned long long)(next() % 5000), countries[next() % 10],
-                         (unsigned long long)(next() % 1000), (unsigned long long)(next() % 100), sid,
-                         countries[next() % 10], devices[next() % 3], rows);
+                         (unsigned long long)(next() % 1000), (unsigned long long)(next() % 100),
+                         sid, countries[next() % 10], devices[next() % 3], rows);
         fwrite(line, 1, (size_t)n, f);
         bytes += (size_t)n;
         rows++;
@@ -112,8 +114,10 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
     char *data = malloc(cap);
     if (!data) return -1;
     floe_err_t e;
-    conv_t c = {.io = floe_fileio_local_new(&e), .rows = floe_rows_new(NULL),
-                .schema = floe_ice_schema_new(0, floe_ice_type_struct()), .out = out};
+    conv_t c = {.io = floe_fileio_local_new(&e),
+                .rows = floe_rows_new(NULL),
+                .schema = floe_ice_schema_new(0, floe_ice_type_struct()),
+                .out = out};
     size_t nrows = 0;
     int64_t t0 = floe_mono_ns();
     double c0 = cpu_secs();
@@ -216,8 +220,9 @@ int main(int argc, char **argv)
     if (rounds < 1) rounds = 1;
     size_t frows = 0;
     double fs = 1e9, fc = 1e9, ds = 1e9, dc = 1e9, dbytes = 0, drows = 0, s, c;
-    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node '%s/bench/ingest/duckdb_json.mjs' '%s' '%s'",
-             root, root, src, dout);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/tests/interop' && node '%s/bench/ingest/duckdb_json.mjs' '%s' '%s'", root,
+             root, src, dout);
     for (int r = 0; r < rounds; r++) {
         fprintf(stderr, "ingest: round %d of %d: floe converting\n", r + 1, rounds);
         double rs = 1e9;
@@ -234,7 +239,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ingest: round %d of %d: DuckDB converting\n", r + 1, rounds);
         FILE *pp = popen(cmd, "r");
         double s2, b2, r2, c2;
-        if (!pp || fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf cpu=%lf", &s2, &b2, &r2, &c2) != 4 ||
+        if (!pp ||
+            fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf cpu=%lf", &s2, &b2, &r2, &c2) != 4 ||
             s2 <= 0 || c2 <= 0) {
             fprintf(stderr, "the DuckDB run failed\n");
             return 1;
@@ -244,21 +250,23 @@ int main(int argc, char **argv)
         if (c2 < dc) dc = c2;
         dbytes = b2;
         drows = r2;
-        fprintf(stderr, "ingest: round %d: floe %.3f s, DuckDB %.3f s (ratio %.2f)\n", r + 1, s, s2, s2 / s);
+        fprintf(stderr, "ingest: round %d: floe %.3f s, DuckDB %.3f s (ratio %.2f)\n", r + 1, s, s2,
+                s2 / s);
     }
     stat(fo, &st);
     double fbytes = (double)st.st_size;
 
     printf("events:  %zu rows, %.1f MB of JSON\n", rows, json_mb);
-    printf("floe:    %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out; %.3f s CPU\n", fs, json_mb / fs,
-           rows / fs, fbytes, fc);
+    printf("floe:    %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out; %.3f s CPU\n", fs,
+           json_mb / fs, rows / fs, fbytes, fc);
     printf("duckdb:  %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out (%.0f rows); %.3f s CPU\n", ds,
            json_mb / ds, rows / ds, dbytes, drows, dc);
     /* speed_ratio: wall clock, as the goal is stated; cpu_ratio: CPU
      * seconds, which other load on the machine distorts less */
     printf("ingest json_mb=%.1f rows=%zu floe_mb_s=%.1f duckdb_mb_s=%.1f speed_ratio=%.2f "
            "cpu_ratio=%.2f floe_bytes=%.0f duckdb_bytes=%.0f bytes_ratio=%.3f\n",
-           json_mb, rows, json_mb / fs, json_mb / ds, ds / fs, dc / fc, fbytes, dbytes, fbytes / dbytes);
+           json_mb, rows, json_mb / fs, json_mb / ds, ds / fs, dc / fc, fbytes, dbytes,
+           fbytes / dbytes);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : 1;
 }

@@ -184,14 +184,15 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
         snprintf(logp, sizeof logp, "%s.log", dir);
         FILE *lf = freopen(logp, "w", stderr);
         (void)lf;
-        execl(bin, bin, "serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
-              (char *)NULL);
+        execl(bin, bin, "serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--http",
+              "127.0.0.1:0", (char *)NULL);
         _exit(127);
     }
     close(pfd[1]);
     FILE *rf = fdopen(pfd[0], "r");
     char line[512], kafka[64];
-    if (!fgets(line, sizeof line, rf) || sscanf(line, "floe ready kafka=%63s http=%63s", kafka, http) != 2) {
+    if (!fgets(line, sizeof line, rf) ||
+        sscanf(line, "floe ready kafka=%63s http=%63s", kafka, http) != 2) {
         fprintf(stderr, "floe did not start: %s\n", line);
         fclose(rf);
         return -1;
@@ -234,12 +235,13 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
             rd_kafka_poll(rk, 1);
             continue;
         }
-        int n = snprintf(msg, sizeof msg,
-                         "{\"seq\":%llu,\"user_id\":%llu,\"event\":\"view\",\"ts\":%lld,\"amount\":%llu.5,"
-                         "\"url\":\"https://shop.example/p/%llu\",\"pad\":\"%0900llu\"}",
-                         (unsigned long long)seq, (unsigned long long)(seq * 7919 % 100000),
-                         (long long)floe_wall_ms(), (unsigned long long)(seq % 1000),
-                         (unsigned long long)(seq % 5000), (unsigned long long)seq);
+        int n = snprintf(
+            msg, sizeof msg,
+            "{\"seq\":%llu,\"user_id\":%llu,\"event\":\"view\",\"ts\":%lld,\"amount\":%llu.5,"
+            "\"url\":\"https://shop.example/p/%llu\",\"pad\":\"%0900llu\"}",
+            (unsigned long long)seq, (unsigned long long)(seq * 7919 % 100000),
+            (long long)floe_wall_ms(), (unsigned long long)(seq % 1000),
+            (unsigned long long)(seq % 5000), (unsigned long long)seq);
         void *tag = (seq % 50 == 0) ? (void *)1 : NULL;
         if (rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_VALUE(msg, (size_t)n),
                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(tag),
@@ -271,16 +273,18 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
         if (samples[k].fresh_ms >= 0) f[nf++] = samples[k].fresh_ms;
     qsort(f, (size_t)nf, sizeof *f, cmp64);
     int64_t p50 = nf ? f[nf / 2] : -1, p99 = nf ? f[(nf * 99) / 100] : -1;
-    double per_part = ((double)(rss_peak_kb - rss_idle) * 1024 - buffered_at_peak) / PARTS / 1048576.0;
+    double per_part =
+        ((double)(rss_peak_kb - rss_idle) * 1024 - buffered_at_peak) / PARTS / 1048576.0;
     printf("-- %d partitions\n", PARTS);
     printf("produced: %llu records, %.1f MB in %.1f s (%.1f MB/s), acks=all, %d partitions\n",
            (unsigned long long)sent, bytes / 1e6, produce_s, bytes / 1e6 / produce_s, PARTS);
-    printf("freshness (ack -> committed snapshot), %d of %d samples: p50 %lld ms, p99 %lld ms\n", nf,
-           nsamples, (long long)p50, (long long)p99);
+    printf("freshness (ack -> committed snapshot), %d of %d samples: p50 %lld ms, p99 %lld ms\n",
+           nf, nsamples, (long long)p50, (long long)p99);
     printf("floe heap in use at the peak: %.1f MiB\n", heap_at_peak / 1048576.0);
-    printf("floe RSS: idle %.1f MiB, peak under load %.1f MiB (%.1f MiB buffered then); per partition "
-           "beyond buffers %.2f MiB\n",
-           rss_idle / 1024.0, rss_peak_kb / 1024.0, buffered_at_peak / 1048576.0, per_part);
+    printf(
+        "floe RSS: idle %.1f MiB, peak under load %.1f MiB (%.1f MiB buffered then); per partition "
+        "beyond buffers %.2f MiB\n",
+        rss_idle / 1024.0, rss_peak_kb / 1024.0, buffered_at_peak / 1048576.0, per_part);
     r->mb_s = bytes / 1e6 / produce_s;
     r->p50 = p50;
     r->p99 = p99;
@@ -320,7 +324,8 @@ int main(void)
     printf("-- per partition: %.2f MiB beyond buffers (RSS beyond idle and buffers: %.1f MiB at %d "
            "partitions, %.1f MiB at %d); fixed cost of the load %.1f MiB; %.2f MiB per partition "
            "averaged over %d\n",
-           slope, a.beyond, few, many != few ? b.beyond : a.beyond, many, fixed, a.beyond / few, few);
+           slope, a.beyond, few, many != few ? b.beyond : a.beyond, many, fixed, a.beyond / few,
+           few);
     printf("ingest_e2e mb_s=%.1f p50_ms=%lld p99_ms=%lld rss_idle_mb=%.1f rss_load_mb=%.1f "
            "rss_per_partition_mb=%.2f rss_fixed_mb=%.1f rss_avg_per_partition_%d_mb=%.2f\n",
            a.mb_s, (long long)a.p50, (long long)a.p99, a.rss_idle, a.rss_load, slope, fixed, few,

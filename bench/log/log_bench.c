@@ -42,7 +42,8 @@ static double run_log(const char *base, const floe_buf_t *batches, size_t bsize,
     for (size_t i = 0; i < n; i++) {
         memcpy(copy, batches->data + i * bsize, bsize); /* append patches in place */
         floe_log_append_result_t r;
-        if (floe_log_append(l, copy, bsize, -1, &r, &err) != 0 || (sync && floe_log_flush(l, &err) != 0)) {
+        if (floe_log_append(l, copy, bsize, -1, &r, &err) != 0 ||
+            (sync && floe_log_flush(l, &err) != 0)) {
             fprintf(stderr, "append: %s\n", err.msg);
             exit(1);
         }
@@ -65,7 +66,8 @@ static double run_raw(const char *base, const floe_buf_t *batches, size_t bsize,
     size_t n = batches->len / bsize;
     int64_t t0 = floe_mono_ns();
     for (size_t i = 0; i < n; i++) {
-        if (write(fd, batches->data + i * bsize, bsize) != (ssize_t)bsize || (sync && fdatasync(fd) != 0)) {
+        if (write(fd, batches->data + i * bsize, bsize) != (ssize_t)bsize ||
+            (sync && fdatasync(fd) != 0)) {
             perror("write");
             exit(1);
         }
@@ -147,11 +149,13 @@ int main(void)
                        run_read(base, &batches, bsize)};
         for (int i = 0; i < 5; i++)
             if (v[i] > best[i]) best[i] = v[i];
-        printf("pass %d: append+fsync %.0f MB/s, write+fdatasync %.0f MB/s, append %.0f MB/s, write %.0f MB/s, read %.0f MB/s\n",
+        printf("pass %d: append+fsync %.0f MB/s, write+fdatasync %.0f MB/s, append %.0f MB/s, "
+               "write %.0f MB/s, read %.0f MB/s\n",
                pass, v[0], v[1], v[2], v[3], v[4]);
     }
     printf("batch %zu bytes, %zu batches per pass, dir %s\n", bsize, batches.len / bsize, base);
-    printf("log append_fsync_mb_s=%.0f raw_fsync_mb_s=%.0f ratio_fsync=%.2f append_mb_s=%.0f raw_mb_s=%.0f ratio=%.2f read_mb_s=%.0f\n",
+    printf("log append_fsync_mb_s=%.0f raw_fsync_mb_s=%.0f ratio_fsync=%.2f append_mb_s=%.0f "
+           "raw_mb_s=%.0f ratio=%.2f read_mb_s=%.0f\n",
            best[0], best[1], best[0] / best[1], best[2], best[3], best[2] / best[3], best[4]);
     floe_buf_free(&batches);
     return 0;

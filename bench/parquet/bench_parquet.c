@@ -33,24 +33,32 @@ typedef struct events {
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
     return rng;
 }
 
-static const char *const EVENTS[] = {"page_view", "page_view", "page_view", "click", "click", "search",
-                                     "add_to_cart", "purchase", "signup", "logout"};
-static const char *const COUNTRIES[] = {"US", "US", "US", "DE", "GB", "FR", "IN", "BR", "JP", "CA", "AU", "ES",
-                                        "IT", "NL", "SE", "MX", "KR", "PL", "CH", "BE"};
+static const char *const EVENTS[] = {"page_view", "page_view",   "page_view", "click",  "click",
+                                     "search",    "add_to_cart", "purchase",  "signup", "logout"};
+static const char *const COUNTRIES[] = {"US", "US", "US", "DE", "GB", "FR", "IN", "BR", "JP", "CA",
+                                        "AU", "ES", "IT", "NL", "SE", "MX", "KR", "PL", "CH", "BE"};
 static const char *const DEVICES[] = {"desktop", "mobile", "mobile", "tablet", "tv"};
-static const char *const CATS[] = {"shoes", "shirts", "pants", "hats", "bags", "watches", "phones", "laptops",
-                                   "books", "toys", "games", "music", "garden", "kitchen", "sports", "beauty"};
+static const char *const CATS[] = {"shoes",  "shirts",  "pants",  "hats",  "bags",  "watches",
+                                   "phones", "laptops", "books",  "toys",  "games", "music",
+                                   "garden", "kitchen", "sports", "beauty"};
 
 static void gen(events_t *e, size_t n)
 {
     e->n = n;
-    e->user_id = malloc(n * 8); e->ts = malloc(n * 8); e->seq = malloc(n * 8); e->amount = malloc(n * 8);
-    e->event = malloc(n * sizeof(floe_slice_t)); e->url = malloc(n * sizeof(floe_slice_t));
-    e->session = malloc(n * sizeof(floe_slice_t)); e->country = malloc(n * sizeof(floe_slice_t));
+    e->user_id = malloc(n * 8);
+    e->ts = malloc(n * 8);
+    e->seq = malloc(n * 8);
+    e->amount = malloc(n * 8);
+    e->event = malloc(n * sizeof(floe_slice_t));
+    e->url = malloc(n * sizeof(floe_slice_t));
+    e->session = malloc(n * sizeof(floe_slice_t));
+    e->country = malloc(n * sizeof(floe_slice_t));
     e->device = malloc(n * sizeof(floe_slice_t));
     e->arena = malloc(n * 80);
     char *a = e->arena;
@@ -66,27 +74,35 @@ static void gen(events_t *e, size_t n)
         e->event[i] = floe_slice_str(EVENTS[(r >> 40) % 10]);
         e->country[i] = floe_slice_str(COUNTRIES[(r >> 44) % 20]);
         e->device[i] = floe_slice_str(DEVICES[(r >> 50) % 5]);
-        int len = sprintf(a, "https://shop.example.com/%s/item-%u", CATS[(r >> 54) % 16], (unsigned)((rnd() >> 7) % 2000));
+        int len = sprintf(a, "https://shop.example.com/%s/item-%u", CATS[(r >> 54) % 16],
+                          (unsigned)((rnd() >> 7) % 2000));
         e->url[i] = floe_slice(a, (size_t)len);
         a += len;
         uint64_t s1 = rnd(), s2 = rnd();
-        for (int k = 0; k < 16; k++) { a[k] = hex[(s1 >> (4 * k)) & 15]; a[16 + k] = hex[(s2 >> (4 * k)) & 15]; }
+        for (int k = 0; k < 16; k++) {
+            a[k] = hex[(s1 >> (4 * k)) & 15];
+            a[16 + k] = hex[(s2 >> (4 * k)) & 15];
+        }
         e->session[i] = floe_slice(a, 32);
         a += 32;
     }
 }
 
-static void add(floe_pq_schema_t *s, const char *name, floe_pq_phys_t p, floe_pq_logical_t lt, int id)
+static void add(floe_pq_schema_t *s, const char *name, floe_pq_phys_t p, floe_pq_logical_t lt,
+                int id)
 {
     floe_pq_node_t n = floe_pq_leaf(name, FLOE_PQ_REQUIRED, p, id);
     n.logical = lt;
     floe_err_t err;
-    if (floe_pq_schema_add(s, &n, &err) < 0) { fprintf(stderr, "%s\n", err.msg); exit(1); }
+    if (floe_pq_schema_add(s, &n, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(1);
+    }
 }
 
 /* Write all rows in batches of 64K (as the table engine would flush). */
-static int write_floe(const events_t *e, const char *path, floe_codec_t codec, uint64_t *bytes, double *secs,
-                      double *cpu)
+static int write_floe(const events_t *e, const char *path, floe_codec_t codec, uint64_t *bytes,
+                      double *secs, double *cpu)
 {
     floe_pq_schema_t *s = floe_pq_schema_new();
     add(s, "user_id", FLOE_PQ_INT64, FLOE_PQ_LT_NONE, 1);
@@ -99,7 +115,10 @@ static int write_floe(const events_t *e, const char *path, floe_codec_t codec, u
     add(s, "device", FLOE_PQ_BYTE_ARRAY, FLOE_PQ_LT_STRING, 8);
     add(s, "seq", FLOE_PQ_INT64, FLOE_PQ_LT_NONE, 9);
     FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); return -1; }
+    if (!f) {
+        perror(path);
+        return -1;
+    }
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     floe_err_t err;
     floe_pq_write_opts_t o = floe_pq_write_opts_default();
@@ -146,13 +165,19 @@ int main(int argc, char **argv)
         /* build/bench/parquet/bench_parquet -> the checkout */
         char exe[PATH_MAX];
         ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (k <= 0) { fprintf(stderr, "cannot locate the checkout; set FLOE_ROOT\n"); return 1; }
+        if (k <= 0) {
+            fprintf(stderr, "cannot locate the checkout; set FLOE_ROOT\n");
+            return 1;
+        }
         exe[k] = 0;
         snprintf(rootbuf, sizeof rootbuf, "%s", dirname(dirname(dirname(dirname(exe)))));
         root = rootbuf;
     }
     char dir[] = "/tmp/floe-bench-parquet-XXXXXX";
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
     events_t e;
     gen(&e, rows);
     char path[512], plain[512];
@@ -169,12 +194,15 @@ int main(int argc, char **argv)
         if (cpu < best_cpu) best_cpu = cpu;
     }
     double floe_rps = (double)rows / best, floe_cpu_rps = (double)rows / best_cpu;
-    printf("floe: %zu rows in %.3f s wall (%.3f s cpu) = %.0f rows/s (%.0f per cpu-s), %llu bytes (zstd)\n", rows, best,
-           best_cpu, floe_rps, floe_cpu_rps, (unsigned long long)bytes);
+    printf("floe: %zu rows in %.3f s wall (%.3f s cpu) = %.0f rows/s (%.0f per cpu-s), %llu bytes "
+           "(zstd)\n",
+           rows, best, best_cpu, floe_rps, floe_cpu_rps, (unsigned long long)bytes);
     fflush(stdout);
     char cmd[3 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node '%s/bench/parquet/duckdb_copy.mjs' '%s' '%s/duck.parquet'",
-             root, root, plain, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s/tests/interop' && node '%s/bench/parquet/duckdb_copy.mjs' '%s' '%s/duck.parquet'",
+        root, root, plain, dir);
     FILE *p = popen(cmd, "r");
     double duck_secs = 0, duck_cpu = 0, l1_secs = 0, l1_cpu = 0;
     unsigned long long duck_bytes = 0, l1_bytes = 0;
@@ -187,21 +215,31 @@ int main(int argc, char **argv)
     int prc = p ? pclose(p) : -1;
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    if (prc != 0 || duck_secs <= 0 || duck_cpu <= 0 || duck_bytes == 0 || l1_secs <= 0 || l1_cpu <= 0 || !l1_bytes) {
+    if (prc != 0 || duck_secs <= 0 || duck_cpu <= 0 || duck_bytes == 0 || l1_secs <= 0 ||
+        l1_cpu <= 0 || !l1_bytes) {
         fprintf(stderr, "duckdb run failed\n");
         return 1;
     }
-    printf("same zstd level (1): floe/duckdb speed %.2f (cpu %.2f), size %.3f\n", l1_secs / best, l1_cpu / best_cpu,
-           (double)bytes / (double)l1_bytes);
+    printf("same zstd level (1): floe/duckdb speed %.2f (cpu %.2f), size %.3f\n", l1_secs / best,
+           l1_cpu / best_cpu, (double)bytes / (double)l1_bytes);
     double duck_rps = (double)rows / duck_secs, duck_cpu_rps = (double)rows / duck_cpu;
     printf("parquet rows=%zu floe_rows_per_s=%.0f duckdb_rows_per_s=%.0f speed_ratio=%.2f "
            "floe_rows_per_cpu_s=%.0f duckdb_rows_per_cpu_s=%.0f cpu_speed_ratio=%.2f "
            "floe_bytes=%llu duckdb_bytes=%llu size_ratio=%.3f "
            "l1_speed_ratio=%.2f l1_cpu_speed_ratio=%.2f l1_size_ratio=%.3f\n",
-           rows, floe_rps, duck_rps, floe_rps / duck_rps, floe_cpu_rps, duck_cpu_rps, floe_cpu_rps / duck_cpu_rps,
-           (unsigned long long)bytes, duck_bytes, (double)bytes / (double)duck_bytes,
-           l1_secs / best, l1_cpu / best_cpu, (double)bytes / (double)l1_bytes);
-    free(e.user_id); free(e.ts); free(e.seq); free(e.amount); free(e.event); free(e.url);
-    free(e.session); free(e.country); free(e.device); free(e.arena);
+           rows, floe_rps, duck_rps, floe_rps / duck_rps, floe_cpu_rps, duck_cpu_rps,
+           floe_cpu_rps / duck_cpu_rps, (unsigned long long)bytes, duck_bytes,
+           (double)bytes / (double)duck_bytes, l1_secs / best, l1_cpu / best_cpu,
+           (double)bytes / (double)l1_bytes);
+    free(e.user_id);
+    free(e.ts);
+    free(e.seq);
+    free(e.amount);
+    free(e.event);
+    free(e.url);
+    free(e.session);
+    free(e.country);
+    free(e.device);
+    free(e.arena);
     return 0;
 }

@@ -27,15 +27,16 @@ int main(int argc, char **argv)
         char sid[33];
         for (int k = 0; k < 32; k++) sid[k] = "0123456789abcdef"[next() & 15];
         sid[32] = 0;
-        floe_buf_printf(&all,
-                        "{\"user_id\":%llu,\"ts\":\"2026-12-02T%02d:%02d:%02d.%06dZ\",\"event\":\"%s\","
-                        "\"url\":\"https://shop.example/p/%llu?ref=%llu\",\"amount\":%llu.%02llu,"
-                        "\"session_id\":\"%s\",\"country\":\"%s\",\"device\":\"%s\",\"seq\":%zu}",
-                        (unsigned long long)(next() % 100000), (int)(i / 3600 % 24), (int)(i / 60 % 60),
-                        (int)(i % 60), (int)(next() % 1000000), events[next() % 5],
-                        (unsigned long long)(next() % 5000), (unsigned long long)(next() % 100), 
-                        (unsigned long long)(next() % 1000), (unsigned long long)(next() % 100), sid,
-                        countries[next() % 8], devices[next() % 3], i);
+        floe_buf_printf(
+            &all,
+            "{\"user_id\":%llu,\"ts\":\"2026-12-02T%02d:%02d:%02d.%06dZ\",\"event\":\"%s\","
+            "\"url\":\"https://shop.example/p/%llu?ref=%llu\",\"amount\":%llu.%02llu,"
+            "\"session_id\":\"%s\",\"country\":\"%s\",\"device\":\"%s\",\"seq\":%zu}",
+            (unsigned long long)(next() % 100000), (int)(i / 3600 % 24), (int)(i / 60 % 60),
+            (int)(i % 60), (int)(next() % 1000000), events[next() % 5],
+            (unsigned long long)(next() % 5000), (unsigned long long)(next() % 100),
+            (unsigned long long)(next() % 1000), (unsigned long long)(next() % 100), sid,
+            countries[next() % 8], devices[next() % 3], i);
     }
     offs[rows] = all.len;
     double mb = (double)all.len / 1e6;
@@ -46,7 +47,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < rows; i++) {
         if (i % 50000 == 0) floe_rows_clear(r); /* bounded, like L1 flushes */
         floe_rows_begin(r);
-        if (floe_rows_json(r, floe_rows_root(r), all.data + offs[i], offs[i + 1] - offs[i], &e) < 0 ||
+        if (floe_rows_json(r, floe_rows_root(r), all.data + offs[i], offs[i + 1] - offs[i], &e) <
+                0 ||
             floe_rows_end(r, &e) < 0) {
             fprintf(stderr, "shred failed at %zu: %s\n", i, e.msg);
             return 1;

@@ -19,5 +19,6 @@ void floe_cli_fail(const char *sub, const char *group, const floe_err_t *err)
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
     if (sub) fprintf(stderr, "floe %s %s: %s\n", group, sub, msg);
-    else fprintf(stderr, "floe %s: %s\n", group, msg);
+    else
+        fprintf(stderr, "floe %s: %s\n", group, msg);
 }

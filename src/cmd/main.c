@@ -7,14 +7,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: floe <command> [options]\n"
-            "commands:\n"
-            "  serve        run the broker (floe serve --help for options)\n"
-            "  topic        create, list, describe, alter, delete topics (floe topic help)\n"
-            "  table        list, describe, scan, history of Iceberg tables (floe table help)\n"
-            "  version      print the version\n"
-            "  help         this text\n");
+    fprintf(f, "usage: floe <command> [options]\n"
+               "commands:\n"
+               "  serve        run the broker (floe serve --help for options)\n"
+               "  topic        create, list, describe, alter, delete topics (floe topic help)\n"
+               "  table        list, describe, scan, history of Iceberg tables (floe table help)\n"
+               "  version      print the version\n"
+               "  help         this text\n");
 }
 
 int main(int argc, char **argv)

@@ -37,7 +37,8 @@
 
 typedef struct serve_cfg {
     char *listen, *http, *data_dir, *adv_host, *cluster_id;
-    int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms, retention_check_ms;
+    int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
+        retention_check_ms;
     bool auto_create, acks_all_fsync;
     floe_kv_t defaults[MAX_KV];
     int ndefaults;
@@ -72,25 +73,38 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
 {
     uint64_t sz;
     if (!strcmp(k, "listen")) c->listen = keep(c, v);
-    else if (!strcmp(k, "http")) c->http = keep(c, v);
-    else if (!strcmp(k, "data.dir")) c->data_dir = keep(c, v);
-    else if (!strcmp(k, "advertised.host")) c->adv_host = keep(c, v);
-    else if (!strcmp(k, "cluster.id")) c->cluster_id = keep(c, v);
-    else if (!strcmp(k, "advertised.port")) return floe_parse_int64(v, 1, 65535, &c->adv_port, err);
-    else if (!strcmp(k, "node.id")) return floe_parse_int64(v, 1, 1 << 30, &c->node_id, err);
+    else if (!strcmp(k, "http"))
+        c->http = keep(c, v);
+    else if (!strcmp(k, "data.dir"))
+        c->data_dir = keep(c, v);
+    else if (!strcmp(k, "advertised.host"))
+        c->adv_host = keep(c, v);
+    else if (!strcmp(k, "cluster.id"))
+        c->cluster_id = keep(c, v);
+    else if (!strcmp(k, "advertised.port"))
+        return floe_parse_int64(v, 1, 65535, &c->adv_port, err);
+    else if (!strcmp(k, "node.id"))
+        return floe_parse_int64(v, 1, 1 << 30, &c->node_id, err);
     else if (!strcmp(k, "max.request.bytes")) {
         if (floe_parse_size(v, &sz, err)) return -1;
-        if (sz < 1024 || sz > (1u << 30)) return floe_err_set(err, FLOE_ERANGE, "max.request.bytes must be in 1KiB..1GiB");
+        if (sz < 1024 || sz > (1u << 30))
+            return floe_err_set(err, FLOE_ERANGE, "max.request.bytes must be in 1KiB..1GiB");
         c->max_request = (int64_t)sz;
-    } else if (!strcmp(k, "max.connections")) return floe_parse_int64(v, 1, 1000000, &c->max_conns, err);
-    else if (!strcmp(k, "num.partitions")) return floe_parse_int64(v, 1, 10000, &c->partitions, err);
-    else if (!strcmp(k, "flush.check.interval.ms")) return floe_parse_duration_ms(v, &c->flush_check_ms, err);
+    } else if (!strcmp(k, "max.connections"))
+        return floe_parse_int64(v, 1, 1000000, &c->max_conns, err);
+    else if (!strcmp(k, "num.partitions"))
+        return floe_parse_int64(v, 1, 10000, &c->partitions, err);
+    else if (!strcmp(k, "flush.check.interval.ms"))
+        return floe_parse_duration_ms(v, &c->flush_check_ms, err);
     else if (!strcmp(k, "log.retention.check.interval.ms"))
         return floe_parse_duration_ms(v, &c->retention_check_ms, err);
-    else if (!strcmp(k, "auto.create.topics.enable")) return floe_parse_bool(v, &c->auto_create, err);
-    else if (!strcmp(k, "acks.all.fsync")) return floe_parse_bool(v, &c->acks_all_fsync, err);
+    else if (!strcmp(k, "auto.create.topics.enable"))
+        return floe_parse_bool(v, &c->auto_create, err);
+    else if (!strcmp(k, "acks.all.fsync"))
+        return floe_parse_bool(v, &c->acks_all_fsync, err);
     else if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
-        if (c->ndefaults == MAX_KV) return floe_err_set(err, FLOE_EINVAL, "too many topic defaults");
+        if (c->ndefaults == MAX_KV)
+            return floe_err_set(err, FLOE_EINVAL, "too many topic defaults");
         c->defaults[c->ndefaults].key = keep(c, !strncmp(k, "log.", 4) ? k + 4 : k);
         c->defaults[c->ndefaults].value = keep(c, v);
         c->ndefaults++;
@@ -229,18 +243,19 @@ static int process_metrics(floe_buf_t *out)
     struct mallinfo2 mi = mallinfo2();
     size_t in_use = mi.uordblks + mi.hblkhd, held = mi.fordblks;
 #endif
-    return floe_buf_printf(out,
-                            "# HELP process_resident_memory_bytes Resident set size.\n"
-                            "# TYPE process_resident_memory_bytes gauge\n"
-                            "process_resident_memory_bytes %ld\n"
-                            "# HELP process_cpu_seconds_total User and system CPU time.\n"
-                            "# TYPE process_cpu_seconds_total counter\n"
-                            "process_cpu_seconds_total %.3f\n"
-                            "# HELP floe_heap_bytes malloc heap: bytes in live allocations, bytes held free.\n"
-                            "# TYPE floe_heap_bytes gauge\n"
-                            "floe_heap_bytes{state=\"in_use\"} %zu\n"
-                            "floe_heap_bytes{state=\"free\"} %zu\n",
-                            rss_kb * 1024, cpu, in_use, held);
+    return floe_buf_printf(
+        out,
+        "# HELP process_resident_memory_bytes Resident set size.\n"
+        "# TYPE process_resident_memory_bytes gauge\n"
+        "process_resident_memory_bytes %ld\n"
+        "# HELP process_cpu_seconds_total User and system CPU time.\n"
+        "# TYPE process_cpu_seconds_total counter\n"
+        "process_cpu_seconds_total %.3f\n"
+        "# HELP floe_heap_bytes malloc heap: bytes in live allocations, bytes held free.\n"
+        "# TYPE floe_heap_bytes gauge\n"
+        "floe_heap_bytes{state=\"in_use\"} %zu\n"
+        "floe_heap_bytes{state=\"free\"} %zu\n",
+        rss_kb * 1024, cpu, in_use, held);
 }
 
 static int h_metrics(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
@@ -260,7 +275,8 @@ static int h_redrive(const floe_http_req_t *rq, floe_http_resp_t *rs)
     char buf[512];
     if (!end || strcmp(end, "/redrive") || end == name || (size_t)(end - name) >= sizeof buf) {
         rs->status = 404;
-        return floe_buf_append_str(&rs->body, "{\"error\":\"not found: POST /admin/tables/NAME/redrive\"}");
+        return floe_buf_append_str(&rs->body,
+                                   "{\"error\":\"not found: POST /admin/tables/NAME/redrive\"}");
     }
     if (strcmp(rq->method, "POST")) {
         rs->status = 405;
@@ -270,7 +286,8 @@ static int h_redrive(const floe_http_req_t *rq, floe_http_resp_t *rs)
     buf[end - name] = '\0';
     floe_err_t err;
     if (!g_tables) floe_err_set(&err, FLOE_ENOENT, "no table engine");
-    else if (serve_tables_redrive(g_tables, buf, &rs->body, &err) == 0) return 0;
+    else if (serve_tables_redrive(g_tables, buf, &rs->body, &err) == 0)
+        return 0;
     floe_buf_reset(&rs->body);
     rs->status = err.code == FLOE_ENOENT ? 404 : err.code == FLOE_EINVAL ? 409 : 500;
     json_t *o = json_pack("{s:s}", "error", err.msg);
@@ -312,19 +329,25 @@ int floe_cmd_serve(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char **dst = NULL;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: floe serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT] "
-                   "[--http HOST:PORT]\n"
-                   "defaults: --data-dir ./floe-data --listen 127.0.0.1:9092 --http 127.0.0.1:8181\n"
-                   "port 0 picks a free port; prints 'floe ready kafka=... http=... data=...'\n");
+            printf(
+                "usage: floe serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT] "
+                "[--http HOST:PORT]\n"
+                "defaults: --data-dir ./floe-data --listen 127.0.0.1:9092 --http 127.0.0.1:8181\n"
+                "port 0 picks a free port; prints 'floe ready kafka=... http=... data=...'\n");
             return 0;
         }
         if (!strcmp(argv[i], "--config")) dst = &config;
-        else if (!strcmp(argv[i], "--listen")) dst = &flag_listen;
-        else if (!strcmp(argv[i], "--http")) dst = &flag_http;
-        else if (!strcmp(argv[i], "--data-dir")) dst = &flag_data;
+        else if (!strcmp(argv[i], "--listen"))
+            dst = &flag_listen;
+        else if (!strcmp(argv[i], "--http"))
+            dst = &flag_http;
+        else if (!strcmp(argv[i], "--data-dir"))
+            dst = &flag_data;
         else {
-            fprintf(stderr, "floe serve: unknown option '%s' (usage: floe serve [--config FILE] "
-                            "[--data-dir DIR] [--listen HOST:PORT] [--http HOST:PORT])\n", argv[i]);
+            fprintf(stderr,
+                    "floe serve: unknown option '%s' (usage: floe serve [--config FILE] "
+                    "[--data-dir DIR] [--listen HOST:PORT] [--http HOST:PORT])\n",
+                    argv[i]);
             return 1;
         }
         if (i + 1 >= argc) {
@@ -396,8 +419,8 @@ int floe_cmd_serve(int argc, char **argv)
     printf("floe ready kafka=%s:%d http=%s:%d data=%s\n", floe_kafka_srv_host(srv),
            floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
     fflush(stdout);
-    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost, floe_kafka_srv_bound_port(srv),
-              hhost, floe_http_port(http), c.data_dir);
+    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost,
+              floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
     if (floe_loop_run(loop, &err)) goto out;
     FLOE_INFO("serve: shutting down");
     rc = 0;

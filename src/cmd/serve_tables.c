@@ -45,7 +45,8 @@ static void mirror(serve_tables_t *st, floe_topic_t *t)
     cfgs_t c = {.n = 0};
     floe_topic_each_config(t, collect, &c);
     floe_err_t err;
-    if (floe_tsource_logs_set(st->src, floe_topic_name(t), n, logs, c.keys, c.values, c.n, &err) < 0)
+    if (floe_tsource_logs_set(st->src, floe_topic_name(t), n, logs, c.keys, c.values, c.n, &err) <
+        0)
         FLOE_ERROR("tables: cannot track topic %s: %s", floe_topic_name(t), err.msg);
     free(logs);
 }
@@ -54,7 +55,8 @@ static void observe(void *ctx, floe_topic_t *t, floe_topic_event_t ev)
 {
     serve_tables_t *st = ctx;
     if (ev == FLOE_TOPIC_DELETING) floe_tsource_logs_remove(st->src, floe_topic_name(t));
-    else mirror(st, t);
+    else
+        mirror(st, t);
 }
 
 static const char *get_default(void *ctx, const char *key)
@@ -76,13 +78,15 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
     for (int i = 0; i < ndefaults; i++) {
         if (strncmp(defaults[i].key, "table.", 6)) continue;
         floe_kv_t *d = &st->defaults[st->ndefaults];
-        if (!(d->key = strdup(defaults[i].key)) || !(d->value = strdup(defaults[i].value))) goto oom;
+        if (!(d->key = strdup(defaults[i].key)) || !(d->value = strdup(defaults[i].value)))
+            goto oom;
         st->ndefaults++;
     }
     char wh[4200];
     snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
     if (!(st->src = floe_tsource_logs_new())) goto oom;
-    if (!(st->io = floe_fileio_local_new(err)) || !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
+    if (!(st->io = floe_fileio_local_new(err)) ||
+        !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
         goto fail;
     floe_engine_config_t ec = {.catalog = st->cat, .get_default = get_default, .default_ctx = st};
     if (!(st->engine = floe_engine_new(&ec, floe_tsource_logs_source(st->src), err))) goto fail;

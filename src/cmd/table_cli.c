@@ -19,7 +19,7 @@
 
 typedef struct table_opts {
     const char *sub, *name, *data_dir, *http;
-    int64_t limit;              /* -1: all */
+    int64_t limit; /* -1: all */
 } table_opts_t;
 
 typedef struct ctx {
@@ -33,8 +33,8 @@ static int open_catalog(ctx_t *c, const char *data_dir, floe_err_t *err)
     snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
     struct stat st;
     if (stat(wh, &st) || !S_ISDIR(st.st_mode))
-        return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)", data_dir, wh,
-                            errno == ENOENT ? "missing" : "not a directory");
+        return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)",
+                            data_dir, wh, errno == ENOENT ? "missing" : "not a directory");
     if (!(c->io = floe_fileio_local_new(err))) return -1;
     if (!(c->cat = floe_ice_catalog_fs_new(c->io, wh, err))) return -1;
     return 0;
@@ -52,8 +52,10 @@ static int load(ctx_t *c, const char *name, floe_ice_table_t **t, floe_err_t *er
     char ns[256], tn[256];
     const char *dot = strchr(name, '.');
     if (dot) {
-        if ((size_t)(dot - name) >= sizeof ns || strlen(dot + 1) >= sizeof tn || dot == name || !dot[1])
-            return floe_err_set(err, FLOE_EINVAL, "bad table name '%s' (want NAMESPACE.TABLE or TABLE)", name);
+        if ((size_t)(dot - name) >= sizeof ns || strlen(dot + 1) >= sizeof tn || dot == name ||
+            !dot[1])
+            return floe_err_set(err, FLOE_EINVAL,
+                                "bad table name '%s' (want NAMESPACE.TABLE or TABLE)", name);
         memcpy(ns, name, (size_t)(dot - name));
         ns[dot - name] = 0;
         snprintf(tn, sizeof tn, "%s", dot + 1);
@@ -64,7 +66,8 @@ static int load(ctx_t *c, const char *name, floe_ice_table_t **t, floe_err_t *er
     }
     if (floe_ice_catalog_load_table(c->cat, ns, tn, t, err)) {
         if (err->code == FLOE_ENOENT)
-            return floe_err_set(err, FLOE_ENOENT, "no table %s.%s in the catalog (see 'floe table list')", ns, tn);
+            return floe_err_set(err, FLOE_ENOENT,
+                                "no table %s.%s in the catalog (see 'floe table list')", ns, tn);
         floe_err_wrap(err, "table %s.%s", ns, tn);
         return -1;
     }
@@ -125,9 +128,12 @@ static int file_stats(ctx_t *c, const floe_ice_metadata_t *md, file_stats_t *fs,
 static const char *human(int64_t b, char *buf, size_t size)
 {
     if (b < 1024) snprintf(buf, size, "%lld B", (long long)b);
-    else if (b < 1024 * 1024) snprintf(buf, size, "%.1f KiB", b / 1024.0);
-    else if (b < 1024LL * 1024 * 1024) snprintf(buf, size, "%.1f MiB", b / (1024.0 * 1024));
-    else snprintf(buf, size, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b < 1024 * 1024)
+        snprintf(buf, size, "%.1f KiB", b / 1024.0);
+    else if (b < 1024LL * 1024 * 1024)
+        snprintf(buf, size, "%.1f MiB", b / (1024.0 * 1024));
+    else
+        snprintf(buf, size, "%.2f GiB", b / (1024.0 * 1024 * 1024));
     return buf;
 }
 
@@ -156,7 +162,8 @@ static int do_list(ctx_t *c, floe_err_t *err)
             }
             const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
             const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
-            int64_t recs = summary_i64(s, "total-records"), files = summary_i64(s, "total-data-files");
+            int64_t recs = summary_i64(s, "total-records"),
+                    files = summary_i64(s, "total-data-files");
             if (s && (recs < 0 || files < 0)) {
                 file_stats_t st;
                 if (file_stats(c, md, &st, err)) {
@@ -168,12 +175,14 @@ static int do_list(ctx_t *c, floe_err_t *err)
                 }
             }
             if (!rc) {
-                if (!header) printf("%-40s %20s %12s %8s\n", "TABLE", "SNAPSHOT", "RECORDS", "FILES");
+                if (!header)
+                    printf("%-40s %20s %12s %8s\n", "TABLE", "SNAPSHOT", "RECORDS", "FILES");
                 header = true;
                 char full[600], sid[32];
                 snprintf(full, sizeof full, "%s.%s", nss[i], ts[k]);
                 if (s) snprintf(sid, sizeof sid, "%lld", (long long)s->snapshot_id);
-                else snprintf(sid, sizeof sid, "-");
+                else
+                    snprintf(sid, sizeof sid, "-");
                 printf("%-40s %20s %12lld %8lld\n", full, sid, (long long)(s ? recs : 0),
                        (long long)(s ? files : 0));
             }
@@ -302,14 +311,14 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     snprintf(full, sizeof full, "%s.%s", floe_ice_table_namespace(t), floe_ice_table_name(t));
     printf("table       %s\n", full);
     printf("location    %s\n", md->location ? md->location : "-");
-    printf("metadata    %s (format v%d, uuid %s)\n", floe_ice_table_metadata_location(t), md->format_version,
-           md->table_uuid);
+    printf("metadata    %s (format v%d, uuid %s)\n", floe_ice_table_metadata_location(t),
+           md->format_version, md->table_uuid);
     const char *topic = floe_ice_props_get(&md->properties, "floe.topic");
     if (topic) printf("topic       %s\n", topic);
 
     const floe_ice_schema_t *sc = floe_ice_metadata_current_schema(md);
-    printf("\nschema %d (%zu schema%s in the history):\n", sc ? (int)sc->schema_id : -1, md->nschemas,
-           md->nschemas == 1 ? "" : "s");
+    printf("\nschema %d (%zu schema%s in the history):\n", sc ? (int)sc->schema_id : -1,
+           md->nschemas, md->nschemas == 1 ? "" : "s");
     printf("  %5s  %-36s %-16s %s\n", "ID", "NAME", "TYPE", "NULLABILITY");
     for (size_t i = 0; sc && i < sc->root->nfields; i++) print_type_line(&sc->root->fields[i], 0);
 
@@ -333,9 +342,9 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     if (!s) {
         printf("\ncurrent snapshot: none (nothing committed yet)\n");
     } else {
-        printf("\ncurrent snapshot %lld at %s (%s, %zu snapshot%s in the history)\n", (long long)s->snapshot_id,
-               floe_cli_time_ms(s->timestamp_ms, tbuf, sizeof tbuf), s->operation ? s->operation : "?",
-               md->nsnapshots, md->nsnapshots == 1 ? "" : "s");
+        printf("\ncurrent snapshot %lld at %s (%s, %zu snapshot%s in the history)\n",
+               (long long)s->snapshot_id, floe_cli_time_ms(s->timestamp_ms, tbuf, sizeof tbuf),
+               s->operation ? s->operation : "?", md->nsnapshots, md->nsnapshots == 1 ? "" : "s");
         for (size_t i = 0; i < s->summary.n; i++)
             printf("  %-32s %s\n", s->summary.kv[i].key, s->summary.kv[i].value);
     }
@@ -343,8 +352,8 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     printf("\ndata files  %zu, %lld records, %s in total", fst.files, (long long)fst.records,
            human(fst.total, a, sizeof a));
     if (fst.files)
-        printf("; size min %s, median %s, max %s", human(fst.min, b, sizeof b), human(fst.median, m, sizeof m),
-               human(fst.max, x, sizeof x));
+        printf("; size min %s, median %s, max %s", human(fst.min, b, sizeof b),
+               human(fst.median, m, sizeof m), human(fst.max, x, sizeof x));
     printf("\n");
     if (fst.delete_files) printf("delete files %zu\n", fst.delete_files);
 
@@ -357,31 +366,39 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     if (o->http) live = fetch_status(o->http, why, sizeof why);
     for (size_t i = 0; live && i < json_array_size(json_object_get(live, "tables")); i++) {
         json_t *e = json_array_get(json_object_get(live, "tables"), i);
-        if (json_is_string(json_object_get(e, "table")) && !strcmp(json_string_value(json_object_get(e, "table")), full))
+        if (json_is_string(json_object_get(e, "table")) &&
+            !strcmp(json_string_value(json_object_get(e, "table")), full))
             entry = e;
     }
     printf("\n");
     if (entry) {
         const char *st = json_string_value(json_object_get(entry, "state"));
         const char *rs = json_string_value(json_object_get(entry, "reason"));
-        printf("engine      %s at http://%s: %s%s%s, %lld commits, %lld failed\n", "live", o->http, st ? st : "?",
-               rs && *rs ? ": " : "", rs && *rs ? rs : "", jint(entry, "commits"), jint(entry, "commit_failures"));
-        printf("%-10s %14s %14s %14s %10s %10s\n", "PARTITION", "COMMITTED", "READ", "LOG_END", "LAG", "DLQ");
+        printf("engine      %s at http://%s: %s%s%s, %lld commits, %lld failed\n", "live", o->http,
+               st ? st : "?", rs && *rs ? ": " : "", rs && *rs ? rs : "", jint(entry, "commits"),
+               jint(entry, "commit_failures"));
+        printf("%-10s %14s %14s %14s %10s %10s\n", "PARTITION", "COMMITTED", "READ", "LOG_END",
+               "LAG", "DLQ");
         json_t *ps = json_object_get(entry, "partitions");
         for (size_t i = 0; i < json_array_size(ps); i++) {
             json_t *p = json_array_get(ps, i);
-            printf("%-10lld %14lld %14lld %14lld %10lld %10lld\n", jint(p, "partition"), jint(p, "committed"),
-                   jint(p, "read"), jint(p, "log_end"), jint(p, "lag"), jint(p, "dlq"));
+            printf("%-10lld %14lld %14lld %14lld %10lld %10lld\n", jint(p, "partition"),
+                   jint(p, "committed"), jint(p, "read"), jint(p, "log_end"), jint(p, "lag"),
+                   jint(p, "dlq"));
         }
     } else {
         if (!o->http) printf("engine      not asked (--no-http): lag unknown\n");
-        else if (live) printf("engine      http://%s does not run a table topic for %s: lag unknown\n", o->http, full);
-        else printf("engine      not reachable at http://%s (%s): lag unknown\n", o->http, why);
+        else if (live)
+            printf("engine      http://%s does not run a table topic for %s: lag unknown\n",
+                   o->http, full);
+        else
+            printf("engine      not reachable at http://%s (%s): lag unknown\n", o->http, why);
         if (json_is_object(offs)) {
             printf("%-10s %14s\n", "PARTITION", "COMMITTED");
             const char *k;
             json_t *v;
-            json_object_foreach(offs, k, v) printf("%-10s %14lld\n", k, (long long)json_integer_value(v));
+            json_object_foreach(offs, k, v)
+                printf("%-10s %14lld\n", k, (long long)json_integer_value(v));
         }
     }
     json_decref(live);
@@ -394,8 +411,10 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
 
 static int cmp_snap(const void *x, const void *y)
 {
-    const floe_ice_snapshot_t *a = *(const floe_ice_snapshot_t *const *)x, *b = *(const floe_ice_snapshot_t *const *)y;
-    if (a->sequence_number != b->sequence_number) return a->sequence_number < b->sequence_number ? -1 : 1;
+    const floe_ice_snapshot_t *a = *(const floe_ice_snapshot_t *const *)x,
+                              *b = *(const floe_ice_snapshot_t *const *)y;
+    if (a->sequence_number != b->sequence_number)
+        return a->sequence_number < b->sequence_number ? -1 : 1;
     return a->timestamp_ms < b->timestamp_ms ? -1 : a->timestamp_ms > b->timestamp_ms;
 }
 
@@ -411,18 +430,20 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     }
     for (size_t i = 0; i < md->nsnapshots; i++) ss[i] = md->snapshots[i];
     qsort(ss, md->nsnapshots, sizeof *ss, cmp_snap);
-    printf("  %-20s %-20s %-24s %-10s %12s %8s  %s\n", "SNAPSHOT", "PARENT", "TIME", "OPERATION", "ADDED_RECORDS",
-           "FILES", "FLOE.OFFSETS");
+    printf("  %-20s %-20s %-24s %-10s %12s %8s  %s\n", "SNAPSHOT", "PARENT", "TIME", "OPERATION",
+           "ADDED_RECORDS", "FILES", "FLOE.OFFSETS");
     for (size_t i = 0; i < md->nsnapshots; i++) {
         const floe_ice_snapshot_t *s = ss[i];
         char tb[40], par[32];
         if (s->parent_id >= 0) snprintf(par, sizeof par, "%lld", (long long)s->parent_id);
-        else snprintf(par, sizeof par, "-");
+        else
+            snprintf(par, sizeof par, "-");
         const char *fo = floe_ice_props_get(&s->summary, "floe.offsets");
         const char *ar = floe_ice_props_get(&s->summary, "added-records");
         const char *af = floe_ice_props_get(&s->summary, "added-data-files");
-        printf("%c %-20lld %-20s %-24s %-10s %12s %8s  %s\n", s->snapshot_id == md->current_snapshot_id ? '*' : ' ',
-               (long long)s->snapshot_id, par, floe_cli_time_ms(s->timestamp_ms, tb, sizeof tb),
+        printf("%c %-20lld %-20s %-24s %-10s %12s %8s  %s\n",
+               s->snapshot_id == md->current_snapshot_id ? '*' : ' ', (long long)s->snapshot_id,
+               par, floe_cli_time_ms(s->timestamp_ms, tb, sizeof tb),
                s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0", fo ? fo : "-");
     }
     if (!md->nsnapshots) printf("(no snapshots: nothing committed yet)\n");
@@ -437,7 +458,8 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
  * done (large dead-letter tables take a while: no short timeout). */
 static int do_redrive(const table_opts_t *o, floe_err_t *err)
 {
-    if (!o->http) return floe_err_set(err, FLOE_EINVAL, "redrive needs the server (--http HOST:PORT)");
+    if (!o->http)
+        return floe_err_set(err, FLOE_EINVAL, "redrive needs the server (--http HOST:PORT)");
     char url[800], why[512];
     snprintf(url, sizeof url, "http://%s/admin/tables/%s/redrive", o->http, o->name);
     long status;
@@ -456,10 +478,12 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
         printf("re-drive %s of %s: %lld of %lld dead-letter rows moved into the table, %lld still "
                "invalid, %lld undecodable batches kept; %lld dead-letter files rewritten",
                json_string_value(json_object_get(j, "redrive_id")),
-               json_string_value(json_object_get(j, "table")), jint(j, "moved"), jint(j, "examined"),
-               jint(j, "still_invalid"), jint(j, "undecodable"), jint(j, "files_rewritten"));
+               json_string_value(json_object_get(j, "table")), jint(j, "moved"),
+               jint(j, "examined"), jint(j, "still_invalid"), jint(j, "undecodable"),
+               jint(j, "files_rewritten"));
         if (jint(j, "finished_earlier") > 0)
-            printf("; %lld rows of an interrupted re-drive taken out first", jint(j, "finished_earlier"));
+            printf("; %lld rows of an interrupted re-drive taken out first",
+                   jint(j, "finished_earlier"));
         printf("\n");
     }
     json_decref(j);
@@ -485,7 +509,9 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
     o->data_dir = "./floe-data";
     o->http = "127.0.0.1:8181";
     o->limit = -1;
-    if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (list, describe, scan, history, redrive)");
+    if (argc < 3)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "missing subcommand (list, describe, scan, history, redrive)");
     o->sub = argv[2];
     if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
@@ -506,23 +532,30 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
         if (i + 1 >= argc) return floe_err_set(err, FLOE_EINVAL, "%s needs a value", arg);
         const char *v = argv[++i];
         if (!strcmp(arg, "--data-dir") || !strcmp(arg, "-d")) o->data_dir = v;
-        else if (!strcmp(arg, "--http")) o->http = v;
+        else if (!strcmp(arg, "--http"))
+            o->http = v;
         else if (!strcmp(arg, "--limit") || !strcmp(arg, "-n")) {
             if (floe_parse_int64(v, 0, INT64_MAX, &o->limit, err)) {
                 floe_err_wrap(err, "--limit");
                 return -1;
             }
         } else {
-            return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe table help')", arg);
+            return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe table help')",
+                                arg);
         }
     }
-    bool named = !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") || !strcmp(o->sub, "history") ||
-                 !strcmp(o->sub, "redrive");
+    bool named = !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") ||
+                 !strcmp(o->sub, "history") || !strcmp(o->sub, "redrive");
     if (!named && strcmp(o->sub, "list") && strcmp(o->sub, "help"))
-        return floe_err_set(err, FLOE_EINVAL, "unknown subcommand '%s' (list, describe, scan, history, redrive)", o->sub);
-    if (named && !o->name) return floe_err_set(err, FLOE_EINVAL, "missing the table name ([NAMESPACE.]TABLE)");
-    if (!named && o->name) return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
-    if (o->limit >= 0 && strcmp(o->sub, "scan")) return floe_err_set(err, FLOE_EINVAL, "--limit applies to scan only");
+        return floe_err_set(err, FLOE_EINVAL,
+                            "unknown subcommand '%s' (list, describe, scan, history, redrive)",
+                            o->sub);
+    if (named && !o->name)
+        return floe_err_set(err, FLOE_EINVAL, "missing the table name ([NAMESPACE.]TABLE)");
+    if (!named && o->name)
+        return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
+    if (o->limit >= 0 && strcmp(o->sub, "scan"))
+        return floe_err_set(err, FLOE_EINVAL, "--limit applies to scan only");
     return 0;
 }
 
@@ -546,7 +579,8 @@ int floe_cmd_table(int argc, char **argv)
             curl_global_init(CURL_GLOBAL_DEFAULT);
             rc = do_describe(&c, &o, &err);
             curl_global_cleanup();
-        } else if (!strcmp(o.sub, "history")) rc = do_history(&c, &o, &err);
+        } else if (!strcmp(o.sub, "history"))
+            rc = do_history(&c, &o, &err);
         else {
             floe_ice_table_t *t;
             if (!(rc = load(&c, o.name, &t, &err))) {

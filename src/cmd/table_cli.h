@@ -22,8 +22,9 @@ int floe_cli_scan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limi
  * columns, typed by Parquet alone), skipping the row positions in
  * dels[0..ndels) (sorted).  *left counts down the rows still to print
  * (< 0: no limit).  what names the file in errors.  All borrowed. */
-int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what, const floe_ice_schema_t *schema,
-                          const int64_t *dels, size_t ndels, int64_t *left, FILE *out, floe_err_t *err);
+int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
+                          const floe_ice_schema_t *schema, const int64_t *dels, size_t ndels,
+                          int64_t *left, FILE *out, floe_err_t *err);
 
 /* A JSON string literal of p[0..n) appended to b; invalid UTF-8 becomes
  * U+FFFD.  0 or -1 (ENOMEM). */

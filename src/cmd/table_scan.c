@@ -26,12 +26,12 @@
 typedef struct cursor {
     floe_pq_column_t col;
     bool loaded;
-    size_t pos, vpos;           /* next level entry, next value */
+    size_t pos, vpos; /* next level entry, next value */
 } cursor_t;
 
 typedef struct node_info {
-    int def, rep;               /* levels of the node itself */
-    int first_col, ncols;       /* leaf columns below it (contiguous) */
+    int def, rep;         /* levels of the node itself */
+    int first_col, ncols; /* leaf columns below it (contiguous) */
 } node_info_t;
 
 typedef struct file_scan {
@@ -61,15 +61,21 @@ int floe_cli_json_str(floe_buf_t *b, const void *data, size_t n)
         uint8_t c = *p;
         int rc = 0;
         if (c == '"') rc = floe_buf_append_str(b, "\\\""), p++;
-        else if (c == '\\') rc = floe_buf_append_str(b, "\\\\"), p++;
-        else if (c == '\n') rc = floe_buf_append_str(b, "\\n"), p++;
-        else if (c == '\r') rc = floe_buf_append_str(b, "\\r"), p++;
-        else if (c == '\t') rc = floe_buf_append_str(b, "\\t"), p++;
-        else if (c < 0x20) rc = floe_buf_printf(b, "\\u%04x", c), p++;
+        else if (c == '\\')
+            rc = floe_buf_append_str(b, "\\\\"), p++;
+        else if (c == '\n')
+            rc = floe_buf_append_str(b, "\\n"), p++;
+        else if (c == '\r')
+            rc = floe_buf_append_str(b, "\\r"), p++;
+        else if (c == '\t')
+            rc = floe_buf_append_str(b, "\\t"), p++;
+        else if (c < 0x20)
+            rc = floe_buf_printf(b, "\\u%04x", c), p++;
         else {
             size_t k = floe_utf8_seq(p, end);
             if (k) rc = floe_buf_append(b, p, k), p += k;
-            else rc = floe_buf_append_str(b, "\\ufffd"), p++;
+            else
+                rc = floe_buf_append_str(b, "\\ufffd"), p++;
         }
         if (rc) return -1;
     }
@@ -165,8 +171,9 @@ static int put_timestamp(floe_buf_t *b, int64_t v, floe_pq_unit_t unit, bool utc
     struct tm tm;
     if (!gmtime_r(&t, &tm)) return floe_buf_printf(b, "%" PRId64, v);
     int w = unit == FLOE_PQ_MILLIS ? 3 : unit == FLOE_PQ_MICROS ? 6 : 9;
-    return floe_buf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%0*lld%s\"", tm.tm_year + 1900, tm.tm_mon + 1,
-                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, w, (long long)f, utc ? "Z" : "");
+    return floe_buf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%0*lld%s\"", tm.tm_year + 1900,
+                           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, w,
+                           (long long)f, utc ? "Z" : "");
 }
 
 static int put_date(floe_buf_t *b, int32_t days)
@@ -183,8 +190,8 @@ static int put_time(floe_buf_t *b, int64_t v, floe_pq_unit_t unit)
     if (v < 0) return floe_buf_printf(b, "%" PRId64, v);
     int64_t s = v / per, f = v % per;
     int w = unit == FLOE_PQ_MILLIS ? 3 : unit == FLOE_PQ_MICROS ? 6 : 9;
-    return floe_buf_printf(b, "\"%02lld:%02lld:%02lld.%0*lld\"", (long long)(s / 3600), (long long)(s / 60 % 60),
-                           (long long)(s % 60), w, (long long)f);
+    return floe_buf_printf(b, "\"%02lld:%02lld:%02lld.%0*lld\"", (long long)(s / 3600),
+                           (long long)(s / 60 % 60), (long long)(s % 60), w, (long long)f);
 }
 
 /* One leaf value, typed by the Parquet node and (when known) the Iceberg
@@ -202,7 +209,8 @@ static int put_value(floe_buf_t *b, const floe_pq_node_t *n, const floe_ice_type
         if (n->logical == FLOE_PQ_LT_DECIMAL) return put_decimal(b, v, n->scale);
         if (n->logical == FLOE_PQ_LT_TIME) return put_time(b, v, n->unit);
         if (k == FLOE_ICE_DOUBLE || k == FLOE_ICE_FLOAT) return put_double(b, (double)v);
-        if (n->logical == FLOE_PQ_LT_INT && !n->is_signed) return floe_buf_printf(b, "%" PRIu32, (uint32_t)v);
+        if (n->logical == FLOE_PQ_LT_INT && !n->is_signed)
+            return floe_buf_printf(b, "%" PRIu32, (uint32_t)v);
         return floe_buf_printf(b, "%" PRId32, v);
     }
     case FLOE_PQ_INT64: {
@@ -214,7 +222,8 @@ static int put_value(floe_buf_t *b, const floe_pq_node_t *n, const floe_ice_type
             return put_time(b, v, n->logical == FLOE_PQ_LT_TIME ? n->unit : FLOE_PQ_MICROS);
         if (n->logical == FLOE_PQ_LT_DECIMAL) return put_decimal(b, v, n->scale);
         if (k == FLOE_ICE_DOUBLE || k == FLOE_ICE_FLOAT) return put_double(b, (double)v);
-        if (n->logical == FLOE_PQ_LT_INT && !n->is_signed) return floe_buf_printf(b, "%" PRIu64, (uint64_t)v);
+        if (n->logical == FLOE_PQ_LT_INT && !n->is_signed)
+            return floe_buf_printf(b, "%" PRIu64, (uint64_t)v);
         return floe_buf_printf(b, "%" PRId64, v);
     }
     case FLOE_PQ_INT96: {
@@ -225,36 +234,40 @@ static int put_value(floe_buf_t *b, const floe_pq_node_t *n, const floe_ice_type
         int64_t jd = (int32_t)floe_rd_le32(s->ptr + 8);
         return put_timestamp(b, (jd - 2440588) * 86400000000000LL + nanos, FLOE_PQ_NANOS, true);
     }
-    case FLOE_PQ_FLOAT:
-        return put_double(b, (double)((const float *)c->values)[i]);
-    case FLOE_PQ_DOUBLE:
-        return put_double(b, ((const double *)c->values)[i]);
+    case FLOE_PQ_FLOAT: return put_double(b, (double)((const float *)c->values)[i]);
+    case FLOE_PQ_DOUBLE: return put_double(b, ((const double *)c->values)[i]);
     case FLOE_PQ_BYTE_ARRAY:
     case FLOE_PQ_FIXED: {
         const floe_slice_t *s = &((const floe_slice_t *)c->values)[i];
         __int128 d;
-        if (n->logical == FLOE_PQ_LT_DECIMAL && be_int128(s->ptr, s->len, &d)) return put_decimal(b, d, n->scale);
+        if (n->logical == FLOE_PQ_LT_DECIMAL && be_int128(s->ptr, s->len, &d))
+            return put_decimal(b, d, n->scale);
         if ((n->logical == FLOE_PQ_LT_UUID || k == FLOE_ICE_UUID) && s->len == 16) {
             const uint8_t *u = s->ptr;
-            return floe_buf_printf(b,
-                                   "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",
-                                   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
-                                   u[11], u[12], u[13], u[14], u[15]);
+            return floe_buf_printf(
+                b, "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                u[14], u[15]);
         }
         if (n->logical == FLOE_PQ_LT_STRING || n->logical == FLOE_PQ_LT_ENUM ||
             n->logical == FLOE_PQ_LT_JSON || k == FLOE_ICE_STRING)
             return floe_cli_json_str(b, s->ptr, s->len);
         return put_base64(b, s->ptr, s->len);
     }
-    default:
-        return floe_buf_append_str(b, "null");
+    default: return floe_buf_append_str(b, "null");
     }
 }
 
 /* ---- record assembly ---- */
 
-static int16_t def_at(const cursor_t *c) { return c->col.def ? c->col.def[c->pos] : 0; }
-static int16_t rep_at(const cursor_t *c) { return c->col.rep ? c->col.rep[c->pos] : 0; }
+static int16_t def_at(const cursor_t *c)
+{
+    return c->col.def ? c->col.def[c->pos] : 0;
+}
+static int16_t rep_at(const cursor_t *c)
+{
+    return c->col.rep ? c->col.rep[c->pos] : 0;
+}
 
 /* The first leaf cursor under node, checked to have an entry left. */
 static cursor_t *lead(file_scan_t *fs, int node, floe_err_t *err)
@@ -312,7 +325,8 @@ static int read_repeated(file_scan_t *fs, int rnode, rep_mode_t mode, const floe
     bool as_object = false;
     const floe_ice_type_t *kt = NULL, *vt = NULL, *et = NULL;
     if (mode == REP_MAP) {
-        if (floe_pq_schema_num_children(ps, rnode) != 2) return corrupt(err, "a map entry without key and value");
+        if (floe_pq_schema_num_children(ps, rnode) != 2)
+            return corrupt(err, "a map entry without key and value");
         kn = floe_pq_schema_child(ps, rnode, 0);
         vn = floe_pq_schema_child(ps, rnode, 1);
         if (ice && ice->kind == FLOE_ICE_MAP && ice->nfields == 2) {
@@ -341,7 +355,8 @@ static int read_repeated(file_scan_t *fs, int rnode, rep_mode_t mode, const floe
             if (read_field(fs, vn, vt, out, depth + 1, err)) return -1;
             if (!as_object && floe_buf_append_u8(out, '}')) goto oom;
         } else if (mode == REP_ELEMENT_CHILD) {
-            if (read_field(fs, floe_pq_schema_child(ps, rnode, 0), et, out, depth + 1, err)) return -1;
+            if (read_field(fs, floe_pq_schema_child(ps, rnode, 0), et, out, depth + 1, err))
+                return -1;
         } else {
             if (read_instance(fs, rnode, et, out, depth + 1, err)) return -1;
         }
@@ -385,7 +400,8 @@ static int read_struct(file_scan_t *fs, int node, const floe_ice_type_t *ice, fl
     for (size_t i = 0; ice && ice->kind == FLOE_ICE_STRUCT && i < ice->nfields; i++) {
         bool present = false;
         for (int k = 0; k < nc && !present; k++)
-            present = floe_pq_schema_node(ps, floe_pq_schema_child(ps, node, k))->field_id == ice->fields[i].id;
+            present = floe_pq_schema_node(ps, floe_pq_schema_child(ps, node, k))->field_id ==
+                      ice->fields[i].id;
         if (present) continue;
         if (!first && floe_buf_append_u8(out, ',')) goto oom;
         first = false;
@@ -414,7 +430,8 @@ static int read_instance(file_scan_t *fs, int node, const floe_ice_type_t *ice, 
         if (c->pos >= c->col.n_levels) return corrupt(err, "a column chunk ended early");
         if (def_at(c) != fs->ni[node].def) return corrupt(err, "a null where a value was expected");
         if (c->vpos >= c->col.n_values) return corrupt(err, "fewer values than levels say");
-        if (put_value(out, n, ice, &c->col, c->vpos)) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (put_value(out, n, ice, &c->col, c->vpos))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         c->vpos++;
         c->pos++;
         return 0;
@@ -424,7 +441,8 @@ static int read_instance(file_scan_t *fs, int node, const floe_ice_type_t *ice, 
             return corrupt(err, "a list or map group without its one repeated child");
         int r = floe_pq_schema_child(ps, node, 0);
         const floe_pq_node_t *rn = floe_pq_schema_node(ps, r);
-        if (rn->rep != FLOE_PQ_REPEATED) return corrupt(err, "a list or map whose child is not repeated");
+        if (rn->rep != FLOE_PQ_REPEATED)
+            return corrupt(err, "a list or map whose child is not repeated");
         rep_mode_t mode = n->logical == FLOE_PQ_LT_MAP ? REP_MAP
                           : (rn->phys == FLOE_PQ_GROUP && floe_pq_schema_num_children(ps, r) == 1)
                               ? REP_ELEMENT_CHILD
@@ -447,7 +465,9 @@ static int read_field(file_scan_t *fs, int node, const floe_ice_type_t *ice, flo
         if (!c) return -1;
         if (def_at(c) < fs->ni[node].def) {
             if (skip_one(fs, node, err)) return -1;
-            return floe_buf_append_str(out, "null") ? floe_err_set(err, FLOE_ENOMEM, "out of memory") : 0;
+            return floe_buf_append_str(out, "null")
+                       ? floe_err_set(err, FLOE_ENOMEM, "out of memory")
+                       : 0;
         }
     }
     return read_instance(fs, node, ice, out, depth, err);
@@ -472,11 +492,13 @@ static int load_pos_deletes(floe_fileio_t *io, const floe_ice_scan_task_t *t, co
     for (size_t d = 0; d < t->ndeletes; d++) {
         const floe_ice_data_file_t *df = t->deletes[d];
         if (df->content == FLOE_ICE_CONTENT_EQUALITY_DELETES)
-            return floe_err_set(err, FLOE_EUNSUPPORTED,
-                                "the table has equality delete files (%s); scan does not apply them yet", df->path);
+            return floe_err_set(
+                err, FLOE_EUNSUPPORTED,
+                "the table has equality delete files (%s); scan does not apply them yet", df->path);
         if (df->content != FLOE_ICE_CONTENT_POSITION_DELETES) continue;
         if (df->format && strcmp(df->format, "PARQUET") && strcmp(df->format, "parquet"))
-            return floe_err_set(err, FLOE_EUNSUPPORTED, "delete file %s is %s, not Parquet", df->path, df->format);
+            return floe_err_set(err, FLOE_EUNSUPPORTED, "delete file %s is %s, not Parquet",
+                                df->path, df->format);
         floe_buf_t data = FLOE_BUF_INIT;
         if (floe_fileio_read(io, df->path, 0, &data, err)) return -1;
         floe_pq_reader_t *r = floe_pq_reader_open(data.data, data.len, err);
@@ -485,8 +507,11 @@ static int load_pos_deletes(floe_fileio_t *io, const floe_ice_scan_task_t *t, co
             const floe_pq_schema_t *s = floe_pq_reader_schema(r);
             int pn = floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH);
             int on = floe_pq_schema_find_field(s, ICE_DELETE_POS);
-            int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn), oc = on < 0 ? -1 : floe_pq_schema_column_of(s, on);
-            if (pc < 0 || oc < 0) rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path/pos", df->path);
+            int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn),
+                oc = on < 0 ? -1 : floe_pq_schema_column_of(s, on);
+            if (pc < 0 || oc < 0)
+                rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path/pos",
+                                  df->path);
             size_t plen = strlen(path);
             for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
                 floe_pq_column_t cp, co;
@@ -499,8 +524,10 @@ static int load_pos_deletes(floe_fileio_t *io, const floe_ice_scan_task_t *t, co
                     rc = -1;
                     break;
                 }
-                if (cp.phys != FLOE_PQ_BYTE_ARRAY || co.phys != FLOE_PQ_INT64 || cp.n_values != co.n_values)
-                    rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s: bad file_path/pos columns", df->path);
+                if (cp.phys != FLOE_PQ_BYTE_ARRAY || co.phys != FLOE_PQ_INT64 ||
+                    cp.n_values != co.n_values)
+                    rc = floe_err_set(err, FLOE_ECORRUPT,
+                                      "delete file %s: bad file_path/pos columns", df->path);
                 for (size_t i = 0; !rc && i < cp.n_values; i++) {
                     const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
                     if (sp->len != plen || memcmp(sp->ptr, path, plen)) continue;
@@ -543,8 +570,9 @@ typedef struct top_col {
     const floe_ice_type_t *type;
 } top_col_t;
 
-int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what, const floe_ice_schema_t *schema,
-                          const int64_t *dels, size_t ndels, int64_t *left, FILE *out, floe_err_t *err)
+int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
+                          const floe_ice_schema_t *schema, const int64_t *dels, size_t ndels,
+                          int64_t *left, FILE *out, floe_err_t *err)
 {
     floe_buf_t line = FLOE_BUF_INIT;
     file_scan_t fs = {0};
@@ -566,7 +594,8 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what, con
     /* nodes come parent-first, so parents' levels are known in time */
     for (int i = 0; i < nn; i++) {
         const floe_pq_node_t *n = floe_pq_schema_node(fs.ps, i);
-        int pd = n->parent >= 0 ? fs.ni[n->parent].def : 0, pr = n->parent >= 0 ? fs.ni[n->parent].rep : 0;
+        int pd = n->parent >= 0 ? fs.ni[n->parent].def : 0,
+            pr = n->parent >= 0 ? fs.ni[n->parent].rep : 0;
         fs.ni[i].def = pd + (n->rep != FLOE_PQ_REQUIRED);
         fs.ni[i].rep = pr + (n->rep == FLOE_PQ_REPEATED);
         int first = -1;
@@ -577,8 +606,9 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what, con
         if (schema) {
             const floe_ice_field_t *fld = &schema->root->fields[f];
             int node = floe_pq_schema_find_field(fs.ps, fld->id);
-            top[f] = (top_col_t){fld->name, node >= 0 && floe_pq_schema_node(fs.ps, node)->parent == -1 ? node : -1,
-                                 fld->type};
+            top[f] = (top_col_t){
+                fld->name, node >= 0 && floe_pq_schema_node(fs.ps, node)->parent == -1 ? node : -1,
+                fld->type};
         } else {
             int node = floe_pq_schema_child(fs.ps, -1, (int)f);
             top[f] = (top_col_t){floe_pq_schema_node(fs.ps, node)->name, node, NULL};
@@ -605,7 +635,8 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what, con
             line.len = 0;
             if (floe_buf_append_u8(&line, '{')) goto oom;
             for (size_t f = 0; f < ntop; f++) {
-                if ((f && floe_buf_append_u8(&line, ',')) || floe_cli_json_str(&line, top[f].name, strlen(top[f].name)) ||
+                if ((f && floe_buf_append_u8(&line, ',')) ||
+                    floe_cli_json_str(&line, top[f].name, strlen(top[f].name)) ||
                     floe_buf_append_u8(&line, ':'))
                     goto oom;
                 if (top[f].node < 0) {
@@ -643,19 +674,20 @@ done:
 }
 
 /* Print the rows of one data file; *left counts down the limit. */
-static int scan_file(floe_fileio_t *io, const floe_ice_scan_task_t *t, const floe_ice_schema_t *schema,
-                     int64_t *left, FILE *out, floe_err_t *err)
+static int scan_file(floe_fileio_t *io, const floe_ice_scan_task_t *t,
+                     const floe_ice_schema_t *schema, int64_t *left, FILE *out, floe_err_t *err)
 {
     const char *path = t->file->path;
     if (t->file->format && strcmp(t->file->format, "PARQUET") && strcmp(t->file->format, "parquet"))
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "data file %s is %s; scan reads Parquet only", path,
-                            t->file->format);
+        return floe_err_set(err, FLOE_EUNSUPPORTED, "data file %s is %s; scan reads Parquet only",
+                            path, t->file->format);
     int64_t *dels = NULL;
     size_t ndels = 0;
     if (load_pos_deletes(io, t, path, &dels, &ndels, err)) return -1;
     floe_buf_t data = FLOE_BUF_INIT;
     int rc = floe_fileio_read(io, path, 0, &data, err);
-    if (!rc) rc = floe_cli_scan_parquet(data.data, data.len, path, schema, dels, ndels, left, out, err);
+    if (!rc)
+        rc = floe_cli_scan_parquet(data.data, data.len, path, schema, dels, ndels, left, out, err);
     floe_buf_free(&data);
     free(dels);
     return rc;
@@ -665,7 +697,8 @@ int floe_cli_scan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limi
                   floe_err_t *err)
 {
     const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
-    if (!schema || !schema->root) return floe_err_set(err, FLOE_ECORRUPT, "the table has no current schema");
+    if (!schema || !schema->root)
+        return floe_err_set(err, FLOE_ECORRUPT, "the table has no current schema");
     if (md->current_snapshot_id < 0 || limit == 0) return 0;
     floe_ice_scan_t *sc;
     if (floe_ice_scan_plan(io, md, -1, NULL, 0, &sc, err)) return -1;

@@ -21,13 +21,13 @@
 
 typedef struct topic_opts {
     const char *sub, *name, *bootstrap;
-    int64_t partitions;         /* -1: broker default */
+    int64_t partitions; /* -1: broker default */
     int64_t timeout_ms;
     const char *set_keys[MAX_CFG], *set_values[MAX_CFG];
     int nset;
     const char *del_keys[MAX_CFG];
     int ndel;
-    char *owned[MAX_CFG];       /* split copies of k=v */
+    char *owned[MAX_CFG]; /* split copies of k=v */
     int nowned;
 } topic_opts_t;
 
@@ -37,8 +37,8 @@ typedef struct admin {
     const char *bootstrap;
     int64_t deadline_ms;
     int64_t timeout_ms;
-    bool down;                  /* the bootstrap broker refused or vanished */
-    char reason[512];           /* first transport error librdkafka reported */
+    bool down;        /* the bootstrap broker refused or vanished */
+    char reason[512]; /* first transport error librdkafka reported */
     bool reason_generic;
 } admin_t;
 
@@ -113,16 +113,19 @@ static int admin_metadata(admin_t *a, const struct rd_kafka_metadata **md, floe_
     for (;;) {
         int64_t left = a->deadline_ms - floe_mono_ms();
         if (left <= 0) return unreachable(a, err);
-        rd_kafka_resp_err_t e = rd_kafka_metadata(a->rk, 1, NULL, md, (int)(left < 200 ? left : 200));
+        rd_kafka_resp_err_t e =
+            rd_kafka_metadata(a->rk, 1, NULL, md, (int)(left < 200 ? left : 200));
         if (!e) return 0;
         rd_kafka_poll(a->rk, 0); /* serves on_error */
         if (a->down) return unreachable(a, err);
         if (e != RD_KAFKA_RESP_ERR__TIMED_OUT && e != RD_KAFKA_RESP_ERR__TRANSPORT)
-            return floe_err_set(err, FLOE_EIO, "metadata from %s: %s", a->bootstrap, rd_kafka_err2str(e));
+            return floe_err_set(err, FLOE_EIO, "metadata from %s: %s", a->bootstrap,
+                                rd_kafka_err2str(e));
     }
 }
 
-static const rd_kafka_metadata_topic_t *find_topic(const struct rd_kafka_metadata *md, const char *name)
+static const rd_kafka_metadata_topic_t *find_topic(const struct rd_kafka_metadata *md,
+                                                   const char *name)
 {
     for (int i = 0; i < md->topic_cnt; i++)
         if (!strcmp(md->topics[i].topic, name)) return &md->topics[i];
@@ -203,7 +206,8 @@ static int describe_configs(admin_t *a, const char *const *topics, size_t n, rd_
 {
     rd_kafka_ConfigResource_t **rq = calloc(n ? n : 1, sizeof *rq);
     if (!rq) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) rq[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topics[i]);
+    for (size_t i = 0; i < n; i++)
+        rq[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topics[i]);
     rd_kafka_AdminOptions_t *ao = admin_options(a, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
     rd_kafka_DescribeConfigs(a->rk, rq, n, ao, a->q);
     rd_kafka_AdminOptions_destroy(ao);
@@ -215,7 +219,8 @@ static int describe_configs(admin_t *a, const char *const *topics, size_t n, rd_
     }
     const rd_kafka_DescribeConfigs_result_t *r = rd_kafka_event_DescribeConfigs_result(*ev);
     size_t cnt = 0;
-    const rd_kafka_ConfigResource_t **rs = r ? rd_kafka_DescribeConfigs_result_resources(r, &cnt) : NULL;
+    const rd_kafka_ConfigResource_t **rs =
+        r ? rd_kafka_DescribeConfigs_result_resources(r, &cnt) : NULL;
     if (!rs || cnt != n) {
         rd_kafka_event_destroy(*ev);
         *ev = NULL;
@@ -224,7 +229,8 @@ static int describe_configs(admin_t *a, const char *const *topics, size_t n, rd_
     *res = rs;
     for (size_t i = 0; i < cnt; i++)
         if (rd_kafka_ConfigResource_error(rs[i])) {
-            floe_err_set(err, FLOE_EIO, "describe configs of '%s': %s", rd_kafka_ConfigResource_name(rs[i]),
+            floe_err_set(err, FLOE_EIO, "describe configs of '%s': %s",
+                         rd_kafka_ConfigResource_name(rs[i]),
                          rd_kafka_ConfigResource_error_string(rs[i])
                              ? rd_kafka_ConfigResource_error_string(rs[i])
                              : rd_kafka_err2str(rd_kafka_ConfigResource_error(rs[i])));
@@ -246,8 +252,8 @@ static const char *cfg_get(const rd_kafka_ConfigResource_t *r, const char *key)
 
 static void table_of_res(const rd_kafka_ConfigResource_t *r, char *out, size_t size)
 {
-    table_of(rd_kafka_ConfigResource_name(r), cfg_get(r, "table.enable"), cfg_get(r, "table.namespace"),
-             cfg_get(r, "table.name"), out, size);
+    table_of(rd_kafka_ConfigResource_name(r), cfg_get(r, "table.enable"),
+             cfg_get(r, "table.namespace"), cfg_get(r, "table.name"), out, size);
 }
 
 static int cmp_entry(const void *x, const void *y)
@@ -334,7 +340,8 @@ static int do_list(admin_t *a, floe_err_t *err)
             const rd_kafka_metadata_topic_t *t = find_topic(md, names[i]);
             char table[600] = "";
             for (size_t k = 0; res && k < n; k++)
-                if (!strcmp(rd_kafka_ConfigResource_name(res[k]), names[i])) table_of_res(res[k], table, sizeof table);
+                if (!strcmp(rd_kafka_ConfigResource_name(res[k]), names[i]))
+                    table_of_res(res[k], table, sizeof table);
             printf("%-40s %10d  %s\n", names[i], t->partition_cnt, table[0] ? table : "-");
         }
     }
@@ -374,7 +381,9 @@ static int do_describe(admin_t *a, const topic_opts_t *o, floe_err_t *err)
         int64_t left = a->deadline_ms - floe_mono_ms();
         rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(a->rk, o->name, id, &lo[p], &hi[p],
                                                                  (int)(left > 100 ? left : 100));
-        if (e) rc = floe_err_set(err, FLOE_EIO, "offsets of %s[%d]: %s", o->name, (int)id, rd_kafka_err2str(e));
+        if (e)
+            rc = floe_err_set(err, FLOE_EIO, "offsets of %s[%d]: %s", o->name, (int)id,
+                              rd_kafka_err2str(e));
     }
     if (!rc) {
         char table[600];
@@ -382,7 +391,8 @@ static int do_describe(admin_t *a, const topic_opts_t *o, floe_err_t *err)
         printf("topic       %s\n", o->name);
         printf("partitions  %d\n", np);
         if (table[0]) printf("table       %s (dead letters: %s_dlq)\n", table, table);
-        else printf("table       - (table.enable is not set)\n");
+        else
+            printf("table       - (table.enable is not set)\n");
         size_t nc;
         const rd_kafka_ConfigEntry_t **ce = rd_kafka_ConfigResource_configs(res[0], &nc);
         cfg_entry_t *es = calloc(nc + 1, sizeof *es);
@@ -400,10 +410,12 @@ static int do_describe(admin_t *a, const topic_opts_t *o, floe_err_t *err)
                 printf("  %-40s %s%s\n", es[i].name, es[i].value ? es[i].value : "(null)",
                        es[i].is_default ? "  (default)" : "");
             free(es);
-            printf("%-10s %8s %14s %14s %10s\n", "PARTITION", "LEADER", "LOG_START", "LOG_END", "RECORDS");
+            printf("%-10s %8s %14s %14s %10s\n", "PARTITION", "LEADER", "LOG_START", "LOG_END",
+                   "RECORDS");
             for (int p = 0; p < np; p++)
-                printf("%-10d %8d %14lld %14lld %10lld\n", (int)t->partitions[p].id, (int)t->partitions[p].leader,
-                       (long long)lo[p], (long long)hi[p], (long long)(hi[p] - lo[p]));
+                printf("%-10d %8d %14lld %14lld %10lld\n", (int)t->partitions[p].id,
+                       (int)t->partitions[p].leader, (long long)lo[p], (long long)hi[p],
+                       (long long)(hi[p] - lo[p]));
         }
     }
     free(lo);
@@ -416,7 +428,8 @@ static int do_describe(admin_t *a, const topic_opts_t *o, floe_err_t *err)
 static int do_alter(admin_t *a, const topic_opts_t *o, floe_err_t *err)
 {
     if (!o->nset && !o->ndel)
-        return floe_err_set(err, FLOE_EINVAL, "nothing to change: give --config KEY=VALUE or --delete-config KEY");
+        return floe_err_set(err, FLOE_EINVAL,
+                            "nothing to change: give --config KEY=VALUE or --delete-config KEY");
     const struct rd_kafka_metadata *md;
     if (admin_metadata(a, &md, err)) return -1;
     bool exists = find_topic(md, o->name) != NULL;
@@ -432,7 +445,8 @@ static int do_alter(admin_t *a, const topic_opts_t *o, floe_err_t *err)
     int rc = 0;
     for (size_t i = 0; i < nc && !rc; i++) {
         const char *k = rd_kafka_ConfigEntry_name(ce[i]);
-        if (rd_kafka_ConfigEntry_is_default(ce[i]) || rd_kafka_ConfigEntry_is_read_only(ce[i])) continue;
+        if (rd_kafka_ConfigEntry_is_default(ce[i]) || rd_kafka_ConfigEntry_is_read_only(ce[i]))
+            continue;
         if (rd_kafka_ConfigEntry_source(ce[i]) != RD_KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG &&
             rd_kafka_ConfigEntry_source(ce[i]) != RD_KAFKA_CONFIG_SOURCE_UNKNOWN_CONFIG)
             continue;
@@ -442,13 +456,15 @@ static int do_alter(admin_t *a, const topic_opts_t *o, floe_err_t *err)
         if (changed) continue;
         if (!rd_kafka_ConfigEntry_value(ce[i]))
             rc = floe_err_set(err, FLOE_EUNSUPPORTED,
-                              "config '%s' is sensitive and cannot be carried over by AlterConfigs", k);
+                              "config '%s' is sensitive and cannot be carried over by AlterConfigs",
+                              k);
         else if (rd_kafka_ConfigResource_set_config(r, k, rd_kafka_ConfigEntry_value(ce[i])))
             rc = floe_err_set(err, FLOE_EINVAL, "config '%s' rejected by the client", k);
     }
     for (int s = 0; s < o->nset && !rc; s++)
         if (rd_kafka_ConfigResource_set_config(r, o->set_keys[s], o->set_values[s]))
-            rc = floe_err_set(err, FLOE_EINVAL, "config '%s' rejected by the client", o->set_keys[s]);
+            rc = floe_err_set(err, FLOE_EINVAL, "config '%s' rejected by the client",
+                              o->set_keys[s]);
     rd_kafka_event_destroy(ev);
     if (!rc) {
         rd_kafka_AdminOptions_t *ao = admin_options(a, RD_KAFKA_ADMIN_OP_ALTERCONFIGS);
@@ -463,9 +479,10 @@ static int do_alter(admin_t *a, const topic_opts_t *o, floe_err_t *err)
         rd_kafka_AlterConfigs_result_resources(rd_kafka_event_AlterConfigs_result(ev), &n);
     if (n != 1) rc = floe_err_set(err, FLOE_EIO, "no result for topic '%s'", o->name);
     else if (rd_kafka_ConfigResource_error(rs[0]))
-        rc = floe_err_set(err, FLOE_EIO, "%s", rd_kafka_ConfigResource_error_string(rs[0])
-                                                   ? rd_kafka_ConfigResource_error_string(rs[0])
-                                                   : rd_kafka_err2str(rd_kafka_ConfigResource_error(rs[0])));
+        rc = floe_err_set(err, FLOE_EIO, "%s",
+                          rd_kafka_ConfigResource_error_string(rs[0])
+                              ? rd_kafka_ConfigResource_error_string(rs[0])
+                              : rd_kafka_err2str(rd_kafka_ConfigResource_error(rs[0])));
     rd_kafka_event_destroy(ev);
     if (rc) return -1;
     printf("altered topic %s:", o->name);
@@ -517,7 +534,9 @@ static int parse_args(int argc, char **argv, topic_opts_t *o, floe_err_t *err)
     o->timeout_ms = 10000;
     o->bootstrap = getenv("FLOE_BOOTSTRAP");
     if (!o->bootstrap || !*o->bootstrap) o->bootstrap = "127.0.0.1:9092";
-    if (argc < 3) return floe_err_set(err, FLOE_EINVAL, "missing subcommand (create, list, describe, alter, delete)");
+    if (argc < 3)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "missing subcommand (create, list, describe, alter, delete)");
     o->sub = argv[2];
     if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
@@ -546,33 +565,42 @@ static int parse_args(int argc, char **argv, topic_opts_t *o, floe_err_t *err)
             if (o->timeout_ms < 1) o->timeout_ms = 1;
         } else if (!strcmp(arg, "--config") || !strcmp(arg, "-c")) {
             const char *eq = strchr(v, '=');
-            if (!eq || eq == v) return floe_err_set(err, FLOE_EINVAL, "--config wants KEY=VALUE, not '%s'", v);
-            if (o->nset == MAX_CFG || o->nowned == MAX_CFG) return floe_err_set(err, FLOE_EINVAL, "too many --config");
+            if (!eq || eq == v)
+                return floe_err_set(err, FLOE_EINVAL, "--config wants KEY=VALUE, not '%s'", v);
+            if (o->nset == MAX_CFG || o->nowned == MAX_CFG)
+                return floe_err_set(err, FLOE_EINVAL, "too many --config");
             char *k = strndup(v, (size_t)(eq - v));
             if (!k) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             o->owned[o->nowned++] = k;
             for (int s = 0; s < o->nset; s++)
-                if (!strcmp(o->set_keys[s], k)) return floe_err_set(err, FLOE_EINVAL, "config '%s' given twice", k);
+                if (!strcmp(o->set_keys[s], k))
+                    return floe_err_set(err, FLOE_EINVAL, "config '%s' given twice", k);
             o->set_keys[o->nset] = k;
             o->set_values[o->nset++] = eq + 1;
         } else if (!strcmp(arg, "--delete-config")) {
-            if (o->ndel == MAX_CFG) return floe_err_set(err, FLOE_EINVAL, "too many --delete-config");
+            if (o->ndel == MAX_CFG)
+                return floe_err_set(err, FLOE_EINVAL, "too many --delete-config");
             o->del_keys[o->ndel++] = v;
         } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             o->sub = "help";
         } else {
-            return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe topic help')", arg);
+            return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe topic help')",
+                                arg);
         }
     }
-    bool named = !strcmp(o->sub, "create") || !strcmp(o->sub, "describe") || !strcmp(o->sub, "alter") ||
-                 !strcmp(o->sub, "delete");
+    bool named = !strcmp(o->sub, "create") || !strcmp(o->sub, "describe") ||
+                 !strcmp(o->sub, "alter") || !strcmp(o->sub, "delete");
     if (!named && strcmp(o->sub, "list") && strcmp(o->sub, "help"))
-        return floe_err_set(err, FLOE_EINVAL, "unknown subcommand '%s' (create, list, describe, alter, delete)", o->sub);
+        return floe_err_set(err, FLOE_EINVAL,
+                            "unknown subcommand '%s' (create, list, describe, alter, delete)",
+                            o->sub);
     if (named && !o->name) return floe_err_set(err, FLOE_EINVAL, "missing the topic NAME");
-    if (!named && o->name) return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
+    if (!named && o->name)
+        return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
     if (o->nset && strcmp(o->sub, "create") && strcmp(o->sub, "alter"))
         return floe_err_set(err, FLOE_EINVAL, "--config applies to create and alter only");
-    if (o->ndel && strcmp(o->sub, "alter")) return floe_err_set(err, FLOE_EINVAL, "--delete-config applies to alter only");
+    if (o->ndel && strcmp(o->sub, "alter"))
+        return floe_err_set(err, FLOE_EINVAL, "--delete-config applies to alter only");
     if (o->partitions > 0 && strcmp(o->sub, "create"))
         return floe_err_set(err, FLOE_EINVAL, "--partitions applies to create only");
     return 0;
@@ -590,10 +618,14 @@ int floe_cmd_topic(int argc, char **argv)
         fputs(usage_text, stdout);
     } else if (!rc && !(rc = admin_open(&a, &o, &err))) {
         if (!strcmp(o.sub, "create")) rc = do_create(&a, &o, &err);
-        else if (!strcmp(o.sub, "list")) rc = do_list(&a, &err);
-        else if (!strcmp(o.sub, "describe")) rc = do_describe(&a, &o, &err);
-        else if (!strcmp(o.sub, "alter")) rc = do_alter(&a, &o, &err);
-        else rc = do_delete(&a, &o, &err);
+        else if (!strcmp(o.sub, "list"))
+            rc = do_list(&a, &err);
+        else if (!strcmp(o.sub, "describe"))
+            rc = do_describe(&a, &o, &err);
+        else if (!strcmp(o.sub, "alter"))
+            rc = do_alter(&a, &o, &err);
+        else
+            rc = do_delete(&a, &o, &err);
     }
     admin_close(&a);
     for (int i = 0; i < o.nowned; i++) free(o.owned[i]);

@@ -84,13 +84,13 @@ typedef enum floe_avro_type {
  * spec requires. */
 typedef enum floe_avro_logical {
     FLOE_AVRO_LOGICAL_NONE = 0,
-    FLOE_AVRO_LOGICAL_DECIMAL,          /* bytes or fixed; precision, scale */
-    FLOE_AVRO_LOGICAL_UUID,             /* string or fixed(16) */
-    FLOE_AVRO_LOGICAL_DATE,             /* int: days since 1970-01-01 */
-    FLOE_AVRO_LOGICAL_TIME_MILLIS,      /* int */
-    FLOE_AVRO_LOGICAL_TIME_MICROS,      /* long */
-    FLOE_AVRO_LOGICAL_TIMESTAMP_MILLIS, /* long, UTC */
-    FLOE_AVRO_LOGICAL_TIMESTAMP_MICROS, /* long, UTC */
+    FLOE_AVRO_LOGICAL_DECIMAL,                /* bytes or fixed; precision, scale */
+    FLOE_AVRO_LOGICAL_UUID,                   /* string or fixed(16) */
+    FLOE_AVRO_LOGICAL_DATE,                   /* int: days since 1970-01-01 */
+    FLOE_AVRO_LOGICAL_TIME_MILLIS,            /* int */
+    FLOE_AVRO_LOGICAL_TIME_MICROS,            /* long */
+    FLOE_AVRO_LOGICAL_TIMESTAMP_MILLIS,       /* long, UTC */
+    FLOE_AVRO_LOGICAL_TIMESTAMP_MICROS,       /* long, UTC */
     FLOE_AVRO_LOGICAL_LOCAL_TIMESTAMP_MILLIS, /* long, no zone */
     FLOE_AVRO_LOGICAL_LOCAL_TIMESTAMP_MICROS  /* long, no zone */
 } floe_avro_logical_t;
@@ -105,8 +105,7 @@ typedef struct floe_avro_schema floe_avro_schema_t;
  * keys).  Names are resolved with namespaces; references to named types
  * defined earlier (including recursive ones) are allowed.
  * On success *out is the root; caller frees it with floe_avro_schema_free. */
-int floe_avro_schema_parse(const char *json, size_t len,
-                           floe_avro_schema_t **out, floe_err_t *err);
+int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **out, floe_err_t *err);
 
 /* Free a root returned by floe_avro_schema_parse (NULL is fine).  Only
  * roots may be freed; values, writers and resolvers using it must be gone. */
@@ -127,8 +126,7 @@ char *floe_avro_schema_canonical(const floe_avro_schema_t *s, floe_err_t *err);
  * registries key schemas by).  The schema form returns 0, or -1 on
  * allocation failure. */
 uint64_t floe_avro_fingerprint64(const void *p, size_t n);
-int floe_avro_schema_fingerprint64(const floe_avro_schema_t *s, uint64_t *out,
-                                   floe_err_t *err);
+int floe_avro_schema_fingerprint64(const floe_avro_schema_t *s, uint64_t *out, floe_err_t *err);
 
 /* Single-object encoding: C3 01, the writer schema's fingerprint (8 bytes,
  * little-endian), then the datum.  _header writes the 10 header bytes into
@@ -138,8 +136,7 @@ int floe_avro_schema_fingerprint64(const floe_avro_schema_t *s, uint64_t *out,
 #define FLOE_AVRO_SINGLE_OBJECT_HEADER 10
 void floe_avro_single_object_header(uint64_t fingerprint,
                                     uint8_t out[FLOE_AVRO_SINGLE_OBJECT_HEADER]);
-int floe_avro_single_object_parse(const uint8_t *p, size_t n, uint64_t *fp,
-                                  floe_err_t *err);
+int floe_avro_single_object_parse(const uint8_t *p, size_t n, uint64_t *fp, floe_err_t *err);
 
 floe_avro_type_t floe_avro_schema_type(const floe_avro_schema_t *s);
 floe_avro_logical_t floe_avro_schema_logical(const floe_avro_schema_t *s);
@@ -154,8 +151,7 @@ const char *floe_avro_schema_name(const floe_avro_schema_t *s);
 /* Records. Field index i is in [0, field_count). Borrowed results. */
 size_t floe_avro_schema_field_count(const floe_avro_schema_t *s);
 const char *floe_avro_schema_field_name(const floe_avro_schema_t *s, size_t i);
-const floe_avro_schema_t *floe_avro_schema_field_type(const floe_avro_schema_t *s,
-                                                      size_t i);
+const floe_avro_schema_t *floe_avro_schema_field_type(const floe_avro_schema_t *s, size_t i);
 /* Index of the field called name, or -1. */
 int floe_avro_schema_field_index(const floe_avro_schema_t *s, const char *name);
 /* Whether field i has a "default" attribute. */
@@ -163,19 +159,17 @@ bool floe_avro_schema_field_has_default(const floe_avro_schema_t *s, size_t i);
 
 /* Integer attribute of field i (e.g. "field-id"): 0 and *out set when the
  * attribute is present and an integer, else -1. */
-int floe_avro_schema_field_prop_int(const floe_avro_schema_t *s, size_t i,
-                                    const char *key, int64_t *out);
+int floe_avro_schema_field_prop_int(const floe_avro_schema_t *s, size_t i, const char *key,
+                                    int64_t *out);
 /* Integer attribute of a schema node itself (arrays' "element-id", maps'
  * "key-id"/"value-id", or any other): 0 and *out, or -1 when absent. */
-int floe_avro_schema_prop_int(const floe_avro_schema_t *s, const char *key,
-                              int64_t *out);
+int floe_avro_schema_prop_int(const floe_avro_schema_t *s, const char *key, int64_t *out);
 /* String attribute of a node (e.g. "logicalType", "doc"): borrowed string,
  * or NULL when absent or not a string. */
 const char *floe_avro_schema_prop_str(const floe_avro_schema_t *s, const char *key);
 /* Any attribute of a node (field_index < 0) or of one of its fields, as
  * JSON text; caller frees with free().  NULL when absent. */
-char *floe_avro_schema_prop_json(const floe_avro_schema_t *s, int field_index,
-                                 const char *key);
+char *floe_avro_schema_prop_json(const floe_avro_schema_t *s, int field_index, const char *key);
 
 /* Arrays: item type. Maps: value type (keys are strings). Borrowed. */
 const floe_avro_schema_t *floe_avro_schema_items(const floe_avro_schema_t *s);
@@ -183,8 +177,7 @@ const floe_avro_schema_t *floe_avro_schema_values(const floe_avro_schema_t *s);
 
 /* Unions: branches in declaration order. Borrowed. */
 size_t floe_avro_schema_branch_count(const floe_avro_schema_t *s);
-const floe_avro_schema_t *floe_avro_schema_branch(const floe_avro_schema_t *s,
-                                                  size_t i);
+const floe_avro_schema_t *floe_avro_schema_branch(const floe_avro_schema_t *s, size_t i);
 /* For ["null", X] or [X, "null"]: X; NULL for any other schema. */
 const floe_avro_schema_t *floe_avro_schema_nullable_inner(const floe_avro_schema_t *s);
 
@@ -238,11 +231,9 @@ int floe_avro_set_long(floe_avro_value_t *v, int64_t x, floe_err_t *err);
 int floe_avro_set_float(floe_avro_value_t *v, float x, floe_err_t *err);
 int floe_avro_set_double(floe_avro_value_t *v, double x, floe_err_t *err);
 int floe_avro_set_string(floe_avro_value_t *v, const char *s, floe_err_t *err);
-int floe_avro_set_stringn(floe_avro_value_t *v, const char *s, size_t n,
-                          floe_err_t *err);
+int floe_avro_set_stringn(floe_avro_value_t *v, const char *s, size_t n, floe_err_t *err);
 /* bytes, fixed (n must equal the size) or string. */
-int floe_avro_set_bytes(floe_avro_value_t *v, const void *p, size_t n,
-                        floe_err_t *err);
+int floe_avro_set_bytes(floe_avro_value_t *v, const void *p, size_t n, floe_err_t *err);
 /* Enum by symbol or by index. */
 int floe_avro_set_enum(floe_avro_value_t *v, const char *symbol, floe_err_t *err);
 int floe_avro_set_enum_index(floe_avro_value_t *v, int index, floe_err_t *err);
@@ -251,8 +242,7 @@ int floe_avro_set_enum_index(floe_avro_value_t *v, int index, floe_err_t *err);
 floe_avro_value_t *floe_avro_set_branch(floe_avro_value_t *v, int i, floe_err_t *err);
 /* Decimal (bytes or fixed) from a 64-bit unscaled value: two's complement
  * big-endian, minimal length for bytes, sign-extended for fixed. */
-int floe_avro_set_decimal_i64(floe_avro_value_t *v, int64_t unscaled,
-                              floe_err_t *err);
+int floe_avro_set_decimal_i64(floe_avro_value_t *v, int64_t unscaled, floe_err_t *err);
 
 /* Record field by name, for writing: when v is a union, its record branch
  * is chosen first.  NULL when v is NULL, holds no record or has no such
@@ -265,22 +255,17 @@ floe_avro_value_t *floe_avro_field_at(floe_avro_value_t *v, size_t i);
 /* Shorthands: set field `name` of record v.  -1 with err naming the field
  * when it does not exist or cannot hold the value. */
 int floe_avro_rec_set_null(floe_avro_value_t *v, const char *name, floe_err_t *err);
-int floe_avro_rec_set_bool(floe_avro_value_t *v, const char *name, bool b,
-                           floe_err_t *err);
-int floe_avro_rec_set_int(floe_avro_value_t *v, const char *name, int32_t x,
-                          floe_err_t *err);
-int floe_avro_rec_set_long(floe_avro_value_t *v, const char *name, int64_t x,
-                           floe_err_t *err);
-int floe_avro_rec_set_float(floe_avro_value_t *v, const char *name, float x,
-                            floe_err_t *err);
-int floe_avro_rec_set_double(floe_avro_value_t *v, const char *name, double x,
+int floe_avro_rec_set_bool(floe_avro_value_t *v, const char *name, bool b, floe_err_t *err);
+int floe_avro_rec_set_int(floe_avro_value_t *v, const char *name, int32_t x, floe_err_t *err);
+int floe_avro_rec_set_long(floe_avro_value_t *v, const char *name, int64_t x, floe_err_t *err);
+int floe_avro_rec_set_float(floe_avro_value_t *v, const char *name, float x, floe_err_t *err);
+int floe_avro_rec_set_double(floe_avro_value_t *v, const char *name, double x, floe_err_t *err);
+int floe_avro_rec_set_string(floe_avro_value_t *v, const char *name, const char *s,
                              floe_err_t *err);
-int floe_avro_rec_set_string(floe_avro_value_t *v, const char *name,
-                             const char *s, floe_err_t *err);
-int floe_avro_rec_set_bytes(floe_avro_value_t *v, const char *name,
-                            const void *p, size_t n, floe_err_t *err);
-int floe_avro_rec_set_enum(floe_avro_value_t *v, const char *name,
-                           const char *symbol, floe_err_t *err);
+int floe_avro_rec_set_bytes(floe_avro_value_t *v, const char *name, const void *p, size_t n,
+                            floe_err_t *err);
+int floe_avro_rec_set_enum(floe_avro_value_t *v, const char *name, const char *symbol,
+                           floe_err_t *err);
 
 /* Append a new (default-initialized) item to array v (choosing the array
  * branch of a union) and return it for filling; NULL + err on failure. */
@@ -288,8 +273,7 @@ floe_avro_value_t *floe_avro_array_append(floe_avro_value_t *v, floe_err_t *err)
 /* Add entry key (copied) to map v (choosing the map branch of a union) and
  * return its value for filling; a key already present is replaced (its
  * value is reset).  NULL + err on failure. */
-floe_avro_value_t *floe_avro_map_put(floe_avro_value_t *v, const char *key,
-                                     floe_err_t *err);
+floe_avro_value_t *floe_avro_map_put(floe_avro_value_t *v, const char *key, floe_err_t *err);
 
 /* --- reading values.  Every reading function accepts NULL (what a missing
  * or unset field reads as) and treats it as a null value, so reads chain:
@@ -305,14 +289,13 @@ int floe_avro_get_double(const floe_avro_value_t *v, double *out, floe_err_t *er
 /* string, bytes or fixed contents, borrowed from the value (strings are
  * also NUL-terminated at ptr[len]). */
 int floe_avro_get_bytes(const floe_avro_value_t *v, floe_slice_t *out, floe_err_t *err);
-int floe_avro_get_string(const floe_avro_value_t *v, const char **out,
-                         size_t *len, floe_err_t *err);
+int floe_avro_get_string(const floe_avro_value_t *v, const char **out, size_t *len,
+                         floe_err_t *err);
 /* Enum index and symbol (symbol borrowed from the schema; may be NULL). */
 int floe_avro_get_enum(const floe_avro_value_t *v, int *index, const char **symbol,
                        floe_err_t *err);
 /* Decimal bytes/fixed as a 64-bit unscaled value; -1 when it overflows. */
-int floe_avro_get_decimal_i64(const floe_avro_value_t *v, int64_t *out,
-                              floe_err_t *err);
+int floe_avro_get_decimal_i64(const floe_avro_value_t *v, int64_t *out, floe_err_t *err);
 
 /* Record field by name / index for reading: NULL when v (seen through a
  * union) is not a record or has no such field.  An unset field of a value
@@ -337,8 +320,7 @@ bool floe_avro_value_equal(const floe_avro_value_t *a, const floe_avro_value_t *
  * maps as objects, arrays as arrays, unions as their branch's value,
  * bytes/fixed as {"$bytes":"<hex>"}, enums as their symbol, floats as
  * numbers (NaN/Infinity as strings).  0, or -1 on allocation failure. */
-int floe_avro_value_to_json(const floe_avro_value_t *v, floe_buf_t *out,
-                            floe_err_t *err);
+int floe_avro_value_to_json(const floe_avro_value_t *v, floe_buf_t *out, floe_err_t *err);
 
 /* ------------------------------------------------------------------ */
 /* Binary encoding                                                      */
@@ -376,16 +358,14 @@ typedef struct floe_avro_resolver floe_avro_resolver_t;
  * borrowed and must outlive the resolver.  A mismatch that can only occur
  * for some data (a writer union branch the reader cannot take) is reported
  * when such data is decoded.  Caller frees with floe_avro_resolver_free. */
-int floe_avro_resolver_new(const floe_avro_schema_t *writer,
-                           const floe_avro_schema_t *reader,
+int floe_avro_resolver_new(const floe_avro_schema_t *writer, const floe_avro_schema_t *reader,
                            floe_avro_resolver_t **out, floe_err_t *err);
 void floe_avro_resolver_free(floe_avro_resolver_t *r);
 
 /* Decode one datum written with the writer schema from *in (advanced) into
  * a value of the reader schema, allocated in a.  Errors as floe_avro_decode. */
-int floe_avro_resolver_decode(floe_avro_resolver_t *r, floe_slice_t *in,
-                              floe_arena_t *a, floe_avro_value_t **out,
-                              floe_err_t *err);
+int floe_avro_resolver_decode(floe_avro_resolver_t *r, floe_slice_t *in, floe_arena_t *a,
+                              floe_avro_value_t **out, floe_err_t *err);
 
 /* ------------------------------------------------------------------ */
 /* Object container files                                               */
@@ -393,9 +373,9 @@ int floe_avro_resolver_decode(floe_avro_resolver_t *r, floe_slice_t *in,
 
 typedef enum floe_avro_codec {
     FLOE_AVRO_CODEC_NULL = 0,
-    FLOE_AVRO_CODEC_DEFLATE,   /* "deflate": raw RFC 1951 */
-    FLOE_AVRO_CODEC_SNAPPY,    /* "snappy": + 4-byte big-endian CRC32 */
-    FLOE_AVRO_CODEC_ZSTD       /* "zstandard" */
+    FLOE_AVRO_CODEC_DEFLATE, /* "deflate": raw RFC 1951 */
+    FLOE_AVRO_CODEC_SNAPPY,  /* "snappy": + 4-byte big-endian CRC32 */
+    FLOE_AVRO_CODEC_ZSTD     /* "zstandard" */
 } floe_avro_codec_t;
 
 /* "null", "deflate", "snappy", "zstandard". */
@@ -409,14 +389,17 @@ typedef int (*floe_avro_sink_fn)(void *ctx, const void *p, size_t n, floe_err_t 
 
 typedef struct floe_avro_writer_opts {
     floe_avro_codec_t codec;
-    int level;               /* codec level; 0 = codec default */
-    size_t block_bytes;      /* flush a block at this uncompressed size; 0 = 64 KiB */
-    const uint8_t *sync;     /* 16 bytes, or NULL for random */
-    floe_avro_sink_fn sink;  /* NULL: keep the file in memory (writer_bytes) */
+    int level;              /* codec level; 0 = codec default */
+    size_t block_bytes;     /* flush a block at this uncompressed size; 0 = 64 KiB */
+    const uint8_t *sync;    /* 16 bytes, or NULL for random */
+    floe_avro_sink_fn sink; /* NULL: keep the file in memory (writer_bytes) */
     void *sink_ctx;
 } floe_avro_writer_opts_t;
 
-#define FLOE_AVRO_WRITER_OPTS_INIT {FLOE_AVRO_CODEC_NULL, 0, 0, NULL, NULL, NULL}
+#define FLOE_AVRO_WRITER_OPTS_INIT                   \
+    {                                                \
+        FLOE_AVRO_CODEC_NULL, 0, 0, NULL, NULL, NULL \
+    }
 
 typedef struct floe_avro_writer floe_avro_writer_t;
 
@@ -431,15 +414,14 @@ int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
  * key set twice keeps the last value; "avro.*" keys are refused except
  * that avro.schema may be given to write a schema text verbatim (it must
  * parse to the same canonical form as s). */
-int floe_avro_writer_set_meta(floe_avro_writer_t *w, const char *key,
-                              const void *val, size_t len, floe_err_t *err);
-int floe_avro_writer_set_meta_str(floe_avro_writer_t *w, const char *key,
-                                  const char *val, floe_err_t *err);
+int floe_avro_writer_set_meta(floe_avro_writer_t *w, const char *key, const void *val, size_t len,
+                              floe_err_t *err);
+int floe_avro_writer_set_meta_str(floe_avro_writer_t *w, const char *key, const char *val,
+                                  floe_err_t *err);
 
 /* Append one datum (its schema must be the writer's schema node; v is
  * borrowed for the call). */
-int floe_avro_writer_append(floe_avro_writer_t *w, const floe_avro_value_t *v,
-                            floe_err_t *err);
+int floe_avro_writer_append(floe_avro_writer_t *w, const floe_avro_value_t *v, floe_err_t *err);
 /* Append one datum already encoded in Avro binary with the writer's schema
  * (n bytes, borrowed for the call; not validated). */
 int floe_avro_writer_append_encoded(floe_avro_writer_t *w, const void *p, size_t n,
@@ -466,19 +448,22 @@ void floe_avro_writer_free(floe_avro_writer_t *w);
  * with the given metadata (meta_keys/meta_vals: n_meta NUL-terminated
  * strings).  *out is the caller's to free with free(). */
 int floe_avro_write_file(const floe_avro_schema_t *s, const floe_avro_writer_opts_t *opts,
-                         const char *const *meta_keys, const char *const *meta_vals,
-                         size_t n_meta, const floe_avro_value_t *const *values,
-                         size_t n, uint8_t **out, size_t *out_len, floe_err_t *err);
+                         const char *const *meta_keys, const char *const *meta_vals, size_t n_meta,
+                         const floe_avro_value_t *const *values, size_t n, uint8_t **out,
+                         size_t *out_len, floe_err_t *err);
 
 typedef struct floe_avro_reader_opts {
     /* Resolve every datum to this schema (borrowed; must outlive the
      * reader); NULL reads with the file's own schema. */
     const floe_avro_schema_t *reader_schema;
-    size_t max_block_bytes;  /* compressed and uncompressed; 0 = 64 MiB */
-    uint64_t max_block_count;/* datums per block; 0 = 16M */
+    size_t max_block_bytes;   /* compressed and uncompressed; 0 = 64 MiB */
+    uint64_t max_block_count; /* datums per block; 0 = 16M */
 } floe_avro_reader_opts_t;
 
-#define FLOE_AVRO_READER_OPTS_INIT {NULL, 0, 0}
+#define FLOE_AVRO_READER_OPTS_INIT \
+    {                              \
+        NULL, 0, 0                 \
+    }
 
 typedef struct floe_avro_reader floe_avro_reader_t;
 
@@ -502,16 +487,15 @@ size_t floe_avro_reader_meta_count(const floe_avro_reader_t *r);
 const char *floe_avro_reader_meta_key(const floe_avro_reader_t *r, size_t i);
 floe_slice_t floe_avro_reader_meta_val(const floe_avro_reader_t *r, size_t i);
 /* Value of key: true and *val set when present. */
-bool floe_avro_reader_meta(const floe_avro_reader_t *r, const char *key,
-                           floe_slice_t *val);
+bool floe_avro_reader_meta(const floe_avro_reader_t *r, const char *key, floe_slice_t *val);
 
 /* Next datum, allocated in arena a (which the caller may reset between
  * calls; resetting after every datum is fastest, as floe_arena_reset keeps
  * only the arena's first block).  Returns 1 with *out set, 0 at the clean end of the file, -1 on
  * error (truncated or corrupt block, bad sync marker, decode error; the
  * reader stays failed). */
-int floe_avro_reader_next(floe_avro_reader_t *r, floe_arena_t *a,
-                          floe_avro_value_t **out, floe_err_t *err);
+int floe_avro_reader_next(floe_avro_reader_t *r, floe_arena_t *a, floe_avro_value_t **out,
+                          floe_err_t *err);
 
 void floe_avro_reader_free(floe_avro_reader_t *r);
 

@@ -34,8 +34,7 @@ int avro_read_long(floe_slice_t *in, int64_t *out, floe_err_t *err)
 {
     uint64_t x = 0;
     for (size_t i = 0;; i++) {
-        if (i >= in->len)
-            return floe_err_set(err, FLOE_ETRUNC, "avro: input ends inside a varint");
+        if (i >= in->len) return floe_err_set(err, FLOE_ETRUNC, "avro: input ends inside a varint");
         if (i >= FLOE_VARINT64_MAX_LEN)
             return floe_err_set(err, FLOE_ECORRUPT, "avro: varint longer than 10 bytes");
         uint8_t b = in->ptr[i];
@@ -64,8 +63,9 @@ static int read_int(floe_slice_t *in, int32_t *out, floe_err_t *err)
 static int need(floe_slice_t *in, size_t n, const char *what, floe_err_t *err)
 {
     if (in->len < n)
-        return floe_err_set(err, FLOE_ETRUNC, "avro: input ends inside %s (%zu bytes needed, %zu left)",
-                            what, n, in->len);
+        return floe_err_set(err, FLOE_ETRUNC,
+                            "avro: input ends inside %s (%zu bytes needed, %zu left)", what, n,
+                            in->len);
     return 0;
 }
 
@@ -74,7 +74,9 @@ static int read_len(floe_slice_t *in, size_t *out, const char *what, floe_err_t 
 {
     int64_t n;
     if (avro_read_long(in, &n, err) != 0) return -1;
-    if (n < 0) return floe_err_set(err, FLOE_ECORRUPT, "avro: negative %s length %lld", what, (long long)n);
+    if (n < 0)
+        return floe_err_set(err, FLOE_ECORRUPT, "avro: negative %s length %lld", what,
+                            (long long)n);
     if ((uint64_t)n > in->len)
         return floe_err_set(err, FLOE_ETRUNC, "avro: %s of %lld bytes but %zu left", what,
                             (long long)n, in->len);
@@ -130,7 +132,8 @@ static int enc_unset(const floe_avro_value_t *v, floe_buf_t *o, floe_err_t *err)
     case FLOE_AVRO_MAP: return avro_put_long(o, 0) ? oom(err) : 0;
     case FLOE_AVRO_UNION:
         for (size_t i = 0; i < s->n_branches; i++)
-            if (s->branches[i]->type == FLOE_AVRO_NULL) return avro_put_long(o, (int64_t)i) ? oom(err) : 0;
+            if (s->branches[i]->type == FLOE_AVRO_NULL)
+                return avro_put_long(o, (int64_t)i) ? oom(err) : 0;
         return floe_err_set(err, FLOE_EINVAL, "avro: union value not set (no null branch)");
     default:
         return floe_err_set(err, FLOE_EINVAL, "avro: %s value not set",
@@ -147,8 +150,9 @@ static int enc_record(const floe_avro_value_t *v, floe_buf_t *o, floe_err_t *err
         if (!fv->set && f->def) {
             const floe_avro_value_t *d = avro_field_default(s, i);
             if (!d) {
-                return floe_err_set(err, FLOE_EINVAL, "avro: field %s.%s: default does not fit its type",
-                                    s->fullname, f->name);
+                return floe_err_set(err, FLOE_EINVAL,
+                                    "avro: field %s.%s: default does not fit its type", s->fullname,
+                                    f->name);
             }
             fv = d;
         }
@@ -162,7 +166,8 @@ static int enc_record(const floe_avro_value_t *v, floe_buf_t *o, floe_err_t *err
 
 static int enc(const floe_avro_value_t *v, floe_buf_t *o, floe_err_t *err, int depth)
 {
-    if (depth > AVRO_MAX_DEPTH) return floe_err_set(err, FLOE_EINVAL, "avro: value nested too deep");
+    if (depth > AVRO_MAX_DEPTH)
+        return floe_err_set(err, FLOE_EINVAL, "avro: value nested too deep");
     const floe_avro_schema_t *s = v->s;
     if (s->type == FLOE_AVRO_RECORD) return enc_record(v, o, err, depth);
     if (!v->set) return enc_unset(v, o, err);
@@ -247,8 +252,8 @@ static int nomem(floe_err_t *err)
     return floe_err_set(err, FLOE_ENOMEM, "avro: out of memory (or past the arena cap) decoding");
 }
 
-static int dec(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t *a,
-               floe_avro_value_t *v, floe_err_t *err, int depth);
+static int dec(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t *a, floe_avro_value_t *v,
+               floe_err_t *err, int depth);
 
 static int dec_bytes(floe_slice_t *in, floe_arena_t *a, size_t n, floe_avro_value_t *v,
                      floe_err_t *err)
@@ -314,18 +319,20 @@ static int dec_array(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t
             if (dec(s->items, in, a, &vals[i], err, depth + 1) != 0) return -1;
             ptrs[so_far + i] = &vals[i];
             if (is_map) v->u.map.n++;
-            else v->u.arr.n++;
+            else
+                v->u.arr.n++;
         }
         /* a block that states its size must be exactly that long, so that
          * skipping by size and decoding agree */
         if (bytes >= 0 && (uint64_t)(start_len - in->len) != (uint64_t)bytes)
-            return floe_err_set(err, FLOE_ECORRUPT, "avro: %s block says %lld bytes, its items take %zu",
+            return floe_err_set(err, FLOE_ECORRUPT,
+                                "avro: %s block says %lld bytes, its items take %zu",
                                 is_map ? "map" : "array", (long long)bytes, start_len - in->len);
     }
 }
 
-static int dec(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t *a,
-               floe_avro_value_t *v, floe_err_t *err, int depth)
+static int dec(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t *a, floe_avro_value_t *v,
+               floe_err_t *err, int depth)
 {
     if (depth > AVRO_MAX_DEPTH)
         return floe_err_set(err, FLOE_ECORRUPT, "avro: data nested deeper than %d", AVRO_MAX_DEPTH);
@@ -338,7 +345,8 @@ static int dec(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t *a,
     case FLOE_AVRO_BOOLEAN:
         if (need(in, 1, "a boolean", err) != 0) return -1;
         if (in->ptr[0] > 1)
-            return floe_err_set(err, FLOE_ECORRUPT, "avro: boolean byte %u is not 0 or 1", in->ptr[0]);
+            return floe_err_set(err, FLOE_ECORRUPT, "avro: boolean byte %u is not 0 or 1",
+                                in->ptr[0]);
         v->u.b = in->ptr[0];
         in->ptr++;
         in->len--;
@@ -394,8 +402,9 @@ static int dec(const floe_avro_schema_t *s, floe_slice_t *in, floe_arena_t *a,
         int64_t i;
         if (avro_read_long(in, &i, err) != 0) return -1;
         if (i < 0 || (uint64_t)i >= s->n_branches)
-            return floe_err_set(err, FLOE_ECORRUPT, "avro: union index %lld out of range (%zu branches)",
-                                (long long)i, s->n_branches);
+            return floe_err_set(err, FLOE_ECORRUPT,
+                                "avro: union index %lld out of range (%zu branches)", (long long)i,
+                                s->n_branches);
         floe_avro_value_t *b = floe_arena_alloc(a, sizeof *b);
         if (!b) return nomem(err);
         v->u.un.branch = (int)i;
@@ -477,7 +486,8 @@ static int skip(const floe_avro_schema_t *s, floe_slice_t *in, floe_err_t *err, 
     case FLOE_AVRO_UNION:
         if (avro_read_long(in, &x, err) != 0) return -1;
         if (x < 0 || (uint64_t)x >= s->n_branches)
-            return floe_err_set(err, FLOE_ECORRUPT, "avro: union index %lld out of range", (long long)x);
+            return floe_err_set(err, FLOE_ECORRUPT, "avro: union index %lld out of range",
+                                (long long)x);
         return skip(s->branches[x], in, err, depth + 1);
     default: return floe_err_set(err, FLOE_EINVAL, "avro: bad schema type");
     }

@@ -27,7 +27,8 @@ int floe_avro_codec_parse(const char *name, floe_avro_codec_t *out, floe_err_t *
         return 0;
     }
     return floe_err_set(err, FLOE_EUNSUPPORTED,
-                        "avro: codec \"%s\" not supported (null, deflate, snappy, zstandard)", name);
+                        "avro: codec \"%s\" not supported (null, deflate, snappy, zstandard)",
+                        name);
 }
 
 static floe_codec_t shared(floe_avro_codec_t c)
@@ -43,8 +44,10 @@ static floe_codec_t shared(floe_avro_codec_t c)
 int avro_codec_compress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_t *p, size_t n,
                         floe_buf_t *out, floe_err_t *err)
 {
-    if ((unsigned)c > FLOE_AVRO_CODEC_ZSTD) return floe_err_set(err, FLOE_EINVAL, "avro: bad codec %d", (int)c);
-    if (n > UINT32_MAX) return floe_err_set(err, FLOE_EINVAL, "avro: block of %zu bytes too big", n);
+    if ((unsigned)c > FLOE_AVRO_CODEC_ZSTD)
+        return floe_err_set(err, FLOE_EINVAL, "avro: bad codec %d", (int)c);
+    if (n > UINT32_MAX)
+        return floe_err_set(err, FLOE_EINVAL, "avro: block of %zu bytes too big", n);
     if (floe_compress(ctx, shared(c), p, n, out, err) != 0) {
         floe_err_wrap(err, "avro: %s", floe_avro_codec_name(c));
         return -1;
@@ -58,8 +61,10 @@ int avro_codec_compress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_
 int avro_codec_decompress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_t *p, size_t n,
                           size_t max_out, floe_buf_t *out, floe_err_t *err)
 {
-    if ((unsigned)c > FLOE_AVRO_CODEC_ZSTD) return floe_err_set(err, FLOE_EINVAL, "avro: bad codec %d", (int)c);
-    if (n > UINT32_MAX) return floe_err_set(err, FLOE_ECORRUPT, "avro: block of %zu bytes too big", n);
+    if ((unsigned)c > FLOE_AVRO_CODEC_ZSTD)
+        return floe_err_set(err, FLOE_EINVAL, "avro: bad codec %d", (int)c);
+    if (n > UINT32_MAX)
+        return floe_err_set(err, FLOE_ECORRUPT, "avro: block of %zu bytes too big", n);
     size_t data_n = n;
     if (c == FLOE_AVRO_CODEC_SNAPPY) {
         if (n < 4) return floe_err_set(err, FLOE_ETRUNC, "avro: snappy block shorter than its CRC");
@@ -68,7 +73,8 @@ int avro_codec_decompress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint
     size_t start = out->len;
     if (floe_decompress(ctx, shared(c), p, data_n, out, max_out, err) != 0) {
         if (err && err->code == FLOE_ERANGE)
-            return floe_err_set(err, FLOE_ECORRUPT, "avro: %s block decompresses past the %zu-byte limit",
+            return floe_err_set(err, FLOE_ECORRUPT,
+                                "avro: %s block decompresses past the %zu-byte limit",
                                 floe_avro_codec_name(c), max_out);
         floe_err_wrap(err, "avro: %s block", floe_avro_codec_name(c));
         if (err) err->code = FLOE_ECORRUPT;
@@ -80,7 +86,8 @@ int avro_codec_decompress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint
         if (crc != want) {
             out->len = start;
             return floe_err_set(err, FLOE_ECORRUPT,
-                                "avro: snappy block CRC32 mismatch (stored %08x, computed %08x)", want, crc);
+                                "avro: snappy block CRC32 mismatch (stored %08x, computed %08x)",
+                                want, crc);
         }
     }
     return 0;

@@ -26,10 +26,10 @@ struct floe_avro_writer {
     uint8_t sync[16];
     meta_entry_t *meta;
     size_t n_meta;
-    char *schema_json;   /* header avro.schema (ours, or the caller's text) */
-    floe_buf_t out;      /* file bytes not yet given to the sink */
-    floe_buf_t block;    /* encoded datums of the open block */
-    floe_codec_ctx_t *codec;  /* compression contexts, reused per block */
+    char *schema_json;       /* header avro.schema (ours, or the caller's text) */
+    floe_buf_t out;          /* file bytes not yet given to the sink */
+    floe_buf_t block;        /* encoded datums of the open block */
+    floe_codec_ctx_t *codec; /* compression contexts, reused per block */
     uint64_t block_count, count, produced;
     bool header_done, finished, failed;
 };
@@ -74,18 +74,20 @@ int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
         return w_oom(err);
     }
     if (w->o.sync) memcpy(w->sync, w->o.sync, 16);
-    else random_sync(w->sync);
+    else
+        random_sync(w->sync);
     w->o.sync = NULL;
     w->s = s;
     *out = w;
     return 0;
 }
 
-int floe_avro_writer_set_meta(floe_avro_writer_t *w, const char *key, const void *val,
-                              size_t len, floe_err_t *err)
+int floe_avro_writer_set_meta(floe_avro_writer_t *w, const char *key, const void *val, size_t len,
+                              floe_err_t *err)
 {
     if (w->header_done)
-        return floe_err_set(err, FLOE_EINVAL, "avro writer: metadata \"%s\" set after the header was written", key);
+        return floe_err_set(err, FLOE_EINVAL,
+                            "avro writer: metadata \"%s\" set after the header was written", key);
     if (strcmp(key, "avro.schema") == 0) {
         /* the caller's own text, provided it is the same schema */
         floe_avro_schema_t *given;
@@ -100,7 +102,8 @@ int floe_avro_writer_set_meta(floe_avro_writer_t *w, const char *key, const void
         free(b);
         floe_avro_schema_free(given);
         if (!same)
-            return floe_err_set(err, FLOE_EINVAL, "avro writer: avro.schema differs from the writer's schema");
+            return floe_err_set(err, FLOE_EINVAL,
+                                "avro writer: avro.schema differs from the writer's schema");
         char *copy = strndup(val, len);
         if (!copy) return w_oom(err);
         free(w->schema_json);
@@ -221,8 +224,7 @@ int floe_avro_writer_append(floe_avro_writer_t *w, const floe_avro_value_t *v, f
     return w->block.len >= w->o.block_bytes ? flush_block(w, err) : 0;
 }
 
-int floe_avro_writer_append_encoded(floe_avro_writer_t *w, const void *p, size_t n,
-                                    floe_err_t *err)
+int floe_avro_writer_append_encoded(floe_avro_writer_t *w, const void *p, size_t n, floe_err_t *err)
 {
     if (check_open(w, err) != 0) return -1;
     if (floe_buf_append(&w->block, p, n) != 0) return w_oom(err);
@@ -231,8 +233,14 @@ int floe_avro_writer_append_encoded(floe_avro_writer_t *w, const void *p, size_t
     return w->block.len >= w->o.block_bytes ? flush_block(w, err) : 0;
 }
 
-uint64_t floe_avro_writer_count(const floe_avro_writer_t *w) { return w->count; }
-uint64_t floe_avro_writer_bytes_written(const floe_avro_writer_t *w) { return w->produced; }
+uint64_t floe_avro_writer_count(const floe_avro_writer_t *w)
+{
+    return w->count;
+}
+uint64_t floe_avro_writer_bytes_written(const floe_avro_writer_t *w)
+{
+    return w->produced;
+}
 
 int floe_avro_writer_finish(floe_avro_writer_t *w, floe_err_t *err)
 {
@@ -268,9 +276,9 @@ void floe_avro_writer_free(floe_avro_writer_t *w)
 }
 
 int floe_avro_write_file(const floe_avro_schema_t *s, const floe_avro_writer_opts_t *opts,
-                         const char *const *meta_keys, const char *const *meta_vals,
-                         size_t n_meta, const floe_avro_value_t *const *values, size_t n,
-                         uint8_t **out, size_t *out_len, floe_err_t *err)
+                         const char *const *meta_keys, const char *const *meta_vals, size_t n_meta,
+                         const floe_avro_value_t *const *values, size_t n, uint8_t **out,
+                         size_t *out_len, floe_err_t *err)
 {
     floe_avro_writer_opts_t o = FLOE_AVRO_WRITER_OPTS_INIT;
     if (opts) o = *opts;
@@ -300,7 +308,7 @@ typedef struct rmeta {
 } rmeta_t;
 
 struct floe_avro_reader {
-    floe_slice_t in;           /* what is left of the file */
+    floe_slice_t in; /* what is left of the file */
     floe_avro_schema_t *schema;
     floe_slice_t schema_json;
     floe_avro_codec_t codec;
@@ -310,12 +318,12 @@ struct floe_avro_reader {
     floe_avro_resolver_t *res;
     size_t max_block_bytes;
     uint64_t max_block_count;
-    floe_buf_t block;          /* decompressed block */
-    floe_codec_ctx_t *ctx;     /* decompression contexts, reused per block */
-    floe_slice_t cur;          /* undecoded rest of the block */
-    uint64_t remaining;        /* datums left in the block */
+    floe_buf_t block;      /* decompressed block */
+    floe_codec_ctx_t *ctx; /* decompression contexts, reused per block */
+    floe_slice_t cur;      /* undecoded rest of the block */
+    uint64_t remaining;    /* datums left in the block */
     uint64_t block_no;
-    floe_err_t fail;           /* first error, repeated after */
+    floe_err_t fail; /* first error, repeated after */
     bool failed;
 };
 
@@ -334,14 +342,16 @@ static int r_header(floe_avro_reader_t *r, floe_err_t *err)
         if (count < 0) {
             int64_t size;
             if (count == INT64_MIN || avro_read_long(in, &size, err) != 0) {
-                if (count == INT64_MIN) floe_err_set(err, FLOE_ECORRUPT, "avro container: bad metadata count");
+                if (count == INT64_MIN)
+                    floe_err_set(err, FLOE_ECORRUPT, "avro container: bad metadata count");
                 return -1;
             }
             count = -count;
         }
         /* an entry takes two bytes at least */
         if ((uint64_t)count > in->len / 2 + 1)
-            return floe_err_set(err, FLOE_ETRUNC, "avro container: metadata of %lld entries in %zu bytes",
+            return floe_err_set(err, FLOE_ETRUNC,
+                                "avro container: metadata of %lld entries in %zu bytes",
                                 (long long)count, in->len);
         for (int64_t i = 0; i < count; i++) {
             int64_t kn, vn;
@@ -368,7 +378,8 @@ static int r_header(floe_avro_reader_t *r, floe_err_t *err)
             if (avro_read_long(in, &vn, err) != 0) return -1;
             if (vn < 0 || (uint64_t)vn > in->len)
                 return floe_err_set(err, vn < 0 ? FLOE_ECORRUPT : FLOE_ETRUNC,
-                                    "avro container: bad length %lld of metadata \"%s\"", (long long)vn, key);
+                                    "avro container: bad length %lld of metadata \"%s\"",
+                                    (long long)vn, key);
             m[r->n_meta - 1].val = floe_slice(in->ptr, (size_t)vn);
             in->ptr += vn;
             in->len -= (size_t)vn;
@@ -421,10 +432,22 @@ int floe_avro_reader_open(floe_avro_reader_t **out, const void *data, size_t len
     return 0;
 }
 
-const floe_avro_schema_t *floe_avro_reader_schema(const floe_avro_reader_t *r) { return r->schema; }
-floe_slice_t floe_avro_reader_schema_json(const floe_avro_reader_t *r) { return r->schema_json; }
-floe_avro_codec_t floe_avro_reader_codec(const floe_avro_reader_t *r) { return r->codec; }
-size_t floe_avro_reader_meta_count(const floe_avro_reader_t *r) { return r->n_meta; }
+const floe_avro_schema_t *floe_avro_reader_schema(const floe_avro_reader_t *r)
+{
+    return r->schema;
+}
+floe_slice_t floe_avro_reader_schema_json(const floe_avro_reader_t *r)
+{
+    return r->schema_json;
+}
+floe_avro_codec_t floe_avro_reader_codec(const floe_avro_reader_t *r)
+{
+    return r->codec;
+}
+size_t floe_avro_reader_meta_count(const floe_avro_reader_t *r)
+{
+    return r->n_meta;
+}
 
 const char *floe_avro_reader_meta_key(const floe_avro_reader_t *r, size_t i)
 {
@@ -455,18 +478,21 @@ static int next_block(floe_avro_reader_t *r, floe_err_t *err)
     r->block_no++;
     if (avro_read_long(in, &count, err) != 0 || avro_read_long(in, &size, err) != 0) return -1;
     if (count < 0 || (uint64_t)count > r->max_block_count)
-        return floe_err_set(err, FLOE_ECORRUPT, "avro container: block count %lld outside [0, %llu]",
-                            (long long)count, (unsigned long long)r->max_block_count);
+        return floe_err_set(err, FLOE_ECORRUPT,
+                            "avro container: block count %lld outside [0, %llu]", (long long)count,
+                            (unsigned long long)r->max_block_count);
     if (size < 0 || (uint64_t)size > r->max_block_bytes)
         return floe_err_set(err, FLOE_ECORRUPT, "avro container: block size %lld outside [0, %zu]",
                             (long long)size, r->max_block_bytes);
     if ((uint64_t)size + 16 > in->len)
-        return floe_err_set(err, FLOE_ETRUNC,
-                            "avro container: file truncated: block of %lld bytes + sync marker, %zu bytes left",
-                            (long long)size, in->len);
+        return floe_err_set(
+            err, FLOE_ETRUNC,
+            "avro container: file truncated: block of %lld bytes + sync marker, %zu bytes left",
+            (long long)size, in->len);
     const uint8_t *data = in->ptr;
     if (memcmp(data + size, r->sync, 16) != 0)
-        return floe_err_set(err, FLOE_ECORRUPT, "avro container: sync marker mismatch after the block");
+        return floe_err_set(err, FLOE_ECORRUPT,
+                            "avro container: sync marker mismatch after the block");
     in->ptr += size + 16;
     in->len -= (size_t)size + 16;
     if (r->codec == FLOE_AVRO_CODEC_NULL) {
@@ -475,8 +501,8 @@ static int next_block(floe_avro_reader_t *r, floe_err_t *err)
         floe_buf_reset(&r->block);
         if (!r->ctx && !(r->ctx = floe_codec_ctx_new(0)))
             return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
-        if (avro_codec_decompress(r->ctx, r->codec, data, (size_t)size, r->max_block_bytes, &r->block,
-                                  err) != 0)
+        if (avro_codec_decompress(r->ctx, r->codec, data, (size_t)size, r->max_block_bytes,
+                                  &r->block, err) != 0)
             return -1;
         r->cur = floe_buf_slice(&r->block);
     }
@@ -495,7 +521,8 @@ int floe_avro_reader_next(floe_avro_reader_t *r, floe_arena_t *a, floe_avro_valu
     floe_err_t *e = err ? err : &local;
     while (r->remaining == 0) {
         if (r->cur.len != 0) {
-            floe_err_set(e, FLOE_ECORRUPT, "avro container: %zu bytes left over after the block's datums",
+            floe_err_set(e, FLOE_ECORRUPT,
+                         "avro container: %zu bytes left over after the block's datums",
                          r->cur.len);
             goto fail;
         }

@@ -17,71 +17,84 @@
 typedef struct avro_field {
     char *name;
     floe_avro_schema_t *type;
-    json_t *props;         /* every key but name and type (owned) */
-    json_t *def;           /* props["default"] (borrowed) or NULL */
+    json_t *props; /* every key but name and type (owned) */
+    json_t *def;   /* props["default"] (borrowed) or NULL */
     char **aliases;
     size_t n_aliases;
     /* the default as a value, built after parsing; NULL when there is no
      * default or it does not fit the type (def_bad set) */
     floe_avro_value_t *def_value;
-    int def_state;         /* 0 not built, 1 building, 2 built */
+    int def_state; /* 0 not built, 1 building, 2 built */
     bool def_bad;
 } avro_field_t;
 
 struct floe_avro_schema {
     floe_avro_type_t type;
     floe_avro_logical_t logical;
-    char *fullname;        /* named types */
-    char *name;            /* points into fullname */
-    char *ns;              /* namespace ("" for none), named types */
-    char **aliases;        /* full names */
+    char *fullname; /* named types */
+    char *name;     /* points into fullname */
+    char *ns;       /* namespace ("" for none), named types */
+    char **aliases; /* full names */
     size_t n_aliases;
-    json_t *props;         /* every key but the structural ones (owned) */
-    avro_field_t *fields;  /* record */
+    json_t *props;        /* every key but the structural ones (owned) */
+    avro_field_t *fields; /* record */
     size_t n_fields;
-    floe_avro_schema_t *items;   /* array items, map values */
+    floe_avro_schema_t *items;     /* array items, map values */
     floe_avro_schema_t **branches; /* union */
     size_t n_branches;
-    char **symbols;        /* enum */
+    char **symbols; /* enum */
     size_t n_symbols;
-    int enum_default;      /* index, or -1 */
+    int enum_default; /* index, or -1 */
     size_t fixed_size;
-    int precision, scale;  /* decimal */
-    bool min_zero;         /* may encode to zero bytes */
+    int precision, scale;          /* decimal */
+    bool min_zero;                 /* may encode to zero bytes */
     floe_avro_schema_t *next_node; /* every node of a root, for freeing */
     struct avro_root *root;        /* what owns this node */
 };
 
 /* What a root owns besides its nodes. */
 typedef struct avro_root {
-    floe_avro_schema_t *nodes;  /* list through next_node */
-    floe_arena_t arena;         /* default values */
+    floe_avro_schema_t *nodes; /* list through next_node */
+    floe_arena_t arena;        /* default values */
 } avro_root_t;
 
 struct floe_avro_value {
     const floe_avro_schema_t *s;
     floe_arena_t *arena;
-    bool set;              /* false: unset (record fields, unions) */
+    bool set; /* false: unset (record fields, unions) */
     union {
         bool b;
         int32_t i;
         int64_t l;
         float f;
         double d;
-        int e;                                 /* enum index */
-        struct { uint8_t *p; size_t n; } bytes; /* bytes, string, fixed */
-        floe_avro_value_t *fields;             /* record: n_fields values */
-        struct { floe_avro_value_t **items; size_t n, cap; } arr;
-        struct { char **keys; floe_avro_value_t **vals; size_t n, cap; } map;
-        struct { int branch; floe_avro_value_t *val; } un;
+        int e; /* enum index */
+        struct {
+            uint8_t *p;
+            size_t n;
+        } bytes;                   /* bytes, string, fixed */
+        floe_avro_value_t *fields; /* record: n_fields values */
+        struct {
+            floe_avro_value_t **items;
+            size_t n, cap;
+        } arr;
+        struct {
+            char **keys;
+            floe_avro_value_t **vals;
+            size_t n, cap;
+        } map;
+        struct {
+            int branch;
+            floe_avro_value_t *val;
+        } un;
     } u;
 };
 
 /* avro_json.c */
 /* Build a value of schema s from a JSON default (allocated in a); -1 when
  * it does not fit the schema. */
-int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s,
-                         const json_t *j, floe_avro_value_t **out, int depth);
+int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s, const json_t *j,
+                         floe_avro_value_t **out, int depth);
 /* Default value of field i of record s (built once, while parsing, in the
  * schema root's arena), or NULL when there is none or it does not fit. */
 const floe_avro_value_t *avro_field_default(const floe_avro_schema_t *s, size_t i);

@@ -44,9 +44,12 @@ static int number(const json_t *j, double *out)
     const char *s = json_string_value(j);
     if (!s) return -1;
     if (strcmp(s, "NaN") == 0) *out = NAN;
-    else if (strcmp(s, "Infinity") == 0) *out = INFINITY;
-    else if (strcmp(s, "-Infinity") == 0) *out = -INFINITY;
-    else return -1;
+    else if (strcmp(s, "Infinity") == 0)
+        *out = INFINITY;
+    else if (strcmp(s, "-Infinity") == 0)
+        *out = -INFINITY;
+    else
+        return -1;
     return 0;
 }
 
@@ -72,7 +75,8 @@ int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s, const jso
         else if (json_is_real(j) && json_real_value(j) == floor(json_real_value(j)) &&
                  fabs(json_real_value(j)) < 9.2e18)
             x = (long long)json_real_value(j);
-        else return -1;
+        else
+            return -1;
         if (s->type == FLOE_AVRO_INT) {
             if (x < INT32_MIN || x > INT32_MAX) return -1;
             v->u.i = (int32_t)x;
@@ -86,7 +90,8 @@ int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s, const jso
         double d;
         if (number(j, &d) != 0) return -1;
         if (s->type == FLOE_AVRO_FLOAT) v->u.f = (float)d;
-        else v->u.d = d;
+        else
+            v->u.d = d;
         break;
     }
     case FLOE_AVRO_STRING: {
@@ -100,9 +105,8 @@ int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s, const jso
     }
     case FLOE_AVRO_BYTES:
     case FLOE_AVRO_FIXED:
-        if (!json_is_string(j) ||
-            latin1_bytes(a, json_string_value(j), json_string_length(j), &v->u.bytes.p,
-                         &v->u.bytes.n) != 0)
+        if (!json_is_string(j) || latin1_bytes(a, json_string_value(j), json_string_length(j),
+                                               &v->u.bytes.p, &v->u.bytes.n) != 0)
             return -1;
         if (s->type == FLOE_AVRO_FIXED && v->u.bytes.n != s->fixed_size) return -1;
         break;
@@ -128,7 +132,8 @@ int avro_value_from_json(floe_arena_t *a, const floe_avro_schema_t *s, const jso
         if (!json_is_object(j)) return -1;
         const char *k;
         json_t *jv;
-        json_object_foreach((json_t *)j, k, jv) {
+        json_object_foreach((json_t *)j, k, jv)
+        {
             floe_avro_value_t *val;
             char *key = floe_arena_strndup(a, k, strlen(k));
             if (!key || avro_map_grow(v) != 0 ||
@@ -225,8 +230,7 @@ static bool eq(const floe_avro_value_t *a, const floe_avro_value_t *b, int depth
     case FLOE_AVRO_FIXED:
         return a->u.bytes.n == b->u.bytes.n &&
                (a->u.bytes.n == 0 || memcmp(a->u.bytes.p, b->u.bytes.p, a->u.bytes.n) == 0);
-    case FLOE_AVRO_ENUM:
-        return strcmp(a->s->symbols[a->u.e], b->s->symbols[b->u.e]) == 0;
+    case FLOE_AVRO_ENUM: return strcmp(a->s->symbols[a->u.e], b->s->symbols[b->u.e]) == 0;
     case FLOE_AVRO_RECORD:
         if (a->s->n_fields != b->s->n_fields) return false;
         for (size_t i = 0; i < a->s->n_fields; i++)
@@ -312,8 +316,9 @@ static int render(const floe_avro_value_t *v, floe_buf_t *o, int depth)
         for (size_t i = 0; i < v->u.bytes.n && rc == 0; i++)
             rc = floe_buf_printf(o, "%02x", v->u.bytes.p[i]);
         return rc ? rc : floe_buf_append_str(o, "\"}");
-    case FLOE_AVRO_ENUM: return put_json_string(o, (const uint8_t *)v->s->symbols[v->u.e],
-                                                strlen(v->s->symbols[v->u.e]));
+    case FLOE_AVRO_ENUM:
+        return put_json_string(o, (const uint8_t *)v->s->symbols[v->u.e],
+                               strlen(v->s->symbols[v->u.e]));
     case FLOE_AVRO_RECORD:
         rc = floe_buf_append_u8(o, '{');
         for (size_t i = 0; i < v->s->n_fields && rc == 0; i++) {

@@ -58,7 +58,8 @@ static int reader_branch(const floe_avro_schema_t *w, const floe_avro_schema_t *
 static int reader_field_match(const avro_field_t *rf, const floe_avro_schema_t *w)
 {
     int i = floe_avro_schema_field_index(w, rf->name);
-    for (size_t k = 0; i < 0 && k < rf->n_aliases; k++) i = floe_avro_schema_field_index(w, rf->aliases[k]);
+    for (size_t k = 0; i < 0 && k < rf->n_aliases; k++)
+        i = floe_avro_schema_field_index(w, rf->aliases[k]);
     return i;
 }
 
@@ -131,9 +132,10 @@ static int check(cctx_t *c, const floe_avro_schema_t *w, const floe_avro_schema_
                     return -1;
                 }
             } else if (!avro_field_default(r, j)) {
-                return floe_err_set(c->err, FLOE_EINVAL,
-                                    "avro resolve: reader field %s.%s is not in the writer's schema and has %s",
-                                    r->fullname, rf->name, rf->def ? "a default that does not fit" : "no default");
+                return floe_err_set(
+                    c->err, FLOE_EINVAL,
+                    "avro resolve: reader field %s.%s is not in the writer's schema and has %s",
+                    r->fullname, rf->name, rf->def ? "a default that does not fit" : "no default");
             }
         }
         return 0;
@@ -212,8 +214,8 @@ static int copy_value(const floe_avro_value_t *src, floe_arena_t *a, floe_avro_v
         floe_avro_value_t *vals = floe_arena_alloc(a, (n ? n : 1) * sizeof *vals);
         if (!ptrs || !vals) return -1;
         for (size_t i = 0; i < n; i++) {
-            const floe_avro_value_t *sv = s->type == FLOE_AVRO_ARRAY ? src->u.arr.items[i]
-                                                                     : src->u.map.vals[i];
+            const floe_avro_value_t *sv =
+                s->type == FLOE_AVRO_ARRAY ? src->u.arr.items[i] : src->u.map.vals[i];
             if (copy_value(sv, a, &vals[i], depth + 1) != 0) return -1;
             ptrs[i] = &vals[i];
         }
@@ -224,7 +226,8 @@ static int copy_value(const floe_avro_value_t *src, floe_arena_t *a, floe_avro_v
             char **keys = floe_arena_alloc(a, (n ? n : 1) * sizeof *keys);
             if (!keys) return -1;
             for (size_t i = 0; i < n; i++)
-                if (!(keys[i] = floe_arena_strndup(a, src->u.map.keys[i], strlen(src->u.map.keys[i]))))
+                if (!(keys[i] =
+                          floe_arena_strndup(a, src->u.map.keys[i], strlen(src->u.map.keys[i]))))
                     return -1;
             dst->u.map.keys = keys;
             dst->u.map.vals = ptrs;
@@ -244,7 +247,8 @@ static int copy_value(const floe_avro_value_t *src, floe_arena_t *a, floe_avro_v
 static int conv(const floe_avro_value_t *wv, const floe_avro_schema_t *rs, floe_arena_t *a,
                 floe_avro_value_t *out, floe_err_t *err, int depth)
 {
-    if (depth > AVRO_MAX_DEPTH) return floe_err_set(err, FLOE_ECORRUPT, "avro resolve: data nested too deep");
+    if (depth > AVRO_MAX_DEPTH)
+        return floe_err_set(err, FLOE_ECORRUPT, "avro resolve: data nested too deep");
     if (wv->s->type == FLOE_AVRO_UNION) wv = wv->u.un.val;
     const floe_avro_schema_t *ws = wv->s;
     memset(out, 0, sizeof *out);
@@ -254,7 +258,8 @@ static int conv(const floe_avro_value_t *wv, const floe_avro_schema_t *rs, floe_
     if (rs->type == FLOE_AVRO_UNION) {
         int b = reader_branch(ws, rs);
         if (b < 0)
-            return floe_err_set(err, FLOE_EINVAL, "avro resolve: writer's %s has no branch in the reader's union",
+            return floe_err_set(err, FLOE_EINVAL,
+                                "avro resolve: writer's %s has no branch in the reader's union",
                                 avro_branch_name(ws));
         floe_avro_value_t *bv = floe_arena_alloc(a, sizeof *bv);
         if (!bv) return nomem(err);
@@ -291,13 +296,15 @@ static int conv(const floe_avro_value_t *wv, const floe_avro_schema_t *rs, floe_
             const avro_field_t *rf = &rs->fields[j];
             int i = reader_field_match(rf, ws);
             if (i >= 0) {
-                if (conv(&wv->u.fields[i], rf->type, a, &out->u.fields[j], err, depth + 1) != 0) return -1;
+                if (conv(&wv->u.fields[i], rf->type, a, &out->u.fields[j], err, depth + 1) != 0)
+                    return -1;
                 continue;
             }
             const floe_avro_value_t *d = avro_field_default(rs, j);
             if (!d)
-                return floe_err_set(err, FLOE_EINVAL, "avro resolve: no value for reader field %s.%s",
-                                    rs->fullname, rf->name);
+                return floe_err_set(err, FLOE_EINVAL,
+                                    "avro resolve: no value for reader field %s.%s", rs->fullname,
+                                    rf->name);
             if (copy_value(d, a, &out->u.fields[j], 0) != 0) return nomem(err);
         }
         return 0;
@@ -306,8 +313,9 @@ static int conv(const floe_avro_value_t *wv, const floe_avro_schema_t *rs, floe_
         int i = floe_avro_schema_symbol_index(rs, sym);
         if (i < 0) i = rs->enum_default;
         if (i < 0)
-            return floe_err_set(err, FLOE_EINVAL, "avro resolve: symbol %s is not in the reader's enum %s",
-                                sym, rs->fullname);
+            return floe_err_set(err, FLOE_EINVAL,
+                                "avro resolve: symbol %s is not in the reader's enum %s", sym,
+                                rs->fullname);
         out->u.e = i;
         return 0;
     }

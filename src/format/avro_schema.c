@@ -6,9 +6,9 @@
 
 #include "format/avro_int.h"
 
-static const char *const type_names[] = {
-    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
-    "record", "enum", "array", "map", "union", "fixed"};
+static const char *const type_names[] = {"null",   "boolean", "int",    "long",   "float",
+                                         "double", "bytes",   "string", "record", "enum",
+                                         "array",  "map",     "union",  "fixed"};
 
 const char *floe_avro_type_name(floe_avro_type_t t)
 {
@@ -119,7 +119,8 @@ static int set_name(pctx_t *c, floe_avro_schema_t *n, json_t *obj, const char *e
     const char *ns = enc_ns;
     if (jns && !json_is_null(jns)) {
         if (!json_is_string(jns))
-            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: \"namespace\" of %s is not a string", name);
+            return floe_err_set(c->err, FLOE_EINVAL,
+                                "avro schema: \"namespace\" of %s is not a string", name);
         ns = json_string_value(jns);
     }
     const char *dot = strrchr(name, '.');
@@ -142,20 +143,23 @@ static int set_name(pctx_t *c, floe_avro_schema_t *n, json_t *obj, const char *e
     }
     if (!n->ns) return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
     if (primitive_type(n->name) >= 0 && !strchr(n->fullname, '.'))
-        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: \"%s\" cannot name a %s",
-                            n->name, floe_avro_type_name(n->type));
+        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: \"%s\" cannot name a %s", n->name,
+                            floe_avro_type_name(n->type));
     if (lookup_named(c, n->fullname))
-        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: \"%s\" is defined twice", n->fullname);
+        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: \"%s\" is defined twice",
+                            n->fullname);
     json_t *al = json_object_get(obj, "aliases");
     if (al) {
         if (!json_is_array(al))
-            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: \"aliases\" of %s is not an array", n->fullname);
+            return floe_err_set(c->err, FLOE_EINVAL,
+                                "avro schema: \"aliases\" of %s is not an array", n->fullname);
         n->aliases = calloc(json_array_size(al) + 1, sizeof *n->aliases);
         if (!n->aliases) return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
         for (size_t i = 0; i < json_array_size(al); i++) {
             json_t *a = json_array_get(al, i);
             if (!json_is_string(a) || !valid_fullname(json_string_value(a)))
-                return floe_err_set(c->err, FLOE_EINVAL, "avro schema: bad alias in %s", n->fullname);
+                return floe_err_set(c->err, FLOE_EINVAL, "avro schema: bad alias in %s",
+                                    n->fullname);
             const char *as = json_string_value(a);
             n->aliases[n->n_aliases] = strchr(as, '.') ? strdup(as) : join_name(n->ns, as);
             if (!n->aliases[n->n_aliases++])
@@ -180,7 +184,8 @@ static json_t *props_except(json_t *obj, const char *const *skip)
     if (!p) return NULL;
     const char *k;
     json_t *v;
-    json_object_foreach(obj, k, v) {
+    json_object_foreach(obj, k, v)
+    {
         bool drop = false;
         for (const char *const *s = skip; *s; s++)
             if (strcmp(k, *s) == 0) drop = true;
@@ -243,8 +248,7 @@ static void set_logical(floe_avro_schema_t *n)
     }
 }
 
-static int parse_node(pctx_t *c, json_t *j, const char *ns, int depth,
-                      floe_avro_schema_t **out);
+static int parse_node(pctx_t *c, json_t *j, const char *ns, int depth, floe_avro_schema_t **out);
 static void root_free(avro_root_t *root);
 
 static int parse_fields(pctx_t *c, floe_avro_schema_t *n, json_t *fields, int depth)
@@ -261,8 +265,8 @@ static int parse_fields(pctx_t *c, floe_avro_schema_t *n, json_t *fields, int de
         avro_field_t *f = &n->fields[i];
         n->n_fields = i + 1;
         if (!json_is_object(jf) || !json_is_string(json_object_get(jf, "name")))
-            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: field %zu of %s has no name",
-                                i, n->fullname);
+            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: field %zu of %s has no name", i,
+                                n->fullname);
         const char *fname = json_string_value(json_object_get(jf, "name"));
         if (!valid_name(fname))
             return floe_err_set(c->err, FLOE_EINVAL, "avro schema: invalid field name \"%s\" in %s",
@@ -300,8 +304,7 @@ static int parse_fields(pctx_t *c, floe_avro_schema_t *n, json_t *fields, int de
     return 0;
 }
 
-static int parse_union(pctx_t *c, json_t *j, const char *ns, int depth,
-                       floe_avro_schema_t **out)
+static int parse_union(pctx_t *c, json_t *j, const char *ns, int depth, floe_avro_schema_t **out)
 {
     floe_avro_schema_t *n = node_new(c, FLOE_AVRO_UNION);
     if (!n) return -1;
@@ -312,7 +315,8 @@ static int parse_union(pctx_t *c, json_t *j, const char *ns, int depth,
         floe_avro_schema_t *b;
         if (parse_node(c, json_array_get(j, i), ns, depth + 1, &b) != 0) return -1;
         if (b->type == FLOE_AVRO_UNION)
-            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: a union directly inside a union");
+            return floe_err_set(c->err, FLOE_EINVAL,
+                                "avro schema: a union directly inside a union");
         for (size_t k = 0; k < i; k++)
             if (avro_schema_same(n->branches[k], b))
                 return floe_err_set(c->err, FLOE_EINVAL, "avro schema: union holds %s twice",
@@ -324,8 +328,7 @@ static int parse_union(pctx_t *c, json_t *j, const char *ns, int depth,
     return 0;
 }
 
-static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth,
-                        floe_avro_schema_t **out)
+static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth, floe_avro_schema_t **out)
 {
     json_t *jt = json_object_get(j, "type");
     if (json_is_object(jt) || json_is_array(jt)) return parse_node(c, jt, ns, depth + 1, out);
@@ -343,7 +346,7 @@ static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth,
         *out = n;
         return 0;
     }
-    static const char *const skip_named[] = {"type", "name", "namespace", "fields",
+    static const char *const skip_named[] = {"type",    "name", "namespace", "fields",
                                              "symbols", "size", NULL};
     static const char *const skip_coll[] = {"type", "items", "values", NULL};
     if (strcmp(t, "record") == 0 || strcmp(t, "error") == 0) {
@@ -362,8 +365,8 @@ static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth,
         if (set_name(c, n, j, ns) != 0) return -1;
         json_t *sy = json_object_get(j, "symbols");
         if (!json_is_array(sy))
-            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: enum %s needs a \"symbols\" array",
-                                n->fullname);
+            return floe_err_set(c->err, FLOE_EINVAL,
+                                "avro schema: enum %s needs a \"symbols\" array", n->fullname);
         size_t ns_ = json_array_size(sy);
         n->symbols = calloc(ns_ ? ns_ : 1, sizeof *n->symbols);
         if (!n->symbols) return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
@@ -374,18 +377,19 @@ static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth,
                                     i, n->fullname);
             for (size_t k = 0; k < i; k++)
                 if (strcmp(n->symbols[k], s) == 0)
-                    return floe_err_set(c->err, FLOE_EINVAL, "avro schema: symbol %s twice in enum %s",
-                                        s, n->fullname);
+                    return floe_err_set(c->err, FLOE_EINVAL,
+                                        "avro schema: symbol %s twice in enum %s", s, n->fullname);
             if (!(n->symbols[i] = strdup(s)))
                 return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
             n->n_symbols = i + 1;
         }
         json_t *d = json_object_get(j, "default");
         if (d) {
-            n->enum_default = json_is_string(d) ? floe_avro_schema_symbol_index(n, json_string_value(d)) : -1;
+            n->enum_default =
+                json_is_string(d) ? floe_avro_schema_symbol_index(n, json_string_value(d)) : -1;
             if (n->enum_default < 0)
-                return floe_err_set(c->err, FLOE_EINVAL, "avro schema: default of enum %s is not a symbol",
-                                    n->fullname);
+                return floe_err_set(c->err, FLOE_EINVAL,
+                                    "avro schema: default of enum %s is not a symbol", n->fullname);
         }
         *out = n;
         return 0;
@@ -397,8 +401,8 @@ static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth,
         if (set_name(c, n, j, ns) != 0) return -1;
         long long size;
         if (!json_int_in(json_object_get(j, "size"), 0, 1 << 30, &size))
-            return floe_err_set(c->err, FLOE_EINVAL, "avro schema: fixed %s needs a \"size\" in [0, 2^30]",
-                                n->fullname);
+            return floe_err_set(c->err, FLOE_EINVAL,
+                                "avro schema: fixed %s needs a \"size\" in [0, 2^30]", n->fullname);
         n->fixed_size = (size_t)size;
         set_logical(n);
         *out = n;
@@ -423,11 +427,11 @@ static int parse_object(pctx_t *c, json_t *j, const char *ns, int depth,
     return 0;
 }
 
-static int parse_node(pctx_t *c, json_t *j, const char *ns, int depth,
-                      floe_avro_schema_t **out)
+static int parse_node(pctx_t *c, json_t *j, const char *ns, int depth, floe_avro_schema_t **out)
 {
     if (depth > AVRO_MAX_DEPTH)
-        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: nested deeper than %d", AVRO_MAX_DEPTH);
+        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: nested deeper than %d",
+                            AVRO_MAX_DEPTH);
     if (json_is_string(j)) {
         const char *s = json_string_value(j);
         int prim = primitive_type(s);
@@ -444,7 +448,8 @@ static int parse_node(pctx_t *c, json_t *j, const char *ns, int depth,
     }
     if (json_is_array(j)) return parse_union(c, j, ns, depth, out);
     if (json_is_object(j)) return parse_object(c, j, ns, depth, out);
-    return floe_err_set(c->err, FLOE_EINVAL, "avro schema: a type must be a string, object or array");
+    return floe_err_set(c->err, FLOE_EINVAL,
+                        "avro schema: a type must be a string, object or array");
 }
 
 /* Whether nodes may encode to zero bytes: a fixpoint over the node list. */
@@ -457,7 +462,8 @@ static void compute_min_zero(avro_root_t *r)
             if (n->min_zero) continue;
             bool z = false;
             if (n->type == FLOE_AVRO_NULL) z = true;
-            else if (n->type == FLOE_AVRO_FIXED) z = n->fixed_size == 0;
+            else if (n->type == FLOE_AVRO_FIXED)
+                z = n->fixed_size == 0;
             else if (n->type == FLOE_AVRO_RECORD) {
                 z = true;
                 for (size_t i = 0; i < n->n_fields; i++)
@@ -471,8 +477,7 @@ static void compute_min_zero(avro_root_t *r)
     }
 }
 
-int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **out,
-                           floe_err_t *err)
+int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **out, floe_err_t *err)
 {
     *out = NULL;
     json_error_t je;
@@ -498,8 +503,7 @@ int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **ou
     compute_min_zero(root);
     /* validate defaults now so that a bad default is reported at parse */
     for (floe_avro_schema_t *n = root->nodes; n; n = n->next_node)
-        for (size_t i = 0; i < n->n_fields; i++)
-            (void)avro_field_default(n, i);
+        for (size_t i = 0; i < n->n_fields; i++) (void)avro_field_default(n, i);
     *out = top;
     return 0;
 }
@@ -593,7 +597,8 @@ static void jadd_props(jctx_t *c, json_t *o, json_t *props)
     if (c->canonical || !props) return;
     const char *k;
     json_t *v;
-    json_object_foreach(props, k, v) {
+    json_object_foreach(props, k, v)
+    {
         if (strcmp(k, "$error") == 0) continue;
         if (json_object_set(o, k, v) != 0) c->oom = true;
     }
@@ -623,8 +628,9 @@ static json_t *to_json(jctx_t *c, const floe_avro_schema_t *s, const char *enc_n
         if (!(o = json_object())) return NULL;
         if (c->canonical) {
             jset(c, o, "name", json_string(s->fullname));
-            jset(c, o, "type", json_string(s->type == FLOE_AVRO_RECORD ? "record"
-                                           : floe_avro_type_name(s->type)));
+            jset(
+                c, o, "type",
+                json_string(s->type == FLOE_AVRO_RECORD ? "record" : floe_avro_type_name(s->type)));
         } else {
             bool err = s->type == FLOE_AVRO_RECORD && json_object_get(s->props, "$error");
             jset(c, o, "type", json_string(err ? "error" : floe_avro_type_name(s->type)));
@@ -731,7 +737,8 @@ int floe_avro_schema_fingerprint64(const floe_avro_schema_t *s, uint64_t *out, f
     return 0;
 }
 
-void floe_avro_single_object_header(uint64_t fingerprint, uint8_t out[FLOE_AVRO_SINGLE_OBJECT_HEADER])
+void floe_avro_single_object_header(uint64_t fingerprint,
+                                    uint8_t out[FLOE_AVRO_SINGLE_OBJECT_HEADER])
 {
     out[0] = 0xc3;
     out[1] = 0x01;
@@ -741,11 +748,14 @@ void floe_avro_single_object_header(uint64_t fingerprint, uint8_t out[FLOE_AVRO_
 int floe_avro_single_object_parse(const uint8_t *p, size_t n, uint64_t *fp, floe_err_t *err)
 {
     if (n >= 1 && p[0] != 0xc3)
-        return floe_err_set(err, FLOE_ECORRUPT, "avro: not single-object encoded (first byte %02x)", p[0]);
+        return floe_err_set(err, FLOE_ECORRUPT, "avro: not single-object encoded (first byte %02x)",
+                            p[0]);
     if (n >= 2 && p[1] != 0x01)
-        return floe_err_set(err, FLOE_ECORRUPT, "avro: single-object version byte %02x, want 01", p[1]);
+        return floe_err_set(err, FLOE_ECORRUPT, "avro: single-object version byte %02x, want 01",
+                            p[1]);
     if (n < FLOE_AVRO_SINGLE_OBJECT_HEADER)
-        return floe_err_set(err, FLOE_ETRUNC, "avro: single-object header needs 10 bytes, got %zu", n);
+        return floe_err_set(err, FLOE_ETRUNC, "avro: single-object header needs 10 bytes, got %zu",
+                            n);
     *fp = floe_rd_le64(p + 2);
     return 0;
 }
@@ -754,10 +764,22 @@ int floe_avro_single_object_parse(const uint8_t *p, size_t n, uint64_t *fp, floe
 /* Accessors                                                            */
 /* ------------------------------------------------------------------ */
 
-floe_avro_type_t floe_avro_schema_type(const floe_avro_schema_t *s) { return s->type; }
-floe_avro_logical_t floe_avro_schema_logical(const floe_avro_schema_t *s) { return s->logical; }
-const char *floe_avro_schema_fullname(const floe_avro_schema_t *s) { return s->fullname; }
-const char *floe_avro_schema_name(const floe_avro_schema_t *s) { return s->name; }
+floe_avro_type_t floe_avro_schema_type(const floe_avro_schema_t *s)
+{
+    return s->type;
+}
+floe_avro_logical_t floe_avro_schema_logical(const floe_avro_schema_t *s)
+{
+    return s->logical;
+}
+const char *floe_avro_schema_fullname(const floe_avro_schema_t *s)
+{
+    return s->fullname;
+}
+const char *floe_avro_schema_name(const floe_avro_schema_t *s)
+{
+    return s->name;
+}
 
 size_t floe_avro_schema_field_count(const floe_avro_schema_t *s)
 {

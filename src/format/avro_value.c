@@ -11,8 +11,7 @@
 /* Creation                                                             */
 /* ------------------------------------------------------------------ */
 
-static int value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_schema_t *s,
-                      int depth)
+static int value_init(floe_avro_value_t *v, floe_arena_t *a, const floe_avro_schema_t *s, int depth)
 {
     memset(v, 0, sizeof *v);
     v->s = s;
@@ -115,8 +114,8 @@ static bool fits(const floe_avro_schema_t *s, const want_t *w)
 
 /* The value to store into: v itself, or the branch of union v chosen by
  * the first fitting wanted kind.  NULL with err when nothing fits. */
-static floe_avro_value_t *target(floe_avro_value_t *v, const want_t *w, size_t nw,
-                                 const char *what, floe_err_t *err)
+static floe_avro_value_t *target(floe_avro_value_t *v, const want_t *w, size_t nw, const char *what,
+                                 floe_err_t *err)
 {
     if (!v) {
         floe_err_set(err, FLOE_EINVAL, "avro: no value to store %s in (a missing field?)", what);
@@ -144,7 +143,10 @@ static floe_avro_value_t *target(floe_avro_value_t *v, const want_t *w, size_t n
     return NULL;
 }
 
-#define W(t) {t, SIZE_MAX, 0, 0}
+#define W(t)              \
+    {                     \
+        t, SIZE_MAX, 0, 0 \
+    }
 
 int floe_avro_set_null(floe_avro_value_t *v, floe_err_t *err)
 {
@@ -196,7 +198,8 @@ int floe_avro_set_long(floe_avro_value_t *v, int64_t x, floe_err_t *err)
                                 W(FLOE_AVRO_DOUBLE)};
     static const want_t wn[] = {W(FLOE_AVRO_LONG), W(FLOE_AVRO_FLOAT), W(FLOE_AVRO_DOUBLE)};
     bool small = x >= INT32_MIN && x <= INT32_MAX;
-    floe_avro_value_t *t = small ? target(v, wl, 4, "a long", err) : target(v, wn, 3, "a long", err);
+    floe_avro_value_t *t =
+        small ? target(v, wl, 4, "a long", err) : target(v, wn, 3, "a long", err);
     return t ? store_int(t, x, err) : -1;
 }
 
@@ -206,7 +209,8 @@ int floe_avro_set_float(floe_avro_value_t *v, float x, floe_err_t *err)
     floe_avro_value_t *t = target(v, w, 2, "a float", err);
     if (!t) return -1;
     if (t->s->type == FLOE_AVRO_FLOAT) t->u.f = x;
-    else t->u.d = x;
+    else
+        t->u.d = x;
     t->set = true;
     return 0;
 }
@@ -217,7 +221,8 @@ int floe_avro_set_double(floe_avro_value_t *v, double x, floe_err_t *err)
     floe_avro_value_t *t = target(v, w, 2, "a double", err);
     if (!t) return -1;
     if (t->s->type == FLOE_AVRO_FLOAT) t->u.f = (float)x;
-    else t->u.d = x;
+    else
+        t->u.d = x;
     t->set = true;
     return 0;
 }
@@ -263,7 +268,8 @@ int floe_avro_set_enum_index(floe_avro_value_t *v, int index, floe_err_t *err)
     floe_avro_value_t *t = target(v, w, 1, "an enum symbol", err);
     if (!t) return -1;
     if (index < 0 || (size_t)index >= t->s->n_symbols)
-        return floe_err_set(err, FLOE_EINVAL, "avro: enum %s has no symbol %d", t->s->fullname, index);
+        return floe_err_set(err, FLOE_EINVAL, "avro: enum %s has no symbol %d", t->s->fullname,
+                            index);
     t->u.e = index;
     t->set = true;
     return 0;
@@ -294,8 +300,8 @@ int floe_avro_set_decimal_i64(floe_avro_value_t *v, int64_t unscaled, floe_err_t
         /* minimal two's complement: drop leading bytes that only repeat the
          * sign of the next one */
         size_t k = 0;
-        while (k < 7 && ((be[k] == 0x00 && !(be[k + 1] & 0x80)) ||
-                         (be[k] == 0xff && (be[k + 1] & 0x80))))
+        while (k < 7 &&
+               ((be[k] == 0x00 && !(be[k + 1] & 0x80)) || (be[k] == 0xff && (be[k + 1] & 0x80))))
             k++;
         return store_bytes(t, be + k, 8 - k, err);
     }
@@ -354,21 +360,22 @@ static floe_avro_value_t *rec_field(floe_avro_value_t *v, const char *name, floe
 {
     floe_avro_value_t *f = floe_avro_field(v, name);
     if (!f && !v)
-        floe_err_set(err, FLOE_EINVAL, "avro: no record to set field \"%s\" in (a missing field?)", name);
+        floe_err_set(err, FLOE_EINVAL, "avro: no record to set field \"%s\" in (a missing field?)",
+                     name);
     else if (!f)
         floe_err_set(err, FLOE_EINVAL, "avro: record %s has no field \"%s\"",
                      v->s->fullname ? v->s->fullname : floe_avro_type_name(v->s->type), name);
     return f;
 }
 
-#define REC_SET(fn, setter, T)                                                  \
-    int fn(floe_avro_value_t *v, const char *name, T x, floe_err_t *err)        \
-    {                                                                           \
-        floe_avro_value_t *f = rec_field(v, name, err);                         \
-        if (!f) return -1;                                                      \
-        if (setter(f, x, err) == 0) return 0;                                   \
-        floe_err_wrap(err, "field %s", name);                                   \
-        return -1;                                                              \
+#define REC_SET(fn, setter, T)                                           \
+    int fn(floe_avro_value_t *v, const char *name, T x, floe_err_t *err) \
+    {                                                                    \
+        floe_avro_value_t *f = rec_field(v, name, err);                  \
+        if (!f) return -1;                                               \
+        if (setter(f, x, err) == 0) return 0;                            \
+        floe_err_wrap(err, "field %s", name);                            \
+        return -1;                                                       \
     }
 REC_SET(floe_avro_rec_set_bool, floe_avro_set_bool, bool)
 REC_SET(floe_avro_rec_set_int, floe_avro_set_int, int32_t)
@@ -468,8 +475,7 @@ floe_avro_value_t *floe_avro_map_put(floe_avro_value_t *v, const char *key, floe
 /* ------------------------------------------------------------------ */
 
 /* The leaf under v, or NULL with err when there is none (null/unset). */
-static const floe_avro_value_t *leaf(const floe_avro_value_t *v, const char *want,
-                                     floe_err_t *err)
+static const floe_avro_value_t *leaf(const floe_avro_value_t *v, const char *want, floe_err_t *err)
 {
     const floe_avro_value_t *u = floe_avro_value_unwrap(v);
     if (!u || (!u->set && u->s->type != FLOE_AVRO_RECORD)) {
@@ -499,8 +505,10 @@ int floe_avro_get_long(const floe_avro_value_t *v, int64_t *out, floe_err_t *err
     const floe_avro_value_t *u = leaf(v, "long", err);
     if (!u) return -1;
     if (u->s->type == FLOE_AVRO_INT) *out = u->u.i;
-    else if (u->s->type == FLOE_AVRO_LONG) *out = u->u.l;
-    else return wrong(u, "long", err);
+    else if (u->s->type == FLOE_AVRO_LONG)
+        *out = u->u.l;
+    else
+        return wrong(u, "long", err);
     return 0;
 }
 
@@ -511,7 +519,8 @@ int floe_avro_get_int(const floe_avro_value_t *v, int32_t *out, floe_err_t *err)
     if (u->s->type == FLOE_AVRO_INT) *out = u->u.i;
     else if (u->s->type == FLOE_AVRO_LONG && u->u.l >= INT32_MIN && u->u.l <= INT32_MAX)
         *out = (int32_t)u->u.l;
-    else return wrong(u, "int", err);
+    else
+        return wrong(u, "int", err);
     return 0;
 }
 
@@ -553,8 +562,7 @@ int floe_avro_get_bytes(const floe_avro_value_t *v, floe_slice_t *out, floe_err_
     return 0;
 }
 
-int floe_avro_get_string(const floe_avro_value_t *v, const char **out, size_t *len,
-                         floe_err_t *err)
+int floe_avro_get_string(const floe_avro_value_t *v, const char **out, size_t *len, floe_err_t *err)
 {
     const floe_avro_value_t *u = leaf(v, "string", err);
     if (!u) return -1;
@@ -565,8 +573,7 @@ int floe_avro_get_string(const floe_avro_value_t *v, const char **out, size_t *l
     return 0;
 }
 
-int floe_avro_get_enum(const floe_avro_value_t *v, int *index, const char **symbol,
-                       floe_err_t *err)
+int floe_avro_get_enum(const floe_avro_value_t *v, int *index, const char **symbol, floe_err_t *err)
 {
     const floe_avro_value_t *u = leaf(v, "enum", err);
     if (!u) return -1;
@@ -591,7 +598,8 @@ int floe_avro_get_decimal_i64(const floe_avro_value_t *v, int64_t *out, floe_err
             return floe_err_set(err, FLOE_ERANGE, "avro: decimal of %zu bytes overflows 64 bits",
                                 b.len);
     if (k && ((b.ptr[k] ^ sign) & 0x80))
-        return floe_err_set(err, FLOE_ERANGE, "avro: decimal of %zu bytes overflows 64 bits", b.len);
+        return floe_err_set(err, FLOE_ERANGE, "avro: decimal of %zu bytes overflows 64 bits",
+                            b.len);
     uint64_t x = sign ? UINT64_MAX : 0;
     for (size_t i = k; i < b.len; i++) x = (x << 8) | b.ptr[i];
     *out = (int64_t)x;

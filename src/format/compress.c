@@ -30,8 +30,8 @@ void floe_codec_ctx_free(floe_codec_ctx_t *ctx)
     free(ctx);
 }
 
-static const char *const names[FLOE_CODEC_COUNT] = {
-    "none", "snappy", "gzip", "deflate", "zstd", "lz4_raw"};
+static const char *const names[FLOE_CODEC_COUNT] = {"none",    "snappy", "gzip",
+                                                    "deflate", "zstd",   "lz4_raw"};
 
 const char *floe_codec_name(floe_codec_t c)
 {
@@ -42,14 +42,23 @@ int floe_codec_parse(const char *name, floe_codec_t *out)
 {
     if (!name) return -1;
     for (int i = 0; i < FLOE_CODEC_COUNT; i++)
-        if (strcasecmp(name, names[i]) == 0) { *out = (floe_codec_t)i; return 0; }
-    if (!strcasecmp(name, "uncompressed") || !strcasecmp(name, "null")) { *out = FLOE_CODEC_NONE; return 0; }
-    if (!strcasecmp(name, "lz4")) { *out = FLOE_CODEC_LZ4_RAW; return 0; }
+        if (strcasecmp(name, names[i]) == 0) {
+            *out = (floe_codec_t)i;
+            return 0;
+        }
+    if (!strcasecmp(name, "uncompressed") || !strcasecmp(name, "null")) {
+        *out = FLOE_CODEC_NONE;
+        return 0;
+    }
+    if (!strcasecmp(name, "lz4")) {
+        *out = FLOE_CODEC_LZ4_RAW;
+        return 0;
+    }
     return -1;
 }
 
-static int zlib_compress(int level, int window_bits, const void *src, size_t n,
-                         floe_buf_t *out, floe_err_t *err)
+static int zlib_compress(int level, int window_bits, const void *src, size_t n, floe_buf_t *out,
+                         floe_err_t *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -73,13 +82,15 @@ static int zlib_compress(int level, int window_bits, const void *src, size_t n,
     return 0;
 }
 
-int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
-                  size_t n, floe_buf_t *out, floe_err_t *err)
+int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size_t n, floe_buf_t *out,
+                  floe_err_t *err)
 {
-    if (n > INT_MAX) return floe_err_set(err, FLOE_ERANGE, "block of %zu bytes too large to compress", n);
+    if (n > INT_MAX)
+        return floe_err_set(err, FLOE_ERANGE, "block of %zu bytes too large to compress", n);
     switch (c) {
     case FLOE_CODEC_NONE:
-        if (floe_buf_append(out, src, n) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_append(out, src, n) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return 0;
     case FLOE_CODEC_SNAPPY: {
         size_t cap = snappy_max_compressed_length(n);
@@ -89,10 +100,8 @@ int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
         out->len += cap;
         return 0;
     }
-    case FLOE_CODEC_GZIP:
-        return zlib_compress(ctx ? ctx->level : 0, 15 + 16, src, n, out, err);
-    case FLOE_CODEC_DEFLATE:
-        return zlib_compress(ctx ? ctx->level : 0, -15, src, n, out, err);
+    case FLOE_CODEC_GZIP: return zlib_compress(ctx ? ctx->level : 0, 15 + 16, src, n, out, err);
+    case FLOE_CODEC_DEFLATE: return zlib_compress(ctx ? ctx->level : 0, -15, src, n, out, err);
     case FLOE_CODEC_ZSTD: {
         size_t cap = ZSTD_compressBound(n);
         /* the bound, not the next power of two past it: a page buffer
@@ -121,29 +130,35 @@ int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
         out->len += (size_t)r;
         return 0;
     }
-    default:
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "unknown codec %d", (int)c);
+    default: return floe_err_set(err, FLOE_EUNSUPPORTED, "unknown codec %d", (int)c);
     }
 }
 
 /* Inflate into out up to max_out bytes; window_bits selects gzip/raw. */
-static int zlib_inflate(int window_bits, const void *src, size_t n, floe_buf_t *out,
-                        size_t max_out, size_t exact, floe_err_t *err)
+static int zlib_inflate(int window_bits, const void *src, size_t n, floe_buf_t *out, size_t max_out,
+                        size_t exact, floe_err_t *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, window_bits) != Z_OK) return floe_err_set(err, FLOE_ENOMEM, "inflateInit failed");
+    if (inflateInit2(&zs, window_bits) != Z_OK)
+        return floe_err_set(err, FLOE_ENOMEM, "inflateInit failed");
     zs.next_in = (Bytef *)(uintptr_t)src;
     zs.avail_in = (uInt)n;
     size_t start = out->len;
     int rc = Z_OK;
     for (;;) {
         size_t have = out->len - start;
-        if (have >= max_out) { rc = Z_BUF_ERROR; break; }
+        if (have >= max_out) {
+            rc = Z_BUF_ERROR;
+            break;
+        }
         size_t chunk = exact ? exact - have : (n * 4 > 65536 ? n * 4 : 65536);
         if (chunk > max_out - have) chunk = max_out - have;
         if (chunk > UINT_MAX) chunk = UINT_MAX;
-        if (floe_buf_reserve(out, chunk) < 0) { inflateEnd(&zs); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+        if (floe_buf_reserve(out, chunk) < 0) {
+            inflateEnd(&zs);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         zs.next_out = out->data + out->len;
         zs.avail_out = (uInt)chunk;
         rc = inflate(&zs, Z_NO_FLUSH);
@@ -153,7 +168,10 @@ static int zlib_inflate(int window_bits, const void *src, size_t n, floe_buf_t *
             break;
         }
         if (rc != Z_OK) break;
-        if (zs.avail_in == 0 && zs.avail_out != 0) { rc = Z_DATA_ERROR; break; }
+        if (zs.avail_in == 0 && zs.avail_out != 0) {
+            rc = Z_DATA_ERROR;
+            break;
+        }
     }
     inflateEnd(&zs);
     if (rc != Z_STREAM_END) {
@@ -164,9 +182,8 @@ static int zlib_inflate(int window_bits, const void *src, size_t n, floe_buf_t *
     return 0;
 }
 
-int floe_decompress_exact(floe_codec_ctx_t *ctx, floe_codec_t c,
-                          const void *src, size_t n, void *dst,
-                          size_t dst_len, floe_err_t *err)
+int floe_decompress_exact(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size_t n,
+                          void *dst, size_t dst_len, floe_err_t *err)
 {
     const char *name = floe_codec_name(c);
     switch (c) {
@@ -203,7 +220,8 @@ int floe_decompress_exact(floe_codec_ctx_t *ctx, floe_codec_t c,
         } else {
             r = ZSTD_decompress(dst, dst_len, src, n);
         }
-        if (ZSTD_isError(r)) return floe_err_set(err, FLOE_ECORRUPT, "zstd: %s", ZSTD_getErrorName(r));
+        if (ZSTD_isError(r))
+            return floe_err_set(err, FLOE_ECORRUPT, "zstd: %s", ZSTD_getErrorName(r));
         if (r != dst_len) goto size;
         return 0;
     }
@@ -214,43 +232,47 @@ int floe_decompress_exact(floe_codec_ctx_t *ctx, floe_codec_t c,
         if ((size_t)r != dst_len) goto size;
         return 0;
     }
-    default:
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "unknown codec %d", (int)c);
+    default: return floe_err_set(err, FLOE_EUNSUPPORTED, "unknown codec %d", (int)c);
     }
 size:
-    return floe_err_set(err, FLOE_ECORRUPT, "%s block does not decompress to the expected %zu bytes", name, dst_len);
+    return floe_err_set(err, FLOE_ECORRUPT,
+                        "%s block does not decompress to the expected %zu bytes", name, dst_len);
 corrupt:
     return floe_err_set(err, FLOE_ECORRUPT, "%s data is corrupt", name);
 }
 
-int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
-                    size_t n, floe_buf_t *out, size_t max_out, floe_err_t *err)
+int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size_t n,
+                    floe_buf_t *out, size_t max_out, floe_err_t *err)
 {
     switch (c) {
     case FLOE_CODEC_NONE:
-        if (n > max_out) return floe_err_set(err, FLOE_ERANGE, "block larger than %zu bytes", max_out);
-        if (floe_buf_append(out, src, n) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n > max_out)
+            return floe_err_set(err, FLOE_ERANGE, "block larger than %zu bytes", max_out);
+        if (floe_buf_append(out, src, n) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return 0;
     case FLOE_CODEC_SNAPPY: {
         size_t ulen;
         if (snappy_uncompressed_length(src, n, &ulen) != SNAPPY_OK)
             return floe_err_set(err, FLOE_ECORRUPT, "snappy data is corrupt");
-        if (ulen > max_out) return floe_err_set(err, FLOE_ERANGE, "snappy block larger than %zu bytes", max_out);
+        if (ulen > max_out)
+            return floe_err_set(err, FLOE_ERANGE, "snappy block larger than %zu bytes", max_out);
         if (floe_buf_reserve(out, ulen) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         if (floe_decompress_exact(ctx, c, src, n, out->data + out->len, ulen, err) < 0) return -1;
         out->len += ulen;
         return 0;
     }
-    case FLOE_CODEC_GZIP:
-        return zlib_inflate(15 + 32, src, n, out, max_out, 0, err);
-    case FLOE_CODEC_DEFLATE:
-        return zlib_inflate(-15, src, n, out, max_out, 0, err);
+    case FLOE_CODEC_GZIP: return zlib_inflate(15 + 32, src, n, out, max_out, 0, err);
+    case FLOE_CODEC_DEFLATE: return zlib_inflate(-15, src, n, out, max_out, 0, err);
     case FLOE_CODEC_ZSTD: {
         unsigned long long sz = ZSTD_getFrameContentSize(src, n);
         if (sz != ZSTD_CONTENTSIZE_UNKNOWN && sz != ZSTD_CONTENTSIZE_ERROR) {
-            if (sz > max_out) return floe_err_set(err, FLOE_ERANGE, "zstd block larger than %zu bytes", max_out);
-            if (floe_buf_reserve(out, (size_t)sz) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-            if (floe_decompress_exact(ctx, c, src, n, out->data + out->len, (size_t)sz, err) < 0) return -1;
+            if (sz > max_out)
+                return floe_err_set(err, FLOE_ERANGE, "zstd block larger than %zu bytes", max_out);
+            if (floe_buf_reserve(out, (size_t)sz) < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (floe_decompress_exact(ctx, c, src, n, out->data + out->len, (size_t)sz, err) < 0)
+                return -1;
             out->len += (size_t)sz;
             return 0;
         }
@@ -260,14 +282,24 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
         ZSTD_inBuffer in = {src, n, 0};
         size_t start = out->len, r = 1;
         while (in.pos < in.size || r != 0) {
-            if (out->len - start >= max_out) { r = (size_t)-1; break; }
+            if (out->len - start >= max_out) {
+                r = (size_t)-1;
+                break;
+            }
             size_t chunk = ZSTD_DStreamOutSize();
-            if (floe_buf_reserve(out, chunk) < 0) { ZSTD_freeDStream(ds); out->len = start; return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+            if (floe_buf_reserve(out, chunk) < 0) {
+                ZSTD_freeDStream(ds);
+                out->len = start;
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            }
             ZSTD_outBuffer ob = {out->data + out->len, chunk, 0};
             r = ZSTD_decompressStream(ds, &ob, &in);
             out->len += ob.pos;
             if (ZSTD_isError(r)) break;
-            if (in.pos == in.size && ob.pos == 0 && r != 0) { r = (size_t)-1; break; }
+            if (in.pos == in.size && ob.pos == 0 && r != 0) {
+                r = (size_t)-1;
+                break;
+            }
         }
         ZSTD_freeDStream(ds);
         if (r != 0 || out->len - start > max_out) {
@@ -281,15 +313,20 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src,
         size_t cap = n * 4 + 64;
         for (;;) {
             if (cap > max_out) cap = max_out;
-            if (cap > INT_MAX || n > INT_MAX) return floe_err_set(err, FLOE_ERANGE, "lz4 block too large");
-            if (floe_buf_reserve(out, cap) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (cap > INT_MAX || n > INT_MAX)
+                return floe_err_set(err, FLOE_ERANGE, "lz4 block too large");
+            if (floe_buf_reserve(out, cap) < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             int r = LZ4_decompress_safe(src, (char *)out->data + out->len, (int)n, (int)cap);
-            if (r >= 0) { out->len += (size_t)r; return 0; }
-            if (cap >= max_out) return floe_err_set(err, FLOE_ECORRUPT, "lz4 data is corrupt or too large");
+            if (r >= 0) {
+                out->len += (size_t)r;
+                return 0;
+            }
+            if (cap >= max_out)
+                return floe_err_set(err, FLOE_ECORRUPT, "lz4 data is corrupt or too large");
             cap *= 2;
         }
     }
-    default:
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "unknown codec %d", (int)c);
+    default: return floe_err_set(err, FLOE_EUNSUPPORTED, "unknown codec %d", (int)c);
     }
 }

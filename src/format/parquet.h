@@ -56,38 +56,50 @@
 
 typedef enum floe_pq_phys {
     FLOE_PQ_GROUP = -1,
-    FLOE_PQ_BOOLEAN = 0, FLOE_PQ_INT32 = 1, FLOE_PQ_INT64 = 2, FLOE_PQ_INT96 = 3,
-    FLOE_PQ_FLOAT = 4, FLOE_PQ_DOUBLE = 5, FLOE_PQ_BYTE_ARRAY = 6, FLOE_PQ_FIXED = 7
+    FLOE_PQ_BOOLEAN = 0,
+    FLOE_PQ_INT32 = 1,
+    FLOE_PQ_INT64 = 2,
+    FLOE_PQ_INT96 = 3,
+    FLOE_PQ_FLOAT = 4,
+    FLOE_PQ_DOUBLE = 5,
+    FLOE_PQ_BYTE_ARRAY = 6,
+    FLOE_PQ_FIXED = 7
 } floe_pq_phys_t;
 
 typedef enum floe_pq_rep {
-    FLOE_PQ_REQUIRED = 0, FLOE_PQ_OPTIONAL = 1, FLOE_PQ_REPEATED = 2
+    FLOE_PQ_REQUIRED = 0,
+    FLOE_PQ_OPTIONAL = 1,
+    FLOE_PQ_REPEATED = 2
 } floe_pq_rep_t;
 
 typedef enum floe_pq_logical {
     FLOE_PQ_LT_NONE = 0,
-    FLOE_PQ_LT_STRING,     /* BYTE_ARRAY, UTF-8 */
+    FLOE_PQ_LT_STRING, /* BYTE_ARRAY, UTF-8 */
     FLOE_PQ_LT_ENUM,
     FLOE_PQ_LT_JSON,
-    FLOE_PQ_LT_UUID,       /* FIXED[16] */
-    FLOE_PQ_LT_DECIMAL,    /* INT32, INT64, FIXED or BYTE_ARRAY; precision, scale */
-    FLOE_PQ_LT_DATE,       /* INT32 days since 1970-01-01 */
-    FLOE_PQ_LT_TIME,       /* INT64 (us, ns) or INT32 (ms); unit, utc */
-    FLOE_PQ_LT_TIMESTAMP,  /* INT64; unit, utc */
-    FLOE_PQ_LT_INT,        /* bit_width, is_signed */
-    FLOE_PQ_LT_LIST,       /* group */
-    FLOE_PQ_LT_MAP,        /* group */
-    FLOE_PQ_LT_UNKNOWN     /* a logical type this reader does not know */
+    FLOE_PQ_LT_UUID,      /* FIXED[16] */
+    FLOE_PQ_LT_DECIMAL,   /* INT32, INT64, FIXED or BYTE_ARRAY; precision, scale */
+    FLOE_PQ_LT_DATE,      /* INT32 days since 1970-01-01 */
+    FLOE_PQ_LT_TIME,      /* INT64 (us, ns) or INT32 (ms); unit, utc */
+    FLOE_PQ_LT_TIMESTAMP, /* INT64; unit, utc */
+    FLOE_PQ_LT_INT,       /* bit_width, is_signed */
+    FLOE_PQ_LT_LIST,      /* group */
+    FLOE_PQ_LT_MAP,       /* group */
+    FLOE_PQ_LT_UNKNOWN    /* a logical type this reader does not know */
 } floe_pq_logical_t;
 
-typedef enum floe_pq_unit { FLOE_PQ_MILLIS = 0, FLOE_PQ_MICROS = 1, FLOE_PQ_NANOS = 2 } floe_pq_unit_t;
+typedef enum floe_pq_unit {
+    FLOE_PQ_MILLIS = 0,
+    FLOE_PQ_MICROS = 1,
+    FLOE_PQ_NANOS = 2
+} floe_pq_unit_t;
 
 /* One schema node.  name is copied by floe_pq_schema_add. */
 typedef struct floe_pq_node {
     const char *name;
-    int parent;               /* node index, or -1 for a top-level field */
+    int parent; /* node index, or -1 for a top-level field */
     floe_pq_rep_t rep;
-    floe_pq_phys_t phys;      /* FLOE_PQ_GROUP for groups */
+    floe_pq_phys_t phys; /* FLOE_PQ_GROUP for groups */
     floe_pq_logical_t logical;
     int32_t type_length;      /* FIXED only */
     int32_t precision, scale; /* DECIMAL */
@@ -99,8 +111,10 @@ typedef struct floe_pq_node {
 } floe_pq_node_t;
 
 /* Convenience initialisers (parent -1; set .parent for nested nodes). */
-floe_pq_node_t floe_pq_leaf(const char *name, floe_pq_rep_t rep, floe_pq_phys_t phys, int32_t field_id);
-floe_pq_node_t floe_pq_group(const char *name, floe_pq_rep_t rep, floe_pq_logical_t lt, int32_t field_id);
+floe_pq_node_t floe_pq_leaf(const char *name, floe_pq_rep_t rep, floe_pq_phys_t phys,
+                            int32_t field_id);
+floe_pq_node_t floe_pq_group(const char *name, floe_pq_rep_t rep, floe_pq_logical_t lt,
+                             int32_t field_id);
 
 typedef struct floe_pq_schema floe_pq_schema_t;
 
@@ -118,7 +132,7 @@ int floe_pq_schema_num_children(const floe_pq_schema_t *s, int node); /* node -1
 int floe_pq_schema_child(const floe_pq_schema_t *s, int node, int i);
 int floe_pq_schema_num_columns(const floe_pq_schema_t *s);
 int floe_pq_schema_column_node(const floe_pq_schema_t *s, int col);
-int floe_pq_schema_column_of(const floe_pq_schema_t *s, int node);  /* -1: not a leaf */
+int floe_pq_schema_column_of(const floe_pq_schema_t *s, int node); /* -1: not a leaf */
 int floe_pq_schema_max_def(const floe_pq_schema_t *s, int col);
 int floe_pq_schema_max_rep(const floe_pq_schema_t *s, int col);
 /* Node with this field id, or -1. */
@@ -133,19 +147,19 @@ int floe_pq_schema_columns_under(const floe_pq_schema_t *s, int node, int *cols,
 typedef int (*floe_pq_sink_fn)(void *ctx, const void *p, size_t n, floe_err_t *err);
 
 typedef struct floe_pq_write_opts {
-    floe_codec_t codec;       /* default zstd */
-    int level;                /* codec level; default 1 (zstd), 0 = the codec's own default */
-    size_t page_size;         /* uncompressed page target, default 1 MiB */
-    size_t row_group_size;    /* buffered bytes per row group, default 64 MiB */
-    size_t dict_limit;        /* dictionary bytes before falling back, default 1 MiB */
-    bool dictionary;          /* try RLE_DICTIONARY (default true) */
-    bool delta;               /* DELTA_* encodings where they win (default true) */
-    bool delta_byte_array;    /* with delta: DELTA_BYTE_ARRAY allowed for strings
+    floe_codec_t codec;     /* default zstd */
+    int level;              /* codec level; default 1 (zstd), 0 = the codec's own default */
+    size_t page_size;       /* uncompressed page target, default 1 MiB */
+    size_t row_group_size;  /* buffered bytes per row group, default 64 MiB */
+    size_t dict_limit;      /* dictionary bytes before falling back, default 1 MiB */
+    bool dictionary;        /* try RLE_DICTIONARY (default true) */
+    bool delta;             /* DELTA_* encodings where they win (default true) */
+    bool delta_byte_array;  /* with delta: DELTA_BYTE_ARRAY allowed for strings
                                  (default true); off, strings use
                                  DELTA_LENGTH_BYTE_ARRAY, which more readers
                                  decode in v1 pages (icebird's hyparquet 1.19) */
-    bool page_v2;             /* write DATA_PAGE_V2 headers (default false) */
-    const char *created_by;   /* default "floe" ; borrowed until writer_new returns */
+    bool page_v2;           /* write DATA_PAGE_V2 headers (default false) */
+    const char *created_by; /* default "floe" ; borrowed until writer_new returns */
     struct floe_pq_scratch *scratch; /* shared temporaries (borrowed; must outlive
                                  the writer); NULL: the writer has its own */
 } floe_pq_write_opts_t;
@@ -191,7 +205,8 @@ uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w);
  * truncated; none for unsigned or decimal byte-array annotations): what
  * table metrics such as Iceberg's need without a second pass.  false when
  * there is none.  The slices are borrowed until the next call on w. */
-bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min, floe_slice_t *max);
+bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min,
+                           floe_slice_t *max);
 /* Flush and write the footer; the writer accepts nothing afterwards. */
 int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err);
 void floe_pq_writer_free(floe_pq_writer_t *w);
@@ -227,11 +242,12 @@ typedef struct floe_pq_column {
     size_t n_values;
     void *values;
     floe_pq_phys_t phys;
-    floe_buf_t bytes;         /* backing store of byte-array values */
+    floe_buf_t bytes; /* backing store of byte-array values */
 } floe_pq_column_t;
 
 /* Decode column col of row group rg into *out (initialised here). */
-int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out, floe_err_t *err);
+int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
+                        floe_err_t *err);
 void floe_pq_column_free(floe_pq_column_t *c);
 
 #endif

@@ -7,7 +7,10 @@
 
 static inline uint8_t *put_uvarint(uint8_t *o, uint64_t v)
 {
-    while (v >= 0x80) { *o++ = (uint8_t)(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
     *o++ = (uint8_t)v;
     return o;
 }
@@ -20,55 +23,59 @@ static inline uint8_t *pack8(uint8_t *o, const uint32_t *v, int bw)
     for (int k = 0; k < 8; k++) {
         acc |= (uint64_t)v[k] << nb;
         nb += bw;
-        while (nb >= 8) { *o++ = (uint8_t)acc; acc >>= 8; nb -= 8; }
+        while (nb >= 8) {
+            *o++ = (uint8_t)acc;
+            acc >>= 8;
+            nb -= 8;
+        }
     }
     return o;
 }
 
-#define RLE_ENCODER(NAME, T)                                                          \
-int NAME(floe_buf_t *out, const T *v, size_t n, int bw)                               \
-{                                                                                     \
-    size_t vb = (size_t)(bw + 7) / 8;                                                 \
-    size_t worst = n / 8 * (size_t)bw + (n / 8 + 2) * 12 + 32;                        \
-    if (floe_buf_reserve(out, worst) < 0) return -1;                                  \
-    uint8_t *o = out->data + out->len;                                                \
-    size_t i = 0;                                                                     \
-    uint32_t tmp[8];                                                                  \
-    while (i < n) {                                                                   \
-        T x = v[i];                                                                   \
-        size_t j = i + 1;                                                             \
-        while (j < n && v[j] == x) j++;                                               \
-        if (j - i >= 8 || j == n) {                                                   \
-            o = put_uvarint(o, (uint64_t)(j - i) << 1);                               \
-            uint32_t u = (uint32_t)x;                                                 \
-            for (size_t b = 0; b < vb; b++) *o++ = (uint8_t)(u >> (8 * b));           \
-            i = j;                                                                    \
-            continue;                                                                 \
-        }                                                                             \
-        uint8_t *hdr = o++;                                                           \
-        size_t groups = 0;                                                            \
-        while (i < n && groups < 63) {                                                \
-            if (groups > 0 && i + 8 <= n) {                                           \
-                T y = v[i];                                                           \
-                size_t k = 1;                                                         \
-                while (k < 8 && v[i + k] == y) k++;                                   \
-                if (k == 8) break;                                                    \
-            }                                                                         \
-            if (i + 8 <= n) {                                                         \
-                for (int k = 0; k < 8; k++) tmp[k] = (uint32_t)v[i + k];              \
-            } else {                                                                  \
-                for (int k = 0; k < 8; k++) tmp[k] = i + k < n ? (uint32_t)v[i + k] : 0; \
-            }                                                                         \
-            o = pack8(o, tmp, bw);                                                    \
-            i += 8;                                                                   \
-            groups++;                                                                 \
-        }                                                                             \
-        *hdr = (uint8_t)((groups << 1) | 1);                                          \
-        if (i > n) i = n;                                                             \
-    }                                                                                 \
-    out->len = (size_t)(o - out->data);                                               \
-    return 0;                                                                         \
-}
+#define RLE_ENCODER(NAME, T)                                                                 \
+    int NAME(floe_buf_t *out, const T *v, size_t n, int bw)                                  \
+    {                                                                                        \
+        size_t vb = (size_t)(bw + 7) / 8;                                                    \
+        size_t worst = n / 8 * (size_t)bw + (n / 8 + 2) * 12 + 32;                           \
+        if (floe_buf_reserve(out, worst) < 0) return -1;                                     \
+        uint8_t *o = out->data + out->len;                                                   \
+        size_t i = 0;                                                                        \
+        uint32_t tmp[8];                                                                     \
+        while (i < n) {                                                                      \
+            T x = v[i];                                                                      \
+            size_t j = i + 1;                                                                \
+            while (j < n && v[j] == x) j++;                                                  \
+            if (j - i >= 8 || j == n) {                                                      \
+                o = put_uvarint(o, (uint64_t)(j - i) << 1);                                  \
+                uint32_t u = (uint32_t)x;                                                    \
+                for (size_t b = 0; b < vb; b++) *o++ = (uint8_t)(u >> (8 * b));              \
+                i = j;                                                                       \
+                continue;                                                                    \
+            }                                                                                \
+            uint8_t *hdr = o++;                                                              \
+            size_t groups = 0;                                                               \
+            while (i < n && groups < 63) {                                                   \
+                if (groups > 0 && i + 8 <= n) {                                              \
+                    T y = v[i];                                                              \
+                    size_t k = 1;                                                            \
+                    while (k < 8 && v[i + k] == y) k++;                                      \
+                    if (k == 8) break;                                                       \
+                }                                                                            \
+                if (i + 8 <= n) {                                                            \
+                    for (int k = 0; k < 8; k++) tmp[k] = (uint32_t)v[i + k];                 \
+                } else {                                                                     \
+                    for (int k = 0; k < 8; k++) tmp[k] = i + k < n ? (uint32_t)v[i + k] : 0; \
+                }                                                                            \
+                o = pack8(o, tmp, bw);                                                       \
+                i += 8;                                                                      \
+                groups++;                                                                    \
+            }                                                                                \
+            *hdr = (uint8_t)((groups << 1) | 1);                                             \
+            if (i > n) i = n;                                                                \
+        }                                                                                    \
+        out->len = (size_t)(o - out->data);                                                  \
+        return 0;                                                                            \
+    }
 
 RLE_ENCODER(pq_rle_encode_u32, uint32_t)
 RLE_ENCODER(pq_rle_encode_u8, uint8_t)
@@ -101,7 +108,11 @@ static uint8_t *pack32_64(uint8_t *o, const uint64_t *v, int bw)
     for (int k = 0; k < 32; k++) {
         acc |= (unsigned __int128)v[k] << nb;
         nb += bw;
-        while (nb >= 8) { *o++ = (uint8_t)acc; acc >>= 8; nb -= 8; }
+        while (nb >= 8) {
+            *o++ = (uint8_t)acc;
+            acc >>= 8;
+            nb -= 8;
+        }
     }
     return o;
 }
@@ -111,7 +122,8 @@ static uint8_t *pack32_64(uint8_t *o, const uint64_t *v, int bw)
 
 static int delta_encode(floe_buf_t *out, const void *vals, size_t n, bool is32, bool src32)
 {
-    if (floe_buf_reserve(out, 32 + (n / DBP_BLOCK + 1) * (10 + DBP_MINI) + n * (is32 ? 4 : 8) + 8 * 32) < 0)
+    if (floe_buf_reserve(out, 32 + (n / DBP_BLOCK + 1) * (10 + DBP_MINI) + n * (is32 ? 4 : 8) +
+                                  8 * 32) < 0)
         return -1;
     const int64_t *v64 = vals;
     const int32_t *v32 = vals;
@@ -145,7 +157,10 @@ static int delta_encode(floe_buf_t *out, const void *vals, size_t n, bool is32, 
         for (size_t k = cnt; k < DBP_BLOCK; k++) d[k] = 0;
         for (int m = 0; m < DBP_MINI; m++) {
             size_t s = (size_t)m * 32;
-            if (s >= cnt) { widths[m] = 0; continue; }
+            if (s >= cnt) {
+                widths[m] = 0;
+                continue;
+            }
             uint64_t orv = 0;
             for (int k = 0; k < 32; k++) orv |= d[s + (size_t)k];
             int bw = pq_bit_width(orv);
@@ -187,7 +202,7 @@ static inline uint64_t unpack_at(const uint8_t *p, size_t idx, int bw)
         if (nbytes == 8) memcpy(&x, b, 8);
         else
 #endif
-        for (int k = 0; k < nbytes; k++) x |= (uint64_t)b[k] << (8 * k);
+            for (int k = 0; k < nbytes; k++) x |= (uint64_t)b[k] << (8 * k);
         return (x >> sh) & ((1ull << bw) - 1);
     }
     size_t bit = idx * (size_t)bw;
@@ -254,7 +269,8 @@ int pq_rle_dec_u32(pq_rle_dec_t *d, uint32_t *out, size_t n)
             d->rle_left -= (uint32_t)k;
         } else if (d->bp_left) {
             size_t k = n - i < d->bp_left ? n - i : d->bp_left;
-            for (size_t j = 0; j < k; j++) out[i + j] = (uint32_t)unpack_at(d->bp, d->bp_idx + j, d->bw);
+            for (size_t j = 0; j < k; j++)
+                out[i + j] = (uint32_t)unpack_at(d->bp, d->bp_idx + j, d->bw);
             d->bp_idx += k;
             d->bp_left -= k;
             i += k;
@@ -293,9 +309,11 @@ int pq_delta_count(const uint8_t *p, size_t n, size_t *count, floe_err_t *err)
 {
     const uint8_t *end = p + n;
     uint64_t bs, mb, cnt;
-    if (hdr_uvarint(&p, end, &bs) < 0 || hdr_uvarint(&p, end, &mb) < 0 || hdr_uvarint(&p, end, &cnt) < 0)
+    if (hdr_uvarint(&p, end, &bs) < 0 || hdr_uvarint(&p, end, &mb) < 0 ||
+        hdr_uvarint(&p, end, &cnt) < 0)
         return floe_err_set(err, FLOE_ECORRUPT, "truncated DELTA_BINARY_PACKED header");
-    if (cnt > (1u << 31)) return floe_err_set(err, FLOE_ECORRUPT, "DELTA_BINARY_PACKED count too large");
+    if (cnt > (1u << 31))
+        return floe_err_set(err, FLOE_ECORRUPT, "DELTA_BINARY_PACKED count too large");
     *count = (size_t)cnt;
     return 0;
 }
@@ -310,7 +328,10 @@ int pq_delta_decode(const uint8_t *p, size_t n, int64_t *out, size_t count, bool
         return floe_err_set(err, FLOE_ECORRUPT, "truncated DELTA_BINARY_PACKED header");
     if (bs == 0 || bs % 128 || bs > 65536 || mb == 0 || bs % mb || (bs / mb) % 32 || mb > 512)
         return floe_err_set(err, FLOE_ECORRUPT, "bad DELTA_BINARY_PACKED block layout");
-    if (total != count) return floe_err_set(err, FLOE_ECORRUPT, "DELTA_BINARY_PACKED holds %llu values, expected %zu", (unsigned long long)total, count);
+    if (total != count)
+        return floe_err_set(err, FLOE_ECORRUPT,
+                            "DELTA_BINARY_PACKED holds %llu values, expected %zu",
+                            (unsigned long long)total, count);
     size_t per_mb = (size_t)(bs / mb);
     int64_t prev = floe_unzigzag64(zfirst);
     if (is32) prev = (int32_t)prev;
@@ -325,7 +346,8 @@ int pq_delta_decode(const uint8_t *p, size_t n, int64_t *out, size_t count, bool
         p += mb;
         for (size_t m = 0; m < mb && i < count; m++) {
             int bw = widths[m];
-            if (bw > 64) return floe_err_set(err, FLOE_ECORRUPT, "DELTA_BINARY_PACKED bit width %d", bw);
+            if (bw > 64)
+                return floe_err_set(err, FLOE_ECORRUPT, "DELTA_BINARY_PACKED bit width %d", bw);
             size_t bytes = per_mb * (size_t)bw / 8;
             size_t k = count - i < per_mb ? count - i : per_mb;
             size_t need = (k * (size_t)bw + 7) / 8;
@@ -333,7 +355,8 @@ int pq_delta_decode(const uint8_t *p, size_t n, int64_t *out, size_t count, bool
             for (size_t j = 0; j < k; j++) {
                 uint64_t u = unpack_at(p, j, bw);
                 if (is32) prev = (int32_t)((uint32_t)prev + (uint32_t)mn + (uint32_t)u);
-                else prev = (int64_t)((uint64_t)prev + (uint64_t)mn + u);
+                else
+                    prev = (int64_t)((uint64_t)prev + (uint64_t)mn + u);
                 out[i++] = prev;
             }
             p += (size_t)(end - p) < bytes ? (size_t)(end - p) : bytes;

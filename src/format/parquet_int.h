@@ -6,16 +6,44 @@
 #include "format/thrift.h"
 
 /* parquet.thrift enums */
-enum { PQ_ENC_PLAIN = 0, PQ_ENC_PLAIN_DICT = 2, PQ_ENC_RLE = 3, PQ_ENC_BIT_PACKED = 4,
-       PQ_ENC_DELTA_BP = 5, PQ_ENC_DELTA_LBA = 6, PQ_ENC_DELTA_BA = 7, PQ_ENC_RLE_DICT = 8,
-       PQ_ENC_BSS = 9 };
+enum {
+    PQ_ENC_PLAIN = 0,
+    PQ_ENC_PLAIN_DICT = 2,
+    PQ_ENC_RLE = 3,
+    PQ_ENC_BIT_PACKED = 4,
+    PQ_ENC_DELTA_BP = 5,
+    PQ_ENC_DELTA_LBA = 6,
+    PQ_ENC_DELTA_BA = 7,
+    PQ_ENC_RLE_DICT = 8,
+    PQ_ENC_BSS = 9
+};
 enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICT = 2, PQ_PAGE_DATA_V2 = 3 };
-enum { PQ_CODEC_NONE = 0, PQ_CODEC_SNAPPY = 1, PQ_CODEC_GZIP = 2, PQ_CODEC_LZO = 3,
-       PQ_CODEC_BROTLI = 4, PQ_CODEC_LZ4 = 5, PQ_CODEC_ZSTD = 6, PQ_CODEC_LZ4_RAW = 7 };
-enum { PQ_CT_UTF8 = 0, PQ_CT_MAP = 1, PQ_CT_MAP_KV = 2, PQ_CT_LIST = 3, PQ_CT_ENUM = 4,
-       PQ_CT_DECIMAL = 5, PQ_CT_DATE = 6, PQ_CT_TIME_MILLIS = 7, PQ_CT_TIME_MICROS = 8,
-       PQ_CT_TS_MILLIS = 9, PQ_CT_TS_MICROS = 10, PQ_CT_UINT_8 = 11, PQ_CT_INT_8 = 15,
-       PQ_CT_JSON = 19 };
+enum {
+    PQ_CODEC_NONE = 0,
+    PQ_CODEC_SNAPPY = 1,
+    PQ_CODEC_GZIP = 2,
+    PQ_CODEC_LZO = 3,
+    PQ_CODEC_BROTLI = 4,
+    PQ_CODEC_LZ4 = 5,
+    PQ_CODEC_ZSTD = 6,
+    PQ_CODEC_LZ4_RAW = 7
+};
+enum {
+    PQ_CT_UTF8 = 0,
+    PQ_CT_MAP = 1,
+    PQ_CT_MAP_KV = 2,
+    PQ_CT_LIST = 3,
+    PQ_CT_ENUM = 4,
+    PQ_CT_DECIMAL = 5,
+    PQ_CT_DATE = 6,
+    PQ_CT_TIME_MILLIS = 7,
+    PQ_CT_TIME_MICROS = 8,
+    PQ_CT_TS_MILLIS = 9,
+    PQ_CT_TS_MICROS = 10,
+    PQ_CT_UINT_8 = 11,
+    PQ_CT_INT_8 = 15,
+    PQ_CT_JSON = 19
+};
 
 #define PQ_MAX_LEVEL 255
 
@@ -55,8 +83,8 @@ typedef struct pq_rle_dec {
     const uint8_t *p, *end;
     int bw;
     uint32_t rle_left, rle_val;
-    const uint8_t *bp;          /* data of the current bit-packed run */
-    size_t bp_idx, bp_left;     /* next value index in it, values left */
+    const uint8_t *bp;      /* data of the current bit-packed run */
+    size_t bp_idx, bp_left; /* next value index in it, values left */
 } pq_rle_dec_t;
 void pq_rle_dec_init(pq_rle_dec_t *d, const uint8_t *p, size_t n, int bw);
 /* Decode exactly n values into out; -1 when the data runs out or is bad. */
@@ -71,27 +99,29 @@ int pq_delta_count(const uint8_t *p, size_t n, size_t *count, floe_err_t *err);
 /* ---- footer (parquet_meta.c) ---- */
 typedef struct pq_stats {
     bool has_minmax;
-    floe_buf_t min, max;        /* PLAIN-encoded bound values */
+    floe_buf_t min, max; /* PLAIN-encoded bound values */
     int64_t null_count;
 } pq_stats_t;
 
 typedef struct pq_chunk_meta {
     int phys;
-    int codec;                  /* parquet codec number */
-    uint32_t encodings;         /* bit set of PQ_ENC_* */
+    int codec;          /* parquet codec number */
+    uint32_t encodings; /* bit set of PQ_ENC_* */
     int64_t num_values;
     int64_t total_uncompressed, total_compressed;
-    int64_t data_page_offset, dict_page_offset;  /* dict < 0: none */
+    int64_t data_page_offset, dict_page_offset; /* dict < 0: none */
     bool has_stats;
     pq_stats_t stats;
 } pq_chunk_meta_t;
 
 typedef struct pq_row_group_meta {
     int64_t num_rows, total_byte_size, file_offset, total_compressed;
-    pq_chunk_meta_t *cols;      /* ncols */
+    pq_chunk_meta_t *cols; /* ncols */
 } pq_row_group_meta_t;
 
-typedef struct pq_kv { char *key, *value; } pq_kv_t;
+typedef struct pq_kv {
+    char *key, *value;
+} pq_kv_t;
 
 /* Encode FileMetaData into out. */
 int pq_footer_encode(floe_buf_t *out, const floe_pq_schema_t *s, int64_t num_rows,
@@ -115,7 +145,7 @@ void pq_file_meta_free(pq_file_meta_t *m);
 typedef struct pq_page_header {
     int type;
     int32_t uncompressed, compressed;
-    int32_t num_values;         /* data & dict pages */
+    int32_t num_values; /* data & dict pages */
     int encoding;
     /* v2 */
     int32_t num_nulls, num_rows, def_len, rep_len;

@@ -33,10 +33,12 @@ static void put_schema_element(floe_thrift_w_t *w, const floe_pq_node_t *n, int 
     case FLOE_PQ_LT_MAP: ct = PQ_CT_MAP; break;
     case FLOE_PQ_LT_TIME:
         /* the legacy annotation means "adjusted to UTC" */
-        if (n->utc && n->unit != FLOE_PQ_NANOS) ct = n->unit == FLOE_PQ_MILLIS ? PQ_CT_TIME_MILLIS : PQ_CT_TIME_MICROS;
+        if (n->utc && n->unit != FLOE_PQ_NANOS)
+            ct = n->unit == FLOE_PQ_MILLIS ? PQ_CT_TIME_MILLIS : PQ_CT_TIME_MICROS;
         break;
     case FLOE_PQ_LT_TIMESTAMP:
-        if (n->utc && n->unit != FLOE_PQ_NANOS) ct = n->unit == FLOE_PQ_MILLIS ? PQ_CT_TS_MILLIS : PQ_CT_TS_MICROS;
+        if (n->utc && n->unit != FLOE_PQ_NANOS)
+            ct = n->unit == FLOE_PQ_MILLIS ? PQ_CT_TS_MILLIS : PQ_CT_TS_MICROS;
         break;
     case FLOE_PQ_LT_INT: {
         int k = n->bit_width == 8 ? 0 : n->bit_width == 16 ? 1 : n->bit_width == 32 ? 2 : 3;
@@ -106,7 +108,8 @@ static void put_path(floe_thrift_w_t *w, const floe_pq_schema_t *s, int node)
     }
 }
 
-static void put_chunk(floe_thrift_w_t *w, const floe_pq_schema_t *s, int col, const pq_chunk_meta_t *c)
+static void put_chunk(floe_thrift_w_t *w, const floe_pq_schema_t *s, int col,
+                      const pq_chunk_meta_t *c)
 {
     floe_thrift_w_elem_struct_begin(w);
     int64_t start = c->dict_page_offset >= 0 ? c->dict_page_offset : c->data_page_offset;
@@ -192,7 +195,8 @@ int pq_footer_encode(floe_buf_t *out, const floe_pq_schema_t *s, int64_t num_row
         floe_thrift_w_empty(&w, 1);
         floe_thrift_w_struct_end(&w);
     }
-    if (floe_thrift_w_finish(&w) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory encoding the footer");
+    if (floe_thrift_w_finish(&w) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory encoding the footer");
     return 0;
 }
 
@@ -246,32 +250,51 @@ int pq_page_header_decode(const uint8_t *p, size_t n, pq_page_header_t *h, size_
     while (floe_thrift_r_field(&r, &t, &id)) {
         switch (id) {
         case 1: h->type = floe_thrift_r_i32(&r, t); break;
-        case 2: h->uncompressed = floe_thrift_r_i32(&r, t); have_sizes = true; break;
+        case 2:
+            h->uncompressed = floe_thrift_r_i32(&r, t);
+            have_sizes = true;
+            break;
         case 3: h->compressed = floe_thrift_r_i32(&r, t); break;
-        case 5: case 7: case 8:
-            if (t != FLOE_TT_STRUCT) { floe_thrift_r_fail(&r, "page header part is not a struct"); break; }
+        case 5:
+        case 7:
+        case 8:
+            if (t != FLOE_TT_STRUCT) {
+                floe_thrift_r_fail(&r, "page header part is not a struct");
+                break;
+            }
             floe_thrift_r_struct_begin(&r);
             while (floe_thrift_r_field(&r, &t2, &id2)) {
                 if (id2 == 1) h->num_values = floe_thrift_r_i32(&r, t2);
-                else if (id2 == 2 && id != 8) h->encoding = floe_thrift_r_i32(&r, t2);
-                else if (id == 8 && id2 == 2) h->num_nulls = floe_thrift_r_i32(&r, t2);
-                else if (id == 8 && id2 == 3) h->num_rows = floe_thrift_r_i32(&r, t2);
-                else if (id == 8 && id2 == 4) h->encoding = floe_thrift_r_i32(&r, t2);
-                else if (id == 8 && id2 == 5) h->def_len = floe_thrift_r_i32(&r, t2);
-                else if (id == 8 && id2 == 6) h->rep_len = floe_thrift_r_i32(&r, t2);
-                else if (id == 8 && id2 == 7) h->is_compressed = floe_thrift_r_bool(&r, t2);
-                else floe_thrift_r_skip(&r, t2);
+                else if (id2 == 2 && id != 8)
+                    h->encoding = floe_thrift_r_i32(&r, t2);
+                else if (id == 8 && id2 == 2)
+                    h->num_nulls = floe_thrift_r_i32(&r, t2);
+                else if (id == 8 && id2 == 3)
+                    h->num_rows = floe_thrift_r_i32(&r, t2);
+                else if (id == 8 && id2 == 4)
+                    h->encoding = floe_thrift_r_i32(&r, t2);
+                else if (id == 8 && id2 == 5)
+                    h->def_len = floe_thrift_r_i32(&r, t2);
+                else if (id == 8 && id2 == 6)
+                    h->rep_len = floe_thrift_r_i32(&r, t2);
+                else if (id == 8 && id2 == 7)
+                    h->is_compressed = floe_thrift_r_bool(&r, t2);
+                else
+                    floe_thrift_r_skip(&r, t2);
             }
             break;
         default: floe_thrift_r_skip(&r, t); break;
         }
     }
-    if (floe_thrift_r_failed(&r)) return floe_err_set(err, FLOE_ECORRUPT, "bad page header: %s", r.error);
+    if (floe_thrift_r_failed(&r))
+        return floe_err_set(err, FLOE_ECORRUPT, "bad page header: %s", r.error);
     if (h->type < 0 || !have_sizes || h->uncompressed < 0 || h->compressed < 0)
         return floe_err_set(err, FLOE_ECORRUPT, "page header lacks type or sizes");
-    if ((h->type == PQ_PAGE_DATA || h->type == PQ_PAGE_DICT || h->type == PQ_PAGE_DATA_V2) && h->num_values < 0)
+    if ((h->type == PQ_PAGE_DATA || h->type == PQ_PAGE_DICT || h->type == PQ_PAGE_DATA_V2) &&
+        h->num_values < 0)
         return floe_err_set(err, FLOE_ECORRUPT, "page header lacks its value count");
-    if (h->type == PQ_PAGE_DATA_V2 && (h->def_len < 0 || h->rep_len < 0 || h->num_nulls < 0 || h->num_rows < 0))
+    if (h->type == PQ_PAGE_DATA_V2 &&
+        (h->def_len < 0 || h->rep_len < 0 || h->num_nulls < 0 || h->num_rows < 0))
         return floe_err_set(err, FLOE_ECORRUPT, "bad DATA_PAGE_V2 header");
     *used = (size_t)(r.p - p);
     return 0;
@@ -291,7 +314,10 @@ static void read_logical(floe_thrift_r_t *r, raw_elem_t *e)
     int16_t id, id2, id3;
     floe_thrift_r_struct_begin(r);
     while (floe_thrift_r_field(r, &t, &id)) {
-        if (t != FLOE_TT_STRUCT) { floe_thrift_r_skip(r, t); continue; }
+        if (t != FLOE_TT_STRUCT) {
+            floe_thrift_r_skip(r, t);
+            continue;
+        }
         floe_pq_logical_t lt = FLOE_PQ_LT_UNKNOWN;
         switch (id) {
         case 1: lt = FLOE_PQ_LT_STRING; break;
@@ -311,17 +337,25 @@ static void read_logical(floe_thrift_r_t *r, raw_elem_t *e)
         floe_thrift_r_struct_begin(r);
         while (floe_thrift_r_field(r, &t2, &id2)) {
             if (lt == FLOE_PQ_LT_DECIMAL && id2 == 1) e->n.scale = floe_thrift_r_i32(r, t2);
-            else if (lt == FLOE_PQ_LT_DECIMAL && id2 == 2) e->n.precision = floe_thrift_r_i32(r, t2);
-            else if ((lt == FLOE_PQ_LT_TIME || lt == FLOE_PQ_LT_TIMESTAMP) && id2 == 1) e->n.utc = floe_thrift_r_bool(r, t2);
-            else if ((lt == FLOE_PQ_LT_TIME || lt == FLOE_PQ_LT_TIMESTAMP) && id2 == 2 && t2 == FLOE_TT_STRUCT) {
+            else if (lt == FLOE_PQ_LT_DECIMAL && id2 == 2)
+                e->n.precision = floe_thrift_r_i32(r, t2);
+            else if ((lt == FLOE_PQ_LT_TIME || lt == FLOE_PQ_LT_TIMESTAMP) && id2 == 1)
+                e->n.utc = floe_thrift_r_bool(r, t2);
+            else if ((lt == FLOE_PQ_LT_TIME || lt == FLOE_PQ_LT_TIMESTAMP) && id2 == 2 &&
+                     t2 == FLOE_TT_STRUCT) {
                 floe_thrift_r_struct_begin(r);
                 while (floe_thrift_r_field(r, &t3, &id3)) {
-                    e->n.unit = id3 == 1 ? FLOE_PQ_MILLIS : id3 == 2 ? FLOE_PQ_MICROS : FLOE_PQ_NANOS;
+                    e->n.unit = id3 == 1   ? FLOE_PQ_MILLIS
+                                : id3 == 2 ? FLOE_PQ_MICROS
+                                           : FLOE_PQ_NANOS;
                     floe_thrift_r_skip(r, t3);
                 }
-            } else if (lt == FLOE_PQ_LT_INT && id2 == 1) e->n.bit_width = (int8_t)floe_thrift_r_i32(r, t2);
-            else if (lt == FLOE_PQ_LT_INT && id2 == 2) e->n.is_signed = floe_thrift_r_bool(r, t2);
-            else floe_thrift_r_skip(r, t2);
+            } else if (lt == FLOE_PQ_LT_INT && id2 == 1)
+                e->n.bit_width = (int8_t)floe_thrift_r_i32(r, t2);
+            else if (lt == FLOE_PQ_LT_INT && id2 == 2)
+                e->n.is_signed = floe_thrift_r_bool(r, t2);
+            else
+                floe_thrift_r_skip(r, t2);
         }
     }
 }
@@ -332,17 +366,24 @@ static void from_converted(raw_elem_t *e)
     floe_pq_node_t *n = &e->n;
     switch (e->ct) {
     case PQ_CT_UTF8: n->logical = FLOE_PQ_LT_STRING; break;
-    case PQ_CT_MAP: case PQ_CT_MAP_KV: if (e->ct == PQ_CT_MAP) n->logical = FLOE_PQ_LT_MAP; break;
+    case PQ_CT_MAP:
+    case PQ_CT_MAP_KV:
+        if (e->ct == PQ_CT_MAP) n->logical = FLOE_PQ_LT_MAP;
+        break;
     case PQ_CT_LIST: n->logical = FLOE_PQ_LT_LIST; break;
     case PQ_CT_ENUM: n->logical = FLOE_PQ_LT_ENUM; break;
     case PQ_CT_DECIMAL: n->logical = FLOE_PQ_LT_DECIMAL; break;
     case PQ_CT_DATE: n->logical = FLOE_PQ_LT_DATE; break;
-    case PQ_CT_TIME_MILLIS: case PQ_CT_TIME_MICROS:
-        n->logical = FLOE_PQ_LT_TIME; n->utc = true;
+    case PQ_CT_TIME_MILLIS:
+    case PQ_CT_TIME_MICROS:
+        n->logical = FLOE_PQ_LT_TIME;
+        n->utc = true;
         n->unit = e->ct == PQ_CT_TIME_MILLIS ? FLOE_PQ_MILLIS : FLOE_PQ_MICROS;
         break;
-    case PQ_CT_TS_MILLIS: case PQ_CT_TS_MICROS:
-        n->logical = FLOE_PQ_LT_TIMESTAMP; n->utc = true;
+    case PQ_CT_TS_MILLIS:
+    case PQ_CT_TS_MICROS:
+        n->logical = FLOE_PQ_LT_TIMESTAMP;
+        n->utc = true;
         n->unit = e->ct == PQ_CT_TS_MILLIS ? FLOE_PQ_MILLIS : FLOE_PQ_MICROS;
         break;
     case PQ_CT_JSON: n->logical = FLOE_PQ_LT_JSON; break;
@@ -363,7 +404,8 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
     int16_t id;
     uint32_t cnt = floe_thrift_r_list(r, t, &et);
     if (floe_thrift_r_failed(r)) return 0;
-    if (et != FLOE_TT_STRUCT || cnt == 0) return floe_err_set(err, FLOE_ECORRUPT, "bad schema list");
+    if (et != FLOE_TT_STRUCT || cnt == 0)
+        return floe_err_set(err, FLOE_ECORRUPT, "bad schema list");
     int stack_node[65], stack_left[65], sp = 0;
     m->schema = floe_pq_schema_new();
     if (!m->schema) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -379,7 +421,10 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
         floe_thrift_r_struct_begin(r);
         while (floe_thrift_r_field(r, &ft, &id)) {
             switch (id) {
-            case 1: e.n.phys = (floe_pq_phys_t)floe_thrift_r_i32(r, ft); e.has_type = true; break;
+            case 1:
+                e.n.phys = (floe_pq_phys_t)floe_thrift_r_i32(r, ft);
+                e.has_type = true;
+                break;
             case 2: e.n.type_length = floe_thrift_r_i32(r, ft); break;
             case 3: e.n.rep = (floe_pq_rep_t)floe_thrift_r_i32(r, ft); break;
             case 4: e.name = floe_thrift_r_bin(r, ft); break;
@@ -389,7 +434,10 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
             case 8: e.n.precision = floe_thrift_r_i32(r, ft); break;
             case 9: e.n.field_id = floe_thrift_r_i32(r, ft); break;
             case 10:
-                if (ft != FLOE_TT_STRUCT) { floe_thrift_r_fail(r, "bad logicalType"); break; }
+                if (ft != FLOE_TT_STRUCT) {
+                    floe_thrift_r_fail(r, "bad logicalType");
+                    break;
+                }
                 read_logical(r, &e);
                 has_lt = true;
                 break;
@@ -398,22 +446,27 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
         }
         if (floe_thrift_r_failed(r)) return 0;
         if (i == 0) {
-            if (e.nchildren < 0) return floe_err_set(err, FLOE_ECORRUPT, "schema root is not a group");
+            if (e.nchildren < 0)
+                return floe_err_set(err, FLOE_ECORRUPT, "schema root is not a group");
             stack_node[0] = -1;
             stack_left[0] = e.nchildren;
             sp = 1;
             continue;
         }
         while (sp > 0 && stack_left[sp - 1] == 0) sp--;
-        if (sp == 0) return floe_err_set(err, FLOE_ECORRUPT, "schema has more elements than its groups hold");
+        if (sp == 0)
+            return floe_err_set(err, FLOE_ECORRUPT,
+                                "schema has more elements than its groups hold");
         stack_left[sp - 1]--;
         e.n.parent = stack_node[sp - 1];
         if (e.nchildren >= 0 && e.nchildren > 0) e.n.phys = FLOE_PQ_GROUP;
-        else if (!e.has_type) return floe_err_set(err, FLOE_ECORRUPT, "schema leaf without a type");
+        else if (!e.has_type)
+            return floe_err_set(err, FLOE_ECORRUPT, "schema leaf without a type");
         if (e.n.phys != FLOE_PQ_GROUP && (e.n.phys < 0 || e.n.phys > FLOE_PQ_FIXED))
             return floe_err_set(err, FLOE_ECORRUPT, "bad physical type %d", (int)e.n.phys);
         if (!has_lt) from_converted(&e);
-        if (e.name.len == 0 || e.name.len > 4096) return floe_err_set(err, FLOE_ECORRUPT, "bad schema element name");
+        if (e.name.len == 0 || e.name.len > 4096)
+            return floe_err_set(err, FLOE_ECORRUPT, "bad schema element name");
         char name[4097];
         memcpy(name, e.name.ptr, e.name.len);
         name[e.name.len] = 0;
@@ -424,7 +477,10 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
             /* keep a node whose annotation we do not understand as plain */
             e.n.logical = FLOE_PQ_LT_UNKNOWN;
             idx = floe_pq_schema_add(m->schema, &e.n, err);
-            if (idx < 0) { err->code = FLOE_ECORRUPT; return -1; }
+            if (idx < 0) {
+                err->code = FLOE_ECORRUPT;
+                return -1;
+            }
         }
         if (e.n.phys == FLOE_PQ_GROUP) {
             if (sp >= 64) return floe_err_set(err, FLOE_ECORRUPT, "schema nested too deep");
@@ -434,7 +490,8 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
         }
     }
     while (sp > 0 && stack_left[sp - 1] == 0) sp--;
-    if (sp != 0) return floe_err_set(err, FLOE_ECORRUPT, "schema has fewer elements than its groups claim");
+    if (sp != 0)
+        return floe_err_set(err, FLOE_ECORRUPT, "schema has fewer elements than its groups claim");
     return 0;
 }
 
@@ -485,7 +542,9 @@ static int read_row_groups(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_er
                 ncols = floe_thrift_r_list(r, ft, &et);
                 if (floe_thrift_r_failed(r)) break;
                 if (et != FLOE_TT_STRUCT || ncols != (uint32_t)m->schema->ncols)
-                    return floe_err_set(err, FLOE_ECORRUPT, "row group %u has %u columns, schema %d", g, ncols, m->schema->ncols);
+                    return floe_err_set(err, FLOE_ECORRUPT,
+                                        "row group %u has %u columns, schema %d", g, ncols,
+                                        m->schema->ncols);
                 rg->cols = calloc(ncols ? ncols : 1, sizeof *rg->cols);
                 if (!rg->cols) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
                 for (uint32_t c = 0; c < ncols && !floe_thrift_r_failed(r); c++) {
@@ -496,9 +555,12 @@ static int read_row_groups(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_er
                     cm->codec = -1;
                     floe_thrift_r_struct_begin(r);
                     while (floe_thrift_r_field(r, &ct, &cid)) {
-                        if (cid == 1) return floe_err_set(err, FLOE_EUNSUPPORTED, "column chunks in other files are not supported");
+                        if (cid == 1)
+                            return floe_err_set(err, FLOE_EUNSUPPORTED,
+                                                "column chunks in other files are not supported");
                         if (cid == 3 && ct == FLOE_TT_STRUCT) read_chunk_meta(r, cm);
-                        else floe_thrift_r_skip(r, ct);
+                        else
+                            floe_thrift_r_skip(r, ct);
                     }
                 }
             } else if (id == 3) {
@@ -508,8 +570,10 @@ static int read_row_groups(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_er
             }
         }
         if (floe_thrift_r_failed(r)) break;
-        if (!rg->cols && m->schema->ncols > 0) return floe_err_set(err, FLOE_ECORRUPT, "row group %u has no columns", g);
-        if (rg->num_rows < 0) return floe_err_set(err, FLOE_ECORRUPT, "row group %u has no row count", g);
+        if (!rg->cols && m->schema->ncols > 0)
+            return floe_err_set(err, FLOE_ECORRUPT, "row group %u has no columns", g);
+        if (rg->num_rows < 0)
+            return floe_err_set(err, FLOE_ECORRUPT, "row group %u has no row count", g);
     }
     return 0;
 }
@@ -525,18 +589,27 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
     while (floe_thrift_r_field(&r, &t, &id)) {
         switch (id) {
         case 2:
-            if (m->schema) { floe_thrift_r_fail(&r, "two schemas"); break; }
+            if (m->schema) {
+                floe_thrift_r_fail(&r, "two schemas");
+                break;
+            }
             if (read_schema(&r, t, m, err) < 0) return -1;
             break;
         case 3: m->num_rows = floe_thrift_r_i64(&r, t); break;
         case 4:
-            if (!m->schema || m->rgs) { floe_thrift_r_fail(&r, "row groups before the schema"); break; }
+            if (!m->schema || m->rgs) {
+                floe_thrift_r_fail(&r, "row groups before the schema");
+                break;
+            }
             if (read_row_groups(&r, t, m, err) < 0) return -1;
             break;
         case 5: {
             uint32_t cnt = floe_thrift_r_list(&r, t, &et);
             if (floe_thrift_r_failed(&r) || m->kv) break;
-            if (cnt && et != FLOE_TT_STRUCT) { floe_thrift_r_fail(&r, "bad key-value list"); break; }
+            if (cnt && et != FLOE_TT_STRUCT) {
+                floe_thrift_r_fail(&r, "bad key-value list");
+                break;
+            }
             m->kv = calloc(cnt ? cnt : 1, sizeof *m->kv);
             if (!m->kv) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             for (uint32_t i = 0; i < cnt && !floe_thrift_r_failed(&r); i++) {
@@ -546,14 +619,17 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
                 floe_thrift_r_struct_begin(&r);
                 while (floe_thrift_r_field(&r, &ft, &fid)) {
                     if (fid == 1) k = floe_thrift_r_bin(&r, ft);
-                    else if (fid == 2) v = floe_thrift_r_bin(&r, ft);
-                    else floe_thrift_r_skip(&r, ft);
+                    else if (fid == 2)
+                        v = floe_thrift_r_bin(&r, ft);
+                    else
+                        floe_thrift_r_skip(&r, ft);
                 }
                 if (floe_thrift_r_failed(&r)) break;
                 m->kv[i].key = strndup(k.ptr ? (const char *)k.ptr : "", k.len);
                 m->kv[i].value = strndup(v.ptr ? (const char *)v.ptr : "", v.len);
                 m->nkv = (int)i + 1;
-                if (!m->kv[i].key || !m->kv[i].value) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (!m->kv[i].key || !m->kv[i].value)
+                    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             }
             break;
         }
@@ -565,11 +641,14 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
             }
             break;
         }
-        case 8: return floe_err_set(err, FLOE_EUNSUPPORTED, "encrypted Parquet files are not supported");
+        case 8:
+            return floe_err_set(err, FLOE_EUNSUPPORTED,
+                                "encrypted Parquet files are not supported");
         default: floe_thrift_r_skip(&r, t); break;
         }
     }
-    if (floe_thrift_r_failed(&r)) return floe_err_set(err, FLOE_ECORRUPT, "bad footer: %s", r.error);
+    if (floe_thrift_r_failed(&r))
+        return floe_err_set(err, FLOE_ECORRUPT, "bad footer: %s", r.error);
     if (!m->schema || m->num_rows < 0 || (!m->rgs && m->schema))
         return floe_err_set(err, FLOE_ECORRUPT, "footer lacks schema, row count or row groups");
     return 0;
@@ -580,7 +659,10 @@ void pq_file_meta_free(pq_file_meta_t *m)
     floe_pq_schema_free(m->schema);
     for (int g = 0; g < m->nrg; g++) free(m->rgs[g].cols);
     free(m->rgs);
-    for (int i = 0; i < m->nkv; i++) { free(m->kv[i].key); free(m->kv[i].value); }
+    for (int i = 0; i < m->nkv; i++) {
+        free(m->kv[i].key);
+        free(m->kv[i].value);
+    }
     free(m->kv);
     free(m->created_by);
     memset(m, 0, sizeof *m);

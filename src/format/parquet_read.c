@@ -10,7 +10,7 @@
 
 #include "format/parquet_int.h"
 
-#define MAX_PAGE_BYTES (256u << 20)   /* uncompressed page cap */
+#define MAX_PAGE_BYTES (256u << 20) /* uncompressed page cap */
 #define MAX_PAGE_VALUES (1u << 24)
 #define MAX_CHUNK_LEVELS (1u << 28)
 
@@ -20,7 +20,7 @@ struct floe_pq_reader {
     uint8_t *owned;
     pq_file_meta_t m;
     floe_codec_ctx_t *cctx;
-    floe_buf_t page;            /* decompressed page */
+    floe_buf_t page; /* decompressed page */
 };
 
 static int corrupt(floe_err_t *err, const char *what, int rg, int col)
@@ -58,16 +58,28 @@ floe_pq_reader_t *floe_pq_reader_open(const uint8_t *data, size_t len, floe_err_
             pq_chunk_meta_t *cm = &r->m.rgs[g].cols[c];
             const floe_pq_node_t *nd = &r->m.schema->nodes[r->m.schema->col_node[c]];
             floe_codec_t fc;
-            if (cm->phys != (int)nd->phys) { corrupt(err, "chunk type differs from the schema", g, c); goto fail; }
+            if (cm->phys != (int)nd->phys) {
+                corrupt(err, "chunk type differs from the schema", g, c);
+                goto fail;
+            }
             if (pq_codec_to_floe(cm->codec, &fc) < 0) {
-                floe_err_set(err, FLOE_EUNSUPPORTED, "row group %d column %d: unsupported codec %d", g, c, cm->codec);
+                floe_err_set(err, FLOE_EUNSUPPORTED, "row group %d column %d: unsupported codec %d",
+                             g, c, cm->codec);
                 goto fail;
             }
             if (cm->data_page_offset < 4 || cm->total_compressed < 0 || cm->num_values < 0 ||
-                (uint64_t)cm->data_page_offset > data_end) { corrupt(err, "bad chunk offsets", g, c); goto fail; }
-            if (cm->dict_page_offset <= 0 || cm->dict_page_offset >= cm->data_page_offset) cm->dict_page_offset = -1;
-            uint64_t start = (uint64_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
-            if ((uint64_t)cm->total_compressed > data_end - start) { corrupt(err, "chunk extends past the data", g, c); goto fail; }
+                (uint64_t)cm->data_page_offset > data_end) {
+                corrupt(err, "bad chunk offsets", g, c);
+                goto fail;
+            }
+            if (cm->dict_page_offset <= 0 || cm->dict_page_offset >= cm->data_page_offset)
+                cm->dict_page_offset = -1;
+            uint64_t start =
+                (uint64_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
+            if ((uint64_t)cm->total_compressed > data_end - start) {
+                corrupt(err, "chunk extends past the data", g, c);
+                goto fail;
+            }
         }
     }
     return r;
@@ -79,10 +91,14 @@ fail:
 floe_pq_reader_t *floe_pq_reader_open_file(const char *path, floe_err_t *err)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) { floe_err_errno(err, errno, path); return NULL; }
+    if (!f) {
+        floe_err_errno(err, errno, path);
+        return NULL;
+    }
     floe_buf_t b = FLOE_BUF_INIT;
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && floe_buf_reserve(&b, (size_t)st.st_size + 1) < 0) {
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 &&
+        floe_buf_reserve(&b, (size_t)st.st_size + 1) < 0) {
         fclose(f);
         floe_err_set(err, FLOE_ENOMEM, "out of memory reading %s", path);
         return NULL;
@@ -100,9 +116,16 @@ floe_pq_reader_t *floe_pq_reader_open_file(const char *path, floe_err_t *err)
     }
     int bad = ferror(f);
     fclose(f);
-    if (bad) { floe_buf_free(&b); floe_err_set(err, FLOE_EIO, "read error on %s", path); return NULL; }
+    if (bad) {
+        floe_buf_free(&b);
+        floe_err_set(err, FLOE_EIO, "read error on %s", path);
+        return NULL;
+    }
     floe_pq_reader_t *r = floe_pq_reader_open(b.data ? b.data : (const uint8_t *)"", b.len, err);
-    if (!r) { floe_buf_free(&b); return NULL; }
+    if (!r) {
+        floe_buf_free(&b);
+        return NULL;
+    }
     r->owned = b.data;
     return r;
 }
@@ -117,14 +140,26 @@ void floe_pq_reader_free(floe_pq_reader_t *r)
     free(r);
 }
 
-const floe_pq_schema_t *floe_pq_reader_schema(const floe_pq_reader_t *r) { return r->m.schema; }
-int64_t floe_pq_reader_num_rows(const floe_pq_reader_t *r) { return r->m.num_rows; }
-int floe_pq_reader_num_row_groups(const floe_pq_reader_t *r) { return r->m.nrg; }
+const floe_pq_schema_t *floe_pq_reader_schema(const floe_pq_reader_t *r)
+{
+    return r->m.schema;
+}
+int64_t floe_pq_reader_num_rows(const floe_pq_reader_t *r)
+{
+    return r->m.num_rows;
+}
+int floe_pq_reader_num_row_groups(const floe_pq_reader_t *r)
+{
+    return r->m.nrg;
+}
 int64_t floe_pq_reader_row_group_rows(const floe_pq_reader_t *r, int rg)
 {
     return rg >= 0 && rg < r->m.nrg ? r->m.rgs[rg].num_rows : -1;
 }
-const char *floe_pq_reader_created_by(const floe_pq_reader_t *r) { return r->m.created_by; }
+const char *floe_pq_reader_created_by(const floe_pq_reader_t *r)
+{
+    return r->m.created_by;
+}
 const char *floe_pq_reader_kv(const floe_pq_reader_t *r, const char *key)
 {
     for (int i = 0; i < r->m.nkv; i++)
@@ -146,8 +181,8 @@ void floe_pq_column_free(floe_pq_column_t *c)
 
 typedef struct dec {
     floe_pq_column_t *out;
-    size_t esize;               /* bytes per output value */
-    size_t width;               /* fixed width of the physical type, 0 for BYTE_ARRAY */
+    size_t esize; /* bytes per output value */
+    size_t width; /* fixed width of the physical type, 0 for BYTE_ARRAY */
     size_t cap_lev, cap_val;
     /* dictionary: values in output layout; byte arrays as (offset,len) into out->bytes */
     uint8_t *dict;
@@ -159,15 +194,17 @@ static size_t out_esize(floe_pq_phys_t p)
 {
     switch (p) {
     case FLOE_PQ_BOOLEAN: return 1;
-    case FLOE_PQ_INT32: case FLOE_PQ_FLOAT: return 4;
-    case FLOE_PQ_INT64: case FLOE_PQ_DOUBLE: return 8;
+    case FLOE_PQ_INT32:
+    case FLOE_PQ_FLOAT: return 4;
+    case FLOE_PQ_INT64:
+    case FLOE_PQ_DOUBLE: return 8;
     default: return sizeof(floe_slice_t);
     }
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t esize)
 {
-    if (need == 0) need = 1;   /* never leave a NULL array to offset into */
+    if (need == 0) need = 1; /* never leave a NULL array to offset into */
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
@@ -201,13 +238,15 @@ static int plain_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_
     for (size_t i = 0; i < n; i++) {
         size_t l = d->width;
         if (!l) {
-            if (len - pos < 4) return corrupt(err, "PLAIN byte array length truncated", d->rg, d->col);
+            if (len - pos < 4)
+                return corrupt(err, "PLAIN byte array length truncated", d->rg, d->col);
             l = floe_rd_le32(p + pos);
             pos += 4;
         }
         if (l > len - pos) return corrupt(err, "PLAIN byte array truncated", d->rg, d->col);
         size_t off = bytes_store->len;
-        if (floe_buf_append(bytes_store, p + pos, l) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_append(bytes_store, p + pos, l) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         sl[i].ptr = (const uint8_t *)(uintptr_t)off;
         sl[i].len = l;
         pos += l;
@@ -219,8 +258,10 @@ static int plain_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_
 static int read_dict(dec_t *d, const uint8_t *p, size_t len, int32_t n, int enc, floe_err_t *err)
 {
     if (d->dict) return corrupt(err, "second dictionary page", d->rg, d->col);
-    if (enc != PQ_ENC_PLAIN && enc != PQ_ENC_PLAIN_DICT) return corrupt(err, "dictionary page not PLAIN", d->rg, d->col);
-    if (n < 0 || (size_t)n > MAX_PAGE_VALUES || (d->width && (size_t)n > len / d->width) || (!d->width && (size_t)n > len / 4))
+    if (enc != PQ_ENC_PLAIN && enc != PQ_ENC_PLAIN_DICT)
+        return corrupt(err, "dictionary page not PLAIN", d->rg, d->col);
+    if (n < 0 || (size_t)n > MAX_PAGE_VALUES || (d->width && (size_t)n > len / d->width) ||
+        (!d->width && (size_t)n > len / 4))
         return corrupt(err, "bad dictionary size", d->rg, d->col);
     d->dict = malloc((size_t)(n ? n : 1) * d->esize);
     if (!d->dict) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -231,10 +272,12 @@ static int read_dict(dec_t *d, const uint8_t *p, size_t len, int32_t n, int enc,
     return plain_decode(d, p, len, (size_t)n, d->dict, &d->out->bytes, &used, err);
 }
 
-static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t *dst, floe_err_t *err)
+static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t *dst,
+                      floe_err_t *err)
 {
     size_t w = d->width;
-    if (!w || d->out->phys == FLOE_PQ_BOOLEAN || n > len / w) return corrupt(err, "bad BYTE_STREAM_SPLIT data", d->rg, d->col);
+    if (!w || d->out->phys == FLOE_PQ_BOOLEAN || n > len / w)
+        return corrupt(err, "bad BYTE_STREAM_SPLIT data", d->rg, d->col);
     if (d->out->phys == FLOE_PQ_FIXED) {
         uint8_t *tmp = malloc(n * w + 1);
         if (!tmp) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -254,7 +297,8 @@ static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t 
 static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t n, floe_err_t *err)
 {
     floe_pq_column_t *o = d->out;
-    if (grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     uint8_t *dst = (uint8_t *)o->values + o->n_values * d->esize;
     floe_pq_phys_t ph = o->phys;
     size_t used;
@@ -264,7 +308,8 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         break;
     case PQ_ENC_PLAIN_DICT:
     case PQ_ENC_RLE_DICT: {
-        if (!d->dict) return corrupt(err, "dictionary-encoded page without a dictionary", d->rg, d->col);
+        if (!d->dict)
+            return corrupt(err, "dictionary-encoded page without a dictionary", d->rg, d->col);
         if (n == 0) break;
         if (len < 1 || p[0] > 32) return corrupt(err, "bad dictionary index width", d->rg, d->col);
         pq_rle_dec_t rd;
@@ -272,9 +317,11 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         uint32_t ix[512];
         for (size_t i = 0; i < n;) {
             size_t k = n - i < 512 ? n - i : 512;
-            if (pq_rle_dec_u32(&rd, ix, k) < 0) return corrupt(err, "dictionary indices truncated", d->rg, d->col);
+            if (pq_rle_dec_u32(&rd, ix, k) < 0)
+                return corrupt(err, "dictionary indices truncated", d->rg, d->col);
             for (size_t j = 0; j < k; j++) {
-                if (ix[j] >= d->dict_n) return corrupt(err, "dictionary index out of range", d->rg, d->col);
+                if (ix[j] >= d->dict_n)
+                    return corrupt(err, "dictionary index out of range", d->rg, d->col);
                 memcpy(dst + (i + j) * d->esize, d->dict + (size_t)ix[j] * d->esize, d->esize);
             }
             i += k;
@@ -282,7 +329,8 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         break;
     }
     case PQ_ENC_RLE: {
-        if (ph != FLOE_PQ_BOOLEAN) return corrupt(err, "RLE values on a non-boolean column", d->rg, d->col);
+        if (ph != FLOE_PQ_BOOLEAN)
+            return corrupt(err, "RLE values on a non-boolean column", d->rg, d->col);
         if (len < 4) return corrupt(err, "RLE booleans truncated", d->rg, d->col);
         uint32_t l = floe_rd_le32(p);
         if (l > len - 4) return corrupt(err, "RLE booleans truncated", d->rg, d->col);
@@ -290,31 +338,41 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         pq_rle_dec_init(&rd, p + 4, l, 1);
         for (size_t i = 0; i < n; i++) {
             uint32_t v;
-            if (pq_rle_dec_u32(&rd, &v, 1) < 0 || v > 1) return corrupt(err, "bad RLE booleans", d->rg, d->col);
+            if (pq_rle_dec_u32(&rd, &v, 1) < 0 || v > 1)
+                return corrupt(err, "bad RLE booleans", d->rg, d->col);
             dst[i] = (uint8_t)v;
         }
         break;
     }
     case PQ_ENC_DELTA_BP: {
-        if (ph != FLOE_PQ_INT32 && ph != FLOE_PQ_INT64) return corrupt(err, "DELTA_BINARY_PACKED on a non-integer column", d->rg, d->col);
+        if (ph != FLOE_PQ_INT32 && ph != FLOE_PQ_INT64)
+            return corrupt(err, "DELTA_BINARY_PACKED on a non-integer column", d->rg, d->col);
         int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
         if (!tmp) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-        if (pq_delta_decode(p, len, tmp, n, ph == FLOE_PQ_INT32, NULL, err) < 0) { free(tmp); return -1; }
+        if (pq_delta_decode(p, len, tmp, n, ph == FLOE_PQ_INT32, NULL, err) < 0) {
+            free(tmp);
+            return -1;
+        }
         if (ph == FLOE_PQ_INT64) memcpy(dst, tmp, n * 8);
-        else for (size_t i = 0; i < n; i++) ((int32_t *)(void *)dst)[i] = (int32_t)tmp[i];
+        else
+            for (size_t i = 0; i < n; i++) ((int32_t *)(void *)dst)[i] = (int32_t)tmp[i];
         free(tmp);
         break;
     }
     case PQ_ENC_DELTA_LBA:
     case PQ_ENC_DELTA_BA: {
-        if (ph != FLOE_PQ_BYTE_ARRAY && ph != FLOE_PQ_FIXED) return corrupt(err, "DELTA byte arrays on a non-byte-array column", d->rg, d->col);
+        if (ph != FLOE_PQ_BYTE_ARRAY && ph != FLOE_PQ_FIXED)
+            return corrupt(err, "DELTA byte arrays on a non-byte-array column", d->rg, d->col);
         int64_t *pre = NULL, *suf = malloc((n ? n : 1) * sizeof *suf);
         if (!suf) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         size_t pos = 0, k;
         int rc = 0;
         if (enc == PQ_ENC_DELTA_BA) {
             pre = malloc((n ? n : 1) * sizeof *pre);
-            if (!pre) { free(suf); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+            if (!pre) {
+                free(suf);
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            }
             rc = pq_delta_decode(p, len, pre, n, true, &k, err);
             pos = k;
         }
@@ -330,7 +388,10 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
                 break;
             }
             size_t off = o->bytes.len;
-            if (floe_buf_reserve(&o->bytes, (size_t)(pl + sn)) < 0) { rc = floe_err_set(err, FLOE_ENOMEM, "out of memory"); break; }
+            if (floe_buf_reserve(&o->bytes, (size_t)(pl + sn)) < 0) {
+                rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                break;
+            }
             if (pl) memcpy(o->bytes.data + off, o->bytes.data + prev_off, (size_t)pl);
             if (sn) memcpy(o->bytes.data + off + pl, p + pos, (size_t)sn);
             o->bytes.len += (size_t)(pl + sn);
@@ -349,13 +410,16 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         if (bss_decode(d, p, len, n, dst, err) < 0) return -1;
         break;
     default:
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "row group %d column %d: encoding %d not supported", d->rg, d->col, enc);
+        return floe_err_set(err, FLOE_EUNSUPPORTED,
+                            "row group %d column %d: encoding %d not supported", d->rg, d->col,
+                            enc);
     }
     o->n_values += n;
     return 0;
 }
 
-static int levels_decode(dec_t *d, const uint8_t *p, size_t len, int16_t *dst, size_t n, int16_t max, floe_err_t *err)
+static int levels_decode(dec_t *d, const uint8_t *p, size_t len, int16_t *dst, size_t n,
+                         int16_t max, floe_err_t *err)
 {
     pq_rle_dec_t rd;
     pq_rle_dec_init(&rd, p, len, pq_bit_width((uint64_t)max));
@@ -363,7 +427,8 @@ static int levels_decode(dec_t *d, const uint8_t *p, size_t len, int16_t *dst, s
     return 0;
 }
 
-int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out, floe_err_t *err)
+int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
+                        floe_err_t *err)
 {
     memset(out, 0, sizeof *out);
     const floe_pq_schema_t *s = r->m.schema;
@@ -382,7 +447,8 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     out->phys = nd->phys;
     d.esize = out_esize(nd->phys);
     d.width = nd->phys == FLOE_PQ_BYTE_ARRAY ? 0 : pq_phys_width(nd->phys, nd->type_length);
-    if (nd->phys == FLOE_PQ_FIXED && d.width == 0) return corrupt(err, "fixed column without a length", rg, col);
+    if (nd->phys == FLOE_PQ_FIXED && d.width == 0)
+        return corrupt(err, "fixed column without a length", rg, col);
     size_t pos = (size_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
     size_t end = pos + (size_t)cm->total_compressed;
     size_t cap_def = 0, cap_rep = 0;
@@ -390,14 +456,25 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     while (pos < end && out->n_levels < (size_t)cm->num_values) {
         pq_page_header_t h;
         size_t hl;
-        if (pq_page_header_decode(r->data + pos, end - pos, &h, &hl, err) < 0) { floe_err_wrap(err, "row group %d column %d", rg, col); rc = -1; break; }
+        if (pq_page_header_decode(r->data + pos, end - pos, &h, &hl, err) < 0) {
+            floe_err_wrap(err, "row group %d column %d", rg, col);
+            rc = -1;
+            break;
+        }
         pos += hl;
-        if ((size_t)h.compressed > end - pos) { rc = corrupt(err, "page extends past its chunk", rg, col); break; }
+        if ((size_t)h.compressed > end - pos) {
+            rc = corrupt(err, "page extends past its chunk", rg, col);
+            break;
+        }
         const uint8_t *body = r->data + pos;
         pos += (size_t)h.compressed;
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2 && h.type != PQ_PAGE_DICT) continue;
-        if ((size_t)h.uncompressed > MAX_PAGE_BYTES) { rc = corrupt(err, "page too large", rg, col); break; }
-        if ((size_t)h.num_values > MAX_PAGE_VALUES || out->n_levels + (size_t)h.num_values > MAX_CHUNK_LEVELS) {
+        if ((size_t)h.uncompressed > MAX_PAGE_BYTES) {
+            rc = corrupt(err, "page too large", rg, col);
+            break;
+        }
+        if ((size_t)h.num_values > MAX_PAGE_VALUES ||
+            out->n_levels + (size_t)h.num_values > MAX_CHUNK_LEVELS) {
             rc = corrupt(err, "too many values in a page", rg, col);
             break;
         }
@@ -406,15 +483,22 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
         bool compressed = true;
         if (h.type == PQ_PAGE_DATA_V2) {
             lev_len = (size_t)h.def_len + (size_t)h.rep_len;
-            if (lev_len > (size_t)h.compressed || lev_len > (size_t)h.uncompressed) { rc = corrupt(err, "bad v2 level lengths", rg, col); break; }
+            if (lev_len > (size_t)h.compressed || lev_len > (size_t)h.uncompressed) {
+                rc = corrupt(err, "bad v2 level lengths", rg, col);
+                break;
+            }
             compressed = h.is_compressed;
         }
         r->page.len = 0;
-        if (floe_buf_reserve(&r->page, (size_t)h.uncompressed + 1) < 0) { rc = floe_err_set(err, FLOE_ENOMEM, "out of memory"); break; }
+        if (floe_buf_reserve(&r->page, (size_t)h.uncompressed + 1) < 0) {
+            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            break;
+        }
         memcpy(r->page.data, body, lev_len);
         size_t want = (size_t)h.uncompressed - lev_len;
         if (floe_decompress_exact(r->cctx, compressed ? codec : FLOE_CODEC_NONE, body + lev_len,
-                                  (size_t)h.compressed - lev_len, r->page.data + lev_len, want, err) < 0) {
+                                  (size_t)h.compressed - lev_len, r->page.data + lev_len, want,
+                                  err) < 0) {
             floe_err_wrap(err, "row group %d column %d", rg, col);
             rc = -1;
             break;
@@ -422,38 +506,66 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
         const uint8_t *pg = r->page.data;
         size_t plen = (size_t)h.uncompressed;
         if (h.type == PQ_PAGE_DICT) {
-            if (read_dict(&d, pg, plen, h.num_values, h.encoding, err) < 0) { rc = -1; break; }
+            if (read_dict(&d, pg, plen, h.num_values, h.encoding, err) < 0) {
+                rc = -1;
+                break;
+            }
             continue;
         }
         size_t n = (size_t)h.num_values;
         if (grow((void **)&out->def, &cap_def, out->n_levels + n, 2) < 0 ||
-            grow((void **)&out->rep, &cap_rep, out->n_levels + n, 2) < 0) { rc = floe_err_set(err, FLOE_ENOMEM, "out of memory"); break; }
+            grow((void **)&out->rep, &cap_rep, out->n_levels + n, 2) < 0) {
+            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            break;
+        }
         int16_t *dl = out->def + out->n_levels, *rl = out->rep + out->n_levels;
         size_t vp = 0;
         if (h.type == PQ_PAGE_DATA_V2) {
-            if (max_rep && levels_decode(&d, pg, (size_t)h.rep_len, rl, n, max_rep, err) < 0) { rc = -1; break; }
-            if (max_def && levels_decode(&d, pg + h.rep_len, (size_t)h.def_len, dl, n, max_def, err) < 0) { rc = -1; break; }
+            if (max_rep && levels_decode(&d, pg, (size_t)h.rep_len, rl, n, max_rep, err) < 0) {
+                rc = -1;
+                break;
+            }
+            if (max_def &&
+                levels_decode(&d, pg + h.rep_len, (size_t)h.def_len, dl, n, max_def, err) < 0) {
+                rc = -1;
+                break;
+            }
             vp = lev_len;
         } else {
             for (int pass = 0; pass < 2; pass++) {
                 int16_t mx = pass == 0 ? max_rep : max_def;
                 if (!mx) continue;
-                if (plen - vp < 4) { rc = corrupt(err, "levels truncated", rg, col); break; }
+                if (plen - vp < 4) {
+                    rc = corrupt(err, "levels truncated", rg, col);
+                    break;
+                }
                 uint32_t l = floe_rd_le32(pg + vp);
                 vp += 4;
-                if (l > plen - vp) { rc = corrupt(err, "levels truncated", rg, col); break; }
-                if (levels_decode(&d, pg + vp, l, pass == 0 ? rl : dl, n, mx, err) < 0) { rc = -1; break; }
+                if (l > plen - vp) {
+                    rc = corrupt(err, "levels truncated", rg, col);
+                    break;
+                }
+                if (levels_decode(&d, pg + vp, l, pass == 0 ? rl : dl, n, mx, err) < 0) {
+                    rc = -1;
+                    break;
+                }
                 vp += l;
             }
             if (rc) break;
         }
-        if (max_rep && out->n_levels == 0 && n > 0 && rl[0] != 0) { rc = corrupt(err, "first repetition level is not 0", rg, col); break; }
+        if (max_rep && out->n_levels == 0 && n > 0 && rl[0] != 0) {
+            rc = corrupt(err, "first repetition level is not 0", rg, col);
+            break;
+        }
         size_t nv = n;
         if (max_def) {
             nv = 0;
             for (size_t i = 0; i < n; i++) nv += dl[i] == max_def;
         }
-        if (values_decode(&d, h.encoding, pg + vp, plen - vp, nv, err) < 0) { rc = -1; break; }
+        if (values_decode(&d, h.encoding, pg + vp, plen - vp, nv, err) < 0) {
+            rc = -1;
+            break;
+        }
         out->n_levels += n;
     }
     if (!rc && out->n_levels != (size_t)cm->num_values)
@@ -463,9 +575,17 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
         floe_pq_column_free(out);
         return -1;
     }
-    if (!max_def) { free(out->def); out->def = NULL; }
-    if (!max_rep) { free(out->rep); out->rep = NULL; }
-    if (d.esize == sizeof(floe_slice_t) && (nd->phys == FLOE_PQ_BYTE_ARRAY || nd->phys == FLOE_PQ_FIXED || nd->phys == FLOE_PQ_INT96)) {
+    if (!max_def) {
+        free(out->def);
+        out->def = NULL;
+    }
+    if (!max_rep) {
+        free(out->rep);
+        out->rep = NULL;
+    }
+    if (d.esize == sizeof(floe_slice_t) &&
+        (nd->phys == FLOE_PQ_BYTE_ARRAY || nd->phys == FLOE_PQ_FIXED ||
+         nd->phys == FLOE_PQ_INT96)) {
         floe_slice_t *sl = out->values;
         static const uint8_t empty[1];
         const uint8_t *base = out->bytes.data ? out->bytes.data : empty;

@@ -4,7 +4,8 @@
 
 #include "format/parquet_int.h"
 
-floe_pq_node_t floe_pq_leaf(const char *name, floe_pq_rep_t rep, floe_pq_phys_t phys, int32_t field_id)
+floe_pq_node_t floe_pq_leaf(const char *name, floe_pq_rep_t rep, floe_pq_phys_t phys,
+                            int32_t field_id)
 {
     floe_pq_node_t n;
     memset(&n, 0, sizeof n);
@@ -17,7 +18,8 @@ floe_pq_node_t floe_pq_leaf(const char *name, floe_pq_rep_t rep, floe_pq_phys_t 
     return n;
 }
 
-floe_pq_node_t floe_pq_group(const char *name, floe_pq_rep_t rep, floe_pq_logical_t lt, int32_t field_id)
+floe_pq_node_t floe_pq_group(const char *name, floe_pq_rep_t rep, floe_pq_logical_t lt,
+                             int32_t field_id)
 {
     floe_pq_node_t n = floe_pq_leaf(name, rep, FLOE_PQ_GROUP, field_id);
     n.logical = lt;
@@ -46,8 +48,10 @@ size_t pq_phys_width(floe_pq_phys_t p, int32_t type_length)
 {
     switch (p) {
     case FLOE_PQ_BOOLEAN: return 1;
-    case FLOE_PQ_INT32: case FLOE_PQ_FLOAT: return 4;
-    case FLOE_PQ_INT64: case FLOE_PQ_DOUBLE: return 8;
+    case FLOE_PQ_INT32:
+    case FLOE_PQ_FLOAT: return 4;
+    case FLOE_PQ_INT64:
+    case FLOE_PQ_DOUBLE: return 8;
     case FLOE_PQ_INT96: return 12;
     case FLOE_PQ_FIXED: return type_length > 0 ? (size_t)type_length : 0;
     default: return 0;
@@ -66,36 +70,51 @@ static int check_node(const floe_pq_node_t *n, floe_err_t *err)
         return floe_err_set(err, FLOE_EINVAL, "%s: fixed needs a positive type_length", nm);
     bool grp = n->phys == FLOE_PQ_GROUP;
     switch (n->logical) {
-    case FLOE_PQ_LT_NONE: case FLOE_PQ_LT_UNKNOWN: return 0;
-    case FLOE_PQ_LT_LIST: case FLOE_PQ_LT_MAP:
+    case FLOE_PQ_LT_NONE:
+    case FLOE_PQ_LT_UNKNOWN: return 0;
+    case FLOE_PQ_LT_LIST:
+    case FLOE_PQ_LT_MAP:
         if (!grp) return floe_err_set(err, FLOE_EINVAL, "%s: LIST/MAP annotate groups", nm);
         return 0;
-    case FLOE_PQ_LT_STRING: case FLOE_PQ_LT_ENUM: case FLOE_PQ_LT_JSON:
-        if (n->phys != FLOE_PQ_BYTE_ARRAY) return floe_err_set(err, FLOE_EINVAL, "%s: string types need BYTE_ARRAY", nm);
+    case FLOE_PQ_LT_STRING:
+    case FLOE_PQ_LT_ENUM:
+    case FLOE_PQ_LT_JSON:
+        if (n->phys != FLOE_PQ_BYTE_ARRAY)
+            return floe_err_set(err, FLOE_EINVAL, "%s: string types need BYTE_ARRAY", nm);
         return 0;
     case FLOE_PQ_LT_UUID:
-        if (n->phys != FLOE_PQ_FIXED || n->type_length != 16) return floe_err_set(err, FLOE_EINVAL, "%s: uuid needs FIXED[16]", nm);
+        if (n->phys != FLOE_PQ_FIXED || n->type_length != 16)
+            return floe_err_set(err, FLOE_EINVAL, "%s: uuid needs FIXED[16]", nm);
         return 0;
     case FLOE_PQ_LT_DECIMAL: {
-        int maxp = n->phys == FLOE_PQ_INT32 ? 9 : n->phys == FLOE_PQ_INT64 ? 18 :
-                   n->phys == FLOE_PQ_FIXED ? (n->type_length >= 16 ? 38 : (int)((8 * n->type_length - 1) * 0.30103)) :
-                   n->phys == FLOE_PQ_BYTE_ARRAY ? 1000 : 0;
+        int maxp = n->phys == FLOE_PQ_INT32   ? 9
+                   : n->phys == FLOE_PQ_INT64 ? 18
+                   : n->phys == FLOE_PQ_FIXED
+                       ? (n->type_length >= 16 ? 38 : (int)((8 * n->type_length - 1) * 0.30103))
+                   : n->phys == FLOE_PQ_BYTE_ARRAY ? 1000
+                                                   : 0;
         if (n->precision < 1 || n->precision > maxp || n->scale < 0 || n->scale > n->precision)
-            return floe_err_set(err, FLOE_EINVAL, "%s: bad decimal(%d,%d) for its physical type", nm, n->precision, n->scale);
+            return floe_err_set(err, FLOE_EINVAL, "%s: bad decimal(%d,%d) for its physical type",
+                                nm, n->precision, n->scale);
         return 0;
     }
     case FLOE_PQ_LT_DATE:
-        if (n->phys != FLOE_PQ_INT32) return floe_err_set(err, FLOE_EINVAL, "%s: date needs INT32", nm);
+        if (n->phys != FLOE_PQ_INT32)
+            return floe_err_set(err, FLOE_EINVAL, "%s: date needs INT32", nm);
         return 0;
     case FLOE_PQ_LT_TIME:
-        if (!(n->phys == FLOE_PQ_INT32 && n->unit == FLOE_PQ_MILLIS) && !(n->phys == FLOE_PQ_INT64 && n->unit != FLOE_PQ_MILLIS))
-            return floe_err_set(err, FLOE_EINVAL, "%s: time(ms) needs INT32, time(us/ns) INT64", nm);
+        if (!(n->phys == FLOE_PQ_INT32 && n->unit == FLOE_PQ_MILLIS) &&
+            !(n->phys == FLOE_PQ_INT64 && n->unit != FLOE_PQ_MILLIS))
+            return floe_err_set(err, FLOE_EINVAL, "%s: time(ms) needs INT32, time(us/ns) INT64",
+                                nm);
         return 0;
     case FLOE_PQ_LT_TIMESTAMP:
-        if (n->phys != FLOE_PQ_INT64 || n->unit > FLOE_PQ_NANOS) return floe_err_set(err, FLOE_EINVAL, "%s: timestamp needs INT64", nm);
+        if (n->phys != FLOE_PQ_INT64 || n->unit > FLOE_PQ_NANOS)
+            return floe_err_set(err, FLOE_EINVAL, "%s: timestamp needs INT64", nm);
         return 0;
     case FLOE_PQ_LT_INT:
-        if (!(n->bit_width == 8 || n->bit_width == 16 || n->bit_width == 32 || n->bit_width == 64) ||
+        if (!(n->bit_width == 8 || n->bit_width == 16 || n->bit_width == 32 ||
+              n->bit_width == 64) ||
             (n->phys != FLOE_PQ_INT32 && n->phys != FLOE_PQ_INT64) ||
             (n->phys == FLOE_PQ_INT32) != (n->bit_width <= 32))
             return floe_err_set(err, FLOE_EINVAL, "%s: bad integer annotation", nm);
@@ -114,7 +133,11 @@ static int recompute(floe_pq_schema_t *s)
     int16_t *mr = malloc(sizeof(int16_t) * (size_t)(n ? n : 1));
     int *stack = malloc(sizeof(int) * (size_t)(n + 1));
     if (!col_node || !node_col || !md || !mr || !stack) {
-        free(col_node); free(node_col); free(md); free(mr); free(stack);
+        free(col_node);
+        free(node_col);
+        free(md);
+        free(mr);
+        free(stack);
         return -1;
     }
     int ncols = 0;
@@ -141,7 +164,10 @@ static int recompute(floe_pq_schema_t *s)
             if (s->nodes[i].parent == v) stack[sp++] = i;
     }
     free(stack);
-    free(s->col_node); free(s->node_col); free(s->max_def); free(s->max_rep);
+    free(s->col_node);
+    free(s->node_col);
+    free(s->max_def);
+    free(s->max_rep);
     s->col_node = col_node;
     s->node_col = node_col;
     s->max_def = md;
@@ -153,7 +179,8 @@ static int recompute(floe_pq_schema_t *s)
 int floe_pq_schema_add(floe_pq_schema_t *s, const floe_pq_node_t *n, floe_err_t *err)
 {
     if (check_node(n, err) < 0) return -1;
-    if (n->parent < -1 || n->parent >= s->n || (n->parent >= 0 && s->nodes[n->parent].phys != FLOE_PQ_GROUP))
+    if (n->parent < -1 || n->parent >= s->n ||
+        (n->parent >= 0 && s->nodes[n->parent].phys != FLOE_PQ_GROUP))
         return floe_err_set(err, FLOE_EINVAL, "%s: parent %d is not a group", n->name, n->parent);
     int depth = 0;
     for (int a = n->parent; a >= 0; a = s->nodes[a].parent) depth++;
@@ -163,7 +190,10 @@ int floe_pq_schema_add(floe_pq_schema_t *s, const floe_pq_node_t *n, floe_err_t 
         floe_pq_node_t *nn = realloc(s->nodes, sizeof *nn * (size_t)cap);
         if (!nn) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         int *cc = realloc(s->parent_child_count, sizeof(int) * (size_t)cap);
-        if (!cc) { s->nodes = nn; return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+        if (!cc) {
+            s->nodes = nn;
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         s->nodes = nn;
         s->parent_child_count = cc;
         s->cap = cap;
@@ -184,7 +214,10 @@ int floe_pq_schema_add(floe_pq_schema_t *s, const floe_pq_node_t *n, floe_err_t 
     return s->n - 1;
 }
 
-int floe_pq_schema_num_nodes(const floe_pq_schema_t *s) { return s->n; }
+int floe_pq_schema_num_nodes(const floe_pq_schema_t *s)
+{
+    return s->n;
+}
 const floe_pq_node_t *floe_pq_schema_node(const floe_pq_schema_t *s, int node)
 {
     return node >= 0 && node < s->n ? &s->nodes[node] : NULL;
@@ -205,7 +238,10 @@ int floe_pq_schema_child(const floe_pq_schema_t *s, int node, int i)
     return -1;
 }
 
-int floe_pq_schema_num_columns(const floe_pq_schema_t *s) { return s->ncols; }
+int floe_pq_schema_num_columns(const floe_pq_schema_t *s)
+{
+    return s->ncols;
+}
 int floe_pq_schema_column_node(const floe_pq_schema_t *s, int col)
 {
     return col >= 0 && col < s->ncols ? s->col_node[col] : -1;
@@ -214,8 +250,14 @@ int floe_pq_schema_column_of(const floe_pq_schema_t *s, int node)
 {
     return node >= 0 && node < s->n ? s->node_col[node] : -1;
 }
-int floe_pq_schema_max_def(const floe_pq_schema_t *s, int col) { return col >= 0 && col < s->ncols ? s->max_def[col] : 0; }
-int floe_pq_schema_max_rep(const floe_pq_schema_t *s, int col) { return col >= 0 && col < s->ncols ? s->max_rep[col] : 0; }
+int floe_pq_schema_max_def(const floe_pq_schema_t *s, int col)
+{
+    return col >= 0 && col < s->ncols ? s->max_def[col] : 0;
+}
+int floe_pq_schema_max_rep(const floe_pq_schema_t *s, int col)
+{
+    return col >= 0 && col < s->ncols ? s->max_rep[col] : 0;
+}
 
 int floe_pq_schema_find_field(const floe_pq_schema_t *s, int32_t field_id)
 {

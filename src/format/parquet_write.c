@@ -25,7 +25,10 @@ struct floe_pq_scratch {
     int level;
 };
 
-floe_pq_scratch_t *floe_pq_scratch_new(void) { return calloc(1, sizeof(floe_pq_scratch_t)); }
+floe_pq_scratch_t *floe_pq_scratch_new(void)
+{
+    return calloc(1, sizeof(floe_pq_scratch_t));
+}
 
 static void scratch_clear(floe_pq_scratch_t *s)
 {
@@ -47,8 +50,8 @@ typedef struct pq_col {
     int node;
     floe_pq_phys_t phys;
     const floe_pq_node_t *spec;
-    size_t width;               /* fixed-width bytes; 0 for byte arrays */
-    size_t settle;              /* page buffers stop growing near this */
+    size_t width;  /* fixed-width bytes; 0 for byte arrays */
+    size_t settle; /* page buffers stop growing near this */
     int16_t max_def, max_rep;
     int bw_def, bw_rep;
     /* open page (levels are at most 64: the schema caps nesting) */
@@ -57,28 +60,28 @@ typedef struct pq_col {
     size_t page_vals;
     size_t page_rows;
     int mode;
-    bool decided;               /* dictionary kept past the first page */
+    bool decided; /* dictionary kept past the first page */
     /* dictionary */
-    uint64_t *slots;            /* hash << 32 | (entry index + 1); 0 = empty */
+    uint64_t *slots; /* hash << 32 | (entry index + 1); 0 = empty */
     size_t nslots;
-    floe_buf_t dvals;           /* fixed width: entries back to back; bytes: data */
-    uint32_t *doff;             /* byte arrays: entry start offsets (n + 1) */
+    floe_buf_t dvals; /* fixed width: entries back to back; bytes: data */
+    uint32_t *doff;   /* byte arrays: entry start offsets (n + 1) */
     size_t dict_n, dict_cap;
-    size_t dict_bytes;          /* PLAIN size of the dictionary page */
+    size_t dict_bytes; /* PLAIN size of the dictionary page */
     uint32_t *idx;
     size_t nidx, cap_idx;
-    size_t plain_bytes;         /* PLAIN size of the dictionary-encoded values so far */
-    bool dict_used;             /* the chunk has dictionary-encoded pages */
-    bool dict_failed;           /* a chunk of this file gave its dictionary up:
+    size_t plain_bytes; /* PLAIN size of the dictionary-encoded values so far */
+    bool dict_used;     /* the chunk has dictionary-encoded pages */
+    bool dict_failed;   /* a chunk of this file gave its dictionary up:
                                  * later chunks start in the fallback */
     /* fallback values */
     floe_buf_t vals;
-    floe_buf_t lens;            /* int32 lengths for DELTA_(LENGTH_)BYTE_ARRAY */
+    floe_buf_t lens; /* int32 lengths for DELTA_(LENGTH_)BYTE_ARRAY */
     /* statistics */
     bool has_minmax;
     floe_buf_t min, max;
     int64_t null_count;
-    bool has_fbounds;           /* bounds over every row group flushed */
+    bool has_fbounds; /* bounds over every row group flushed */
     floe_buf_t fmin, fmax;
     /* chunk */
     floe_buf_t chunk;
@@ -94,12 +97,12 @@ struct floe_pq_writer {
     char *created_by;
     floe_pq_sink_fn sink;
     void *sink_ctx;
-    floe_codec_ctx_t *cctx;     /* the scratch's (shared) or own_cctx */
+    floe_codec_ctx_t *cctx; /* the scratch's (shared) or own_cctx */
     floe_codec_ctx_t *own_cctx;
     int pq_codec;
     pq_col_t *cols;
     int ncols;
-    uint64_t offset;            /* bytes written to the sink */
+    uint64_t offset; /* bytes written to the sink */
     uint64_t rows, rg_rows;
     pq_row_group_meta_t *rgs;
     int nrg, cap_rg;
@@ -143,7 +146,10 @@ int floe_pq_sink_file(void *ctx, const void *p, size_t n, floe_err_t *err)
 
 static int emit(floe_pq_writer_t *w, const void *p, size_t n, floe_err_t *err)
 {
-    if (w->sink(w->sink_ctx, p, n, err) < 0) { w->failed = true; return -1; }
+    if (w->sink(w->sink_ctx, p, n, err) < 0) {
+        w->failed = true;
+        return -1;
+    }
     w->offset += n;
     return 0;
 }
@@ -188,12 +194,19 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
 {
     floe_pq_write_opts_t opts = o ? *o : floe_pq_write_opts_default();
     if (pq_codec_from_floe(opts.codec) < 0) {
-        floe_err_set(err, FLOE_EINVAL, "codec %s is not a Parquet codec", floe_codec_name(opts.codec));
+        floe_err_set(err, FLOE_EINVAL, "codec %s is not a Parquet codec",
+                     floe_codec_name(opts.codec));
         return NULL;
     }
-    if (s->ncols == 0) { floe_err_set(err, FLOE_EINVAL, "schema has no leaf columns"); return NULL; }
+    if (s->ncols == 0) {
+        floe_err_set(err, FLOE_EINVAL, "schema has no leaf columns");
+        return NULL;
+    }
     for (int i = 0; i < s->n; i++)
-        if (s->nodes[i].phys == FLOE_PQ_INT96) { floe_err_set(err, FLOE_EUNSUPPORTED, "INT96 is not written"); return NULL; }
+        if (s->nodes[i].phys == FLOE_PQ_INT96) {
+            floe_err_set(err, FLOE_EUNSUPPORTED, "INT96 is not written");
+            return NULL;
+        }
     if (!opts.page_size) opts.page_size = 1 << 20;
     if (!opts.row_group_size) opts.row_group_size = 64u << 20;
     if (!opts.dict_limit) opts.dict_limit = 1 << 20;
@@ -209,7 +222,8 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
     w->pq_codec = pq_codec_from_floe(opts.codec);
     /* a shared scratch shares its codec context (zstd's is ~0.5 MiB) among
      * writers of one level */
-    if (opts.scratch && !opts.scratch->cctx && (opts.scratch->cctx = floe_codec_ctx_new(opts.level)))
+    if (opts.scratch && !opts.scratch->cctx &&
+        (opts.scratch->cctx = floe_codec_ctx_new(opts.level)))
         opts.scratch->level = opts.level;
     if (opts.scratch && opts.scratch->cctx && opts.scratch->level == opts.level)
         w->cctx = opts.scratch->cctx;
@@ -231,7 +245,10 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
         c->bw_rep = pq_bit_width((uint64_t)c->max_rep);
         col_reset_chunk(w, c);
     }
-    if (emit(w, "PAR1", 4, err) < 0) { floe_pq_writer_free(w); return NULL; }
+    if (emit(w, "PAR1", 4, err) < 0) {
+        floe_pq_writer_free(w);
+        return NULL;
+    }
     return w;
 oom:
     floe_pq_writer_free(w);
@@ -244,10 +261,19 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
     if (!w) return;
     for (int i = 0; w->cols && i < w->ncols; i++) {
         pq_col_t *c = &w->cols[i];
-        free(c->def); free(c->rep); free(c->slots); free(c->doff); free(c->idx);
-        floe_buf_free(&c->dvals); floe_buf_free(&c->vals); floe_buf_free(&c->lens);
-        floe_buf_free(&c->min); floe_buf_free(&c->max); floe_buf_free(&c->chunk);
-        floe_buf_free(&c->fmin); floe_buf_free(&c->fmax);
+        free(c->def);
+        free(c->rep);
+        free(c->slots);
+        free(c->doff);
+        free(c->idx);
+        floe_buf_free(&c->dvals);
+        floe_buf_free(&c->vals);
+        floe_buf_free(&c->lens);
+        floe_buf_free(&c->min);
+        floe_buf_free(&c->max);
+        floe_buf_free(&c->chunk);
+        floe_buf_free(&c->fmin);
+        floe_buf_free(&c->fmax);
     }
     free(w->cols);
     for (int g = 0; g < w->nrg; g++) {
@@ -258,7 +284,10 @@ void floe_pq_writer_free(floe_pq_writer_t *w)
         free(w->rgs[g].cols);
     }
     free(w->rgs);
-    for (int i = 0; i < w->nkv; i++) { free(w->kv[i].key); free(w->kv[i].value); }
+    for (int i = 0; i < w->nkv; i++) {
+        free(w->kv[i].key);
+        free(w->kv[i].value);
+    }
     free(w->kv);
     scratch_clear(&w->own);
     free(w->lev8);
@@ -284,7 +313,8 @@ int floe_pq_writer_set_kv(floe_pq_writer_t *w, const char *key, const char *valu
     kv[w->nkv].key = strdup(key);
     kv[w->nkv].value = strdup(value);
     if (!kv[w->nkv].key || !kv[w->nkv].value) {
-        free(kv[w->nkv].key); free(kv[w->nkv].value);
+        free(kv[w->nkv].key);
+        free(kv[w->nkv].value);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     w->nkv++;
@@ -308,22 +338,26 @@ static int cmp_val(const pq_col_t *c, const uint8_t *a, size_t an, const uint8_t
     case FLOE_PQ_BOOLEAN: return (int)a[0] - (int)b[0];
     case FLOE_PQ_INT32: {
         int32_t x, y;
-        memcpy(&x, a, 4); memcpy(&y, b, 4);
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
         return (x > y) - (x < y);
     }
     case FLOE_PQ_INT64: {
         int64_t x, y;
-        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
         return (x > y) - (x < y);
     }
     case FLOE_PQ_FLOAT: {
         float x, y;
-        memcpy(&x, a, 4); memcpy(&y, b, 4);
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
         return (x > y) - (x < y);
     }
     case FLOE_PQ_DOUBLE: {
         double x, y;
-        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
         return (x > y) - (x < y);
     }
     case FLOE_PQ_FIXED:
@@ -333,8 +367,7 @@ static int cmp_val(const pq_col_t *c, const uint8_t *a, size_t an, const uint8_t
             if (sa != sb) return sa ? -1 : 1;
         }
         return cmp_bytes(a, an, b, bn);
-    default:
-        return cmp_bytes(a, an, b, bn);
+    default: return cmp_bytes(a, an, b, bn);
     }
 }
 
@@ -363,8 +396,13 @@ static void stats_add(pq_col_t *c, const uint8_t *v, size_t n)
         c->has_minmax = true;
         return;
     }
-    if (cmp_val(c, v, n, c->min.data, c->min.len) < 0) { c->min.len = 0; floe_buf_append(&c->min, v, n); }
-    else if (cmp_val(c, v, n, c->max.data, c->max.len) > 0) { c->max.len = 0; floe_buf_append(&c->max, v, n); }
+    if (cmp_val(c, v, n, c->min.data, c->min.len) < 0) {
+        c->min.len = 0;
+        floe_buf_append(&c->min, v, n);
+    } else if (cmp_val(c, v, n, c->max.data, c->max.len) > 0) {
+        c->max.len = 0;
+        floe_buf_append(&c->max, v, n);
+    }
 }
 
 /* cmp_bytes with the first 8 bytes compared as one big-endian word: most
@@ -384,19 +422,26 @@ static inline int cmp_bytes_fast(const uint8_t *a, size_t an, const uint8_t *b, 
  * one loop and merged with two stats_add calls. */
 static void stats_batch(pq_col_t *c, const uint8_t *v, size_t n)
 {
-#define MINMAX(T, SKIP)                                                       \
-    {                                                                         \
-        T mn = 0, mx = 0, x;                                                  \
-        bool any = false;                                                     \
-        for (size_t i = 0; i < n; i++) {                                      \
-            memcpy(&x, v + i * sizeof(T), sizeof(T));                         \
-            if (SKIP) continue;                                               \
-            if (!any) { mn = mx = x; any = true; continue; }                  \
-            mn = x < mn ? x : mn;                                             \
-            mx = x > mx ? x : mx;                                             \
-        }                                                                     \
-        if (any) { stats_add(c, (const uint8_t *)&mn, sizeof(T)); stats_add(c, (const uint8_t *)&mx, sizeof(T)); } \
-        return;                                                               \
+#define MINMAX(T, SKIP)                                    \
+    {                                                      \
+        T mn = 0, mx = 0, x;                               \
+        bool any = false;                                  \
+        for (size_t i = 0; i < n; i++) {                   \
+            memcpy(&x, v + i * sizeof(T), sizeof(T));      \
+            if (SKIP) continue;                            \
+            if (!any) {                                    \
+                mn = mx = x;                               \
+                any = true;                                \
+                continue;                                  \
+            }                                              \
+            mn = x < mn ? x : mn;                          \
+            mx = x > mx ? x : mx;                          \
+        }                                                  \
+        if (any) {                                         \
+            stats_add(c, (const uint8_t *)&mn, sizeof(T)); \
+            stats_add(c, (const uint8_t *)&mx, sizeof(T)); \
+        }                                                  \
+        return;                                            \
     }
     switch (c->phys) {
     case FLOE_PQ_INT32: MINMAX(int32_t, false)
@@ -417,7 +462,8 @@ static void stats_bytes(pq_col_t *c, const floe_slice_t *sl, size_t n)
     size_t mn = 0, mx = 0;
     for (size_t i = 1; i < n; i++) {
         if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mn].ptr, sl[mn].len) < 0) mn = i;
-        else if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mx].ptr, sl[mx].len) > 0) mx = i;
+        else if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mx].ptr, sl[mx].len) > 0)
+            mx = i;
     }
     stats_add(c, sl[mn].ptr, sl[mn].len);
     stats_add(c, sl[mx].ptr, sl[mx].len);
@@ -568,8 +614,13 @@ static inline int64_t dict_put(pq_col_t *c, const uint8_t *v, size_t n)
 
 static void dict_entry(const pq_col_t *c, size_t e, const uint8_t **p, size_t *n)
 {
-    if (c->width) { *p = c->dvals.data + e * c->width; *n = c->width; }
-    else { *p = c->dvals.data + c->doff[e]; *n = c->doff[e + 1] - c->doff[e]; }
+    if (c->width) {
+        *p = c->dvals.data + e * c->width;
+        *n = c->width;
+    } else {
+        *p = c->dvals.data + c->doff[e];
+        *n = c->doff[e + 1] - c->doff[e];
+    }
 }
 
 /* ---- values ---- */
@@ -592,18 +643,22 @@ static inline int put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
     case M_PLAIN:
         if (!c->width) {
             uint32_t l = (uint32_t)n;
-            rc = app(&c->vals, &l, 4);   /* little-endian hosts only (x86-64, arm64) */
+            rc = app(&c->vals, &l, 4); /* little-endian hosts only (x86-64, arm64) */
         }
         if (!rc) rc = app(&c->vals, v, n);
         break;
     case M_DELTA: {
         int64_t x;
-        if (c->phys == FLOE_PQ_INT32) { int32_t y; memcpy(&y, v, 4); x = y; }
-        else memcpy(&x, v, 8);
+        if (c->phys == FLOE_PQ_INT32) {
+            int32_t y;
+            memcpy(&y, v, 4);
+            x = y;
+        } else
+            memcpy(&x, v, 8);
         rc = app(&c->vals, &x, 8);
         break;
     }
-    default: {          /* DLBA (DELTA_BYTE_ARRAY chosen per page) */
+    default: { /* DLBA (DELTA_BYTE_ARRAY chosen per page) */
         int32_t l = (int32_t)n;
         rc = app(&c->lens, &l, 4);
         if (!rc) rc = app(&c->vals, v, n);
@@ -762,10 +817,16 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
 
 /* ---- pages ---- */
 
-static int put_le32(floe_buf_t *b, uint32_t v) { return floe_buf_append_le32(b, v); }
+static int put_le32(floe_buf_t *b, uint32_t v)
+{
+    return floe_buf_append_le32(b, v);
+}
 static void floe_wr_le32_(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
 }
 
 static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *enc)
@@ -773,7 +834,7 @@ static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *e
     (void)w;
     switch (c->mode) {
     case M_DICT: {
-        if (c->nidx == 0) {         /* all nulls: no need for the dictionary */
+        if (c->nidx == 0) { /* all nulls: no need for the dictionary */
             *enc = PQ_ENC_PLAIN;
             return 0;
         }
@@ -788,7 +849,8 @@ static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *e
         return floe_buf_append(b, c->vals.data, c->vals.len);
     case M_DELTA:
         *enc = PQ_ENC_DELTA_BP;
-        return pq_delta_encode(b, (const int64_t *)c->vals.data, c->vals.len / 8, c->phys == FLOE_PQ_INT32);
+        return pq_delta_encode(b, (const int64_t *)c->vals.data, c->vals.len / 8,
+                               c->phys == FLOE_PQ_INT32);
     default: {
         /* DELTA_BYTE_ARRAY when shared prefixes save a quarter of the
          * bytes, else DELTA_LENGTH_BYTE_ARRAY; decided per page */
@@ -881,7 +943,8 @@ static bool dict_pays(const floe_pq_writer_t *w, const pq_col_t *c)
 {
     size_t plain = c->width ? c->nidx * c->width : c->plain_bytes;
     size_t dict = c->dict_bytes + c->nidx * (size_t)pq_bit_width(c->dict_n) / 8;
-    double factor = (c->phys == FLOE_PQ_INT32 || c->phys == FLOE_PQ_INT64) && w->o.delta ? 0.5 : 0.8;
+    double factor =
+        (c->phys == FLOE_PQ_INT32 || c->phys == FLOE_PQ_INT64) && w->o.delta ? 0.5 : 0.8;
     return (double)dict <= factor * (double)plain;
 }
 
@@ -930,7 +993,8 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     if (w->o.page_v2 && !h.is_compressed) {
         /* codec none: nothing to compress */
     }
-    if (put_page(w, c, &h, b->data, raw_len, b->data + raw_len, b->len - raw_len, err) < 0) return -1;
+    if (put_page(w, c, &h, b->data, raw_len, b->data + raw_len, b->len - raw_len, err) < 0)
+        return -1;
     c->encodings |= 1u << enc;
     if (enc == PQ_ENC_RLE_DICT) c->dict_used = true;
     c->num_values += (int64_t)c->nlev;
@@ -965,8 +1029,8 @@ static int grow_levels(pq_col_t *c, size_t extra)
 
 /* Checks shared by both level widths: the column exists and takes the
  * levels given. */
-static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def, bool has_rep,
-                            floe_err_t *err)
+static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def,
+                            bool has_rep, floe_err_t *err)
 {
     if (w->closed || w->failed) {
         floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
@@ -1007,7 +1071,8 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         d8 = w->lev8;
         for (size_t i = 0; i < n_levels; i++) {
             if ((uint16_t)def[i] > (uint16_t)c->max_def)
-                return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, def[i], c->max_def);
+                return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name,
+                                    def[i], c->max_def);
             d8[i] = (uint8_t)def[i];
         }
     }
@@ -1015,7 +1080,8 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
         r8 = w->lev8 + (c->max_def ? n_levels : 0);
         for (size_t i = 0; i < n_levels; i++) {
             if ((uint16_t)rep[i] > (uint16_t)c->max_rep)
-                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, rep[i], c->max_rep);
+                return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name,
+                                    rep[i], c->max_rep);
             r8[i] = (uint8_t)rep[i];
         }
     }
@@ -1045,51 +1111,62 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
             nv += def[i] == md;
         }
         if (top > md)
-            return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, top, c->max_def);
+            return floe_err_set(err, FLOE_EINVAL, "column %s: definition level %d > %d", name, top,
+                                c->max_def);
     } else {
         nv = n_levels;
     }
     if (c->max_rep) {
         /* batches hold whole rows, so pages can start at row boundaries */
         if (n_levels && rep[0] != 0)
-            return floe_err_set(err, FLOE_EINVAL, "column %s: a batch must start a row (repetition level 0)", name);
+            return floe_err_set(err, FLOE_EINVAL,
+                                "column %s: a batch must start a row (repetition level 0)", name);
         uint8_t top = 0;
         for (size_t i = 0; i < n_levels; i++) {
             top = rep[i] > top ? rep[i] : top;
             rows += rep[i] == 0;
         }
         if (top > c->max_rep)
-            return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, top, c->max_rep);
+            return floe_err_set(err, FLOE_EINVAL, "column %s: repetition level %d > %d", name, top,
+                                c->max_rep);
     } else {
         rows = n_levels;
     }
     if (nv != n_values)
-        return floe_err_set(err, FLOE_EINVAL, "column %s: %zu values for %zu defined levels", name, n_values, nv);
-    if (n_values && !values) return floe_err_set(err, FLOE_EINVAL, "column %s: values missing", name);
+        return floe_err_set(err, FLOE_EINVAL, "column %s: %zu values for %zu defined levels", name,
+                            n_values, nv);
+    if (n_values && !values)
+        return floe_err_set(err, FLOE_EINVAL, "column %s: values missing", name);
     if (c->phys == FLOE_PQ_FIXED) {
         const floe_slice_t *sl = values;
         for (size_t i = 0; i < n_values; i++)
             if (sl[i].len != c->width)
-                return floe_err_set(err, FLOE_EINVAL, "column %s: fixed value of %zu bytes, expected %zu", name, sl[i].len, c->width);
+                return floe_err_set(err, FLOE_EINVAL,
+                                    "column %s: fixed value of %zu bytes, expected %zu", name,
+                                    sl[i].len, c->width);
     } else if (c->phys == FLOE_PQ_BYTE_ARRAY) {
         const floe_slice_t *sl = values;
         for (size_t i = 0; i < n_values; i++)
             if (sl[i].len > (64u << 20))
-                return floe_err_set(err, FLOE_ERANGE, "column %s: value of %zu bytes (limit 64 MiB)", name, sl[i].len);
+                return floe_err_set(err, FLOE_ERANGE,
+                                    "column %s: value of %zu bytes (limit 64 MiB)", name,
+                                    sl[i].len);
     }
     /* feed in slices, cutting pages at record boundaries */
     bool no_nulls = nv == n_levels, flat = rows == n_levels;
     size_t i = 0, vi = 0;
     while (i < n_levels) {
         size_t e = n_levels - i > 4096 ? i + 4096 : n_levels;
-        if (c->max_rep) while (e < n_levels && rep[e] != 0) e++;
+        if (c->max_rep)
+            while (e < n_levels && rep[e] != 0) e++;
         if (c->phys == FLOE_PQ_BYTE_ARRAY && no_nulls && flat) {
             /* large values: end the slice where the page would pass its
              * size (or, while the dictionary is on trial, an eighth of its
              * limit), so page buffers and a doomed dictionary stay small */
             const floe_slice_t *sl = (const floe_slice_t *)values + vi;
             size_t est = page_estimate(c), room = est < w->o.page_size ? w->o.page_size - est : 0;
-            if (c->mode == M_DICT && !c->decided && room > w->o.dict_limit / 8) room = w->o.dict_limit / 8;
+            if (c->mode == M_DICT && !c->decided && room > w->o.dict_limit / 8)
+                room = w->o.dict_limit / 8;
             size_t j = 0, b = 0;
             while (j < e - i && (j == 0 || b + sl[j].len <= room)) b += sl[j++].len;
             e = i + j;
@@ -1112,7 +1189,10 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
                 for (size_t j = i; j < e; j++) kr += rep[j] == 0;
             }
         }
-        if (kv && put_values(c, values, vi, kv, err) < 0) { w->failed = true; return -1; }
+        if (kv && put_values(c, values, vi, kv, err) < 0) {
+            w->failed = true;
+            return -1;
+        }
         c->nlev += k;
         c->page_vals += kv;
         c->page_rows += kr;
@@ -1122,14 +1202,23 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
             (c->nidx >= 16384 || (c->nidx >= 64 && c->dict_bytes * 8 > w->o.dict_limit)) &&
             c->dict_n * 10 > c->nidx * 9 && !dict_pays(w, c)) {
             /* clearly high cardinality: stop hashing early */
-            if (dict_abandon(w, c, true, err) < 0) { w->failed = true; return -1; }
+            if (dict_abandon(w, c, true, err) < 0) {
+                w->failed = true;
+                return -1;
+            }
             c->decided = true;
         }
         if (c->mode == M_DICT && c->dict_bytes > w->o.dict_limit) {
-            if (dict_abandon(w, c, !c->dict_used, err) < 0) { w->failed = true; return -1; }
+            if (dict_abandon(w, c, !c->dict_used, err) < 0) {
+                w->failed = true;
+                return -1;
+            }
             c->decided = true;
         }
-        if (page_estimate(c) >= w->o.page_size && page_flush(w, c, err) < 0) { w->failed = true; return -1; }
+        if (page_estimate(c) >= w->o.page_size && page_flush(w, c, err) < 0) {
+            w->failed = true;
+            return -1;
+        }
     }
     c->rows_pending += rows;
     return 0;
@@ -1206,16 +1295,33 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
                 /* zero bounds are written as -0.0 (min) and +0.0 (max) */
                 if (c->phys == FLOE_PQ_FLOAT) {
                     float f;
-                    memcpy(&f, c->min.data, 4); if (f == 0) { f = -0.0f; memcpy(c->min.data, &f, 4); }
-                    memcpy(&f, c->max.data, 4); if (f == 0) { f = 0.0f; memcpy(c->max.data, &f, 4); }
+                    memcpy(&f, c->min.data, 4);
+                    if (f == 0) {
+                        f = -0.0f;
+                        memcpy(c->min.data, &f, 4);
+                    }
+                    memcpy(&f, c->max.data, 4);
+                    if (f == 0) {
+                        f = 0.0f;
+                        memcpy(c->max.data, &f, 4);
+                    }
                 } else {
                     double d;
-                    memcpy(&d, c->min.data, 8); if (d == 0) { d = -0.0; memcpy(c->min.data, &d, 8); }
-                    memcpy(&d, c->max.data, 8); if (d == 0) { d = 0.0; memcpy(c->max.data, &d, 8); }
+                    memcpy(&d, c->min.data, 8);
+                    if (d == 0) {
+                        d = -0.0;
+                        memcpy(c->min.data, &d, 8);
+                    }
+                    memcpy(&d, c->max.data, 8);
+                    if (d == 0) {
+                        d = 0.0;
+                        memcpy(c->max.data, &d, 8);
+                    }
                 }
             }
             if (floe_buf_append(&m->stats.min, c->min.data, c->min.len) < 0 ||
-                floe_buf_append(&m->stats.max, c->max.data, c->max.len) < 0) goto oom;
+                floe_buf_append(&m->stats.max, c->max.data, c->max.len) < 0)
+                goto oom;
         }
         rg->total_byte_size += unc;
         rg->total_compressed += comp;
@@ -1233,7 +1339,8 @@ fail:
 
 int floe_pq_writer_rows(floe_pq_writer_t *w, size_t n_rows, floe_err_t *err)
 {
-    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+    if (w->closed || w->failed)
+        return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
     for (int i = 0; i < w->ncols; i++) {
         if (w->cols[i].rows_pending != n_rows)
             return floe_err_set(err, FLOE_EINVAL, "column %s holds %zu pending rows, not %zu",
@@ -1249,10 +1356,13 @@ int floe_pq_writer_rows(floe_pq_writer_t *w, size_t n_rows, floe_err_t *err)
 
 int floe_pq_writer_flush(floe_pq_writer_t *w, floe_err_t *err)
 {
-    if (w->closed || w->failed) return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
+    if (w->closed || w->failed)
+        return floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
     for (int i = 0; i < w->ncols; i++)
         if (w->cols[i].rows_pending)
-            return floe_err_set(err, FLOE_EINVAL, "column %s has rows not yet committed with floe_pq_writer_rows", w->cols[i].spec->name);
+            return floe_err_set(err, FLOE_EINVAL,
+                                "column %s has rows not yet committed with floe_pq_writer_rows",
+                                w->cols[i].spec->name);
     return rg_flush(w, err);
 }
 
@@ -1261,12 +1371,16 @@ uint64_t floe_pq_writer_bytes(const floe_pq_writer_t *w)
     uint64_t b = w->offset;
     for (int i = 0; i < w->ncols; i++) {
         const pq_col_t *c = &w->cols[i];
-        b += c->chunk.len + page_estimate(c) + (c->mode == M_DICT || c->dict_used ? c->dict_bytes : 0);
+        b += c->chunk.len + page_estimate(c) +
+             (c->mode == M_DICT || c->dict_used ? c->dict_bytes : 0);
     }
     return b;
 }
 
-uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w) { return w->rows; }
+uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w)
+{
+    return w->rows;
+}
 
 int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err)
 {
@@ -1274,7 +1388,8 @@ int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err)
     if (floe_pq_writer_flush(w, err) < 0) return -1;
     floe_buf_t *b = &w->sc->page;
     b->len = 0;
-    if (pq_footer_encode(b, w->s, (int64_t)w->rows, w->rgs, w->nrg, w->kv, w->nkv, w->created_by, err) < 0) {
+    if (pq_footer_encode(b, w->s, (int64_t)w->rows, w->rgs, w->nrg, w->kv, w->nkv, w->created_by,
+                         err) < 0) {
         w->failed = true;
         return -1;
     }

@@ -15,19 +15,28 @@
 #include "util/buf.h"
 
 enum {
-    FLOE_TT_STOP = 0, FLOE_TT_TRUE = 1, FLOE_TT_FALSE = 2, FLOE_TT_BYTE = 3,
-    FLOE_TT_I16 = 4, FLOE_TT_I32 = 5, FLOE_TT_I64 = 6, FLOE_TT_DOUBLE = 7,
-    FLOE_TT_BINARY = 8, FLOE_TT_LIST = 9, FLOE_TT_SET = 10, FLOE_TT_MAP = 11,
+    FLOE_TT_STOP = 0,
+    FLOE_TT_TRUE = 1,
+    FLOE_TT_FALSE = 2,
+    FLOE_TT_BYTE = 3,
+    FLOE_TT_I16 = 4,
+    FLOE_TT_I32 = 5,
+    FLOE_TT_I64 = 6,
+    FLOE_TT_DOUBLE = 7,
+    FLOE_TT_BINARY = 8,
+    FLOE_TT_LIST = 9,
+    FLOE_TT_SET = 10,
+    FLOE_TT_MAP = 11,
     FLOE_TT_STRUCT = 12
 };
 
 #define FLOE_THRIFT_MAX_DEPTH 32
 
 typedef struct floe_thrift_w {
-    floe_buf_t *out;            /* borrowed */
+    floe_buf_t *out; /* borrowed */
     int depth;
     int16_t last[FLOE_THRIFT_MAX_DEPTH];
-    bool oom;                   /* an append failed */
+    bool oom; /* an append failed */
 } floe_thrift_w_t;
 
 /* Start writing the top-level struct into out (borrowed). */
@@ -53,14 +62,17 @@ void floe_thrift_w_elem_struct_begin(floe_thrift_w_t *w);
 int floe_thrift_w_finish(floe_thrift_w_t *w);
 
 typedef struct floe_thrift_r {
-    const uint8_t *p, *end;     /* borrowed */
+    const uint8_t *p, *end; /* borrowed */
     int depth;
     int16_t last[FLOE_THRIFT_MAX_DEPTH];
-    const char *error;          /* first failure, static string */
+    const char *error; /* first failure, static string */
 } floe_thrift_r_t;
 
 void floe_thrift_r_init(floe_thrift_r_t *r, const void *p, size_t n);
-static inline bool floe_thrift_r_failed(const floe_thrift_r_t *r) { return r->error != NULL; }
+static inline bool floe_thrift_r_failed(const floe_thrift_r_t *r)
+{
+    return r->error != NULL;
+}
 void floe_thrift_r_fail(floe_thrift_r_t *r, const char *why);
 
 /* Next field of the current struct: returns false at its stop byte (the

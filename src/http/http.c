@@ -60,8 +60,8 @@ static const route_t *find_route(const floe_http_t *h, const char *path)
     return best;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char *ctype,
-                             void *data, size_t len, int owned)
+static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char *ctype, void *data,
+                             size_t len, int owned)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(
         len, data, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
@@ -76,8 +76,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload, size_t *upload_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
 {
     (void)version;
     floe_http_t *h = cls;
@@ -89,7 +89,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_size) {
-        if (p->body.len + *upload_size > MAX_BODY || floe_buf_append(&p->body, upload, *upload_size))
+        if (p->body.len + *upload_size > MAX_BODY ||
+            floe_buf_append(&p->body, upload, *upload_size))
             p->too_big = 1;
         *upload_size = 0;
         return MHD_YES;
@@ -138,16 +139,17 @@ int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err)
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
     int rc = getaddrinfo(host, ps, &hints, &ai);
-    if (rc) return floe_err_set(err, FLOE_EINVAL, "http: cannot resolve '%s': %s", host, gai_strerror(rc));
+    if (rc)
+        return floe_err_set(err, FLOE_EINVAL, "http: cannot resolve '%s': %s", host,
+                            gai_strerror(rc));
     /* a thread per connection: a slow handler (a re-drive) holds up only
      * its own client, never /metrics or /health */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-    h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
-                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                            MHD_OPTION_END);
+    h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+                            ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) return floe_err_set(err, FLOE_EIO, "http: cannot listen on %s:%d", host, port);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -155,7 +157,10 @@ int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err)
     return 0;
 }
 
-int floe_http_port(const floe_http_t *h) { return h->port; }
+int floe_http_port(const floe_http_t *h)
+{
+    return h->port;
+}
 
 void floe_http_free(floe_http_t *h)
 {

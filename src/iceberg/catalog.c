@@ -32,7 +32,8 @@ int floe_ice_catalog_drop_namespace(floe_ice_catalog_t *c, const char *ns, floe_
     return c->ops->drop_namespace(c, ns, err);
 }
 
-int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_t *n, floe_err_t *err)
+int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_t *n,
+                                     floe_err_t *err)
 {
     *names = NULL;
     *n = 0;
@@ -63,16 +64,15 @@ int floe_ice_catalog_load_table(floe_ice_catalog_t *c, const char *ns, const cha
     return c->ops->load_table(c, ns, name, out, err);
 }
 
-int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name,
-                                bool purge, floe_err_t *err)
+int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name, bool purge,
+                                floe_err_t *err)
 {
     return c->ops->drop_table(c, ns, name, purge, err);
 }
 
 int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *name,
-                            const floe_ice_req_t *reqs, size_t nreqs,
-                            const floe_ice_update_t *ups, size_t nups,
-                            floe_ice_table_t **out, floe_err_t *err)
+                            const floe_ice_req_t *reqs, size_t nreqs, const floe_ice_update_t *ups,
+                            size_t nups, floe_ice_table_t **out, floe_err_t *err)
 {
     if (out) *out = NULL;
     return c->ops->commit(c, ns, name, NULL, reqs, nreqs, ups, nups, out, err);
@@ -80,8 +80,8 @@ int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *n
 
 int floe_ice_catalog_commit_on(floe_ice_catalog_t *c, const floe_ice_table_t *base,
                                const floe_ice_req_t *reqs, size_t nreqs,
-                               const floe_ice_update_t *ups, size_t nups,
-                               floe_ice_table_t **out, floe_err_t *err)
+                               const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
+                               floe_err_t *err)
 {
     if (out) *out = NULL;
     return c->ops->commit(c, base->ns, base->name, base, reqs, nreqs, ups, nups, out, err);
@@ -101,18 +101,36 @@ floe_ice_table_t *floe_ice_table_make(const char *ns, const char *name, const ch
         t->md = md;
     }
     if (!t || !t->ns || !t->name || !t->metadata_location) {
-        if (t) { t->md = md; floe_ice_table_free(t); }
-        else floe_ice_metadata_free(md);
+        if (t) {
+            t->md = md;
+            floe_ice_table_free(t);
+        } else
+            floe_ice_metadata_free(md);
         return NULL;
     }
     return t;
 }
 
-const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t) { return t->md; }
-const char *floe_ice_table_metadata_location(const floe_ice_table_t *t) { return t->metadata_location; }
-const char *floe_ice_table_namespace(const floe_ice_table_t *t) { return t->ns; }
-const char *floe_ice_table_name(const floe_ice_table_t *t) { return t->name; }
-int64_t floe_ice_table_version(const floe_ice_table_t *t) { return t->version; }
+const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t)
+{
+    return t->md;
+}
+const char *floe_ice_table_metadata_location(const floe_ice_table_t *t)
+{
+    return t->metadata_location;
+}
+const char *floe_ice_table_namespace(const floe_ice_table_t *t)
+{
+    return t->ns;
+}
+const char *floe_ice_table_name(const floe_ice_table_t *t)
+{
+    return t->name;
+}
+int64_t floe_ice_table_version(const floe_ice_table_t *t)
+{
+    return t->version;
+}
 
 void floe_ice_table_free(floe_ice_table_t *t)
 {
@@ -137,16 +155,19 @@ typedef struct fs_catalog {
 static int check_name(const char *what, const char *s, floe_err_t *err)
 {
     size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > 200) return floe_err_set(err, FLOE_EINVAL, "%s name must be 1..200 characters", what);
+    if (n == 0 || n > 200)
+        return floe_err_set(err, FLOE_EINVAL, "%s name must be 1..200 characters", what);
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
-            return floe_err_set(err, FLOE_EINVAL, "%s name '%.64s': only letters, digits, '_' and '-'", what, s);
+            return floe_err_set(err, FLOE_EINVAL,
+                                "%s name '%.64s': only letters, digits, '_' and '-'", what, s);
     return 0;
 }
 
 static char *path_join(const char *a, const char *b, const char *c, const char *d)
 {
-    size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + (c ? strlen(c) + 1 : 0) + (d ? strlen(d) + 1 : 0) + 1;
+    size_t n =
+        strlen(a) + (b ? strlen(b) + 1 : 0) + (c ? strlen(c) + 1 : 0) + (d ? strlen(d) + 1 : 0) + 1;
     char *p = malloc(n);
     if (!p) return NULL;
     snprintf(p, n, "%s%s%s%s%s%s%s", a, b ? "/" : "", b ? b : "", c ? "/" : "", c ? c : "",
@@ -202,7 +223,8 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
     if (v > 0) {
         char *p = metadata_file(mdir, v);
         bool ex = false;
-        int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = p ? floe_fileio_exists(io, p, &ex, err)
+                   : floe_err_set(err, FLOE_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) {
             free(hint);
@@ -230,7 +252,8 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
     for (;;) {
         char *p = metadata_file(mdir, v + 1);
         bool ex = false;
-        int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = p ? floe_fileio_exists(io, p, &ex, err)
+                   : floe_err_set(err, FLOE_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) {
             free(hint);
@@ -314,12 +337,15 @@ static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
     }
     if (floe_outfile_close(f, err) < 0) {
         if (err && err->code == FLOE_EEXIST)
-            floe_err_retry(err, FLOE_ECONFLICT, "commit conflict: %s.%s version %" PRId64 " was published by another writer",
+            floe_err_retry(err, FLOE_ECONFLICT,
+                           "commit conflict: %s.%s version %" PRId64
+                           " was published by another writer",
                            ns, name, v);
         else if (err) {
             char m[FLOE_ERR_MSG_MAX];
             snprintf(m, sizeof m, "%s", err->msg);
-            floe_err_set(err, FLOE_EUNKNOWN, "commit outcome unknown: publishing %s failed: %s", path, m);
+            floe_err_set(err, FLOE_EUNKNOWN, "commit outcome unknown: publishing %s failed: %s",
+                         path, m);
         }
         goto out;
     }
@@ -328,7 +354,8 @@ static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
     int n = snprintf(vs, sizeof vs, "%" PRId64 "\n", v);
     floe_err_t e2;
     if (floe_fileio_write(c->base.io, hint, vs, (size_t)n, 0, &e2) < 0)
-        FLOE_WARN("iceberg: %s.%s v%" PRId64 " committed but version-hint not updated: %s", ns, name, v, e2.msg);
+        FLOE_WARN("iceberg: %s.%s v%" PRId64 " committed but version-hint not updated: %s", ns,
+                  name, v, e2.msg);
     if (path_out) {
         *path_out = path;
         path = NULL;
@@ -386,8 +413,8 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
 
 /* The current table; when base is still the current version (versions are
  * immutable once published), a copy of it instead of a re-read. */
-static int fs_current(fs_catalog_t *c, const char *ns, const char *name, const floe_ice_table_t *base,
-                      floe_ice_table_t **out, floe_err_t *err)
+static int fs_current(fs_catalog_t *c, const char *ns, const char *name,
+                      const floe_ice_table_t *base, floe_ice_table_t **out, floe_err_t *err)
 {
     if (base) {
         char *mdir = path_join(c->warehouse, ns, name, "metadata");
@@ -463,7 +490,9 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
     if (out) {
         *out = floe_ice_table_make(ns, name, path, v, md);
         md = NULL;
-        if (!*out) FLOE_WARN("iceberg: committed %s.%s v%" PRId64 " but out of memory for the result", ns, name, v);
+        if (!*out)
+            FLOE_WARN("iceberg: committed %s.%s v%" PRId64 " but out of memory for the result", ns,
+                      name, v);
     }
     floe_ice_metadata_free(md);
     free(path);
@@ -507,7 +536,8 @@ static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names
             free(mdir);
         }
         if (keep) all[o++] = all[i];
-        else free(all[i]);
+        else
+            free(all[i]);
     }
     free(dir);
     *names = all;
@@ -531,7 +561,8 @@ static int fs_list_namespaces(floe_ice_catalog_t *cat, char ***names, size_t *n,
             free(m);
         }
         if (keep) all[o++] = all[i];
-        else free(all[i]);
+        else
+            free(all[i]);
     }
     *names = all;
     *n = o;
@@ -582,7 +613,8 @@ static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *na
     floe_ice_table_t *t;
     if (fs_load(c, ns, name, &t, err) < 0) return -1;
     floe_ice_table_free(t);
-    char *p = purge ? path_join(c->warehouse, ns, name, NULL) : path_join(c->warehouse, ns, name, "metadata");
+    char *p = purge ? path_join(c->warehouse, ns, name, NULL)
+                    : path_join(c->warehouse, ns, name, "metadata");
     if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     int rc = remove_tree(cat->io, p, err);
     free(p);
@@ -597,11 +629,12 @@ static void fs_destroy(floe_ice_catalog_t *cat)
 }
 
 static const floe_ice_catalog_ops_t fs_ops = {
-    fs_create_namespace, fs_drop_namespace, fs_list_namespaces, fs_list_tables,
-    fs_create_table, fs_load_table, fs_drop_table, fs_commit, fs_destroy,
+    fs_create_namespace, fs_drop_namespace, fs_list_namespaces, fs_list_tables, fs_create_table,
+    fs_load_table,       fs_drop_table,     fs_commit,          fs_destroy,
 };
 
-floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse, floe_err_t *err)
+floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse,
+                                            floe_err_t *err)
 {
     if (!warehouse || !*warehouse) {
         floe_err_set(err, FLOE_EINVAL, "warehouse path is empty");

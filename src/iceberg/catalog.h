@@ -44,8 +44,8 @@ int floe_ice_catalog_drop_namespace(floe_ice_catalog_t *c, const char *ns, floe_
 /* Sorted names; caller frees with floe_fileio_names_free. */
 int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_t *n,
                                      floe_err_t *err);
-int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names,
-                                 size_t *n, floe_err_t *err);
+int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names, size_t *n,
+                                 floe_err_t *err);
 
 /* Create table ns.name (namespace created if needed) with schema, spec
  * (NULL: unpartitioned), order (NULL: unsorted) and props (NULL: none), all
@@ -60,23 +60,22 @@ int floe_ice_catalog_load_table(floe_ice_catalog_t *c, const char *ns, const cha
                                 floe_ice_table_t **out, floe_err_t *err);
 /* Drop: forget the table (remove its metadata folder); purge also deletes
  * every file under the table location. */
-int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name,
-                                bool purge, floe_err_t *err);
+int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name, bool purge,
+                                floe_err_t *err);
 /* Check reqs against the current metadata, apply ups, publish the next
  * version.  Arrays are borrowed.  On success *out (may be NULL) receives
  * the new table state (caller frees).  ECONFLICT / EUNKNOWN as above. */
 int floe_ice_catalog_commit(floe_ice_catalog_t *c, const char *ns, const char *name,
-                            const floe_ice_req_t *reqs, size_t nreqs,
-                            const floe_ice_update_t *ups, size_t nups,
-                            floe_ice_table_t **out, floe_err_t *err);
+                            const floe_ice_req_t *reqs, size_t nreqs, const floe_ice_update_t *ups,
+                            size_t nups, floe_ice_table_t **out, floe_err_t *err);
 
 /* Same, given the table as the caller loaded it (borrowed): when it is
  * still the current version the catalog may skip re-reading it.  The
  * requirements are what make the commit safe, not base. */
 int floe_ice_catalog_commit_on(floe_ice_catalog_t *c, const floe_ice_table_t *base,
                                const floe_ice_req_t *reqs, size_t nreqs,
-                               const floe_ice_update_t *ups, size_t nups,
-                               floe_ice_table_t **out, floe_err_t *err);
+                               const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
+                               floe_err_t *err);
 
 /* A loaded table: metadata and where it came from (borrowed from t). */
 const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t);

@@ -28,7 +28,7 @@ typedef struct floe_ice_catalog_ops {
 
 struct floe_ice_catalog {
     const floe_ice_catalog_ops_t *ops;
-    floe_fileio_t *io;      /* borrowed */
+    floe_fileio_t *io; /* borrowed */
 };
 
 struct floe_ice_table {

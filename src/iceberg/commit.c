@@ -15,10 +15,12 @@ struct floe_ice_commit {
     floe_ice_catalog_t *cat;
     char *ns, *name;
     floe_ice_op_t op;
-    floe_ice_data_file_t *adds; size_t nadds;
-    char **removes; size_t nremoves;
+    floe_ice_data_file_t *adds;
+    size_t nadds;
+    char **removes;
+    size_t nremoves;
     floe_ice_props_t summary;
-    floe_ice_schema_t *schema;      /* set_schema, or NULL */
+    floe_ice_schema_t *schema; /* set_schema, or NULL */
     floe_ice_validate_fn validate;
     void *validate_ctx;
     int max_attempts;
@@ -32,7 +34,10 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
 {
     floe_ice_commit_t *c = calloc(1, sizeof *c);
     if (!c || !(c->ns = strdup(ns)) || !(c->name = strdup(name))) {
-        if (c) { free(c->ns); free(c); }
+        if (c) {
+            free(c->ns);
+            free(c);
+        }
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return NULL;
     }
@@ -60,21 +65,25 @@ void floe_ice_commit_free(floe_ice_commit_t *c)
 int floe_ice_commit_add(floe_ice_commit_t *c, const floe_ice_data_file_t *f, floe_err_t *err)
 {
     if (c->op == FLOE_ICE_OP_APPEND && f->content != FLOE_ICE_CONTENT_DATA)
-        return floe_err_set(err, FLOE_EINVAL, "append takes data files only (use a row delta for deletes)");
+        return floe_err_set(err, FLOE_EINVAL,
+                            "append takes data files only (use a row delta for deletes)");
     if (!f->path || !*f->path) return floe_err_set(err, FLOE_EINVAL, "file without a path");
     if (f->content == FLOE_ICE_CONTENT_EQUALITY_DELETES && !f->nequality_ids)
-        return floe_err_set(err, FLOE_EINVAL, "equality delete file %s without equality ids", f->path);
+        return floe_err_set(err, FLOE_EINVAL, "equality delete file %s without equality ids",
+                            f->path);
     floe_ice_data_file_t *na = realloc(c->adds, (c->nadds + 1) * sizeof *na);
     if (!na) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     c->adds = na;
-    if (floe_ice_data_file_copy(&na[c->nadds], f) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_data_file_copy(&na[c->nadds], f) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     c->nadds++;
     return 0;
 }
 
 int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *err)
 {
-    if (c->op != FLOE_ICE_OP_REWRITE) return floe_err_set(err, FLOE_EINVAL, "only a rewrite removes files");
+    if (c->op != FLOE_ICE_OP_REWRITE)
+        return floe_err_set(err, FLOE_EINVAL, "only a rewrite removes files");
     char **nr = realloc(c->removes, (c->nremoves + 1) * sizeof *nr);
     if (!nr) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     c->removes = nr;
@@ -83,14 +92,18 @@ int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *e
     return 0;
 }
 
-int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value, floe_err_t *err)
+int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value,
+                                floe_err_t *err)
 {
-    if (strcmp(key, "operation") == 0) return floe_err_set(err, FLOE_EINVAL, "'operation' is set by the producer");
-    if (floe_ice_props_set(&c->summary, key, value) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (strcmp(key, "operation") == 0)
+        return floe_err_set(err, FLOE_EINVAL, "'operation' is set by the producer");
+    if (floe_ice_props_set(&c->summary, key, value) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     return 0;
 }
 
-int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema, floe_err_t *err)
+int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema,
+                               floe_err_t *err)
 {
     if (floe_ice_schema_validate(schema, err) < 0) return -1;
     floe_ice_schema_t *d = floe_ice_schema_dup(schema);
@@ -106,15 +119,26 @@ void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn,
     c->validate_ctx = ctx;
 }
 
-void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n) { c->max_attempts = n < 1 ? 1 : n; }
-void floe_ice_commit_set_codec(floe_ice_commit_t *c, int codec) { c->codec = codec; }
-int floe_ice_commit_attempts(const floe_ice_commit_t *c) { return c->attempts; }
+void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n)
+{
+    c->max_attempts = n < 1 ? 1 : n;
+}
+void floe_ice_commit_set_codec(floe_ice_commit_t *c, int codec)
+{
+    c->codec = codec;
+}
+int floe_ice_commit_attempts(const floe_ice_commit_t *c)
+{
+    return c->attempts;
+}
 
 /* ---- one attempt ---- */
 
 typedef struct attempt {
-    char **written; size_t nwritten;      /* files this attempt created */
-    floe_ice_manifest_file_t *list; size_t nlist;
+    char **written;
+    size_t nwritten; /* files this attempt created */
+    floe_ice_manifest_file_t *list;
+    size_t nlist;
     char *list_path;
 } attempt_t;
 
@@ -147,7 +171,8 @@ static int push_manifest(attempt_t *a, const floe_ice_manifest_file_t *m, floe_e
     floe_ice_manifest_file_t *nl = realloc(a->list, (a->nlist + 1) * sizeof *nl);
     if (!nl) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     a->list = nl;
-    if (floe_ice_manifest_file_copy(&nl[a->nlist], m) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_manifest_file_copy(&nl[a->nlist], m) < 0)
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     a->nlist++;
     return 0;
 }
@@ -168,8 +193,9 @@ static char *new_path(const floe_ice_metadata_t *md, const char *fmt_prefix, int
 
 /* Write one manifest of entries for spec_id and record it. */
 static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
-                          const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id, int content, const floe_ice_manifest_entry_t *entries,
-                          size_t n, int64_t seq, floe_err_t *err)
+                          const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id,
+                          int content, const floe_ice_manifest_entry_t *entries, size_t n,
+                          int64_t seq, floe_err_t *err)
 {
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);
     const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, spec_id);
@@ -178,8 +204,7 @@ static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     if (!path) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     floe_ice_manifest_opts_t mo = {c->codec};
     floe_ice_manifest_file_t mf;
-    int rc = floe_ice_manifest_write(io, path, schema, spec, content,
-                                     entries, n, &mo, &mf, err);
+    int rc = floe_ice_manifest_write(io, path, schema, spec, content, entries, n, &mo, &mf, err);
     if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
         floe_err_t e2;
         if (note_written(a, path, rc == 0 ? err : &e2) < 0 && rc == 0) rc = -1;
@@ -206,8 +231,13 @@ static void count_add(totals_t *t, const floe_ice_data_file_t *f)
         t->added_records += f->record_count;
     } else {
         t->added_del++;
-        if (f->content == FLOE_ICE_CONTENT_POSITION_DELETES) { t->added_pos_files++; t->added_pos += f->record_count; }
-        else { t->added_eq_files++; t->added_eq += f->record_count; }
+        if (f->content == FLOE_ICE_CONTENT_POSITION_DELETES) {
+            t->added_pos_files++;
+            t->added_pos += f->record_count;
+        } else {
+            t->added_eq_files++;
+            t->added_eq += f->record_count;
+        }
     }
     t->added_size += f->file_size;
 }
@@ -220,7 +250,8 @@ static void count_remove(totals_t *t, const floe_ice_data_file_t *f)
     } else {
         t->removed_del++;
         if (f->content == FLOE_ICE_CONTENT_POSITION_DELETES) t->removed_pos += f->record_count;
-        else t->removed_eq += f->record_count;
+        else
+            t->removed_eq += f->record_count;
     }
     t->removed_size += f->file_size;
 }
@@ -250,16 +281,17 @@ static int build_summary(floe_ice_commit_t *c, const floe_ice_snapshot_t *parent
     if (t->deleted_records) rc |= put_i64(out, "deleted-records", t->deleted_records);
     if (t->removed_size) rc |= put_i64(out, "removed-files-size", t->removed_size);
     if (t->removed_del) rc |= put_i64(out, "removed-delete-files", t->removed_del);
-    static const char *const keys[] = {"total-records", "total-files-size", "total-data-files",
-                                       "total-delete-files", "total-position-deletes", "total-equality-deletes"};
+    static const char *const keys[] = {"total-records",          "total-files-size",
+                                       "total-data-files",       "total-delete-files",
+                                       "total-position-deletes", "total-equality-deletes"};
     int64_t delta[6] = {t->added_records - t->deleted_records, t->added_size - t->removed_size,
-                        t->added_data - t->deleted_data, t->added_del - t->removed_del,
-                        t->added_pos - t->removed_pos, t->added_eq - t->removed_eq};
+                        t->added_data - t->deleted_data,       t->added_del - t->removed_del,
+                        t->added_pos - t->removed_pos,         t->added_eq - t->removed_eq};
     for (int i = 0; i < 6; i++) {
         int64_t base = 0;
         if (parent) {
             const char *v = floe_ice_props_get(&parent->summary, keys[i]);
-            if (!v) continue;   /* unknown totals stay unknown */
+            if (!v) continue; /* unknown totals stay unknown */
             base = strtoll(v, NULL, 10);
         }
         rc |= put_i64(out, keys[i], base + delta[i]);
@@ -275,8 +307,9 @@ static bool path_in(const char *p, char *const *list, size_t n)
 }
 
 /* Manifests and manifest list of the new snapshot, with `schema`. */
-static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, const floe_ice_schema_t *schema,
-                       attempt_t *a, floe_ice_snapshot_t *snap, floe_err_t *err)
+static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                       const floe_ice_schema_t *schema, attempt_t *a, floe_ice_snapshot_t *snap,
+                       floe_err_t *err)
 {
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);
     const floe_ice_snapshot_t *parent = floe_ice_metadata_current_snapshot(md);
@@ -290,7 +323,10 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
         size_t np;
         if (floe_ice_manifest_list_read(io, parent->manifest_list, &pm, &np, err) < 0) return -1;
         for (size_t i = 0; i < np; i++)
-            if (push_manifest(a, &pm[i], err) < 0) { floe_ice_manifest_files_free(pm, np); return -1; }
+            if (push_manifest(a, &pm[i], err) < 0) {
+                floe_ice_manifest_files_free(pm, np);
+                return -1;
+            }
         floe_ice_manifest_files_free(pm, np);
     } else if (parent) {
         floe_ice_snapshot_content_t sc;
@@ -301,20 +337,30 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
             bool touched = false;
             for (size_t k = 0; k < sc.nentries[m]; k++) {
                 const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
-                if (e->status != FLOE_ICE_DELETED && path_in(e->file.path, c->removes, c->nremoves)) touched = true;
+                if (e->status != FLOE_ICE_DELETED && path_in(e->file.path, c->removes, c->nremoves))
+                    touched = true;
             }
-            if (!touched) { rc = push_manifest(a, &sc.manifests[m], err); continue; }
+            if (!touched) {
+                rc = push_manifest(a, &sc.manifests[m], err);
+                continue;
+            }
             /* rewrite the manifest: removed files become DELETED, the rest EXISTING */
             floe_ice_manifest_entry_t *ne = calloc(sc.nentries[m], sizeof *ne);
             size_t nn = 0;
-            if (!ne) { rc = floe_err_set(err, FLOE_ENOMEM, "out of memory"); break; }
+            if (!ne) {
+                rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                break;
+            }
             for (size_t k = 0; k < sc.nentries[m]; k++) {
                 const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
                 if (e->status == FLOE_ICE_DELETED) continue;
                 ne[nn] = *e;
                 bool gone = false;
                 for (size_t r = 0; r < c->nremoves; r++)
-                    if (strcmp(e->file.path, c->removes[r]) == 0) { found[r] = true; gone = true; }
+                    if (strcmp(e->file.path, c->removes[r]) == 0) {
+                        found[r] = true;
+                        gone = true;
+                    }
                 if (gone) {
                     ne[nn].status = FLOE_ICE_DELETED;
                     ne[nn].snapshot_id = c->snapshot_id;
@@ -324,22 +370,30 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
                 }
                 nn++;
             }
-            rc = write_manifest(c, md, schema, a, sc.manifests[m].spec_id, sc.manifests[m].content, ne, nn, seq, err);
+            rc = write_manifest(c, md, schema, a, sc.manifests[m].spec_id, sc.manifests[m].content,
+                                ne, nn, seq, err);
             free(ne);
         }
         for (size_t r = 0; rc == 0 && r < c->nremoves; r++)
-            if (!found[r]) rc = floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live", c->removes[r]);
+            if (!found[r])
+                rc = floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live",
+                                  c->removes[r]);
         free(found);
         floe_ice_snapshot_content_free(&sc);
         if (rc < 0) return -1;
     } else if (c->nremoves) {
-        return floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live (table is empty)", c->removes[0]);
+        return floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live (table is empty)",
+                            c->removes[0]);
     }
 
     /* new manifests: one per (spec, data/deletes) */
     bool *done = calloc(c->nadds ? c->nadds : 1, sizeof *done);
     floe_ice_manifest_entry_t *ents = calloc(c->nadds ? c->nadds : 1, sizeof *ents);
-    if (!done || !ents) { free(done); free(ents); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+    if (!done || !ents) {
+        free(done);
+        free(ents);
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    }
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < c->nadds; i++) {
         if (done[i]) continue;
@@ -348,9 +402,12 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
         const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, spec_id);
         size_t n = 0;
         for (size_t k = i; k < c->nadds; k++) {
-            if (done[k] || c->adds[k].spec_id != spec_id || (c->adds[k].content != FLOE_ICE_CONTENT_DATA) != content) continue;
+            if (done[k] || c->adds[k].spec_id != spec_id ||
+                (c->adds[k].content != FLOE_ICE_CONTENT_DATA) != content)
+                continue;
             if (spec && c->adds[k].npartition != spec->nfields) {
-                rc = floe_err_set(err, FLOE_EINVAL, "%s: %zu partition values for spec %d with %zu fields",
+                rc = floe_err_set(err, FLOE_EINVAL,
+                                  "%s: %zu partition values for spec %d with %zu fields",
                                   c->adds[k].path, c->adds[k].npartition, spec_id, spec->nfields);
                 break;
             }
@@ -359,7 +416,7 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
             ents[n].snapshot_id = c->snapshot_id;
             ents[n].sequence_number = seq;
             ents[n].file_sequence_number = seq;
-            ents[n].file = c->adds[k];      /* shallow: borrowed for the write */
+            ents[n].file = c->adds[k]; /* shallow: borrowed for the write */
             count_add(&tot, &c->adds[k]);
             n++;
         }
@@ -370,12 +427,15 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
     if (rc < 0) return -1;
 
     /* manifest list */
-    if (!(a->list_path = new_path(md, "snap", c->snapshot_id, -1))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    rc = floe_ice_manifest_list_write(io, a->list_path, c->snapshot_id, parent ? parent->snapshot_id : -1, seq,
-                                      a->list, a->nlist, &(floe_ice_manifest_opts_t){c->codec}, err);
+    if (!(a->list_path = new_path(md, "snap", c->snapshot_id, -1)))
+        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    rc = floe_ice_manifest_list_write(io, a->list_path, c->snapshot_id,
+                                      parent ? parent->snapshot_id : -1, seq, a->list, a->nlist,
+                                      &(floe_ice_manifest_opts_t){c->codec}, err);
     if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
         floe_err_t e2;
-        if (note_written(a, a->list_path, &e2) < 0 && rc == 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (note_written(a, a->list_path, &e2) < 0 && rc == 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     if (rc < 0) return -1;
 
@@ -384,17 +444,18 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md, cons
     snap->parent_id = parent ? parent->snapshot_id : -1;
     snap->sequence_number = seq;
     snap->timestamp_ms = floe_wall_ms();
-    if (parent && snap->timestamp_ms < parent->timestamp_ms) snap->timestamp_ms = parent->timestamp_ms;
+    if (parent && snap->timestamp_ms < parent->timestamp_ms)
+        snap->timestamp_ms = parent->timestamp_ms;
     snap->schema_id = schema->schema_id;
-    snap->manifest_list = a->list_path;   /* borrowed */
+    snap->manifest_list = a->list_path; /* borrowed */
     switch (c->op) {
     case FLOE_ICE_OP_APPEND: snap->operation = "append"; break;
     case FLOE_ICE_OP_REWRITE:
         /* "replace" keeps the table's rows (compaction, also of delete
          * files); a rewrite that adds or drops rows otherwise changes
          * data: "overwrite" */
-        snap->operation = tot.removed_del || tot.added_records == tot.deleted_records ? "replace"
-                                                                                      : "overwrite";
+        snap->operation =
+            tot.removed_del || tot.added_records == tot.deleted_records ? "replace" : "overwrite";
         break;
     default:
         snap->operation = tot.added_del ? (tot.added_data ? "overwrite" : "delete") : "append";
@@ -426,7 +487,8 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
             if (md->schemas[i]->schema_id > maxid) maxid = md->schemas[i]->schema_id;
         }
         if (!schema) {
-            if (!(own = floe_ice_schema_dup(c->schema))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!(own = floe_ice_schema_dup(c->schema)))
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             own->schema_id = maxid + 1;
             schema = own;
         }
@@ -458,8 +520,9 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
     c->attempts = 0;
     for (;;) {
         if (c->attempts >= c->max_attempts)
-            return floe_err_retry(err, FLOE_ECONFLICT, "commit to %s.%s: gave up after %d conflicting attempts",
-                                  c->ns, c->name, c->attempts);
+            return floe_err_retry(err, FLOE_ECONFLICT,
+                                  "commit to %s.%s: gave up after %d conflicting attempts", c->ns,
+                                  c->name, c->attempts);
         c->attempts++;
         floe_ice_table_t *t;
         if (load(c, &t, err) < 0) return -1;
@@ -529,17 +592,17 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
                 return 0;
             }
             if (l < 0) {
-                attempt_cleanup(io, &a, false);   /* keep the files: they may be referenced */
+                attempt_cleanup(io, &a, false); /* keep the files: they may be referenced */
                 *err = saved;
                 return -1;
             }
-            attempt_cleanup(io, &a, true);        /* not published: retry */
+            attempt_cleanup(io, &a, true); /* not published: retry */
             continue;
         }
         attempt_cleanup(io, &a, true);
         if (!err || err->code != FLOE_ECONFLICT) return -1;
-        FLOE_INFO("iceberg: commit to %s.%s conflicted (attempt %d): %s", c->ns, c->name, c->attempts,
-                  err ? err->msg : "");
+        FLOE_INFO("iceberg: commit to %s.%s conflicted (attempt %d): %s", c->ns, c->name,
+                  c->attempts, err ? err->msg : "");
         /* jittered backoff so racing writers stop colliding in lockstep */
         int cap = c->attempts < 20 ? c->attempts : 20;
         floe_sleep_ms((int64_t)(floe_ice_new_snapshot_id() % (uint64_t)(cap + 1)));
@@ -549,10 +612,14 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
 /* ---- expire ---- */
 
 typedef struct strset {
-    char **v; size_t n, cap;
+    char **v;
+    size_t n, cap;
 } strset_t;
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int set_add(strset_t *s, const char *p)
 {
@@ -587,7 +654,8 @@ static void set_free(strset_t *s)
 
 /* Every file a snapshot reaches: its manifest list, manifests, content
  * files (live ones only, unless all: a DELETED entry is no longer read). */
-static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strset_t *out, floe_err_t *err)
+static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strset_t *out,
+                 floe_err_t *err)
 {
     floe_ice_snapshot_content_t c;
     if (floe_ice_snapshot_content_read(io, s, &c, err) < 0) return -1;
@@ -595,7 +663,8 @@ static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strs
     for (size_t m = 0; rc == 0 && m < c.nmanifests; m++) {
         rc = set_add(out, c.manifests[m].path);
         for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++)
-            if (all || c.entries[m][k].status != FLOE_ICE_DELETED) rc = set_add(out, c.entries[m][k].file.path);
+            if (all || c.entries[m][k].status != FLOE_ICE_DELETED)
+                rc = set_add(out, c.entries[m][k].file.path);
     }
     floe_ice_snapshot_content_free(&c);
     if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -604,7 +673,8 @@ static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strs
 
 static int cmp_snap_ts(const void *a, const void *b)
 {
-    const floe_ice_snapshot_t *x = *(floe_ice_snapshot_t *const *)a, *y = *(floe_ice_snapshot_t *const *)b;
+    const floe_ice_snapshot_t *x = *(floe_ice_snapshot_t *const *)a,
+                              *y = *(floe_ice_snapshot_t *const *)b;
     if (x->timestamp_ms != y->timestamp_ms) return x->timestamp_ms > y->timestamp_ms ? -1 : 1;
     return x->sequence_number > y->sequence_number ? -1 : x->sequence_number < y->sequence_number;
 }
@@ -673,7 +743,8 @@ int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const cha
         if (opts->delete_files && nt) {
             strset_t keep = {0}, gone = {0};
             const floe_ice_metadata_t *nmd = floe_ice_table_metadata(nt);
-            for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++) rc = reach(io, nmd->snapshots[i], false, &keep, err);
+            for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++)
+                rc = reach(io, nmd->snapshots[i], false, &keep, err);
             for (size_t i = 0; rc == 0 && i < nids; i++) {
                 const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(md, ids[i]);
                 if (s) rc = reach(io, s, true, &gone, err);

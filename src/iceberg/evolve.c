@@ -18,9 +18,9 @@ static void reassign_ids(floe_ice_type_t *t, int32_t *last)
     }
 }
 
-int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id,
-                               const char *parent, const char *name,
-                               floe_ice_type_t *type, const char *doc, floe_err_t *err)
+int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id, const char *parent,
+                               const char *name, floe_ice_type_t *type, const char *doc,
+                               floe_err_t *err)
 {
     if (!type) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     floe_ice_type_t *st = s->root;
@@ -28,12 +28,14 @@ int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id,
         const floe_ice_field_t *pf = find_mut(s, parent);
         if (!pf) {
             floe_ice_type_free(type);
-            return floe_err_set(err, FLOE_EINVAL, "add column '%s': no parent column '%s'", name, parent);
+            return floe_err_set(err, FLOE_EINVAL, "add column '%s': no parent column '%s'", name,
+                                parent);
         }
         st = pf->type;
         if (st->kind != FLOE_ICE_STRUCT) {
             floe_ice_type_free(type);
-            return floe_err_set(err, FLOE_EINVAL, "add column '%s': parent '%s' is not a struct", name, parent);
+            return floe_err_set(err, FLOE_EINVAL, "add column '%s': parent '%s' is not a struct",
+                                name, parent);
         }
     }
     if (!name || !*name || strchr(name, '.')) {
@@ -43,7 +45,8 @@ int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id,
     for (size_t i = 0; i < st->nfields; i++)
         if (strcmp(st->fields[i].name, name) == 0) {
             floe_ice_type_free(type);
-            return floe_err_set(err, FLOE_EINVAL, "add column '%s': a column with that name exists", name);
+            return floe_err_set(err, FLOE_EINVAL, "add column '%s': a column with that name exists",
+                                name);
         }
     int32_t last = *last_column_id;
     int32_t id = ++last;
@@ -60,13 +63,14 @@ int floe_ice_schema_make_optional(floe_ice_schema_t *s, const char *name, floe_e
     if (!f) return floe_err_set(err, FLOE_EINVAL, "make optional: no column '%s'", name);
     for (size_t i = 0; i < s->n_identifier_ids; i++)
         if (s->identifier_ids[i] == f->id)
-            return floe_err_set(err, FLOE_EINVAL, "make optional: '%s' is an identifier field", name);
+            return floe_err_set(err, FLOE_EINVAL, "make optional: '%s' is an identifier field",
+                                name);
     f->required = false;
     return 0;
 }
 
-int floe_ice_schema_promote(floe_ice_schema_t *s, const char *name,
-                            const floe_ice_type_t *to, floe_err_t *err)
+int floe_ice_schema_promote(floe_ice_schema_t *s, const char *name, const floe_ice_type_t *to,
+                            floe_err_t *err)
 {
     floe_ice_field_t *f = find_mut(s, name);
     if (!f) return floe_err_set(err, FLOE_EINVAL, "promote: no column '%s'", name);
@@ -75,7 +79,8 @@ int floe_ice_schema_promote(floe_ice_schema_t *s, const char *name,
     floe_ice_type_name(from, a, sizeof a);
     floe_ice_type_name(to, b, sizeof b);
     if (!floe_ice_kind_is_primitive(to->kind) || !floe_ice_kind_is_primitive(from->kind))
-        return floe_err_set(err, FLOE_EINVAL, "promote '%s': only primitive columns can change type", name);
+        return floe_err_set(err, FLOE_EINVAL,
+                            "promote '%s': only primitive columns can change type", name);
     if (floe_ice_type_equal(from, to)) return 0;
     bool ok = (from->kind == FLOE_ICE_INT && to->kind == FLOE_ICE_LONG) ||
               (from->kind == FLOE_ICE_FLOAT && to->kind == FLOE_ICE_DOUBLE) ||
@@ -84,7 +89,8 @@ int floe_ice_schema_promote(floe_ice_schema_t *s, const char *name,
     if (!ok)
         return floe_err_set(err, FLOE_EINVAL,
                             "incompatible change of column '%s' from %s to %s (allowed: int->long, "
-                            "float->double, decimal(P,S)->decimal(P2,S) with P2>=P)", name, a, b);
+                            "float->double, decimal(P,S)->decimal(P2,S) with P2>=P)",
+                            name, a, b);
     from->kind = to->kind;
     from->precision = to->precision;
     from->scale = to->scale;
@@ -109,10 +115,12 @@ int floe_ice_schema_rename(floe_ice_schema_t *s, const char *name, const char *n
         parent = pf ? pf->type : NULL;
     }
     if (!parent || parent->kind != FLOE_ICE_STRUCT)
-        return floe_err_set(err, FLOE_EINVAL, "rename '%s': only struct fields can be renamed", name);
+        return floe_err_set(err, FLOE_EINVAL, "rename '%s': only struct fields can be renamed",
+                            name);
     for (size_t i = 0; i < parent->nfields; i++)
         if (strcmp(parent->fields[i].name, new_name) == 0)
-            return floe_err_set(err, FLOE_EINVAL, "rename '%s': '%s' already exists", name, new_name);
+            return floe_err_set(err, FLOE_EINVAL, "rename '%s': '%s' already exists", name,
+                                new_name);
     char *n = strdup(new_name);
     if (!n) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     free(f->name);

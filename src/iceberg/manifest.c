@@ -20,7 +20,11 @@ void floe_ice_data_file_init(floe_ice_data_file_t *f)
 int floe_ice_data_file_set_path(floe_ice_data_file_t *f, const char *path, const char *format)
 {
     char *p = strdup(path), *fm = strdup(format ? format : "PARQUET");
-    if (!p || !fm) { free(p); free(fm); return -1; }
+    if (!p || !fm) {
+        free(p);
+        free(fm);
+        return -1;
+    }
     free(f->path);
     free(f->format);
     f->path = p;
@@ -171,8 +175,10 @@ static int avro_name(floe_buf_t *b, const char *name)
         bool digit = c >= '0' && c <= '9';
         int rc;
         if (letter || c == '_' || (digit && i > 0)) rc = floe_buf_append_u8(b, c);
-        else if (digit) rc = floe_buf_printf(b, "_%c", c);
-        else rc = floe_buf_printf(b, "_x%X", c);
+        else if (digit)
+            rc = floe_buf_printf(b, "_%c", c);
+        else
+            rc = floe_buf_printf(b, "_x%X", c);
         if (rc < 0) return -1;
     }
     return 0;
@@ -185,7 +191,10 @@ static int decimal_bytes(int32_t precision)
     double maxv = 1;
     for (int i = 0; i < precision; i++) maxv *= 10;
     double lim = 128;
-    while (lim < maxv) { lim *= 256; n++; }
+    while (lim < maxv) {
+        lim *= 256;
+        n++;
+    }
     return n;
 }
 
@@ -197,21 +206,32 @@ static int avro_prim(floe_buf_t *b, const floe_ice_type_t *t, int32_t id)
     case FLOE_ICE_LONG: return floe_buf_append_str(b, "\"long\"");
     case FLOE_ICE_FLOAT: return floe_buf_append_str(b, "\"float\"");
     case FLOE_ICE_DOUBLE: return floe_buf_append_str(b, "\"double\"");
-    case FLOE_ICE_DATE: return floe_buf_append_str(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
-    case FLOE_ICE_TIME: return floe_buf_append_str(b, "{\"type\":\"long\",\"logicalType\":\"time-micros\"}");
+    case FLOE_ICE_DATE:
+        return floe_buf_append_str(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
+    case FLOE_ICE_TIME:
+        return floe_buf_append_str(b, "{\"type\":\"long\",\"logicalType\":\"time-micros\"}");
     case FLOE_ICE_TIMESTAMP:
-        return floe_buf_append_str(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":false}");
+        return floe_buf_append_str(
+            b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":false}");
     case FLOE_ICE_TIMESTAMPTZ:
-        return floe_buf_append_str(b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true}");
+        return floe_buf_append_str(
+            b, "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true}");
     case FLOE_ICE_STRING: return floe_buf_append_str(b, "\"string\"");
     case FLOE_ICE_BINARY: return floe_buf_append_str(b, "\"bytes\"");
     case FLOE_ICE_UUID:
-        return floe_buf_printf(b, "{\"type\":\"fixed\",\"name\":\"uuid_fixed_%" PRId32 "\",\"size\":16,\"logicalType\":\"uuid\"}", id);
+        return floe_buf_printf(b,
+                               "{\"type\":\"fixed\",\"name\":\"uuid_fixed_%" PRId32
+                               "\",\"size\":16,\"logicalType\":\"uuid\"}",
+                               id);
     case FLOE_ICE_FIXED:
-        return floe_buf_printf(b, "{\"type\":\"fixed\",\"name\":\"fixed_%" PRId32 "\",\"size\":%" PRId32 "}", id, t->length);
+        return floe_buf_printf(
+            b, "{\"type\":\"fixed\",\"name\":\"fixed_%" PRId32 "\",\"size\":%" PRId32 "}", id,
+            t->length);
     case FLOE_ICE_DECIMAL:
-        return floe_buf_printf(b, "{\"type\":\"fixed\",\"name\":\"decimal_%" PRId32 "\",\"size\":%d,"
-                                  "\"logicalType\":\"decimal\",\"precision\":%" PRId32 ",\"scale\":%" PRId32 "}",
+        return floe_buf_printf(b,
+                               "{\"type\":\"fixed\",\"name\":\"decimal_%" PRId32 "\",\"size\":%d,"
+                               "\"logicalType\":\"decimal\",\"precision\":%" PRId32
+                               ",\"scale\":%" PRId32 "}",
                                id, decimal_bytes(t->precision), t->precision, t->scale);
     default: return -1;
     }
@@ -219,22 +239,28 @@ static int avro_prim(floe_buf_t *b, const floe_ice_type_t *t, int32_t id)
 
 static int map_field(floe_buf_t *b, const char *name, int fid, int kid, int vid, const char *vtype)
 {
-    return floe_buf_printf(b,
+    return floe_buf_printf(
+        b,
         "{\"name\":\"%s\",\"type\":[\"null\",{\"type\":\"array\",\"logicalType\":\"map\",\"items\":"
-        "{\"type\":\"record\",\"name\":\"k%d_v%d\",\"fields\":[{\"name\":\"key\",\"type\":\"int\",\"field-id\":%d},"
-        "{\"name\":\"value\",\"type\":\"%s\",\"field-id\":%d}]}}],\"default\":null,\"field-id\":%d},",
+        "{\"type\":\"record\",\"name\":\"k%d_v%d\",\"fields\":[{\"name\":\"key\",\"type\":\"int\","
+        "\"field-id\":%d},"
+        "{\"name\":\"value\",\"type\":\"%s\",\"field-id\":%d}]}}],\"default\":null,\"field-id\":%d}"
+        ",",
         name, kid, vid, kid, vtype, vid, fid);
 }
 
 char *floe_ice_manifest_avro_schema(const floe_ice_type_t *pt, floe_err_t *err)
 {
     floe_buf_t b = FLOE_BUF_INIT;
-    int rc = floe_buf_append_str(&b,
+    int rc = floe_buf_append_str(
+        &b,
         "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
         "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
         "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":1},"
-        "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":3},"
-        "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":4},"
+        "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":"
+        "3},"
+        "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-"
+        "id\":4},"
         "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
         "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
         "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
@@ -248,24 +274,30 @@ char *floe_ice_manifest_avro_schema(const floe_ice_type_t *pt, floe_err_t *err)
         rc |= avro_prim(&b, f->type, f->id);
         rc |= floe_buf_printf(&b, "],\"default\":null,\"field-id\":%" PRId32 "}", f->id);
     }
-    rc |= floe_buf_append_str(&b, "]},\"field-id\":102},"
-        "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
-        "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},");
+    rc |= floe_buf_append_str(
+        &b, "]},\"field-id\":102},"
+            "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
+            "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},");
     rc |= map_field(&b, "column_sizes", 108, 117, 118, "long");
     rc |= map_field(&b, "value_counts", 109, 119, 120, "long");
     rc |= map_field(&b, "null_value_counts", 110, 121, 122, "long");
     rc |= map_field(&b, "nan_value_counts", 137, 138, 139, "long");
     rc |= map_field(&b, "lower_bounds", 125, 126, 127, "bytes");
     rc |= map_field(&b, "upper_bounds", 128, 129, 130, "bytes");
-    rc |= floe_buf_append_str(&b,
-        "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":131},"
-        "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\",\"element-id\":133}],\"default\":null,\"field-id\":132},"
-        "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\",\"element-id\":136}],\"default\":null,\"field-id\":135},"
+    rc |= floe_buf_append_str(
+        &b,
+        "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":"
+        "131},"
+        "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
+        "\"element-id\":133}],\"default\":null,\"field-id\":132},"
+        "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\","
+        "\"element-id\":136}],\"default\":null,\"field-id\":135},"
         "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140}"
         "]},\"field-id\":2}]}");
     if (rc || !floe_buf_cstr(&b)) {
         floe_buf_free(&b);
-        floe_err_set(err, FLOE_EINVAL, "cannot build the manifest schema (unsupported partition type?)");
+        floe_err_set(err, FLOE_EINVAL,
+                     "cannot build the manifest schema (unsupported partition type?)");
         return NULL;
     }
     size_t len;
@@ -287,7 +319,8 @@ static const char manifest_list_schema[] =
     "{\"name\":\"added_rows_count\",\"type\":\"long\",\"field-id\":512},"
     "{\"name\":\"existing_rows_count\",\"type\":\"long\",\"field-id\":513},"
     "{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"field-id\":514},"
-    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":\"record\",\"name\":\"r508\",\"fields\":["
+    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":"
+    "\"record\",\"name\":\"r508\",\"fields\":["
     "{\"name\":\"contains_null\",\"type\":\"boolean\",\"field-id\":509},"
     "{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"default\":null,\"field-id\":518},"
     "{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":510},"
@@ -308,9 +341,12 @@ static int set_partition_value(floe_avro_value_t *fv, const floe_ice_type_t *t,
     if (v->is_null) return floe_avro_set_null(fv, err);
     switch (t->kind) {
     case FLOE_ICE_BOOLEAN: return floe_avro_set_bool(fv, v->v.b, err);
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: return floe_avro_set_int(fv, v->v.i, err);
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP: case FLOE_ICE_TIMESTAMPTZ:
-        return floe_avro_set_long(fv, v->v.l, err);
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE: return floe_avro_set_int(fv, v->v.i, err);
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ: return floe_avro_set_long(fv, v->v.l, err);
     case FLOE_ICE_FLOAT: return floe_avro_set_float(fv, v->v.f, err);
     case FLOE_ICE_DOUBLE: return floe_avro_set_double(fv, v->v.d, err);
     case FLOE_ICE_STRING: return floe_avro_set_stringn(fv, (const char *)v->bytes, v->len, err);
@@ -318,7 +354,8 @@ static int set_partition_value(floe_avro_value_t *fv, const floe_ice_type_t *t,
         /* fixed of decimal_bytes(P): sign-extend the minimal form */
         size_t n = (size_t)decimal_bytes(t->precision);
         uint8_t buf[32];
-        if (v->len > n || n > sizeof buf) return floe_err_set(err, FLOE_ERANGE, "decimal partition value too wide");
+        if (v->len > n || n > sizeof buf)
+            return floe_err_set(err, FLOE_ERANGE, "decimal partition value too wide");
         memset(buf, v->len && (v->bytes[0] & 0x80) ? 0xff : 0x00, n);
         memcpy(buf + n - v->len, v->bytes, v->len);
         return floe_avro_set_bytes(fv, buf, n, err);
@@ -357,7 +394,8 @@ static int put_map_bytes(floe_avro_value_t *df, const char *name, const floe_ice
         const floe_buf_t *b = upper ? &c->upper : &c->lower;
         floe_avro_value_t *kv = floe_avro_array_append(m, err);
         if (!kv || floe_avro_rec_set_int(kv, "key", c->id, err) < 0 ||
-            floe_avro_rec_set_bytes(kv, "value", b->data ? b->data : (const uint8_t *)"", b->len, err) < 0)
+            floe_avro_rec_set_bytes(kv, "value", b->data ? b->data : (const uint8_t *)"", b->len,
+                                    err) < 0)
             return -1;
         any = true;
     }
@@ -395,7 +433,8 @@ static int fill_entry(floe_avro_value_t *e, const floe_ice_type_t *pt,
     }
     if (put_map_long(df, "column_sizes", f, offsetof(floe_ice_col_metrics_t, size), err) < 0 ||
         put_map_long(df, "value_counts", f, offsetof(floe_ice_col_metrics_t, values), err) < 0 ||
-        put_map_long(df, "null_value_counts", f, offsetof(floe_ice_col_metrics_t, nulls), err) < 0 ||
+        put_map_long(df, "null_value_counts", f, offsetof(floe_ice_col_metrics_t, nulls), err) <
+            0 ||
         put_map_long(df, "nan_value_counts", f, offsetof(floe_ice_col_metrics_t, nans), err) < 0 ||
         put_map_bytes(df, "lower_bounds", f, false, err) < 0 ||
         put_map_bytes(df, "upper_bounds", f, true, err) < 0)
@@ -418,7 +457,9 @@ static int fill_entry(floe_avro_value_t *e, const floe_ice_type_t *pt,
     } else if (floe_avro_set_null(eq, err) < 0) {
         return -1;
     }
-    if (f->sort_order_id >= 0 && floe_avro_rec_set_int(df, "sort_order_id", f->sort_order_id, err) < 0) return -1;
+    if (f->sort_order_id >= 0 &&
+        floe_avro_rec_set_int(df, "sort_order_id", f->sort_order_id, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -440,8 +481,12 @@ static int summarize(const floe_ice_type_t *pt, const floe_ice_manifest_entry_t 
         for (size_t i = 0; i < n; i++) {
             if (entries[i].status == FLOE_ICE_DELETED) continue;
             const floe_ice_value_t *v = &entries[i].file.partition[k];
-            if (v->is_null) { s->contains_null = true; continue; }
-            if (fl && ((kind == FLOE_ICE_FLOAT && v->v.f != v->v.f) || (kind == FLOE_ICE_DOUBLE && v->v.d != v->v.d))) {
+            if (v->is_null) {
+                s->contains_null = true;
+                continue;
+            }
+            if (fl && ((kind == FLOE_ICE_FLOAT && v->v.f != v->v.f) ||
+                       (kind == FLOE_ICE_DOUBLE && v->v.d != v->v.d))) {
                 s->contains_nan = 1;
                 continue;
             }
@@ -449,7 +494,8 @@ static int summarize(const floe_ice_type_t *pt, const floe_ice_manifest_entry_t 
             if (!hi || floe_ice_value_cmp(v, hi) > 0) hi = v;
         }
         if (lo) {
-            if (floe_ice_value_serialize(lo, &s->lower, err) < 0 || floe_ice_value_serialize(hi, &s->upper, err) < 0)
+            if (floe_ice_value_serialize(lo, &s->lower, err) < 0 ||
+                floe_ice_value_serialize(hi, &s->upper, err) < 0)
                 return -1;
             s->has_lower = s->has_upper = true;
         }
@@ -465,8 +511,8 @@ static int write_bytes(floe_fileio_t *io, const char *path, floe_slice_t bytes, 
 int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_schema_t *schema,
                             const floe_ice_spec_t *spec, int content,
                             const floe_ice_manifest_entry_t *entries, size_t n,
-                            const floe_ice_manifest_opts_t *opts,
-                            floe_ice_manifest_file_t *out, floe_err_t *err)
+                            const floe_ice_manifest_opts_t *opts, floe_ice_manifest_file_t *out,
+                            floe_err_t *err)
 {
     memset(out, 0, sizeof *out);
     floe_ice_type_t *pt = floe_ice_spec_partition_type(spec, schema, err);
@@ -499,8 +545,9 @@ int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_
         const floe_ice_manifest_entry_t *me = &entries[i];
         bool is_delete = me->file.content != FLOE_ICE_CONTENT_DATA;
         if (is_delete != (content != 0)) {
-            floe_err_set(err, FLOE_EINVAL, "%s file %s in a %s manifest", is_delete ? "delete" : "data",
-                         me->file.path ? me->file.path : "?", content ? "delete" : "data");
+            floe_err_set(err, FLOE_EINVAL, "%s file %s in a %s manifest",
+                         is_delete ? "delete" : "data", me->file.path ? me->file.path : "?",
+                         content ? "delete" : "data");
             goto done;
         }
         if (me->file.spec_id != spec->spec_id) {
@@ -510,12 +557,24 @@ int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_
         }
         floe_arena_reset(&arena);
         floe_avro_value_t *e = floe_avro_value_new(&arena, as);
-        if (!e) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto done; }
+        if (!e) {
+            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            goto done;
+        }
         if (fill_entry(e, pt, me, err) < 0 || floe_avro_writer_append(w, e, err) < 0) goto done;
         switch (me->status) {
-        case FLOE_ICE_ADDED: out->added_files++; out->added_rows += me->file.record_count; break;
-        case FLOE_ICE_EXISTING: out->existing_files++; out->existing_rows += me->file.record_count; break;
-        default: out->deleted_files++; out->deleted_rows += me->file.record_count; break;
+        case FLOE_ICE_ADDED:
+            out->added_files++;
+            out->added_rows += me->file.record_count;
+            break;
+        case FLOE_ICE_EXISTING:
+            out->existing_files++;
+            out->existing_rows += me->file.record_count;
+            break;
+        default:
+            out->deleted_files++;
+            out->deleted_rows += me->file.record_count;
+            break;
         }
         if (me->status != FLOE_ICE_DELETED && me->sequence_number < out->min_sequence_number)
             out->min_sequence_number = me->sequence_number;
@@ -524,7 +583,10 @@ int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_
     if (floe_avro_writer_finish(w, err) < 0) goto done;
     floe_slice_t bytes = floe_avro_writer_bytes(w);
     if (summarize(pt, entries, n, out, err) < 0) goto done;
-    if (!(out->path = strdup(path))) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto done; }
+    if (!(out->path = strdup(path))) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        goto done;
+    }
     out->length = (int64_t)bytes.len;
     out->spec_id = spec->spec_id;
     out->content = content ? 1 : 0;
@@ -552,7 +614,8 @@ int floe_ice_manifest_list_write(floe_fileio_t *io, const char *path, int64_t sn
     floe_arena_t arena;
     floe_arena_init(&arena, 0, 0);
     int rc = -1;
-    if (floe_avro_schema_parse(manifest_list_schema, strlen(manifest_list_schema), &as, err) < 0) goto done;
+    if (floe_avro_schema_parse(manifest_list_schema, strlen(manifest_list_schema), &as, err) < 0)
+        goto done;
     floe_avro_writer_opts_t wo = FLOE_AVRO_WRITER_OPTS_INIT;
     if (opts) wo.codec = (floe_avro_codec_t)opts->codec;
     if (floe_avro_writer_new(&w, as, &wo, err) < 0) goto done;
@@ -569,7 +632,10 @@ int floe_ice_manifest_list_write(floe_fileio_t *io, const char *path, int64_t sn
         const floe_ice_manifest_file_t *m = &files[i];
         floe_arena_reset(&arena);
         floe_avro_value_t *v = floe_avro_value_new(&arena, as);
-        if (!v) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto done; }
+        if (!v) {
+            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            goto done;
+        }
         if (floe_avro_rec_set_string(v, "manifest_path", m->path, err) < 0 ||
             floe_avro_rec_set_long(v, "manifest_length", m->length, err) < 0 ||
             floe_avro_rec_set_int(v, "partition_spec_id", m->spec_id, err) < 0 ||
@@ -591,10 +657,21 @@ int floe_ice_manifest_list_write(floe_fileio_t *io, const char *path, int64_t sn
         for (size_t k = 0; k < m->npartitions; k++) {
             const floe_ice_field_summary_t *s = &m->partitions[k];
             floe_avro_value_t *r = floe_avro_array_append(parts, err);
-            if (!r || floe_avro_rec_set_bool(r, "contains_null", s->contains_null, err) < 0) goto done;
-            if (s->contains_nan >= 0 && floe_avro_rec_set_bool(r, "contains_nan", s->contains_nan != 0, err) < 0) goto done;
-            if (s->has_lower && floe_avro_rec_set_bytes(r, "lower_bound", s->lower.data ? s->lower.data : (const uint8_t *)"", s->lower.len, err) < 0) goto done;
-            if (s->has_upper && floe_avro_rec_set_bytes(r, "upper_bound", s->upper.data ? s->upper.data : (const uint8_t *)"", s->upper.len, err) < 0) goto done;
+            if (!r || floe_avro_rec_set_bool(r, "contains_null", s->contains_null, err) < 0)
+                goto done;
+            if (s->contains_nan >= 0 &&
+                floe_avro_rec_set_bool(r, "contains_nan", s->contains_nan != 0, err) < 0)
+                goto done;
+            if (s->has_lower &&
+                floe_avro_rec_set_bytes(r, "lower_bound",
+                                        s->lower.data ? s->lower.data : (const uint8_t *)"",
+                                        s->lower.len, err) < 0)
+                goto done;
+            if (s->has_upper &&
+                floe_avro_rec_set_bytes(r, "upper_bound",
+                                        s->upper.data ? s->upper.data : (const uint8_t *)"",
+                                        s->upper.len, err) < 0)
+                goto done;
         }
         if (floe_avro_writer_append(w, v, err) < 0) goto done;
     }
@@ -634,7 +711,8 @@ static int get_int(const floe_avro_value_t *r, const char *name, bool required, 
     int64_t x = 0;
     int rc = get_long(r, name, required, &x, err);
     if (rc) return rc;
-    if (x < INT32_MIN || x > INT32_MAX) return floe_err_set(err, FLOE_ECORRUPT, "manifest: %s out of range", name);
+    if (x < INT32_MIN || x > INT32_MAX)
+        return floe_err_set(err, FLOE_ECORRUPT, "manifest: %s out of range", name);
     *out = (int32_t)x;
     return 0;
 }
@@ -658,22 +736,32 @@ static int read_partition_value(const floe_avro_value_t *v, const floe_ice_type_
 {
     memset(out, 0, sizeof *out);
     out->kind = t->kind;
-    if (!v || floe_avro_value_is_null(v)) { out->is_null = true; return 0; }
+    if (!v || floe_avro_value_is_null(v)) {
+        out->is_null = true;
+        return 0;
+    }
     int rc = 0;
     switch (t->kind) {
     case FLOE_ICE_BOOLEAN: rc = floe_avro_get_bool(v, &out->v.b, err); break;
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: rc = floe_avro_get_int(v, &out->v.i, err); break;
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP: case FLOE_ICE_TIMESTAMPTZ:
-        rc = floe_avro_get_long(v, &out->v.l, err);
-        break;
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE: rc = floe_avro_get_int(v, &out->v.i, err); break;
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ: rc = floe_avro_get_long(v, &out->v.l, err); break;
     case FLOE_ICE_FLOAT: rc = floe_avro_get_float(v, &out->v.f, err); break;
     case FLOE_ICE_DOUBLE: rc = floe_avro_get_double(v, &out->v.d, err); break;
     default: {
         floe_slice_t s;
-        if (floe_avro_get_bytes(v, &s, err) < 0) { rc = -1; break; }
+        if (floe_avro_get_bytes(v, &s, err) < 0) {
+            rc = -1;
+            break;
+        }
         if (t->kind == FLOE_ICE_DECIMAL) {
-            floe_ice_value_t tmp = {.kind = FLOE_ICE_DECIMAL, .bytes = (uint8_t *)s.ptr, .len = s.len};
-            if (s.len == 0 || s.len > 16) return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad decimal partition value");
+            floe_ice_value_t tmp = {
+                .kind = FLOE_ICE_DECIMAL, .bytes = (uint8_t *)s.ptr, .len = s.len};
+            if (s.len == 0 || s.len > 16)
+                return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad decimal partition value");
             rc = floe_ice_value_set_decimal(out, floe_ice_value_decimal(&tmp), t->scale);
         } else {
             rc = floe_ice_value_set_bytes(out, t->kind, s.ptr, s.len);
@@ -702,18 +790,24 @@ static int read_map(const floe_avro_value_t *df, const char *name, floe_ice_data
             int64_t x;
             if (get_long(kv, "value", true, &x, err) != 0) return -1;
             if (which == 0) c->size = x;
-            else if (which == 1) c->values = x;
-            else if (which == 2) c->nulls = x;
-            else c->nans = x;
+            else if (which == 1)
+                c->values = x;
+            else if (which == 2)
+                c->nulls = x;
+            else
+                c->nans = x;
         } else {
             floe_slice_t s;
             const floe_avro_value_t *bv = floe_avro_get(kv, "value");
-            if (!bv || floe_avro_get_bytes(bv, &s, err) < 0) return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad bound");
+            if (!bv || floe_avro_get_bytes(bv, &s, err) < 0)
+                return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad bound");
             floe_buf_t *b = which == 4 ? &c->lower : &c->upper;
             b->len = 0;
-            if (s.len && floe_buf_append(b, s.ptr, s.len) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (s.len && floe_buf_append(b, s.ptr, s.len) < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             if (which == 4) c->has_lower = true;
-            else c->has_upper = true;
+            else
+                c->has_upper = true;
         }
     }
     return 0;
@@ -739,9 +833,11 @@ static int read_entry(const floe_avro_value_t *e, const floe_ice_type_t *pt, int
     f->spec_id = spec_id;
     int32_t content = 0;
     if (get_int(df, "content", false, &content, err) < 0) return -1;
-    if (content < 0 || content > 2) return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad content %d", content);
+    if (content < 0 || content > 2)
+        return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad content %d", content);
     f->content = (floe_ice_content_t)content;
-    if (!(f->path = get_strdup(df, "file_path", err)) || !(f->format = get_strdup(df, "file_format", err)))
+    if (!(f->path = get_strdup(df, "file_path", err)) ||
+        !(f->format = get_strdup(df, "file_format", err)))
         return -1;
     if (get_long(df, "record_count", true, &f->record_count, err) != 0 ||
         get_long(df, "file_size_in_bytes", true, &f->file_size, err) != 0)
@@ -749,32 +845,40 @@ static int read_entry(const floe_avro_value_t *e, const floe_ice_type_t *pt, int
     const floe_avro_value_t *part = floe_avro_get(df, "partition");
     if (pt->nfields) {
         if (!part) return floe_err_set(err, FLOE_ECORRUPT, "manifest: entry without partition");
-        if (!(f->partition = calloc(pt->nfields, sizeof *f->partition))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(f->partition = calloc(pt->nfields, sizeof *f->partition)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < pt->nfields; i++) {
-            if (read_partition_value(floe_avro_get_at(part, i), pt->fields[i].type, &f->partition[i], err) < 0)
+            if (read_partition_value(floe_avro_get_at(part, i), pt->fields[i].type,
+                                     &f->partition[i], err) < 0)
                 return -1;
             f->npartition++;
         }
     }
-    if (read_map(df, "column_sizes", f, 0, err) < 0 || read_map(df, "value_counts", f, 1, err) < 0 ||
-        read_map(df, "null_value_counts", f, 2, err) < 0 || read_map(df, "nan_value_counts", f, 3, err) < 0 ||
+    if (read_map(df, "column_sizes", f, 0, err) < 0 ||
+        read_map(df, "value_counts", f, 1, err) < 0 ||
+        read_map(df, "null_value_counts", f, 2, err) < 0 ||
+        read_map(df, "nan_value_counts", f, 3, err) < 0 ||
         read_map(df, "lower_bounds", f, 4, err) < 0 || read_map(df, "upper_bounds", f, 5, err) < 0)
         return -1;
     const floe_avro_value_t *so = floe_avro_get(df, "split_offsets");
     size_t n = so ? floe_avro_array_len(so) : 0;
     if (n) {
-        if (!(f->split_offsets = calloc(n, sizeof(int64_t)))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(f->split_offsets = calloc(n, sizeof(int64_t))))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
-            if (floe_avro_get_long(floe_avro_array_at(so, i), &f->split_offsets[i], err) < 0) return -1;
+            if (floe_avro_get_long(floe_avro_array_at(so, i), &f->split_offsets[i], err) < 0)
+                return -1;
             f->nsplit_offsets++;
         }
     }
     const floe_avro_value_t *eq = floe_avro_get(df, "equality_ids");
     n = eq ? floe_avro_array_len(eq) : 0;
     if (n) {
-        if (!(f->equality_ids = calloc(n, sizeof(int32_t)))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(f->equality_ids = calloc(n, sizeof(int32_t))))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
-            if (floe_avro_get_int(floe_avro_array_at(eq, i), &f->equality_ids[i], err) < 0) return -1;
+            if (floe_avro_get_int(floe_avro_array_at(eq, i), &f->equality_ids[i], err) < 0)
+                return -1;
             f->nequality_ids++;
         }
     }
@@ -828,7 +932,10 @@ int floe_ice_manifest_parse(const void *data, size_t len, floe_ice_manifest_entr
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 16;
             floe_ice_manifest_entry_t *ne = realloc(*entries, nc * sizeof *ne);
-            if (!ne) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto done; }
+            if (!ne) {
+                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                goto done;
+            }
             *entries = ne;
             cap = nc;
         }
@@ -872,7 +979,8 @@ int floe_ice_manifest_read(floe_fileio_t *io, const char *path, floe_ice_manifes
     return rc;
 }
 
-static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file_t *m, floe_err_t *err)
+static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file_t *m,
+                              floe_err_t *err)
 {
     memset(m, 0, sizeof *m);
     if (!(m->path = get_strdup(v, "manifest_path", err))) return -1;
@@ -890,12 +998,14 @@ static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file
         get_long(v, "existing_rows_count", false, &m->existing_rows, err) < 0 ||
         get_long(v, "deleted_rows_count", false, &m->deleted_rows, err) < 0)
         return -1;
-    if (content < 0 || content > 1) return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad content %d", content);
+    if (content < 0 || content > 1)
+        return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad content %d", content);
     m->content = content;
     const floe_avro_value_t *parts = floe_avro_get(v, "partitions");
     size_t n = parts ? floe_avro_array_len(parts) : 0;
     if (n) {
-        if (!(m->partitions = calloc(n, sizeof *m->partitions))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(m->partitions = calloc(n, sizeof *m->partitions)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
             const floe_avro_value_t *r = floe_avro_array_at(parts, i);
             floe_ice_field_summary_t *s = &m->partitions[i];
@@ -907,20 +1017,25 @@ static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file
             x = floe_avro_get(r, "contains_nan");
             if (x && !floe_avro_value_is_null(x)) {
                 bool b;
-                if (floe_avro_get_bool(x, &b, err) < 0) return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad contains_nan");
+                if (floe_avro_get_bool(x, &b, err) < 0)
+                    return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad contains_nan");
                 s->contains_nan = b;
             }
             floe_slice_t sl;
             x = floe_avro_get(r, "lower_bound");
             if (x && !floe_avro_value_is_null(x)) {
-                if (floe_avro_get_bytes(x, &sl, err) < 0) return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad bound");
-                if (sl.len && floe_buf_append(&s->lower, sl.ptr, sl.len) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (floe_avro_get_bytes(x, &sl, err) < 0)
+                    return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad bound");
+                if (sl.len && floe_buf_append(&s->lower, sl.ptr, sl.len) < 0)
+                    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
                 s->has_lower = true;
             }
             x = floe_avro_get(r, "upper_bound");
             if (x && !floe_avro_value_is_null(x)) {
-                if (floe_avro_get_bytes(x, &sl, err) < 0) return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad bound");
-                if (sl.len && floe_buf_append(&s->upper, sl.ptr, sl.len) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (floe_avro_get_bytes(x, &sl, err) < 0)
+                    return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad bound");
+                if (sl.len && floe_buf_append(&s->upper, sl.ptr, sl.len) < 0)
+                    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
                 s->has_upper = true;
             }
         }
@@ -948,7 +1063,10 @@ int floe_ice_manifest_list_parse(const void *data, size_t len, floe_ice_manifest
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 16;
             floe_ice_manifest_file_t *nf = realloc(*files, nc * sizeof *nf);
-            if (!nf) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto done; }
+            if (!nf) {
+                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                goto done;
+            }
             *files = nf;
             cap = nc;
         }
@@ -970,8 +1088,8 @@ done:
     return rc;
 }
 
-int floe_ice_manifest_list_read(floe_fileio_t *io, const char *path, floe_ice_manifest_file_t **files,
-                                size_t *n, floe_err_t *err)
+int floe_ice_manifest_list_read(floe_fileio_t *io, const char *path,
+                                floe_ice_manifest_file_t **files, size_t *n, floe_err_t *err)
 {
     floe_buf_t b = FLOE_BUF_INIT;
     *files = NULL;
@@ -980,7 +1098,8 @@ int floe_ice_manifest_list_read(floe_fileio_t *io, const char *path, floe_ice_ma
         floe_buf_free(&b);
         return -1;
     }
-    int rc = floe_ice_manifest_list_parse(b.data ? b.data : (const uint8_t *)"", b.len, files, n, err);
+    int rc =
+        floe_ice_manifest_list_parse(b.data ? b.data : (const uint8_t *)"", b.len, files, n, err);
     if (rc < 0) floe_err_wrap(err, "%s", path);
     floe_buf_free(&b);
     return rc;

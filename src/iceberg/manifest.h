@@ -25,27 +25,30 @@ typedef enum floe_ice_content {
 /* Per-column metrics of a file; -1 (or has_* false) = unknown. */
 typedef struct floe_ice_col_metrics {
     int32_t id;
-    int64_t size;           /* column_sizes */
-    int64_t values;         /* value_counts */
-    int64_t nulls;          /* null_value_counts */
-    int64_t nans;           /* nan_value_counts */
+    int64_t size;   /* column_sizes */
+    int64_t values; /* value_counts */
+    int64_t nulls;  /* null_value_counts */
+    int64_t nans;   /* nan_value_counts */
     bool has_lower, has_upper;
-    floe_buf_t lower, upper;    /* single-value binary form (owned) */
+    floe_buf_t lower, upper; /* single-value binary form (owned) */
 } floe_ice_col_metrics_t;
 
 typedef struct floe_ice_data_file {
     floe_ice_content_t content;
-    char *path;                     /* owned */
-    char *format;                   /* owned: "PARQUET", "AVRO", "ORC" */
+    char *path;   /* owned */
+    char *format; /* owned: "PARQUET", "AVRO", "ORC" */
     int32_t spec_id;
-    floe_ice_value_t *partition;    /* owned: one per field of the spec */
+    floe_ice_value_t *partition; /* owned: one per field of the spec */
     size_t npartition;
     int64_t record_count;
     int64_t file_size;
-    floe_ice_col_metrics_t *metrics; size_t nmetrics;  /* owned */
-    int64_t *split_offsets; size_t nsplit_offsets;     /* owned */
-    int32_t *equality_ids; size_t nequality_ids;       /* owned */
-    int32_t sort_order_id;          /* -1: none */
+    floe_ice_col_metrics_t *metrics;
+    size_t nmetrics; /* owned */
+    int64_t *split_offsets;
+    size_t nsplit_offsets; /* owned */
+    int32_t *equality_ids;
+    size_t nequality_ids;  /* owned */
+    int32_t sort_order_id; /* -1: none */
 } floe_ice_data_file_t;
 
 /* Zeroed file with sort_order_id -1; set fields directly or with these
@@ -66,36 +69,37 @@ typedef enum floe_ice_entry_status {
 typedef struct floe_ice_manifest_entry {
     floe_ice_entry_status_t status;
     int64_t snapshot_id;
-    int64_t sequence_number;        /* data sequence number */
+    int64_t sequence_number; /* data sequence number */
     int64_t file_sequence_number;
     floe_ice_data_file_t file;
 } floe_ice_manifest_entry_t;
 
 typedef struct floe_ice_field_summary {
     bool contains_null;
-    int contains_nan;               /* -1 unknown, 0, 1 */
+    int contains_nan; /* -1 unknown, 0, 1 */
     bool has_lower, has_upper;
-    floe_buf_t lower, upper;        /* owned */
+    floe_buf_t lower, upper; /* owned */
 } floe_ice_field_summary_t;
 
 typedef struct floe_ice_manifest_file {
-    char *path;                     /* owned */
+    char *path; /* owned */
     int64_t length;
     int32_t spec_id;
-    int content;                    /* 0 data, 1 deletes */
+    int content; /* 0 data, 1 deletes */
     int64_t sequence_number;
     int64_t min_sequence_number;
     int64_t added_snapshot_id;
     int32_t added_files, existing_files, deleted_files;
     int64_t added_rows, existing_rows, deleted_rows;
-    floe_ice_field_summary_t *partitions; size_t npartitions;  /* owned */
+    floe_ice_field_summary_t *partitions;
+    size_t npartitions; /* owned */
 } floe_ice_manifest_file_t;
 
 int floe_ice_manifest_file_copy(floe_ice_manifest_file_t *dst, const floe_ice_manifest_file_t *src);
 void floe_ice_manifest_file_clear(floe_ice_manifest_file_t *m);
 
 typedef struct floe_ice_manifest_opts {
-    int codec;              /* floe_avro_codec_t; 0 = null (icebird cannot read small deflate blocks) */
+    int codec; /* floe_avro_codec_t; 0 = null (icebird cannot read small deflate blocks) */
 } floe_ice_manifest_opts_t;
 
 /* Write a manifest of entries[0..n) (all of spec `spec`, all data or all
@@ -107,17 +111,17 @@ typedef struct floe_ice_manifest_opts {
 int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_schema_t *schema,
                             const floe_ice_spec_t *spec, int content,
                             const floe_ice_manifest_entry_t *entries, size_t n,
-                            const floe_ice_manifest_opts_t *opts,
-                            floe_ice_manifest_file_t *out, floe_err_t *err);
+                            const floe_ice_manifest_opts_t *opts, floe_ice_manifest_file_t *out,
+                            floe_err_t *err);
 
 /* Read a manifest; partition values are typed from the header's schema and
  * partition-spec.  *entries is the caller's: free with
  * floe_ice_manifest_entries_free. */
-int floe_ice_manifest_read(floe_fileio_t *io, const char *path,
-                           floe_ice_manifest_entry_t **entries, size_t *n, floe_err_t *err);
+int floe_ice_manifest_read(floe_fileio_t *io, const char *path, floe_ice_manifest_entry_t **entries,
+                           size_t *n, floe_err_t *err);
 /* Same from bytes in memory (untrusted; used by the fuzz target too). */
-int floe_ice_manifest_parse(const void *data, size_t len,
-                            floe_ice_manifest_entry_t **entries, size_t *n, floe_err_t *err);
+int floe_ice_manifest_parse(const void *data, size_t len, floe_ice_manifest_entry_t **entries,
+                            size_t *n, floe_err_t *err);
 void floe_ice_manifest_entries_free(floe_ice_manifest_entry_t *entries, size_t n);
 
 /* Write a manifest list (create-if-absent) with header snapshot-id,
@@ -129,8 +133,8 @@ int floe_ice_manifest_list_write(floe_fileio_t *io, const char *path, int64_t sn
 /* Caller frees *files with floe_ice_manifest_files_free. */
 int floe_ice_manifest_list_read(floe_fileio_t *io, const char *path,
                                 floe_ice_manifest_file_t **files, size_t *n, floe_err_t *err);
-int floe_ice_manifest_list_parse(const void *data, size_t len,
-                                 floe_ice_manifest_file_t **files, size_t *n, floe_err_t *err);
+int floe_ice_manifest_list_parse(const void *data, size_t len, floe_ice_manifest_file_t **files,
+                                 size_t *n, floe_err_t *err);
 void floe_ice_manifest_files_free(floe_ice_manifest_file_t *files, size_t n);
 
 /* The Avro schema JSON of manifest entries for a partition type (a struct

@@ -30,7 +30,11 @@ int floe_ice_props_set(floe_ice_props_t *p, const char *key, const char *value)
         }
     char *k = strdup(key);
     floe_ice_kv_t *nkv = k ? realloc(p->kv, (p->n + 1) * sizeof *nkv) : NULL;
-    if (!nkv) { free(k); free(v); return -1; }
+    if (!nkv) {
+        free(k);
+        free(v);
+        return -1;
+    }
     p->kv = nkv;
     nkv[p->n].key = k;
     nkv[p->n].value = v;
@@ -106,7 +110,10 @@ void floe_ice_uuid4(char out[37])
     uint8_t b[16];
     if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
         uint64_t t = (uint64_t)floe_mono_ns() ^ (uint64_t)floe_wall_us();
-        for (int i = 0; i < 16; i++) { t = t * 6364136223846793005ULL + 1442695040888963407ULL; b[i] = (uint8_t)(t >> 56); }
+        for (int i = 0; i < 16; i++) {
+            t = t * 6364136223846793005ULL + 1442695040888963407ULL;
+            b[i] = (uint8_t)(t >> 56);
+        }
     }
     b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
     b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
@@ -125,7 +132,7 @@ int64_t floe_ice_new_snapshot_id(void)
     uint64_t v = 0;
     if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
         v = (uint64_t)floe_mono_ns() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)floe_wall_us();
-    v &= (1ULL << 53) - 1;   /* exact in JSON readers that use doubles */
+    v &= (1ULL << 53) - 1; /* exact in JSON readers that use doubles */
     return v ? (int64_t)v : 1;
 }
 
@@ -144,8 +151,7 @@ floe_ice_metadata_t *floe_ice_metadata_new_table(const floe_ice_schema_t *schema
                                                  const floe_ice_spec_t *spec,
                                                  const floe_ice_sort_order_t *order,
                                                  const char *location,
-                                                 const floe_ice_props_t *props,
-                                                 floe_err_t *err)
+                                                 const floe_ice_props_t *props, floe_err_t *err)
 {
     if (floe_ice_schema_validate(schema, err) < 0) return NULL;
     if (spec && floe_ice_spec_validate(spec, schema, err) < 0) return NULL;
@@ -173,14 +179,16 @@ floe_ice_metadata_t *floe_ice_metadata_new_table(const floe_ice_schema_t *schema
     }
     sp->spec_id = 0;
     for (size_t i = 0; i < sp->nfields; i++)
-        if (sp->fields[i].field_id > m->last_partition_id) m->last_partition_id = sp->fields[i].field_id;
+        if (sp->fields[i].field_id > m->last_partition_id)
+            m->last_partition_id = sp->fields[i].field_id;
     floe_ice_sort_order_t *o = order ? floe_ice_sort_order_dup(order) : floe_ice_sort_order_new(0);
     if (!o || push_ptr((void ***)&m->orders, &m->norders, o) < 0) {
         floe_ice_sort_order_free(o);
         goto oom;
     }
     if (o->nfields == 0) o->order_id = 0;
-    else if (o->order_id == 0) o->order_id = 1;
+    else if (o->order_id == 0)
+        o->order_id = 1;
     m->default_sort_order_id = o->order_id;
     if (props && floe_ice_props_copy(&m->properties, props) < 0) goto oom;
     return m;
@@ -217,31 +225,50 @@ floe_ice_metadata_t *floe_ice_metadata_dup(const floe_ice_metadata_t *m)
     if (!c) return NULL;
     *c = *m;
     c->location = NULL;
-    c->schemas = NULL; c->nschemas = 0;
-    c->specs = NULL; c->nspecs = 0;
-    c->orders = NULL; c->norders = 0;
+    c->schemas = NULL;
+    c->nschemas = 0;
+    c->specs = NULL;
+    c->nspecs = 0;
+    c->orders = NULL;
+    c->norders = 0;
     memset(&c->properties, 0, sizeof c->properties);
-    c->snapshots = NULL; c->nsnapshots = 0;
-    c->snapshot_log = NULL; c->nsnapshot_log = 0;
-    c->metadata_log = NULL; c->nmetadata_log = 0;
-    c->refs = NULL; c->nrefs = 0;
+    c->snapshots = NULL;
+    c->nsnapshots = 0;
+    c->snapshot_log = NULL;
+    c->nsnapshot_log = 0;
+    c->metadata_log = NULL;
+    c->nmetadata_log = 0;
+    c->refs = NULL;
+    c->nrefs = 0;
     if (!(c->location = strdup(m->location))) goto fail;
     for (size_t i = 0; i < m->nschemas; i++) {
         floe_ice_schema_t *s = floe_ice_schema_dup(m->schemas[i]);
-        if (!s || push_ptr((void ***)&c->schemas, &c->nschemas, s) < 0) { floe_ice_schema_free(s); goto fail; }
+        if (!s || push_ptr((void ***)&c->schemas, &c->nschemas, s) < 0) {
+            floe_ice_schema_free(s);
+            goto fail;
+        }
     }
     for (size_t i = 0; i < m->nspecs; i++) {
         floe_ice_spec_t *s = floe_ice_spec_dup(m->specs[i]);
-        if (!s || push_ptr((void ***)&c->specs, &c->nspecs, s) < 0) { floe_ice_spec_free(s); goto fail; }
+        if (!s || push_ptr((void ***)&c->specs, &c->nspecs, s) < 0) {
+            floe_ice_spec_free(s);
+            goto fail;
+        }
     }
     for (size_t i = 0; i < m->norders; i++) {
         floe_ice_sort_order_t *s = floe_ice_sort_order_dup(m->orders[i]);
-        if (!s || push_ptr((void ***)&c->orders, &c->norders, s) < 0) { floe_ice_sort_order_free(s); goto fail; }
+        if (!s || push_ptr((void ***)&c->orders, &c->norders, s) < 0) {
+            floe_ice_sort_order_free(s);
+            goto fail;
+        }
     }
     if (floe_ice_props_copy(&c->properties, &m->properties) < 0) goto fail;
     for (size_t i = 0; i < m->nsnapshots; i++) {
         floe_ice_snapshot_t *s = floe_ice_snapshot_dup(m->snapshots[i]);
-        if (!s || push_ptr((void ***)&c->snapshots, &c->nsnapshots, s) < 0) { floe_ice_snapshot_free(s); goto fail; }
+        if (!s || push_ptr((void ***)&c->snapshots, &c->nsnapshots, s) < 0) {
+            floe_ice_snapshot_free(s);
+            goto fail;
+        }
     }
     if (m->nsnapshot_log) {
         if (!(c->snapshot_log = malloc(m->nsnapshot_log * sizeof *c->snapshot_log))) goto fail;
@@ -304,7 +331,8 @@ const floe_ice_snapshot_t *floe_ice_metadata_snapshot(const floe_ice_metadata_t 
 
 const floe_ice_snapshot_t *floe_ice_metadata_current_snapshot(const floe_ice_metadata_t *m)
 {
-    return m->current_snapshot_id < 0 ? NULL : floe_ice_metadata_snapshot(m, m->current_snapshot_id);
+    return m->current_snapshot_id < 0 ? NULL
+                                      : floe_ice_metadata_snapshot(m, m->current_snapshot_id);
 }
 
 const floe_ice_ref_t *floe_ice_metadata_ref(const floe_ice_metadata_t *m, const char *name)
@@ -351,8 +379,9 @@ static void bind_spec_ids(floe_ice_metadata_t *m, floe_ice_spec_t *sp)
 static int set_ref(floe_ice_metadata_t *m, const floe_ice_ref_t *r, floe_err_t *err)
 {
     const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(m, r->snapshot_id);
-    if (!s) return floe_err_set(err, FLOE_EINVAL, "set-snapshot-ref '%s': unknown snapshot %lld",
-                                r->name, (long long)r->snapshot_id);
+    if (!s)
+        return floe_err_set(err, FLOE_EINVAL, "set-snapshot-ref '%s': unknown snapshot %lld",
+                            r->name, (long long)r->snapshot_id);
     floe_ice_ref_t *slot = NULL;
     for (size_t i = 0; i < m->nrefs; i++)
         if (strcmp(m->refs[i].name, r->name) == 0) slot = &m->refs[i];
@@ -371,7 +400,8 @@ static int set_ref(floe_ice_metadata_t *m, const floe_ice_ref_t *r, floe_err_t *
     if (strcmp(r->name, "main") == 0) {
         if (r->is_tag) return floe_err_set(err, FLOE_EINVAL, "main must be a branch");
         if (m->current_snapshot_id != r->snapshot_id) {
-            floe_ice_snapshot_log_t *nl = realloc(m->snapshot_log, (m->nsnapshot_log + 1) * sizeof *nl);
+            floe_ice_snapshot_log_t *nl =
+                realloc(m->snapshot_log, (m->nsnapshot_log + 1) * sizeof *nl);
             if (!nl) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             m->snapshot_log = nl;
             nl[m->nsnapshot_log].timestamp_ms = s->timestamp_ms;
@@ -395,12 +425,14 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
     m->last_updated_ms = floe_wall_ms();
     switch (u->kind) {
     case FLOE_ICE_UP_ASSIGN_UUID:
-        if (!u->str || strlen(u->str) != 36) return floe_err_set(err, FLOE_EINVAL, "assign-uuid: bad uuid");
+        if (!u->str || strlen(u->str) != 36)
+            return floe_err_set(err, FLOE_EINVAL, "assign-uuid: bad uuid");
         memcpy(m->table_uuid, u->str, 37);
         return 0;
     case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION:
         if (u->id < m->format_version || u->id > 2)
-            return floe_err_set(err, FLOE_EINVAL, "cannot change format version %d to %d", m->format_version, u->id);
+            return floe_err_set(err, FLOE_EINVAL, "cannot change format version %d to %d",
+                                m->format_version, u->id);
         m->format_version = u->id;
         return 0;
     case FLOE_ICE_UP_ADD_SCHEMA: {
@@ -478,7 +510,8 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
         for (size_t i = 0; i < m->norders; i++) {
             const floe_ice_sort_order_t *o = m->orders[i];
             if (o->nfields == u->order->nfields &&
-                (o->nfields == 0 || memcmp(o->fields, u->order->fields, o->nfields * sizeof *o->fields) == 0)) {
+                (o->nfields == 0 ||
+                 memcmp(o->fields, u->order->fields, o->nfields * sizeof *o->fields) == 0)) {
                 m->last_added_order_id = o->order_id;
                 return 0;
             }
@@ -496,14 +529,18 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
     case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER: {
         int32_t id = u->id == -1 ? m->last_added_order_id : u->id;
         for (size_t i = 0; i < m->norders; i++)
-            if (m->orders[i]->order_id == id) { m->default_sort_order_id = id; return 0; }
+            if (m->orders[i]->order_id == id) {
+                m->default_sort_order_id = id;
+                return 0;
+            }
         return floe_err_set(err, FLOE_EINVAL, "set-default-sort-order: unknown order %d", u->id);
     }
     case FLOE_ICE_UP_ADD_SNAPSHOT: {
         const floe_ice_snapshot_t *s = u->snapshot;
         if (!s) return floe_err_set(err, FLOE_EINVAL, "add-snapshot without snapshot");
         if (floe_ice_metadata_snapshot(m, s->snapshot_id))
-            return floe_err_set(err, FLOE_EINVAL, "snapshot %lld already exists", (long long)s->snapshot_id);
+            return floe_err_set(err, FLOE_EINVAL, "snapshot %lld already exists",
+                                (long long)s->snapshot_id);
         if (m->format_version >= 2 && s->sequence_number <= m->last_sequence_number)
             return floe_err_set(err, FLOE_EINVAL, "snapshot sequence number %lld is not above %lld",
                                 (long long)s->sequence_number, (long long)m->last_sequence_number);
@@ -512,7 +549,8 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
             floe_ice_snapshot_free(c);
             return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         }
-        if (s->sequence_number > m->last_sequence_number) m->last_sequence_number = s->sequence_number;
+        if (s->sequence_number > m->last_sequence_number)
+            m->last_sequence_number = s->sequence_number;
         m->last_updated_ms = s->timestamp_ms;
         return 0;
     }
@@ -569,7 +607,8 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
                 return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return 0;
     case FLOE_ICE_UP_REMOVE_PROPERTIES:
-        for (size_t i = 0; i < u->props.n; i++) floe_ice_props_remove(&m->properties, u->props.kv[i].key);
+        for (size_t i = 0; i < u->props.n; i++)
+            floe_ice_props_remove(&m->properties, u->props.kv[i].key);
         return 0;
     }
     return floe_err_set(err, FLOE_EINVAL, "unknown update %d", (int)u->kind);
@@ -578,27 +617,31 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
 int floe_ice_req_check(const floe_ice_req_t *r, const floe_ice_metadata_t *m, floe_err_t *err)
 {
     if (r->kind == FLOE_ICE_REQ_ASSERT_CREATE) {
-        if (m) return floe_err_set(err, FLOE_ECONFLICT, "assert-create failed: table already exists");
+        if (m)
+            return floe_err_set(err, FLOE_ECONFLICT, "assert-create failed: table already exists");
         return 0;
     }
     if (!m) return floe_err_set(err, FLOE_ECONFLICT, "requirement failed: table does not exist");
     switch (r->kind) {
     case FLOE_ICE_REQ_ASSERT_TABLE_UUID:
         if (strcmp(r->uuid, m->table_uuid) != 0)
-            return floe_err_set(err, FLOE_ECONFLICT, "assert-table-uuid failed: %s != %s", r->uuid, m->table_uuid);
+            return floe_err_set(err, FLOE_ECONFLICT, "assert-table-uuid failed: %s != %s", r->uuid,
+                                m->table_uuid);
         return 0;
     case FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID: {
         const floe_ice_ref_t *ref = floe_ice_metadata_ref(m, r->ref);
         int64_t cur = ref ? ref->snapshot_id : -1;
         if (!ref && strcmp(r->ref, "main") == 0) cur = m->current_snapshot_id;
         if (cur != r->value)
-            return floe_err_set(err, FLOE_ECONFLICT, "assert-ref-snapshot-id failed: ref %s is at %lld, expected %lld",
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "assert-ref-snapshot-id failed: ref %s is at %lld, expected %lld",
                                 r->ref, (long long)cur, (long long)r->value);
         return 0;
     }
     case FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_FIELD_ID:
         if (m->last_column_id != r->value)
-            return floe_err_set(err, FLOE_ECONFLICT, "assert-last-assigned-field-id failed: %d != %lld",
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "assert-last-assigned-field-id failed: %d != %lld",
                                 m->last_column_id, (long long)r->value);
         return 0;
     case FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID:
@@ -608,7 +651,8 @@ int floe_ice_req_check(const floe_ice_req_t *r, const floe_ice_metadata_t *m, fl
         return 0;
     case FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_PARTITION_ID:
         if (m->last_partition_id != r->value)
-            return floe_err_set(err, FLOE_ECONFLICT, "assert-last-assigned-partition-id failed: %d != %lld",
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "assert-last-assigned-partition-id failed: %d != %lld",
                                 m->last_partition_id, (long long)r->value);
         return 0;
     case FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID:
@@ -618,10 +662,10 @@ int floe_ice_req_check(const floe_ice_req_t *r, const floe_ice_metadata_t *m, fl
         return 0;
     case FLOE_ICE_REQ_ASSERT_DEFAULT_SORT_ORDER_ID:
         if (m->default_sort_order_id != r->value)
-            return floe_err_set(err, FLOE_ECONFLICT, "assert-default-sort-order-id failed: %d != %lld",
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "assert-default-sort-order-id failed: %d != %lld",
                                 m->default_sort_order_id, (long long)r->value);
         return 0;
-    default:
-        return floe_err_set(err, FLOE_EINVAL, "unknown requirement %d", (int)r->kind);
+    default: return floe_err_set(err, FLOE_EINVAL, "unknown requirement %d", (int)r->kind);
     }
 }

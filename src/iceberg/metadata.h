@@ -11,13 +11,13 @@
 #include "iceberg/spec.h"
 
 typedef struct floe_ice_kv {
-    char *key;      /* owned */
-    char *value;    /* owned */
+    char *key;   /* owned */
+    char *value; /* owned */
 } floe_ice_kv_t;
 
 typedef struct floe_ice_props {
     size_t n;
-    floe_ice_kv_t *kv;      /* owned */
+    floe_ice_kv_t *kv; /* owned */
 } floe_ice_props_t;
 
 /* Borrowed value or NULL. */
@@ -30,24 +30,24 @@ void floe_ice_props_clear(floe_ice_props_t *p);
 
 typedef struct floe_ice_snapshot {
     int64_t snapshot_id;
-    int64_t parent_id;          /* -1: none */
+    int64_t parent_id; /* -1: none */
     int64_t sequence_number;
     int64_t timestamp_ms;
-    char *manifest_list;        /* owned */
-    char *operation;            /* owned: append, overwrite, delete, replace */
-    floe_ice_props_t summary;   /* without "operation" */
-    int32_t schema_id;          /* -1: unknown */
+    char *manifest_list;      /* owned */
+    char *operation;          /* owned: append, overwrite, delete, replace */
+    floe_ice_props_t summary; /* without "operation" */
+    int32_t schema_id;        /* -1: unknown */
 } floe_ice_snapshot_t;
 
 void floe_ice_snapshot_free(floe_ice_snapshot_t *s);
 floe_ice_snapshot_t *floe_ice_snapshot_dup(const floe_ice_snapshot_t *s);
 
 typedef struct floe_ice_ref {
-    char *name;                 /* owned */
+    char *name; /* owned */
     int64_t snapshot_id;
     bool is_tag;
-    int64_t max_ref_age_ms;     /* -1: unset */
-    int64_t max_snapshot_age_ms;/* -1: unset */
+    int64_t max_ref_age_ms;        /* -1: unset */
+    int64_t max_snapshot_age_ms;   /* -1: unset */
     int32_t min_snapshots_to_keep; /* -1: unset */
 } floe_ice_ref_t;
 
@@ -58,29 +58,36 @@ typedef struct floe_ice_snapshot_log {
 
 typedef struct floe_ice_metadata_log {
     int64_t timestamp_ms;
-    char *file;                 /* owned */
+    char *file; /* owned */
 } floe_ice_metadata_log_t;
 
 typedef struct floe_ice_metadata {
-    int format_version;         /* 1 or 2 */
+    int format_version; /* 1 or 2 */
     char table_uuid[37];
-    char *location;             /* owned */
+    char *location; /* owned */
     int64_t last_sequence_number;
     int64_t last_updated_ms;
     int32_t last_column_id;
-    floe_ice_schema_t **schemas; size_t nschemas;
+    floe_ice_schema_t **schemas;
+    size_t nschemas;
     int32_t current_schema_id;
-    floe_ice_spec_t **specs; size_t nspecs;
+    floe_ice_spec_t **specs;
+    size_t nspecs;
     int32_t default_spec_id;
     int32_t last_partition_id;
-    floe_ice_sort_order_t **orders; size_t norders;
+    floe_ice_sort_order_t **orders;
+    size_t norders;
     int32_t default_sort_order_id;
     floe_ice_props_t properties;
     int64_t current_snapshot_id; /* -1: none (main branch head) */
-    floe_ice_snapshot_t **snapshots; size_t nsnapshots;
-    floe_ice_snapshot_log_t *snapshot_log; size_t nsnapshot_log;
-    floe_ice_metadata_log_t *metadata_log; size_t nmetadata_log;
-    floe_ice_ref_t *refs; size_t nrefs;
+    floe_ice_snapshot_t **snapshots;
+    size_t nsnapshots;
+    floe_ice_snapshot_log_t *snapshot_log;
+    size_t nsnapshot_log;
+    floe_ice_metadata_log_t *metadata_log;
+    size_t nmetadata_log;
+    floe_ice_ref_t *refs;
+    size_t nrefs;
     /* Transient (not serialized): ids chosen by the latest add-schema,
      * add-spec and add-sort-order updates, for "-1 = last added". */
     int32_t last_added_schema_id, last_added_spec_id, last_added_order_id;
@@ -94,8 +101,7 @@ floe_ice_metadata_t *floe_ice_metadata_new_table(const floe_ice_schema_t *schema
                                                  const floe_ice_spec_t *spec,
                                                  const floe_ice_sort_order_t *order,
                                                  const char *location,
-                                                 const floe_ice_props_t *props,
-                                                 floe_err_t *err);
+                                                 const floe_ice_props_t *props, floe_err_t *err);
 void floe_ice_metadata_free(floe_ice_metadata_t *m);
 floe_ice_metadata_t *floe_ice_metadata_dup(const floe_ice_metadata_t *m);
 
@@ -132,9 +138,9 @@ typedef enum floe_ice_update_kind {
     FLOE_ICE_UP_ASSIGN_UUID = 1,
     FLOE_ICE_UP_UPGRADE_FORMAT_VERSION,
     FLOE_ICE_UP_ADD_SCHEMA,
-    FLOE_ICE_UP_SET_CURRENT_SCHEMA,     /* id -1: the last added schema */
+    FLOE_ICE_UP_SET_CURRENT_SCHEMA, /* id -1: the last added schema */
     FLOE_ICE_UP_ADD_SPEC,
-    FLOE_ICE_UP_SET_DEFAULT_SPEC,       /* id -1: the last added spec */
+    FLOE_ICE_UP_SET_DEFAULT_SPEC, /* id -1: the last added spec */
     FLOE_ICE_UP_ADD_SORT_ORDER,
     FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER, /* id -1: the last added order */
     FLOE_ICE_UP_ADD_SNAPSHOT,
@@ -143,21 +149,22 @@ typedef enum floe_ice_update_kind {
     FLOE_ICE_UP_REMOVE_SNAPSHOT_REF,
     FLOE_ICE_UP_SET_LOCATION,
     FLOE_ICE_UP_SET_PROPERTIES,
-    FLOE_ICE_UP_REMOVE_PROPERTIES,      /* props keys; values ignored */
+    FLOE_ICE_UP_REMOVE_PROPERTIES, /* props keys; values ignored */
 } floe_ice_update_kind_t;
 
 /* One update.  Pointers are owned by the update (floe_ice_update_clear). */
 typedef struct floe_ice_update {
     floe_ice_update_kind_t kind;
-    char *str;                          /* uuid, location */
-    int32_t id;                         /* format version, schema/spec/order id */
-    floe_ice_schema_t *schema;          /* add-schema */
-    floe_ice_spec_t *spec;              /* add-spec */
-    floe_ice_sort_order_t *order;       /* add-sort-order */
-    floe_ice_snapshot_t *snapshot;      /* add-snapshot */
-    floe_ice_ref_t ref;                 /* set-snapshot-ref; remove: ref.name */
-    int64_t *snapshot_ids; size_t nsnapshot_ids; /* remove-snapshots */
-    floe_ice_props_t props;             /* set/remove-properties */
+    char *str;                     /* uuid, location */
+    int32_t id;                    /* format version, schema/spec/order id */
+    floe_ice_schema_t *schema;     /* add-schema */
+    floe_ice_spec_t *spec;         /* add-spec */
+    floe_ice_sort_order_t *order;  /* add-sort-order */
+    floe_ice_snapshot_t *snapshot; /* add-snapshot */
+    floe_ice_ref_t ref;            /* set-snapshot-ref; remove: ref.name */
+    int64_t *snapshot_ids;
+    size_t nsnapshot_ids;   /* remove-snapshots */
+    floe_ice_props_t props; /* set/remove-properties */
 } floe_ice_update_t;
 
 void floe_ice_update_clear(floe_ice_update_t *u);
@@ -175,7 +182,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
 typedef enum floe_ice_req_kind {
     FLOE_ICE_REQ_ASSERT_CREATE = 1,
     FLOE_ICE_REQ_ASSERT_TABLE_UUID,
-    FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID,        /* value -1: ref must not exist */
+    FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID, /* value -1: ref must not exist */
     FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_FIELD_ID,
     FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID,
     FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_PARTITION_ID,

@@ -25,7 +25,8 @@ static int get_i64(json_t *o, const char *key, bool required, int64_t *out, floe
         if (required) return floe_err_set(err, FLOE_ECORRUPT, "metadata: missing '%s'", key);
         return 1;
     }
-    if (!json_is_integer(v)) return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' is not an integer", key);
+    if (!json_is_integer(v))
+        return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' is not an integer", key);
     *out = json_integer_value(v);
     return 0;
 }
@@ -35,7 +36,8 @@ static int get_i32(json_t *o, const char *key, bool required, int32_t *out, floe
     int64_t v = 0;
     int rc = get_i64(o, key, required, &v, err);
     if (rc) return rc;
-    if (v < INT32_MIN || v > INT32_MAX) return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' out of range", key);
+    if (v < INT32_MIN || v > INT32_MAX)
+        return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' out of range", key);
     *out = (int32_t)v;
     return 0;
 }
@@ -57,7 +59,8 @@ static const char *get_str(json_t *o, const char *key, bool required, floe_err_t
 static int get_bool(json_t *o, const char *key, bool *out, floe_err_t *err)
 {
     json_t *v = json_object_get(o, key);
-    if (!v || !json_is_boolean(v)) return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' must be a boolean", key);
+    if (!v || !json_is_boolean(v))
+        return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' must be a boolean", key);
     *out = json_is_true(v);
     return 0;
 }
@@ -73,7 +76,8 @@ static int set_new(json_t *o, const char *key, json_t *v)
 static json_t *type_to_json(const floe_ice_type_t *t)
 {
     char name[48];
-    if (floe_ice_kind_is_primitive(t->kind)) return json_string(floe_ice_type_name(t, name, sizeof name));
+    if (floe_ice_kind_is_primitive(t->kind))
+        return json_string(floe_ice_type_name(t, name, sizeof name));
     json_t *o = json_object();
     if (!o) return NULL;
     int rc = 0;
@@ -84,7 +88,10 @@ static json_t *type_to_json(const floe_ice_type_t *t)
         for (size_t i = 0; rc == 0 && i < t->nfields; i++) {
             const floe_ice_field_t *f = &t->fields[i];
             json_t *fo = json_object();
-            if (!fo) { rc = -1; break; }
+            if (!fo) {
+                rc = -1;
+                break;
+            }
             rc |= json_array_append_new(fs, fo);
             rc |= set_new(fo, "id", json_integer(f->id));
             rc |= set_new(fo, "name", json_string(f->name));
@@ -105,7 +112,10 @@ static json_t *type_to_json(const floe_ice_type_t *t)
         rc |= set_new(o, "value", type_to_json(t->fields[1].type));
         rc |= set_new(o, "value-required", json_boolean(t->fields[1].required));
     }
-    if (rc) { json_decref(o); return NULL; }
+    if (rc) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -118,25 +128,41 @@ static json_t *schema_to_json(const floe_ice_schema_t *s)
     rc |= set_new(o, "identifier-field-ids", ids);
     for (size_t i = 0; rc == 0 && i < s->n_identifier_ids; i++)
         rc |= json_array_append_new(ids, json_integer(s->identifier_ids[i]));
-    if (rc) { json_decref(o); return NULL; }
+    if (rc) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
 static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
 {
-    if (depth > MAX_DEPTH) { bad(err, "types nested too deeply"); return NULL; }
+    if (depth > MAX_DEPTH) {
+        bad(err, "types nested too deeply");
+        return NULL;
+    }
     if (json_is_string(j)) return floe_ice_type_parse(json_string_value(j), err);
-    if (!json_is_object(j)) { bad(err, "type must be a string or an object"); return NULL; }
+    if (!json_is_object(j)) {
+        bad(err, "type must be a string or an object");
+        return NULL;
+    }
     const char *kind = get_str(j, "type", true, err);
     if (!kind) return NULL;
     if (strcmp(kind, "struct") == 0) {
         json_t *fs = json_object_get(j, "fields");
-        if (!json_is_array(fs)) { bad(err, "struct 'fields' must be an array"); return NULL; }
+        if (!json_is_array(fs)) {
+            bad(err, "struct 'fields' must be an array");
+            return NULL;
+        }
         floe_ice_type_t *st = floe_ice_type_struct();
-        if (!st) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+        if (!st) {
+            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return NULL;
+        }
         size_t i;
         json_t *f;
-        json_array_foreach(fs, i, f) {
+        json_array_foreach(fs, i, f)
+        {
             int32_t id = 0;
             bool req = false;
             const char *name, *doc = NULL;
@@ -149,7 +175,10 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
             json_t *dj = json_object_get(f, "doc");
             if (json_is_string(dj)) doc = json_string_value(dj);
             floe_ice_type_t *ft = type_from_json(json_object_get(f, "type"), depth + 1, err);
-            if (!ft) { floe_ice_type_free(st); return NULL; }
+            if (!ft) {
+                floe_ice_type_free(st);
+                return NULL;
+            }
             if (floe_ice_struct_add(st, id, name, req, ft, doc) < 0) {
                 floe_ice_type_free(st);
                 floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -161,7 +190,8 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
     if (strcmp(kind, "list") == 0) {
         int32_t id = 0;
         bool req = false;
-        if (get_i32(j, "element-id", true, &id, err) != 0 || get_bool(j, "element-required", &req, err) < 0)
+        if (get_i32(j, "element-id", true, &id, err) != 0 ||
+            get_bool(j, "element-required", &req, err) < 0)
             return NULL;
         floe_ice_type_t *et = type_from_json(json_object_get(j, "element"), depth + 1, err);
         if (!et) return NULL;
@@ -172,13 +202,17 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
     if (strcmp(kind, "map") == 0) {
         int32_t kid = 0, vid = 0;
         bool req = false;
-        if (get_i32(j, "key-id", true, &kid, err) != 0 || get_i32(j, "value-id", true, &vid, err) != 0 ||
+        if (get_i32(j, "key-id", true, &kid, err) != 0 ||
+            get_i32(j, "value-id", true, &vid, err) != 0 ||
             get_bool(j, "value-required", &req, err) < 0)
             return NULL;
         floe_ice_type_t *kt = type_from_json(json_object_get(j, "key"), depth + 1, err);
         if (!kt) return NULL;
         floe_ice_type_t *vt = type_from_json(json_object_get(j, "value"), depth + 1, err);
-        if (!vt) { floe_ice_type_free(kt); return NULL; }
+        if (!vt) {
+            floe_ice_type_free(kt);
+            return NULL;
+        }
         floe_ice_type_t *t = floe_ice_type_map(kid, kt, vid, req, vt);
         if (!t) floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return t;
@@ -189,26 +223,42 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
 
 static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
 {
-    if (!json_is_object(j)) { bad(err, "schema must be an object"); return NULL; }
+    if (!json_is_object(j)) {
+        bad(err, "schema must be an object");
+        return NULL;
+    }
     const char *kind = get_str(j, "type", true, err);
     if (!kind) return NULL;
-    if (strcmp(kind, "struct") != 0) { bad(err, "schema type must be struct"); return NULL; }
+    if (strcmp(kind, "struct") != 0) {
+        bad(err, "schema type must be struct");
+        return NULL;
+    }
     int32_t sid = 0;
     if (get_i32(j, "schema-id", false, &sid, err) < 0) return NULL;
     floe_ice_type_t *root = type_from_json(j, 0, err);
     if (!root) return NULL;
     floe_ice_schema_t *s = floe_ice_schema_new(sid, root);
-    if (!s) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+    if (!s) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     json_t *ids = json_object_get(j, "identifier-field-ids");
     if (ids && !json_is_null(ids)) {
-        if (!json_is_array(ids)) { bad(err, "identifier-field-ids must be an array"); goto fail; }
+        if (!json_is_array(ids)) {
+            bad(err, "identifier-field-ids must be an array");
+            goto fail;
+        }
         size_t n = json_array_size(ids);
         if (n) {
             s->identifier_ids = calloc(n, sizeof(int32_t));
-            if (!s->identifier_ids) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto fail; }
+            if (!s->identifier_ids) {
+                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                goto fail;
+            }
             for (size_t i = 0; i < n; i++) {
                 json_t *v = json_array_get(ids, i);
-                if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX) {
+                if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+                    json_integer_value(v) > INT32_MAX) {
                     bad(err, "identifier-field-ids must hold field ids");
                     goto fail;
                 }
@@ -217,7 +267,10 @@ static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
             s->n_identifier_ids = n;
         }
     }
-    if (floe_ice_schema_validate(s, err) < 0) { err->code = FLOE_ECORRUPT; goto fail; }
+    if (floe_ice_schema_validate(s, err) < 0) {
+        err->code = FLOE_ECORRUPT;
+        goto fail;
+    }
     return s;
 fail:
     floe_ice_schema_free(s);
@@ -226,7 +279,10 @@ fail:
 
 static char *dump(json_t *j, floe_err_t *err)
 {
-    if (!j) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+    if (!j) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(j);
     if (!s) floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -237,7 +293,8 @@ static json_t *load(const char *text, size_t len, floe_err_t *err)
 {
     json_error_t je;
     json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!j) floe_err_set(err, FLOE_ECORRUPT, "metadata: bad JSON at line %d: %.120s", je.line, je.text);
+    if (!j)
+        floe_err_set(err, FLOE_ECORRUPT, "metadata: bad JSON at line %d: %.120s", je.line, je.text);
     return j;
 }
 
@@ -265,9 +322,9 @@ static json_t *spec_fields_to_json(const floe_ice_spec_t *s)
         const floe_ice_partition_field_t *f = &s->fields[i];
         char tn[48];
         json_t *o = json_object();
-        if (!o || json_array_append_new(a, o) < 0 ||
-            set_new(o, "name", json_string(f->name)) < 0 ||
-            set_new(o, "transform", json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
+        if (!o || json_array_append_new(a, o) < 0 || set_new(o, "name", json_string(f->name)) < 0 ||
+            set_new(o, "transform",
+                    json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
             set_new(o, "source-id", json_integer(f->source_id)) < 0 ||
             set_new(o, "field-id", json_integer(f->field_id)) < 0) {
             json_decref(a);
@@ -298,25 +355,43 @@ char *floe_ice_spec_to_json(const floe_ice_spec_t *s, floe_err_t *err)
     return dump(spec_to_json(s), err);
 }
 
-static floe_ice_spec_t *spec_from_fields(json_t *fs, int32_t spec_id, int32_t *next_v1_id, floe_err_t *err)
+static floe_ice_spec_t *spec_from_fields(json_t *fs, int32_t spec_id, int32_t *next_v1_id,
+                                         floe_err_t *err)
 {
-    if (!json_is_array(fs)) { bad(err, "partition spec fields must be an array"); return NULL; }
+    if (!json_is_array(fs)) {
+        bad(err, "partition spec fields must be an array");
+        return NULL;
+    }
     floe_ice_spec_t *s = floe_ice_spec_new(spec_id);
-    if (!s) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+    if (!s) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     size_t i;
     json_t *f;
-    json_array_foreach(fs, i, f) {
+    json_array_foreach(fs, i, f)
+    {
         int32_t src = 0, fid = 0;
         const char *name, *tr;
         floe_ice_transform_t t;
-        if (!json_is_object(f)) { bad(err, "partition field must be an object"); goto fail; }
+        if (!json_is_object(f)) {
+            bad(err, "partition field must be an object");
+            goto fail;
+        }
         if (get_i32(f, "source-id", true, &src, err) != 0) goto fail;
         int rc = get_i32(f, "field-id", false, &fid, err);
         if (rc < 0) goto fail;
-        if (rc == 1) fid = (*next_v1_id)++;   /* v1 specs may omit field ids */
-        if (!(name = get_str(f, "name", true, err)) || !(tr = get_str(f, "transform", true, err))) goto fail;
-        if (floe_ice_transform_parse(tr, &t, err) < 0) { err->code = FLOE_ECORRUPT; goto fail; }
-        if (floe_ice_spec_add(s, src, fid, name, t) < 0) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto fail; }
+        if (rc == 1) fid = (*next_v1_id)++; /* v1 specs may omit field ids */
+        if (!(name = get_str(f, "name", true, err)) || !(tr = get_str(f, "transform", true, err)))
+            goto fail;
+        if (floe_ice_transform_parse(tr, &t, err) < 0) {
+            err->code = FLOE_ECORRUPT;
+            goto fail;
+        }
+        if (floe_ice_spec_add(s, src, fid, name, t) < 0) {
+            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            goto fail;
+        }
     }
     return s;
 fail:
@@ -338,7 +413,10 @@ floe_ice_spec_t *floe_ice_spec_fields_from_json(const char *json, size_t len, in
 static floe_ice_spec_t *spec_from_json(json_t *j, int32_t *next_v1_id, floe_err_t *err)
 {
     int32_t id = 0;
-    if (!json_is_object(j)) { bad(err, "partition spec must be an object"); return NULL; }
+    if (!json_is_object(j)) {
+        bad(err, "partition spec must be an object");
+        return NULL;
+    }
     if (get_i32(j, "spec-id", true, &id, err) != 0) return NULL;
     return spec_from_fields(json_object_get(j, "fields"), id, next_v1_id, err);
 }
@@ -346,7 +424,8 @@ static floe_ice_spec_t *spec_from_json(json_t *j, int32_t *next_v1_id, floe_err_
 static json_t *order_to_json(const floe_ice_sort_order_t *o)
 {
     json_t *j = json_object(), *fs = json_array();
-    if (!j || !fs || set_new(j, "order-id", json_integer(o->order_id)) < 0 || set_new(j, "fields", fs) < 0) {
+    if (!j || !fs || set_new(j, "order-id", json_integer(o->order_id)) < 0 ||
+        set_new(j, "fields", fs) < 0) {
         json_decref(j);
         return NULL;
     }
@@ -355,10 +434,12 @@ static json_t *order_to_json(const floe_ice_sort_order_t *o)
         const floe_ice_sort_field_t *f = &o->fields[i];
         json_t *fo = json_object();
         if (!fo || json_array_append_new(fs, fo) < 0 ||
-            set_new(fo, "transform", json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
+            set_new(fo, "transform",
+                    json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
             set_new(fo, "source-id", json_integer(f->source_id)) < 0 ||
             set_new(fo, "direction", json_string(f->descending ? "desc" : "asc")) < 0 ||
-            set_new(fo, "null-order", json_string(f->nulls_last ? "nulls-last" : "nulls-first")) < 0) {
+            set_new(fo, "null-order", json_string(f->nulls_last ? "nulls-last" : "nulls-first")) <
+                0) {
             json_decref(j);
             return NULL;
         }
@@ -369,28 +450,55 @@ static json_t *order_to_json(const floe_ice_sort_order_t *o)
 static floe_ice_sort_order_t *order_from_json(json_t *j, floe_err_t *err)
 {
     int32_t id = 0;
-    if (!json_is_object(j)) { bad(err, "sort order must be an object"); return NULL; }
+    if (!json_is_object(j)) {
+        bad(err, "sort order must be an object");
+        return NULL;
+    }
     if (get_i32(j, "order-id", true, &id, err) != 0) return NULL;
     json_t *fs = json_object_get(j, "fields");
-    if (!json_is_array(fs)) { bad(err, "sort order fields must be an array"); return NULL; }
+    if (!json_is_array(fs)) {
+        bad(err, "sort order fields must be an array");
+        return NULL;
+    }
     floe_ice_sort_order_t *o = floe_ice_sort_order_new(id);
-    if (!o) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+    if (!o) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     size_t i;
     json_t *f;
-    json_array_foreach(fs, i, f) {
+    json_array_foreach(fs, i, f)
+    {
         floe_ice_sort_field_t sf;
         memset(&sf, 0, sizeof sf);
         const char *tr, *dir, *no;
-        if (!json_is_object(f)) { bad(err, "sort field must be an object"); goto fail; }
-        if (!(tr = get_str(f, "transform", true, err)) || get_i32(f, "source-id", true, &sf.source_id, err) != 0 ||
-            !(dir = get_str(f, "direction", true, err)) || !(no = get_str(f, "null-order", true, err)))
+        if (!json_is_object(f)) {
+            bad(err, "sort field must be an object");
             goto fail;
-        if (floe_ice_transform_parse(tr, &sf.transform, err) < 0) { err->code = FLOE_ECORRUPT; goto fail; }
-        if (strcmp(dir, "asc") && strcmp(dir, "desc")) { bad(err, "sort direction must be asc or desc"); goto fail; }
-        if (strcmp(no, "nulls-first") && strcmp(no, "nulls-last")) { bad(err, "bad null-order"); goto fail; }
+        }
+        if (!(tr = get_str(f, "transform", true, err)) ||
+            get_i32(f, "source-id", true, &sf.source_id, err) != 0 ||
+            !(dir = get_str(f, "direction", true, err)) ||
+            !(no = get_str(f, "null-order", true, err)))
+            goto fail;
+        if (floe_ice_transform_parse(tr, &sf.transform, err) < 0) {
+            err->code = FLOE_ECORRUPT;
+            goto fail;
+        }
+        if (strcmp(dir, "asc") && strcmp(dir, "desc")) {
+            bad(err, "sort direction must be asc or desc");
+            goto fail;
+        }
+        if (strcmp(no, "nulls-first") && strcmp(no, "nulls-last")) {
+            bad(err, "bad null-order");
+            goto fail;
+        }
         sf.descending = strcmp(dir, "desc") == 0;
         sf.nulls_last = strcmp(no, "nulls-last") == 0;
-        if (floe_ice_sort_order_add(o, sf) < 0) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); goto fail; }
+        if (floe_ice_sort_order_add(o, sf) < 0) {
+            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            goto fail;
+        }
     }
     return o;
 fail:
@@ -404,7 +512,10 @@ static json_t *props_to_json(const floe_ice_props_t *p)
 {
     json_t *o = json_object();
     for (size_t i = 0; o && i < p->n; i++)
-        if (set_new(o, p->kv[i].key, json_string(p->kv[i].value)) < 0) { json_decref(o); return NULL; }
+        if (set_new(o, p->kv[i].key, json_string(p->kv[i].value)) < 0) {
+            json_decref(o);
+            return NULL;
+        }
     return o;
 }
 
@@ -414,10 +525,14 @@ static int props_from_json(json_t *j, floe_ice_props_t *p, const char *skip, flo
     if (!json_is_object(j)) return bad(err, "properties must be an object");
     const char *k;
     json_t *v;
-    json_object_foreach(j, k, v) {
+    json_object_foreach(j, k, v)
+    {
         if (skip && strcmp(k, skip) == 0) continue;
-        if (!json_is_string(v)) return floe_err_set(err, FLOE_ECORRUPT, "metadata: property '%.64s' is not a string", k);
-        if (floe_ice_props_set(p, k, json_string_value(v)) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!json_is_string(v))
+            return floe_err_set(err, FLOE_ECORRUPT, "metadata: property '%.64s' is not a string",
+                                k);
+        if (floe_ice_props_set(p, k, json_string_value(v)) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -440,15 +555,24 @@ static json_t *snapshot_to_json(const floe_ice_snapshot_t *s)
         if (s->schema_id >= 0) rc |= set_new(o, "schema-id", json_integer(s->schema_id));
     }
     json_decref(sum);
-    if (rc) { json_decref(o); return NULL; }
+    if (rc) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
 static floe_ice_snapshot_t *snapshot_from_json(json_t *j, floe_err_t *err)
 {
-    if (!json_is_object(j)) { bad(err, "snapshot must be an object"); return NULL; }
+    if (!json_is_object(j)) {
+        bad(err, "snapshot must be an object");
+        return NULL;
+    }
     floe_ice_snapshot_t *s = calloc(1, sizeof *s);
-    if (!s) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+    if (!s) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     s->parent_id = -1;
     s->schema_id = -1;
     const char *ml, *op = NULL;
@@ -459,7 +583,9 @@ static floe_ice_snapshot_t *snapshot_from_json(json_t *j, floe_err_t *err)
         get_i32(j, "schema-id", false, &s->schema_id, err) < 0)
         goto fail;
     ml = get_str(j, "manifest-list", false, err);
-    if (!ml && json_object_get(j, "manifest-list") && !json_is_null(json_object_get(j, "manifest-list"))) goto fail;
+    if (!ml && json_object_get(j, "manifest-list") &&
+        !json_is_null(json_object_get(j, "manifest-list")))
+        goto fail;
     if (ml && !(s->manifest_list = strdup(ml))) goto oom;
     json_t *sum = json_object_get(j, "summary");
     if (sum && json_is_object(sum)) {
@@ -485,11 +611,17 @@ static json_t *ref_to_json(const floe_ice_ref_t *r)
     if (o) {
         rc |= set_new(o, "snapshot-id", json_integer(r->snapshot_id));
         rc |= set_new(o, "type", json_string(r->is_tag ? "tag" : "branch"));
-        if (r->max_ref_age_ms >= 0) rc |= set_new(o, "max-ref-age-ms", json_integer(r->max_ref_age_ms));
-        if (r->max_snapshot_age_ms >= 0) rc |= set_new(o, "max-snapshot-age-ms", json_integer(r->max_snapshot_age_ms));
-        if (r->min_snapshots_to_keep >= 0) rc |= set_new(o, "min-snapshots-to-keep", json_integer(r->min_snapshots_to_keep));
+        if (r->max_ref_age_ms >= 0)
+            rc |= set_new(o, "max-ref-age-ms", json_integer(r->max_ref_age_ms));
+        if (r->max_snapshot_age_ms >= 0)
+            rc |= set_new(o, "max-snapshot-age-ms", json_integer(r->max_snapshot_age_ms));
+        if (r->min_snapshots_to_keep >= 0)
+            rc |= set_new(o, "min-snapshots-to-keep", json_integer(r->min_snapshots_to_keep));
     }
-    if (rc) { json_decref(o); return NULL; }
+    if (rc) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -500,7 +632,8 @@ static int ref_from_json(json_t *j, floe_ice_ref_t *r, const char *id_key, floe_
     if (!json_is_object(j)) return bad(err, "ref must be an object");
     const char *type = get_str(j, "type", true, err);
     if (!type) return -1;
-    if (strcmp(type, "tag") && strcmp(type, "branch")) return bad(err, "ref type must be branch or tag");
+    if (strcmp(type, "tag") && strcmp(type, "branch"))
+        return bad(err, "ref type must be branch or tag");
     r->is_tag = strcmp(type, "tag") == 0;
     if (get_i64(j, id_key, true, &r->snapshot_id, err) != 0 ||
         get_i64(j, "max-ref-age-ms", false, &r->max_ref_age_ms, err) < 0 ||
@@ -520,12 +653,14 @@ char *floe_ice_metadata_to_json(const floe_ice_metadata_t *m, floe_err_t *err)
     rc |= set_new(o, "format-version", json_integer(m->format_version));
     rc |= set_new(o, "table-uuid", json_string(m->table_uuid));
     rc |= set_new(o, "location", json_string(m->location));
-    if (m->format_version >= 2) rc |= set_new(o, "last-sequence-number", json_integer(m->last_sequence_number));
+    if (m->format_version >= 2)
+        rc |= set_new(o, "last-sequence-number", json_integer(m->last_sequence_number));
     rc |= set_new(o, "last-updated-ms", json_integer(m->last_updated_ms));
     rc |= set_new(o, "last-column-id", json_integer(m->last_column_id));
     json_t *a = json_array();
     rc |= set_new(o, "schemas", a);
-    for (size_t i = 0; !rc && i < m->nschemas; i++) rc |= json_array_append_new(a, schema_to_json(m->schemas[i]));
+    for (size_t i = 0; !rc && i < m->nschemas; i++)
+        rc |= json_array_append_new(a, schema_to_json(m->schemas[i]));
     rc |= set_new(o, "current-schema-id", json_integer(m->current_schema_id));
     if (m->format_version == 1) {
         const floe_ice_schema_t *cs = floe_ice_metadata_current_schema(m);
@@ -535,14 +670,16 @@ char *floe_ice_metadata_to_json(const floe_ice_metadata_t *m, floe_err_t *err)
     }
     a = json_array();
     rc |= set_new(o, "partition-specs", a);
-    for (size_t i = 0; !rc && i < m->nspecs; i++) rc |= json_array_append_new(a, spec_to_json(m->specs[i]));
+    for (size_t i = 0; !rc && i < m->nspecs; i++)
+        rc |= json_array_append_new(a, spec_to_json(m->specs[i]));
     rc |= set_new(o, "default-spec-id", json_integer(m->default_spec_id));
     rc |= set_new(o, "last-partition-id", json_integer(m->last_partition_id));
     rc |= set_new(o, "properties", props_to_json(&m->properties));
     rc |= set_new(o, "current-snapshot-id", json_integer(m->current_snapshot_id));
     a = json_array();
     rc |= set_new(o, "snapshots", a);
-    for (size_t i = 0; !rc && i < m->nsnapshots; i++) rc |= json_array_append_new(a, snapshot_to_json(m->snapshots[i]));
+    for (size_t i = 0; !rc && i < m->nsnapshots; i++)
+        rc |= json_array_append_new(a, snapshot_to_json(m->snapshots[i]));
     a = json_array();
     rc |= set_new(o, "snapshot-log", a);
     for (size_t i = 0; !rc && i < m->nsnapshot_log; i++) {
@@ -561,12 +698,17 @@ char *floe_ice_metadata_to_json(const floe_ice_metadata_t *m, floe_err_t *err)
     }
     a = json_array();
     rc |= set_new(o, "sort-orders", a);
-    for (size_t i = 0; !rc && i < m->norders; i++) rc |= json_array_append_new(a, order_to_json(m->orders[i]));
+    for (size_t i = 0; !rc && i < m->norders; i++)
+        rc |= json_array_append_new(a, order_to_json(m->orders[i]));
     rc |= set_new(o, "default-sort-order-id", json_integer(m->default_sort_order_id));
     a = json_object();
     rc |= set_new(o, "refs", a);
-    for (size_t i = 0; !rc && i < m->nrefs; i++) rc |= set_new(a, m->refs[i].name, ref_to_json(&m->refs[i]));
-    if (rc) { json_decref(o); return dump(NULL, err); }
+    for (size_t i = 0; !rc && i < m->nrefs; i++)
+        rc |= set_new(a, m->refs[i].name, ref_to_json(&m->refs[i]));
+    if (rc) {
+        json_decref(o);
+        return dump(NULL, err);
+    }
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (!s) floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -587,7 +729,9 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (!json_is_object(j)) return bad(err, "top level must be an object");
     int32_t fv;
     if (get_i32(j, "format-version", true, &fv, err) != 0) return -1;
-    if (fv != 1 && fv != 2) return floe_err_set(err, FLOE_EUNSUPPORTED, "metadata: format-version %d not supported", fv);
+    if (fv != 1 && fv != 2)
+        return floe_err_set(err, FLOE_EUNSUPPORTED, "metadata: format-version %d not supported",
+                            fv);
     m->format_version = fv;
     const char *uuid = get_str(j, "table-uuid", fv >= 2, err);
     if (!uuid && fv >= 2) return -1;
@@ -610,16 +754,23 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (schemas && json_is_array(schemas)) {
         size_t i;
         json_t *sj;
-        json_array_foreach(schemas, i, sj) {
+        json_array_foreach(schemas, i, sj)
+        {
             floe_ice_schema_t *s = schema_from_json(sj, err);
             if (!s) return -1;
-            if (push((void ***)&m->schemas, &m->nschemas, s) < 0) { floe_ice_schema_free(s); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+            if (push((void ***)&m->schemas, &m->nschemas, s) < 0) {
+                floe_ice_schema_free(s);
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            }
         }
         if (get_i32(j, "current-schema-id", true, &m->current_schema_id, err) != 0) return -1;
     } else if (fv == 1 && json_object_get(j, "schema")) {
         floe_ice_schema_t *s = schema_from_json(json_object_get(j, "schema"), err);
         if (!s) return -1;
-        if (push((void ***)&m->schemas, &m->nschemas, s) < 0) { floe_ice_schema_free(s); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+        if (push((void ***)&m->schemas, &m->nschemas, s) < 0) {
+            floe_ice_schema_free(s);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         m->current_schema_id = s->schema_id;
     } else {
         return bad(err, "missing 'schemas'");
@@ -633,16 +784,24 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (specs && json_is_array(specs)) {
         size_t i;
         json_t *sj;
-        json_array_foreach(specs, i, sj) {
+        json_array_foreach(specs, i, sj)
+        {
             floe_ice_spec_t *s = spec_from_json(sj, &next_v1, err);
             if (!s) return -1;
-            if (push((void ***)&m->specs, &m->nspecs, s) < 0) { floe_ice_spec_free(s); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+            if (push((void ***)&m->specs, &m->nspecs, s) < 0) {
+                floe_ice_spec_free(s);
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            }
         }
         if (get_i32(j, "default-spec-id", true, &m->default_spec_id, err) != 0) return -1;
     } else if (fv == 1 && json_object_get(j, "partition-spec")) {
-        floe_ice_spec_t *s = spec_from_fields(json_object_get(j, "partition-spec"), 0, &next_v1, err);
+        floe_ice_spec_t *s =
+            spec_from_fields(json_object_get(j, "partition-spec"), 0, &next_v1, err);
         if (!s) return -1;
-        if (push((void ***)&m->specs, &m->nspecs, s) < 0) { floe_ice_spec_free(s); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+        if (push((void ***)&m->specs, &m->nspecs, s) < 0) {
+            floe_ice_spec_free(s);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         m->default_spec_id = 0;
     } else {
         return bad(err, "missing 'partition-specs'");
@@ -651,7 +810,8 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     m->last_partition_id = 999;
     for (size_t i = 0; i < m->nspecs; i++)
         for (size_t k = 0; k < m->specs[i]->nfields; k++)
-            if (m->specs[i]->fields[k].field_id > m->last_partition_id) m->last_partition_id = m->specs[i]->fields[k].field_id;
+            if (m->specs[i]->fields[k].field_id > m->last_partition_id)
+                m->last_partition_id = m->specs[i]->fields[k].field_id;
     int32_t lpi = m->last_partition_id;
     if (get_i32(j, "last-partition-id", fv >= 2, &lpi, err) < 0) return -1;
     if (lpi > m->last_partition_id) m->last_partition_id = lpi;
@@ -661,18 +821,26 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (orders && json_is_array(orders)) {
         size_t i;
         json_t *oj;
-        json_array_foreach(orders, i, oj) {
+        json_array_foreach(orders, i, oj)
+        {
             floe_ice_sort_order_t *o = order_from_json(oj, err);
             if (!o) return -1;
-            if (push((void ***)&m->orders, &m->norders, o) < 0) { floe_ice_sort_order_free(o); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+            if (push((void ***)&m->orders, &m->norders, o) < 0) {
+                floe_ice_sort_order_free(o);
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            }
         }
-        if (get_i32(j, "default-sort-order-id", fv >= 2, &m->default_sort_order_id, err) < 0) return -1;
+        if (get_i32(j, "default-sort-order-id", fv >= 2, &m->default_sort_order_id, err) < 0)
+            return -1;
     } else if (fv >= 2) {
         return bad(err, "missing 'sort-orders'");
     }
     if (!m->norders) {
         floe_ice_sort_order_t *o = floe_ice_sort_order_new(0);
-        if (!o || push((void ***)&m->orders, &m->norders, o) < 0) { floe_ice_sort_order_free(o); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+        if (!o || push((void ***)&m->orders, &m->norders, o) < 0) {
+            floe_ice_sort_order_free(o);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         m->default_sort_order_id = 0;
     }
 
@@ -685,10 +853,14 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         if (!json_is_array(snaps)) return bad(err, "snapshots must be an array");
         size_t i;
         json_t *sj;
-        json_array_foreach(snaps, i, sj) {
+        json_array_foreach(snaps, i, sj)
+        {
             floe_ice_snapshot_t *s = snapshot_from_json(sj, err);
             if (!s) return -1;
-            if (push((void ***)&m->snapshots, &m->nsnapshots, s) < 0) { floe_ice_snapshot_free(s); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+            if (push((void ***)&m->snapshots, &m->nsnapshots, s) < 0) {
+                floe_ice_snapshot_free(s);
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            }
         }
     }
     if (m->current_snapshot_id >= 0 && !floe_ice_metadata_current_snapshot(m))
@@ -698,7 +870,8 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (log && !json_is_null(log)) {
         if (!json_is_array(log)) return bad(err, "snapshot-log must be an array");
         size_t n = json_array_size(log);
-        if (n && !(m->snapshot_log = calloc(n, sizeof *m->snapshot_log))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(m->snapshot_log = calloc(n, sizeof *m->snapshot_log)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(log, i);
             if (!json_is_object(e)) return bad(err, "snapshot-log entry must be an object");
@@ -712,7 +885,8 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (log && !json_is_null(log)) {
         if (!json_is_array(log)) return bad(err, "metadata-log must be an array");
         size_t n = json_array_size(log);
-        if (n && !(m->metadata_log = calloc(n, sizeof *m->metadata_log))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(m->metadata_log = calloc(n, sizeof *m->metadata_log)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(log, i);
             const char *f;
@@ -720,7 +894,8 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (get_i64(e, "timestamp-ms", true, &m->metadata_log[i].timestamp_ms, err) != 0 ||
                 !(f = get_str(e, "metadata-file", true, err)))
                 return -1;
-            if (!(m->metadata_log[i].file = strdup(f))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!(m->metadata_log[i].file = strdup(f)))
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             m->nmetadata_log++;
         }
     }
@@ -729,14 +904,17 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (refs && !json_is_null(refs)) {
         if (!json_is_object(refs)) return bad(err, "refs must be an object");
         size_t n = json_object_size(refs);
-        if (n && !(m->refs = calloc(n, sizeof *m->refs))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(m->refs = calloc(n, sizeof *m->refs)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         const char *k;
         json_t *v;
-        json_object_foreach(refs, k, v) {
+        json_object_foreach(refs, k, v)
+        {
             floe_ice_ref_t *r = &m->refs[m->nrefs];
             if (ref_from_json(v, r, "snapshot-id", err) < 0) return -1;
             if (!floe_ice_metadata_snapshot(m, r->snapshot_id))
-                return floe_err_set(err, FLOE_ECORRUPT, "metadata: ref '%.64s' names no snapshot", k);
+                return floe_err_set(err, FLOE_ECORRUPT, "metadata: ref '%.64s' names no snapshot",
+                                    k);
             if (!(r->name = strdup(k))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
             m->nrefs++;
         }
@@ -750,7 +928,8 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         nr[m->nrefs].snapshot_id = m->current_snapshot_id;
         nr[m->nrefs].max_ref_age_ms = nr[m->nrefs].max_snapshot_age_ms = -1;
         nr[m->nrefs].min_snapshots_to_keep = -1;
-        if (!(nr[m->nrefs].name = strdup("main"))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(nr[m->nrefs].name = strdup("main")))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         m->nrefs++;
     } else if (floe_ice_metadata_ref(m, "main") &&
                floe_ice_metadata_ref(m, "main")->snapshot_id != m->current_snapshot_id) {
@@ -782,10 +961,22 @@ floe_ice_metadata_t *floe_ice_metadata_from_json(const char *json, size_t len, f
 /* ---- REST updates and requirements ---- */
 
 static const char *const update_names[] = {
-    NULL, "assign-uuid", "upgrade-format-version", "add-schema", "set-current-schema",
-    "add-spec", "set-default-spec", "add-sort-order", "set-default-sort-order",
-    "add-snapshot", "set-snapshot-ref", "remove-snapshots", "remove-snapshot-ref",
-    "set-location", "set-properties", "remove-properties",
+    NULL,
+    "assign-uuid",
+    "upgrade-format-version",
+    "add-schema",
+    "set-current-schema",
+    "add-spec",
+    "set-default-spec",
+    "add-sort-order",
+    "set-default-sort-order",
+    "add-snapshot",
+    "set-snapshot-ref",
+    "remove-snapshots",
+    "remove-snapshot-ref",
+    "set-location",
+    "set-properties",
+    "remove-properties",
 };
 
 static int append_dump(json_t *o, floe_buf_t *out, floe_err_t *err)
@@ -806,17 +997,27 @@ int floe_ice_update_to_json(const floe_ice_update_t *u, floe_buf_t *out, floe_er
     int rc = !o;
     if (o) rc |= set_new(o, "action", json_string(update_names[u->kind]));
     switch (u->kind) {
-    case FLOE_ICE_UP_ASSIGN_UUID: rc |= set_new(o, "uuid", json_string(u->str ? u->str : "")); break;
-    case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION: rc |= set_new(o, "format-version", json_integer(u->id)); break;
+    case FLOE_ICE_UP_ASSIGN_UUID:
+        rc |= set_new(o, "uuid", json_string(u->str ? u->str : ""));
+        break;
+    case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION:
+        rc |= set_new(o, "format-version", json_integer(u->id));
+        break;
     case FLOE_ICE_UP_ADD_SCHEMA:
         rc |= !u->schema || set_new(o, "schema", schema_to_json(u->schema));
         break;
     case FLOE_ICE_UP_SET_CURRENT_SCHEMA: rc |= set_new(o, "schema-id", json_integer(u->id)); break;
     case FLOE_ICE_UP_ADD_SPEC: rc |= !u->spec || set_new(o, "spec", spec_to_json(u->spec)); break;
     case FLOE_ICE_UP_SET_DEFAULT_SPEC: rc |= set_new(o, "spec-id", json_integer(u->id)); break;
-    case FLOE_ICE_UP_ADD_SORT_ORDER: rc |= !u->order || set_new(o, "sort-order", order_to_json(u->order)); break;
-    case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER: rc |= set_new(o, "sort-order-id", json_integer(u->id)); break;
-    case FLOE_ICE_UP_ADD_SNAPSHOT: rc |= !u->snapshot || set_new(o, "snapshot", snapshot_to_json(u->snapshot)); break;
+    case FLOE_ICE_UP_ADD_SORT_ORDER:
+        rc |= !u->order || set_new(o, "sort-order", order_to_json(u->order));
+        break;
+    case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER:
+        rc |= set_new(o, "sort-order-id", json_integer(u->id));
+        break;
+    case FLOE_ICE_UP_ADD_SNAPSHOT:
+        rc |= !u->snapshot || set_new(o, "snapshot", snapshot_to_json(u->snapshot));
+        break;
     case FLOE_ICE_UP_SET_SNAPSHOT_REF: {
         json_t *r = ref_to_json(&u->ref);
         rc |= !r || !u->ref.name;
@@ -832,20 +1033,29 @@ int floe_ice_update_to_json(const floe_ice_update_t *u, floe_buf_t *out, floe_er
     case FLOE_ICE_UP_REMOVE_SNAPSHOTS: {
         json_t *a = json_array();
         rc |= set_new(o, "snapshot-ids", a);
-        for (size_t i = 0; !rc && i < u->nsnapshot_ids; i++) rc |= json_array_append_new(a, json_integer(u->snapshot_ids[i]));
+        for (size_t i = 0; !rc && i < u->nsnapshot_ids; i++)
+            rc |= json_array_append_new(a, json_integer(u->snapshot_ids[i]));
         break;
     }
-    case FLOE_ICE_UP_REMOVE_SNAPSHOT_REF: rc |= set_new(o, "ref-name", json_string(u->ref.name ? u->ref.name : "")); break;
-    case FLOE_ICE_UP_SET_LOCATION: rc |= set_new(o, "location", json_string(u->str ? u->str : "")); break;
+    case FLOE_ICE_UP_REMOVE_SNAPSHOT_REF:
+        rc |= set_new(o, "ref-name", json_string(u->ref.name ? u->ref.name : ""));
+        break;
+    case FLOE_ICE_UP_SET_LOCATION:
+        rc |= set_new(o, "location", json_string(u->str ? u->str : ""));
+        break;
     case FLOE_ICE_UP_SET_PROPERTIES: rc |= set_new(o, "updates", props_to_json(&u->props)); break;
     case FLOE_ICE_UP_REMOVE_PROPERTIES: {
         json_t *a = json_array();
         rc |= set_new(o, "removals", a);
-        for (size_t i = 0; !rc && i < u->props.n; i++) rc |= json_array_append_new(a, json_string(u->props.kv[i].key));
+        for (size_t i = 0; !rc && i < u->props.n; i++)
+            rc |= json_array_append_new(a, json_string(u->props.kv[i].key));
         break;
     }
     }
-    if (rc) { json_decref(o); return floe_err_set(err, FLOE_ENOMEM, "cannot render update"); }
+    if (rc) {
+        json_decref(o);
+        return floe_err_set(err, FLOE_ENOMEM, "cannot render update");
+    }
     return append_dump(o, out, err);
 }
 
@@ -860,12 +1070,14 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
     switch (u->kind) {
     case FLOE_ICE_UP_ASSIGN_UUID:
     case FLOE_ICE_UP_SET_LOCATION: {
-        const char *s = get_str(j, u->kind == FLOE_ICE_UP_ASSIGN_UUID ? "uuid" : "location", true, err);
+        const char *s =
+            get_str(j, u->kind == FLOE_ICE_UP_ASSIGN_UUID ? "uuid" : "location", true, err);
         if (!s) return -1;
         if (!(u->str = strdup(s))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return 0;
     }
-    case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION: return get_i32(j, "format-version", true, &u->id, err) ? -1 : 0;
+    case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION:
+        return get_i32(j, "format-version", true, &u->id, err) ? -1 : 0;
     case FLOE_ICE_UP_ADD_SCHEMA:
         if (get_i32(j, "last-column-id", false, &dummy, err) < 0) return -1;
         return (u->schema = schema_from_json(json_object_get(j, "schema"), err)) ? 0 : -1;
@@ -874,13 +1086,17 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
         int32_t next = 1000;
         json_t *sj = json_object_get(j, "spec");
         if (json_is_object(sj) && !json_object_get(sj, "spec-id"))
-            return (u->spec = spec_from_fields(json_object_get(sj, "fields"), 0, &next, err)) ? 0 : -1;
+            return (u->spec = spec_from_fields(json_object_get(sj, "fields"), 0, &next, err)) ? 0
+                                                                                              : -1;
         return (u->spec = spec_from_json(sj, &next, err)) ? 0 : -1;
     }
     case FLOE_ICE_UP_SET_DEFAULT_SPEC: return get_i32(j, "spec-id", true, &u->id, err) ? -1 : 0;
-    case FLOE_ICE_UP_ADD_SORT_ORDER: return (u->order = order_from_json(json_object_get(j, "sort-order"), err)) ? 0 : -1;
-    case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER: return get_i32(j, "sort-order-id", true, &u->id, err) ? -1 : 0;
-    case FLOE_ICE_UP_ADD_SNAPSHOT: return (u->snapshot = snapshot_from_json(json_object_get(j, "snapshot"), err)) ? 0 : -1;
+    case FLOE_ICE_UP_ADD_SORT_ORDER:
+        return (u->order = order_from_json(json_object_get(j, "sort-order"), err)) ? 0 : -1;
+    case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER:
+        return get_i32(j, "sort-order-id", true, &u->id, err) ? -1 : 0;
+    case FLOE_ICE_UP_ADD_SNAPSHOT:
+        return (u->snapshot = snapshot_from_json(json_object_get(j, "snapshot"), err)) ? 0 : -1;
     case FLOE_ICE_UP_SET_SNAPSHOT_REF: {
         const char *n = get_str(j, "ref-name", true, err);
         if (!n || ref_from_json(j, &u->ref, "snapshot-id", err) < 0) return -1;
@@ -897,7 +1113,8 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
         json_t *ids = json_object_get(j, "snapshot-ids");
         if (!json_is_array(ids)) return bad(err, "snapshot-ids must be an array");
         size_t n = json_array_size(ids);
-        if (n && !(u->snapshot_ids = calloc(n, sizeof *u->snapshot_ids))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(u->snapshot_ids = calloc(n, sizeof *u->snapshot_ids)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
             json_t *v = json_array_get(ids, i);
             if (!json_is_integer(v)) return bad(err, "snapshot-ids must hold integers");
@@ -912,9 +1129,11 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
         if (!json_is_array(r)) return bad(err, "removals must be an array");
         size_t i;
         json_t *v;
-        json_array_foreach(r, i, v) {
+        json_array_foreach(r, i, v)
+        {
             if (!json_is_string(v)) return bad(err, "removals must hold strings");
-            if (floe_ice_props_set(&u->props, json_string_value(v), "") < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (floe_ice_props_set(&u->props, json_string_value(v), "") < 0)
+                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         }
         return 0;
     }
@@ -933,15 +1152,21 @@ int floe_ice_update_from_json(const char *json, size_t len, floe_ice_update_t *u
     return rc;
 }
 
-static const struct { floe_ice_req_kind_t k; const char *name, *key; } req_names[] = {
+static const struct {
+    floe_ice_req_kind_t k;
+    const char *name, *key;
+} req_names[] = {
     {FLOE_ICE_REQ_ASSERT_CREATE, "assert-create", NULL},
     {FLOE_ICE_REQ_ASSERT_TABLE_UUID, "assert-table-uuid", NULL},
     {FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID, "assert-ref-snapshot-id", "snapshot-id"},
-    {FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_FIELD_ID, "assert-last-assigned-field-id", "last-assigned-field-id"},
+    {FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_FIELD_ID, "assert-last-assigned-field-id",
+     "last-assigned-field-id"},
     {FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID, "assert-current-schema-id", "current-schema-id"},
-    {FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_PARTITION_ID, "assert-last-assigned-partition-id", "last-assigned-partition-id"},
+    {FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_PARTITION_ID, "assert-last-assigned-partition-id",
+     "last-assigned-partition-id"},
     {FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID, "assert-default-spec-id", "default-spec-id"},
-    {FLOE_ICE_REQ_ASSERT_DEFAULT_SORT_ORDER_ID, "assert-default-sort-order-id", "default-sort-order-id"},
+    {FLOE_ICE_REQ_ASSERT_DEFAULT_SORT_ORDER_ID, "assert-default-sort-order-id",
+     "default-sort-order-id"},
 };
 
 int floe_ice_req_to_json(const floe_ice_req_t *r, floe_buf_t *out, floe_err_t *err)
@@ -950,14 +1175,18 @@ int floe_ice_req_to_json(const floe_ice_req_t *r, floe_buf_t *out, floe_err_t *e
         if (req_names[i].k != r->kind) continue;
         json_t *o = json_object();
         int rc = !o || set_new(o, "type", json_string(req_names[i].name));
-        if (r->kind == FLOE_ICE_REQ_ASSERT_TABLE_UUID) rc |= set_new(o, "uuid", json_string(r->uuid));
+        if (r->kind == FLOE_ICE_REQ_ASSERT_TABLE_UUID)
+            rc |= set_new(o, "uuid", json_string(r->uuid));
         if (r->kind == FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID) {
             rc |= set_new(o, "ref", json_string(r->ref));
             rc |= set_new(o, "snapshot-id", r->value < 0 ? json_null() : json_integer(r->value));
         } else if (req_names[i].key) {
             rc |= set_new(o, req_names[i].key, json_integer(r->value));
         }
-        if (rc) { json_decref(o); return floe_err_set(err, FLOE_ENOMEM, "out of memory"); }
+        if (rc) {
+            json_decref(o);
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        }
         return append_dump(o, out, err);
     }
     return floe_err_set(err, FLOE_EINVAL, "unknown requirement kind");
@@ -978,10 +1207,12 @@ int floe_ice_req_from_json(const char *json, size_t len, floe_ice_req_t *r, floe
         if (r->kind == FLOE_ICE_REQ_ASSERT_TABLE_UUID) {
             const char *u = get_str(j, "uuid", true, err);
             if (!u || strlen(u) != 36) rc = bad(err, "assert-table-uuid needs a uuid");
-            else memcpy(r->uuid, u, 37);
+            else
+                memcpy(r->uuid, u, 37);
         } else if (r->kind == FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID) {
             const char *ref = get_str(j, "ref", true, err);
-            if (!ref || strlen(ref) >= sizeof r->ref) rc = bad(err, "assert-ref-snapshot-id needs a ref");
+            if (!ref || strlen(ref) >= sizeof r->ref)
+                rc = bad(err, "assert-ref-snapshot-id needs a ref");
             else {
                 memcpy(r->ref, ref, strlen(ref) + 1);
                 r->value = -1;
@@ -991,7 +1222,8 @@ int floe_ice_req_from_json(const char *json, size_t len, floe_ice_req_t *r, floe
             if (get_i64(j, req_names[i].key, true, &r->value, err) != 0) rc = -1;
         }
     }
-    if (t && rc < 0 && !r->kind) floe_err_set(err, FLOE_EUNSUPPORTED, "requirement '%.64s' not supported", t);
+    if (t && rc < 0 && !r->kind)
+        floe_err_set(err, FLOE_EUNSUPPORTED, "requirement '%.64s' not supported", t);
     json_decref(j);
     return rc;
 }

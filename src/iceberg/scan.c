@@ -6,9 +6,12 @@
 
 struct floe_ice_scan {
     size_t manifests_read, manifests_skipped;
-    floe_ice_manifest_entry_t *data; size_t ndata;
-    floe_ice_manifest_entry_t *dels; size_t ndels;
-    floe_ice_scan_task_t *tasks; size_t ntasks;
+    floe_ice_manifest_entry_t *data;
+    size_t ndata;
+    floe_ice_manifest_entry_t *dels;
+    size_t ndels;
+    floe_ice_scan_task_t *tasks;
+    size_t ntasks;
 };
 
 void floe_ice_snapshot_content_free(floe_ice_snapshot_content_t *c)
@@ -30,8 +33,10 @@ static int content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap, keep
 {
     memset(out, 0, sizeof *out);
     if (!snap->manifest_list)
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "snapshot %lld has no manifest list", (long long)snap->snapshot_id);
-    if (floe_ice_manifest_list_read(io, snap->manifest_list, &out->manifests, &out->nmanifests, err) < 0)
+        return floe_err_set(err, FLOE_EUNSUPPORTED, "snapshot %lld has no manifest list",
+                            (long long)snap->snapshot_id);
+    if (floe_ice_manifest_list_read(io, snap->manifest_list, &out->manifests, &out->nmanifests,
+                                    err) < 0)
         return -1;
     if (out->nmanifests) {
         out->entries = calloc(out->nmanifests, sizeof *out->entries);
@@ -46,7 +51,8 @@ static int content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap, keep
             (*skipped)++;
             continue;
         }
-        if (floe_ice_manifest_read(io, out->manifests[i].path, &out->entries[i], &out->nentries[i], err) < 0) {
+        if (floe_ice_manifest_read(io, out->manifests[i].path, &out->entries[i], &out->nentries[i],
+                                   err) < 0) {
             floe_ice_snapshot_content_free(out);
             return -1;
         }
@@ -55,7 +61,8 @@ static int content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap, keep
         for (size_t k = 0; k < out->nentries[i]; k++) {
             floe_ice_manifest_entry_t *e = &out->entries[i][k];
             if (e->sequence_number < 0) e->sequence_number = out->manifests[i].sequence_number;
-            if (e->file_sequence_number < 0) e->file_sequence_number = out->manifests[i].sequence_number;
+            if (e->file_sequence_number < 0)
+                e->file_sequence_number = out->manifests[i].sequence_number;
             if (e->snapshot_id < 0) e->snapshot_id = out->manifests[i].added_snapshot_id;
             e->file.spec_id = out->manifests[i].spec_id;
         }
@@ -92,18 +99,22 @@ static bool manifest_may_match(void *ctx, const floe_ice_manifest_file_t *m)
         for (size_t i = 0; i < spec->nfields; i++) {
             const floe_ice_partition_field_t *pf = &spec->fields[i];
             const floe_ice_field_summary_t *fs = &m->partitions[i];
-            if (pf->source_id != p->preds[q].source_id || pf->transform.kind == FLOE_ICE_T_VOID) continue;
+            if (pf->source_id != p->preds[q].source_id || pf->transform.kind == FLOE_ICE_T_VOID)
+                continue;
             floe_ice_value_t tv;
             floe_err_t e;
-            if (floe_ice_transform_apply(pf->transform, src->type, &p->preds[q].value, &tv, &e) < 0) continue;
+            if (floe_ice_transform_apply(pf->transform, src->type, &p->preds[q].value, &tv, &e) < 0)
+                continue;
             bool out = false;
             if (tv.is_null) {
                 out = !fs->contains_null;
             } else if (fs->has_lower && fs->has_upper) {
                 floe_ice_type_t *rt = floe_ice_transform_result_type(pf->transform, src->type, &e);
                 floe_ice_value_t lo, hi;
-                if (rt && floe_ice_value_deserialize(rt, fs->lower.data, fs->lower.len, &lo, &e) == 0) {
-                    if (floe_ice_value_deserialize(rt, fs->upper.data, fs->upper.len, &hi, &e) == 0) {
+                if (rt &&
+                    floe_ice_value_deserialize(rt, fs->lower.data, fs->lower.len, &lo, &e) == 0) {
+                    if (floe_ice_value_deserialize(rt, fs->upper.data, fs->upper.len, &hi, &e) ==
+                        0) {
                         out = floe_ice_value_cmp(&tv, &lo) < 0 || floe_ice_value_cmp(&tv, &hi) > 0;
                         floe_ice_value_clear(&hi);
                     }
@@ -111,7 +122,7 @@ static bool manifest_may_match(void *ctx, const floe_ice_manifest_file_t *m)
                 }
                 floe_ice_type_free(rt);
             } else if (!fs->has_lower && !fs->has_upper && fs->contains_nan <= 0) {
-                out = true;   /* only nulls in this field */
+                out = true; /* only nulls in this field */
             }
             floe_ice_value_clear(&tv);
             if (out) return false;
@@ -139,7 +150,8 @@ static bool unpartitioned(const floe_ice_metadata_t *md, int32_t spec_id)
 
 /* false when a predicate proves the file holds no matching row */
 static bool may_match(const floe_ice_metadata_t *md, const floe_ice_schema_t *schema,
-                      const floe_ice_data_file_t *f, const floe_ice_scan_pred_t *preds, size_t npreds)
+                      const floe_ice_data_file_t *f, const floe_ice_scan_pred_t *preds,
+                      size_t npreds)
 {
     const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, f->spec_id);
     if (!spec || spec->nfields != f->npartition) return true;
@@ -148,10 +160,12 @@ static bool may_match(const floe_ice_metadata_t *md, const floe_ice_schema_t *sc
         if (!src) continue;
         for (size_t i = 0; i < spec->nfields; i++) {
             const floe_ice_partition_field_t *pf = &spec->fields[i];
-            if (pf->source_id != preds[p].source_id || pf->transform.kind == FLOE_ICE_T_VOID) continue;
+            if (pf->source_id != preds[p].source_id || pf->transform.kind == FLOE_ICE_T_VOID)
+                continue;
             floe_ice_value_t tv;
             floe_err_t e;
-            if (floe_ice_transform_apply(pf->transform, src->type, &preds[p].value, &tv, &e) < 0) continue;
+            if (floe_ice_transform_apply(pf->transform, src->type, &preds[p].value, &tv, &e) < 0)
+                continue;
             bool eq = floe_ice_value_eq(&tv, &f->partition[i]);
             floe_ice_value_clear(&tv);
             if (!eq) return false;
@@ -161,14 +175,17 @@ static bool may_match(const floe_ice_metadata_t *md, const floe_ice_schema_t *sc
 }
 
 int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t snapshot_id,
-                       const floe_ice_scan_pred_t *preds, size_t npreds,
-                       floe_ice_scan_t **out, floe_err_t *err)
+                       const floe_ice_scan_pred_t *preds, size_t npreds, floe_ice_scan_t **out,
+                       floe_err_t *err)
 {
     *out = NULL;
     floe_ice_scan_t *s = calloc(1, sizeof *s);
     if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     if (snapshot_id < 0) snapshot_id = md->current_snapshot_id;
-    if (snapshot_id < 0) { *out = s; return 0; }
+    if (snapshot_id < 0) {
+        *out = s;
+        return 0;
+    }
     const floe_ice_snapshot_t *snap = floe_ice_metadata_snapshot(md, snapshot_id);
     if (!snap) {
         free(s);
@@ -177,7 +194,8 @@ int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t
     const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     floe_ice_snapshot_content_t c;
     prune_ctx_t pc = {md, schema, preds, npreds};
-    if (content_read(io, snap, npreds ? manifest_may_match : NULL, &pc, &c, &s->manifests_skipped, err) < 0) {
+    if (content_read(io, snap, npreds ? manifest_may_match : NULL, &pc, &c, &s->manifests_skipped,
+                     err) < 0) {
         free(s);
         return -1;
     }
@@ -214,11 +232,13 @@ int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t
             const floe_ice_manifest_entry_t *x = &s->dels[k];
             bool applies;
             if (x->file.content == FLOE_ICE_CONTENT_POSITION_DELETES)
-                applies = x->sequence_number >= d->sequence_number &&
-                          (same_partition(&x->file, &d->file) || unpartitioned(md, x->file.spec_id));
+                applies =
+                    x->sequence_number >= d->sequence_number &&
+                    (same_partition(&x->file, &d->file) || unpartitioned(md, x->file.spec_id));
             else
-                applies = x->sequence_number > d->sequence_number &&
-                          (same_partition(&x->file, &d->file) || unpartitioned(md, x->file.spec_id));
+                applies =
+                    x->sequence_number > d->sequence_number &&
+                    (same_partition(&x->file, &d->file) || unpartitioned(md, x->file.spec_id));
             if (!applies) continue;
             const floe_ice_data_file_t **nd = realloc(t->deletes, (t->ndeletes + 1) * sizeof *nd);
             if (!nd) goto oom2;
@@ -235,11 +255,26 @@ oom2:
     return floe_err_set(err, FLOE_ENOMEM, "out of memory");
 }
 
-size_t floe_ice_scan_ntasks(const floe_ice_scan_t *s) { return s->ntasks; }
-size_t floe_ice_scan_manifests_skipped(const floe_ice_scan_t *s) { return s->manifests_skipped; }
-const floe_ice_scan_task_t *floe_ice_scan_task(const floe_ice_scan_t *s, size_t i) { return &s->tasks[i]; }
-size_t floe_ice_scan_ndelete_files(const floe_ice_scan_t *s) { return s->ndels; }
-const floe_ice_manifest_entry_t *floe_ice_scan_delete_file(const floe_ice_scan_t *s, size_t i) { return &s->dels[i]; }
+size_t floe_ice_scan_ntasks(const floe_ice_scan_t *s)
+{
+    return s->ntasks;
+}
+size_t floe_ice_scan_manifests_skipped(const floe_ice_scan_t *s)
+{
+    return s->manifests_skipped;
+}
+const floe_ice_scan_task_t *floe_ice_scan_task(const floe_ice_scan_t *s, size_t i)
+{
+    return &s->tasks[i];
+}
+size_t floe_ice_scan_ndelete_files(const floe_ice_scan_t *s)
+{
+    return s->ndels;
+}
+const floe_ice_manifest_entry_t *floe_ice_scan_delete_file(const floe_ice_scan_t *s, size_t i)
+{
+    return &s->dels[i];
+}
 
 void floe_ice_scan_free(floe_ice_scan_t *s)
 {

@@ -14,16 +14,16 @@
 #include "iceberg/manifest.h"
 
 typedef struct floe_ice_scan_task {
-    const floe_ice_data_file_t *file;       /* borrowed from the scan */
-    int64_t sequence_number;                /* data sequence number */
-    int64_t snapshot_id;                    /* snapshot that added it */
-    const floe_ice_data_file_t **deletes;   /* borrowed; applicable delete files */
+    const floe_ice_data_file_t *file;     /* borrowed from the scan */
+    int64_t sequence_number;              /* data sequence number */
+    int64_t snapshot_id;                  /* snapshot that added it */
+    const floe_ice_data_file_t **deletes; /* borrowed; applicable delete files */
     size_t ndeletes;
 } floe_ice_scan_task_t;
 
 typedef struct floe_ice_scan_pred {
-    int32_t source_id;          /* schema field id */
-    floe_ice_value_t value;     /* of the field's type; borrowed */
+    int32_t source_id;      /* schema field id */
+    floe_ice_value_t value; /* of the field's type; borrowed */
 } floe_ice_scan_pred_t;
 
 typedef struct floe_ice_scan floe_ice_scan_t;
@@ -32,8 +32,8 @@ typedef struct floe_ice_scan floe_ice_scan_t;
  * snapshots plans empty).  md, preds borrowed for the call.  Caller frees
  * *out with floe_ice_scan_free. */
 int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t snapshot_id,
-                       const floe_ice_scan_pred_t *preds, size_t npreds,
-                       floe_ice_scan_t **out, floe_err_t *err);
+                       const floe_ice_scan_pred_t *preds, size_t npreds, floe_ice_scan_t **out,
+                       floe_err_t *err);
 size_t floe_ice_scan_ntasks(const floe_ice_scan_t *s);
 /* Borrowed; valid until floe_ice_scan_free. */
 const floe_ice_scan_task_t *floe_ice_scan_task(const floe_ice_scan_t *s, size_t i);
@@ -48,8 +48,10 @@ void floe_ice_scan_free(floe_ice_scan_t *s);
  * ones), for producers and maintenance.  Caller frees with
  * floe_ice_snapshot_content_free. */
 typedef struct floe_ice_snapshot_content {
-    floe_ice_manifest_file_t *manifests; size_t nmanifests;
-    floe_ice_manifest_entry_t **entries; size_t *nentries;   /* per manifest */
+    floe_ice_manifest_file_t *manifests;
+    size_t nmanifests;
+    floe_ice_manifest_entry_t **entries;
+    size_t *nentries; /* per manifest */
 } floe_ice_snapshot_content_t;
 
 int floe_ice_snapshot_content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap,

@@ -22,9 +22,9 @@
 #include "iceberg/manifest.h"
 
 typedef enum floe_ice_op {
-    FLOE_ICE_OP_APPEND = 1,     /* data files only; operation "append" */
-    FLOE_ICE_OP_ROW_DELTA,      /* data + position/equality deletes; "overwrite" (or "append"/"delete") */
-    FLOE_ICE_OP_REWRITE,        /* replace live files by new ones; "replace" (or
+    FLOE_ICE_OP_APPEND = 1, /* data files only; operation "append" */
+    FLOE_ICE_OP_ROW_DELTA, /* data + position/equality deletes; "overwrite" (or "append"/"delete") */
+    FLOE_ICE_OP_REWRITE,   /* replace live files by new ones; "replace" (or
                                    "overwrite" when the records added differ
                                    from those removed: new data came along) */
 } floe_ice_op_t;
@@ -50,7 +50,8 @@ int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *e
  * commit as the files (added unless an equal schema exists), so evolved
  * columns and the data that needs them appear together.  The commit then
  * also requires that nobody changed the current schema meanwhile. */
-int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema, floe_err_t *err);
+int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *schema,
+                               floe_err_t *err);
 /* Extra snapshot summary property (copied), e.g. "floe.offsets". */
 int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value,
                                 floe_err_t *err);

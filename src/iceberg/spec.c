@@ -21,8 +21,8 @@ void floe_ice_spec_free(floe_ice_spec_t *s)
     free(s);
 }
 
-int floe_ice_spec_add(floe_ice_spec_t *s, int32_t source_id, int32_t field_id,
-                      const char *name, floe_ice_transform_t t)
+int floe_ice_spec_add(floe_ice_spec_t *s, int32_t source_id, int32_t field_id, const char *name,
+                      floe_ice_transform_t t)
 {
     floe_ice_partition_field_t *nf = realloc(s->fields, (s->nfields + 1) * sizeof *nf);
     if (!nf) return -1;
@@ -42,8 +42,8 @@ floe_ice_spec_t *floe_ice_spec_dup(const floe_ice_spec_t *s)
     floe_ice_spec_t *c = floe_ice_spec_new(s->spec_id);
     if (!c) return NULL;
     for (size_t i = 0; i < s->nfields; i++)
-        if (floe_ice_spec_add(c, s->fields[i].source_id, s->fields[i].field_id,
-                              s->fields[i].name, s->fields[i].transform) < 0) {
+        if (floe_ice_spec_add(c, s->fields[i].source_id, s->fields[i].field_id, s->fields[i].name,
+                              s->fields[i].transform) < 0) {
             floe_ice_spec_free(c);
             return NULL;
         }
@@ -70,8 +70,9 @@ int floe_ice_spec_validate(const floe_ice_spec_t *s, const floe_ice_schema_t *sc
         const floe_ice_partition_field_t *pf = &s->fields[i];
         const floe_ice_field_t *src = floe_ice_schema_find(schema, pf->source_id);
         if (!src && pf->transform.kind != FLOE_ICE_T_VOID)
-            return floe_err_set(err, FLOE_EINVAL, "partition field '%s': source id %d not in schema",
-                                pf->name, pf->source_id);
+            return floe_err_set(err, FLOE_EINVAL,
+                                "partition field '%s': source id %d not in schema", pf->name,
+                                pf->source_id);
         if (src && !floe_ice_transform_can_apply(pf->transform, src->type)) {
             char a[32], b[48];
             return floe_err_set(err, FLOE_EINVAL, "partition field '%s': %s does not apply to %s",
@@ -122,7 +123,11 @@ static int parse_item(floe_ice_spec_t *spec, const floe_ice_schema_t *schema, ch
             *comma = '\0';
             arg = trim(comma + 1);
             col = trim(col);
-            if (all_digits(col) && !all_digits(arg)) { char *t = col; col = arg; arg = t; }
+            if (all_digits(col) && !all_digits(arg)) {
+                char *t = col;
+                col = arg;
+                arg = t;
+            }
         }
         col = trim(col);
     }
@@ -137,28 +142,36 @@ static int parse_item(floe_ice_spec_t *spec, const floe_ice_schema_t *schema, ch
                 return floe_err_set(err, FLOE_EINVAL, "%s(%.64s): needs a width/count", fn, col);
             snprintf(tname, sizeof tname, "%s[%s]", fn, arg);
         } else {
-            if (arg) return floe_err_set(err, FLOE_EINVAL, "%s(%.64s): takes no parameter", fn, col);
+            if (arg)
+                return floe_err_set(err, FLOE_EINVAL, "%s(%.64s): takes no parameter", fn, col);
             if (strcmp(fn, "years") == 0) fn = "year";
-            else if (strcmp(fn, "months") == 0) fn = "month";
-            else if (strcmp(fn, "days") == 0) fn = "day";
-            else if (strcmp(fn, "hours") == 0) fn = "hour";
+            else if (strcmp(fn, "months") == 0)
+                fn = "month";
+            else if (strcmp(fn, "days") == 0)
+                fn = "day";
+            else if (strcmp(fn, "hours") == 0)
+                fn = "hour";
             snprintf(tname, sizeof tname, "%s", fn);
         }
         if (floe_ice_transform_parse(tname, &t, err) < 0) return -1;
-        suffix = t.kind == FLOE_ICE_T_BUCKET ? "_bucket" : t.kind == FLOE_ICE_T_TRUNCATE ? "_trunc"
-               : t.kind == FLOE_ICE_T_VOID ? "_null" : t.kind == FLOE_ICE_T_IDENTITY ? "" : NULL;
+        suffix = t.kind == FLOE_ICE_T_BUCKET     ? "_bucket"
+                 : t.kind == FLOE_ICE_T_TRUNCATE ? "_trunc"
+                 : t.kind == FLOE_ICE_T_VOID     ? "_null"
+                 : t.kind == FLOE_ICE_T_IDENTITY ? ""
+                                                 : NULL;
         if (!suffix) {
             snprintf(sfx, sizeof sfx, "_%s", fn);
             suffix = sfx;
         }
     }
     const floe_ice_field_t *f = floe_ice_schema_find_name(schema, col);
-    if (!f) return floe_err_set(err, FLOE_EINVAL, "partition source column '%.64s' not in schema", col);
+    if (!f)
+        return floe_err_set(err, FLOE_EINVAL, "partition source column '%.64s' not in schema", col);
     if (!floe_ice_transform_can_apply(t, f->type)) {
         char a[32], b[48];
-        return floe_err_set(err, FLOE_EINVAL, "transform %s cannot apply to column '%.64s' of type %s",
-                            floe_ice_transform_name(t, b, sizeof b), col,
-                            floe_ice_type_name(f->type, a, sizeof a));
+        return floe_err_set(
+            err, FLOE_EINVAL, "transform %s cannot apply to column '%.64s' of type %s",
+            floe_ice_transform_name(t, b, sizeof b), col, floe_ice_type_name(f->type, a, sizeof a));
     }
     char name[300];
     snprintf(name, sizeof name, "%s%s", col, suffix);
@@ -171,8 +184,7 @@ static int parse_item(floe_ice_spec_t *spec, const floe_ice_schema_t *schema, ch
 }
 
 floe_ice_spec_t *floe_ice_spec_parse(const floe_ice_schema_t *schema, const char *text,
-                                     int32_t spec_id, int32_t *last_partition_id,
-                                     floe_err_t *err)
+                                     int32_t spec_id, int32_t *last_partition_id, floe_err_t *err)
 {
     floe_ice_spec_t *spec = floe_ice_spec_new(spec_id);
     char *copy = strdup(text ? text : "");
@@ -190,7 +202,8 @@ floe_ice_spec_t *floe_ice_spec_parse(const floe_ice_schema_t *schema, const char
             char *q = p;
             while (*q && !(*q == ',' && depth == 0)) {
                 if (*q == '(') depth++;
-                else if (*q == ')') depth--;
+                else if (*q == ')')
+                    depth--;
                 q++;
             }
             bool end = *q == '\0';
@@ -214,7 +227,10 @@ floe_ice_type_t *floe_ice_spec_partition_type(const floe_ice_spec_t *s,
                                               const floe_ice_schema_t *schema, floe_err_t *err)
 {
     floe_ice_type_t *st = floe_ice_type_struct();
-    if (!st) { floe_err_set(err, FLOE_ENOMEM, "out of memory"); return NULL; }
+    if (!st) {
+        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     for (size_t i = 0; i < s->nfields; i++) {
         const floe_ice_partition_field_t *pf = &s->fields[i];
         const floe_ice_field_t *src = floe_ice_schema_find(schema, pf->source_id);

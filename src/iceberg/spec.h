@@ -20,7 +20,7 @@ typedef enum floe_ice_transform_kind {
 
 typedef struct floe_ice_transform {
     floe_ice_transform_kind_t kind;
-    int32_t param;              /* bucket N, truncate W */
+    int32_t param; /* bucket N, truncate W */
 } floe_ice_transform_t;
 
 /* "identity", "bucket[16]", "truncate[5]", "day", ...  Returns 0 or -1. */
@@ -31,8 +31,8 @@ const char *floe_ice_transform_name(floe_ice_transform_t t, char *buf, size_t si
 bool floe_ice_transform_can_apply(floe_ice_transform_t t, const floe_ice_type_t *src);
 /* Result type of the transform for a source type; caller frees.  NULL with
  * *err when the transform does not apply to that type. */
-floe_ice_type_t *floe_ice_transform_result_type(floe_ice_transform_t t,
-                                                const floe_ice_type_t *src, floe_err_t *err);
+floe_ice_type_t *floe_ice_transform_result_type(floe_ice_transform_t t, const floe_ice_type_t *src,
+                                                floe_err_t *err);
 /* Apply to a value of the source type; *out is filled (caller clears).
  * Nulls map to nulls; void maps everything to null. */
 int floe_ice_transform_apply(floe_ice_transform_t t, const floe_ice_type_t *src,
@@ -49,23 +49,23 @@ int floe_ice_transform_human(floe_ice_transform_t t, const floe_ice_value_t *v, 
 
 typedef struct floe_ice_partition_field {
     int32_t source_id;
-    int32_t field_id;           /* >= 1000 by convention */
-    char *name;                 /* owned */
+    int32_t field_id; /* >= 1000 by convention */
+    char *name;       /* owned */
     floe_ice_transform_t transform;
 } floe_ice_partition_field_t;
 
 typedef struct floe_ice_spec {
     int32_t spec_id;
     size_t nfields;
-    floe_ice_partition_field_t *fields;  /* owned */
+    floe_ice_partition_field_t *fields; /* owned */
 } floe_ice_spec_t;
 
-floe_ice_spec_t *floe_ice_spec_new(int32_t spec_id);     /* unpartitioned */
+floe_ice_spec_t *floe_ice_spec_new(int32_t spec_id); /* unpartitioned */
 void floe_ice_spec_free(floe_ice_spec_t *s);
 floe_ice_spec_t *floe_ice_spec_dup(const floe_ice_spec_t *s);
 /* Copies name.  0 or -1 (ENOMEM). */
-int floe_ice_spec_add(floe_ice_spec_t *s, int32_t source_id, int32_t field_id,
-                      const char *name, floe_ice_transform_t t);
+int floe_ice_spec_add(floe_ice_spec_t *s, int32_t source_id, int32_t field_id, const char *name,
+                      floe_ice_transform_t t);
 /* Same fields (ids, sources, transforms, names); spec ids ignored. */
 bool floe_ice_spec_same(const floe_ice_spec_t *a, const floe_ice_spec_t *b);
 /* Parse "region, day(ts), bucket(user_id, 16), truncate(email, 5),
@@ -73,8 +73,7 @@ bool floe_ice_spec_same(const floe_ice_spec_t *a, const floe_ice_spec_t *b);
  * *last_partition_id + 1 (updated).  Names follow the usual convention:
  * region, ts_day, user_id_bucket, email_trunc, a_b_year.  Caller frees. */
 floe_ice_spec_t *floe_ice_spec_parse(const floe_ice_schema_t *schema, const char *text,
-                                     int32_t spec_id, int32_t *last_partition_id,
-                                     floe_err_t *err);
+                                     int32_t spec_id, int32_t *last_partition_id, floe_err_t *err);
 /* Check every field's source exists in schema and accepts its transform. */
 int floe_ice_spec_validate(const floe_ice_spec_t *s, const floe_ice_schema_t *schema,
                            floe_err_t *err);
@@ -96,9 +95,9 @@ typedef struct floe_ice_sort_field {
 } floe_ice_sort_field_t;
 
 typedef struct floe_ice_sort_order {
-    int32_t order_id;           /* 0 = unsorted */
+    int32_t order_id; /* 0 = unsorted */
     size_t nfields;
-    floe_ice_sort_field_t *fields;  /* owned */
+    floe_ice_sort_field_t *fields; /* owned */
 } floe_ice_sort_order_t;
 
 floe_ice_sort_order_t *floe_ice_sort_order_new(int32_t order_id);

@@ -19,10 +19,12 @@ static int64_t floordiv(int64_t a, int64_t b)
     return q;
 }
 
-static const struct { floe_ice_transform_kind_t k; const char *name; } tnames[] = {
-    {FLOE_ICE_T_IDENTITY, "identity"}, {FLOE_ICE_T_YEAR, "year"},
-    {FLOE_ICE_T_MONTH, "month"}, {FLOE_ICE_T_DAY, "day"}, {FLOE_ICE_T_HOUR, "hour"},
-    {FLOE_ICE_T_VOID, "void"},
+static const struct {
+    floe_ice_transform_kind_t k;
+    const char *name;
+} tnames[] = {
+    {FLOE_ICE_T_IDENTITY, "identity"}, {FLOE_ICE_T_YEAR, "year"}, {FLOE_ICE_T_MONTH, "month"},
+    {FLOE_ICE_T_DAY, "day"},           {FLOE_ICE_T_HOUR, "hour"}, {FLOE_ICE_T_VOID, "void"},
 };
 
 int floe_ice_transform_parse(const char *s, floe_ice_transform_t *out, floe_err_t *err)
@@ -35,8 +37,7 @@ int floe_ice_transform_parse(const char *s, floe_ice_transform_t *out, floe_err_
         }
     int n = 0;
     long long p;
-    if (sscanf(s, "bucket[%lld]%n", &p, &n) == 1 && s[n] == '\0')
-        out->kind = FLOE_ICE_T_BUCKET;
+    if (sscanf(s, "bucket[%lld]%n", &p, &n) == 1 && s[n] == '\0') out->kind = FLOE_ICE_T_BUCKET;
     else if ((n = 0, sscanf(s, "truncate[%lld]%n", &p, &n) == 1 && s[n] == '\0'))
         out->kind = FLOE_ICE_T_TRUNCATE;
     else
@@ -50,7 +51,8 @@ int floe_ice_transform_parse(const char *s, floe_ice_transform_t *out, floe_err_
 const char *floe_ice_transform_name(floe_ice_transform_t t, char *buf, size_t size)
 {
     if (t.kind == FLOE_ICE_T_BUCKET) snprintf(buf, size, "bucket[%" PRId32 "]", t.param);
-    else if (t.kind == FLOE_ICE_T_TRUNCATE) snprintf(buf, size, "truncate[%" PRId32 "]", t.param);
+    else if (t.kind == FLOE_ICE_T_TRUNCATE)
+        snprintf(buf, size, "truncate[%" PRId32 "]", t.param);
     else {
         snprintf(buf, size, "unknown");
         for (size_t i = 0; i < sizeof tnames / sizeof tnames[0]; i++)
@@ -64,22 +66,24 @@ bool floe_ice_transform_can_apply(floe_ice_transform_t t, const floe_ice_type_t 
     floe_ice_kind_t k = src->kind;
     if (!floe_ice_kind_is_primitive(k)) return false;
     switch (t.kind) {
-    case FLOE_ICE_T_IDENTITY: case FLOE_ICE_T_VOID: return true;
+    case FLOE_ICE_T_IDENTITY:
+    case FLOE_ICE_T_VOID: return true;
     case FLOE_ICE_T_BUCKET:
         return k != FLOE_ICE_BOOLEAN && k != FLOE_ICE_FLOAT && k != FLOE_ICE_DOUBLE;
     case FLOE_ICE_T_TRUNCATE:
         return k == FLOE_ICE_INT || k == FLOE_ICE_LONG || k == FLOE_ICE_DECIMAL ||
                k == FLOE_ICE_STRING || k == FLOE_ICE_BINARY;
-    case FLOE_ICE_T_YEAR: case FLOE_ICE_T_MONTH: case FLOE_ICE_T_DAY:
+    case FLOE_ICE_T_YEAR:
+    case FLOE_ICE_T_MONTH:
+    case FLOE_ICE_T_DAY:
         return k == FLOE_ICE_DATE || k == FLOE_ICE_TIMESTAMP || k == FLOE_ICE_TIMESTAMPTZ;
-    case FLOE_ICE_T_HOUR:
-        return k == FLOE_ICE_TIMESTAMP || k == FLOE_ICE_TIMESTAMPTZ;
+    case FLOE_ICE_T_HOUR: return k == FLOE_ICE_TIMESTAMP || k == FLOE_ICE_TIMESTAMPTZ;
     }
     return false;
 }
 
-floe_ice_type_t *floe_ice_transform_result_type(floe_ice_transform_t t,
-                                                const floe_ice_type_t *src, floe_err_t *err)
+floe_ice_type_t *floe_ice_transform_result_type(floe_ice_transform_t t, const floe_ice_type_t *src,
+                                                floe_err_t *err)
 {
     if (!floe_ice_transform_can_apply(t, src)) {
         char a[32], b[48];
@@ -89,9 +93,10 @@ floe_ice_type_t *floe_ice_transform_result_type(floe_ice_transform_t t,
     }
     floe_ice_type_t *r;
     switch (t.kind) {
-    case FLOE_ICE_T_BUCKET: case FLOE_ICE_T_YEAR: case FLOE_ICE_T_MONTH: case FLOE_ICE_T_HOUR:
-        r = floe_ice_type_prim(FLOE_ICE_INT);
-        break;
+    case FLOE_ICE_T_BUCKET:
+    case FLOE_ICE_T_YEAR:
+    case FLOE_ICE_T_MONTH:
+    case FLOE_ICE_T_HOUR: r = floe_ice_type_prim(FLOE_ICE_INT); break;
     case FLOE_ICE_T_DAY: r = floe_ice_type_prim(FLOE_ICE_DATE); break;
     default: r = floe_ice_type_dup(src); break;
     }
@@ -112,23 +117,28 @@ int floe_ice_bucket_hash(const floe_ice_value_t *v, int32_t *hash, floe_err_t *e
     uint32_t h;
     switch (v->kind) {
     case FLOE_ICE_BOOLEAN: h = hash_long(v->v.b ? 1 : 0); break;
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: h = hash_long(v->v.i); break;
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP: case FLOE_ICE_TIMESTAMPTZ:
-        h = hash_long(v->v.l);
-        break;
-    case FLOE_ICE_FLOAT: case FLOE_ICE_DOUBLE: {
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE: h = hash_long(v->v.i); break;
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ: h = hash_long(v->v.l); break;
+    case FLOE_ICE_FLOAT:
+    case FLOE_ICE_DOUBLE: {
         double d = v->kind == FLOE_ICE_FLOAT ? (double)v->v.f : v->v.d;
         int64_t bits;
-        if (d == 0.0) d = 0.0;                       /* -0.0 hashes as 0.0 */
-        if (d != d) bits = 0x7ff8000000000000LL;     /* canonical NaN */
-        else memcpy(&bits, &d, 8);
+        if (d == 0.0) d = 0.0;                   /* -0.0 hashes as 0.0 */
+        if (d != d) bits = 0x7ff8000000000000LL; /* canonical NaN */
+        else
+            memcpy(&bits, &d, 8);
         h = hash_long(bits);
         break;
     }
-    case FLOE_ICE_STRING: case FLOE_ICE_UUID: case FLOE_ICE_FIXED: case FLOE_ICE_BINARY:
-    case FLOE_ICE_DECIMAL:
-        h = floe_murmur3_32(v->bytes, v->len, 0);
-        break;
+    case FLOE_ICE_STRING:
+    case FLOE_ICE_UUID:
+    case FLOE_ICE_FIXED:
+    case FLOE_ICE_BINARY:
+    case FLOE_ICE_DECIMAL: h = floe_murmur3_32(v->bytes, v->len, 0); break;
     default: return floe_err_set(err, FLOE_EINVAL, "no hash for nested values");
     }
     *hash = (int32_t)h;
@@ -166,7 +176,8 @@ int floe_ice_transform_apply(floe_ice_transform_t t, const floe_ice_type_t *src,
         if (t.kind == FLOE_ICE_T_BUCKET || t.kind == FLOE_ICE_T_YEAR ||
             t.kind == FLOE_ICE_T_MONTH || t.kind == FLOE_ICE_T_HOUR)
             out->kind = FLOE_ICE_INT;
-        else if (t.kind == FLOE_ICE_T_DAY) out->kind = FLOE_ICE_DATE;
+        else if (t.kind == FLOE_ICE_T_DAY)
+            out->kind = FLOE_ICE_DATE;
         return 0;
     }
     if (in->kind != src->kind)
@@ -174,7 +185,8 @@ int floe_ice_transform_apply(floe_ice_transform_t t, const floe_ice_type_t *src,
                             in->kind, src->kind);
     switch (t.kind) {
     case FLOE_ICE_T_IDENTITY:
-        if (floe_ice_value_copy(out, in) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_ice_value_copy(out, in) < 0)
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return 0;
     case FLOE_ICE_T_BUCKET: {
         int32_t h;
@@ -219,13 +231,26 @@ int floe_ice_transform_apply(floe_ice_transform_t t, const floe_ice_type_t *src,
         }
         }
     }
-    case FLOE_ICE_T_YEAR: case FLOE_ICE_T_MONTH: case FLOE_ICE_T_DAY: case FLOE_ICE_T_HOUR: {
+    case FLOE_ICE_T_YEAR:
+    case FLOE_ICE_T_MONTH:
+    case FLOE_ICE_T_DAY:
+    case FLOE_ICE_T_HOUR: {
         int64_t days, us = 0;
         if (src->kind == FLOE_ICE_DATE) days = in->v.i;
-        else { us = in->v.l; days = floordiv(us, US_PER_DAY); }
+        else {
+            us = in->v.l;
+            days = floordiv(us, US_PER_DAY);
+        }
         out->kind = FLOE_ICE_INT;
-        if (t.kind == FLOE_ICE_T_HOUR) { out->v.i = (int32_t)floordiv(us, US_PER_HOUR); return 0; }
-        if (t.kind == FLOE_ICE_T_DAY) { out->kind = FLOE_ICE_DATE; out->v.i = (int32_t)days; return 0; }
+        if (t.kind == FLOE_ICE_T_HOUR) {
+            out->v.i = (int32_t)floordiv(us, US_PER_HOUR);
+            return 0;
+        }
+        if (t.kind == FLOE_ICE_T_DAY) {
+            out->kind = FLOE_ICE_DATE;
+            out->v.i = (int32_t)days;
+            return 0;
+        }
         int64_t y;
         unsigned m, d;
         floe_ice_civil_from_days(days, &y, &m, &d);
@@ -259,9 +284,11 @@ static int human_value(const floe_ice_value_t *v, floe_buf_t *out)
     case FLOE_ICE_TIME: {
         int64_t us = v->v.l;
         return floe_buf_printf(out, "%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%06" PRId64,
-                               us / US_PER_HOUR, us / 60000000 % 60, us / 1000000 % 60, us % 1000000);
+                               us / US_PER_HOUR, us / 60000000 % 60, us / 1000000 % 60,
+                               us % 1000000);
     }
-    case FLOE_ICE_TIMESTAMP: case FLOE_ICE_TIMESTAMPTZ: {
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ: {
         int64_t days = floordiv(v->v.l, US_PER_DAY), rem = v->v.l - days * US_PER_DAY;
         if (human_date(days, out) < 0) return -1;
         return floe_buf_printf(out, "T%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%06" PRId64 "%s",
@@ -275,7 +302,10 @@ static int human_value(const floe_ice_value_t *v, floe_buf_t *out)
         int n = 0;
         bool neg = u < 0;
         unsigned __int128 a = neg ? (unsigned __int128)(-(u + 1)) + 1 : (unsigned __int128)u;
-        do { digits[n++] = (char)('0' + (int)(a % 10)); a /= 10; } while (a && n < 60);
+        do {
+            digits[n++] = (char)('0' + (int)(a % 10));
+            a /= 10;
+        } while (a && n < 60);
         while (n <= v->scale) digits[n++] = '0';
         if (neg && floe_buf_append_u8(out, '-') < 0) return -1;
         for (int i = n - 1; i >= 0; i--) {
@@ -286,13 +316,16 @@ static int human_value(const floe_ice_value_t *v, floe_buf_t *out)
     }
     case FLOE_ICE_UUID:
         for (size_t i = 0; i < v->len; i++) {
-            if ((i == 4 || i == 6 || i == 8 || i == 10) && floe_buf_append_u8(out, '-') < 0) return -1;
-            if (floe_buf_printf(out, "%c%c", hex[v->bytes[i] >> 4], hex[v->bytes[i] & 15]) < 0) return -1;
+            if ((i == 4 || i == 6 || i == 8 || i == 10) && floe_buf_append_u8(out, '-') < 0)
+                return -1;
+            if (floe_buf_printf(out, "%c%c", hex[v->bytes[i] >> 4], hex[v->bytes[i] & 15]) < 0)
+                return -1;
         }
         return 0;
     default: /* binary, fixed: hex */
         for (size_t i = 0; i < v->len; i++)
-            if (floe_buf_printf(out, "%c%c", hex[v->bytes[i] >> 4], hex[v->bytes[i] & 15]) < 0) return -1;
+            if (floe_buf_printf(out, "%c%c", hex[v->bytes[i] >> 4], hex[v->bytes[i] & 15]) < 0)
+                return -1;
         return 0;
     }
 }

@@ -18,7 +18,10 @@ floe_ice_type_t *floe_ice_type_prim(floe_ice_kind_t kind)
 floe_ice_type_t *floe_ice_type_decimal(int32_t precision, int32_t scale)
 {
     floe_ice_type_t *t = floe_ice_type_prim(FLOE_ICE_DECIMAL);
-    if (t) { t->precision = precision; t->scale = scale; }
+    if (t) {
+        t->precision = precision;
+        t->scale = scale;
+    }
     return t;
 }
 
@@ -68,9 +71,8 @@ floe_ice_type_t *floe_ice_type_list(int32_t element_id, bool element_required,
     return t;
 }
 
-floe_ice_type_t *floe_ice_type_map(int32_t key_id, floe_ice_type_t *key,
-                                   int32_t value_id, bool value_required,
-                                   floe_ice_type_t *value)
+floe_ice_type_t *floe_ice_type_map(int32_t key_id, floe_ice_type_t *key, int32_t value_id,
+                                   bool value_required, floe_ice_type_t *value)
 {
     floe_ice_type_t *t = floe_ice_type_prim(FLOE_ICE_MAP);
     if (t) t->fields = calloc(2, sizeof *t->fields);
@@ -92,12 +94,15 @@ floe_ice_type_t *floe_ice_type_map(int32_t key_id, floe_ice_type_t *key,
     return t;
 }
 
-int floe_ice_struct_add(floe_ice_type_t *st, int32_t id, const char *name,
-                        bool required, floe_ice_type_t *type, const char *doc)
+int floe_ice_struct_add(floe_ice_type_t *st, int32_t id, const char *name, bool required,
+                        floe_ice_type_t *type, const char *doc)
 {
     if (!type) return -1;
     floe_ice_field_t *nf = realloc(st->fields, (st->nfields + 1) * sizeof *nf);
-    if (!nf) { floe_ice_type_free(type); return -1; }
+    if (!nf) {
+        floe_ice_type_free(type);
+        return -1;
+    }
     st->fields = nf;
     if (set_field(&nf[st->nfields], id, name, required, type, doc) < 0) {
         floe_ice_type_free(type);
@@ -129,7 +134,10 @@ floe_ice_type_t *floe_ice_type_dup(const floe_ice_type_t *t)
     c->nfields = 0;
     if (t->nfields) {
         c->fields = calloc(t->nfields, sizeof *c->fields);
-        if (!c->fields) { free(c); return NULL; }
+        if (!c->fields) {
+            free(c);
+            return NULL;
+        }
         for (size_t i = 0; i < t->nfields; i++) {
             const floe_ice_field_t *f = &t->fields[i];
             floe_ice_type_t *ft = floe_ice_type_dup(f->type);
@@ -159,13 +167,25 @@ bool floe_ice_type_equal(const floe_ice_type_t *a, const floe_ice_type_t *b)
     return true;
 }
 
-static const struct { floe_ice_kind_t k; const char *name; } prim_names[] = {
-    {FLOE_ICE_BOOLEAN, "boolean"}, {FLOE_ICE_INT, "int"}, {FLOE_ICE_LONG, "long"},
-    {FLOE_ICE_FLOAT, "float"}, {FLOE_ICE_DOUBLE, "double"}, {FLOE_ICE_DATE, "date"},
-    {FLOE_ICE_TIME, "time"}, {FLOE_ICE_TIMESTAMP, "timestamp"},
-    {FLOE_ICE_TIMESTAMPTZ, "timestamptz"}, {FLOE_ICE_STRING, "string"},
-    {FLOE_ICE_UUID, "uuid"}, {FLOE_ICE_BINARY, "binary"}, {FLOE_ICE_STRUCT, "struct"},
-    {FLOE_ICE_LIST, "list"}, {FLOE_ICE_MAP, "map"},
+static const struct {
+    floe_ice_kind_t k;
+    const char *name;
+} prim_names[] = {
+    {FLOE_ICE_BOOLEAN, "boolean"},
+    {FLOE_ICE_INT, "int"},
+    {FLOE_ICE_LONG, "long"},
+    {FLOE_ICE_FLOAT, "float"},
+    {FLOE_ICE_DOUBLE, "double"},
+    {FLOE_ICE_DATE, "date"},
+    {FLOE_ICE_TIME, "time"},
+    {FLOE_ICE_TIMESTAMP, "timestamp"},
+    {FLOE_ICE_TIMESTAMPTZ, "timestamptz"},
+    {FLOE_ICE_STRING, "string"},
+    {FLOE_ICE_UUID, "uuid"},
+    {FLOE_ICE_BINARY, "binary"},
+    {FLOE_ICE_STRUCT, "struct"},
+    {FLOE_ICE_LIST, "list"},
+    {FLOE_ICE_MAP, "map"},
 };
 
 const char *floe_ice_type_name(const floe_ice_type_t *t, char *buf, size_t size)
@@ -200,7 +220,8 @@ floe_ice_type_t *floe_ice_type_parse(const char *name, floe_err_t *err)
     unsigned len;
     if (sscanf(name, "decimal(%d ,%d )%n", &p, &s, &n) == 2 && name[n] == '\0') {
         if (p < 1 || p > 38 || s < 0 || s > p) {
-            floe_err_set(err, FLOE_EINVAL, "decimal(%d,%d): precision must be 1..38 and scale 0..precision", p, s);
+            floe_err_set(err, FLOE_EINVAL,
+                         "decimal(%d,%d): precision must be 1..38 and scale 0..precision", p, s);
             return NULL;
         }
         floe_ice_type_t *t = floe_ice_type_decimal(p, s);
@@ -250,7 +271,10 @@ floe_ice_schema_t *floe_ice_schema_dup(const floe_ice_schema_t *s)
     if (!c) return NULL;
     if (s->n_identifier_ids) {
         c->identifier_ids = malloc(s->n_identifier_ids * sizeof(int32_t));
-        if (!c->identifier_ids) { floe_ice_schema_free(c); return NULL; }
+        if (!c->identifier_ids) {
+            floe_ice_schema_free(c);
+            return NULL;
+        }
         memcpy(c->identifier_ids, s->identifier_ids, s->n_identifier_ids * sizeof(int32_t));
         c->n_identifier_ids = s->n_identifier_ids;
     }
@@ -280,8 +304,7 @@ const floe_ice_field_t *floe_ice_schema_find(const floe_ice_schema_t *s, int32_t
     return find_id(s->root, id);
 }
 
-const floe_ice_field_t *floe_ice_schema_find_name(const floe_ice_schema_t *s,
-                                                  const char *dotted)
+const floe_ice_field_t *floe_ice_schema_find_name(const floe_ice_schema_t *s, const char *dotted)
 {
     const floe_ice_type_t *t = s->root;
     const floe_ice_field_t *f = NULL;
@@ -315,8 +338,8 @@ static bool path_to(const floe_ice_type_t *t, int32_t id, floe_buf_t *b)
     return false;
 }
 
-const char *floe_ice_schema_field_name(const floe_ice_schema_t *s, int32_t id,
-                                       char *buf, size_t size)
+const char *floe_ice_schema_field_name(const floe_ice_schema_t *s, int32_t id, char *buf,
+                                       size_t size)
 {
     floe_buf_t b = FLOE_BUF_INIT;
     bool ok = path_to(s->root, id, &b);
@@ -350,9 +373,12 @@ static int collect_ids(const floe_ice_type_t *t, int32_t **ids, size_t *n, size_
 {
     for (size_t i = 0; i < t->nfields; i++) {
         const floe_ice_field_t *f = &t->fields[i];
-        if (f->id <= 0) return floe_err_set(err, FLOE_EINVAL, "field '%s' has id %d (must be > 0)", f->name, f->id);
+        if (f->id <= 0)
+            return floe_err_set(err, FLOE_EINVAL, "field '%s' has id %d (must be > 0)", f->name,
+                                f->id);
         if (t->kind == FLOE_ICE_STRUCT) {
-            if (!f->name[0]) return floe_err_set(err, FLOE_EINVAL, "field %d has an empty name", f->id);
+            if (!f->name[0])
+                return floe_err_set(err, FLOE_EINVAL, "field %d has an empty name", f->id);
             for (size_t j = 0; j < i; j++)
                 if (strcmp(t->fields[j].name, f->name) == 0)
                     return floe_err_set(err, FLOE_EINVAL, "duplicate field name '%s'", f->name);
@@ -382,7 +408,10 @@ int floe_ice_schema_validate(const floe_ice_schema_t *s, floe_err_t *err)
         return floe_err_set(err, FLOE_EINVAL, "schema root must be a struct");
     int32_t *ids = NULL;
     size_t n = 0, cap = 0;
-    if (collect_ids(s->root, &ids, &n, &cap, err) < 0) { free(ids); return -1; }
+    if (collect_ids(s->root, &ids, &n, &cap, err) < 0) {
+        free(ids);
+        return -1;
+    }
     if (n > 1) qsort(ids, n, sizeof *ids, cmp_i32);
     for (size_t i = 1; i < n; i++)
         if (ids[i] == ids[i - 1]) {
@@ -393,10 +422,14 @@ int floe_ice_schema_validate(const floe_ice_schema_t *s, floe_err_t *err)
     free(ids);
     for (size_t i = 0; i < s->n_identifier_ids; i++) {
         const floe_ice_field_t *f = floe_ice_schema_find(s, s->identifier_ids[i]);
-        if (!f) return floe_err_set(err, FLOE_EINVAL, "identifier field %d not in schema", s->identifier_ids[i]);
+        if (!f)
+            return floe_err_set(err, FLOE_EINVAL, "identifier field %d not in schema",
+                                s->identifier_ids[i]);
         if (!f->required || !floe_ice_kind_is_primitive(f->type->kind) ||
             f->type->kind == FLOE_ICE_FLOAT || f->type->kind == FLOE_ICE_DOUBLE)
-            return floe_err_set(err, FLOE_EINVAL, "identifier field '%s' must be a required primitive (not float/double)", f->name);
+            return floe_err_set(
+                err, FLOE_EINVAL,
+                "identifier field '%s' must be a required primitive (not float/double)", f->name);
     }
     return 0;
 }
@@ -436,7 +469,10 @@ int floe_ice_value_set_decimal(floe_ice_value_t *v, __int128 unscaled, int32_t s
 {
     uint8_t be[16];
     unsigned __int128 u = (unsigned __int128)unscaled;
-    for (int i = 15; i >= 0; i--) { be[i] = (uint8_t)u; u >>= 8; }
+    for (int i = 15; i >= 0; i--) {
+        be[i] = (uint8_t)u;
+        u >>= 8;
+    }
     /* minimal two's complement: drop leading bytes that only extend the sign */
     size_t start = 0;
     while (start < 15 && ((be[start] == 0x00 && !(be[start + 1] & 0x80)) ||
@@ -475,8 +511,11 @@ int floe_ice_value_cmp(const floe_ice_value_t *a, const floe_ice_value_t *b)
 {
     switch (a->kind) {
     case FLOE_ICE_BOOLEAN: return CMP(a->v.b, b->v.b);
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: return CMP(a->v.i, b->v.i);
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE: return CMP(a->v.i, b->v.i);
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
     case FLOE_ICE_TIMESTAMPTZ: return CMP(a->v.l, b->v.l);
     case FLOE_ICE_FLOAT: return CMP(a->v.f, b->v.f);
     case FLOE_ICE_DOUBLE: return CMP(a->v.d, b->v.d);
@@ -501,10 +540,12 @@ int floe_ice_value_serialize(const floe_ice_value_t *v, floe_buf_t *out, floe_er
     int rc;
     switch (v->kind) {
     case FLOE_ICE_BOOLEAN: rc = floe_buf_append_u8(out, v->v.b ? 1 : 0); break;
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: rc = floe_buf_append_le32(out, (uint32_t)v->v.i); break;
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP: case FLOE_ICE_TIMESTAMPTZ:
-        rc = floe_buf_append_le64(out, (uint64_t)v->v.l);
-        break;
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE: rc = floe_buf_append_le32(out, (uint32_t)v->v.i); break;
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ: rc = floe_buf_append_le64(out, (uint64_t)v->v.l); break;
     case FLOE_ICE_FLOAT: {
         uint32_t u;
         memcpy(&u, &v->v.f, 4);
@@ -517,12 +558,12 @@ int floe_ice_value_serialize(const floe_ice_value_t *v, floe_buf_t *out, floe_er
         rc = floe_buf_append_le64(out, u);
         break;
     }
-    case FLOE_ICE_STRING: case FLOE_ICE_BINARY: case FLOE_ICE_FIXED: case FLOE_ICE_UUID:
-    case FLOE_ICE_DECIMAL:
-        rc = floe_buf_append(out, v->bytes, v->len);
-        break;
-    default:
-        return floe_err_set(err, FLOE_EINVAL, "nested values have no single-value form");
+    case FLOE_ICE_STRING:
+    case FLOE_ICE_BINARY:
+    case FLOE_ICE_FIXED:
+    case FLOE_ICE_UUID:
+    case FLOE_ICE_DECIMAL: rc = floe_buf_append(out, v->bytes, v->len); break;
+    default: return floe_err_set(err, FLOE_EINVAL, "nested values have no single-value form");
     }
     if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     return 0;
@@ -536,26 +577,44 @@ int floe_ice_value_deserialize(const floe_ice_type_t *t, const uint8_t *p, size_
     size_t want = 0;
     switch (t->kind) {
     case FLOE_ICE_BOOLEAN: want = 1; break;
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: case FLOE_ICE_FLOAT: want = 4; break;
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP:
-    case FLOE_ICE_TIMESTAMPTZ: case FLOE_ICE_DOUBLE: want = 8; break;
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE:
+    case FLOE_ICE_FLOAT: want = 4; break;
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ:
+    case FLOE_ICE_DOUBLE: want = 8; break;
     case FLOE_ICE_UUID: want = 16; break;
     case FLOE_ICE_FIXED: want = (size_t)t->length; break;
-    case FLOE_ICE_STRING: case FLOE_ICE_BINARY: case FLOE_ICE_DECIMAL: want = n; break;
+    case FLOE_ICE_STRING:
+    case FLOE_ICE_BINARY:
+    case FLOE_ICE_DECIMAL: want = n; break;
     default: return floe_err_set(err, FLOE_EINVAL, "nested types have no single-value form");
     }
-    if (n != want) return floe_err_set(err, FLOE_ECORRUPT, "single value: %zu bytes, expected %zu", n, want);
+    if (n != want)
+        return floe_err_set(err, FLOE_ECORRUPT, "single value: %zu bytes, expected %zu", n, want);
     switch (t->kind) {
     case FLOE_ICE_BOOLEAN:
         if (p[0] > 1) return floe_err_set(err, FLOE_ECORRUPT, "boolean byte %u", p[0]);
         out->v.b = p[0];
         break;
-    case FLOE_ICE_INT: case FLOE_ICE_DATE: out->v.i = (int32_t)floe_rd_le32(p); break;
-    case FLOE_ICE_FLOAT: { uint32_t u = floe_rd_le32(p); memcpy(&out->v.f, &u, 4); break; }
-    case FLOE_ICE_DOUBLE: { uint64_t u = floe_rd_le64(p); memcpy(&out->v.d, &u, 8); break; }
-    case FLOE_ICE_LONG: case FLOE_ICE_TIME: case FLOE_ICE_TIMESTAMP: case FLOE_ICE_TIMESTAMPTZ:
-        out->v.l = (int64_t)floe_rd_le64(p);
+    case FLOE_ICE_INT:
+    case FLOE_ICE_DATE: out->v.i = (int32_t)floe_rd_le32(p); break;
+    case FLOE_ICE_FLOAT: {
+        uint32_t u = floe_rd_le32(p);
+        memcpy(&out->v.f, &u, 4);
         break;
+    }
+    case FLOE_ICE_DOUBLE: {
+        uint64_t u = floe_rd_le64(p);
+        memcpy(&out->v.d, &u, 8);
+        break;
+    }
+    case FLOE_ICE_LONG:
+    case FLOE_ICE_TIME:
+    case FLOE_ICE_TIMESTAMP:
+    case FLOE_ICE_TIMESTAMPTZ: out->v.l = (int64_t)floe_rd_le64(p); break;
     default:
         if (t->kind == FLOE_ICE_DECIMAL && (n == 0 || n > 16))
             return floe_err_set(err, FLOE_ECORRUPT, "decimal of %zu bytes", n);

@@ -41,24 +41,24 @@ typedef struct floe_ice_type floe_ice_type_t;
 
 typedef struct floe_ice_field {
     int32_t id;
-    char *name;             /* owned */
+    char *name; /* owned */
     bool required;
-    floe_ice_type_t *type;  /* owned */
-    char *doc;              /* owned, may be NULL */
+    floe_ice_type_t *type; /* owned */
+    char *doc;             /* owned, may be NULL */
 } floe_ice_field_t;
 
 struct floe_ice_type {
     floe_ice_kind_t kind;
-    int32_t precision, scale;   /* decimal */
-    int32_t length;             /* fixed */
-    size_t nfields;             /* struct: n; list: 1 (element); map: 2 (key, value) */
-    floe_ice_field_t *fields;   /* owned array */
+    int32_t precision, scale; /* decimal */
+    int32_t length;           /* fixed */
+    size_t nfields;           /* struct: n; list: 1 (element); map: 2 (key, value) */
+    floe_ice_field_t *fields; /* owned array */
 };
 
 typedef struct floe_ice_schema {
     int32_t schema_id;
-    floe_ice_type_t *root;      /* owned; kind STRUCT */
-    int32_t *identifier_ids;    /* owned */
+    floe_ice_type_t *root;   /* owned; kind STRUCT */
+    int32_t *identifier_ids; /* owned */
     size_t n_identifier_ids;
 } floe_ice_schema_t;
 
@@ -79,13 +79,12 @@ floe_ice_type_t *floe_ice_type_struct(void);
  * failure, when they are freed). */
 floe_ice_type_t *floe_ice_type_list(int32_t element_id, bool element_required,
                                     floe_ice_type_t *element);
-floe_ice_type_t *floe_ice_type_map(int32_t key_id, floe_ice_type_t *key,
-                                   int32_t value_id, bool value_required,
-                                   floe_ice_type_t *value);
+floe_ice_type_t *floe_ice_type_map(int32_t key_id, floe_ice_type_t *key, int32_t value_id,
+                                   bool value_required, floe_ice_type_t *value);
 /* Append a field to a struct node; takes ownership of `type` (freed on
  * failure); copies name and doc.  Returns 0 or -1 (ENOMEM). */
-int floe_ice_struct_add(floe_ice_type_t *st, int32_t id, const char *name,
-                        bool required, floe_ice_type_t *type, const char *doc);
+int floe_ice_struct_add(floe_ice_type_t *st, int32_t id, const char *name, bool required,
+                        floe_ice_type_t *type, const char *doc);
 
 void floe_ice_type_free(floe_ice_type_t *t);
 /* Deep copy; NULL on allocation failure. */
@@ -112,11 +111,10 @@ bool floe_ice_schema_same(const floe_ice_schema_t *a, const floe_ice_schema_t *b
 const floe_ice_field_t *floe_ice_schema_find(const floe_ice_schema_t *s, int32_t id);
 /* Find a field by dotted name ("a.b.c"; list elements as "l.element", map
  * parts as "m.key"/"m.value"); borrowed pointer or NULL. */
-const floe_ice_field_t *floe_ice_schema_find_name(const floe_ice_schema_t *s,
-                                                  const char *dotted);
+const floe_ice_field_t *floe_ice_schema_find_name(const floe_ice_schema_t *s, const char *dotted);
 /* Full dotted name of field `id` into buf; returns buf or NULL. */
-const char *floe_ice_schema_field_name(const floe_ice_schema_t *s, int32_t id,
-                                       char *buf, size_t size);
+const char *floe_ice_schema_field_name(const floe_ice_schema_t *s, int32_t id, char *buf,
+                                       size_t size);
 /* Highest field id used in the tree (0 when empty). */
 int32_t floe_ice_schema_max_id(const floe_ice_schema_t *s);
 /* Check ids are unique and positive, names unique per struct, identifier
@@ -132,15 +130,15 @@ int floe_ice_schema_validate(const floe_ice_schema_t *s, floe_err_t *err);
  * (NULL or "" for top level; "l.element" / "m.value" reach into lists and
  * maps).  Takes ownership of type (freed on failure); every field id inside
  * it is (re)assigned from *last_column_id + 1, which is advanced. */
-int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id,
-                               const char *parent, const char *name,
-                               floe_ice_type_t *type, const char *doc, floe_err_t *err);
+int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id, const char *parent,
+                               const char *name, floe_ice_type_t *type, const char *doc,
+                               floe_err_t *err);
 /* Make a required column optional. */
 int floe_ice_schema_make_optional(floe_ice_schema_t *s, const char *name, floe_err_t *err);
 /* Widen a primitive column: int->long, float->double, decimal(P,S) ->
  * decimal(P2,S) with P2 >= P.  `to` is borrowed. */
-int floe_ice_schema_promote(floe_ice_schema_t *s, const char *name,
-                            const floe_ice_type_t *to, floe_err_t *err);
+int floe_ice_schema_promote(floe_ice_schema_t *s, const char *name, const floe_ice_type_t *to,
+                            floe_err_t *err);
 /* Rename a column (the id stays). */
 int floe_ice_schema_rename(floe_ice_schema_t *s, const char *name, const char *new_name,
                            floe_err_t *err);
@@ -148,27 +146,26 @@ int floe_ice_schema_rename(floe_ice_schema_t *s, const char *name, const char *n
 /* ---- single values ---- */
 
 typedef struct floe_ice_value {
-    floe_ice_kind_t kind;       /* 0 with is_null for an untyped null */
+    floe_ice_kind_t kind; /* 0 with is_null for an untyped null */
     bool is_null;
     union {
         bool b;
-        int32_t i;              /* int, date */
-        int64_t l;              /* long, time, timestamp(tz) (micros) */
+        int32_t i; /* int, date */
+        int64_t l; /* long, time, timestamp(tz) (micros) */
         float f;
         double d;
     } v;
     /* string (UTF-8), binary, fixed, uuid (16 bytes), decimal (unscaled,
      * big-endian two's complement, minimal length) */
-    uint8_t *bytes;             /* owned */
+    uint8_t *bytes; /* owned */
     size_t len;
-    int32_t scale;              /* decimal */
+    int32_t scale; /* decimal */
 } floe_ice_value_t;
 
 void floe_ice_value_clear(floe_ice_value_t *v);
 int floe_ice_value_copy(floe_ice_value_t *dst, const floe_ice_value_t *src);
 /* Constructors for byte-backed values: copy the bytes.  0 or -1 (ENOMEM). */
-int floe_ice_value_set_bytes(floe_ice_value_t *v, floe_ice_kind_t kind,
-                             const void *p, size_t n);
+int floe_ice_value_set_bytes(floe_ice_value_t *v, floe_ice_kind_t kind, const void *p, size_t n);
 /* Decimal from a 64-bit unscaled value. */
 int floe_ice_value_set_decimal64(floe_ice_value_t *v, int64_t unscaled, int32_t scale);
 /* Unscaled decimal as __int128 (values up to precision 38). */

@@ -50,9 +50,9 @@ struct floe_broker {
     floe_loop_t *loop;
     pthread_t flusher;
     bool flusher_started, flusher_stop;
-    pthread_mutex_t fmu;  /* guards the flush queue and the flag below */
+    pthread_mutex_t fmu; /* guards the flush queue and the flag below */
     pthread_cond_t fcv;
-    floe_log_t **fq;      /* logs to fsync */
+    floe_log_t **fq; /* logs to fsync */
     int nfq, capfq;
     pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
     bool flush_failed;
@@ -102,7 +102,10 @@ static int known_index(const char *key)
     return -1;
 }
 
-static bool is_table_key(const char *key) { return !strncmp(key, "table.", 6) && key[6]; }
+static bool is_table_key(const char *key)
+{
+    return !strncmp(key, "table.", 6) && key[6];
+}
 
 /* ---- files ---- */
 
@@ -218,21 +221,24 @@ static int check_config(const char *key, const char *value, floe_err_t *err)
     if (!value) return 0;
     if (!strcmp(key, "message.timestamp.type")) {
         if (strcmp(value, "CreateTime") && strcmp(value, "LogAppendTime"))
-            return floe_err_set(err, FLOE_EINVAL,
-                                "message.timestamp.type must be CreateTime or LogAppendTime, not '%s'",
-                                value);
+            return floe_err_set(
+                err, FLOE_EINVAL,
+                "message.timestamp.type must be CreateTime or LogAppendTime, not '%s'", value);
         return 0;
     }
     if (!strcmp(key, "compression.type")) {
         if (strcmp(value, "producer") && floe_compression_parse(value) < 0)
-            return floe_err_set(err, FLOE_EINVAL, "compression.type '%s' is not one of "
-                                "producer, none, gzip, snappy, lz4, zstd", value);
+            return floe_err_set(err, FLOE_EINVAL,
+                                "compression.type '%s' is not one of "
+                                "producer, none, gzip, snappy, lz4, zstd",
+                                value);
         return 0;
     }
     if (!strcmp(key, "cleanup.policy")) {
-        if (strcmp(value, "delete") && strcmp(value, "compact") && strcmp(value, "compact,delete") &&
-            strcmp(value, "delete,compact"))
-            return floe_err_set(err, FLOE_EINVAL, "cleanup.policy '%s' is not delete or compact", value);
+        if (strcmp(value, "delete") && strcmp(value, "compact") &&
+            strcmp(value, "compact,delete") && strcmp(value, "delete,compact"))
+            return floe_err_set(err, FLOE_EINVAL, "cleanup.policy '%s' is not delete or compact",
+                                value);
         return 0;
     }
     floe_log_config_t lc;
@@ -281,7 +287,8 @@ static void derive(floe_broker_t *b, floe_topic_t *t)
 bool floe_topic_name_valid(const char *name, size_t len)
 {
     if (len == 0 || len > 249) return false;
-    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.')) return false;
+    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+        return false;
     for (size_t i = 0; i < len; i++) {
         char c = name[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -446,7 +453,8 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     if (nparts == -1) nparts = b->cfg.default_partitions;
     if (nparts < 1 || nparts > 10000) {
         *kerr = FLOE_KERR_INVALID_PARTITIONS;
-        return floe_err_set(err, FLOE_EINVAL, "number of partitions must be in 1..10000, not %d", nparts);
+        return floe_err_set(err, FLOE_EINVAL, "number of partitions must be in 1..10000, not %d",
+                            nparts);
     }
     json_t *cj = json_object();
     if (!cj) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -456,7 +464,8 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
             *kerr = FLOE_KERR_INVALID_CONFIG;
             return -1;
         }
-        if (configs[i].value) json_object_set_new(cj, configs[i].key, json_string(configs[i].value));
+        if (configs[i].value)
+            json_object_set_new(cj, configs[i].key, json_string(configs[i].value));
     }
     pthread_mutex_lock(&b->mu);
     if (find_locked(b, name, strlen(name))) {
@@ -543,7 +552,8 @@ int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
         bool hit = false;
         for (int32_t p = 0; p < t->nparts; p++) hit |= b->fq[i] == t->logs[p];
         if (hit) b->fq[i] = b->fq[--b->nfq];
-        else i++;
+        else
+            i++;
     }
     pthread_mutex_unlock(&b->fmu);
     char dir[4096], path[4200];
@@ -571,8 +581,9 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
     *kerr = FLOE_KERR_NONE;
     if (nparts <= t->nparts || nparts > 10000) {
         *kerr = FLOE_KERR_INVALID_PARTITIONS;
-        return floe_err_set(err, FLOE_EINVAL, "topic %s has %d partitions; the new count %d must be larger",
-                            t->name, t->nparts, nparts);
+        return floe_err_set(err, FLOE_EINVAL,
+                            "topic %s has %d partitions; the new count %d must be larger", t->name,
+                            t->nparts, nparts);
     }
     if (validate_only) return 0;
     pthread_mutex_lock(&b->mu);
@@ -590,9 +601,8 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
     return 0;
 }
 
-int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t *changes,
-                              int n, bool replace_all, bool validate_only, int16_t *kerr,
-                              floe_err_t *err)
+int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t *changes, int n,
+                              bool replace_all, bool validate_only, int16_t *kerr, floe_err_t *err)
 {
     *kerr = FLOE_KERR_NONE;
     for (int i = 0; i < n; i++)
@@ -610,8 +620,10 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     for (int i = 0; i < n; i++) {
-        if (changes[i].value) json_object_set_new(nc, changes[i].key, json_string(changes[i].value));
-        else json_object_del(nc, changes[i].key);
+        if (changes[i].value)
+            json_object_set_new(nc, changes[i].key, json_string(changes[i].value));
+        else
+            json_object_del(nc, changes[i].key);
     }
     t->configs = nc;
     if (save_topic(b, t, t->nparts, err)) {
@@ -630,8 +642,14 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
     return 0;
 }
 
-const char *floe_topic_name(const floe_topic_t *t) { return t->name; }
-const uint8_t *floe_topic_id(const floe_topic_t *t) { return t->id; }
+const char *floe_topic_name(const floe_topic_t *t)
+{
+    return t->name;
+}
+const uint8_t *floe_topic_id(const floe_topic_t *t)
+{
+    return t->id;
+}
 /* Partition count and logs are read under the registry lock: other threads
  * (the table engine) look them up while CreatePartitions grows the array. */
 int32_t floe_topic_partitions(const floe_topic_t *t)
@@ -641,8 +659,14 @@ int32_t floe_topic_partitions(const floe_topic_t *t)
     pthread_mutex_unlock(&t->b->mu);
     return n;
 }
-bool floe_topic_internal(const floe_topic_t *t) { return !strncmp(t->name, "__", 2); }
-bool floe_topic_log_append_time(floe_topic_t *t) { return t->log_append_time; }
+bool floe_topic_internal(const floe_topic_t *t)
+{
+    return !strncmp(t->name, "__", 2);
+}
+bool floe_topic_log_append_time(floe_topic_t *t)
+{
+    return t->log_append_time;
+}
 
 floe_log_t *floe_topic_log(floe_topic_t *t, int32_t p)
 {
@@ -667,10 +691,13 @@ void floe_topic_each_config(floe_topic_t *t,
     }
     const char *k;
     json_t *v;
-    json_object_foreach(t->b->defaults, k, v) {
-        if (is_table_key(k) && !json_object_get(t->configs, k)) fn(k, json_string_value(v), true, false, arg);
+    json_object_foreach(t->b->defaults, k, v)
+    {
+        if (is_table_key(k) && !json_object_get(t->configs, k))
+            fn(k, json_string_value(v), true, false, arg);
     }
-    json_object_foreach(t->configs, k, v) {
+    json_object_foreach(t->configs, k, v)
+    {
         if (is_table_key(k)) fn(k, json_string_value(v), false, false, arg);
     }
 }
@@ -820,10 +847,19 @@ void floe_broker_tick(floe_broker_t *b)
 
 /* ---- open / close ---- */
 
-const floe_broker_config_t *floe_broker_config(const floe_broker_t *b) { return &b->cfg; }
-const char *floe_broker_data_dir(const floe_broker_t *b) { return b->data_dir; }
+const floe_broker_config_t *floe_broker_config(const floe_broker_t *b)
+{
+    return &b->cfg;
+}
+const char *floe_broker_data_dir(const floe_broker_t *b)
+{
+    return b->data_dir;
+}
 
-void floe_broker_attach_loop(floe_broker_t *b, floe_loop_t *loop) { b->loop = loop; }
+void floe_broker_attach_loop(floe_broker_t *b, floe_loop_t *loop)
+{
+    b->loop = loop;
+}
 
 int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_err_t *err)
 {

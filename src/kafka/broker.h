@@ -30,12 +30,12 @@ typedef struct floe_kv {
 } floe_kv_t;
 
 typedef struct floe_broker_config {
-    const char *data_dir;         /* required */
-    bool auto_create_topics;      /* default true */
-    int32_t default_partitions;   /* default 1 */
-    bool acks_all_fsync;          /* acks=all waits for fsync; default true */
-    int64_t flush_interval_ms;    /* background flush check; default 1000 */
-    int64_t retention_check_ms;   /* how often retention runs, as Kafka's
+    const char *data_dir;       /* required */
+    bool auto_create_topics;    /* default true */
+    int32_t default_partitions; /* default 1 */
+    bool acks_all_fsync;        /* acks=all waits for fsync; default true */
+    int64_t flush_interval_ms;  /* background flush check; default 1000 */
+    int64_t retention_check_ms; /* how often retention runs, as Kafka's
                                      log.retention.check.interval.ms;
                                      default 300000 */
     /* defaults for every topic (server config "log.*" mapped to topic
@@ -48,8 +48,7 @@ typedef struct floe_topic floe_topic_t;
 
 /* Open the data dir (creating it), load every topic and open its logs
  * (recovering them).  Caller frees with floe_broker_close. */
-int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out,
-                     floe_err_t *err);
+int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_err_t *err);
 /* Flush (fsync) and close every log, stop the flusher thread, free. */
 void floe_broker_close(floe_broker_t *b);
 
@@ -85,9 +84,8 @@ int floe_broker_topics(floe_broker_t *b, floe_topic_t ***out);
  * 37 bad partitions, 40 bad config) when it fails.  validate_only checks
  * without creating.  configs borrowed. */
 int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
-                             const floe_kv_t *configs, int nconfigs,
-                             bool validate_only, floe_topic_t **out,
-                             int16_t *kerr, floe_err_t *err);
+                             const floe_kv_t *configs, int nconfigs, bool validate_only,
+                             floe_topic_t **out, int16_t *kerr, floe_err_t *err);
 /* Delete a topic: close and remove its logs and metadata. */
 int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err);
 /* Grow to nparts partitions (never shrink: *kerr 37). */
@@ -96,10 +94,9 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
 
 /* Set (value non-NULL) or delete (value NULL, back to default) topic
  * configs and persist them; all or nothing.  *kerr 40 on a bad key/value. */
-int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t,
-                              const floe_kv_t *changes, int nchanges,
-                              bool replace_all, bool validate_only,
-                              int16_t *kerr, floe_err_t *err);
+int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t *changes,
+                              int nchanges, bool replace_all, bool validate_only, int16_t *kerr,
+                              floe_err_t *err);
 
 const char *floe_topic_name(const floe_topic_t *t);
 const uint8_t *floe_topic_id(const floe_topic_t *t); /* 16 bytes */
@@ -114,8 +111,8 @@ const char *floe_topic_config(floe_topic_t *t, const char *key, bool *is_default
 /* Every config the topic has or could have (known keys with defaults, then
  * the topic's table.* keys): calls fn for each. */
 void floe_topic_each_config(floe_topic_t *t,
-                            void (*fn)(const char *key, const char *value,
-                                       bool is_default, bool sensitive, void *arg),
+                            void (*fn)(const char *key, const char *value, bool is_default,
+                                       bool sensitive, void *arg),
                             void *arg);
 /* message.timestamp.type is LogAppendTime. */
 bool floe_topic_log_append_time(floe_topic_t *t);

@@ -34,7 +34,7 @@ typedef struct gmember {
     void *join_opaque;
     floe_group_sync_cb sync_cb; /* set while awaiting the sync response */
     void *sync_opaque;
-    int64_t deadline;           /* session expiry */
+    int64_t deadline; /* session expiry */
 } gmember_t;
 
 typedef struct gpending {
@@ -62,7 +62,7 @@ typedef struct group {
     size_t nmembers, capmembers;
     gpending_t *pending; /* ids handed out with MEMBER_ID_REQUIRED */
     size_t npending, cappending;
-    goffset_t *offsets;  /* sorted by (topic, partition) */
+    goffset_t *offsets; /* sorted by (topic, partition) */
     size_t noffsets, capoffsets;
     int64_t join_deadline;     /* while PreparingRebalance */
     bool initial_delay;        /* the pending join is the initial delayed one */
@@ -145,12 +145,11 @@ static uint64_t splitmix64(uint64_t *s)
 static char *new_member_id(floe_group_coord_t *c, const char *prefix)
 {
     uint64_t a = splitmix64(&c->id_state), b = splitmix64(&c->id_state);
-    b = (b & 0xffffffffffff0fffull) | 0x4000ull;     /* version 4 */
+    b = (b & 0xffffffffffff0fffull) | 0x4000ull;             /* version 4 */
     a = (a & 0x3fffffffffffffffull) | 0x8000000000000000ull; /* variant */
     char *s = NULL;
-    if (asprintf(&s, "%s-%08x-%04x-%04x-%04x-%012llx", prefix ? prefix : "",
-                 (unsigned)(b >> 32), (unsigned)((b >> 16) & 0xffff),
-                 (unsigned)(b & 0xffff), (unsigned)(a >> 48),
+    if (asprintf(&s, "%s-%08x-%04x-%04x-%04x-%012llx", prefix ? prefix : "", (unsigned)(b >> 32),
+                 (unsigned)((b >> 16) & 0xffff), (unsigned)(b & 0xffff), (unsigned)(a >> 48),
                  (unsigned long long)(a & 0xffffffffffffull)) < 0)
         return NULL;
     return s;
@@ -312,11 +311,12 @@ static bool supports_protocols(const group_t *g, const floe_group_join_req_t *r)
 
 /* ---- completions --------------------------------------------------------- */
 
-static void join_error(floe_group_join_cb cb, void *opaque, int16_t error,
-                       const char *member_id)
+static void join_error(floe_group_join_cb cb, void *opaque, int16_t error, const char *member_id)
 {
     floe_group_join_res_t r = {
-        .error = error, .generation_id = -1, .leader_id = "",
+        .error = error,
+        .generation_id = -1,
+        .leader_id = "",
         .member_id = member_id ? member_id : "",
     };
     cb(opaque, &r);
@@ -543,8 +543,7 @@ static void rebalance(floe_group_coord_t *c, group_t *g, int64_t now)
 }
 
 /* Remove a member that left or timed out, and let the others rebalance. */
-static void remove_member_and_update(floe_group_coord_t *c, group_t *g, gmember_t *m,
-                                     int64_t now)
+static void remove_member_and_update(floe_group_coord_t *c, group_t *g, gmember_t *m, int64_t now)
 {
     fail_member_callbacks(m, FLOE_GERR_UNKNOWN_MEMBER_ID);
     for (size_t i = 0; i < g->nmembers; i++) {
@@ -563,8 +562,8 @@ static void remove_member_and_update(floe_group_coord_t *c, group_t *g, gmember_
 
 /* New protocols and timeouts from a rejoin, and its callback.  -1 (out of
  * memory) leaves the member and any pending callback as they were. */
-static int update_member(gmember_t *m, const floe_group_join_req_t *r,
-                         floe_group_join_cb cb, void *opaque)
+static int update_member(gmember_t *m, const floe_group_join_req_t *r, floe_group_join_cb cb,
+                         void *opaque)
 {
     if (set_protos(m, r)) return -1;
     m->session_timeout_ms = r->session_timeout_ms;
@@ -626,8 +625,8 @@ static void join_unknown(floe_group_coord_t *c, group_t *g, const floe_group_joi
     if (old) {
         /* A static member restarted: it takes over its old slot under a new
          * id; the old id is fenced. */
-        FLOE_INFO("groups: %s: static member %s rejoined, replacing %s", g->id,
-                  r->instance_id, old->id);
+        FLOE_INFO("groups: %s: static member %s rejoined, replacing %s", g->id, r->instance_id,
+                  old->id);
         char *id = new_member_id(c, r->instance_id);
         if (!id) {
             join_error(cb, opaque, FLOE_GERR_UNKNOWN_SERVER_ERROR, "");
@@ -721,9 +720,7 @@ static void join_known(floe_group_coord_t *c, group_t *g, const floe_group_join_
             return;
         }
         break;
-    default:
-        join_error(cb, opaque, FLOE_GERR_UNKNOWN_MEMBER_ID, r->member_id);
-        return;
+    default: join_error(cb, opaque, FLOE_GERR_UNKNOWN_MEMBER_ID, r->member_id); return;
     }
     /* New metadata, or the leader rejoins: everyone rebalances. */
     if (update_member(m, r, cb, opaque)) {
@@ -770,8 +767,7 @@ void floe_group_join(floe_group_coord_t *c, const floe_group_join_req_t *r, int6
         join_error(cb, opaque, FLOE_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
         return;
     }
-    if (*mid)
-        join_known(c, g, r, now, cb, opaque);
+    if (*mid) join_known(c, g, r, now, cb, opaque);
     else
         join_unknown(c, g, r, now, cb, opaque);
 }
@@ -789,8 +785,7 @@ static int set_assignment(gmember_t *m, const uint8_t *data, size_t len)
     return 0;
 }
 
-static void sync_respond(const group_t *g, const gmember_t *m, floe_group_sync_cb cb,
-                         void *opaque)
+static void sync_respond(const group_t *g, const gmember_t *m, floe_group_sync_cb cb, void *opaque)
 {
     floe_group_sync_res_t r = {
         .error = FLOE_GERR_NONE,
@@ -844,11 +839,8 @@ void floe_group_sync(floe_group_coord_t *c, const floe_group_sync_req_t *r, int6
         m->deadline = now + m->session_timeout_ms;
         sync_respond(g, m, cb, opaque);
         return;
-    case FLOE_GROUP_COMPLETING_REBALANCE:
-        break;
-    default:
-        sync_error(cb, opaque, FLOE_GERR_UNKNOWN_MEMBER_ID);
-        return;
+    case FLOE_GROUP_COMPLETING_REBALANCE: break;
+    default: sync_error(cb, opaque, FLOE_GERR_UNKNOWN_MEMBER_ID); return;
     }
     if (m->sync_cb) /* a retried sync replaces the earlier one */
         sync_error(m->sync_cb, m->sync_opaque, FLOE_GERR_REBALANCE_IN_PROGRESS);
@@ -885,9 +877,8 @@ void floe_group_sync(floe_group_coord_t *c, const floe_group_sync_req_t *r, int6
 
 /* ---- Heartbeat, LeaveGroup ----------------------------------------------- */
 
-int16_t floe_group_heartbeat(floe_group_coord_t *c, const char *group_id,
-                             const char *member_id, const char *instance_id,
-                             int32_t generation_id, int64_t now)
+int16_t floe_group_heartbeat(floe_group_coord_t *c, const char *group_id, const char *member_id,
+                             const char *instance_id, int32_t generation_id, int64_t now)
 {
     group_t *g = find_group(c, group_id);
     if (!g) return FLOE_GERR_UNKNOWN_MEMBER_ID;
@@ -936,8 +927,7 @@ static bool kept_alive(const gmember_t *m)
 
 static bool forgettable(const floe_group_coord_t *c, const group_t *g, int64_t *when)
 {
-    if (g->state != FLOE_GROUP_EMPTY || g->noffsets || g->npending || g->nmembers)
-        return false;
+    if (g->state != FLOE_GROUP_EMPTY || g->noffsets || g->npending || g->nmembers) return false;
     int64_t r = c->cfg.empty_group_retention_ms;
     *when = g->empty_since > INT64_MAX - r ? INT64_MAX : g->empty_since + r;
     return true;
@@ -1009,8 +999,7 @@ void floe_group_tick(floe_group_coord_t *c, int64_t now)
         int64_t when;
         if (forgettable(c, c->groups[i], &when) && when <= now) {
             free_group(c->groups[i]);
-            memmove(&c->groups[i], &c->groups[i + 1],
-                    (c->ngroups - i - 1) * sizeof *c->groups);
+            memmove(&c->groups[i], &c->groups[i + 1], (c->ngroups - i - 1) * sizeof *c->groups);
             c->ngroups--;
         } else {
             i++;
@@ -1039,13 +1028,11 @@ int64_t floe_group_next_deadline(const floe_group_coord_t *c)
 
 /* ---- coordinator --------------------------------------------------------- */
 
-int floe_group_coord_new(const floe_group_config_t *cfg, floe_group_coord_t **out,
-                         floe_err_t *err)
+int floe_group_coord_new(const floe_group_config_t *cfg, floe_group_coord_t **out, floe_err_t *err)
 {
     floe_group_coord_t *c = calloc(1, sizeof *c);
     if (!c) return floe_err_set(err, FLOE_ENOMEM, "group coordinator: out of memory");
-    if (cfg)
-        c->cfg = *cfg;
+    if (cfg) c->cfg = *cfg;
     else
         floe_group_config_default(&c->cfg);
     if (c->cfg.min_session_timeout_ms < 0 ||
@@ -1095,8 +1082,7 @@ floe_group_state_t floe_group_state(const floe_group_coord_t *c, const char *gro
     return g ? g->state : FLOE_GROUP_DEAD;
 }
 
-int floe_group_describe(const floe_group_coord_t *c, const char *group_id,
-                        floe_group_desc_t *out)
+int floe_group_describe(const floe_group_coord_t *c, const char *group_id, floe_group_desc_t *out)
 {
     memset(out, 0, sizeof *out);
     out->protocol_type = "";
@@ -1168,9 +1154,8 @@ int16_t floe_group_delete(floe_group_coord_t *c, const char *group_id)
 
 /* ---- offsets ------------------------------------------------------------- */
 
-int16_t floe_group_commit_check(floe_group_coord_t *c, const char *group_id,
-                                const char *member_id, const char *instance_id,
-                                int32_t generation_id, int64_t now)
+int16_t floe_group_commit_check(floe_group_coord_t *c, const char *group_id, const char *member_id,
+                                const char *instance_id, int32_t generation_id, int64_t now)
 {
     group_t *g = find_group(c, group_id);
     if (!g) /* no group management: only a standalone commit is allowed */
@@ -1201,8 +1186,7 @@ static int cmp_key(const goffset_t *o, const char *topic, int32_t partition)
 }
 
 /* Index of (topic, partition), or where it would be inserted (*found false). */
-static size_t offset_search(const group_t *g, const char *topic, int32_t partition,
-                            bool *found)
+static size_t offset_search(const group_t *g, const char *topic, int32_t partition, bool *found)
 {
     size_t lo = 0, hi = g->noffsets;
     while (lo < hi) {
@@ -1212,8 +1196,7 @@ static size_t offset_search(const group_t *g, const char *topic, int32_t partiti
             *found = true;
             return mid;
         }
-        if (r < 0)
-            lo = mid + 1;
+        if (r < 0) lo = mid + 1;
         else
             hi = mid;
     }
@@ -1269,8 +1252,7 @@ void floe_group_offset_remove(floe_group_coord_t *c, const char *group_id, const
         for (size_t k = 0; k < c->ngroups; k++) {
             if (c->groups[k] == g) {
                 free_group(g);
-                memmove(&c->groups[k], &c->groups[k + 1],
-                        (c->ngroups - k - 1) * sizeof *c->groups);
+                memmove(&c->groups[k], &c->groups[k + 1], (c->ngroups - k - 1) * sizeof *c->groups);
                 c->ngroups--;
                 break;
             }
@@ -1286,8 +1268,8 @@ static void fill_offset(const goffset_t *e, floe_group_offset_t *out)
     out->commit_timestamp = e->commit_ts;
 }
 
-int floe_group_offset_get(const floe_group_coord_t *c, const char *group_id,
-                          const char *topic, int32_t partition, floe_group_offset_t *out)
+int floe_group_offset_get(const floe_group_coord_t *c, const char *group_id, const char *topic,
+                          int32_t partition, floe_group_offset_t *out)
 {
     const group_t *g = find_group(c, group_id);
     if (!g) return -1;

@@ -69,7 +69,7 @@ typedef struct floe_group_config {
     uint32_t offset_metadata_max_bytes; /* offset.metadata.max.bytes, 4096 */
     /* An Empty group with no committed offsets is forgotten this long after
      * it became empty (Kafka drops such groups at its periodic cleanup). */
-    int64_t empty_group_retention_ms;   /* 600000 */
+    int64_t empty_group_retention_ms; /* 600000 */
     /* offsets.retention.minutes as ms (7 days); <= 0 keeps offsets forever.
      * See floe_group_offsets_expired. */
     int64_t offsets_retention_ms;
@@ -83,8 +83,7 @@ typedef struct floe_group_coord floe_group_coord_t;
 
 /* Create a coordinator; cfg is copied.  Caller frees with
  * floe_group_coord_free. */
-int floe_group_coord_new(const floe_group_config_t *cfg, floe_group_coord_t **out,
-                         floe_err_t *err);
+int floe_group_coord_new(const floe_group_config_t *cfg, floe_group_coord_t **out, floe_err_t *err);
 
 /* Free everything.  Pending JoinGroup/SyncGroup callbacks fire first with
  * COORDINATOR_NOT_AVAILABLE so their owners can release what they hold. */
@@ -106,14 +105,14 @@ typedef struct floe_group_protocol {
 /* Everything borrowed for the call; the coordinator copies what it keeps. */
 typedef struct floe_group_join_req {
     const char *group_id;
-    const char *member_id;   /* "" on a first join */
-    const char *instance_id; /* group.instance.id; NULL for dynamic members */
-    const char *client_id;   /* from the request header */
-    const char *client_host; /* peer address, shown by DescribeGroups */
+    const char *member_id;     /* "" on a first join */
+    const char *instance_id;   /* group.instance.id; NULL for dynamic members */
+    const char *client_id;     /* from the request header */
+    const char *client_host;   /* peer address, shown by DescribeGroups */
     const char *protocol_type; /* "consumer" */
     int32_t session_timeout_ms;
     int32_t rebalance_timeout_ms; /* v0 has none: pass the session timeout */
-    int16_t api_version;     /* >= 4: a first join gets MEMBER_ID_REQUIRED */
+    int16_t api_version;          /* >= 4: a first join gets MEMBER_ID_REQUIRED */
     size_t protocol_count;
     const floe_group_protocol_t *protocols;
 } floe_group_join_req_t;
@@ -139,8 +138,8 @@ typedef struct floe_group_join_res {
 /* Called exactly once per JoinGroup; res is borrowed for the call. */
 typedef void (*floe_group_join_cb)(void *opaque, const floe_group_join_res_t *res);
 
-void floe_group_join(floe_group_coord_t *c, const floe_group_join_req_t *req,
-                     int64_t now_ms, floe_group_join_cb cb, void *opaque);
+void floe_group_join(floe_group_coord_t *c, const floe_group_join_req_t *req, int64_t now_ms,
+                     floe_group_join_cb cb, void *opaque);
 
 /* ---- SyncGroup ---------------------------------------------------------- */
 
@@ -153,7 +152,7 @@ typedef struct floe_group_assignment {
 typedef struct floe_group_sync_req {
     const char *group_id;
     const char *member_id;
-    const char *instance_id;   /* NULL if dynamic */
+    const char *instance_id; /* NULL if dynamic */
     int32_t generation_id;
     const char *protocol_type; /* v5+; NULL if not sent */
     const char *protocol_name; /* v5+; NULL if not sent */
@@ -171,24 +170,22 @@ typedef struct floe_group_sync_res {
 
 typedef void (*floe_group_sync_cb)(void *opaque, const floe_group_sync_res_t *res);
 
-void floe_group_sync(floe_group_coord_t *c, const floe_group_sync_req_t *req,
-                     int64_t now_ms, floe_group_sync_cb cb, void *opaque);
+void floe_group_sync(floe_group_coord_t *c, const floe_group_sync_req_t *req, int64_t now_ms,
+                     floe_group_sync_cb cb, void *opaque);
 
 /* ---- Heartbeat, LeaveGroup ---------------------------------------------- */
 
 /* Returns a Kafka error code (NONE, REBALANCE_IN_PROGRESS,
  * ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ...). */
-int16_t floe_group_heartbeat(floe_group_coord_t *c, const char *group_id,
-                             const char *member_id, const char *instance_id,
-                             int32_t generation_id, int64_t now_ms);
+int16_t floe_group_heartbeat(floe_group_coord_t *c, const char *group_id, const char *member_id,
+                             const char *instance_id, int32_t generation_id, int64_t now_ms);
 
 /* Remove one member (LeaveGroup; v3+ sends several, call once each).
  * member_id may be "" when instance_id names a static member.  Returns the
  * member's error code: NONE, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
  * COORDINATOR_NOT_AVAILABLE (dead group). */
-int16_t floe_group_leave(floe_group_coord_t *c, const char *group_id,
-                         const char *member_id, const char *instance_id,
-                         int64_t now_ms);
+int16_t floe_group_leave(floe_group_coord_t *c, const char *group_id, const char *member_id,
+                         const char *instance_id, int64_t now_ms);
 
 /* ---- Timers -------------------------------------------------------------- */
 
@@ -203,8 +200,8 @@ int64_t floe_group_next_deadline(const floe_group_coord_t *c);
 
 /* ---- ListGroups, DescribeGroups, DeleteGroups ---------------------------- */
 
-typedef void (*floe_group_list_fn)(void *opaque, const char *group_id,
-                                   const char *protocol_type, floe_group_state_t state);
+typedef void (*floe_group_list_fn)(void *opaque, const char *group_id, const char *protocol_type,
+                                   floe_group_state_t state);
 
 /* Call fn for every group (strings borrowed for the call).  protocol_type
  * is "" for groups that never had members. */
@@ -233,8 +230,7 @@ typedef struct floe_group_desc {
 /* Describe one group.  *out borrows from the coordinator until the next
  * call that changes it; release out->members with floe_group_desc_free
  * (a heap array).  Returns 0, or -1 when out of memory. */
-int floe_group_describe(const floe_group_coord_t *c, const char *group_id,
-                        floe_group_desc_t *out);
+int floe_group_describe(const floe_group_coord_t *c, const char *group_id, floe_group_desc_t *out);
 void floe_group_desc_free(floe_group_desc_t *d);
 
 /* The state of a group (DEAD when unknown). */
@@ -262,29 +258,25 @@ typedef struct floe_group_offset {
  * must belong to the current generation and the group must not be
  * completing a rebalance) and counts as a heartbeat.  Returns NONE or the
  * error every partition of the request gets. */
-int16_t floe_group_commit_check(floe_group_coord_t *c, const char *group_id,
-                                const char *member_id, const char *instance_id,
-                                int32_t generation_id, int64_t now_ms);
+int16_t floe_group_commit_check(floe_group_coord_t *c, const char *group_id, const char *member_id,
+                                const char *instance_id, int32_t generation_id, int64_t now_ms);
 
 /* Per-partition check: OFFSET_METADATA_TOO_LARGE or NONE. */
-int16_t floe_group_commit_check_partition(const floe_group_coord_t *c,
-                                          const char *metadata);
+int16_t floe_group_commit_check_partition(const floe_group_coord_t *c, const char *metadata);
 
 /* Store (or replace) a committed offset, creating the group (Empty) if
  * needed.  Strings are copied.  Returns 0 or -1 when out of memory. */
-int floe_group_offset_put(floe_group_coord_t *c, const char *group_id,
-                          const char *topic, int32_t partition,
-                          const floe_group_offset_t *o, int64_t now_ms);
+int floe_group_offset_put(floe_group_coord_t *c, const char *group_id, const char *topic,
+                          int32_t partition, const floe_group_offset_t *o, int64_t now_ms);
 
 /* Remove one committed offset (a tombstone).  No-op if absent. */
-void floe_group_offset_remove(floe_group_coord_t *c, const char *group_id,
-                              const char *topic, int32_t partition);
+void floe_group_offset_remove(floe_group_coord_t *c, const char *group_id, const char *topic,
+                              int32_t partition);
 
 /* Look one up.  Returns 0 and fills *out (borrowed until the next change of
  * the group), or -1 when there is none. */
-int floe_group_offset_get(const floe_group_coord_t *c, const char *group_id,
-                          const char *topic, int32_t partition,
-                          floe_group_offset_t *out);
+int floe_group_offset_get(const floe_group_coord_t *c, const char *group_id, const char *topic,
+                          int32_t partition, floe_group_offset_t *out);
 
 typedef void (*floe_group_offset_fn)(void *opaque, const char *topic, int32_t partition,
                                      const floe_group_offset_t *o);

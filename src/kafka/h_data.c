@@ -9,10 +9,10 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define OOM(req)                                      \
-    do {                                              \
-        floe_kafka_fail((req), "out of memory");      \
-        return;                                       \
+#define OOM(req)                                 \
+    do {                                         \
+        floe_kafka_fail((req), "out of memory"); \
+        return;                                  \
     } while (0)
 
 /* ---- Fetch ---- */
@@ -48,11 +48,15 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
     floe_buf_t data = FLOE_BUF_INIT;
     /* a response is built in memory: cap it whatever the client asks
      * (one whole batch still goes out when it alone is larger, KIP-74) */
-    size_t max_total = ver >= 3 && rq->max_bytes > 0 ? (size_t)rq->max_bytes : FLOE_FETCH_MAX_RESPONSE;
+    size_t max_total =
+        ver >= 3 && rq->max_bytes > 0 ? (size_t)rq->max_bytes : FLOE_FETCH_MAX_RESPONSE;
     if (max_total > FLOE_FETCH_MAX_RESPONSE) max_total = FLOE_FETCH_MAX_RESPONSE;
     bool error = false;
     /* offsets into data, patched into pointers once reading is done */
-    typedef struct { floe_kbytes_t *dst; size_t off, len; } span_t;
+    typedef struct {
+        floe_kbytes_t *dst;
+        size_t off, len;
+    } span_t;
     int nspan = 0, capspan = 0;
     span_t *spans = NULL;
     for (int i = 0; i < nt; i++) {
@@ -95,7 +99,8 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
                 /* budget spent: report the offsets, read nothing */
                 info.log_start_offset = floe_log_start_offset(l);
                 info.high_watermark = info.end_offset = floe_log_end_offset(l);
-                if (qp->fetch_offset < info.log_start_offset || qp->fetch_offset > info.end_offset) {
+                if (qp->fetch_offset < info.log_start_offset ||
+                    qp->fetch_offset > info.end_offset) {
                     info.error_code = FLOE_KERR_OFFSET_OUT_OF_RANGE;
                     rc = -1;
                 }
@@ -144,7 +149,8 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
 static void fetch_unlink(bk_t *bk, fetch_wait_t *w)
 {
     if (w->prev) w->prev->next = w->next;
-    else bk->fetches = w->next;
+    else
+        bk->fetches = w->next;
     if (w->next) w->next->prev = w->prev;
     w->prev = w->next = NULL;
 }
@@ -233,7 +239,8 @@ static void h_list_offsets(floe_kafka_req_t *req, void *ctx)
         floe_k_list_offsets_resp_list_offsets_topic_response_t *rt = &rs->topics.v[i];
         rt->name = q->name;
         int np = q->partitions.n > 0 ? q->partitions.n : 0;
-        rt->partitions.v = floe_k_list_offsets_resp_list_offsets_partition_response_new_array(a, np);
+        rt->partitions.v =
+            floe_k_list_offsets_resp_list_offsets_partition_response_new_array(a, np);
         if (!rt->partitions.v) OOM(req);
         rt->partitions.n = np;
         floe_topic_t *t = floe_bk_topic(bk, q->name, false);
@@ -248,7 +255,8 @@ static void h_list_offsets(floe_kafka_req_t *req, void *ctx)
             }
             int64_t off, ts = -1;
             if (qp->timestamp == -1 || qp->timestamp == -3) off = floe_log_end_offset(l);
-            else if (qp->timestamp == -2) off = floe_log_start_offset(l);
+            else if (qp->timestamp == -2)
+                off = floe_log_start_offset(l);
             else {
                 off = floe_log_offset_for_time(l, qp->timestamp, &ts);
                 if (off < 0 && ver == 0) off = floe_log_end_offset(l);
@@ -277,7 +285,8 @@ static void h_offset_for_leader_epoch(floe_kafka_req_t *req, void *ctx)
     floe_k_offset_for_leader_epoch_resp_t *rs = floe_k_offset_for_leader_epoch_resp_new(a);
     if (!rs) OOM(req);
     int nt = rq->topics.n > 0 ? rq->topics.n : 0;
-    rs->topics.v = floe_k_offset_for_leader_epoch_resp_offset_for_leader_topic_result_new_array(a, nt);
+    rs->topics.v =
+        floe_k_offset_for_leader_epoch_resp_offset_for_leader_topic_result_new_array(a, nt);
     if (!rs->topics.v) OOM(req);
     rs->topics.n = nt;
     for (int i = 0; i < nt; i++) {
@@ -290,7 +299,8 @@ static void h_offset_for_leader_epoch(floe_kafka_req_t *req, void *ctx)
         rt->partitions.n = np;
         floe_topic_t *t = floe_bk_topic(bk, q->topic, false);
         for (int j = 0; j < np; j++) {
-            const floe_k_offset_for_leader_epoch_req_offset_for_leader_partition_t *qp = &q->partitions.v[j];
+            const floe_k_offset_for_leader_epoch_req_offset_for_leader_partition_t *qp =
+                &q->partitions.v[j];
             floe_k_offset_for_leader_epoch_resp_epoch_end_offset_t *r = &rt->partitions.v[j];
             r->partition = qp->partition;
             floe_log_t *l = t ? floe_topic_log(t, qp->partition) : NULL;
@@ -329,7 +339,8 @@ static void h_delete_records(floe_kafka_req_t *req, void *ctx)
         floe_k_delete_records_resp_delete_records_topic_result_t *rt = &rs->topics.v[i];
         rt->name = q->name;
         int np = q->partitions.n > 0 ? q->partitions.n : 0;
-        rt->partitions.v = floe_k_delete_records_resp_delete_records_partition_result_new_array(a, np);
+        rt->partitions.v =
+            floe_k_delete_records_resp_delete_records_partition_result_new_array(a, np);
         if (!rt->partitions.v) OOM(req);
         rt->partitions.n = np;
         floe_topic_t *t = floe_bk_topic(bk, q->name, false);
@@ -348,7 +359,8 @@ static void h_delete_records(floe_kafka_req_t *req, void *ctx)
             if (before < 0 || before > floe_log_end_offset(l)) {
                 r->error_code = FLOE_KERR_OFFSET_OUT_OF_RANGE;
             } else if (floe_log_delete_records(l, before, &err)) {
-                FLOE_WARN("kafka: delete records %s-%d: %s", floe_topic_name(t), qp->partition_index, err.msg);
+                FLOE_WARN("kafka: delete records %s-%d: %s", floe_topic_name(t),
+                          qp->partition_index, err.msg);
                 r->error_code = err.code == FLOE_ERANGE ? FLOE_KERR_OFFSET_OUT_OF_RANGE
                                                         : FLOE_KERR_UNKNOWN_SERVER_ERROR;
             }
@@ -363,7 +375,8 @@ int floe_bk_register_data(bk_t *bk, floe_err_t *err)
     floe_kafka_srv_t *s = bk->srv;
     if (floe_kafka_register(s, FLOE_KAPI_FETCH, 4, 12, h_fetch, bk, err) ||
         floe_kafka_register(s, FLOE_KAPI_LIST_OFFSETS, 0, 7, h_list_offsets, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_OFFSET_FOR_LEADER_EPOCH, 0, 4, h_offset_for_leader_epoch, bk, err) ||
+        floe_kafka_register(s, FLOE_KAPI_OFFSET_FOR_LEADER_EPOCH, 0, 4, h_offset_for_leader_epoch,
+                            bk, err) ||
         floe_kafka_register(s, FLOE_KAPI_DELETE_RECORDS, 0, 2, h_delete_records, bk, err))
         return -1;
     return 0;
@@ -377,7 +390,8 @@ static void bk_tick(void *arg)
     bk->tick = NULL;
     floe_broker_tick(bk->b);
     if (!bk->stopping)
-        bk->tick = floe_kafka_timer_add(bk->srv, floe_broker_config(bk->b)->flush_interval_ms, bk_tick, bk);
+        bk->tick = floe_kafka_timer_add(bk->srv, floe_broker_config(bk->b)->flush_interval_ms,
+                                        bk_tick, bk);
 }
 
 static int bk_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)

@@ -14,8 +14,8 @@ typedef struct append_job append_job_t;
 typedef struct bk {
     floe_kafka_srv_t *srv;
     floe_broker_t *b;
-    fetch_wait_t *fetches;      /* long-poll fetches waiting for data */
-    floe_kafka_timer_t *tick;   /* periodic flush/retention */
+    fetch_wait_t *fetches;    /* long-poll fetches waiting for data */
+    floe_kafka_timer_t *tick; /* periodic flush/retention */
     bool stopping;
     /* the appender thread: produce appends run off the loop thread, in
      * the order the loop queued them */
@@ -23,7 +23,7 @@ typedef struct bk {
     bool app_started, app_stop, app_busy;
     pthread_mutex_t app_mu;
     pthread_cond_t app_cv, app_idle;
-    append_job_t *app_head, *app_tail; /* to do */
+    append_job_t *app_head, *app_tail;   /* to do */
     append_job_t *done_head, *done_tail; /* done, for the loop */
 } bk_t;
 

@@ -8,10 +8,10 @@
 #include "kafka/h_int.h"
 #include "util/log.h"
 
-#define OOM(req)                                      \
-    do {                                              \
-        floe_kafka_fail((req), "out of memory");      \
-        return;                                       \
+#define OOM(req)                                 \
+    do {                                         \
+        floe_kafka_fail((req), "out of memory"); \
+        return;                                  \
     } while (0)
 
 floe_kstr_t floe_bk_str(floe_arena_t *a, const char *s)
@@ -26,20 +26,25 @@ floe_topic_t *floe_bk_topic(bk_t *bk, floe_kstr_t name, bool create)
     if (name.len < 0) return NULL;
     floe_topic_t *t = floe_broker_topic(bk->b, name.ptr, (size_t)name.len);
     if (t || !create || !floe_broker_config(bk->b)->auto_create_topics) return t;
-    if (!floe_topic_name_valid(name.ptr, (size_t)name.len) || !strncmp(name.ptr, "__", 2)) return NULL;
+    if (!floe_topic_name_valid(name.ptr, (size_t)name.len) || !strncmp(name.ptr, "__", 2))
+        return NULL;
     int16_t kerr;
     floe_err_t err;
     char buf[256];
     snprintf(buf, sizeof buf, "%.*s", (int)name.len, name.ptr);
     if (floe_broker_create_topic(bk->b, buf, -1, NULL, 0, false, &t, &kerr, &err)) {
-        if (kerr == FLOE_KERR_TOPIC_ALREADY_EXISTS) return floe_broker_topic(bk->b, name.ptr, (size_t)name.len);
+        if (kerr == FLOE_KERR_TOPIC_ALREADY_EXISTS)
+            return floe_broker_topic(bk->b, name.ptr, (size_t)name.len);
         FLOE_WARN("kafka: auto-create of topic %s failed: %s", buf, err.msg);
         return NULL;
     }
     return t;
 }
 
-static void set_uuid(floe_kuuid_t *u, const uint8_t *id) { memcpy(u->b, id, 16); }
+static void set_uuid(floe_kuuid_t *u, const uint8_t *id)
+{
+    memcpy(u->b, id, 16);
+}
 
 /* ---- Metadata ---- */
 
@@ -111,7 +116,8 @@ static void h_metadata(floe_kafka_req_t *req, void *ctx)
             floe_k_metadata_resp_metadata_response_topic_t *rt = &rs->topics.v[i];
             floe_topic_t *t = NULL;
             if (q->name.len >= 0) t = floe_bk_topic(bk, q->name, create);
-            else t = floe_broker_topic_by_id(bk->b, q->topic_id.b);
+            else
+                t = floe_broker_topic_by_id(bk->b, q->topic_id.b);
             if (!t) {
                 rt->name = q->name;
                 rt->topic_id = q->topic_id;
@@ -200,7 +206,9 @@ static void h_create_topics(floe_kafka_req_t *req, void *ctx)
             r->error_message = floe_bk_str(a, err.msg);
             continue;
         }
-        r->num_partitions = t ? floe_topic_partitions(t) : (nparts > 0 ? nparts : floe_broker_config(bk->b)->default_partitions);
+        r->num_partitions =
+            t ? floe_topic_partitions(t)
+              : (nparts > 0 ? nparts : floe_broker_config(bk->b)->default_partitions);
         r->replication_factor = 1;
         if (t) set_uuid(&r->topic_id, floe_topic_id(t));
     }
@@ -331,7 +339,8 @@ static void broker_cfgs(bk_t *bk, cfg_acc_t *c)
     const floe_broker_config_t *bc = floe_broker_config(bk->b);
     char np[16];
     snprintf(np, sizeof np, "%d", bc->default_partitions);
-    add_cfg("auto.create.topics.enable", bc->auto_create_topics ? "true" : "false", false, false, c);
+    add_cfg("auto.create.topics.enable", bc->auto_create_topics ? "true" : "false", false, false,
+            c);
     add_cfg("num.partitions", np, false, false, c);
     add_cfg("log.dirs", floe_broker_data_dir(bk->b), false, false, c);
     add_cfg("default.replication.factor", "1", true, false, c);
@@ -358,8 +367,14 @@ static void h_describe_configs(floe_kafka_req_t *req, void *ctx)
         floe_k_describe_configs_resp_describe_configs_result_t *r = &rs->results.v[i];
         r->resource_type = q->resource_type;
         r->resource_name = q->resource_name;
-        cfg_acc_t c = {a, &q->configuration_keys, NULL, 0, 0, floe_kafka_req_version(req),
-                       rq->include_synonyms, false};
+        cfg_acc_t c = {a,
+                       &q->configuration_keys,
+                       NULL,
+                       0,
+                       0,
+                       floe_kafka_req_version(req),
+                       rq->include_synonyms,
+                       false};
         if (q->resource_type == RES_TOPIC) {
             floe_topic_t *t = floe_bk_topic(bk, q->resource_name, false);
             if (!t) {
@@ -461,7 +476,8 @@ static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
     floe_k_incremental_alter_configs_resp_t *irs = floe_k_incremental_alter_configs_resp_new(a);
     if (!rs || !irs) OOM(req);
     rs->responses.v = floe_k_alter_configs_resp_alter_configs_resource_response_new_array(a, n);
-    irs->responses.v = floe_k_incremental_alter_configs_resp_alter_configs_resource_response_new_array(a, n);
+    irs->responses.v =
+        floe_k_incremental_alter_configs_resp_alter_configs_resource_response_new_array(a, n);
     if (!rs->responses.v || !irs->responses.v) OOM(req);
     rs->responses.n = irs->responses.n = n;
     for (int i = 0; i < n; i++) {
@@ -521,7 +537,8 @@ static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
             code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             msg = "unknown topic";
         }
-        if (!code && floe_broker_alter_configs(bk->b, t, kv, nc, !incremental, validate_only, &code, &err))
+        if (!code &&
+            floe_broker_alter_configs(bk->b, t, kv, nc, !incremental, validate_only, &code, &err))
             msg = err.msg;
         rs->responses.v[i].resource_type = irs->responses.v[i].resource_type = type;
         rs->responses.v[i].resource_name = irs->responses.v[i].resource_name = name;
@@ -531,8 +548,14 @@ static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
     floe_kafka_respond(req, incremental ? (void *)irs : (void *)rs);
 }
 
-static void h_alter_configs(floe_kafka_req_t *req, void *ctx) { alter_common(req, ctx, false); }
-static void h_incremental_alter_configs(floe_kafka_req_t *req, void *ctx) { alter_common(req, ctx, true); }
+static void h_alter_configs(floe_kafka_req_t *req, void *ctx)
+{
+    alter_common(req, ctx, false);
+}
+static void h_incremental_alter_configs(floe_kafka_req_t *req, void *ctx)
+{
+    alter_common(req, ctx, true);
+}
 
 /* ---- producer ids ---- */
 

@@ -18,8 +18,8 @@ typedef struct part_job {
     floe_kbytes_t recs;
     int64_t log_append_time; /* -1: CreateTime */
     floe_k_produce_resp_partition_produce_response_t *r;
-    int64_t last; /* next offset after the appended records; -1 if none */
-    int mode;     /* PART_*, set by check_part */
+    int64_t last;           /* next offset after the appended records; -1 if none */
+    int mode;               /* PART_*, set by check_part */
     floe_log_checked_t chk; /* PART_CHECKED: what floe_log_check found */
 } part_job_t;
 
@@ -80,7 +80,8 @@ static void check_part(part_job_t *pj)
     if (rc > 0 && idem && nb > 1) {
         floe_batch_iter_t it;
         floe_batch_iter_init(&it, p, n);
-        while ((rc = floe_batch_iter_next(&it, NULL, NULL, &h, &err)) == 1) {}
+        while ((rc = floe_batch_iter_next(&it, NULL, NULL, &h, &err)) == 1) {
+        }
         if (rc == 0) pj->mode = PART_EACH_BATCH;
     } else if (rc > 0) {
         floe_log_append_result_t res;
@@ -145,7 +146,8 @@ static void append_part(part_job_t *pj)
 static void job_answer(append_job_t *job)
 {
     if (job->acks == 0) floe_kafka_respond_none(job->req);
-    else floe_kafka_respond(job->req, job->rs);
+    else
+        floe_kafka_respond(job->req, job->rs);
 }
 
 static void part_durable(void *arg, bool ok)
@@ -204,7 +206,10 @@ static void drain_done(bk_t *bk)
     }
 }
 
-static void on_done_post(void *arg) { drain_done(arg); }
+static void on_done_post(void *arg)
+{
+    drain_done(arg);
+}
 
 /* ---- the appender thread ---- */
 
@@ -225,7 +230,8 @@ static void *appender_main(void *arg)
         j->next = NULL;
         bool first = !bk->done_head;
         if (bk->done_tail) bk->done_tail->next = j;
-        else bk->done_head = j;
+        else
+            bk->done_head = j;
         bk->done_tail = j;
         bk->app_busy = false;
         if (!bk->app_head) pthread_cond_broadcast(&bk->app_idle);
@@ -294,7 +300,9 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
     job->acks = rq->acks;
     job->wait_fsync = rq->acks == -1 && floe_broker_config(bk->b)->acks_all_fsync;
     int nt = rq->topic_data.n > 0 ? rq->topic_data.n : 0, total = 0;
-    for (int i = 0; i < nt; i++) total += rq->topic_data.v[i].partition_data.n > 0 ? rq->topic_data.v[i].partition_data.n : 0;
+    for (int i = 0; i < nt; i++)
+        total +=
+            rq->topic_data.v[i].partition_data.n > 0 ? rq->topic_data.v[i].partition_data.n : 0;
     rs->responses.v = floe_k_produce_resp_topic_produce_response_new_array(a, nt);
     job->parts = floe_arena_calloc(a, (size_t)(total ? total : 1), sizeof *job->parts);
     if (!rs->responses.v || !job->parts) {
@@ -350,7 +358,8 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
     }
     pthread_mutex_lock(&bk->app_mu);
     if (bk->app_tail) bk->app_tail->next = job;
-    else bk->app_head = job;
+    else
+        bk->app_head = job;
     bk->app_tail = job;
     pthread_cond_signal(&bk->app_cv);
     pthread_mutex_unlock(&bk->app_mu);

@@ -25,7 +25,7 @@ typedef struct gstate {
     floe_group_coord_t *coord;
     floe_offset_store_t *store;
     floe_kafka_timer_t *timer;
-    int64_t timer_at; /* monotonic ms the timer fires; INT64_MAX: none */
+    int64_t timer_at;                 /* monotonic ms the timer fires; INT64_MAX: none */
     floe_kafka_timer_t *expire_timer; /* offsets.retention.check.interval.ms */
     bool stopped;
 } gstate_t;
@@ -114,11 +114,11 @@ static const char *client_host(floe_kafka_req_t *req)
     return h;
 }
 
-#define NEW_RESP(type, req)                                                      \
-    type##_t *rs = type##_new(floe_kafka_req_arena(req));                        \
-    if (!rs) {                                                                   \
-        floe_kafka_fail(req, "out of memory");                                   \
-        return;                                                                  \
+#define NEW_RESP(type, req)                               \
+    type##_t *rs = type##_new(floe_kafka_req_arena(req)); \
+    if (!rs) {                                            \
+        floe_kafka_fail(req, "out of memory");            \
+        return;                                           \
     }
 
 /* ---- FindCoordinator ----------------------------------------------------- */
@@ -172,7 +172,7 @@ static void join_done(void *opaque, const floe_group_join_res_t *r)
     rs->generation_id = r->generation_id;
     rs->protocol_type = r->protocol_type ? floe_kstr(r->protocol_type) : floe_kstr_null();
     /* before v7 the name is not nullable: an error answers "" */
-    rs->protocol_name = r->protocol_name ? floe_kstr(r->protocol_name)
+    rs->protocol_name = r->protocol_name                   ? floe_kstr(r->protocol_name)
                         : floe_kafka_req_version(req) >= 7 ? floe_kstr_null()
                                                            : floe_kstr("");
     rs->leader = floe_kstr(r->leader_id ? r->leader_id : "");
@@ -224,9 +224,8 @@ static void h_join_group(floe_kafka_req_t *req, void *ctx)
         .client_host = client_host(req),
         .protocol_type = cs0(rq->protocol_type),
         .session_timeout_ms = rq->session_timeout_ms,
-        .rebalance_timeout_ms = ver >= 1 && rq->rebalance_timeout_ms > 0
-                                    ? rq->rebalance_timeout_ms
-                                    : rq->session_timeout_ms,
+        .rebalance_timeout_ms = ver >= 1 && rq->rebalance_timeout_ms > 0 ? rq->rebalance_timeout_ms
+                                                                         : rq->session_timeout_ms,
         .api_version = ver,
         .protocol_count = (size_t)np,
         .protocols = protos,
@@ -291,9 +290,9 @@ static void h_heartbeat(floe_kafka_req_t *req, void *ctx)
     gstate_t *st = ctx;
     const floe_k_heartbeat_req_t *rq = floe_kafka_req_body(req);
     NEW_RESP(floe_k_heartbeat_resp, req);
-    rs->error_code = floe_group_heartbeat(st->coord, cs0(rq->group_id), cs0(rq->member_id),
-                                          cs(rq->group_instance_id), rq->generation_id,
-                                          floe_mono_ms());
+    rs->error_code =
+        floe_group_heartbeat(st->coord, cs0(rq->group_id), cs0(rq->member_id),
+                             cs(rq->group_instance_id), rq->generation_id, floe_mono_ms());
     /* a heartbeat only pushes deadlines later: the timer stays; if it fires
      * early it finds nothing due and re-arms */
     floe_kafka_respond(req, rs);
@@ -375,7 +374,8 @@ static void h_offset_commit(floe_kafka_req_t *req, void *ctx)
             parts[k].leader_epoch = pp->committed_leader_epoch;
             parts[k].metadata = cs(pp->committed_metadata);
             parts[k].error = topic_partition_known(st, tp->name, pp->partition_index)
-                                 ? 0 : FLOE_GERR_UNKNOWN_TOPIC_OR_PARTITION;
+                                 ? 0
+                                 : FLOE_GERR_UNKNOWN_TOPIC_OR_PARTITION;
         }
     }
     const char *group = cs0(rq->group_id);
@@ -383,24 +383,24 @@ static void h_offset_commit(floe_kafka_req_t *req, void *ctx)
         for (size_t i = 0; i < total; i++) parts[i].error = FLOE_GERR_INVALID_GROUP_ID;
     } else if (!st->store) {
         int64_t now = floe_mono_ms(), wall = floe_wall_ms();
-        int16_t ge = floe_group_commit_check(st->coord, group, cs0(rq->member_id),
-                                             cs(rq->group_instance_id),
-                                             rq->generation_id_or_member_epoch, now);
+        int16_t ge =
+            floe_group_commit_check(st->coord, group, cs0(rq->member_id), cs(rq->group_instance_id),
+                                    rq->generation_id_or_member_epoch, now);
         for (size_t i = 0; i < total; i++) {
             if (parts[i].error) continue;
-            parts[i].error = ge ? ge : floe_group_commit_check_partition(st->coord, parts[i].metadata);
+            parts[i].error =
+                ge ? ge : floe_group_commit_check_partition(st->coord, parts[i].metadata);
             floe_group_offset_t o = {parts[i].offset, parts[i].leader_epoch,
                                      parts[i].metadata ? parts[i].metadata : "", wall};
-            if (!parts[i].error &&
-                floe_group_offset_put(st->coord, group, parts[i].topic, parts[i].partition, &o, now))
+            if (!parts[i].error && floe_group_offset_put(st->coord, group, parts[i].topic,
+                                                         parts[i].partition, &o, now))
                 parts[i].error = FLOE_GERR_UNKNOWN_SERVER_ERROR;
         }
     } else {
         floe_err_t err;
         if (floe_offset_store_commit(st->store, group, cs0(rq->member_id),
-                                     cs(rq->group_instance_id),
-                                     rq->generation_id_or_member_epoch, parts, total,
-                                     floe_mono_ms(), floe_wall_ms(), &err))
+                                     cs(rq->group_instance_id), rq->generation_id_or_member_epoch,
+                                     parts, total, floe_mono_ms(), floe_wall_ms(), &err))
             FLOE_ERROR("groups: offset commit for %s failed: %s", group, err.msg);
     }
     k = 0;
@@ -482,7 +482,8 @@ static void fa_fill(void *o, const char *topic, int32_t p, const floe_group_offs
         floe_k_offset_fetch_resp_offset_fetch_response_topics_t *t = &f->topics[f->ti];
         t->name = ks(f->a, topic);
         int32_t n = fa_partitions(f->coord, f->group, topic);
-        t->partitions.v = floe_k_offset_fetch_resp_offset_fetch_response_partitions_new_array(f->a, n);
+        t->partitions.v =
+            floe_k_offset_fetch_resp_offset_fetch_response_partitions_new_array(f->a, n);
         if (!t->partitions.v) {
             f->oom = true;
             return;
@@ -532,14 +533,16 @@ static int fetch_group(gstate_t *st, floe_arena_t *a, const char *group,
         int32_t np = topics[t].partition_indexes.n > 0 ? topics[t].partition_indexes.n : 0;
         tv[t].partitions.n = np;
         if (!np) continue;
-        tv[t].partitions.v = floe_k_offset_fetch_resp_offset_fetch_response_partitions_new_array(a, np);
+        tv[t].partitions.v =
+            floe_k_offset_fetch_resp_offset_fetch_response_partitions_new_array(a, np);
         if (!tv[t].partitions.v) return -1;
         for (int32_t p = 0; p < np; p++) {
-            floe_k_offset_fetch_resp_offset_fetch_response_partitions_t *pp = &tv[t].partitions.v[p];
+            floe_k_offset_fetch_resp_offset_fetch_response_partitions_t *pp =
+                &tv[t].partitions.v[p];
             floe_group_offset_t o;
             pp->partition_index = topics[t].partition_indexes.v[p];
-            if (floe_group_offset_get(st->coord, group, cs0(topics[t].name),
-                                      pp->partition_index, &o) == 0) {
+            if (floe_group_offset_get(st->coord, group, cs0(topics[t].name), pp->partition_index,
+                                      &o) == 0) {
                 pp->committed_offset = o.offset;
                 pp->committed_leader_epoch = o.leader_epoch;
                 pp->metadata = ks(a, o.metadata);
@@ -617,8 +620,8 @@ static void h_offset_fetch(floe_kafka_req_t *req, void *ctx)
             og->group_id = rg->group_id;
             og->error_code = 0;
             if (fetch_group(st, a, cs0(rg->group_id), rg->topics.v,
-                            rg->topics.n > 0 ? rg->topics.n : 0, rg->topics.n < 0,
-                            &og->topics.v, &og->topics.n)) {
+                            rg->topics.n > 0 ? rg->topics.n : 0, rg->topics.n < 0, &og->topics.v,
+                            &og->topics.n)) {
                 floe_kafka_fail(req, "out of memory");
                 return;
             }
@@ -842,8 +845,7 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     st->srv = srv;
     st->timer_at = INT64_MAX;
     floe_group_config_t cfg;
-    if (g_config_set)
-        cfg = g_config;
+    if (g_config_set) cfg = g_config;
     else
         floe_group_config_default(&cfg);
     if (floe_group_coord_new(&cfg, &st->coord, err)) goto fail;

@@ -73,13 +73,12 @@ typedef void (*floe_kafka_handler_fn)(floe_kafka_req_t *req, void *ctx);
  * declaration).  A later registration for the same key replaces the earlier
  * one.  ctx is borrowed: it must outlive the server.  Returns -1 for an API
  * not declared in messages.def or an empty range. */
-int floe_kafka_register(floe_kafka_srv_t *srv, int16_t api_key, int16_t min_ver,
-                        int16_t max_ver, floe_kafka_handler_fn fn, void *ctx,
-                        floe_err_t *err);
+int floe_kafka_register(floe_kafka_srv_t *srv, int16_t api_key, int16_t min_ver, int16_t max_ver,
+                        floe_kafka_handler_fn fn, void *ctx, floe_err_t *err);
 
 /* The registered range of api_key; returns false when it is not registered. */
-bool floe_kafka_registered(const floe_kafka_srv_t *srv, int16_t api_key,
-                           int16_t *min_ver, int16_t *max_ver);
+bool floe_kafka_registered(const floe_kafka_srv_t *srv, int16_t api_key, int16_t *min_ver,
+                           int16_t *max_ver);
 
 /* A module plugged into the server; see the top of this file. */
 typedef struct floe_kafka_module {
@@ -113,8 +112,8 @@ int64_t floe_kafka_req_received_ms(const floe_kafka_req_t *req);
 void floe_kafka_req_release_frame(floe_kafka_req_t *req);
 /* Called (at most once) when the connection closes while req is deferred;
  * the callback may answer req. */
-void floe_kafka_req_on_close(floe_kafka_req_t *req,
-                             void (*fn)(floe_kafka_req_t *req, void *arg), void *arg);
+void floe_kafka_req_on_close(floe_kafka_req_t *req, void (*fn)(floe_kafka_req_t *req, void *arg),
+                             void *arg);
 
 /* Send resp (a floe_k_<api>_resp_t of the request's API, typically built in
  * the request's arena) at the request's version, then free req.  resp is

@@ -44,8 +44,8 @@ static int put_str(floe_buf_t *b, const char *s)
 static int encode_key(floe_buf_t *b, const char *group, const char *topic, int32_t partition)
 {
     floe_buf_reset(b);
-    if (floe_buf_append_be16(b, KEY_VERSION_OFFSET) || put_str(b, group) ||
-        put_str(b, topic) || floe_buf_append_be32(b, (uint32_t)partition))
+    if (floe_buf_append_be16(b, KEY_VERSION_OFFSET) || put_str(b, group) || put_str(b, topic) ||
+        floe_buf_append_be32(b, (uint32_t)partition))
         return -1;
     return 0;
 }
@@ -70,7 +70,10 @@ typedef struct rd {
 
 static uint16_t rd16(rd_t *r)
 {
-    if (r->bad || r->n - r->off < 2) { r->bad = true; return 0; }
+    if (r->bad || r->n - r->off < 2) {
+        r->bad = true;
+        return 0;
+    }
     uint16_t v = floe_rd_be16(r->p + r->off);
     r->off += 2;
     return v;
@@ -78,7 +81,10 @@ static uint16_t rd16(rd_t *r)
 
 static uint32_t rd32(rd_t *r)
 {
-    if (r->bad || r->n - r->off < 4) { r->bad = true; return 0; }
+    if (r->bad || r->n - r->off < 4) {
+        r->bad = true;
+        return 0;
+    }
     uint32_t v = floe_rd_be32(r->p + r->off);
     r->off += 4;
     return v;
@@ -86,7 +92,10 @@ static uint32_t rd32(rd_t *r)
 
 static uint64_t rd64(rd_t *r)
 {
-    if (r->bad || r->n - r->off < 8) { r->bad = true; return 0; }
+    if (r->bad || r->n - r->off < 8) {
+        r->bad = true;
+        return 0;
+    }
     uint64_t v = floe_rd_be64(r->p + r->off);
     r->off += 8;
     return v;
@@ -161,8 +170,7 @@ static int apply_record(floe_offset_store_t *s, const floe_record_t *rec, int64_
     int rc = floe_offset_record_decode(rec->key_null ? NULL : rec->key.ptr, rec->key.len,
                                        rec->value.ptr, rec->value.len, rec->value_null, &r);
     if (rc <= 0) return rc;
-    if (r.tombstone)
-        floe_group_offset_remove(s->coord, r.group, r.topic, r.partition);
+    if (r.tombstone) floe_group_offset_remove(s->coord, r.group, r.topic, r.partition);
     else if (floe_group_offset_put(s->coord, r.group, r.topic, r.partition, &r.value, now))
         rc = -1;
     floe_offset_record_clear(&r);
@@ -212,8 +220,7 @@ static int replay(floe_offset_store_t *s, int64_t now, floe_err_t *err)
                 }
             }
             if (q < 0)
-                FLOE_WARN("offsets: malformed records in batch at %lld",
-                          (long long)h.base_offset);
+                FLOE_WARN("offsets: malformed records in batch at %lld", (long long)h.base_offset);
         }
         if (r < 0) {
             rc = -1;
@@ -244,9 +251,8 @@ static int append_built(floe_offset_store_t *s, floe_err_t *err)
     return 0;
 }
 
-static int add_offset(floe_offset_store_t *s, int64_t ts, const char *group,
-                      const char *topic, int32_t partition, const floe_group_offset_t *o,
-                      floe_err_t *err)
+static int add_offset(floe_offset_store_t *s, int64_t ts, const char *group, const char *topic,
+                      int32_t partition, const floe_group_offset_t *o, floe_err_t *err)
 {
     if (encode_key(&s->key, group, topic, partition) || (o && encode_value(&s->value, o)))
         return floe_err_set(err, FLOE_EINVAL, "offsets: key or value too long");
@@ -254,13 +260,13 @@ static int add_offset(floe_offset_store_t *s, int64_t ts, const char *group,
     return floe_batch_builder_add(s->builder, ts, &k, o ? &v : NULL, NULL, 0, err);
 }
 
-int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id,
-                             const char *member_id, const char *instance_id,
-                             int32_t generation_id, floe_offset_commit_part_t *parts,
-                             size_t nparts, int64_t now_ms, int64_t wall_ms, floe_err_t *err)
+int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id, const char *member_id,
+                             const char *instance_id, int32_t generation_id,
+                             floe_offset_commit_part_t *parts, size_t nparts, int64_t now_ms,
+                             int64_t wall_ms, floe_err_t *err)
 {
-    int16_t ge = floe_group_commit_check(s->coord, group_id, member_id, instance_id,
-                                         generation_id, now_ms);
+    int16_t ge =
+        floe_group_commit_check(s->coord, group_id, member_id, instance_id, generation_id, now_ms);
     size_t accepted = 0;
     for (size_t i = 0; i < nparts; i++) {
         if (parts[i].error) continue; /* refused by the caller already */
@@ -307,7 +313,8 @@ static void add_tombstone(void *o, const char *topic, int32_t partition,
 {
     (void)off;
     tomb_ctx_t *t = o;
-    if (t->rc == 0 && add_offset(t->s, floe_wall_ms(), t->group, topic, partition, NULL, t->err)) t->rc = -1;
+    if (t->rc == 0 && add_offset(t->s, floe_wall_ms(), t->group, topic, partition, NULL, t->err))
+        t->rc = -1;
 }
 
 int16_t floe_offset_store_delete_group(floe_offset_store_t *s, const char *group_id,
@@ -524,16 +531,14 @@ static int compact(floe_offset_store_t *s, floe_err_t *err)
         return floe_log_open(s->dir, &s->cfg, &s->log, err);
     }
     rm_flat_dir(old);
-    FLOE_INFO("offsets: compacted %lld records to %lld", (long long)s->replayed,
-              (long long)c.live);
+    FLOE_INFO("offsets: compacted %lld records to %lld", (long long)s->replayed, (long long)c.live);
     return floe_log_open(s->dir, &s->cfg, &s->log, err);
 }
 
 /* ---- open / close -------------------------------------------------------- */
 
-int floe_offset_store_open(const char *dir, const floe_log_config_t *cfg,
-                           floe_group_coord_t *coord, int64_t now_ms,
-                           floe_offset_store_t **out, floe_err_t *err)
+int floe_offset_store_open(const char *dir, const floe_log_config_t *cfg, floe_group_coord_t *coord,
+                           int64_t now_ms, floe_offset_store_t **out, floe_err_t *err)
 {
     floe_offset_store_t *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = strdup(dir))) {

@@ -32,9 +32,8 @@ typedef struct floe_offset_store floe_offset_store_t;
  * log defaults with flush.ms 1000 (an append more than a second after the
  * last fsync fsyncs; every commit is written before it is acknowledged).  now_ms: monotonic time for groups it creates.  Caller
  * closes with floe_offset_store_close. */
-int floe_offset_store_open(const char *dir, const floe_log_config_t *cfg,
-                           floe_group_coord_t *coord, int64_t now_ms,
-                           floe_offset_store_t **out, floe_err_t *err);
+int floe_offset_store_open(const char *dir, const floe_log_config_t *cfg, floe_group_coord_t *coord,
+                           int64_t now_ms, floe_offset_store_t **out, floe_err_t *err);
 
 /* Flush and close.  NULL is fine. */
 void floe_offset_store_close(floe_offset_store_t *s);
@@ -44,9 +43,9 @@ typedef struct floe_offset_commit_part {
     const char *topic;
     int32_t partition;
     int64_t offset;
-    int32_t leader_epoch;  /* -1 if not sent */
-    const char *metadata;  /* NULL = "" */
-    int16_t error;         /* in: 0, or an error the caller already decided
+    int32_t leader_epoch; /* -1 if not sent */
+    const char *metadata; /* NULL = "" */
+    int16_t error;        /* in: 0, or an error the caller already decided
                               (e.g. UNKNOWN_TOPIC_OR_PARTITION), kept;
                               out: the Kafka error code */
 } floe_offset_commit_part_t;
@@ -57,11 +56,10 @@ typedef struct floe_offset_commit_part {
  * storage failure answers UNKNOWN_SERVER_ERROR for the parts and returns
  * -1 with err filled; otherwise returns 0.  now_ms: monotonic;
  * wall_ms: the commit timestamp stored. */
-int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id,
-                             const char *member_id, const char *instance_id,
-                             int32_t generation_id, floe_offset_commit_part_t *parts,
-                             size_t nparts, int64_t now_ms, int64_t wall_ms,
-                             floe_err_t *err);
+int floe_offset_store_commit(floe_offset_store_t *s, const char *group_id, const char *member_id,
+                             const char *instance_id, int32_t generation_id,
+                             floe_offset_commit_part_t *parts, size_t nparts, int64_t now_ms,
+                             int64_t wall_ms, floe_err_t *err);
 
 /* DeleteGroups for one group: NONE (tombstones written, group gone),
  * GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, or UNKNOWN_SERVER_ERROR on a storage
@@ -78,10 +76,10 @@ int64_t floe_offset_store_expire(floe_offset_store_t *s, int64_t now_ms, int64_t
 
 /* One decoded __consumer_offsets record (offset-commit keys only). */
 typedef struct floe_offset_record {
-    char *group;          /* heap copies: free with floe_offset_record_clear */
+    char *group; /* heap copies: free with floe_offset_record_clear */
     char *topic;
     int32_t partition;
-    bool tombstone;       /* null value: the offset was deleted */
+    bool tombstone;            /* null value: the offset was deleted */
     floe_group_offset_t value; /* value.metadata is a heap copy too */
 } floe_offset_record_t;
 

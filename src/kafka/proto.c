@@ -45,7 +45,10 @@ static size_t elem_size(const floe_kfield_t *f)
 
 /* Arrays in the generated structs are { T *v; int32_t n; }; read and write
  * the two members through memcpy so no type punning is needed. */
-typedef struct { void *v; int32_t n; } arr_t;
+typedef struct {
+    void *v;
+    int32_t n;
+} arr_t;
 
 static void arr_get(const void *obj, const floe_kfield_t *f, arr_t *a)
 {
@@ -65,14 +68,46 @@ static void field_default(const floe_kfield_t *f, void *obj)
         return;
     }
     switch (f->type) {
-    case FLOE_KT_BOOL: { bool b = f->def_int != 0; memcpy(p, &b, sizeof b); break; }
-    case FLOE_KT_INT8: { int8_t v = (int8_t)f->def_int; memcpy(p, &v, 1); break; }
-    case FLOE_KT_INT16: { int16_t v = (int16_t)f->def_int; memcpy(p, &v, 2); break; }
-    case FLOE_KT_UINT16: { uint16_t v = (uint16_t)f->def_int; memcpy(p, &v, 2); break; }
-    case FLOE_KT_INT32: { int32_t v = (int32_t)f->def_int; memcpy(p, &v, 4); break; }
-    case FLOE_KT_UINT32: { uint32_t v = (uint32_t)f->def_int; memcpy(p, &v, 4); break; }
-    case FLOE_KT_INT64: { int64_t v = f->def_int; memcpy(p, &v, 8); break; }
-    case FLOE_KT_FLOAT64: { double v = (double)f->def_int; memcpy(p, &v, 8); break; }
+    case FLOE_KT_BOOL: {
+        bool b = f->def_int != 0;
+        memcpy(p, &b, sizeof b);
+        break;
+    }
+    case FLOE_KT_INT8: {
+        int8_t v = (int8_t)f->def_int;
+        memcpy(p, &v, 1);
+        break;
+    }
+    case FLOE_KT_INT16: {
+        int16_t v = (int16_t)f->def_int;
+        memcpy(p, &v, 2);
+        break;
+    }
+    case FLOE_KT_UINT16: {
+        uint16_t v = (uint16_t)f->def_int;
+        memcpy(p, &v, 2);
+        break;
+    }
+    case FLOE_KT_INT32: {
+        int32_t v = (int32_t)f->def_int;
+        memcpy(p, &v, 4);
+        break;
+    }
+    case FLOE_KT_UINT32: {
+        uint32_t v = (uint32_t)f->def_int;
+        memcpy(p, &v, 4);
+        break;
+    }
+    case FLOE_KT_INT64: {
+        int64_t v = f->def_int;
+        memcpy(p, &v, 8);
+        break;
+    }
+    case FLOE_KT_FLOAT64: {
+        double v = (double)f->def_int;
+        memcpy(p, &v, 8);
+        break;
+    }
     case FLOE_KT_UUID: memset(p, 0, sizeof(floe_kuuid_t)); break;
     case FLOE_KT_STRING: {
         floe_kstr_t s = f->def_null ? floe_kstr_null() : floe_kstr("");
@@ -121,12 +156,11 @@ typedef struct dec {
     floe_err_t *err;
 } dec_t;
 
-#define NEED(d, k)                                                            \
-    do {                                                                      \
-        if ((d)->n - (d)->pos < (size_t)(k))                                  \
-            return floe_err_set((d)->err, FLOE_ETRUNC,                        \
-                                "truncated at byte %zu (need %zu)", (d)->pos, \
-                                (size_t)(k));                                 \
+#define NEED(d, k)                                                                         \
+    do {                                                                                   \
+        if ((d)->n - (d)->pos < (size_t)(k))                                               \
+            return floe_err_set((d)->err, FLOE_ETRUNC, "truncated at byte %zu (need %zu)", \
+                                (d)->pos, (size_t)(k));                                    \
     } while (0)
 
 static int rd_uvarint(dec_t *d, uint32_t *v)
@@ -160,8 +194,7 @@ static int rd_len(dec_t *d, int width, int32_t *len)
     }
     d->pos += (size_t)width;
     if (*len < -1)
-        return floe_err_set(d->err, FLOE_ECORRUPT, "negative length %d at byte %zu",
-                            *len, d->pos);
+        return floe_err_set(d->err, FLOE_ECORRUPT, "negative length %d at byte %zu", *len, d->pos);
     return 0;
 }
 
@@ -204,15 +237,47 @@ static int dec_bytes(dec_t *d, floe_kbytes_t *out, bool nullable)
 static int dec_value(dec_t *d, const floe_kfield_t *f, uint8_t t, char *p, bool nullable)
 {
     switch (t) {
-    case FLOE_KT_BOOL: { NEED(d, 1); bool b = d->p[d->pos++] != 0; memcpy(p, &b, sizeof b); return 0; }
-    case FLOE_KT_INT8: { NEED(d, 1); int8_t v = (int8_t)d->p[d->pos++]; memcpy(p, &v, 1); return 0; }
+    case FLOE_KT_BOOL: {
+        NEED(d, 1);
+        bool b = d->p[d->pos++] != 0;
+        memcpy(p, &b, sizeof b);
+        return 0;
+    }
+    case FLOE_KT_INT8: {
+        NEED(d, 1);
+        int8_t v = (int8_t)d->p[d->pos++];
+        memcpy(p, &v, 1);
+        return 0;
+    }
     case FLOE_KT_INT16:
-    case FLOE_KT_UINT16: { NEED(d, 2); uint16_t v = floe_rd_be16(d->p + d->pos); d->pos += 2; memcpy(p, &v, 2); return 0; }
+    case FLOE_KT_UINT16: {
+        NEED(d, 2);
+        uint16_t v = floe_rd_be16(d->p + d->pos);
+        d->pos += 2;
+        memcpy(p, &v, 2);
+        return 0;
+    }
     case FLOE_KT_INT32:
-    case FLOE_KT_UINT32: { NEED(d, 4); uint32_t v = floe_rd_be32(d->p + d->pos); d->pos += 4; memcpy(p, &v, 4); return 0; }
+    case FLOE_KT_UINT32: {
+        NEED(d, 4);
+        uint32_t v = floe_rd_be32(d->p + d->pos);
+        d->pos += 4;
+        memcpy(p, &v, 4);
+        return 0;
+    }
     case FLOE_KT_INT64:
-    case FLOE_KT_FLOAT64: { NEED(d, 8); uint64_t v = floe_rd_be64(d->p + d->pos); d->pos += 8; memcpy(p, &v, 8); return 0; }
-    case FLOE_KT_UUID: NEED(d, 16); memcpy(p, d->p + d->pos, 16); d->pos += 16; return 0;
+    case FLOE_KT_FLOAT64: {
+        NEED(d, 8);
+        uint64_t v = floe_rd_be64(d->p + d->pos);
+        d->pos += 8;
+        memcpy(p, &v, 8);
+        return 0;
+    }
+    case FLOE_KT_UUID:
+        NEED(d, 16);
+        memcpy(p, d->p + d->pos, 16);
+        d->pos += 16;
+        return 0;
     case FLOE_KT_STRING: {
         floe_kstr_t s;
         if (dec_string(d, &s, nullable)) return -1;
@@ -253,7 +318,8 @@ static int dec_field(dec_t *d, const floe_kfield_t *f, void *obj)
                             f->name, n, d->n - d->pos);
     size_t es = elem_size(f);
     char *v = floe_arena_alloc(d->a, (size_t)(n ? n : 1) * es);
-    if (!v) return floe_err_set(d->err, FLOE_ENOMEM, "field %s: request too large to decode", f->name);
+    if (!v)
+        return floe_err_set(d->err, FLOE_ENOMEM, "field %s: request too large to decode", f->name);
     for (int32_t i = 0; i < n; i++) {
         char *e = v + (size_t)i * es;
         if (dec_value(d, f, f->type, e, false)) return -1;
@@ -287,8 +353,8 @@ static int dec_struct(dec_t *d, const floe_kstruct_t *s, void *obj)
     uint32_t ntags;
     if (rd_uvarint(d, &ntags)) return -1;
     if (ntags > d->n - d->pos)
-        return floe_err_set(d->err, FLOE_ECORRUPT, "%s: %u tagged fields in %zu bytes",
-                            s->name, ntags, d->n - d->pos);
+        return floe_err_set(d->err, FLOE_ECORRUPT, "%s: %u tagged fields in %zu bytes", s->name,
+                            ntags, d->n - d->pos);
     int64_t last = -1;
     for (uint32_t i = 0; i < ntags; i++) {
         uint32_t tag, size;
@@ -313,9 +379,8 @@ static int dec_struct(dec_t *d, const floe_kstruct_t *s, void *obj)
     return 0;
 }
 
-int floe_kproto_decode(const floe_kstruct_t *s, int16_t ver, bool flex,
-                       const uint8_t *p, size_t n, size_t *used,
-                       floe_arena_t *a, void *obj, floe_err_t *err)
+int floe_kproto_decode(const floe_kstruct_t *s, int16_t ver, bool flex, const uint8_t *p, size_t n,
+                       size_t *used, floe_arena_t *a, void *obj, floe_err_t *err)
 {
     dec_t d = {p, n, 0, a, ver, flex, 0, err};
     if (dec_struct(&d, s, obj)) {
@@ -352,14 +417,30 @@ static int enc_struct(enc_t *e, const floe_kstruct_t *s, const void *obj);
 static int enc_value(enc_t *e, const floe_kfield_t *f, uint8_t t, const char *p, bool nullable)
 {
     switch (t) {
-    case FLOE_KT_BOOL: { bool b; memcpy(&b, p, sizeof b); return floe_buf_append_u8(e->b, b ? 1 : 0); }
+    case FLOE_KT_BOOL: {
+        bool b;
+        memcpy(&b, p, sizeof b);
+        return floe_buf_append_u8(e->b, b ? 1 : 0);
+    }
     case FLOE_KT_INT8: return floe_buf_append_u8(e->b, (uint8_t)*p);
     case FLOE_KT_INT16:
-    case FLOE_KT_UINT16: { uint16_t v; memcpy(&v, p, 2); return floe_buf_append_be16(e->b, v); }
+    case FLOE_KT_UINT16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return floe_buf_append_be16(e->b, v);
+    }
     case FLOE_KT_INT32:
-    case FLOE_KT_UINT32: { uint32_t v; memcpy(&v, p, 4); return floe_buf_append_be32(e->b, v); }
+    case FLOE_KT_UINT32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return floe_buf_append_be32(e->b, v);
+    }
     case FLOE_KT_INT64:
-    case FLOE_KT_FLOAT64: { uint64_t v; memcpy(&v, p, 8); return floe_buf_append_be64(e->b, v); }
+    case FLOE_KT_FLOAT64: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return floe_buf_append_be64(e->b, v);
+    }
     case FLOE_KT_UUID: return floe_buf_append(e->b, p, 16);
     case FLOE_KT_STRING: {
         floe_kstr_t s;
@@ -380,8 +461,7 @@ static int enc_value(enc_t *e, const floe_kfield_t *f, uint8_t t, const char *p,
         if (wr_len(e, 4, b.len)) return -1;
         return b.len ? floe_buf_append(e->b, b.ptr, (size_t)b.len) : 0;
     }
-    case FLOE_KT_STRUCT:
-        return enc_struct(e, f->sub, p);
+    case FLOE_KT_STRUCT: return enc_struct(e, f->sub, p);
     }
     return -1;
 }
@@ -410,15 +490,38 @@ static bool tag_present(const floe_kfield_t *f, const void *obj)
         return a.n > 0;
     }
     switch (f->type) {
-    case FLOE_KT_BOOL: { bool b; memcpy(&b, p, sizeof b); return b != (f->def_int != 0); }
+    case FLOE_KT_BOOL: {
+        bool b;
+        memcpy(&b, p, sizeof b);
+        return b != (f->def_int != 0);
+    }
     case FLOE_KT_INT8: return (int8_t)*p != (int8_t)f->def_int;
     case FLOE_KT_INT16:
-    case FLOE_KT_UINT16: { int16_t v; memcpy(&v, p, 2); return v != (int16_t)f->def_int; }
+    case FLOE_KT_UINT16: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        return v != (int16_t)f->def_int;
+    }
     case FLOE_KT_INT32:
-    case FLOE_KT_UINT32: { int32_t v; memcpy(&v, p, 4); return v != (int32_t)f->def_int; }
-    case FLOE_KT_INT64: { int64_t v; memcpy(&v, p, 8); return v != f->def_int; }
-    case FLOE_KT_FLOAT64: { double v; memcpy(&v, p, 8); return v != (double)f->def_int; }
-    case FLOE_KT_UUID: { static const uint8_t z[16]; return memcmp(p, z, 16) != 0; }
+    case FLOE_KT_UINT32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v != (int32_t)f->def_int;
+    }
+    case FLOE_KT_INT64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v != f->def_int;
+    }
+    case FLOE_KT_FLOAT64: {
+        double v;
+        memcpy(&v, p, 8);
+        return v != (double)f->def_int;
+    }
+    case FLOE_KT_UUID: {
+        static const uint8_t z[16];
+        return memcmp(p, z, 16) != 0;
+    }
     case FLOE_KT_STRING: {
         floe_kstr_t s;
         memcpy(&s, p, sizeof s);
@@ -463,8 +566,8 @@ static int enc_struct(enc_t *e, const floe_kstruct_t *s, const void *obj)
     return 0;
 }
 
-int floe_kproto_encode(const floe_kstruct_t *s, int16_t ver, bool flex,
-                       const void *obj, floe_buf_t *out, floe_err_t *err)
+int floe_kproto_encode(const floe_kstruct_t *s, int16_t ver, bool flex, const void *obj,
+                       floe_buf_t *out, floe_err_t *err)
 {
     enc_t e = {out, ver, flex};
     if (enc_struct(&e, s, obj))
@@ -474,8 +577,8 @@ int floe_kproto_encode(const floe_kstruct_t *s, int16_t ver, bool flex,
 
 /* ---- headers ----------------------------------------------------------- */
 
-int floe_kreq_hdr_decode(const uint8_t *p, size_t n, floe_arena_t *a,
-                         floe_kreq_hdr_t *h, size_t *body_off, floe_err_t *err)
+int floe_kreq_hdr_decode(const uint8_t *p, size_t n, floe_arena_t *a, floe_kreq_hdr_t *h,
+                         size_t *body_off, floe_err_t *err)
 {
     memset(h, 0, sizeof *h);
     h->client_id = floe_kstr_null();
@@ -513,17 +616,15 @@ int floe_kreq_hdr_encode(const floe_kreq_hdr_t *h, floe_buf_t *out)
     return 0;
 }
 
-int floe_kresp_hdr_encode(int16_t api_key, int32_t correlation_id, bool flex,
-                          floe_buf_t *out)
+int floe_kresp_hdr_encode(int16_t api_key, int32_t correlation_id, bool flex, floe_buf_t *out)
 {
     if (floe_buf_append_be32(out, (uint32_t)correlation_id)) return -1;
     if (flex && api_key != FLOE_KAPI_API_VERSIONS) return floe_buf_append_u8(out, 0);
     return 0;
 }
 
-int floe_kreq_decode(const uint8_t *p, size_t n, floe_arena_t *a,
-                     floe_kreq_hdr_t *hdr, const floe_kapi_t **api,
-                     void **body, floe_err_t *err)
+int floe_kreq_decode(const uint8_t *p, size_t n, floe_arena_t *a, floe_kreq_hdr_t *hdr,
+                     const floe_kapi_t **api, void **body, floe_err_t *err)
 {
     size_t off, used;
     *api = NULL;

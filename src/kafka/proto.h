@@ -40,9 +40,18 @@ typedef struct floe_kuuid {
 } floe_kuuid_t;
 
 /* Arrays of primitives; n < 0 means a null array. */
-typedef struct { int32_t *v; int32_t n; } floe_karr_i32_t;
-typedef struct { int64_t *v; int32_t n; } floe_karr_i64_t;
-typedef struct { floe_kstr_t *v; int32_t n; } floe_karr_str_t;
+typedef struct {
+    int32_t *v;
+    int32_t n;
+} floe_karr_i32_t;
+typedef struct {
+    int64_t *v;
+    int32_t n;
+} floe_karr_i64_t;
+typedef struct {
+    floe_kstr_t *v;
+    int32_t n;
+} floe_karr_str_t;
 
 static inline floe_kstr_t floe_kstr(const char *s)
 {
@@ -56,8 +65,7 @@ static inline floe_kstr_t floe_kstr_null(void)
 }
 static inline bool floe_kstr_eq(floe_kstr_t s, const char *c)
 {
-    return s.len >= 0 && c && (size_t)s.len == strlen(c) &&
-           memcmp(s.ptr, c, (size_t)s.len) == 0;
+    return s.len >= 0 && c && (size_t)s.len == strlen(c) && memcmp(s.ptr, c, (size_t)s.len) == 0;
 }
 
 /* Field types of the declaration. */
@@ -83,20 +91,20 @@ typedef struct floe_kstruct floe_kstruct_t;
  * empty nullable range has nmin > nmax. */
 typedef struct floe_kfield {
     const char *name;
-    uint8_t type;      /* floe_ktype_t; element type when is_array */
+    uint8_t type; /* floe_ktype_t; element type when is_array */
     uint8_t is_array;
     int16_t vmin, vmax;
     int16_t nmin, nmax;
-    int32_t tag;       /* -1: not tagged */
-    uint32_t off;      /* offsetof in the C struct */
+    int32_t tag;               /* -1: not tagged */
+    uint32_t off;              /* offsetof in the C struct */
     const floe_kstruct_t *sub; /* element struct for []Struct */
-    int64_t def_int;   /* default of integer/bool fields */
-    uint8_t def_null;  /* string default is null (else "") */
+    int64_t def_int;           /* default of integer/bool fields */
+    uint8_t def_null;          /* string default is null (else "") */
 } floe_kfield_t;
 
 struct floe_kstruct {
     const char *name;
-    uint32_t size;       /* sizeof the C struct */
+    uint32_t size; /* sizeof the C struct */
     uint16_t nfields;
     const floe_kfield_t *fields;
 };
@@ -106,7 +114,7 @@ typedef struct floe_kapi {
     int16_t key;
     const char *name;
     int16_t vmin, vmax;
-    int16_t flex_min;            /* first flexible version; INT16_MAX: none */
+    int16_t flex_min; /* first flexible version; INT16_MAX: none */
     const floe_kstruct_t *req;
     const floe_kstruct_t *resp;
 } floe_kapi_t;
@@ -141,16 +149,15 @@ void *floe_kstruct_new_array(floe_arena_t *a, const floe_kstruct_t *d, int32_t n
  * top; arrays and strings go into `a`, whose cap bounds memory.  Fails with
  * FLOE_ETRUNC (input ended), FLOE_ECORRUPT (bad length, count, varint) or
  * FLOE_ENOMEM (arena cap). */
-int floe_kproto_decode(const floe_kstruct_t *d, int16_t ver, bool flex,
-                       const uint8_t *p, size_t n, size_t *used,
-                       floe_arena_t *a, void *obj, floe_err_t *err);
+int floe_kproto_decode(const floe_kstruct_t *d, int16_t ver, bool flex, const uint8_t *p, size_t n,
+                       size_t *used, floe_arena_t *a, void *obj, floe_err_t *err);
 
 /* Append the encoding of obj (a struct described by d) at version ver.
  * Fields absent in ver are skipped; tagged fields are written when they
  * differ from their default.  A null value in a non-nullable field is
  * written as empty.  Returns 0 or -1 (allocation failure). */
-int floe_kproto_encode(const floe_kstruct_t *d, int16_t ver, bool flex,
-                       const void *obj, floe_buf_t *out, floe_err_t *err);
+int floe_kproto_encode(const floe_kstruct_t *d, int16_t ver, bool flex, const void *obj,
+                       floe_buf_t *out, floe_err_t *err);
 
 /* Request header (v1: key, version, correlation id, client id; v2 adds
  * tagged fields).  Header v2 is used by flexible API versions. */
@@ -168,23 +175,21 @@ typedef struct floe_kreq_hdr {
  * first 8 bytes (key, version, correlation id) are read, client_id is null,
  * and *body_off is 0: the caller answers or closes.  Returns 0, or -1 when
  * even those are malformed. */
-int floe_kreq_hdr_decode(const uint8_t *p, size_t n, floe_arena_t *a,
-                         floe_kreq_hdr_t *h, size_t *body_off, floe_err_t *err);
+int floe_kreq_hdr_decode(const uint8_t *p, size_t n, floe_arena_t *a, floe_kreq_hdr_t *h,
+                         size_t *body_off, floe_err_t *err);
 
 /* Append a request header (used by tests and fuzz seeds). */
 int floe_kreq_hdr_encode(const floe_kreq_hdr_t *h, floe_buf_t *out);
 
 /* Append a response header: correlation id, plus empty tagged fields when
  * flexible (ApiVersions always uses header v0, as Kafka does). */
-int floe_kresp_hdr_encode(int16_t api_key, int32_t correlation_id, bool flex,
-                          floe_buf_t *out);
+int floe_kresp_hdr_encode(int16_t api_key, int32_t correlation_id, bool flex, floe_buf_t *out);
 
 /* Decode a whole request frame (header + body) into the declared request
  * struct, allocated in the arena.  *api is NULL and the return 0 when the
  * key or version is not declared (hdr filled).  Used by the server and the
  * fuzz target. */
-int floe_kreq_decode(const uint8_t *p, size_t n, floe_arena_t *a,
-                     floe_kreq_hdr_t *hdr, const floe_kapi_t **api,
-                     void **body, floe_err_t *err);
+int floe_kreq_decode(const uint8_t *p, size_t n, floe_arena_t *a, floe_kreq_hdr_t *hdr,
+                     const floe_kapi_t **api, void **body, floe_err_t *err);
 
 #endif

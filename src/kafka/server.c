@@ -18,16 +18,16 @@ struct floe_kafka_req {
     const floe_kapi_t *api;
     void *body;
     floe_arena_t arena;
-    uint8_t *mem;          /* the frame the body borrows from */
+    uint8_t *mem; /* the frame the body borrows from */
     floe_kafka_srv_t *srv;
-    kconn_t *kc;           /* NULL once the connection is gone */
+    kconn_t *kc; /* NULL once the connection is gone */
     char peer[64];
     int64_t recv_ms;
-    floe_buf_t out;        /* encoded response, size prefix included */
+    floe_buf_t out; /* encoded response, size prefix included */
     bool done, hold, fail;
     void (*on_close)(floe_kafka_req_t *, void *);
     void *on_close_arg;
-    size_t size;           /* frame bytes, counted against the in-flight cap */
+    size_t size; /* frame bytes, counted against the in-flight cap */
     floe_kafka_req_t *next;
 };
 
@@ -71,26 +71,52 @@ struct floe_kafka_srv {
 
 /* ---- request accessors ---- */
 
-int16_t floe_kafka_req_api_key(const floe_kafka_req_t *r) { return r->hdr.api_key; }
-int16_t floe_kafka_req_version(const floe_kafka_req_t *r) { return r->hdr.api_version; }
-int32_t floe_kafka_req_correlation_id(const floe_kafka_req_t *r) { return r->hdr.correlation_id; }
-void *floe_kafka_req_body(const floe_kafka_req_t *r) { return r->body; }
+int16_t floe_kafka_req_api_key(const floe_kafka_req_t *r)
+{
+    return r->hdr.api_key;
+}
+int16_t floe_kafka_req_version(const floe_kafka_req_t *r)
+{
+    return r->hdr.api_version;
+}
+int32_t floe_kafka_req_correlation_id(const floe_kafka_req_t *r)
+{
+    return r->hdr.correlation_id;
+}
+void *floe_kafka_req_body(const floe_kafka_req_t *r)
+{
+    return r->body;
+}
 const char *floe_kafka_req_client_id(const floe_kafka_req_t *r)
 {
     return r->hdr.client_id.ptr ? r->hdr.client_id.ptr : "";
 }
-const char *floe_kafka_req_peer(const floe_kafka_req_t *r) { return r->peer; }
-floe_arena_t *floe_kafka_req_arena(floe_kafka_req_t *r) { return &r->arena; }
-floe_kafka_srv_t *floe_kafka_req_srv(const floe_kafka_req_t *r) { return r->srv; }
-bool floe_kafka_req_closed(const floe_kafka_req_t *r) { return r->kc == NULL; }
-int64_t floe_kafka_req_received_ms(const floe_kafka_req_t *r) { return r->recv_ms; }
+const char *floe_kafka_req_peer(const floe_kafka_req_t *r)
+{
+    return r->peer;
+}
+floe_arena_t *floe_kafka_req_arena(floe_kafka_req_t *r)
+{
+    return &r->arena;
+}
+floe_kafka_srv_t *floe_kafka_req_srv(const floe_kafka_req_t *r)
+{
+    return r->srv;
+}
+bool floe_kafka_req_closed(const floe_kafka_req_t *r)
+{
+    return r->kc == NULL;
+}
+int64_t floe_kafka_req_received_ms(const floe_kafka_req_t *r)
+{
+    return r->recv_ms;
+}
 void floe_kafka_req_release_frame(floe_kafka_req_t *r)
 {
     floe_tcp_frame_free(r->srv->tcp, r->mem);
     r->mem = NULL;
 }
-void floe_kafka_req_on_close(floe_kafka_req_t *r, void (*fn)(floe_kafka_req_t *, void *),
-                             void *arg)
+void floe_kafka_req_on_close(floe_kafka_req_t *r, void (*fn)(floe_kafka_req_t *, void *), void *arg)
 {
     r->on_close = fn;
     r->on_close_arg = arg;
@@ -98,16 +124,37 @@ void floe_kafka_req_on_close(floe_kafka_req_t *r, void (*fn)(floe_kafka_req_t *,
 
 /* ---- server accessors ---- */
 
-floe_broker_t *floe_kafka_srv_broker(floe_kafka_srv_t *s) { return s->broker; }
-int32_t floe_kafka_srv_node_id(const floe_kafka_srv_t *s) { return s->node_id; }
-const char *floe_kafka_srv_host(const floe_kafka_srv_t *s) { return s->adv_host; }
-int32_t floe_kafka_srv_port(const floe_kafka_srv_t *s) { return s->adv_port; }
-const char *floe_kafka_srv_cluster_id(const floe_kafka_srv_t *s) { return s->cluster_id; }
-floe_loop_t *floe_kafka_srv_loop(floe_kafka_srv_t *s) { return s->loop; }
-int floe_kafka_srv_bound_port(const floe_kafka_srv_t *s) { return s->port; }
+floe_broker_t *floe_kafka_srv_broker(floe_kafka_srv_t *s)
+{
+    return s->broker;
+}
+int32_t floe_kafka_srv_node_id(const floe_kafka_srv_t *s)
+{
+    return s->node_id;
+}
+const char *floe_kafka_srv_host(const floe_kafka_srv_t *s)
+{
+    return s->adv_host;
+}
+int32_t floe_kafka_srv_port(const floe_kafka_srv_t *s)
+{
+    return s->adv_port;
+}
+const char *floe_kafka_srv_cluster_id(const floe_kafka_srv_t *s)
+{
+    return s->cluster_id;
+}
+floe_loop_t *floe_kafka_srv_loop(floe_kafka_srv_t *s)
+{
+    return s->loop;
+}
+int floe_kafka_srv_bound_port(const floe_kafka_srv_t *s)
+{
+    return s->port;
+}
 
-floe_kafka_timer_t *floe_kafka_timer_add(floe_kafka_srv_t *s, int64_t delay_ms,
-                                         void (*fn)(void *), void *arg)
+floe_kafka_timer_t *floe_kafka_timer_add(floe_kafka_srv_t *s, int64_t delay_ms, void (*fn)(void *),
+                                         void *arg)
 {
     return (floe_kafka_timer_t *)floe_loop_timer(s->loop, delay_ms, fn, arg);
 }
@@ -212,13 +259,16 @@ void floe_kafka_respond(floe_kafka_req_t *r, const void *resp)
     finish(r);
 }
 
-void floe_kafka_respond_none(floe_kafka_req_t *r) { finish(r); }
+void floe_kafka_respond_none(floe_kafka_req_t *r)
+{
+    finish(r);
+}
 
 void floe_kafka_fail(floe_kafka_req_t *r, const char *why)
 {
     if (r->kc)
-        FLOE_WARN("kafka: %s: closing connection: %s (api %d v%d)", r->peer, why,
-                  r->hdr.api_key, r->hdr.api_version);
+        FLOE_WARN("kafka: %s: closing connection: %s (api %d v%d)", r->peer, why, r->hdr.api_key,
+                  r->hdr.api_version);
     r->fail = true;
     r->out.len = 0;
     finish(r);
@@ -345,7 +395,8 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
     floe_arena_init(&r->arena, 4096, cap);
     /* queue first so that any answer keeps the order */
     if (kc->tail) kc->tail->next = r;
-    else kc->head = r;
+    else
+        kc->head = r;
     kc->tail = r;
     kc->inflight_bytes += len;
     /* bounded memory: a connection may hold max_inflight requests or about
@@ -365,8 +416,7 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
     int16_t key = r->hdr.api_key;
     if (key >= 0 && key < MAX_API_KEY) atomic_fetch_add(&s->req_count[key], 1);
     handler_t *h = key >= 0 && key < MAX_API_KEY ? &s->handlers[key] : NULL;
-    if (key == FLOE_KAPI_API_VERSIONS && h && h->fn &&
-        (!r->api || r->hdr.api_version > h->vmax)) {
+    if (key == FLOE_KAPI_API_VERSIONS && h && h->fn && (!r->api || r->hdr.api_version > h->vmax)) {
         api_versions_unsupported(r);
         return;
     }
@@ -382,10 +432,13 @@ static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t 
 
 /* ---- lifecycle ---- */
 
-static char *dup_or(const char *s, const char *d) { return strdup(s && *s ? s : d); }
+static char *dup_or(const char *s, const char *d)
+{
+    return strdup(s && *s ? s : d);
+}
 
-int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg,
-                       floe_broker_t *broker, floe_kafka_srv_t **out, floe_err_t *err)
+int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg, floe_broker_t *broker,
+                       floe_kafka_srv_t **out, floe_err_t *err)
 {
     floe_kafka_srv_t *s = calloc(1, sizeof *s);
     if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -476,7 +529,10 @@ uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *s)
     return atomic_load(&s->bytes_in) + atomic_load(&s->bytes_out);
 }
 
-void floe_kafka_srv_release_memory(floe_kafka_srv_t *s) { floe_tcp_pool_release(s->tcp); }
+void floe_kafka_srv_release_memory(floe_kafka_srv_t *s)
+{
+    floe_tcp_pool_release(s->tcp);
+}
 
 int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
 {
@@ -489,25 +545,27 @@ int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
         rc |= floe_buf_printf(out, "floe_kafka_requests_total{api=\"%s\"} %llu\n",
                               api ? api->name : "unknown", (unsigned long long)n);
     }
-    rc |= floe_buf_printf(out,
-                          "# TYPE floe_kafka_bytes_in_total counter\nfloe_kafka_bytes_in_total %llu\n"
-                          "# TYPE floe_kafka_bytes_out_total counter\nfloe_kafka_bytes_out_total %llu\n"
-                          "# TYPE floe_kafka_connections gauge\nfloe_kafka_connections %llu\n"
-                          "# TYPE floe_kafka_connections_total counter\nfloe_kafka_connections_total %llu\n"
-                          "# TYPE floe_kafka_bad_requests_total counter\nfloe_kafka_bad_requests_total %llu\n",
-                          (unsigned long long)atomic_load(&s->bytes_in),
-                          (unsigned long long)atomic_load(&s->bytes_out),
-                          (unsigned long long)atomic_load(&s->conns_open),
-                          (unsigned long long)atomic_load(&s->conns_total),
-                          (unsigned long long)atomic_load(&s->bad_requests));
+    rc |= floe_buf_printf(
+        out,
+        "# TYPE floe_kafka_bytes_in_total counter\nfloe_kafka_bytes_in_total %llu\n"
+        "# TYPE floe_kafka_bytes_out_total counter\nfloe_kafka_bytes_out_total %llu\n"
+        "# TYPE floe_kafka_connections gauge\nfloe_kafka_connections %llu\n"
+        "# TYPE floe_kafka_connections_total counter\nfloe_kafka_connections_total %llu\n"
+        "# TYPE floe_kafka_bad_requests_total counter\nfloe_kafka_bad_requests_total %llu\n",
+        (unsigned long long)atomic_load(&s->bytes_in),
+        (unsigned long long)atomic_load(&s->bytes_out),
+        (unsigned long long)atomic_load(&s->conns_open),
+        (unsigned long long)atomic_load(&s->conns_total),
+        (unsigned long long)atomic_load(&s->bad_requests));
     uint64_t reuses = 0;
     size_t held = 0;
     if (s->tcp) floe_tcp_pool_stats(s->tcp, &reuses, &held);
-    rc |= floe_buf_printf(out,
-                          "# HELP floe_kafka_frame_pool_bytes Memory of large request frames kept for reuse.\n"
-                          "# TYPE floe_kafka_frame_pool_bytes gauge\nfloe_kafka_frame_pool_bytes %zu\n"
-                          "# TYPE floe_kafka_frame_pool_reuses_total counter\n"
-                          "floe_kafka_frame_pool_reuses_total %llu\n",
-                          held, (unsigned long long)reuses);
+    rc |= floe_buf_printf(
+        out,
+        "# HELP floe_kafka_frame_pool_bytes Memory of large request frames kept for reuse.\n"
+        "# TYPE floe_kafka_frame_pool_bytes gauge\nfloe_kafka_frame_pool_bytes %zu\n"
+        "# TYPE floe_kafka_frame_pool_reuses_total counter\n"
+        "floe_kafka_frame_pool_reuses_total %llu\n",
+        held, (unsigned long long)reuses);
     return rc ? -1 : 0;
 }

@@ -30,15 +30,13 @@ typedef struct floe_kafka_srv_config {
 /* Listen and get ready to dispatch.  loop and broker are borrowed and must
  * outlive the server; broker may be NULL (protocol-only tests).  The
  * config strings are copied.  Caller frees with floe_kafka_srv_free. */
-int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg,
-                       floe_broker_t *broker, floe_kafka_srv_t **out,
-                       floe_err_t *err);
+int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg, floe_broker_t *broker,
+                       floe_kafka_srv_t **out, floe_err_t *err);
 
 /* Initialize modules (each registers its handlers); they are stopped and
  * freed by floe_kafka_srv_shutdown/free.  mods is a NULL-terminated array,
  * borrowed. */
-int floe_kafka_srv_add_modules(floe_kafka_srv_t *srv,
-                               const floe_kafka_module_t *const *mods,
+int floe_kafka_srv_add_modules(floe_kafka_srv_t *srv, const floe_kafka_module_t *const *mods,
                                floe_err_t *err);
 
 /* Stop accepting, stop the modules (they answer what they deferred), let

@@ -27,7 +27,8 @@ const char *floe_compression_name(int codec)
 int floe_compression_parse(const char *name)
 {
     if (!name) return -1;
-    if (!strcasecmp(name, "none") || !strcasecmp(name, "uncompressed")) return FLOE_COMPRESSION_NONE;
+    if (!strcasecmp(name, "none") || !strcasecmp(name, "uncompressed"))
+        return FLOE_COMPRESSION_NONE;
     for (int c = FLOE_COMPRESSION_GZIP; c <= FLOE_COMPRESSION_ZSTD; c++)
         if (!strcasecmp(name, floe_compression_name(c))) return c;
     return -1;
@@ -41,8 +42,7 @@ int32_t floe_batch_last_sequence(const floe_batch_hdr_t *h)
     return seq + inc;
 }
 
-int floe_batch_decode_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
-                          floe_err_t *err)
+int floe_batch_decode_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h, floe_err_t *err)
 {
     if (n < FLOE_BATCH_HDR_SIZE)
         return floe_err_set(err, FLOE_ETRUNC, "record batch header needs %d bytes, have %zu",
@@ -69,14 +69,13 @@ int floe_batch_decode_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
     return 0;
 }
 
-int floe_batch_parse_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
-                         floe_err_t *err)
+int floe_batch_parse_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h, floe_err_t *err)
 {
     if (floe_batch_decode_hdr(p, n, h, err) != 0) return -1;
     size_t size = floe_batch_size(h);
     if (n < size)
-        return floe_err_set(err, FLOE_ETRUNC, "record batch of %zu bytes, only %zu present",
-                            size, n);
+        return floe_err_set(err, FLOE_ETRUNC, "record batch of %zu bytes, only %zu present", size,
+                            n);
     uint32_t crc = floe_crc32c(0, p + FLOE_BATCH_CRC_START, size - FLOE_BATCH_CRC_START);
     if (crc != h->crc)
         return floe_err_set(err, FLOE_ECORRUPT,
@@ -97,8 +96,8 @@ void floe_batch_iter_init(floe_batch_iter_t *it, const uint8_t *p, size_t n)
     it->off = 0;
 }
 
-int floe_batch_iter_next(floe_batch_iter_t *it, const uint8_t **batch,
-                         size_t *len, floe_batch_hdr_t *h, floe_err_t *err)
+int floe_batch_iter_next(floe_batch_iter_t *it, const uint8_t **batch, size_t *len,
+                         floe_batch_hdr_t *h, floe_err_t *err)
 {
     if (it->off >= it->n) return 0;
     floe_batch_hdr_t tmp;
@@ -138,9 +137,8 @@ void floe_batch_set_log_append_time(uint8_t *b, size_t len, int64_t ts_ms)
     floe_batch_update_crc(b, len);
 }
 
-int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
-                       floe_buf_t *scratch, size_t max_out, floe_slice_t *out,
-                       floe_err_t *err)
+int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h, floe_buf_t *scratch,
+                       size_t max_out, floe_slice_t *out, floe_err_t *err)
 {
     size_t size = floe_batch_size(h);
     if (len < size || size < FLOE_BATCH_HDR_SIZE)
@@ -155,8 +153,8 @@ int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
     if (codec > FLOE_COMPRESSION_ZSTD)
         return floe_err_set(err, FLOE_ECORRUPT, "unknown compression codec %d", codec);
     floe_buf_reset(scratch);
-    if (floe_codec_decompress(codec, rec, rn, scratch, max_out ? max_out : FLOE_BATCH_MAX_DECOMPRESSED,
-                              err) != 0)
+    if (floe_codec_decompress(codec, rec, rn, scratch,
+                              max_out ? max_out : FLOE_BATCH_MAX_DECOMPRESSED, err) != 0)
         return -1;
     *out = floe_buf_slice(scratch);
     return 0;
@@ -164,8 +162,7 @@ int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
 
 /* ---- records ---- */
 
-void floe_record_iter_init(floe_record_iter_t *it, const floe_batch_hdr_t *h,
-                           floe_slice_t records)
+void floe_record_iter_init(floe_record_iter_t *it, const floe_batch_hdr_t *h, floe_slice_t records)
 {
     it->p = records.ptr;
     it->n = records.len;
@@ -218,8 +215,7 @@ static int cur_bytes(cur_t *c, floe_slice_t *s, bool *is_null, bool nullable)
     return 0;
 }
 
-int floe_record_iter_next(floe_record_iter_t *it, floe_record_t *r,
-                          floe_err_t *err)
+int floe_record_iter_next(floe_record_iter_t *it, floe_record_t *r, floe_err_t *err)
 {
     if (it->remaining <= 0) {
         if (it->off != it->n)
@@ -256,13 +252,13 @@ int floe_record_iter_next(floe_record_iter_t *it, floe_record_t *r,
             return floe_err_set(err, FLOE_ECORRUPT, "record %d: bad header %d", it->index, i);
     }
     if (c.off != c.n)
-        return floe_err_set(err, FLOE_ECORRUPT, "record %d: %zu bytes past its fields",
-                            it->index, c.n - c.off);
+        return floe_err_set(err, FLOE_ECORRUPT, "record %d: %zu bytes past its fields", it->index,
+                            c.n - c.off);
     r->headers_raw = floe_slice(c.p + hstart, c.off - hstart);
     r->offset = (int64_t)((uint64_t)it->base_offset + (uint64_t)(int64_t)r->offset_delta);
-    r->timestamp = it->log_append_time ? it->max_timestamp
-                                       : (int64_t)((uint64_t)it->base_timestamp +
-                                                   (uint64_t)r->timestamp_delta);
+    r->timestamp = it->log_append_time
+                       ? it->max_timestamp
+                       : (int64_t)((uint64_t)it->base_timestamp + (uint64_t)r->timestamp_delta);
     it->off = outer.off + (size_t)rlen;
     it->remaining--;
     it->index++;
@@ -289,9 +285,8 @@ int floe_header_iter_next(floe_header_iter_t *hi, floe_record_header_t *out)
     return 1;
 }
 
-int floe_batch_validate_records(const uint8_t *b, size_t len,
-                                const floe_batch_hdr_t *h, floe_buf_t *scratch,
-                                size_t max_out, floe_err_t *err)
+int floe_batch_validate_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
+                                floe_buf_t *scratch, size_t max_out, floe_err_t *err)
 {
     if (h->record_count < 1)
         return floe_err_set(err, FLOE_ECORRUPT, "record batch holds no records");
@@ -319,8 +314,8 @@ int floe_batch_validate_records(const uint8_t *b, size_t len,
 
 struct floe_batch_builder {
     floe_batch_opts_t opts;
-    floe_buf_t recs;       /* encoded records, uncompressed */
-    floe_buf_t zbuf;       /* compression output */
+    floe_buf_t recs; /* encoded records, uncompressed */
+    floe_buf_t zbuf; /* compression output */
     size_t count;
     int64_t first_ts;
     int64_t max_ts;
@@ -341,7 +336,8 @@ floe_batch_builder_t *floe_batch_builder_new(const floe_batch_opts_t *opts)
     floe_batch_builder_t *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     if (opts) b->opts = *opts;
-    else floe_batch_opts_default(&b->opts);
+    else
+        floe_batch_opts_default(&b->opts);
     return b;
 }
 
@@ -360,11 +356,23 @@ void floe_batch_builder_reset(floe_batch_builder_t *b, const floe_batch_opts_t *
     b->count = 0;
 }
 
-size_t floe_batch_builder_count(const floe_batch_builder_t *b) { return b->count; }
-size_t floe_batch_builder_records_size(const floe_batch_builder_t *b) { return b->recs.len; }
+size_t floe_batch_builder_count(const floe_batch_builder_t *b)
+{
+    return b->count;
+}
+size_t floe_batch_builder_records_size(const floe_batch_builder_t *b)
+{
+    return b->recs.len;
+}
 
-static size_t varint_len(int32_t v) { return floe_uvarint_len(floe_zigzag32(v)); }
-static size_t varlong_len(int64_t v) { return floe_uvarint_len(floe_zigzag64(v)); }
+static size_t varint_len(int32_t v)
+{
+    return floe_uvarint_len(floe_zigzag32(v));
+}
+static size_t varlong_len(int64_t v)
+{
+    return floe_uvarint_len(floe_zigzag64(v));
+}
 
 static int put_varint(floe_buf_t *o, int32_t v)
 {
@@ -385,9 +393,8 @@ static int put_bytes(floe_buf_t *o, const floe_slice_t *s)
     return floe_buf_append(o, s->ptr, s->len);
 }
 
-int floe_batch_builder_add(floe_batch_builder_t *b, int64_t timestamp_ms,
-                           const floe_slice_t *key, const floe_slice_t *value,
-                           const floe_record_header_t *headers,
+int floe_batch_builder_add(floe_batch_builder_t *b, int64_t timestamp_ms, const floe_slice_t *key,
+                           const floe_slice_t *value, const floe_record_header_t *headers,
                            size_t nheaders, floe_err_t *err)
 {
     if (b->count >= (size_t)INT32_MAX - 1)
@@ -435,8 +442,7 @@ int floe_batch_builder_add(floe_batch_builder_t *b, int64_t timestamp_ms,
     return 0;
 }
 
-int floe_batch_builder_finish(floe_batch_builder_t *b, floe_buf_t *out,
-                              floe_err_t *err)
+int floe_batch_builder_finish(floe_batch_builder_t *b, floe_buf_t *out, floe_err_t *err)
 {
     if (b->count == 0) return floe_err_set(err, FLOE_EINVAL, "empty record batch");
     const floe_batch_opts_t *o = &b->opts;

@@ -26,8 +26,8 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define FLOE_BATCH_LOG_OVERHEAD 12  /* base_offset + batch_length */
-#define FLOE_BATCH_HDR_SIZE 61      /* fixed header through record_count */
+#define FLOE_BATCH_LOG_OVERHEAD 12 /* base_offset + batch_length */
+#define FLOE_BATCH_HDR_SIZE 61     /* fixed header through record_count */
 #define FLOE_BATCH_MAGIC 2
 /* Offset of the CRC-covered part (attributes) within a batch. */
 #define FLOE_BATCH_CRC_START 21
@@ -64,9 +64,9 @@ typedef struct floe_batch_hdr {
     uint32_t crc;
     int16_t attributes;
     int32_t last_offset_delta;
-    int64_t base_timestamp;   /* Kafka's "first timestamp" */
+    int64_t base_timestamp; /* Kafka's "first timestamp" */
     int64_t max_timestamp;
-    int64_t producer_id;      /* -1 when not idempotent */
+    int64_t producer_id; /* -1 when not idempotent */
     int16_t producer_epoch;
     int32_t base_sequence;
     int32_t record_count;
@@ -106,8 +106,7 @@ int32_t floe_batch_last_sequence(const floe_batch_hdr_t *h);
 /* Decode the fixed header without checking the CRC.  p holds n >= 61
  * bytes (more is fine; the records are not looked at).  Checks magic and
  * that batch_length is at least the header's own size.  Borrowed p. */
-int floe_batch_decode_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
-                          floe_err_t *err);
+int floe_batch_decode_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h, floe_err_t *err);
 
 /* Parse and validate one whole batch at p: n must be >= the batch size
  * (12 + batch_length; extra bytes after it are ignored), magic 2, CRC32C
@@ -115,8 +114,7 @@ int floe_batch_decode_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
  * consistent (>= record_count - 1 is not required: compaction leaves gaps,
  * but last_offset_delta >= 0 when record_count > 0).  Borrowed p.
  * Errors: FLOE_ETRUNC (too short), FLOE_ECORRUPT (magic, CRC, lengths). */
-int floe_batch_parse_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
-                         floe_err_t *err);
+int floe_batch_parse_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h, floe_err_t *err);
 
 /* Iterate a buffer holding several concatenated batches (e.g. the Produce
  * records field).  Each step yields a whole, CRC-checked batch; trailing
@@ -125,15 +123,15 @@ int floe_batch_parse_hdr(const uint8_t *p, size_t n, floe_batch_hdr_t *h,
 typedef struct floe_batch_iter {
     const uint8_t *p;
     size_t n;
-    size_t off;      /* offset of the next batch in p */
+    size_t off; /* offset of the next batch in p */
 } floe_batch_iter_t;
 
 void floe_batch_iter_init(floe_batch_iter_t *it, const uint8_t *p, size_t n);
 /* Returns 1 and fills *batch, *len and *h (any may be NULL) for the next batch,
  * 0 at the clean end of the buffer, -1 on error (err filled; it->off is
  * the offset of the bad batch). */
-int floe_batch_iter_next(floe_batch_iter_t *it, const uint8_t **batch,
-                         size_t *len, floe_batch_hdr_t *h, floe_err_t *err);
+int floe_batch_iter_next(floe_batch_iter_t *it, const uint8_t **batch, size_t *len,
+                         floe_batch_hdr_t *h, floe_err_t *err);
 
 /* In-place patches of a validated batch (b, len = its whole size).
  * base_offset and partition_leader_epoch are outside the CRC; setting
@@ -153,9 +151,8 @@ void floe_batch_update_crc(uint8_t *b, size_t len);
  * points into scratch; more than max_out bytes (0 = the default cap
  * FLOE_BATCH_MAX_DECOMPRESSED) is an error (FLOE_ENOMEM).  Corrupt
  * compressed data: FLOE_ECORRUPT. */
-int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
-                       floe_buf_t *scratch, size_t max_out, floe_slice_t *out,
-                       floe_err_t *err);
+int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h, floe_buf_t *scratch,
+                       size_t max_out, floe_slice_t *out, floe_err_t *err);
 
 /* ---- records ---- */
 
@@ -182,15 +179,15 @@ typedef struct floe_record {
     floe_slice_t value;
     bool value_null;
     int32_t header_count;
-    floe_slice_t headers_raw;  /* the encoded headers, validated */
+    floe_slice_t headers_raw; /* the encoded headers, validated */
 } floe_record_t;
 
 typedef struct floe_record_iter {
     const uint8_t *p;
     size_t n;
     size_t off;
-    int32_t remaining;         /* records still expected */
-    int32_t index;             /* records yielded so far */
+    int32_t remaining; /* records still expected */
+    int32_t index;     /* records yielded so far */
     int64_t base_offset;
     int64_t base_timestamp;
     int64_t max_timestamp;
@@ -199,13 +196,11 @@ typedef struct floe_record_iter {
 
 /* Iterate the records (plain bytes from floe_batch_records) of batch h.
  * Borrows records and reads h now (h may go away after init). */
-void floe_record_iter_init(floe_record_iter_t *it, const floe_batch_hdr_t *h,
-                           floe_slice_t records);
+void floe_record_iter_init(floe_record_iter_t *it, const floe_batch_hdr_t *h, floe_slice_t records);
 /* Returns 1 and fills *r, 0 after the last record (checks that exactly
  * record_count records consumed all the bytes), -1 on a malformed record
  * (every varint, length and count is checked; FLOE_ECORRUPT/ETRUNC). */
-int floe_record_iter_next(floe_record_iter_t *it, floe_record_t *r,
-                          floe_err_t *err);
+int floe_record_iter_next(floe_record_iter_t *it, floe_record_t *r, floe_err_t *err);
 
 /* Iterate r's headers (already validated by floe_record_iter_next). */
 typedef struct floe_header_iter {
@@ -223,23 +218,22 @@ int floe_header_iter_next(floe_header_iter_t *hi, floe_record_header_t *out);
  * (cap as in floe_batch_records, scratch as there), walks every record
  * and header, checks the count and that offset deltas are 0,1,2,... as
  * producers write them.  Used on the produce path. */
-int floe_batch_validate_records(const uint8_t *b, size_t len,
-                                const floe_batch_hdr_t *h, floe_buf_t *scratch,
-                                size_t max_out, floe_err_t *err);
+int floe_batch_validate_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
+                                floe_buf_t *scratch, size_t max_out, floe_err_t *err);
 
 /* ---- building ---- */
 
 typedef struct floe_batch_opts {
-    int compression;             /* floe_compression_t; default NONE */
-    int compression_level;       /* 0 = codec default */
-    int64_t base_offset;         /* default 0 (the log re-assigns it) */
+    int compression;                /* floe_compression_t; default NONE */
+    int compression_level;          /* 0 = codec default */
+    int64_t base_offset;            /* default 0 (the log re-assigns it) */
     int32_t partition_leader_epoch; /* default -1 */
-    int64_t producer_id;         /* default -1 */
-    int16_t producer_epoch;      /* default -1 */
-    int32_t base_sequence;       /* default -1 */
+    int64_t producer_id;            /* default -1 */
+    int16_t producer_epoch;         /* default -1 */
+    int32_t base_sequence;          /* default -1 */
     bool transactional;
     bool control;
-    bool log_append_time;        /* timestamp type bit */
+    bool log_append_time; /* timestamp type bit */
 } floe_batch_opts_t;
 
 void floe_batch_opts_default(floe_batch_opts_t *o);
@@ -251,15 +245,13 @@ typedef struct floe_batch_builder floe_batch_builder_t;
 floe_batch_builder_t *floe_batch_builder_new(const floe_batch_opts_t *opts);
 void floe_batch_builder_free(floe_batch_builder_t *b);
 /* Start over (empty, same buffers) with new opts (NULL keeps the old). */
-void floe_batch_builder_reset(floe_batch_builder_t *b,
-                              const floe_batch_opts_t *opts);
+void floe_batch_builder_reset(floe_batch_builder_t *b, const floe_batch_opts_t *opts);
 
 /* Append one record; key/value NULL means a null key/value; bytes copied.
  * headers: nheaders entries, copied.  The record's offset delta is its
  * index in the batch. */
-int floe_batch_builder_add(floe_batch_builder_t *b, int64_t timestamp_ms,
-                           const floe_slice_t *key, const floe_slice_t *value,
-                           const floe_record_header_t *headers,
+int floe_batch_builder_add(floe_batch_builder_t *b, int64_t timestamp_ms, const floe_slice_t *key,
+                           const floe_slice_t *value, const floe_record_header_t *headers,
                            size_t nheaders, floe_err_t *err);
 
 size_t floe_batch_builder_count(const floe_batch_builder_t *b);
@@ -269,7 +261,6 @@ size_t floe_batch_builder_records_size(const floe_batch_builder_t *b);
 /* Compress (per opts), write header and CRC, and append the whole batch to
  * out (caller-owned).  An empty builder is an error (FLOE_EINVAL).  The
  * builder keeps its records; reset it to build the next batch. */
-int floe_batch_builder_finish(floe_batch_builder_t *b, floe_buf_t *out,
-                              floe_err_t *err);
+int floe_batch_builder_finish(floe_batch_builder_t *b, floe_buf_t *out, floe_err_t *err);
 
 #endif

@@ -27,8 +27,7 @@ static size_t grow(floe_buf_t *out, size_t base, size_t max_out, size_t want)
     size_t room = max_out - produced;
     if (want > room) want = room;
     if (want == 0) want = 1;
-    if (out->cap - out->len < want && floe_buf_reserve(out, want) != 0)
-        return (size_t)-1;
+    if (out->cap - out->len < want && floe_buf_reserve(out, want) != 0) return (size_t)-1;
     size_t have = out->cap - out->len;
     return have < room ? have : room;
 }
@@ -42,19 +41,21 @@ static size_t first_step(size_t n)
     return w < 4096 ? 4096 : w;
 }
 
-static size_t next_step(size_t step) { return step * 2 < CODEC_STEP ? step * 2 : CODEC_STEP; }
+static size_t next_step(size_t step)
+{
+    return step * 2 < CODEC_STEP ? step * 2 : CODEC_STEP;
+}
 
 static int cap_err(floe_err_t *err, const char *codec, size_t max_out)
 {
-    return floe_err_set(err, FLOE_ENOMEM,
-                        "%s: decompressed data exceeds the cap of %zu bytes",
+    return floe_err_set(err, FLOE_ENOMEM, "%s: decompressed data exceeds the cap of %zu bytes",
                         codec, max_out);
 }
 
 /* gzip (also zlib-wrapped, and concatenated gzip members, which Java's
  * GZIPInputStream accepts). */
-static int gzip_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
-                           size_t base, size_t max_out, floe_err_t *err)
+static int gzip_decompress(const uint8_t *in, size_t n, floe_buf_t *out, size_t base,
+                           size_t max_out, floe_err_t *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -66,8 +67,14 @@ static int gzip_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     for (;;) {
         size_t room = grow(out, base, max_out, step);
         step = next_step(step);
-        if (room == (size_t)-1) { floe_err_set(err, FLOE_ENOMEM, "gzip: out of memory"); goto done; }
-        if (room == 0) { cap_err(err, "gzip", max_out); goto done; }
+        if (room == (size_t)-1) {
+            floe_err_set(err, FLOE_ENOMEM, "gzip: out of memory");
+            goto done;
+        }
+        if (room == 0) {
+            cap_err(err, "gzip", max_out);
+            goto done;
+        }
         if (room > UINT_MAX) room = UINT_MAX;
         unsigned in_chunk = left > UINT_MAX ? UINT_MAX : (unsigned)left;
         zs.next_in = (Bytef *)p;
@@ -80,9 +87,15 @@ static int gzip_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
         left -= used_in;
         out->len += room - zs.avail_out;
         if (z == Z_STREAM_END) {
-            if (left == 0) { rc = 0; goto done; }
+            if (left == 0) {
+                rc = 0;
+                goto done;
+            }
             /* another gzip member follows */
-            if (inflateReset(&zs) != Z_OK) { floe_err_set(err, FLOE_ECORRUPT, "gzip: reset failed"); goto done; }
+            if (inflateReset(&zs) != Z_OK) {
+                floe_err_set(err, FLOE_ECORRUPT, "gzip: reset failed");
+                goto done;
+            }
             continue;
         }
         if (z == Z_BUF_ERROR && zs.avail_out != 0) {
@@ -104,8 +117,8 @@ done:
 }
 
 /* One raw snappy block, appended to out under the cap. */
-static int snappy_block(const uint8_t *in, size_t n, floe_buf_t *out,
-                        size_t base, size_t max_out, floe_err_t *err)
+static int snappy_block(const uint8_t *in, size_t n, floe_buf_t *out, size_t base, size_t max_out,
+                        floe_err_t *err)
 {
     size_t ulen;
     if (snappy_uncompressed_length((const char *)in, n, &ulen) != SNAPPY_OK)
@@ -128,16 +141,19 @@ static const uint8_t xerial_magic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
 /* Snappy as Kafka clients write it: either one raw block (librdkafka,
  * kafkajs) or snappy-java's stream framing: a 16-byte header (magic,
  * version, compatible version) then [be32 length][raw block]... */
-static int snappy_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
-                             size_t base, size_t max_out, floe_err_t *err)
+static int snappy_decompress(const uint8_t *in, size_t n, floe_buf_t *out, size_t base,
+                             size_t max_out, floe_err_t *err)
 {
     if (n >= 16 && memcmp(in, xerial_magic, 8) == 0) {
         size_t off = 16;
         while (off < n) {
-            if (n - off < 4) return floe_err_set(err, FLOE_ETRUNC, "snappy-java: truncated block length");
+            if (n - off < 4)
+                return floe_err_set(err, FLOE_ETRUNC, "snappy-java: truncated block length");
             uint32_t bl = floe_rd_be32(in + off);
             off += 4;
-            if (bl > n - off) return floe_err_set(err, FLOE_ETRUNC, "snappy-java: block of %u bytes past the end", bl);
+            if (bl > n - off)
+                return floe_err_set(err, FLOE_ETRUNC, "snappy-java: block of %u bytes past the end",
+                                    bl);
             if (snappy_block(in + off, bl, out, base, max_out, err) != 0) return -1;
             off += bl;
         }
@@ -146,8 +162,8 @@ static int snappy_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     return snappy_block(in, n, out, base, max_out, err);
 }
 
-static int lz4_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
-                          size_t base, size_t max_out, floe_err_t *err)
+static int lz4_decompress(const uint8_t *in, size_t n, floe_buf_t *out, size_t base, size_t max_out,
+                          floe_err_t *err)
 {
     LZ4F_dctx *dctx;
     if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
@@ -158,8 +174,14 @@ static int lz4_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     while (off < n) {
         size_t room = grow(out, base, max_out, step);
         step = next_step(step);
-        if (room == (size_t)-1) { floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory"); goto done; }
-        if (room == 0) { cap_err(err, "lz4", max_out); goto done; }
+        if (room == (size_t)-1) {
+            floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory");
+            goto done;
+        }
+        if (room == 0) {
+            cap_err(err, "lz4", max_out);
+            goto done;
+        }
         size_t dst = room, src = n - off;
         hint = LZ4F_decompress(dctx, out->data + out->len, &dst, in + off, &src, NULL);
         if (LZ4F_isError(hint)) {
@@ -178,8 +200,14 @@ static int lz4_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     while (hint != 0) {
         size_t room = grow(out, base, max_out, step);
         step = next_step(step);
-        if (room == (size_t)-1) { floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory"); goto done; }
-        if (room == 0) { cap_err(err, "lz4", max_out); goto done; }
+        if (room == (size_t)-1) {
+            floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory");
+            goto done;
+        }
+        if (room == 0) {
+            cap_err(err, "lz4", max_out);
+            goto done;
+        }
         size_t dst = room, src = 0;
         hint = LZ4F_decompress(dctx, out->data + out->len, &dst, in + n, &src, NULL);
         if (LZ4F_isError(hint)) {
@@ -204,8 +232,14 @@ done:
 static pthread_key_t zstd_key;
 static pthread_once_t zstd_once = PTHREAD_ONCE_INIT;
 
-static void zstd_free_ctx(void *p) { ZSTD_freeDStream(p); }
-static void zstd_make_key(void) { pthread_key_create(&zstd_key, zstd_free_ctx); }
+static void zstd_free_ctx(void *p)
+{
+    ZSTD_freeDStream(p);
+}
+static void zstd_make_key(void)
+{
+    pthread_key_create(&zstd_key, zstd_free_ctx);
+}
 
 static ZSTD_DStream *zstd_ctx(void)
 {
@@ -226,8 +260,8 @@ static ZSTD_DStream *zstd_ctx(void)
     return ds;
 }
 
-static int zstd_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
-                           size_t base, size_t max_out, floe_err_t *err)
+static int zstd_decompress(const uint8_t *in, size_t n, floe_buf_t *out, size_t base,
+                           size_t max_out, floe_err_t *err)
 {
     ZSTD_DStream *ds = zstd_ctx();
     if (!ds) return floe_err_set(err, FLOE_ENOMEM, "zstd: cannot create context");
@@ -255,8 +289,8 @@ static int zstd_decompress(const uint8_t *in, size_t n, floe_buf_t *out,
     return 0;
 }
 
-int floe_codec_decompress(int codec, const uint8_t *in, size_t n,
-                          floe_buf_t *out, size_t max_out, floe_err_t *err)
+int floe_codec_decompress(int codec, const uint8_t *in, size_t n, floe_buf_t *out, size_t max_out,
+                          floe_err_t *err)
 {
     size_t base = out->len;
     int rc;
@@ -265,15 +299,13 @@ int floe_codec_decompress(int codec, const uint8_t *in, size_t n,
     case FLOE_COMPRESSION_SNAPPY: rc = snappy_decompress(in, n, out, base, max_out, err); break;
     case FLOE_COMPRESSION_LZ4: rc = lz4_decompress(in, n, out, base, max_out, err); break;
     case FLOE_COMPRESSION_ZSTD: rc = zstd_decompress(in, n, out, base, max_out, err); break;
-    default:
-        return floe_err_set(err, FLOE_ECORRUPT, "unknown compression codec %d", codec);
+    default: return floe_err_set(err, FLOE_ECORRUPT, "unknown compression codec %d", codec);
     }
     if (rc != 0) out->len = base;
     return rc;
 }
 
-static int gzip_compress(int level, const uint8_t *in, size_t n, floe_buf_t *out,
-                         floe_err_t *err)
+static int gzip_compress(int level, const uint8_t *in, size_t n, floe_buf_t *out, floe_err_t *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -300,8 +332,8 @@ static int gzip_compress(int level, const uint8_t *in, size_t n, floe_buf_t *out
     return 0;
 }
 
-int floe_codec_compress(int codec, int level, const uint8_t *in, size_t n,
-                        floe_buf_t *out, floe_err_t *err)
+int floe_codec_compress(int codec, int level, const uint8_t *in, size_t n, floe_buf_t *out,
+                        floe_err_t *err)
 {
     switch (codec) {
     case FLOE_COMPRESSION_GZIP:
@@ -309,7 +341,8 @@ int floe_codec_compress(int codec, int level, const uint8_t *in, size_t n,
         return gzip_compress(level, in, n, out, err);
     case FLOE_COMPRESSION_SNAPPY: {
         size_t bound = snappy_max_compressed_length(n);
-        if (floe_buf_reserve(out, bound) != 0) return floe_err_set(err, FLOE_ENOMEM, "snappy: out of memory");
+        if (floe_buf_reserve(out, bound) != 0)
+            return floe_err_set(err, FLOE_ENOMEM, "snappy: out of memory");
         size_t got = bound;
         if (snappy_compress((const char *)in, n, (char *)out->data + out->len, &got) != SNAPPY_OK)
             return floe_err_set(err, FLOE_EIO, "snappy: compress failed");
@@ -323,21 +356,24 @@ int floe_codec_compress(int codec, int level, const uint8_t *in, size_t n,
         prefs.frameInfo.contentSize = n;
         prefs.compressionLevel = level;
         size_t bound = LZ4F_compressFrameBound(n, &prefs);
-        if (floe_buf_reserve(out, bound) != 0) return floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory");
+        if (floe_buf_reserve(out, bound) != 0)
+            return floe_err_set(err, FLOE_ENOMEM, "lz4: out of memory");
         size_t got = LZ4F_compressFrame(out->data + out->len, bound, in, n, &prefs);
-        if (LZ4F_isError(got)) return floe_err_set(err, FLOE_EIO, "lz4: %s", LZ4F_getErrorName(got));
+        if (LZ4F_isError(got))
+            return floe_err_set(err, FLOE_EIO, "lz4: %s", LZ4F_getErrorName(got));
         out->len += got;
         return 0;
     }
     case FLOE_COMPRESSION_ZSTD: {
         size_t bound = ZSTD_compressBound(n);
-        if (floe_buf_reserve(out, bound) != 0) return floe_err_set(err, FLOE_ENOMEM, "zstd: out of memory");
+        if (floe_buf_reserve(out, bound) != 0)
+            return floe_err_set(err, FLOE_ENOMEM, "zstd: out of memory");
         size_t got = ZSTD_compress(out->data + out->len, bound, in, n, level ? level : 3);
-        if (ZSTD_isError(got)) return floe_err_set(err, FLOE_EIO, "zstd: %s", ZSTD_getErrorName(got));
+        if (ZSTD_isError(got))
+            return floe_err_set(err, FLOE_EIO, "zstd: %s", ZSTD_getErrorName(got));
         out->len += got;
         return 0;
     }
-    default:
-        return floe_err_set(err, FLOE_EINVAL, "cannot compress with codec %d", codec);
+    default: return floe_err_set(err, FLOE_EINVAL, "cannot compress with codec %d", codec);
     }
 }

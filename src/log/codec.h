@@ -14,13 +14,13 @@
  * the result to out (caller-owned).  More than max_out output bytes is an
  * error (FLOE_ENOMEM) and nothing past the cap is allocated.  Malformed
  * input: FLOE_ECORRUPT.  On error out->len is restored. */
-int floe_codec_decompress(int codec, const uint8_t *in, size_t n,
-                          floe_buf_t *out, size_t max_out, floe_err_t *err);
+int floe_codec_decompress(int codec, const uint8_t *in, size_t n, floe_buf_t *out, size_t max_out,
+                          floe_err_t *err);
 
 /* Compress in[0..n) with codec and append to out (caller-owned).  level 0
  * is the codec's default.  Snappy is written raw (one block), as
  * librdkafka does; lz4 as a frame; gzip with a gzip header. */
-int floe_codec_compress(int codec, int level, const uint8_t *in, size_t n,
-                        floe_buf_t *out, floe_err_t *err);
+int floe_codec_compress(int codec, int level, const uint8_t *in, size_t n, floe_buf_t *out,
+                        floe_err_t *err);
 
 #endif

@@ -36,8 +36,7 @@ void floe_log_config_default(floe_log_config_t *cfg)
     cfg->producer_id_expiration_ms = 24ll * 3600 * 1000;
 }
 
-int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value,
-                        floe_err_t *err)
+int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value, floe_err_t *err)
 {
     int64_t v;
     if (!strcmp(key, "segment.bytes")) {
@@ -82,7 +81,8 @@ static int mkdir_p(const char *dir, floe_err_t *err)
 {
     char tmp[PATH_MAX];
     size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof tmp) return floe_err_set(err, FLOE_EINVAL, "bad log directory '%s'", dir);
+    if (n == 0 || n >= sizeof tmp)
+        return floe_err_set(err, FLOE_EINVAL, "bad log directory '%s'", dir);
     memcpy(tmp, dir, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (tmp[i] == '/' || tmp[i] == 0) {
@@ -210,8 +210,14 @@ static int list_segments(const char *dir, int64_t **out, size_t *nout, floe_err_
 
 /* ---- segment list ---- */
 
-static floe_segment_t *active_seg(floe_log_t *l) { return l->segs[l->nsegs - 1]; }
-static int64_t end_off(floe_log_t *l) { return active_seg(l)->next; }
+static floe_segment_t *active_seg(floe_log_t *l)
+{
+    return l->segs[l->nsegs - 1];
+}
+static int64_t end_off(floe_log_t *l)
+{
+    return active_seg(l)->next;
+}
 
 static int push_seg(floe_log_t *l, floe_segment_t *s)
 {
@@ -241,7 +247,8 @@ static void remove_seg(floe_log_t *l, size_t i)
     l->nsegs--;
     l->dir_dirty = true;
     if (s->refs == 0) floe_segment_free(s);
-    else s->deleted = true;
+    else
+        s->deleted = true;
 }
 
 static void save_pstate(floe_log_t *l, bool durable)
@@ -287,7 +294,10 @@ static void delete_below_start(floe_log_t *l);
 
 static int pstate_cb(void *arg, const floe_batch_hdr_t *h)
 {
-    struct { floe_pstate_t *ps; int64_t from; } *a = arg;
+    struct {
+        floe_pstate_t *ps;
+        int64_t from;
+    } *a = arg;
     if (h->base_offset < a->from) return 0;
     return floe_pstate_update(a->ps, h, h->max_timestamp);
 }
@@ -295,7 +305,10 @@ static int pstate_cb(void *arg, const floe_batch_hdr_t *h)
 /* Rebuild producer state from batch headers at offsets >= from. */
 static int rebuild_pstate(floe_log_t *l, int64_t from, floe_err_t *err)
 {
-    struct { floe_pstate_t *ps; int64_t from; } a = {&l->ps, from};
+    struct {
+        floe_pstate_t *ps;
+        int64_t from;
+    } a = {&l->ps, from};
     size_t recovered = 0;
     for (size_t i = 0; i < l->nsegs; i++) {
         floe_segment_t *s = l->segs[i];
@@ -327,8 +340,7 @@ static int rebuild_pstate(floe_log_t *l, int64_t from, floe_err_t *err)
     return 0;
 }
 
-int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **out,
-                  floe_err_t *err)
+int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **out, floe_err_t *err)
 {
     floe_log_t *l = calloc(1, sizeof *l);
     if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory opening a log");
@@ -338,7 +350,8 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     floe_pstate_init(&l->ps);
     l->now_ms = floe_wall_ms;
     if (cfg) l->cfg = *cfg;
-    else floe_log_config_default(&l->cfg);
+    else
+        floe_log_config_default(&l->cfg);
     l->dir = strdup(dir);
     int64_t *bases = NULL;
     size_t nb = 0;
@@ -382,7 +395,8 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
             l->rebuilt++;
         }
         uint64_t cut = 0;
-        if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) != 0) {
+        if (floe_segment_recover(s, l->cfg.index_interval_bytes, true, NULL, NULL, &cut, err) !=
+            0) {
             floe_err_wrap(err, "recover %s segment %020" PRId64, dir, s->base);
             goto fail;
         }
@@ -656,14 +670,16 @@ int floe_log_append_checked(floe_log_t *l, uint8_t *batches, size_t len,
         size_t sz = floe_batch_size(&h);
         floe_batch_set_base_offset(batches + off, next);
         floe_batch_set_leader_epoch(batches + off, l->cfg.leader_epoch);
-        if (log_append_time_ms >= 0) floe_batch_set_log_append_time(batches + off, sz, log_append_time_ms);
+        if (log_append_time_ms >= 0)
+            floe_batch_set_log_append_time(batches + off, sz, log_append_time_ms);
         next += h.last_offset_delta + 1;
         off += sz;
     }
     uint64_t pos0 = s->size;
     if (write_all(s->fd, batches, len, pos0) != 0) {
         floe_err_errno(err, errno, "append to segment");
-        if (ftruncate(s->fd, (off_t)pos0) != 0) FLOE_ERROR("log: %s: cannot undo a failed append", l->dir);
+        if (ftruncate(s->fd, (off_t)pos0) != 0)
+            FLOE_ERROR("log: %s: cannot undo a failed append", l->dir);
         pthread_mutex_unlock(&l->mu);
         return fail_append(res, FLOE_LOG_KERR_KAFKA_STORAGE_ERROR);
     }
@@ -707,8 +723,10 @@ int floe_log_flush(floe_log_t *l, floe_err_t *err)
     pthread_mutex_lock(&l->mu);
     int64_t target = end_off(l);
     size_t n = 0;
-    struct pinned { floe_segment_t *s; bool data, idx; } *pin =
-        malloc((l->nsegs ? l->nsegs : 1) * sizeof *pin);
+    struct pinned {
+        floe_segment_t *s;
+        bool data, idx;
+    } *pin = malloc((l->nsegs ? l->nsegs : 1) * sizeof *pin);
     if (!pin) {
         pthread_mutex_unlock(&l->mu);
         pthread_mutex_unlock(&l->flush_mu);
@@ -815,7 +833,8 @@ int floe_log_producer_state(floe_log_t *l, int64_t producer_id, int16_t *epoch,
     int rc = -1;
     if (e && e->n) {
         if (epoch) *epoch = e->epoch;
-        if (last_sequence) *last_sequence = e->b[(e->head + e->n - 1) % FLOE_PSTATE_BATCHES].last_seq;
+        if (last_sequence)
+            *last_sequence = e->b[(e->head + e->n - 1) % FLOE_PSTATE_BATCHES].last_seq;
         rc = 0;
     }
     pthread_mutex_unlock(&l->mu);
@@ -837,8 +856,9 @@ int floe_log_delete_records(floe_log_t *l, int64_t before, floe_err_t *err)
     pthread_mutex_lock(&l->mu);
     int rc = 0;
     if (before > end_off(l)) {
-        rc = floe_err_set(err, FLOE_ERANGE, "delete records before %" PRId64 ": past the end offset %" PRId64,
-                          before, end_off(l));
+        rc = floe_err_set(err, FLOE_ERANGE,
+                          "delete records before %" PRId64 ": past the end offset %" PRId64, before,
+                          end_off(l));
     } else if (before > l->log_start) {
         int64_t old = l->log_start;
         l->log_start = before;

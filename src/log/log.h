@@ -47,20 +47,20 @@
 #define FLOE_LOG_KERR_INVALID_RECORD 87
 
 typedef struct floe_log_config {
-    uint64_t segment_bytes;        /* roll past this size; default 1 GiB */
-    int64_t segment_ms;            /* roll after this age; default 7 days;
+    uint64_t segment_bytes;            /* roll past this size; default 1 GiB */
+    int64_t segment_ms;                /* roll after this age; default 7 days;
                                       -1 = never */
-    int64_t retention_ms;          /* -1 = forever; default 7 days */
-    int64_t retention_bytes;       /* -1 = unlimited (default) */
-    uint32_t index_interval_bytes; /* default 4096 */
-    int64_t flush_messages;        /* fsync every N messages; -1 = never
+    int64_t retention_ms;              /* -1 = forever; default 7 days */
+    int64_t retention_bytes;           /* -1 = unlimited (default) */
+    uint32_t index_interval_bytes;     /* default 4096 */
+    int64_t flush_messages;            /* fsync every N messages; -1 = never
                                       (default: leave it to the OS) */
-    int64_t flush_ms;              /* fsync when the last one is this old
+    int64_t flush_ms;                  /* fsync when the last one is this old
                                       (checked on append and in
                                       floe_log_maybe_flush); -1 = never */
-    uint32_t max_message_bytes;    /* largest batch incl. its 12-byte log
+    uint32_t max_message_bytes;        /* largest batch incl. its 12-byte log
                                       overhead; default 1048588 */
-    int32_t leader_epoch;          /* stored into appended batches; 0 */
+    int32_t leader_epoch;              /* stored into appended batches; 0 */
     int64_t producer_id_expiration_ms; /* forget idle producers' state in
                                       floe_log_enforce_retention; 1 day */
 } floe_log_config_t;
@@ -73,16 +73,15 @@ void floe_log_config_default(floe_log_config_t *cfg);
  * producer.id.expiration.ms.
  * Returns 0 when set, 1 when the key is not a log config (cfg untouched),
  * -1 when the value is invalid (err says why). */
-int floe_log_config_set(floe_log_config_t *cfg, const char *key,
-                        const char *value, floe_err_t *err);
+int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value,
+                        floe_err_t *err);
 
 typedef struct floe_log floe_log_t;
 
 /* Open (creating dir and parents if missing) and recover the log in dir.
  * cfg copied (NULL = defaults).  On success *out is the caller's; close it
  * with floe_log_close.  Errors: FLOE_EIO and friends. */
-int floe_log_open(const char *dir, const floe_log_config_t *cfg,
-                  floe_log_t **out, floe_err_t *err);
+int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **out, floe_err_t *err);
 
 /* Flush indexes, close files, free.  Does not fsync the data (call
  * floe_log_flush first for that).  NULL is fine. */
@@ -101,9 +100,9 @@ typedef struct floe_log_append_result {
     int64_t last_offset;        /* offset of the last record appended */
     int64_t log_append_time_ms; /* -1 unless LogAppendTime was set */
     int64_t log_start_offset;
-    bool duplicate;             /* retried idempotent batch: nothing
+    bool duplicate;     /* retried idempotent batch: nothing
                                    appended, offsets are the originals */
-    int16_t error_code;         /* FLOE_LOG_KERR_*; 0 on success */
+    int16_t error_code; /* FLOE_LOG_KERR_*; 0 on success */
 } floe_log_append_result_t;
 
 /* Append the concatenated RecordBatch v2 batches in batches[0..len).
@@ -123,8 +122,7 @@ typedef struct floe_log_append_result {
  * OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
  * KAFKA_STORAGE_ERROR).  Nothing is appended when it fails.  res may be
  * NULL. */
-int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len,
-                    int64_t log_append_time_ms,
+int floe_log_append(floe_log_t *l, uint8_t *batches, size_t len, int64_t log_append_time_ms,
                     floe_log_append_result_t *res, floe_err_t *err);
 
 /* floe_log_append in two steps, so that the byte checks (CRC, records)
@@ -160,11 +158,11 @@ int floe_log_maybe_flush(floe_log_t *l, int64_t now_ms, floe_err_t *err);
 int64_t floe_log_durable_offset(floe_log_t *l);
 
 typedef struct floe_log_read_info {
-    int64_t high_watermark;    /* = end offset (single node) */
+    int64_t high_watermark; /* = end offset (single node) */
     int64_t log_start_offset;
     int64_t end_offset;
-    size_t bytes;              /* bytes appended to out by this read */
-    int16_t error_code;        /* FLOE_LOG_KERR_* */
+    size_t bytes;       /* bytes appended to out by this read */
+    int16_t error_code; /* FLOE_LOG_KERR_* */
 } floe_log_read_info_t;
 
 /* Append to out (caller-owned) whole stored batches, as stored, starting
@@ -173,12 +171,11 @@ typedef struct floe_log_read_info {
  * alone exceeds max_bytes (KIP-74).  offset == end offset reads nothing
  * (success, info->bytes 0).  offset outside [log_start, end]: returns -1,
  * FLOE_ERANGE, info->error_code OFFSET_OUT_OF_RANGE.  info may be NULL. */
-int floe_log_read(floe_log_t *l, int64_t offset, size_t max_bytes,
-                  floe_buf_t *out, floe_log_read_info_t *info,
-                  floe_err_t *err);
+int floe_log_read(floe_log_t *l, int64_t offset, size_t max_bytes, floe_buf_t *out,
+                  floe_log_read_info_t *info, floe_err_t *err);
 
 int64_t floe_log_start_offset(floe_log_t *l);
-int64_t floe_log_end_offset(floe_log_t *l);   /* next offset to assign */
+int64_t floe_log_end_offset(floe_log_t *l); /* next offset to assign */
 /* Bytes in all segments. */
 uint64_t floe_log_size_bytes(floe_log_t *l);
 
@@ -187,8 +184,7 @@ uint64_t floe_log_size_bytes(floe_log_t *l);
  * and end offsets itself).  When ts_out is non-NULL it receives that
  * record's timestamp (-1 when none).  Read errors are logged and answered
  * with -1. */
-int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms,
-                                 int64_t *ts_out);
+int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms, int64_t *ts_out);
 
 /* DeleteRecords: raise the log start offset to before (<= end offset;
  * lower than the current start is a no-op), persist it (fsync), and delete
@@ -201,13 +197,12 @@ int floe_log_delete_records(floe_log_t *l, int64_t before, floe_err_t *err);
  * log stays above the limit).  The active segment is rolled away first when
  * it is expired itself.  Raises the log start offset accordingly.  Also
  * forgets producers idle longer than producer_id_expiration_ms. */
-int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms,
-                               floe_err_t *err);
+int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms, floe_err_t *err);
 
 /* Idempotence state of one producer id in this log: returns 0 and fills
  * epoch / last sequence (either may be NULL), -1 when unknown. */
-int floe_log_producer_state(floe_log_t *l, int64_t producer_id,
-                            int16_t *epoch, int32_t *last_sequence);
+int floe_log_producer_state(floe_log_t *l, int64_t producer_id, int16_t *epoch,
+                            int32_t *last_sequence);
 
 /* Number of segment files (for tests and metrics). */
 size_t floe_log_segment_count(floe_log_t *l);

@@ -25,11 +25,11 @@ typedef struct floe_pbatch {
 typedef struct floe_pentry {
     int64_t pid;
     int16_t epoch;
-    int64_t last_ms;           /* time of its newest batch (for expiry) */
-    uint8_t n;                 /* batches held (<= FLOE_PSTATE_BATCHES) */
-    uint8_t head;              /* index of the oldest */
+    int64_t last_ms; /* time of its newest batch (for expiry) */
+    uint8_t n;       /* batches held (<= FLOE_PSTATE_BATCHES) */
+    uint8_t head;    /* index of the oldest */
     floe_pbatch_t b[FLOE_PSTATE_BATCHES];
-    struct floe_pentry *next;  /* hash chain */
+    struct floe_pentry *next; /* hash chain */
 } floe_pentry_t;
 
 typedef struct floe_pstate {
@@ -47,8 +47,8 @@ floe_pentry_t *floe_pstate_find(const floe_pstate_t *ps, int64_t pid);
  * when it may be appended, 1 when it duplicates a remembered batch (*dup
  * filled with its original offsets), -1 when rejected (*kerr = 45 or 47,
  * err says why). */
-int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h,
-                      floe_pbatch_t *dup, int16_t *kerr, floe_err_t *err);
+int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h, floe_pbatch_t *dup,
+                      int16_t *kerr, floe_err_t *err);
 /* Remember a batch that is now in the log (h carries its real offsets),
  * appended at now_ms (wall clock; the batch's max timestamp when rebuilt
  * from the log).  Batches without a producer id or sequence are ignored.
@@ -61,57 +61,55 @@ size_t floe_pstate_expire(floe_pstate_t *ps, int64_t before_ms);
 /* Snapshot: the state as of log offset `upto` (every batch below it is
  * included), written atomically (tmp file + rename; fsync when durable).
  * Load returns -1 when the file is missing or corrupt (state cleared). */
-int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto,
-                     bool durable, floe_err_t *err);
-int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
+int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto, bool durable,
                      floe_err_t *err);
+int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto, floe_err_t *err);
 
 /* ---- segments ---- */
 
 typedef struct floe_idx_entry {
-    uint32_t rel;   /* batch base offset - segment base */
-    uint32_t pos;   /* byte position of the batch in the .log */
+    uint32_t rel; /* batch base offset - segment base */
+    uint32_t pos; /* byte position of the batch in the .log */
 } floe_idx_entry_t;
 
 typedef struct floe_tidx_entry {
-    int64_t ts;     /* largest timestamp up to and including this batch */
-    uint32_t rel;   /* base offset of that batch - segment base */
+    int64_t ts;   /* largest timestamp up to and including this batch */
+    uint32_t rel; /* base offset of that batch - segment base */
 } floe_tidx_entry_t;
 
 typedef struct floe_segment {
-    int64_t base;          /* base offset (file name) */
-    int64_t next;          /* offset after the last batch (base if empty) */
-    uint64_t size;         /* bytes of whole batches in the .log */
+    int64_t base;  /* base offset (file name) */
+    int64_t next;  /* offset after the last batch (base if empty) */
+    uint64_t size; /* bytes of whole batches in the .log */
     int fd, idx_fd, tidx_fd;
     int64_t max_ts;        /* newest timestamp in the segment, -1 if none */
     int64_t max_ts_off;    /* base offset of the batch holding max_ts */
     int64_t roll_base_ms;  /* age origin for segment.ms, -1 if empty */
     uint64_t since_index;  /* bytes appended since the last index entry */
-    floe_idx_entry_t *idx;     /* in memory (active segment), or NULL when */
-    size_t nidx, capidx;       /* the file is mapped (sealed segment) */
+    floe_idx_entry_t *idx; /* in memory (active segment), or NULL when */
+    size_t nidx, capidx;   /* the file is mapped (sealed segment) */
     floe_tidx_entry_t *tidx;
     size_t ntidx, captidx;
-    uint8_t *map_idx, *map_tidx; /* mapped index files of a sealed segment */
-    int refs;              /* readers / flushers holding it */
-    bool deleted;          /* unlinked; freed when refs drops to 0 */
+    uint8_t *map_idx, *map_tidx;      /* mapped index files of a sealed segment */
+    int refs;                         /* readers / flushers holding it */
+    bool deleted;                     /* unlinked; freed when refs drops to 0 */
     size_t idx_written, tidx_written; /* entries already in the files */
-    bool dirty;            /* .log written since the last fsync */
-    bool idx_dirty;        /* index files written since the last fsync */
-    bool idx_missing;      /* an index file did not exist at open */
+    bool dirty;                       /* .log written since the last fsync */
+    bool idx_dirty;                   /* index files written since the last fsync */
+    bool idx_missing;                 /* an index file did not exist at open */
 } floe_segment_t;
 
 /* Open or create the files of the segment with base offset `base` in dir.
  * The .log is opened read-write; indexes are not loaded.  *out is the
  * caller's (floe_segment_free). */
-int floe_segment_open(const char *dir, int64_t base, bool create,
-                      floe_segment_t **out, floe_err_t *err);
+int floe_segment_open(const char *dir, int64_t base, bool create, floe_segment_t **out,
+                      floe_err_t *err);
 /* Close fds and free memory (does not unlink). */
 void floe_segment_free(floe_segment_t *s);
 /* Unlink the segment's files. */
 void floe_segment_unlink(const char *dir, const floe_segment_t *s);
 /* Path of one of the segment's files ("log", "index", "timeindex"). */
-void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
-                       const char *ext);
+void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext);
 
 /* Load .index/.timeindex and check them against the .log (size, order,
  * ranges, the last entry naming a real batch).  next_base: base of the
@@ -125,9 +123,8 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base);
  * or corrupt tail).  Rewrites both index files.  Returns 0, or -1 on I/O
  * errors (err). *truncated receives the bytes cut off. */
 typedef int (*floe_segment_batch_cb)(void *arg, const floe_batch_hdr_t *h);
-int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
-                         bool check_crc, floe_segment_batch_cb cb, void *arg,
-                         uint64_t *truncated, floe_err_t *err);
+int floe_segment_recover(floe_segment_t *s, uint32_t index_interval, bool check_crc,
+                         floe_segment_batch_cb cb, void *arg, uint64_t *truncated, floe_err_t *err);
 
 /* Walk the batch headers of [from_pos, limit) calling cb (no CRC). */
 int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
@@ -138,9 +135,8 @@ int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
  * floe_segment_write_indexes, called when the segment is sealed (roll) and
  * at close: the active segment's indexes are rebuilt by recovery anyway,
  * so appends cost one write() and no index I/O. */
-int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
-                             uint64_t pos, uint32_t index_interval,
-                             floe_err_t *err);
+int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
+                             uint32_t index_interval, floe_err_t *err);
 /* Add a final time-index entry for max_ts when the last one is older
  * (at roll and close, so a closed segment's max is in its file). */
 int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err);
@@ -167,21 +163,21 @@ int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_
 
 struct floe_log {
     pthread_mutex_t mu;
-    pthread_mutex_t flush_mu;  /* serializes floe_log_flush; taken before mu */
+    pthread_mutex_t flush_mu; /* serializes floe_log_flush; taken before mu */
     char *dir;
     int dir_fd;
     floe_log_config_t cfg;
-    floe_segment_t **segs;     /* ascending base; last is active */
+    floe_segment_t **segs; /* ascending base; last is active */
     size_t nsegs, capsegs;
     int64_t log_start;
-    int64_t durable;           /* next offset known on disk */
+    int64_t durable; /* next offset known on disk */
     int64_t unflushed_msgs;
     int64_t last_flush_ms;
-    bool dir_dirty;            /* a file was created or removed */
+    bool dir_dirty; /* a file was created or removed */
     floe_pstate_t ps;
-    floe_buf_t scratch;        /* decompression on the append path */
-    int64_t (*now_ms)(void);   /* wall clock, replaceable for tests */
-    size_t rebuilt;            /* sealed segments rebuilt at open (tests) */
+    floe_buf_t scratch;      /* decompression on the append path */
+    int64_t (*now_ms)(void); /* wall clock, replaceable for tests */
+    size_t rebuilt;          /* sealed segments rebuilt at open (tests) */
 };
 
 /* Drop a pin (refs) taken on a segment; frees it when it was deleted

@@ -18,7 +18,8 @@ static size_t seg_for(const floe_log_t *l, int64_t offset)
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (l->segs[mid]->base <= offset) lo = mid + 1;
-        else hi = mid;
+        else
+            hi = mid;
     }
     size_t i = lo ? lo - 1 : 0;
     while (i + 1 < l->nsegs && l->segs[i]->next <= offset) i++;
@@ -247,6 +248,7 @@ int64_t floe_log_offset_for_time(floe_log_t *l, int64_t ts_ms, int64_t *ts_out)
         start = 0;
     }
     if (s) unpin_locked(l, s);
-    if (found < 0 && s) FLOE_WARN("log: %s: offset for time %" PRId64 ": %s", l->dir, ts_ms, err.msg);
+    if (found < 0 && s)
+        FLOE_WARN("log: %s: offset for time %" PRId64 ": %s", l->dir, ts_ms, err.msg);
     return found;
 }

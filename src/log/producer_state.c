@@ -100,8 +100,8 @@ static bool in_sequence(int32_t last, int32_t next)
     return next == (last == INT32_MAX ? 0 : last + 1);
 }
 
-int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h,
-                      floe_pbatch_t *dup, int16_t *kerr, floe_err_t *err)
+int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h, floe_pbatch_t *dup,
+                      int16_t *kerr, floe_err_t *err)
 {
     const floe_pentry_t *e = floe_pstate_find(ps, h->producer_id);
     /* unknown producer (new, or its batches were all deleted): any
@@ -133,10 +133,9 @@ int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h,
     const floe_pbatch_t *nb = newest(e);
     if (nb && !in_sequence(nb->last_seq, h->base_sequence)) {
         *kerr = FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
-        return floe_err_set(err, FLOE_EINVAL,
-                            "producer %lld epoch %d: sequence %d does not follow %d",
-                            (long long)h->producer_id, h->producer_epoch, h->base_sequence,
-                            nb->last_seq);
+        return floe_err_set(
+            err, FLOE_EINVAL, "producer %lld epoch %d: sequence %d does not follow %d",
+            (long long)h->producer_id, h->producer_epoch, h->base_sequence, nb->last_seq);
     }
     return 0;
 }
@@ -188,8 +187,8 @@ size_t floe_pstate_expire(floe_pstate_t *ps, int64_t before_ms)
  * i32 last_seq, i64 first_off, i64 last_off)) | u32 crc32c of all before. */
 #define PS_MAGIC "FLPS"
 
-int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto,
-                     bool durable, floe_err_t *err)
+int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto, bool durable,
+                     floe_err_t *err)
 {
     floe_buf_t b = FLOE_BUF_INIT;
     int rc = floe_buf_append(&b, PS_MAGIC, 4);
@@ -251,8 +250,7 @@ int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto,
     return 0;
 }
 
-int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
-                     floe_err_t *err)
+int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto, floe_err_t *err)
 {
     floe_pstate_clear(ps);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -295,7 +293,8 @@ int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto,
         if (nb > FLOE_PSTATE_BATCHES || end - off < (size_t)nb * 24) goto corrupt;
         for (uint8_t k = 0; k < nb; k++) {
             int32_t fs = (int32_t)floe_rd_be32(p + off), ls = (int32_t)floe_rd_be32(p + off + 4);
-            int64_t fo = (int64_t)floe_rd_be64(p + off + 8), lo = (int64_t)floe_rd_be64(p + off + 16);
+            int64_t fo = (int64_t)floe_rd_be64(p + off + 8),
+                    lo = (int64_t)floe_rd_be64(p + off + 16);
             off += 24;
             if (fs < 0 || fo < 0 || lo < fo || lo - fo >= INT32_MAX) goto corrupt;
             h.base_sequence = fs;

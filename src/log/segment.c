@@ -22,16 +22,15 @@
 
 static void unmap_indexes(floe_segment_t *s);
 
-void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base,
-                       const char *ext)
+void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext)
 {
     snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
 /* Open one of the segment's files; *created (if non-NULL) tells whether
  * it did not exist before. */
-static int open_file(const char *dir, int64_t base, const char *ext, bool create,
-                     int *fd, bool *created, floe_err_t *err)
+static int open_file(const char *dir, int64_t base, const char *ext, bool create, int *fd,
+                     bool *created, floe_err_t *err)
 {
     char path[PATH_MAX];
     floe_segment_path(path, sizeof path, dir, base, ext);
@@ -44,8 +43,8 @@ static int open_file(const char *dir, int64_t base, const char *ext, bool create
     return 0;
 }
 
-int floe_segment_open(const char *dir, int64_t base, bool create,
-                      floe_segment_t **out, floe_err_t *err)
+int floe_segment_open(const char *dir, int64_t base, bool create, floe_segment_t **out,
+                      floe_err_t *err)
 {
     floe_segment_t *s = calloc(1, sizeof *s);
     if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory opening a segment");
@@ -241,7 +240,8 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         int64_t ts = (int64_t)floe_rd_be64(tp + i);
         uint32_t rel = floe_rd_be32(tp + i + 8);
         if ((int64_t)rel >= next_base - s->base) goto out;
-        if (s->ntidx && (ts <= tidx_ts(s, s->ntidx - 1) || rel < tidx_rel(s, s->ntidx - 1))) goto out;
+        if (s->ntidx && (ts <= tidx_ts(s, s->ntidx - 1) || rel < tidx_rel(s, s->ntidx - 1)))
+            goto out;
         if (push_tidx(s, ts, rel) != 0) goto out;
     }
     /* a non-empty sealed segment has a time-index entry (sealing adds
@@ -299,8 +299,7 @@ out:
 
 /* In-memory part of indexing one batch at pos.  Returns bit 1 when an
  * offset-index entry was added, bit 2 for a time-index entry, -1 on OOM. */
-static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
-                     uint32_t interval)
+static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos, uint32_t interval)
 {
     int added = 0;
     int64_t newmax = h->max_timestamp > s->max_ts ? h->max_timestamp : s->max_ts;
@@ -308,10 +307,12 @@ static int index_mem(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
     bool oom = false;
     if (s->since_index >= interval && pos > 0) {
         if (push_idx(s, rel, (uint32_t)pos) == 0) added |= 1;
-        else oom = true;
+        else
+            oom = true;
         if (!oom && newmax >= 0 && (s->ntidx == 0 || newmax > s->tidx[s->ntidx - 1].ts)) {
             if (push_tidx(s, newmax, rel) == 0) added |= 2;
-            else oom = true;
+            else
+                oom = true;
         }
         s->since_index = 0;
     }
@@ -354,21 +355,22 @@ static int write_entries(floe_segment_t *s, bool time, size_t from)
 int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err)
 {
     if (s->idx_written < s->nidx) {
-        if (write_entries(s, false, s->idx_written) != 0) return floe_err_errno(err, errno, "write offset index");
+        if (write_entries(s, false, s->idx_written) != 0)
+            return floe_err_errno(err, errno, "write offset index");
         s->idx_written = s->nidx;
         s->idx_dirty = true;
     }
     if (s->tidx_written < s->ntidx) {
-        if (write_entries(s, true, s->tidx_written) != 0) return floe_err_errno(err, errno, "write time index");
+        if (write_entries(s, true, s->tidx_written) != 0)
+            return floe_err_errno(err, errno, "write time index");
         s->tidx_written = s->ntidx;
         s->idx_dirty = true;
     }
     return 0;
 }
 
-int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h,
-                             uint64_t pos, uint32_t index_interval,
-                             floe_err_t *err)
+int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h, uint64_t pos,
+                             uint32_t index_interval, floe_err_t *err)
 {
     if (index_mem(s, h, pos, index_interval) < 0)
         return floe_err_set(err, FLOE_ENOMEM, "out of memory indexing a segment");
@@ -389,7 +391,7 @@ typedef struct window {
     int fd;
     uint64_t fsize;
     floe_buf_t buf;
-    uint64_t start;       /* file offset of buf.data[0] */
+    uint64_t start; /* file offset of buf.data[0] */
 } window_t;
 
 /* Make [pos, pos+need) readable; returns a pointer to it, or NULL at EOF
@@ -397,7 +399,8 @@ typedef struct window {
 static const uint8_t *win_get(window_t *w, uint64_t pos, size_t need, bool *ioerr)
 {
     if (pos + need > w->fsize) return NULL;
-    if (pos >= w->start && pos + need <= w->start + w->buf.len) return w->buf.data + (pos - w->start);
+    if (pos >= w->start && pos + need <= w->start + w->buf.len)
+        return w->buf.data + (pos - w->start);
     size_t want = need > WINDOW ? need : WINDOW;
     if (want > w->fsize - pos) want = (size_t)(w->fsize - pos);
     floe_buf_reset(&w->buf);
@@ -434,9 +437,8 @@ static bool index_files_match(floe_segment_t *s)
     return same;
 }
 
-int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
-                         bool check_crc, floe_segment_batch_cb cb, void *arg,
-                         uint64_t *truncated, floe_err_t *err)
+int floe_segment_recover(floe_segment_t *s, uint32_t index_interval, bool check_crc,
+                         floe_segment_batch_cb cb, void *arg, uint64_t *truncated, floe_err_t *err)
 {
     window_t w = {s->fd, s->size, FLOE_BUF_INIT, 0};
     unmap_indexes(s);
@@ -452,15 +454,30 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
     floe_err_t e; /* outlives the loop: why may point into it */
     while (pos < s->size) {
         const uint8_t *p = win_get(&w, pos, FLOE_BATCH_HDR_SIZE, &ioerr);
-        if (!p) { why = "partial batch header"; break; }
+        if (!p) {
+            why = "partial batch header";
+            break;
+        }
         floe_batch_hdr_t h;
-        if (floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, &e) != 0) { why = e.msg; break; }
+        if (floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, &e) != 0) {
+            why = e.msg;
+            break;
+        }
         size_t bsize = floe_batch_size(&h);
-        if (pos + bsize > s->size) { why = "partial batch"; break; }
+        if (pos + bsize > s->size) {
+            why = "partial batch";
+            break;
+        }
         if (check_crc) {
             p = win_get(&w, pos, bsize, &ioerr);
-            if (!p) { why = "unreadable batch"; break; }
-            if (floe_batch_parse_hdr(p, bsize, &h, &e) != 0) { why = e.msg; break; }
+            if (!p) {
+                why = "unreadable batch";
+                break;
+            }
+            if (floe_batch_parse_hdr(p, bsize, &h, &e) != 0) {
+                why = e.msg;
+                break;
+            }
         }
         if (h.base_offset < s->next || h.record_count <= 0 || h.last_offset_delta < 0 ||
             floe_batch_last_offset(&h) < h.base_offset ||
@@ -484,8 +501,10 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval,
     *truncated = s->size - pos;
     if (pos < s->size) {
         FLOE_WARN("log: segment %020" PRId64 ": truncating %" PRIu64 " bytes at position %" PRIu64
-                  " (%s)", s->base, s->size - pos, pos, why ? why : "?");
-        if (ftruncate(s->fd, (off_t)pos) != 0) return floe_err_errno(err, errno, "truncate segment");
+                  " (%s)",
+                  s->base, s->size - pos, pos, why ? why : "?");
+        if (ftruncate(s->fd, (off_t)pos) != 0)
+            return floe_err_errno(err, errno, "truncate segment");
         s->size = pos;
         s->dirty = true;
     }
@@ -512,9 +531,10 @@ int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
         const uint8_t *p = win_get(&w, pos, FLOE_BATCH_HDR_SIZE, &ioerr);
         floe_batch_hdr_t h;
         if (!p || floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, err) != 0) {
-            rc = ioerr ? floe_err_errno(err, errno ? errno : EIO, "read segment")
-                       : floe_err_set(err, FLOE_ECORRUPT, "segment %020" PRId64 ": bad batch at %" PRIu64,
-                                      s->base, pos);
+            rc = ioerr
+                     ? floe_err_errno(err, errno ? errno : EIO, "read segment")
+                     : floe_err_set(err, FLOE_ECORRUPT,
+                                    "segment %020" PRId64 ": bad batch at %" PRIu64, s->base, pos);
             break;
         }
         if (cb(arg, &h) != 0) {
@@ -535,7 +555,8 @@ uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset)
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (idx_rel(s, mid) <= rel) lo = mid + 1;
-        else hi = mid;
+        else
+            hi = mid;
     }
     return lo ? idx_pos(s, lo - 1) : 0;
 }
@@ -546,7 +567,8 @@ int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (tidx_ts(s, mid) < ts) lo = mid + 1;
-        else hi = mid;
+        else
+            hi = mid;
     }
     return lo ? s->base + tidx_rel(s, lo - 1) : s->base;
 }

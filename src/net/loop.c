@@ -102,8 +102,8 @@ static watch_t **find_watch(floe_loop_t *l, int fd)
     return pp;
 }
 
-int floe_loop_add(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn,
-                  void *arg, floe_err_t *err)
+int floe_loop_add(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn, void *arg,
+                  floe_err_t *err)
 {
     watch_t *w = calloc(1, sizeof *w);
     if (!w) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
@@ -234,7 +234,8 @@ int floe_loop_post(floe_loop_t *l, void (*fn)(void *), void *arg)
     p->next = NULL;
     pthread_mutex_lock(&l->mu);
     if (l->posts_tail) l->posts_tail->next = p;
-    else l->posts = p;
+    else
+        l->posts = p;
     l->posts_tail = p;
     pthread_mutex_unlock(&l->mu);
     uint64_t one = 1;

@@ -22,16 +22,14 @@ void floe_loop_free(floe_loop_t *l);
 
 /* Watch fd for events (EPOLLIN / EPOLLOUT); fn and arg are borrowed until
  * floe_loop_del.  The fd stays the caller's. */
-int floe_loop_add(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn,
-                  void *arg, floe_err_t *err);
-int floe_loop_mod(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn,
-                  void *arg);
+int floe_loop_add(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn, void *arg,
+                  floe_err_t *err);
+int floe_loop_mod(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn, void *arg);
 void floe_loop_del(floe_loop_t *l, int fd);
 
 /* Run fn(arg) once after delay_ms.  The handle is owned by the loop and
  * valid until fn starts or floe_timer_cancel. NULL on allocation failure. */
-floe_timer_t *floe_loop_timer(floe_loop_t *l, int64_t delay_ms,
-                              void (*fn)(void *arg), void *arg);
+floe_timer_t *floe_loop_timer(floe_loop_t *l, int64_t delay_ms, void (*fn)(void *arg), void *arg);
 void floe_timer_cancel(floe_loop_t *l, floe_timer_t *t);
 
 /* Run fn(arg) on the loop thread soon.  Any thread.  -1 on allocation

@@ -27,9 +27,9 @@ struct floe_conn {
     int fd;
     uint64_t id;
     char peer[64];
-    floe_buf_t in;       /* bytes read, not yet a complete frame */
-    floe_buf_t out;      /* bytes to write */
-    size_t out_off;      /* written prefix of out */
+    floe_buf_t in;  /* bytes read, not yet a complete frame */
+    floe_buf_t out; /* bytes to write */
+    size_t out_off; /* written prefix of out */
     bool paused, closing, dead, delivering;
     uint32_t events;
     void *data;
@@ -149,7 +149,8 @@ static void conn_kill(floe_conn_t *c)
     close(c->fd);
     c->fd = -1;
     if (c->prev) c->prev->next = c->next;
-    else s->conns = c->next;
+    else
+        s->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     s->nconns--;
     if (s->cbs.on_close) s->cbs.on_close(c, s->arg);
@@ -168,8 +169,7 @@ static void conn_destroy_later(void *arg)
 static int flush_out(floe_conn_t *c)
 {
     while (c->out.len > c->out_off) {
-        ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
-                         MSG_NOSIGNAL);
+        ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -199,8 +199,8 @@ static void deliver(floe_conn_t *c)
     while (!c->dead && !c->paused && !c->closing && c->in.len - pos >= 4) {
         uint32_t len = floe_rd_be32(c->in.data + pos);
         if ((int32_t)len < 0 || len > s->opts.max_frame) {
-            FLOE_WARN("net: %s: frame of %u bytes exceeds the %zu-byte cap, closing",
-                      c->peer, len, s->opts.max_frame);
+            FLOE_WARN("net: %s: frame of %u bytes exceeds the %zu-byte cap, closing", c->peer, len,
+                      s->opts.max_frame);
             c->delivering = false;
             conn_kill(c);
             return;
@@ -371,9 +371,8 @@ static void srv_accept(int fd, uint32_t ev, void *arg)
     }
 }
 
-int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
-                    const floe_tcp_opts_t *opts, const floe_tcp_cbs_t *cbs,
-                    void *arg, floe_tcp_srv_t **out, floe_err_t *err)
+int floe_tcp_listen(floe_loop_t *loop, const char *host, int port, const floe_tcp_opts_t *opts,
+                    const floe_tcp_cbs_t *cbs, void *arg, floe_tcp_srv_t **out, floe_err_t *err)
 {
     struct addrinfo hints = {0}, *ai = NULL;
     hints.ai_family = AF_UNSPEC;
@@ -382,7 +381,8 @@ int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
     int rc = getaddrinfo(host && *host ? host : NULL, ps, &hints, &ai);
-    if (rc) return floe_err_set(err, FLOE_EINVAL, "cannot resolve '%s': %s", host, gai_strerror(rc));
+    if (rc)
+        return floe_err_set(err, FLOE_EINVAL, "cannot resolve '%s': %s", host, gai_strerror(rc));
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         freeaddrinfo(ai);
@@ -425,9 +425,15 @@ int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
     return 0;
 }
 
-int floe_tcp_port(const floe_tcp_srv_t *s) { return s->port; }
+int floe_tcp_port(const floe_tcp_srv_t *s)
+{
+    return s->port;
+}
 
-void floe_tcp_pool_release(floe_tcp_srv_t *s) { pool_clear(s); }
+void floe_tcp_pool_release(floe_tcp_srv_t *s)
+{
+    pool_clear(s);
+}
 
 void floe_tcp_pool_stats(floe_tcp_srv_t *s, uint64_t *reuses, size_t *bytes)
 {
@@ -436,7 +442,10 @@ void floe_tcp_pool_stats(floe_tcp_srv_t *s, uint64_t *reuses, size_t *bytes)
     if (bytes) *bytes = s->pool_bytes;
     pthread_mutex_unlock(&s->pool_mu);
 }
-int floe_tcp_conn_count(const floe_tcp_srv_t *s) { return s->nconns; }
+int floe_tcp_conn_count(const floe_tcp_srv_t *s)
+{
+    return s->nconns;
+}
 
 void floe_tcp_stop_accepting(floe_tcp_srv_t *s)
 {
@@ -523,8 +532,23 @@ void floe_conn_pause(floe_conn_t *c, bool paused)
     if (!paused && c->in.len >= 4) deliver(c);
 }
 
-size_t floe_conn_out_pending(const floe_conn_t *c) { return c->out.len - c->out_off; }
-const char *floe_conn_peer(const floe_conn_t *c) { return c->peer; }
-void floe_conn_set_data(floe_conn_t *c, void *data) { c->data = data; }
-void *floe_conn_data(const floe_conn_t *c) { return c->data; }
-uint64_t floe_conn_id(const floe_conn_t *c) { return c->id; }
+size_t floe_conn_out_pending(const floe_conn_t *c)
+{
+    return c->out.len - c->out_off;
+}
+const char *floe_conn_peer(const floe_conn_t *c)
+{
+    return c->peer;
+}
+void floe_conn_set_data(floe_conn_t *c, void *data)
+{
+    c->data = data;
+}
+void *floe_conn_data(const floe_conn_t *c)
+{
+    return c->data;
+}
+uint64_t floe_conn_id(const floe_conn_t *c)
+{
+    return c->id;
+}

@@ -18,8 +18,8 @@ typedef struct floe_tcp_srv floe_tcp_srv_t;
 typedef struct floe_conn floe_conn_t;
 
 typedef struct floe_tcp_opts {
-    size_t max_frame;   /* default 100 MiB */
-    int max_conns;      /* default 10000 */
+    size_t max_frame; /* default 100 MiB */
+    int max_conns;    /* default 10000 */
 } floe_tcp_opts_t;
 
 typedef struct floe_tcp_cbs {
@@ -27,8 +27,7 @@ typedef struct floe_tcp_cbs {
     int (*on_open)(floe_conn_t *c, void *arg);
     /* One complete frame: frame[0..len) lives in mem, which the callee now
      * owns and releases with floe_tcp_frame_free (or free()). */
-    void (*on_frame)(floe_conn_t *c, uint8_t *mem, const uint8_t *frame,
-                     size_t len, void *arg);
+    void (*on_frame)(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t len, void *arg);
     /* The connection is closing (peer closed, error, floe_conn_close);
      * c stays valid until this returns. */
     void (*on_close)(floe_conn_t *c, void *arg);
@@ -36,9 +35,8 @@ typedef struct floe_tcp_cbs {
 
 /* Listen on host:port (port 0 picks a free one).  cbs and arg are borrowed
  * for the server's lifetime.  Caller frees with floe_tcp_free. */
-int floe_tcp_listen(floe_loop_t *loop, const char *host, int port,
-                    const floe_tcp_opts_t *opts, const floe_tcp_cbs_t *cbs,
-                    void *arg, floe_tcp_srv_t **out, floe_err_t *err);
+int floe_tcp_listen(floe_loop_t *loop, const char *host, int port, const floe_tcp_opts_t *opts,
+                    const floe_tcp_cbs_t *cbs, void *arg, floe_tcp_srv_t **out, floe_err_t *err);
 /* The bound port (useful with port 0). */
 int floe_tcp_port(const floe_tcp_srv_t *s);
 /* Stop accepting new connections (existing ones continue). */

@@ -29,11 +29,12 @@ static int step(fault_io_t *f, floe_err_t *err)
     switch (f->mode) {
     case FLOE_FAULT_CRASH:
         f->crashed = true;
-        return floe_err_set(err, FLOE_EIO, "injected crash at operation %llu", (unsigned long long)f->ops);
-    case FLOE_FAULT_LOST_ACK:
-        return 1;
+        return floe_err_set(err, FLOE_EIO, "injected crash at operation %llu",
+                            (unsigned long long)f->ops);
+    case FLOE_FAULT_LOST_ACK: return 1;
     default:
-        return floe_err_set(err, FLOE_EIO, "injected failure at operation %llu", (unsigned long long)f->ops);
+        return floe_err_set(err, FLOE_EIO, "injected failure at operation %llu",
+                            (unsigned long long)f->ops);
     }
 }
 
@@ -156,7 +157,8 @@ static void f_destroy(floe_fileio_t *io)
     free(io);
 }
 
-static const floe_fileio_ops_t fault_ops = {f_create, f_read, f_exists, f_remove, f_rename, f_list, f_destroy};
+static const floe_fileio_ops_t fault_ops = {f_create, f_read, f_exists, f_remove,
+                                            f_rename, f_list, f_destroy};
 
 floe_fileio_t *floe_fileio_fault_new(floe_fileio_t *inner, floe_err_t *err)
 {

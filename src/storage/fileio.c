@@ -20,8 +20,8 @@
 
 /* ---- dispatch ---- */
 
-int floe_fileio_create(floe_fileio_t *io, const char *path, unsigned flags,
-                       floe_outfile_t **out, floe_err_t *err)
+int floe_fileio_create(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
+                       floe_err_t *err)
 {
     *out = NULL;
     return io->ops->create(io, path, flags, out, err);
@@ -44,8 +44,8 @@ void floe_outfile_abort(floe_outfile_t *f)
     if (f) f->ops->abort(f);
 }
 
-int floe_fileio_write(floe_fileio_t *io, const char *path, const void *p, size_t n,
-                      unsigned flags, floe_err_t *err)
+int floe_fileio_write(floe_fileio_t *io, const char *path, const void *p, size_t n, unsigned flags,
+                      floe_err_t *err)
 {
     floe_outfile_t *f;
     if (floe_fileio_create(io, path, flags, &f, err) < 0) return -1;
@@ -78,8 +78,7 @@ int floe_fileio_rename(floe_fileio_t *io, const char *from, const char *to, bool
     return io->ops->rename(io, from, to, noreplace, err);
 }
 
-int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n,
-                     floe_err_t *err)
+int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
 {
     *names = NULL;
     *n = 0;
@@ -110,7 +109,7 @@ static int mkdirs(const char *dir, floe_err_t *err)
 {
     char *p = strdup(dir);
     if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    for (char *s = p + 1; ; s++) {
+    for (char *s = p + 1;; s++) {
         if (*s == '/' || *s == '\0') {
             char c = *s;
             *s = '\0';
@@ -194,7 +193,8 @@ static int local_out_close(floe_outfile_t *f, floe_err_t *err)
             if (link(o->tmp, o->final) < 0) {
                 int e = errno;
                 if (e == EEXIST) rc = floe_err_set(err, FLOE_EEXIST, "%s already exists", o->final);
-                else rc = floe_err_errno(err, e, o->final);
+                else
+                    rc = floe_err_errno(err, e, o->final);
             }
             unlink(o->tmp);
         } else if (rename(o->tmp, o->final) < 0) {
@@ -238,7 +238,8 @@ static int local_create(floe_fileio_t *io, const char *path, unsigned flags, flo
         local_out_free(o);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
-    snprintf(o->tmp, tl, "%s/.%s.%ld.%lu.%" PRId64 ".tmp", o->dir, base, (long)getpid(), c, floe_mono_ns());
+    snprintf(o->tmp, tl, "%s/.%s.%ld.%lu.%" PRId64 ".tmp", o->dir, base, (long)getpid(), c,
+             floe_mono_ns());
     if (mkdirs(o->dir, err) < 0) {
         local_out_free(o);
         return -1;
@@ -254,7 +255,8 @@ static int local_create(floe_fileio_t *io, const char *path, unsigned flags, flo
     return 0;
 }
 
-static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out, floe_err_t *err)
+static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out,
+                      floe_err_t *err)
 {
     (void)io;
     const char *lp = floe_fileio_local_path(path);
@@ -306,8 +308,14 @@ static int local_exists(floe_fileio_t *io, const char *path, bool *out, floe_err
     (void)io;
     struct stat st;
     const char *lp = floe_fileio_local_path(path);
-    if (stat(lp, &st) == 0) { *out = true; return 0; }
-    if (errno == ENOENT || errno == ENOTDIR) { *out = false; return 0; }
+    if (stat(lp, &st) == 0) {
+        *out = true;
+        return 0;
+    }
+    if (errno == ENOENT || errno == ENOTDIR) {
+        *out = false;
+        return 0;
+    }
     return floe_err_errno(err, errno, lp);
 }
 
@@ -331,7 +339,10 @@ static int local_rename(floe_fileio_t *io, const char *from, const char *to, boo
     const char *lf = floe_fileio_local_path(from), *lt = floe_fileio_local_path(to);
     char *d = dir_of(lt);
     if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
-    if (mkdirs(d, err) < 0) { free(d); return -1; }
+    if (mkdirs(d, err) < 0) {
+        free(d);
+        return -1;
+    }
     int rc = 0;
     if (noreplace) {
         if (link(lf, lt) < 0) {

@@ -24,7 +24,7 @@ typedef struct floe_fileio floe_fileio_t;
 typedef struct floe_outfile floe_outfile_t;
 
 /* floe_fileio_create flags */
-#define FLOE_IO_EXCL 1u   /* close fails with FLOE_EEXIST if the path exists */
+#define FLOE_IO_EXCL 1u /* close fails with FLOE_EEXIST if the path exists */
 
 typedef struct floe_fileio_ops {
     int (*create)(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
@@ -57,8 +57,8 @@ struct floe_outfile {
  * floe_outfile_close; with FLOE_IO_EXCL that close fails with FLOE_EEXIST
  * when the path already exists (nothing is replaced).  *out is the
  * caller's until close or abort (each frees it). */
-int floe_fileio_create(floe_fileio_t *io, const char *path, unsigned flags,
-                       floe_outfile_t **out, floe_err_t *err);
+int floe_fileio_create(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
+                       floe_err_t *err);
 int floe_outfile_write(floe_outfile_t *f, const void *p, size_t n, floe_err_t *err);
 /* Publish durably (flush, fsync file and directory).  Frees f, also on
  * failure (then nothing was published, or for remote stores: unknown). */
@@ -67,8 +67,8 @@ int floe_outfile_close(floe_outfile_t *f, floe_err_t *err);
 void floe_outfile_abort(floe_outfile_t *f);
 
 /* Whole-file write: create + write + close. */
-int floe_fileio_write(floe_fileio_t *io, const char *path, const void *p, size_t n,
-                      unsigned flags, floe_err_t *err);
+int floe_fileio_write(floe_fileio_t *io, const char *path, const void *p, size_t n, unsigned flags,
+                      floe_err_t *err);
 /* Read a whole file into out (appended; caller frees); refuses files over
  * max bytes (0: 1 GiB) with ERANGE.  FLOE_ENOENT when absent. */
 int floe_fileio_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out,
@@ -81,8 +81,7 @@ int floe_fileio_rename(floe_fileio_t *io, const char *from, const char *to, bool
                        floe_err_t *err);
 /* Names (not paths) of the entries in dir, sorted; an absent dir or a
  * plain file lists as empty.  Caller frees with floe_fileio_names_free. */
-int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n,
-                     floe_err_t *err);
+int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err);
 void floe_fileio_names_free(char **names, size_t n);
 void floe_fileio_free(floe_fileio_t *io);
 

@@ -128,8 +128,8 @@ static int read_offsets(const floe_ice_metadata_t *md, int64_t *out, int32_t npa
     size_t n;
     int64_t tmp[4096];
     size_t cap = nparts > 4096 ? 4096 : (size_t)nparts;
-    if (floe_offsets_decode(floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY), tmp, 4096, &n,
-                            err) < 0)
+    if (floe_offsets_decode(floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY), tmp, 4096, &n, err) <
+        0)
         return -1;
     for (size_t i = 0; i < cap; i++) out[i] = tmp[i];
     return 0;
@@ -175,8 +175,8 @@ void floe_tout_resolve_spec(tout_t *o, const char *text)
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
     int32_t last_pid = md->last_partition_id;
     floe_err_t err;
-    floe_ice_spec_t *want = text[0] ? floe_ice_spec_parse(o->work, text, 0, &last_pid, &err)
-                                    : floe_ice_spec_new(0);
+    floe_ice_spec_t *want =
+        text[0] ? floe_ice_spec_parse(o->work, text, 0, &last_pid, &err) : floe_ice_spec_new(0);
     if (!want) {
         /* the source fields may come with later records: keep the current
          * spec and try again at the next flush */
@@ -349,7 +349,8 @@ static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *er
                         floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0))
             rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
         if (rc == 0)
-            rc = floe_ice_catalog_create_table(cat, o->ns, o->name, s, NULL, NULL, &props, &ice, err);
+            rc = floe_ice_catalog_create_table(cat, o->ns, o->name, s, NULL, NULL, &props, &ice,
+                                               err);
         floe_ice_props_clear(&props);
         floe_ice_schema_free(s);
         if (rc < 0) {
@@ -428,9 +429,9 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
 static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
-    floe_ice_req_t reqs[2] = {{.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID},
-                              {.kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID,
-                               .value = md->current_schema_id}};
+    floe_ice_req_t reqs[2] = {
+        {.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID},
+        {.kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID, .value = md->current_schema_id}};
     memcpy(reqs[0].uuid, md->table_uuid, sizeof reqs[0].uuid);
     int32_t next_id = 0;
     for (size_t i = 0; i < md->nschemas; i++)
@@ -455,9 +456,9 @@ static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
 static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
-    floe_ice_req_t reqs[2] = {{.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID},
-                              {.kind = FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID,
-                               .value = md->default_spec_id}};
+    floe_ice_req_t reqs[2] = {
+        {.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID},
+        {.kind = FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID, .value = md->default_spec_id}};
     memcpy(reqs[0].uuid, md->table_uuid, sizeof reqs[0].uuid);
     floe_ice_update_t ups[2] = {{.kind = FLOE_ICE_UP_ADD_SPEC},
                                 {.kind = FLOE_ICE_UP_SET_DEFAULT_SPEC, .id = -1}};
@@ -472,7 +473,8 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
         return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     }
     floe_ice_table_t *nt = NULL;
-    int rc = floe_ice_catalog_commit(t->e->cfg.catalog, o->ns, o->name, reqs, 2, ups, nups, &nt, err);
+    int rc =
+        floe_ice_catalog_commit(t->e->cfg.catalog, o->ns, o->name, reqs, 2, ups, nups, &nt, err);
     if (!exists) floe_ice_update_clear(&ups[0]);
     if (rc < 0) return -1;
     floe_ice_table_free(o->ice);
@@ -487,9 +489,8 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
  * files replace the old ones in the same snapshot as the schema that
  * needs them.  Returns 1 when a snapshot was made (or found made), 0 when
  * there was nothing to commit, -1 on failure. */
-static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always,
-                      bool with_pending, const char *extra_key, const char *extra_value,
-                      floe_err_t *err)
+static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always, bool with_pending,
+                      const char *extra_key, const char *extra_value, floe_err_t *err)
 {
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
@@ -538,8 +539,8 @@ static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always,
     if (o->committed != next) memcpy(o->committed, next, (size_t)t->nparts * sizeof *next);
     if (with_schema) {
         o->schema_dirty = false;
-        FLOE_INFO("table %s.%s: schema with %d top-level columns committed with the data",
-                  o->ns, o->name, (int)o->work->root->nfields);
+        FLOE_INFO("table %s.%s: schema with %d top-level columns committed with the data", o->ns,
+                  o->name, (int)o->work->root->nfields);
     }
     floe_ice_table_t *nt = NULL;
     floe_err_t le;
@@ -587,7 +588,8 @@ void floe_ttable_reset(ttable_t *t, bool keep_files)
     for (int k = 0; k < 2; k++) {
         floe_ice_table_t *ice;
         floe_err_t e;
-        if (floe_ice_catalog_load_table(t->e->cfg.catalog, outs[k]->ns, outs[k]->name, &ice, &e) == 0)
+        if (floe_ice_catalog_load_table(t->e->cfg.catalog, outs[k]->ns, outs[k]->name, &ice, &e) ==
+            0)
             adopt(outs[k], ice, t->nparts, &e);
     }
     for (int32_t i = 0; i < t->nparts; i++)

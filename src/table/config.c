@@ -7,10 +7,18 @@
 #include "util/parse.h"
 
 static const char *const known[] = {
-    "table.enable", "table.namespace", "table.name", "table.commit.interval.ms",
-    "table.value.converter", "table.key.converter", "table.flush.bytes",
-    "table.target.file.size", "table.invalid.record.action", "table.partition.by",
-    "table.json.infer.timestamps", "table.json.coerce",
+    "table.enable",
+    "table.namespace",
+    "table.name",
+    "table.commit.interval.ms",
+    "table.value.converter",
+    "table.key.converter",
+    "table.flush.bytes",
+    "table.target.file.size",
+    "table.invalid.record.action",
+    "table.partition.by",
+    "table.json.infer.timestamps",
+    "table.json.coerce",
 };
 
 bool floe_table_config_known(const char *key)
@@ -36,8 +44,8 @@ static int check_ident(const char *key, const char *v, floe_err_t *err)
 {
     if (!*v) return floe_err_set(err, FLOE_EINVAL, "%s: empty name", key);
     for (const char *p = v; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-'))
             return floe_err_set(err, FLOE_EINVAL,
                                 "%s: '%s' may hold only letters, digits, '_' and '-'", key, v);
     return 0;
@@ -55,7 +63,8 @@ static int apply(floe_table_config_t *c, const char *key, const char *v, floe_er
         strcpy(c->namespace_, v);
     } else if (!strcmp(key, "table.name")) {
         if (check_ident(key, v, err) < 0) return -1;
-        if (strlen(v) >= sizeof c->name) return floe_err_set(err, FLOE_EINVAL, "%s: name too long", key);
+        if (strlen(v) >= sizeof c->name)
+            return floe_err_set(err, FLOE_EINVAL, "%s: name too long", key);
         strcpy(c->name, v);
     } else if (!strcmp(key, "table.commit.interval.ms")) {
         rc = floe_parse_duration_ms(v, &c->commit_interval_ms, err);
@@ -75,8 +84,10 @@ static int apply(floe_table_config_t *c, const char *key, const char *v, floe_er
             return floe_err_set(err, FLOE_ERANGE, "%s: %s is outside 1KiB..1TiB", key, v);
     } else if (!strcmp(key, "table.invalid.record.action")) {
         if (!strcasecmp(v, "dlq")) c->invalid_action = FLOE_INVALID_DLQ;
-        else if (!strcasecmp(v, "drop")) c->invalid_action = FLOE_INVALID_DROP;
-        else if (!strcasecmp(v, "pause")) c->invalid_action = FLOE_INVALID_PAUSE;
+        else if (!strcasecmp(v, "drop"))
+            c->invalid_action = FLOE_INVALID_DROP;
+        else if (!strcasecmp(v, "pause"))
+            c->invalid_action = FLOE_INVALID_PAUSE;
         else
             return floe_err_set(err, FLOE_EINVAL, "%s: '%s' is not dlq, drop or pause", key, v);
     } else if (!strcmp(key, "table.json.infer.timestamps")) {
@@ -92,9 +103,8 @@ static int apply(floe_table_config_t *c, const char *key, const char *v, floe_er
     return rc;
 }
 
-int floe_table_config_load(floe_table_config_t *c, const char *topic,
-                           floe_config_get_fn get, void *ctx,
-                           floe_config_get_fn get_default, void *default_ctx,
+int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_config_get_fn get,
+                           void *ctx, floe_config_get_fn get_default, void *default_ctx,
                            floe_err_t *err)
 {
     memset(c, 0, sizeof *c);

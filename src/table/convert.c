@@ -16,9 +16,8 @@ struct floe_conv {
     size_t hcap;
 };
 
-static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
-                                         [FLOE_CONV_STRING] = "string",
-                                         [FLOE_CONV_JSON] = "json"};
+static const char *const kind_names[] = {
+    [FLOE_CONV_RAW] = "raw", [FLOE_CONV_STRING] = "string", [FLOE_CONV_JSON] = "json"};
 
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
 {
@@ -27,8 +26,7 @@ int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
             *out = (floe_conv_kind_t)k;
             return 0;
         }
-    return floe_err_set(err, FLOE_EINVAL,
-                        "unknown converter '%s': expected raw, string or json",
+    return floe_err_set(err, FLOE_EINVAL, "unknown converter '%s': expected raw, string or json",
                         s ? s : "(null)");
 }
 
@@ -47,8 +45,8 @@ const char *floe_conv_stage_name(floe_conv_stage_t s)
     return "?";
 }
 
-floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value,
-                           floe_conv_kind_t key, floe_err_t *err)
+floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_kind_t key,
+                           floe_err_t *err)
 {
     if (floe_rows_count(rows)) {
         floe_err_set(err, FLOE_EINVAL, "converter needs an empty buffer");
@@ -69,10 +67,11 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value,
     floe_tkind_t key_kind = key == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
     if (!(c->partition = floe_rows_add_field(rows, k, "partition", FLOE_TK_INT, true, err)) ||
         !(c->offset = floe_rows_add_field(rows, k, "offset", FLOE_TK_LONG, true, err)) ||
-        !(c->timestamp = floe_rows_add_field(rows, k, "timestamp", FLOE_TK_TIMESTAMPTZ, true, err)) ||
+        !(c->timestamp =
+              floe_rows_add_field(rows, k, "timestamp", FLOE_TK_TIMESTAMPTZ, true, err)) ||
         !(c->keyn = floe_rows_add_field(rows, k, "key", key_kind, false, err)) ||
-        !(c->headers = floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY,
-                                         false, err)))
+        !(c->headers =
+              floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY, false, err)))
         goto fail;
     if (value != FLOE_CONV_JSON) {
         floe_tkind_t vk = value == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
@@ -175,8 +174,9 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec
     case FLOE_CONV_JSON:
         if (!rec->value_null &&
             floe_rows_json(r, floe_rows_root(r), rec->value.ptr, rec->value.len, err) < 0)
-            return fail(c, err && err->code == FLOE_ECORRUPT ? FLOE_STAGE_CONVERT
-                                                              : FLOE_STAGE_SCHEMA, stage);
+            return fail(c,
+                        err && err->code == FLOE_ECORRUPT ? FLOE_STAGE_CONVERT : FLOE_STAGE_SCHEMA,
+                        stage);
         break;
     }
     if (floe_rows_end(r, err) < 0) return fail(c, FLOE_STAGE_SCHEMA, stage);

@@ -38,8 +38,8 @@ typedef struct floe_conv floe_conv_t;
  * `_kafka` fields are added now).  key: raw (binary) or string; json keys
  * are kept as their text.  Caller frees with floe_conv_free; NULL with *err
  * on failure. */
-floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value,
-                           floe_conv_kind_t key, floe_err_t *err);
+floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_kind_t key,
+                           floe_err_t *err);
 void floe_conv_free(floe_conv_t *c);
 
 /* Append rec (borrowed) as a row.  Returns 0, or -1 with *stage and *err

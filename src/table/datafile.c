@@ -13,7 +13,7 @@
 typedef struct leaf_stats {
     int32_t id;
     floe_tkind_t kind;
-    bool bounds;          /* only for columns outside lists and maps */
+    bool bounds; /* only for columns outside lists and maps */
     int64_t values, nulls, nans;
 } leaf_stats_t;
 
@@ -25,9 +25,9 @@ struct floe_dfw {
     uint64_t shape_version;
     size_t nleaves;
     leaf_stats_t *stats;
-    uint8_t *def, *rep;        /* scratch: levels of the selected rows */
+    uint8_t *def, *rep; /* scratch: levels of the selected rows */
     floe_slice_t *slices;
-    floe_buf_t vals;           /* selected fixed-width values */
+    floe_buf_t vals; /* selected fixed-width values */
     size_t cap_def, cap_rep, cap_sl;
     floe_err_t sink_err;
 };
@@ -65,8 +65,7 @@ static int add_node(floe_pq_schema_t *s, floe_rnode_t *n, int parent, floe_err_t
             if (add_node(s, n->kids[i], idx, err) < 0) return -1;
         return 0;
     }
-    default:
-        break;
+    default: break;
     }
     floe_pq_phys_t phys;
     switch (n->kind) {
@@ -91,8 +90,7 @@ static int add_node(floe_pq_schema_t *s, floe_rnode_t *n, int parent, floe_err_t
 /* ---- open / append ----------------------------------------------------- */
 
 floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows,
-                          const char *schema_json, const floe_dfw_opts_t *opts,
-                          floe_err_t *err)
+                          const char *schema_json, const floe_dfw_opts_t *opts, floe_err_t *err)
 {
     floe_dfw_t *w = calloc(1, sizeof *w);
     if (!w || !(w->path = strdup(path)) || !(w->schema = floe_pq_schema_new())) {
@@ -144,9 +142,18 @@ fail:
     return NULL;
 }
 
-uint64_t floe_dfw_shape_version(const floe_dfw_t *w) { return w->shape_version; }
-uint64_t floe_dfw_bytes(const floe_dfw_t *w) { return floe_pq_writer_bytes(w->pq); }
-uint64_t floe_dfw_rows(const floe_dfw_t *w) { return floe_pq_writer_num_rows(w->pq); }
+uint64_t floe_dfw_shape_version(const floe_dfw_t *w)
+{
+    return w->shape_version;
+}
+uint64_t floe_dfw_bytes(const floe_dfw_t *w)
+{
+    return floe_pq_writer_bytes(w->pq);
+}
+uint64_t floe_dfw_rows(const floe_dfw_t *w)
+{
+    return floe_pq_writer_num_rows(w->pq);
+}
 uint64_t floe_dfw_buffered(const floe_dfw_t *w)
 {
     uint64_t b = floe_pq_writer_bytes(w->pq);
@@ -242,7 +249,8 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
                 w->rep[ol++] = c->reps.data[e];
                 if (full) {
                     if (wdt) floe_buf_append(&w->vals, c->vals.data + j * wdt, wdt);
-                    else w->slices[ov] = floe_rcol_bytes(c, j);
+                    else
+                        w->slices[ov] = floe_rcol_bytes(c, j);
                     ov++;
                 }
             }
@@ -303,8 +311,10 @@ static bool truncate_bound(floe_buf_t *b, bool upper, bool utf8)
         uint32_t cp = b->data[s];
         size_t k = b->len - s;
         if (k == 2) cp = cp & 0x1f;
-        else if (k == 3) cp = cp & 0x0f;
-        else if (k == 4) cp = cp & 0x07;
+        else if (k == 3)
+            cp = cp & 0x0f;
+        else if (k == 4)
+            cp = cp & 0x07;
         for (size_t i = s + 1; i < b->len; i++) cp = (cp << 6) | (b->data[i] & 0x3f);
         b->len = s;
         if (cp >= 0x10ffff) continue;
@@ -312,10 +322,25 @@ static bool truncate_bound(floe_buf_t *b, bool upper, bool utf8)
         if (cp == 0xd800) cp = 0xe000;
         uint8_t u[4];
         size_t m;
-        if (cp < 0x80) { u[0] = (uint8_t)cp; m = 1; }
-        else if (cp < 0x800) { u[0] = (uint8_t)(0xc0 | (cp >> 6)); u[1] = (uint8_t)(0x80 | (cp & 0x3f)); m = 2; }
-        else if (cp < 0x10000) { u[0] = (uint8_t)(0xe0 | (cp >> 12)); u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); u[2] = (uint8_t)(0x80 | (cp & 0x3f)); m = 3; }
-        else { u[0] = (uint8_t)(0xf0 | (cp >> 18)); u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f)); u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); u[3] = (uint8_t)(0x80 | (cp & 0x3f)); m = 4; }
+        if (cp < 0x80) {
+            u[0] = (uint8_t)cp;
+            m = 1;
+        } else if (cp < 0x800) {
+            u[0] = (uint8_t)(0xc0 | (cp >> 6));
+            u[1] = (uint8_t)(0x80 | (cp & 0x3f));
+            m = 2;
+        } else if (cp < 0x10000) {
+            u[0] = (uint8_t)(0xe0 | (cp >> 12));
+            u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+            u[2] = (uint8_t)(0x80 | (cp & 0x3f));
+            m = 3;
+        } else {
+            u[0] = (uint8_t)(0xf0 | (cp >> 18));
+            u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
+            u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+            u[3] = (uint8_t)(0x80 | (cp & 0x3f));
+            m = 4;
+        }
         floe_buf_append(b, u, m);
         return true;
     }
@@ -338,7 +363,8 @@ static int fill_metrics(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
          * boolean, the bytes of a string */
         floe_buf_reset(&m->lower);
         floe_buf_reset(&m->upper);
-        if (floe_buf_append(&m->lower, lo.ptr, lo.len) < 0 || floe_buf_append(&m->upper, hi.ptr, hi.len) < 0)
+        if (floe_buf_append(&m->lower, lo.ptr, lo.len) < 0 ||
+            floe_buf_append(&m->upper, hi.ptr, hi.len) < 0)
             return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         if (st->kind == FLOE_TK_STRING || st->kind == FLOE_TK_BINARY) {
             bool utf8 = st->kind == FLOE_TK_STRING;

@@ -16,8 +16,8 @@
 #include "table/rows.h"
 
 typedef struct floe_dfw_opts {
-    floe_codec_t codec; /* default zstd */
-    int level;          /* 0: codec default */
+    floe_codec_t codec;              /* default zstd */
+    int level;                       /* 0: codec default */
     struct floe_pq_scratch *scratch; /* Parquet temporaries shared by the files
                                       * one thread writes (borrowed); NULL: own */
 } floe_dfw_opts_t;
@@ -28,8 +28,7 @@ typedef struct floe_dfw floe_dfw_t;
  * table schema's JSON, stored as the file's `iceberg.schema` entry (copied).
  * NULL with *err on failure. */
 floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows,
-                          const char *schema_json, const floe_dfw_opts_t *opts,
-                          floe_err_t *err);
+                          const char *schema_json, const floe_dfw_opts_t *opts, floe_err_t *err);
 /* The shape version the file was opened for. */
 uint64_t floe_dfw_shape_version(const floe_dfw_t *w);
 /* Write every row held by rows (not cleared: the caller clears).  rows'

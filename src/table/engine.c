@@ -62,7 +62,6 @@ static void table_free(ttable_t *t)
 
 /* ---- discovery -------------------------------------------------------------- */
 
-
 static const char *topic_get(void *ctx, const char *key)
 {
     const floe_tsource_topic_t *t = ctx;
@@ -140,8 +139,9 @@ static void discover(floe_engine_t *e)
                 }
                 continue;
             }
-            bool identity = strcmp(cfg.namespace_, t->cfg.namespace_) || strcmp(cfg.name, t->cfg.name) ||
-                            cfg.value_conv != t->cfg.value_conv || cfg.key_conv != t->cfg.key_conv ||
+            bool identity = strcmp(cfg.namespace_, t->cfg.namespace_) ||
+                            strcmp(cfg.name, t->cfg.name) || cfg.value_conv != t->cfg.value_conv ||
+                            cfg.key_conv != t->cfg.key_conv ||
                             cfg.json_infer_timestamps != t->cfg.json_infer_timestamps ||
                             cfg.json_coerce != t->cfg.json_coerce;
             if (identity) { /* rebuilt below at the next discovery (converters too) */
@@ -182,7 +182,8 @@ static void discover(floe_engine_t *e)
         t->seen = true;
         t->next_commit_ms = floe_mono_ms() + cfg.commit_interval_ms;
         if (add_parts(t, topics[i].partitions, &err) < 0 || floe_ttable_open(t, &err) < 0) {
-            FLOE_ERROR("table engine: topic %s: cannot open its table: %s (retrying)", t->topic, err.msg);
+            FLOE_ERROR("table engine: topic %s: cannot open its table: %s (retrying)", t->topic,
+                       err.msg);
             table_free(t);
             continue;
         }
@@ -206,8 +207,10 @@ static void json_str(floe_buf_t *b, const char *s)
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') floe_buf_printf(b, "\\%c", c);
-        else if (c < 0x20) floe_buf_printf(b, "\\u%04x", c);
-        else floe_buf_append_u8(b, c);
+        else if (c < 0x20)
+            floe_buf_printf(b, "\\u%04x", c);
+        else
+            floe_buf_append_u8(b, c);
     }
     floe_buf_append_u8(b, '"');
 }
@@ -231,31 +234,51 @@ static int64_t lag_offsets(const tpart_t *p, int64_t committed)
 /* Metric families, each printed whole (Prometheus wants a family's samples
  * together): per partition first, then per table. */
 enum {
-    PM_RECORDS, PM_BYTES, PM_DLQ, PM_DROPPED, PM_LAG, PM_FRESH, PM_BUFFERED, PM_NPART,
-    TM_COMMITS = 0, TM_FAILURES, TM_LATENCY, TM_FILES, TM_FBYTES, TM_PAUSED, TM_STATE, TM_REASON,
+    PM_RECORDS,
+    PM_BYTES,
+    PM_DLQ,
+    PM_DROPPED,
+    PM_LAG,
+    PM_FRESH,
+    PM_BUFFERED,
+    PM_NPART,
+    TM_COMMITS = 0,
+    TM_FAILURES,
+    TM_LATENCY,
+    TM_FILES,
+    TM_FBYTES,
+    TM_PAUSED,
+    TM_STATE,
+    TM_REASON,
     TM_NTABLE
 };
 
 static const struct family {
     const char *name, *type, *help;
-} part_families[PM_NPART] = {
-    {"floe_table_records_total", "counter", "Records converted into the table."},
-    {"floe_table_bytes_total", "counter", "Key and value bytes of the records converted."},
-    {"floe_table_dlq_records_total", "counter", "Records sent to the dead-letter table."},
-    {"floe_table_dropped_records_total", "counter", "Invalid records dropped (action drop)."},
-    {"floe_table_lag_offsets", "gauge", "Records in the log not yet in a committed snapshot."},
-    {"floe_table_freshness_lag_seconds", "gauge",
-     "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
-    {"floe_table_buffered_bytes", "gauge", "Bytes the partition holds: its L1 buffer and open row groups not yet written."},
-}, table_families[TM_NTABLE] = {
-    {"floe_table_commits_total", "counter", "Snapshots committed."},
-    {"floe_table_commit_failures_total", "counter", "Commits that failed and were retried from the table."},
-    {"floe_table_commit_latency_ms", "gauge", "Duration of the last commit, sealing files included."},
-    {"floe_table_files_written_total", "counter", "Data files closed by the pipeline."},
-    {"floe_table_bytes_written_total", "counter", "Bytes of the data files closed."},
-    {"floe_table_paused", "gauge", "1 when the table stopped on an error (see its reason)."},
-    {"floe_table_state", "gauge", "1 for the table's pipeline state."},
-    {"floe_table_pause_reason", "gauge", "1, labelled with why the table stopped (paused tables only)."},
+} part_families[PM_NPART] =
+    {
+        {"floe_table_records_total", "counter", "Records converted into the table."},
+        {"floe_table_bytes_total", "counter", "Key and value bytes of the records converted."},
+        {"floe_table_dlq_records_total", "counter", "Records sent to the dead-letter table."},
+        {"floe_table_dropped_records_total", "counter", "Invalid records dropped (action drop)."},
+        {"floe_table_lag_offsets", "gauge", "Records in the log not yet in a committed snapshot."},
+        {"floe_table_freshness_lag_seconds", "gauge",
+         "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
+        {"floe_table_buffered_bytes", "gauge",
+         "Bytes the partition holds: its L1 buffer and open row groups not yet written."},
+},
+  table_families[TM_NTABLE] = {
+      {"floe_table_commits_total", "counter", "Snapshots committed."},
+      {"floe_table_commit_failures_total", "counter",
+       "Commits that failed and were retried from the table."},
+      {"floe_table_commit_latency_ms", "gauge",
+       "Duration of the last commit, sealing files included."},
+      {"floe_table_files_written_total", "counter", "Data files closed by the pipeline."},
+      {"floe_table_bytes_written_total", "counter", "Bytes of the data files closed."},
+      {"floe_table_paused", "gauge", "1 when the table stopped on an error (see its reason)."},
+      {"floe_table_state", "gauge", "1 for the table's pipeline state."},
+      {"floe_table_pause_reason", "gauge",
+       "1, labelled with why the table stopped (paused tables only)."},
 };
 
 /* A Prometheus label value: backslash, quote and newline escaped. */
@@ -263,8 +286,10 @@ static void label_value(floe_buf_t *m, const char *s)
 {
     for (; *s; s++) {
         if (*s == '\\' || *s == '"') floe_buf_printf(m, "\\%c", *s);
-        else if (*s == '\n') floe_buf_append_str(m, "\\n");
-        else floe_buf_append_u8(m, (uint8_t)*s);
+        else if (*s == '\n')
+            floe_buf_append_str(m, "\\n");
+        else
+            floe_buf_append_u8(m, (uint8_t)*s);
     }
 }
 
@@ -284,14 +309,15 @@ static void snapshot_status(floe_engine_t *e)
         floe_buf_printf(&js, ",\"dlq_table\":\"%s.%s\",\"state\":\"%s\",\"reason\":", t->dlq.ns,
                         t->dlq.name, state_name(t->state));
         json_str(&js, t->reason);
-        floe_buf_printf(&js,
-                        ",\"config\":{\"value_converter\":\"%s\",\"key_converter\":\"%s\","
-                        "\"invalid_record_action\":\"%s\",\"json_infer_timestamps\":%s,"
-                        "\"json_coerce\":%s,\"commit_interval_ms\":%lld,\"partition_by\":",
-                        floe_conv_kind_name(t->cfg.value_conv), floe_conv_kind_name(t->cfg.key_conv),
-                        floe_invalid_action_name(t->cfg.invalid_action),
-                        t->cfg.json_infer_timestamps ? "true" : "false",
-                        t->cfg.json_coerce ? "true" : "false", (long long)t->cfg.commit_interval_ms);
+        floe_buf_printf(
+            &js,
+            ",\"config\":{\"value_converter\":\"%s\",\"key_converter\":\"%s\","
+            "\"invalid_record_action\":\"%s\",\"json_infer_timestamps\":%s,"
+            "\"json_coerce\":%s,\"commit_interval_ms\":%lld,\"partition_by\":",
+            floe_conv_kind_name(t->cfg.value_conv), floe_conv_kind_name(t->cfg.key_conv),
+            floe_invalid_action_name(t->cfg.invalid_action),
+            t->cfg.json_infer_timestamps ? "true" : "false", t->cfg.json_coerce ? "true" : "false",
+            (long long)t->cfg.commit_interval_ms);
         json_str(&js, t->cfg.partition_by);
         floe_buf_append_u8(&js, '}');
         floe_buf_printf(&js,
@@ -305,17 +331,17 @@ static void snapshot_status(floe_engine_t *e)
         for (int32_t k = 0; k < t->nparts; k++) {
             tpart_t *p = t->parts[k];
             int64_t c = t->main.committed ? t->main.committed[k] : -1;
-            floe_buf_printf(&js,
-                            "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"
-                            "\"log_end\":%lld,\"lag\":%lld,\"freshness_lag_s\":%.3f,\"records\":%llu,"
-                            "\"bytes\":%llu,\"dlq\":%llu,\"dropped\":%llu,\"buffered_rows\":%zu,"
-                            "\"buffered_bytes\":%zu}",
-                            k ? "," : "", (int)k, (long long)c, (long long)p->next,
-                            (long long)p->log_start, (long long)p->log_end,
-                            (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
-                            (unsigned long long)p->records, (unsigned long long)p->bytes,
-                            (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
-                            floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p));
+            floe_buf_printf(
+                &js,
+                "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"
+                "\"log_end\":%lld,\"lag\":%lld,\"freshness_lag_s\":%.3f,\"records\":%llu,"
+                "\"bytes\":%llu,\"dlq\":%llu,\"dropped\":%llu,\"buffered_rows\":%zu,"
+                "\"buffered_bytes\":%zu}",
+                k ? "," : "", (int)k, (long long)c, (long long)p->next, (long long)p->log_start,
+                (long long)p->log_end, (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
+                (unsigned long long)p->records, (unsigned long long)p->bytes,
+                (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
+                floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p));
         }
         floe_buf_append_str(&js, "]}");
     }
@@ -332,13 +358,21 @@ static void snapshot_status(floe_engine_t *e)
                 floe_buf_printf(&m, "%s{table=\"%s.%s\",partition=\"%d\"} ", part_families[f].name,
                                 t->main.ns, t->main.name, (int)k);
                 switch (f) {
-                case PM_RECORDS: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->records); break;
+                case PM_RECORDS:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->records);
+                    break;
                 case PM_BYTES: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->bytes); break;
-                case PM_DLQ: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dlq_records); break;
-                case PM_DROPPED: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dropped); break;
+                case PM_DLQ:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dlq_records);
+                    break;
+                case PM_DROPPED:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dropped);
+                    break;
                 case PM_LAG: floe_buf_printf(&m, "%lld\n", (long long)lag_offsets(p, c)); break;
                 case PM_FRESH: floe_buf_printf(&m, "%.3f\n", freshness_lag_s(p, c, now)); break;
-                default: floe_buf_printf(&m, "%llu\n", (unsigned long long)floe_tpart_buffered(p)); break;
+                default:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)floe_tpart_buffered(p));
+                    break;
                 }
             }
         }
@@ -349,13 +383,22 @@ static void snapshot_status(floe_engine_t *e)
         for (size_t i = 0; i < e->ntables; i++) {
             ttable_t *t = e->tables[i];
             if (f == TM_REASON && t->state == T_RUNNING) continue;
-            floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns, t->main.name);
+            floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns,
+                            t->main.name);
             switch (f) {
             case TM_COMMITS: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commits); break;
-            case TM_FAILURES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commit_failures); break;
-            case TM_LATENCY: floe_buf_printf(&m, "} %lld\n", (long long)t->last_commit_latency_ms); break;
-            case TM_FILES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files_written); break;
-            case TM_FBYTES: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->bytes_written); break;
+            case TM_FAILURES:
+                floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commit_failures);
+                break;
+            case TM_LATENCY:
+                floe_buf_printf(&m, "} %lld\n", (long long)t->last_commit_latency_ms);
+                break;
+            case TM_FILES:
+                floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files_written);
+                break;
+            case TM_FBYTES:
+                floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->bytes_written);
+                break;
             case TM_PAUSED: floe_buf_printf(&m, "} %d\n", t->state != T_RUNNING); break;
             case TM_REASON:
                 floe_buf_append_str(&m, ",reason=\"");
@@ -409,12 +452,16 @@ static void redrive_now(floe_engine_t *e, struct redrive_req *rq)
     for (size_t i = 0; i < e->ntables && !t; i++) {
         char tn[450];
         snprintf(tn, sizeof tn, "%s.%s", e->tables[i]->main.ns, e->tables[i]->main.name);
-        bool bare = !strcmp(e->tables[i]->main.ns, "default") && !strcmp(rq->name, e->tables[i]->main.name);
-        if (bare || !strcmp(rq->name, tn) || !strcmp(rq->name, e->tables[i]->topic)) t = e->tables[i];
+        bool bare =
+            !strcmp(e->tables[i]->main.ns, "default") && !strcmp(rq->name, e->tables[i]->main.name);
+        if (bare || !strcmp(rq->name, tn) || !strcmp(rq->name, e->tables[i]->topic))
+            t = e->tables[i];
     }
     if (!t) {
-        rq->rc = floe_err_set(&rq->err, FLOE_ENOENT, "no table topic '%s' (name a topic or "
-                                                     "namespace.table)", rq->name);
+        rq->rc = floe_err_set(&rq->err, FLOE_ENOENT,
+                              "no table topic '%s' (name a topic or "
+                              "namespace.table)",
+                              rq->name);
         return;
     }
     floe_redrive_result_t r;
@@ -541,7 +588,8 @@ static void *thread_main(void *arg)
     /* a re-drive asked for while stopping is refused, not left waiting */
     pthread_mutex_lock(&e->mu);
     if (e->redrive && !e->redrive->done) {
-        e->redrive->rc = floe_err_set(&e->redrive->err, FLOE_ECLOSED, "the table engine is stopping");
+        e->redrive->rc =
+            floe_err_set(&e->redrive->err, FLOE_ECLOSED, "the table engine is stopping");
         e->redrive->done = true;
         pthread_cond_broadcast(&e->cv);
     }

@@ -26,11 +26,11 @@
 typedef struct floe_engine floe_engine_t;
 
 typedef struct floe_engine_config {
-    floe_ice_catalog_t *catalog;     /* borrowed; must outlive the engine */
-    floe_config_get_fn get_default;  /* server-wide table.* defaults; may be NULL */
+    floe_ice_catalog_t *catalog;    /* borrowed; must outlive the engine */
+    floe_config_get_fn get_default; /* server-wide table.* defaults; may be NULL */
     void *default_ctx;
-    int64_t discover_ms;             /* how often topics are listed; default 1000 */
-    size_t read_bytes;               /* per partition per step; default 1 MiB */
+    int64_t discover_ms; /* how often topics are listed; default 1000 */
+    size_t read_bytes;   /* per partition per step; default 1 MiB */
 } floe_engine_config_t;
 
 /* src is borrowed and must outlive the engine.  Caller frees with

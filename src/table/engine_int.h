@@ -18,14 +18,14 @@ typedef struct ttable ttable_t;
 /* An open data file of one partition tuple. */
 typedef struct tfile {
     floe_dfw_t *w;
-    floe_buf_t key;               /* serialized tuple ("" unpartitioned) */
-    floe_ice_value_t *values;     /* one per spec field (owned) */
+    floe_buf_t key;           /* serialized tuple ("" unpartitioned) */
+    floe_ice_value_t *values; /* one per spec field (owned) */
     size_t nvalues;
     int32_t spec_id;
-    uint64_t used;                /* LRU clock */
+    uint64_t used; /* LRU clock */
 } tfile_t;
 
-#define TSINK_MAX_OPEN 32         /* open files per partition buffer */
+#define TSINK_MAX_OPEN 32 /* open files per partition buffer */
 
 /* One output table's side of a partition: a buffer and its open files. */
 typedef struct tsink {
@@ -33,8 +33,8 @@ typedef struct tsink {
     tfile_t *files;
     size_t nfiles, capfiles;
     uint64_t clock;
-    uint64_t seeded;       /* schema version of the owning tout last seeded */
-    uint64_t drained;      /* buffer bytes handed to the open files since their
+    uint64_t seeded;  /* schema version of the owning tout last seeded */
+    uint64_t drained; /* buffer bytes handed to the open files since their
                             * last row group (cut at table.flush.bytes) */
 } tsink_t;
 
@@ -47,18 +47,18 @@ typedef struct tsink {
 /* An output table: the main table or its dead-letter table. */
 typedef struct tout {
     char ns[128], name[300];
-    floe_ice_table_t *ice;          /* last loaded state; NULL until opened */
-    floe_ice_schema_t *work;        /* current schema + fields found since */
+    floe_ice_table_t *ice;   /* last loaded state; NULL until opened */
+    floe_ice_schema_t *work; /* current schema + fields found since */
     int32_t last_column_id;
-    uint64_t schema_version;        /* bumped when work grows */
-    bool schema_dirty;              /* work differs from the committed schema */
-    char *schema_json;              /* of work, for new files */
-    int64_t *committed;             /* per partition; -1: nothing yet */
-    floe_ice_spec_t *spec;          /* spec of new files (owned) */
-    bool spec_dirty;                /* spec not yet in the table */
-    char spec_text[512];            /* table.partition.by it was made from */
-    bool spec_waiting;              /* its source fields are not there yet */
-    floe_ice_data_file_t *pending;  /* closed files awaiting commit */
+    uint64_t schema_version;       /* bumped when work grows */
+    bool schema_dirty;             /* work differs from the committed schema */
+    char *schema_json;             /* of work, for new files */
+    int64_t *committed;            /* per partition; -1: nothing yet */
+    floe_ice_spec_t *spec;         /* spec of new files (owned) */
+    bool spec_dirty;               /* spec not yet in the table */
+    char spec_text[512];           /* table.partition.by it was made from */
+    bool spec_waiting;             /* its source fields are not there yet */
+    floe_ice_data_file_t *pending; /* closed files awaiting commit */
     size_t npending, cappending;
     uint64_t file_seq;
     /* long fields of the working schema replaced by doubles since the last
@@ -75,7 +75,7 @@ typedef struct tout {
 typedef struct tpart {
     ttable_t *t;
     int32_t id;
-    int64_t next;           /* next offset to read */
+    int64_t next; /* next offset to read */
     int64_t log_start, log_end;
     tsink_t main, dlq;
     floe_conv_t *conv;
@@ -98,8 +98,8 @@ struct ttable {
     int64_t next_commit_ms;
     tstate_t state;
     char reason[640];
-    bool seen;              /* still listed at the last discovery */
-    char writer_id[37];     /* names this run's files */
+    bool seen;          /* still listed at the last discovery */
+    char writer_id[37]; /* names this run's files */
     /* counters */
     uint64_t commits, commit_failures, files_written, bytes_written;
     int64_t last_commit_ms, last_commit_latency_ms;
@@ -113,11 +113,11 @@ struct floe_engine {
     int64_t next_discover_ms;
     pthread_t thread;
     bool running;
-    pthread_mutex_t mu;     /* guards stop and the status snapshot */
+    pthread_mutex_t mu; /* guards stop and the status snapshot */
     pthread_cond_t cv;
     bool stop;
     floe_buf_t status, metrics;
-    struct redrive_req *redrive;  /* asked by floe_engine_redrive; under mu */
+    struct redrive_req *redrive; /* asked by floe_engine_redrive; under mu */
     /* shared by every partition's step (one thread steps them in turn) */
     floe_buf_t readbuf, scratch;
     floe_pq_scratch_t *pq_scratch;

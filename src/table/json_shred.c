@@ -26,8 +26,8 @@ typedef struct sh {
     /* the shape change an attempt asked for */
     floe_rnode_t *ev_parent; /* attach ev_sub under it ... */
     floe_rnode_t *ev_sub;
-    floe_rnode_t *ev_widen;  /* ... or widen this long node */
-    floe_buf_t key;          /* unescaped key scratch */
+    floe_rnode_t *ev_widen; /* ... or widen this long node */
+    floe_buf_t key;         /* unescaped key scratch */
 } sh_t;
 
 static int syntax(sh_t *s, const char *what)
@@ -38,8 +38,7 @@ static int syntax(sh_t *s, const char *what)
 
 static int misfit(sh_t *s, const floe_rnode_t *n, const char *got)
 {
-    return floe_err_set(s->err, FLOE_EINVAL,
-                        "field '%s' is %s, value at byte %zu is %s", n->name,
+    return floe_err_set(s->err, FLOE_EINVAL, "field '%s' is %s, value at byte %zu is %s", n->name,
                         floe_tkind_name(n->kind), (size_t)(s->p - s->start), got);
 }
 
@@ -66,7 +65,8 @@ static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end)
         memcpy(&x, p, 8);
         q = x ^ (ones * '"');
         b = x ^ (ones * '\\');
-        uint64_t hit = (x | ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) & high;
+        uint64_t hit =
+            (x | ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) & high;
         if (hit) break;
         p += 8;
     }
@@ -108,9 +108,12 @@ static int hex4(const uint8_t *p, uint32_t *out)
         uint8_t c = p[i];
         v <<= 4;
         if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
-        else return -1;
+        else if (c >= 'a' && c <= 'f')
+            v |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (uint32_t)(c - 'A' + 10);
+        else
+            return -1;
     }
     *out = v;
     return 0;
@@ -225,9 +228,7 @@ static int string_into(sh_t *s, floe_buf_t *out)
             }
             break;
         }
-        default:
-            s->p = p - 1;
-            return syntax(s, "bad escape");
+        default: s->p = p - 1; return syntax(s, "bad escape");
         }
     }
     out->len = (size_t)(w - out->data);
@@ -261,9 +262,9 @@ static int key(sh_t *s, floe_slice_t *k)
 
 /* ---- numbers ---------------------------------------------------------- */
 
-static const double pow10tab[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
-                                  1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-                                  1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+static const double pow10tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* Parse a JSON number.  *is_int when it has no fraction or exponent and fits
  * an int64.  Doubles are exact: the Clinger fast path when the digits fit
@@ -372,9 +373,7 @@ static int skip_value(sh_t *s)
 {
     if (s->p >= s->end) return syntax(s, "expected a value");
     switch (*s->p) {
-    case '"':
-        s->p++;
-        return skip_string(s);
+    case '"': s->p++; return skip_string(s);
     case '{':
     case '[': {
         if (++s->depth > s->r->opts.max_depth)
@@ -531,8 +530,7 @@ static int infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **o
         k = FLOE_TK_BOOL;
         if (skip_value(s) < 0) return SH_ERR;
         break;
-    case 'n':
-        return lit(s, "null", 4);
+    case 'n': return lit(s, "null", 4);
     case '{':
     case '[': {
         if (++s->depth > s->r->opts.max_depth)
@@ -695,7 +693,8 @@ static const char *json_kind(uint8_t c)
     case '"': return "a string";
     case '{': return "an object";
     case '[': return "an array";
-    case 't': case 'f': return "a boolean";
+    case 't':
+    case 'f': return "a boolean";
     default: return "a number";
     }
 }
@@ -824,8 +823,7 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
         s->p = at;
         return misfit(s, n, "a string that is not an RFC 3339 date-time with a zone");
     }
-    default:
-        return mismatch(s, n, rep);
+    default: return mismatch(s, n, rep);
     }
 }
 
@@ -894,8 +892,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 if (sub) {
                     if (s->depth + floe_rnode_depth(sub) > s->r->opts.max_depth) {
                         floe_rnode_free(sub);
-                        return floe_err_set(s->err, FLOE_ERANGE,
-                                            "JSON nested deeper than %d",
+                        return floe_err_set(s->err, FLOE_ERANGE, "JSON nested deeper than %d",
                                             s->r->opts.max_depth);
                     }
                     s->ev_parent = st;
@@ -904,12 +901,11 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 }
             } else {
                 if (kid->sys)
-                    return floe_err_set(s->err, FLOE_EINVAL,
-                                        "field name '%s' is reserved", kid->name);
+                    return floe_err_set(s->err, FLOE_EINVAL, "field name '%s' is reserved",
+                                        kid->name);
                 if (kid->stamp == stamp)
-                    return floe_err_set(s->err, FLOE_EINVAL,
-                                        "duplicate key '%s' at byte %zu", kid->name,
-                                        (size_t)(s->p - s->start));
+                    return floe_err_set(s->err, FLOE_EINVAL, "duplicate key '%s' at byte %zu",
+                                        kid->name, (size_t)(s->p - s->start));
                 kid->stamp = stamp;
                 int rc = value(s, kid, rep);
                 if (rc < 0) return rc;
@@ -948,8 +944,8 @@ static void restore(floe_rows_t *r, const mark_t *m)
     }
 }
 
-int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
-                   size_t len, floe_err_t *err)
+int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, size_t len,
+                   floe_err_t *err)
 {
     sh_t s = {.r = r, .start = json, .end = json + len, .err = err};
     mark_t stackm[32], *m = stackm;
@@ -982,8 +978,8 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
             } else if (skip_value(&s) == 0) {
                 ws(&s);
                 rc = s.p != s.end ? syntax(&s, "trailing bytes after the value")
-                                  : floe_err_set(err, FLOE_EINVAL, "JSON value is %s, not an object",
-                                                 json_kind(*v));
+                                  : floe_err_set(err, FLOE_EINVAL,
+                                                 "JSON value is %s, not an object", json_kind(*v));
             }
             rc = -1;
             break;
@@ -993,7 +989,8 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
         if (rc == SH_OK) {
             ws(&s);
             if (s.p != s.end) rc = syntax(&s, "trailing bytes after the value");
-            else if (!is_root) parent->stamp = r->row_stamp;
+            else if (!is_root)
+                parent->stamp = r->row_stamp;
         }
         if (rc != SH_EVOLVE) {
             if (rc < 0) goto undo;

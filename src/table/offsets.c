@@ -19,8 +19,7 @@ int floe_offsets_encode(const int64_t *offsets, size_t n, floe_buf_t *out)
     return floe_buf_append_u8(out, '}');
 }
 
-int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n,
-                        floe_err_t *err)
+int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n, floe_err_t *err)
 {
     for (size_t i = 0; i < cap; i++) offsets[i] = -1;
     *n = 0;
@@ -34,7 +33,8 @@ int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *
     }
     const char *k;
     json_t *v;
-    json_object_foreach(j, k, v) {
+    json_object_foreach(j, k, v)
+    {
         int64_t p;
         floe_err_t pe;
         if (floe_parse_int64(k, 0, (int64_t)cap - 1, &p, &pe) < 0 || !json_is_integer(v) ||

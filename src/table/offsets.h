@@ -20,7 +20,6 @@ int floe_offsets_encode(const int64_t *offsets, size_t n, floe_buf_t *out);
 /* Parse text into offsets[0..cap), filling -1 where a partition is absent;
  * *n gets 1 + the highest partition present (0 if none).  Partitions at or
  * past cap, negative offsets and malformed text are refused. */
-int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n,
-                        floe_err_t *err);
+int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n, floe_err_t *err);
 
 #endif

@@ -20,7 +20,8 @@ bool floe_tspec_equiv(const floe_ice_spec_t *a, const floe_ice_spec_t *b)
 static void group_clear(tgroup_t *g)
 {
     floe_buf_free(&g->key);
-    for (size_t i = 0; g->values && i < g->nvalues; i++) floe_ice_value_clear(&g->values[i]); /* NULL once a file took them */
+    for (size_t i = 0; g->values && i < g->nvalues; i++)
+        floe_ice_value_clear(&g->values[i]); /* NULL once a file took them */
     free(g->values);
     free(g->rows);
 }
@@ -140,7 +141,8 @@ int floe_tpartition_group(floe_rows_t *rows, const floe_ice_spec_t *spec,
         for (size_t l = 0; l < nl; l++)
             if (leaves[l]->node->field_id == fld->id) srcs[f].col = leaves[l];
         if (srcs[f].col && srcs[f].col->node->rep != 0) {
-            floe_err_set(err, FLOE_EINVAL, "partition source '%s' is inside a list or map", fld->name);
+            floe_err_set(err, FLOE_EINVAL, "partition source '%s' is inside a list or map",
+                         fld->name);
             goto out;
         }
         if (!(srcs[f].vi = malloc((nrows ? nrows : 1) * sizeof *srcs[f].vi))) goto oom;
@@ -157,7 +159,8 @@ int floe_tpartition_group(floe_rows_t *rows, const floe_ice_spec_t *spec,
             floe_ice_value_t in;
             if (source_value(&srcs[f], r, &in) < 0) goto oom;
             floe_ice_value_clear(&vals[f]);
-            int t = floe_ice_transform_apply(spec->fields[f].transform, srcs[f].type, &in, &vals[f], err);
+            int t = floe_ice_transform_apply(spec->fields[f].transform, srcs[f].type, &in, &vals[f],
+                                             err);
             floe_ice_value_clear(&in);
             if (t < 0) goto out;
             if (vals[f].is_null) {

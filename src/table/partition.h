@@ -8,17 +8,17 @@
 #include "table/rows.h"
 
 typedef struct tgroup {
-    floe_buf_t key;             /* the tuple, serialized (for lookups) */
-    floe_ice_value_t *values;   /* one per spec field (owned) */
+    floe_buf_t key;           /* the tuple, serialized (for lookups) */
+    floe_ice_value_t *values; /* one per spec field (owned) */
     size_t nvalues;
-    uint32_t *rows;             /* ascending row indexes */
+    uint32_t *rows; /* ascending row indexes */
     size_t nrows, caprows;
 } tgroup_t;
 
 typedef struct tgroups {
     tgroup_t *g;
     size_t n, cap;
-    uint32_t *slots;            /* open-addressing index into g, +1 */
+    uint32_t *slots; /* open-addressing index into g, +1 */
     size_t nslots;
 } tgroups_t;
 

@@ -21,16 +21,17 @@ static int dlq_shape(floe_rows_t *r, floe_err_t *err)
         const char *name;
         floe_tkind_t kind;
         bool required;
-    } f[] = {{"partition", FLOE_TK_INT, true}, {"offset", FLOE_TK_LONG, true},
+    } f[] = {{"partition", FLOE_TK_INT, true},         {"offset", FLOE_TK_LONG, true},
              {"timestamp", FLOE_TK_TIMESTAMPTZ, true}, {"key", FLOE_TK_BINARY, false},
-             {"value", FLOE_TK_BINARY, false}, {"stage", FLOE_TK_STRING, true},
+             {"value", FLOE_TK_BINARY, false},         {"stage", FLOE_TK_STRING, true},
              {"reason", FLOE_TK_STRING, true}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         floe_rnode_t *n = floe_rows_add_field(r, root, f[i].name, f[i].kind, f[i].required, err);
         if (!n) return -1;
         floe_rows_mark_sys(n);
     }
-    floe_rnode_t *h = floe_rows_add_map(r, root, "headers", FLOE_TK_BINARY, FLOE_TK_BINARY, false, err);
+    floe_rnode_t *h =
+        floe_rows_add_map(r, root, "headers", FLOE_TK_BINARY, FLOE_TK_BINARY, false, err);
     if (!h) return -1;
     floe_rows_mark_sys(h);
     return 0;
@@ -164,7 +165,8 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
     }
     floe_buf_t part = FLOE_BUF_INIT;
     if (o->spec && o->spec->nfields &&
-        (floe_ice_spec_partition_path(o->spec, *values, &part, err) < 0 || floe_buf_append_u8(&part, '/') < 0)) {
+        (floe_ice_spec_partition_path(o->spec, *values, &part, err) < 0 ||
+         floe_buf_append_u8(&part, '/') < 0)) {
         floe_buf_free(&part);
         return NULL;
     }
@@ -226,7 +228,8 @@ static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, bool cut, floe_err_t *e
                 tgroup_t *grp = &gs.g[g];
                 tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
                 if (!f) rc = -1;
-                else rc = floe_dfw_append_sel(f->w, s->rows, grp->rows, grp->nrows, err);
+                else
+                    rc = floe_dfw_append_sel(f->w, s->rows, grp->rows, grp->nrows, err);
             }
             floe_tgroups_free(&gs);
         }
@@ -242,7 +245,8 @@ static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, bool cut, floe_err_t *e
 int floe_tpart_flush_due(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
-    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    uint64_t drain =
+        t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
         return -1;
     if (floe_rows_bytes(p->dlq.rows) >= drain && flush_sink(p, &p->dlq, &t->dlq, false, err) < 0)
@@ -260,7 +264,8 @@ uint64_t floe_tpart_buffered(const tpart_t *p)
 int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 {
     ttable_t *t = p->t;
-    if (flush_sink(p, &p->main, &t->main, true, err) < 0 || close_all(p, &p->main, &t->main, err) < 0 ||
+    if (flush_sink(p, &p->main, &t->main, true, err) < 0 ||
+        close_all(p, &p->main, &t->main, err) < 0 ||
         flush_sink(p, &p->dlq, &t->dlq, true, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
         return -1;
     return 0;
@@ -280,9 +285,11 @@ int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, 
     floe_rnode_t *key = floe_rows_child(root, "key"), *val = floe_rows_child(root, "value");
     floe_rnode_t *hdrs = floe_rows_child(root, "headers");
     if (rec && !rec->key_null) rc |= floe_rows_put_bytes(r, key, rec->key.ptr, rec->key.len);
-    else rc |= floe_rows_put_null(r, key);
+    else
+        rc |= floe_rows_put_null(r, key);
     if (rec ? !rec->value_null : raw.len > 0)
-        rc |= floe_rows_put_bytes(r, val, rec ? rec->value.ptr : raw.ptr, rec ? rec->value.len : raw.len);
+        rc |= floe_rows_put_bytes(r, val, rec ? rec->value.ptr : raw.ptr,
+                                  rec ? rec->value.len : raw.len);
     else
         rc |= floe_rows_put_null(r, val);
     if (rec && rec->header_count > 0 && (size_t)rec->header_count <= rec->headers_raw.len) {
@@ -329,15 +336,16 @@ static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int6
         return 1;
     case FLOE_INVALID_DROP:
         if (p->dropped++ % 1000 == 0)
-            FLOE_WARN("table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
-                      t->main.ns, t->main.name, (int)p->id, (long long)offset,
-                      floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
+            FLOE_WARN(
+                "table %s.%s: dropped record at partition %d offset %lld (%s: %s); %llu dropped",
+                t->main.ns, t->main.name, (int)p->id, (long long)offset,
+                floe_conv_stage_name(stage), why, (unsigned long long)p->dropped);
         return 0;
-    case FLOE_INVALID_DLQ:
-        break;
+    case FLOE_INVALID_DLQ: break;
     }
     if (t->dlq.committed && offset < t->dlq.committed[p->id]) return 0; /* already there */
-    if (floe_tpart_dlq_row(p, p->id, rec, offset, ts_ms, raw, floe_conv_stage_name(stage), why) < 0) {
+    if (floe_tpart_dlq_row(p, p->id, rec, offset, ts_ms, raw, floe_conv_stage_name(stage), why) <
+        0) {
         t->state = T_PAUSED;
         snprintf(t->reason, sizeof t->reason,
                  "partition %d offset %lld: cannot write the dead-letter row (out of memory)",
@@ -369,7 +377,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
         p->pending_ts_ms = h->base_timestamp; /* freshness: the batch's first record */
     floe_slice_t records;
     floe_err_t e;
-    if (floe_batch_records(b, len, h, &t->e->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) < 0) {
+    if (floe_batch_records(b, len, h, &t->e->scratch, FLOE_BATCH_MAX_DECOMPRESSED, &records, &e) <
+        0) {
         int rc = bad_record(p, NULL, h->base_offset, h->base_timestamp, floe_slice(b, len),
                             FLOE_STAGE_DECODE, e.msg);
         if (rc == 0) p->next = last + 1;
@@ -380,7 +389,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
     floe_record_t rec;
     int64_t main_from = t->main.committed ? t->main.committed[p->id] : -1;
     uint64_t shape = floe_rows_shape_version(p->main.rows);
-    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    uint64_t drain =
+        t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     size_t since = 0;
     int rc;
     while ((rc = floe_record_iter_next(&it, &rec, &e)) == 1) {
@@ -400,7 +410,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
         since += rec.value.len + rec.key.len;
         if (since >= drain / 4) {
             since = 0;
-            if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
+            if (floe_rows_bytes(p->main.rows) >= drain &&
+                flush_sink(p, &p->main, &t->main, false, err) < 0)
                 return -1;
         }
     }
@@ -410,7 +421,8 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
             return 1;
         p->next = last + 1;
     }
-    if (floe_rows_shape_version(p->main.rows) != shape && floe_tout_sync(&t->main, &p->main, err) < 0)
+    if (floe_rows_shape_version(p->main.rows) != shape &&
+        floe_tout_sync(&t->main, &p->main, err) < 0)
         return -1;
     return 0;
 }
@@ -481,13 +493,15 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
     floe_batch_hdr_t h;
     floe_err_t be;
     int rc;
-    uint64_t drain = t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
+    uint64_t drain =
+        t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     while ((rc = floe_batch_iter_next(&it, &b, &len, &h, &be)) == 1) {
         int r = one_batch(p, b, len, &h, &converted, err);
         if (r < 0) return -1;
         if (r > 0) break; /* paused */
         /* drain between batches: the buffer stays about drain bytes */
-        if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
+        if (floe_rows_bytes(p->main.rows) >= drain &&
+            flush_sink(p, &p->main, &t->main, false, err) < 0)
             return -1;
     }
     if (rc < 0 && t->state == T_RUNNING) {
@@ -506,7 +520,8 @@ int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
                      (long long)p->next, be.msg);
             FLOE_ERROR("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
         } else {
-            size_t blen = (size_t)bh.batch_length + 12 <= nbad ? (size_t)bh.batch_length + 12 : nbad;
+            size_t blen =
+                (size_t)bh.batch_length + 12 <= nbad ? (size_t)bh.batch_length + 12 : nbad;
             FLOE_ERROR("table %s.%s: partition %d: stored batch at offsets [%lld, %lld] fails its "
                        "checks: %s",
                        t->main.ns, t->main.name, (int)p->id, (long long)bh.base_offset,

@@ -29,14 +29,15 @@
 
 enum { C_PART, C_OFF, C_TS, C_KEY, C_VAL, C_STAGE, C_REASON, C_HKEY, C_HVAL, NCOLS };
 
-static const char *const col_names[NCOLS] = {"partition", "offset", "timestamp", "key", "value",
-                                             "stage", "reason", "headers.key", "headers.value"};
+static const char *const col_names[NCOLS] = {"partition", "offset",      "timestamp",
+                                             "key",       "value",       "stage",
+                                             "reason",    "headers.key", "headers.value"};
 
 /* One DLQ row, borrowed from the decoded columns. */
 typedef struct drow {
     int32_t partition;
     int64_t offset, ts_ms;
-    floe_record_t rec;          /* key, value, headers as the record had them */
+    floe_record_t rec; /* key, value, headers as the record had them */
     floe_slice_t stage, reason;
 } drow_t;
 
@@ -48,8 +49,8 @@ static int corrupt(floe_err_t *err, const char *path, const char *what)
 }
 
 /* Parquet column of each DLQ field, found by field id. */
-static int dlq_columns(const floe_ice_schema_t *schema, const floe_pq_schema_t *ps, const char *path,
-                       int cols[NCOLS], floe_err_t *err)
+static int dlq_columns(const floe_ice_schema_t *schema, const floe_pq_schema_t *ps,
+                       const char *path, int cols[NCOLS], floe_err_t *err)
 {
     for (int i = 0; i < NCOLS; i++) {
         const floe_ice_field_t *f = floe_ice_schema_find_name(schema, col_names[i]);
@@ -89,8 +90,7 @@ static int dlq_each(floe_pq_reader_t *rd, const int cols[NCOLS], const char *pat
              * level per row; the headers map one level per entry */
             for (int i = 0; i < C_HKEY && rc == 0; i++) {
                 bool optional = i == C_KEY || i == C_VAL;
-                if ((optional ? c[i].n_levels : c[i].n_values) != nrows ||
-                    (optional && !c[i].def))
+                if ((optional ? c[i].n_levels : c[i].n_values) != nrows || (optional && !c[i].def))
                     rc = corrupt(err, path, "column lengths disagree");
             }
             if (rc == 0 && (c[C_HKEY].n_levels != c[C_HVAL].n_levels || !c[C_HKEY].def ||
@@ -111,12 +111,14 @@ static int dlq_each(floe_pq_reader_t *rd, const int cols[NCOLS], const char *pat
             d.rec.key_null = c[C_KEY].def[r] < maxdef[C_KEY];
             if (!d.rec.key_null) {
                 if (kv >= c[C_KEY].n_values) rc = corrupt(err, path, "key values short");
-                else d.rec.key = col_bytes(&c[C_KEY], kv++);
+                else
+                    d.rec.key = col_bytes(&c[C_KEY], kv++);
             }
             d.rec.value_null = c[C_VAL].def[r] < maxdef[C_VAL];
             if (!d.rec.value_null) {
                 if (vv >= c[C_VAL].n_values) rc = corrupt(err, path, "value values short");
-                else d.rec.value = col_bytes(&c[C_VAL], vv++);
+                else
+                    d.rec.value = col_bytes(&c[C_VAL], vv++);
             }
             /* the headers of row r: levels from a rep-0 one up to the next */
             floe_buf_reset(&hdrs);
@@ -144,7 +146,8 @@ static int dlq_each(floe_pq_reader_t *rd, const int cols[NCOLS], const char *pat
                     uint8_t vb[10];
                     if (floe_buf_append(&hdrs, vb, floe_varint_encode(vb, (int32_t)k.len)) < 0 ||
                         floe_buf_append(&hdrs, k.ptr, k.len) < 0 ||
-                        floe_buf_append(&hdrs, vb, floe_varint_encode(vb, vnull ? -1 : (int32_t)v.len)) < 0 ||
+                        floe_buf_append(&hdrs, vb,
+                                        floe_varint_encode(vb, vnull ? -1 : (int32_t)v.len)) < 0 ||
                         (!vnull && floe_buf_append(&hdrs, v.ptr, v.len) < 0)) {
                         rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
                         break;
@@ -188,12 +191,12 @@ static int cmp_pair(const void *a, const void *b)
 
 typedef struct pass {
     ttable_t *t;
-    tpart_t *rp;          /* buffers of the moved rows and of the kept ones */
-    const pair_t *done;   /* reconcile: rows the main table holds already */
+    tpart_t *rp;        /* buffers of the moved rows and of the kept ones */
+    const pair_t *done; /* reconcile: rows the main table holds already */
     size_t ndone;
     /* per file */
-    uint8_t *moved;       /* per row: 1 moved */
-    char **why;           /* per kept row: a new reason, or NULL */
+    uint8_t *moved; /* per row: 1 moved */
+    char **why;     /* per kept row: a new reason, or NULL */
     size_t cap;
     size_t file_moved;
     floe_redrive_result_t *res;
@@ -239,7 +242,8 @@ static int decide(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     floe_err_t e;
     if (floe_conv_record(rp->conv, r->partition, &r->rec, &stage, &e) < 0) {
         ps->res->still_invalid++;
-        if (!(ps->why[index] = strdup(e.msg))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(ps->why[index] = strdup(e.msg)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         return 0;
     }
     ps->moved[index] = 1;
@@ -262,13 +266,14 @@ static int keep(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     char *why = ps->why[index];
     char *old = NULL;
     if (!why) {
-        if (!(old = malloc(r->reason.len + 1))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(old = malloc(r->reason.len + 1)))
+            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
         memcpy(old, r->reason.ptr, r->reason.len);
         old[r->reason.len] = '\0';
     }
     bool undecodable = !strcmp(stage, "decode");
-    int rc = floe_tpart_dlq_row(ps->rp, r->partition, undecodable ? NULL : &r->rec, r->offset, r->ts_ms,
-                                r->rec.value, stage, why ? why : old);
+    int rc = floe_tpart_dlq_row(ps->rp, r->partition, undecodable ? NULL : &r->rec, r->offset,
+                                r->ts_ms, r->rec.value, stage, why ? why : old);
     free(old);
     if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
     return floe_tpart_flush_due(ps->rp, err);
@@ -334,8 +339,10 @@ static int commit_dlq(ttable_t *t, char *const *removes, size_t nremoves, const 
     floe_ice_catalog_t *cat = t->e->cfg.catalog;
     floe_ice_commit_t *c = floe_ice_commit_new(cat, o->ns, o->name, FLOE_ICE_OP_REWRITE, err);
     int rc = c ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < nremoves; i++) rc = floe_ice_commit_remove(c, removes[i], err);
-    for (size_t i = 0; rc == 0 && i < o->npending; i++) rc = floe_ice_commit_add(c, &o->pending[i], err);
+    for (size_t i = 0; rc == 0 && i < nremoves; i++)
+        rc = floe_ice_commit_remove(c, removes[i], err);
+    for (size_t i = 0; rc == 0 && i < o->npending; i++)
+        rc = floe_ice_commit_add(c, &o->pending[i], err);
     if (rc == 0) rc = floe_ice_commit_set_summary(c, REDRIVE_KEY, ids, err);
     if (rc == 0) rc = floe_ice_commit_set_summary(c, "floe.topic", t->topic, err);
     if (rc == 0 && floe_ice_commit_run(c, NULL, err) < 0) rc = -1;
@@ -373,8 +380,9 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
     const floe_ice_field_t *fp = floe_ice_schema_find_name(t->main.work, "_kafka.partition");
     const floe_ice_field_t *fo = floe_ice_schema_find_name(t->main.work, "_kafka.offset");
-    if (!fp || !fo) return floe_err_set(err, FLOE_ECORRUPT, "table %s.%s has no _kafka fields",
-                                        t->main.ns, t->main.name);
+    if (!fp || !fo)
+        return floe_err_set(err, FLOE_ECORRUPT, "table %s.%s has no _kafka fields", t->main.ns,
+                            t->main.name);
     floe_ice_snapshot_content_t sc;
     if (floe_ice_snapshot_content_read(io, s, &sc, err) < 0) return -1;
     floe_buf_t data = FLOE_BUF_INIT;
@@ -391,7 +399,8 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
                 break;
             }
             const floe_pq_schema_t *ps = floe_pq_reader_schema(rd);
-            int np = floe_pq_schema_find_field(ps, fp->id), no = floe_pq_schema_find_field(ps, fo->id);
+            int np = floe_pq_schema_find_field(ps, fp->id),
+                no = floe_pq_schema_find_field(ps, fo->id);
             int cp = np >= 0 ? floe_pq_schema_column_of(ps, np) : -1;
             int co = no >= 0 ? floe_pq_schema_column_of(ps, no) : -1;
             if (cp < 0 || co < 0) rc = corrupt(err, e->file.path, "no _kafka.partition/offset");
@@ -406,7 +415,8 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
                     rc = -1;
                     break;
                 }
-                if (a.n_values != b.n_values) rc = corrupt(err, e->file.path, "_kafka columns disagree");
+                if (a.n_values != b.n_values)
+                    rc = corrupt(err, e->file.path, "_kafka columns disagree");
                 for (size_t j = 0; rc == 0 && j < a.n_values; j++) {
                     if (*n == *cap) {
                         size_t nc = *cap ? *cap * 2 : 1024;
@@ -418,7 +428,8 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
                         *pairs = np2;
                         *cap = nc;
                     }
-                    (*pairs)[(*n)++] = (pair_t){((const int32_t *)a.values)[j], ((const int64_t *)b.values)[j]};
+                    (*pairs)[(*n)++] =
+                        (pair_t){((const int32_t *)a.values)[j], ((const int64_t *)b.values)[j]};
                 }
                 floe_pq_column_free(&a);
                 floe_pq_column_free(&b);
@@ -471,7 +482,8 @@ int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
         const char *id = floe_ice_props_get(&s->summary, REDRIVE_KEY);
         if (!id || chain_has_id(dm, id)) continue;
         FLOE_WARN("table %s.%s: re-drive %s put rows in the table but did not take them out of "
-                  "%s; finishing it", t->main.ns, t->main.name, id, t->dlq.name);
+                  "%s; finishing it",
+                  t->main.ns, t->main.name, id, t->dlq.name);
         if (floe_buf_printf(&ids, "%s%s", ids.len ? "," : "", id) < 0)
             rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
         else
@@ -489,8 +501,9 @@ int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
             rc = -1;
         else
             *finished = n;
-        if (rc < 0) floe_tout_drop_pending(&t->dlq, err->code == FLOE_EUNKNOWN,
-                                           floe_ice_catalog_io(t->e->cfg.catalog));
+        if (rc < 0)
+            floe_tout_drop_pending(&t->dlq, err->code == FLOE_EUNKNOWN,
+                                   floe_ice_catalog_io(t->e->cfg.catalog));
         free_removes(removes, nremoves);
         pass_free(&ps);
     }
@@ -534,7 +547,8 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     memcpy(next, t->main.committed, (size_t)t->nparts * sizeof *next);
     /* the DLQ's new files wait (pending) while the main table commits */
     if (floe_ttable_commit_spec(t, err) < 0 ||
-        floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0) goto fail;
+        floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0)
+        goto fail;
     FLOE_INFO("table %s: re-drive %s moved %llu dead-letter rows into the table", res->table,
               res->redrive_id, (unsigned long long)res->moved);
     if (commit_dlq(t, removes, nremoves, res->redrive_id, err) < 0) {

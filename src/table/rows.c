@@ -190,9 +190,18 @@ void floe_rows_free(floe_rows_t *r)
     free(r);
 }
 
-floe_rnode_t *floe_rows_root(floe_rows_t *r) { return &r->root; }
-size_t floe_rows_count(const floe_rows_t *r) { return r->nrows; }
-uint64_t floe_rows_shape_version(const floe_rows_t *r) { return r->shape_version; }
+floe_rnode_t *floe_rows_root(floe_rows_t *r)
+{
+    return &r->root;
+}
+size_t floe_rows_count(const floe_rows_t *r)
+{
+    return r->nrows;
+}
+uint64_t floe_rows_shape_version(const floe_rows_t *r)
+{
+    return r->shape_version;
+}
 
 floe_rcol_t *const *floe_rows_leaves(const floe_rows_t *r, size_t *n)
 {
@@ -241,8 +250,7 @@ static int backfill(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub)
         floe_rcol_t *c = leaves[li];
         if (!sib) {
             /* parent is the root (or has no other leaf yet): one entry a row */
-            for (size_t i = 0; i < r->nrows && rc == 0; i++)
-                rc = floe_rcol_push_level(c, 0, 0);
+            for (size_t i = 0; i < r->nrows && rc == 0; i++) rc = floe_rcol_push_level(c, 0, 0);
         } else {
             for (size_t i = 0; i < sib->m_lev && rc == 0; i++) {
                 int d = sib->defs.data[i], rp = sib->reps.data[i];
@@ -257,8 +265,7 @@ static int backfill(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub)
     return rc;
 }
 
-int floe_rows_attach(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub,
-                     floe_err_t *err)
+int floe_rows_attach(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub, floe_err_t *err)
 {
     size_t add = floe_rnode_leaf_count(sub);
     if (r->nleaves + add > r->opts.max_leaves) {
@@ -305,7 +312,8 @@ static floe_rnode_t *add_node(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t
                               floe_err_t *err)
 {
     if (parent->kind != FLOE_TK_STRUCT) {
-        floe_err_set(err, FLOE_EINVAL, "'%s' is not a struct", parent->name ? parent->name : "(root)");
+        floe_err_set(err, FLOE_EINVAL, "'%s' is not a struct",
+                     parent->name ? parent->name : "(root)");
         goto fail;
     }
     if (floe_rows_child(parent, n->name)) {
@@ -332,9 +340,8 @@ fail:
     return NULL;
 }
 
-floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent,
-                                  const char *name, floe_tkind_t kind,
-                                  bool required, floe_err_t *err)
+floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent, const char *name,
+                                  floe_tkind_t kind, bool required, floe_err_t *err)
 {
     if (kind == FLOE_TK_LIST || kind == FLOE_TK_MAP) {
         floe_err_set(err, FLOE_EUNSUPPORTED, "%s fields are not added by name",
@@ -350,9 +357,8 @@ floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent,
     return add_node(r, parent, n, err);
 }
 
-floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent,
-                                const char *name, floe_tkind_t key_kind,
-                                floe_tkind_t value_kind, bool required,
+floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent, const char *name,
+                                floe_tkind_t key_kind, floe_tkind_t value_kind, bool required,
                                 floe_err_t *err)
 {
     if (!is_primitive(key_kind) || !is_primitive(value_kind)) {
@@ -431,8 +437,7 @@ static int fill_missing(floe_rows_t *r, floe_rnode_t *s, floe_err_t *err)
     for (size_t i = 0; i < s->nkids; i++) {
         floe_rnode_t *k = s->kids[i];
         if (k->stamp >= r->row_stamp) {
-            if (k->kind == FLOE_TK_STRUCT && k->sys && fill_missing(r, k, err) < 0)
-                return -1;
+            if (k->kind == FLOE_TK_STRUCT && k->sys && fill_missing(r, k, err) < 0) return -1;
             continue;
         }
         if (k->required)

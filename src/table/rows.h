@@ -27,15 +27,15 @@
 
 typedef enum floe_tkind {
     FLOE_TK_BOOL = 1,
-    FLOE_TK_INT,         /* int32 */
-    FLOE_TK_LONG,        /* int64 */
+    FLOE_TK_INT,  /* int32 */
+    FLOE_TK_LONG, /* int64 */
     FLOE_TK_DOUBLE,
-    FLOE_TK_STRING,      /* UTF-8 */
+    FLOE_TK_STRING, /* UTF-8 */
     FLOE_TK_BINARY,
     FLOE_TK_TIMESTAMPTZ, /* int64 microseconds since the epoch, UTC */
     FLOE_TK_STRUCT,
-    FLOE_TK_LIST,        /* kids[0] is the element */
-    FLOE_TK_MAP,         /* kids[0] is the key (required), kids[1] the value */
+    FLOE_TK_LIST, /* kids[0] is the element */
+    FLOE_TK_MAP,  /* kids[0] is the key (required), kids[1] the value */
 } floe_tkind_t;
 
 /* Name of a kind as the Iceberg spec spells it ("long", "struct", ...). */
@@ -45,22 +45,22 @@ typedef struct floe_rnode floe_rnode_t;
 typedef struct floe_rcol floe_rcol_t;
 
 struct floe_rnode {
-    char *name;            /* owned; "element" for list elements */
+    char *name; /* owned; "element" for list elements */
     size_t name_len;
     floe_tkind_t kind;
     bool required;
-    int32_t field_id;      /* 0 until the table assigns one */
-    int def;               /* definition level when this node is present */
-    int rep;               /* repetition level of this node's instances */
-    floe_rnode_t *parent;  /* NULL for the root */
-    floe_rnode_t **kids;   /* struct fields in order; list: the element */
+    int32_t field_id;     /* 0 until the table assigns one */
+    int def;              /* definition level when this node is present */
+    int rep;              /* repetition level of this node's instances */
+    floe_rnode_t *parent; /* NULL for the root */
+    floe_rnode_t **kids;  /* struct fields in order; list: the element */
     size_t nkids, capkids;
-    floe_rcol_t *col;      /* the column of a primitive node, else NULL */
-    uint64_t stamp;        /* object instance that last set this field */
-    bool sys;              /* set only with floe_rows_put_* (e.g. _kafka) */
-    bool pinned;           /* a long that never widens (a partition source) */
-    size_t hint;           /* struct: index of the kid matched next, a guess */
-    bool plain_name;       /* name is printable ASCII without '"' or '\\': a JSON
+    floe_rcol_t *col; /* the column of a primitive node, else NULL */
+    uint64_t stamp;   /* object instance that last set this field */
+    bool sys;         /* set only with floe_rows_put_* (e.g. _kafka) */
+    bool pinned;      /* a long that never widens (a partition source) */
+    size_t hint;      /* struct: index of the kid matched next, a guess */
+    bool plain_name;  /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
 };
 
@@ -80,10 +80,10 @@ struct floe_rcol {
 
 typedef struct floe_rows_opts {
     bool widen_long_to_double; /* a fraction in a long field widens it; else the row is rejected */
-    bool infer_timestamps;     /* JSON strings holding RFC 3339 date-times make timestamptz fields */
-    bool coerce;               /* a scalar of another JSON type converts when lossless ("42" -> long) */
-    int max_depth;             /* nesting cap (default 32) */
-    size_t max_leaves;         /* leaf-column cap (default 2048) */
+    bool infer_timestamps; /* JSON strings holding RFC 3339 date-times make timestamptz fields */
+    bool coerce;           /* a scalar of another JSON type converts when lossless ("42" -> long) */
+    int max_depth;         /* nesting cap (default 32) */
+    size_t max_leaves;     /* leaf-column cap (default 2048) */
 } floe_rows_opts_t;
 
 typedef struct floe_rows floe_rows_t;
@@ -109,19 +109,20 @@ uint64_t floe_rows_shape_version(const floe_rows_t *r);
  * added while the buffer holds no row.  Primitive kinds and STRUCT only
  * (structs get fields with further calls).  Returns the node (borrowed) or
  * NULL with *err set. */
-floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent,
-                                  const char *name, floe_tkind_t kind,
-                                  bool required, floe_err_t *err);
+floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent, const char *name,
+                                  floe_tkind_t kind, bool required, floe_err_t *err);
 /* Add a map field (keys required, values optional) of primitive kinds
  * under a struct, on the same terms as floe_rows_add_field. */
-floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent,
-                                const char *name, floe_tkind_t key_kind,
-                                floe_tkind_t value_kind, bool required,
+floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent, const char *name,
+                                floe_tkind_t key_kind, floe_tkind_t value_kind, bool required,
                                 floe_err_t *err);
 
 /* Mark a field (and so its subtree) as set only through floe_rows_put_*:
  * a JSON key of the same name is rejected instead of shredded into it. */
-static inline void floe_rows_mark_sys(floe_rnode_t *n) { n->sys = true; }
+static inline void floe_rows_mark_sys(floe_rnode_t *n)
+{
+    n->sys = true;
+}
 
 /* A child of a struct node by name, or NULL. */
 floe_rnode_t *floe_rows_child(const floe_rnode_t *parent, const char *name);
@@ -140,8 +141,8 @@ void floe_rows_rollback(floe_rows_t *r);
  * FLOE_ERANGE for a cap) the caller rolls the row back.
  * Empty objects, empty arrays and nulls in fields never seen before add no
  * column: there is no type to give them yet. */
-int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json,
-                   size_t len, floe_err_t *err);
+int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, size_t len,
+                   floe_err_t *err);
 
 /* Set a primitive field of a struct that is present in every row (the root
  * or a required struct under it) for the current row.  The value's C type

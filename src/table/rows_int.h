@@ -52,8 +52,7 @@ size_t floe_rnode_leaf_count(const floe_rnode_t *n);
  * computes levels, backfills nulls for the rows already held (and for the
  * current row's begin marks), records it for rollback.  Takes ownership of
  * sub on success and on failure. */
-int floe_rows_attach(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub,
-                     floe_err_t *err);
+int floe_rows_attach(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t *sub, floe_err_t *err);
 /* Widen a long node to double, converting the values held. */
 void floe_rows_widen(floe_rows_t *r, floe_rnode_t *n);
 

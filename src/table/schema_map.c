@@ -89,8 +89,7 @@ static void widen_kids(floe_rows_t *r, floe_rnode_t *n, const floe_ice_type_t *t
 }
 
 /* Seed the fields of struct type t into shape struct s. */
-static int seed_struct(floe_rows_t *r, floe_rnode_t *s, const floe_ice_type_t *t,
-                       floe_err_t *err)
+static int seed_struct(floe_rows_t *r, floe_rnode_t *s, const floe_ice_type_t *t, floe_err_t *err)
 {
     for (size_t i = 0; i < t->nfields; i++) {
         const floe_ice_field_t *f = &t->fields[i];
@@ -230,10 +229,9 @@ static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int3
         if (ok < 0) return -1;
         if (!ok) {
             char tn[64];
-            return floe_err_set(err, FLOE_EINVAL,
-                                "field '%s' is %s in the table but %s in the records",
-                                kid->name, floe_ice_type_name(f->type, tn, sizeof tn),
-                                floe_tkind_name(kid->kind));
+            return floe_err_set(
+                err, FLOE_EINVAL, "field '%s' is %s in the table but %s in the records", kid->name,
+                floe_ice_type_name(f->type, tn, sizeof tn), floe_tkind_name(kid->kind));
         }
         if (f->required && !kid->required)
             return floe_err_set(err, FLOE_EINVAL,
@@ -257,10 +255,9 @@ static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_
         if (ok < 0) return -1;
         if (!ok) {
             char tn[64];
-            return floe_err_set(err, FLOE_EINVAL,
-                                "elements of '%s' are %s in the table but %s in the records",
-                                n->name, floe_ice_type_name(f->type, tn, sizeof tn),
-                                floe_tkind_name(kid->kind));
+            return floe_err_set(
+                err, FLOE_EINVAL, "elements of '%s' are %s in the table but %s in the records",
+                n->name, floe_ice_type_name(f->type, tn, sizeof tn), floe_tkind_name(kid->kind));
         }
         kid->field_id = f->id;
         if (sync_node(r, kid, f->type, last, changed, err) < 0) return -1;
@@ -268,8 +265,8 @@ static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_
     return 0;
 }
 
-int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema,
-                      int32_t *last_column_id, bool *changed, floe_err_t *err)
+int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
+                      bool *changed, floe_err_t *err)
 {
     *changed = false;
     return sync_struct(rows, floe_rows_root(rows), schema->root, last_column_id, changed, err);

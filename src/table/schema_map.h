@@ -33,8 +33,8 @@ int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_e
  * floe_tschema_widened).  Any other kind difference is refused with
  * FLOE_EINVAL naming the field; schema may then hold some of the
  * additions. */
-int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema,
-                      int32_t *last_column_id, bool *changed, floe_err_t *err);
+int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
+                      bool *changed, floe_err_t *err);
 
 /* One long field replaced by a double field (ids). */
 typedef struct floe_twiden {

@@ -37,13 +37,11 @@ typedef struct floe_tsource_ops {
      * records are gone: retention); FLOE_ENOENT when the topic or
      * partition does not exist. */
     int (*read)(floe_tsource_t *s, const char *topic, int32_t partition, int64_t offset,
-                size_t max_bytes, floe_buf_t *out, int64_t *start, int64_t *end,
-                floe_err_t *err);
+                size_t max_bytes, floe_buf_t *out, int64_t *start, int64_t *end, floe_err_t *err);
     /* Told after a commit: records of topic/partition below next_offset
      * are in the table (the partition's cursor, for lag and retention).
      * May be NULL. */
-    void (*committed)(floe_tsource_t *s, const char *topic, int32_t partition,
-                      int64_t next_offset);
+    void (*committed)(floe_tsource_t *s, const char *topic, int32_t partition, int64_t next_offset);
 } floe_tsource_ops_t;
 
 /* Implementations embed this as their first member. */

@@ -130,7 +130,10 @@ void floe_tsource_logs_free(floe_tsource_logs_t *s)
     free(s);
 }
 
-floe_tsource_t *floe_tsource_logs_source(floe_tsource_logs_t *s) { return &s->base; }
+floe_tsource_t *floe_tsource_logs_source(floe_tsource_logs_t *s)
+{
+    return &s->base;
+}
 
 int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t nparts,
                           floe_log_t *const *logs, const char *const *keys,

@@ -151,7 +151,8 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
         int32_t to = n.phys == FLOE_PQ_INT64 && n.field_id > 0 ? widened_to(w, nw, n.field_id) : 0;
         if (to) {
             int col = floe_pq_schema_column_of(s, i);
-            st[nst++] = (wstat_t){.col = col, .id = to, .bounds = floe_pq_schema_max_rep(s, col) == 0};
+            st[nst++] =
+                (wstat_t){.col = col, .id = to, .bounds = floe_pq_schema_max_rep(s, col) == 0};
             n.phys = FLOE_PQ_DOUBLE;
             n.logical = FLOE_PQ_LT_NONE;
             n.field_id = to;
@@ -162,12 +163,13 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
         rc = 0;
         goto out;
     }
-    if (!(json = file_schema_json(floe_pq_reader_kv(r, "iceberg.schema"), w, nw, fallback_schema))) {
+    if (!(json =
+              file_schema_json(floe_pq_reader_kv(r, "iceberg.schema"), w, nw, fallback_schema))) {
         floe_err_set(err, FLOE_ENOMEM, "out of memory");
         goto out;
     }
     floe_pq_write_opts_t po = floe_pq_write_opts_default(); /* zstd, as the engine writes */
-    po.row_group_size = SIZE_MAX / 4;                        /* one per input row group */
+    po.row_group_size = SIZE_MAX / 4;                       /* one per input row group */
     po.delta_byte_array = false;
     if (floe_fileio_create(io, out_path, FLOE_IO_EXCL, &of, err) < 0) goto out;
     if (!(pw = floe_pq_writer_new(ns, &po, sink, of, err)) ||
@@ -198,8 +200,8 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
                 }
             }
             int wr = floe_pq_write_column(pw, c, col.n_levels, maxdef ? col.def : NULL,
-                                          floe_pq_schema_max_rep(s, c) ? col.rep : NULL,
-                                          col.values, col.n_values, err);
+                                          floe_pq_schema_max_rep(s, c) ? col.rep : NULL, col.values,
+                                          col.n_values, err);
             floe_pq_column_free(&col);
             if (wr < 0) goto out;
         }
@@ -264,8 +266,8 @@ int floe_tout_note_widened(tout_t *o, const floe_ice_schema_t *before,
         FLOE_INFO("table %s.%s: column '%s' widens from long (field %d) to double (field %d); "
                   "files holding it are rewritten at the next commit",
                   o->ns, o->name,
-                  floe_ice_schema_field_name(after, o->widened[i].to, name, sizeof name)
-                      ? name : "?",
+                  floe_ice_schema_field_name(after, o->widened[i].to, name, sizeof name) ? name
+                                                                                         : "?",
                   (int)o->widened[i].from, (int)o->widened[i].to);
     }
     return 0;

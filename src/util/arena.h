@@ -13,10 +13,10 @@
 typedef struct floe_arena_block floe_arena_block_t;
 
 typedef struct floe_arena {
-    floe_arena_block_t *head;   /* current block; older blocks chained */
-    size_t block_size;          /* default size of new blocks */
-    size_t used;                /* bytes handed out since the last reset */
-    size_t cap;                 /* 0 = unlimited */
+    floe_arena_block_t *head; /* current block; older blocks chained */
+    size_t block_size;        /* default size of new blocks */
+    size_t used;              /* bytes handed out since the last reset */
+    size_t cap;               /* 0 = unlimited */
 } floe_arena_t;
 
 /* block_size 0 picks 16 KiB; cap 0 means no cap. */

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int floe_buf_reserve(floe_buf_t *b, size_t extra) { return floe_buf_reserve_settle(b, extra, SIZE_MAX); }
+int floe_buf_reserve(floe_buf_t *b, size_t extra)
+{
+    return floe_buf_reserve_settle(b, extra, SIZE_MAX);
+}
 
 int floe_buf_reserve_settle(floe_buf_t *b, size_t extra, size_t settle)
 {
@@ -76,8 +79,7 @@ int floe_buf_append_be64(floe_buf_t *b, uint64_t v)
 
 int floe_buf_append_le32(floe_buf_t *b, uint32_t v)
 {
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-                    (uint8_t)(v >> 24)};
+    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     return floe_buf_append(b, x, 4);
 }
 

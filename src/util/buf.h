@@ -20,7 +20,10 @@ typedef struct floe_buf {
     size_t cap;
 } floe_buf_t;
 
-#define FLOE_BUF_INIT {NULL, 0, 0}
+#define FLOE_BUF_INIT \
+    {                 \
+        NULL, 0, 0    \
+    }
 
 static inline floe_slice_t floe_slice(const void *p, size_t n)
 {
@@ -51,8 +54,7 @@ int floe_buf_reserve_settle(floe_buf_t *b, size_t extra, size_t settle);
 int floe_buf_append(floe_buf_t *b, const void *p, size_t n);
 int floe_buf_append_u8(floe_buf_t *b, uint8_t v);
 int floe_buf_append_str(floe_buf_t *b, const char *s);
-int floe_buf_printf(floe_buf_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int floe_buf_printf(floe_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Big-endian fixed-width appends (Kafka and Thrift use network order). */
 int floe_buf_append_be16(floe_buf_t *b, uint16_t v);
@@ -69,7 +71,10 @@ char *floe_buf_cstr(floe_buf_t *b);
 /* Hand the bytes to the caller (who frees them with free()) and reset. */
 uint8_t *floe_buf_detach(floe_buf_t *b, size_t *len);
 
-static inline void floe_buf_reset(floe_buf_t *b) { b->len = 0; }
+static inline void floe_buf_reset(floe_buf_t *b)
+{
+    b->len = 0;
+}
 static inline floe_slice_t floe_buf_slice(const floe_buf_t *b)
 {
     return floe_slice(b->data, b->len);
@@ -83,8 +88,7 @@ static inline uint16_t floe_rd_be16(const uint8_t *p)
 }
 static inline uint32_t floe_rd_be32(const uint8_t *p)
 {
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | p[3];
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 static inline uint64_t floe_rd_be64(const uint8_t *p)
 {
@@ -92,8 +96,7 @@ static inline uint64_t floe_rd_be64(const uint8_t *p)
 }
 static inline uint32_t floe_rd_le32(const uint8_t *p)
 {
-    return ((uint32_t)p[3] << 24) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[1] << 8) | p[0];
+    return ((uint32_t)p[3] << 24) | ((uint32_t)p[2] << 16) | ((uint32_t)p[1] << 8) | p[0];
 }
 static inline uint64_t floe_rd_le64(const uint8_t *p)
 {
@@ -101,8 +104,10 @@ static inline uint64_t floe_rd_le64(const uint8_t *p)
 }
 static inline void floe_wr_be32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);  p[3] = (uint8_t)v;
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
 }
 static inline void floe_wr_be64(uint8_t *p, uint64_t v)
 {

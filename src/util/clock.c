@@ -11,11 +11,26 @@ static int64_t ns_of(clockid_t id)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t floe_mono_ns(void) { return ns_of(CLOCK_MONOTONIC); }
-int64_t floe_mono_us(void) { return ns_of(CLOCK_MONOTONIC) / 1000; }
-int64_t floe_mono_ms(void) { return ns_of(CLOCK_MONOTONIC) / 1000000; }
-int64_t floe_wall_us(void) { return ns_of(CLOCK_REALTIME) / 1000; }
-int64_t floe_wall_ms(void) { return ns_of(CLOCK_REALTIME) / 1000000; }
+int64_t floe_mono_ns(void)
+{
+    return ns_of(CLOCK_MONOTONIC);
+}
+int64_t floe_mono_us(void)
+{
+    return ns_of(CLOCK_MONOTONIC) / 1000;
+}
+int64_t floe_mono_ms(void)
+{
+    return ns_of(CLOCK_MONOTONIC) / 1000000;
+}
+int64_t floe_wall_us(void)
+{
+    return ns_of(CLOCK_REALTIME) / 1000;
+}
+int64_t floe_wall_ms(void)
+{
+    return ns_of(CLOCK_REALTIME) / 1000000;
+}
 
 void floe_sleep_ms(int64_t ms)
 {

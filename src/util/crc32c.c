@@ -33,9 +33,8 @@ uint32_t floe_crc32c_sw(uint32_t crc, const void *buf, size_t n)
         uint64_t w;
         memcpy(&w, p, 8);
         w ^= c; /* little-endian: low byte first */
-        c = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^
-            table[5][(w >> 16) & 0xff] ^ table[4][(w >> 24) & 0xff] ^
-            table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
+        c = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
+            table[4][(w >> 24) & 0xff] ^ table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
             table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
         p += 8;
         n -= 8;
@@ -77,8 +76,7 @@ static inline uint32_t shift_blk(uint32_t c)
            shift_tab[3][c >> 24];
 }
 
-__attribute__((target("sse4.2")))
-uint32_t floe_crc32c_hw(uint32_t crc, const void *buf, size_t n)
+__attribute__((target("sse4.2"))) uint32_t floe_crc32c_hw(uint32_t crc, const void *buf, size_t n)
 {
     const uint8_t *p = buf;
     uint64_t c = ~crc;
@@ -126,7 +124,10 @@ uint32_t floe_crc32c_hw(uint32_t crc, const void *buf, size_t n)
     return floe_crc32c_sw(crc, buf, n);
 }
 
-bool floe_crc32c_hw_available(void) { return false; }
+bool floe_crc32c_hw_available(void)
+{
+    return false;
+}
 #endif
 
 uint32_t floe_crc32c(uint32_t crc, const void *p, size_t n)

@@ -28,8 +28,7 @@ const char *floe_code_name(floe_code_t code)
     return code_names[code];
 }
 
-static int vset(floe_err_t *err, floe_code_t code, bool retriable,
-                const char *fmt, va_list ap)
+static int vset(floe_err_t *err, floe_code_t code, bool retriable, const char *fmt, va_list ap)
 {
     if (!err) return -1;
     err->code = code;
@@ -65,9 +64,11 @@ int floe_err_errno(floe_err_t *err, int errnum, const char *what)
     case EEXIST: code = FLOE_EEXIST; break;
     case ENOMEM: code = FLOE_ENOMEM; break;
     case EINVAL: code = FLOE_EINVAL; break;
-    case EAGAIN: case EINTR: case ETIMEDOUT: case ECONNRESET: case ECONNREFUSED:
-        retriable = true;
-        break;
+    case EAGAIN:
+    case EINTR:
+    case ETIMEDOUT:
+    case ECONNRESET:
+    case ECONNREFUSED: retriable = true; break;
     default: break;
     }
     if (!err) return -1;

@@ -50,8 +50,7 @@ int floe_err_retry(floe_err_t *err, floe_code_t code, const char *fmt, ...)
 int floe_err_errno(floe_err_t *err, int errnum, const char *what);
 
 /* Prefix an existing message with context: "<ctx>: <old message>". */
-void floe_err_wrap(floe_err_t *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void floe_err_wrap(floe_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void floe_err_clear(floe_err_t *err);
 

@@ -46,8 +46,7 @@ void floe_log(floe_log_level_t l, const char *fmt, ...)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ",
-                          ts.tv_nsec / 1000000, names[l]);
+    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ", ts.tv_nsec / 1000000, names[l]);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - n, fmt, ap);

@@ -19,8 +19,7 @@ floe_log_level_t floe_log_get_level(void);
 /* "debug", "info", "warn", "error", "off" -> level; -1 if unknown. */
 int floe_log_level_parse(const char *s);
 
-void floe_log(floe_log_level_t level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void floe_log(floe_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define FLOE_DEBUG(...) floe_log(FLOE_LOG_DEBUG, __VA_ARGS__)
 #define FLOE_INFO(...) floe_log(FLOE_LOG_INFO, __VA_ARGS__)

@@ -21,8 +21,7 @@ int floe_parse_size(const char *s, uint64_t *out, floe_err_t *err);
 int floe_parse_duration_ms(const char *s, int64_t *out, floe_err_t *err);
 int floe_parse_duration_us(const char *s, int64_t *out, floe_err_t *err);
 /* A decimal integer in [min,max], nothing else. */
-int floe_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out,
-                     floe_err_t *err);
+int floe_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out, floe_err_t *err);
 /* "true"/"false" (also 1/0, yes/no, on/off). */
 int floe_parse_bool(const char *s, bool *out, floe_err_t *err);
 

@@ -31,8 +31,8 @@ static int decode(const uint8_t *p, size_t n, unsigned bits, uint64_t *out)
         uint64_t b = p[i];
         unsigned shift = (unsigned)(7 * i);
         if (i == maxlen - 1) {
-            unsigned room = bits - shift; /* bits left for this byte */
-            if (b & 0x80) return -1;      /* too long */
+            unsigned room = bits - shift;           /* bits left for this byte */
+            if (b & 0x80) return -1;                /* too long */
             if (room < 7 && (b >> room)) return -1; /* overflow */
         }
         v |= (b & 0x7f) << shift;

@@ -31,7 +31,8 @@ static const char *READER =
     "{\"type\":\"record\",\"name\":\"all\",\"fields\":["
     "{\"name\":\"i\",\"type\":\"double\"},{\"name\":\"l\",\"type\":[\"null\",\"float\"]},"
     "{\"name\":\"s\",\"type\":\"bytes\"},{\"name\":\"by\",\"type\":[\"string\",\"null\"]},"
-    "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"B\",\"C\"],\"default\":\"C\"}},"
+    "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"B\",\"C\"],"
+    "\"default\":\"C\"}},"
     "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":[\"null\",\"double\"]}},"
     "{\"name\":\"added\",\"type\":{\"type\":\"map\",\"values\":\"int\"},\"default\":{\"k\":1}},"
     "{\"name\":\"next\",\"type\":[\"null\",\"all\"],\"default\":null}]}";

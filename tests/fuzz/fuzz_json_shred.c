@@ -26,8 +26,11 @@ static void check(floe_rows_t *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    floe_rows_opts_t o = {.widen_long_to_double = size & 1, .infer_timestamps = size & 2,
-                          .coerce = size & 4, .max_depth = 16, .max_leaves = 64};
+    floe_rows_opts_t o = {.widen_long_to_double = size & 1,
+                          .infer_timestamps = size & 2,
+                          .coerce = size & 4,
+                          .max_depth = 16,
+                          .max_leaves = 64};
     floe_rows_t *r = floe_rows_new(&o);
     if (!r) return 0;
     const uint8_t *p = data, *end = data + size;

@@ -24,8 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         void *again = floe_arena_alloc(&a, api->req->size);
         size_t used;
         if (again) {
-            if (floe_kproto_decode(api->req, h.api_version, flex, b1.data, b1.len, &used, &a,
-                                   again, &err) == 0) {
+            if (floe_kproto_decode(api->req, h.api_version, flex, b1.data, b1.len, &used, &a, again,
+                                   &err) == 0) {
                 if (used != b1.len) abort();
                 if (floe_kproto_encode(api->req, h.api_version, flex, again, &b2, &err)) abort();
                 if (b1.len != b2.len || memcmp(b1.data, b2.data, b1.len)) abort();

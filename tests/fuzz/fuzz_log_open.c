@@ -88,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         floe_batch_iter_t it;
         floe_batch_iter_init(&it, out.data, out.len);
         int rc;
-        while ((rc = floe_batch_iter_next(&it, NULL, NULL, NULL, &err)) == 1) {}
+        while ((rc = floe_batch_iter_next(&it, NULL, NULL, NULL, &err)) == 1) {
+        }
         if (rc != 0) abort();
     }
     floe_log_offset_for_time(l, 0, NULL);

@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pq_page_header_decode(data, size, &h, &used, &err) == 0 && used > size) abort();
     pq_file_meta_t m;
     if (pq_footer_decode(data, size, &m, &err) == 0) pq_file_meta_free(&m);
-    else pq_file_meta_free(&m);
+    else
+        pq_file_meta_free(&m);
     floe_pq_reader_t *r = floe_pq_reader_open(data, size, &err);
     if (!r) return 0;
     const floe_pq_schema_t *s = floe_pq_reader_schema(r);

@@ -26,23 +26,32 @@ void pqg_free(pqg_t *g)
 uint64_t pqg_rand(pqg_t *g)
 {
     uint64_t x = g->rng;
-    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
     g->rng = x;
     return x * 0x2545f4914f6cdd1dull;
 }
 
-static double frand(pqg_t *g) { return (double)(pqg_rand(g) >> 11) / 9007199254740992.0; }
+static double frand(pqg_t *g)
+{
+    return (double)(pqg_rand(g) >> 11) / 9007199254740992.0;
+}
 
 static int add(pqg_t *g, floe_pq_node_t n)
 {
     floe_err_t err;
     n.field_id = g->next_id++;
     int i = floe_pq_schema_add(g->s, &n, &err);
-    if (i < 0) { fprintf(stderr, "pqg: %s\n", err.msg); abort(); }
+    if (i < 0) {
+        fprintf(stderr, "pqg: %s\n", err.msg);
+        abort();
+    }
     return i;
 }
 
-static floe_pq_node_t leaf(const char *name, int parent, floe_pq_rep_t rep, floe_pq_phys_t p, floe_pq_logical_t lt)
+static floe_pq_node_t leaf(const char *name, int parent, floe_pq_rep_t rep, floe_pq_phys_t p,
+                           floe_pq_logical_t lt)
 {
     floe_pq_node_t n = floe_pq_leaf(name, rep, p, -1);
     n.parent = parent;
@@ -51,8 +60,27 @@ static floe_pq_node_t leaf(const char *name, int parent, floe_pq_rep_t rep, floe
 }
 
 /* Leaf kinds the generator knows. */
-enum { K_BOOL, K_I32, K_I64, K_F32, K_F64, K_STR, K_BIN, K_UUID, K_DEC32, K_DEC64, K_DEC128,
-       K_DATE, K_TIME, K_TS, K_TSTZ, K_I16, K_LOWCARD, K_FIXED4, K_COUNT };
+enum {
+    K_BOOL,
+    K_I32,
+    K_I64,
+    K_F32,
+    K_F64,
+    K_STR,
+    K_BIN,
+    K_UUID,
+    K_DEC32,
+    K_DEC64,
+    K_DEC128,
+    K_DATE,
+    K_TIME,
+    K_TS,
+    K_TSTZ,
+    K_I16,
+    K_LOWCARD,
+    K_FIXED4,
+    K_COUNT
+};
 
 static int add_leaf(pqg_t *g, const char *name, int parent, floe_pq_rep_t rep, int kind)
 {
@@ -63,44 +91,108 @@ static int add_leaf(pqg_t *g, const char *name, int parent, floe_pq_rep_t rep, i
     case K_I64: n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_NONE); break;
     case K_F32: n = leaf(name, parent, rep, FLOE_PQ_FLOAT, FLOE_PQ_LT_NONE); break;
     case K_F64: n = leaf(name, parent, rep, FLOE_PQ_DOUBLE, FLOE_PQ_LT_NONE); break;
-    case K_STR: case K_LOWCARD: n = leaf(name, parent, rep, FLOE_PQ_BYTE_ARRAY, FLOE_PQ_LT_STRING); break;
+    case K_STR:
+    case K_LOWCARD: n = leaf(name, parent, rep, FLOE_PQ_BYTE_ARRAY, FLOE_PQ_LT_STRING); break;
     case K_BIN: n = leaf(name, parent, rep, FLOE_PQ_BYTE_ARRAY, FLOE_PQ_LT_NONE); break;
-    case K_UUID: n = leaf(name, parent, rep, FLOE_PQ_FIXED, FLOE_PQ_LT_UUID); n.type_length = 16; break;
-    case K_DEC32: n = leaf(name, parent, rep, FLOE_PQ_INT32, FLOE_PQ_LT_DECIMAL); n.precision = 9; n.scale = 2; break;
-    case K_DEC64: n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_DECIMAL); n.precision = 18; n.scale = 4; break;
-    case K_DEC128: n = leaf(name, parent, rep, FLOE_PQ_FIXED, FLOE_PQ_LT_DECIMAL); n.type_length = 16; n.precision = 38; n.scale = 10; break;
+    case K_UUID:
+        n = leaf(name, parent, rep, FLOE_PQ_FIXED, FLOE_PQ_LT_UUID);
+        n.type_length = 16;
+        break;
+    case K_DEC32:
+        n = leaf(name, parent, rep, FLOE_PQ_INT32, FLOE_PQ_LT_DECIMAL);
+        n.precision = 9;
+        n.scale = 2;
+        break;
+    case K_DEC64:
+        n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_DECIMAL);
+        n.precision = 18;
+        n.scale = 4;
+        break;
+    case K_DEC128:
+        n = leaf(name, parent, rep, FLOE_PQ_FIXED, FLOE_PQ_LT_DECIMAL);
+        n.type_length = 16;
+        n.precision = 38;
+        n.scale = 10;
+        break;
     case K_DATE: n = leaf(name, parent, rep, FLOE_PQ_INT32, FLOE_PQ_LT_DATE); break;
-    case K_TIME: n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_TIME); n.unit = FLOE_PQ_MICROS; break;
-    case K_TS: n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_TIMESTAMP); n.unit = FLOE_PQ_MICROS; break;
-    case K_TSTZ: n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_TIMESTAMP); n.unit = FLOE_PQ_MICROS; n.utc = true; break;
-    case K_I16: n = leaf(name, parent, rep, FLOE_PQ_INT32, FLOE_PQ_LT_INT); n.bit_width = 16; n.is_signed = true; break;
-    default: n = leaf(name, parent, rep, FLOE_PQ_FIXED, FLOE_PQ_LT_NONE); n.type_length = 4; break;
+    case K_TIME:
+        n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_TIME);
+        n.unit = FLOE_PQ_MICROS;
+        break;
+    case K_TS:
+        n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_TIMESTAMP);
+        n.unit = FLOE_PQ_MICROS;
+        break;
+    case K_TSTZ:
+        n = leaf(name, parent, rep, FLOE_PQ_INT64, FLOE_PQ_LT_TIMESTAMP);
+        n.unit = FLOE_PQ_MICROS;
+        n.utc = true;
+        break;
+    case K_I16:
+        n = leaf(name, parent, rep, FLOE_PQ_INT32, FLOE_PQ_LT_INT);
+        n.bit_width = 16;
+        n.is_signed = true;
+        break;
+    default:
+        n = leaf(name, parent, rep, FLOE_PQ_FIXED, FLOE_PQ_LT_NONE);
+        n.type_length = 4;
+        break;
     }
     return add(g, n);
 }
 
 void pqg_all_types_schema(pqg_t *g)
 {
-    static const char *names[K_COUNT] = {"b", "i32", "i64", "f32", "f64", "str", "bin", "uuid", "dec9", "dec18",
-                                         "dec38", "date", "time", "ts", "tstz", "i16", "lowcard", "fix4"};
-    for (int k = 0; k < K_COUNT; k++) add_leaf(g, names[k], -1, k % 3 == 0 ? FLOE_PQ_REQUIRED : FLOE_PQ_OPTIONAL, k);
-    int st = add(g, (floe_pq_node_t){.name = "st", .parent = -1, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP});
+    static const char *names[K_COUNT] = {"b",    "i32",  "i64",  "f32",   "f64",     "str",
+                                         "bin",  "uuid", "dec9", "dec18", "dec38",   "date",
+                                         "time", "ts",   "tstz", "i16",   "lowcard", "fix4"};
+    for (int k = 0; k < K_COUNT; k++)
+        add_leaf(g, names[k], -1, k % 3 == 0 ? FLOE_PQ_REQUIRED : FLOE_PQ_OPTIONAL, k);
+    int st =
+        add(g, (floe_pq_node_t){
+                   .name = "st", .parent = -1, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP});
     add_leaf(g, "x", st, FLOE_PQ_REQUIRED, K_I64);
     add_leaf(g, "y", st, FLOE_PQ_OPTIONAL, K_STR);
-    int l = add(g, (floe_pq_node_t){.name = "tags", .parent = -1, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP, .logical = FLOE_PQ_LT_LIST});
-    int ll = add(g, (floe_pq_node_t){.name = "list", .parent = l, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
+    int l = add(g, (floe_pq_node_t){.name = "tags",
+                                    .parent = -1,
+                                    .rep = FLOE_PQ_OPTIONAL,
+                                    .phys = FLOE_PQ_GROUP,
+                                    .logical = FLOE_PQ_LT_LIST});
+    int ll =
+        add(g, (floe_pq_node_t){
+                   .name = "list", .parent = l, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
     add_leaf(g, "element", ll, FLOE_PQ_OPTIONAL, K_STR);
-    int m = add(g, (floe_pq_node_t){.name = "attrs", .parent = -1, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP, .logical = FLOE_PQ_LT_MAP});
-    int kv = add(g, (floe_pq_node_t){.name = "key_value", .parent = m, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
+    int m = add(g, (floe_pq_node_t){.name = "attrs",
+                                    .parent = -1,
+                                    .rep = FLOE_PQ_OPTIONAL,
+                                    .phys = FLOE_PQ_GROUP,
+                                    .logical = FLOE_PQ_LT_MAP});
+    int kv = add(
+        g, (floe_pq_node_t){
+               .name = "key_value", .parent = m, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
     add_leaf(g, "key", kv, FLOE_PQ_REQUIRED, K_STR);
     add_leaf(g, "value", kv, FLOE_PQ_OPTIONAL, K_I32);
     /* list of structs holding a list */
-    int ls = add(g, (floe_pq_node_t){.name = "items", .parent = -1, .rep = FLOE_PQ_REQUIRED, .phys = FLOE_PQ_GROUP, .logical = FLOE_PQ_LT_LIST});
-    int lsl = add(g, (floe_pq_node_t){.name = "list", .parent = ls, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
-    int el = add(g, (floe_pq_node_t){.name = "element", .parent = lsl, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP});
+    int ls = add(g, (floe_pq_node_t){.name = "items",
+                                     .parent = -1,
+                                     .rep = FLOE_PQ_REQUIRED,
+                                     .phys = FLOE_PQ_GROUP,
+                                     .logical = FLOE_PQ_LT_LIST});
+    int lsl =
+        add(g, (floe_pq_node_t){
+                   .name = "list", .parent = ls, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
+    int el = add(
+        g, (floe_pq_node_t){
+               .name = "element", .parent = lsl, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP});
     add_leaf(g, "id", el, FLOE_PQ_REQUIRED, K_I32);
-    int il = add(g, (floe_pq_node_t){.name = "vals", .parent = el, .rep = FLOE_PQ_OPTIONAL, .phys = FLOE_PQ_GROUP, .logical = FLOE_PQ_LT_LIST});
-    int ill = add(g, (floe_pq_node_t){.name = "list", .parent = il, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
+    int il = add(g, (floe_pq_node_t){.name = "vals",
+                                     .parent = el,
+                                     .rep = FLOE_PQ_OPTIONAL,
+                                     .phys = FLOE_PQ_GROUP,
+                                     .logical = FLOE_PQ_LT_LIST});
+    int ill =
+        add(g, (floe_pq_node_t){
+                   .name = "list", .parent = il, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
     add_leaf(g, "element", ill, FLOE_PQ_REQUIRED, K_F64);
 }
 
@@ -118,16 +210,30 @@ static void random_field(pqg_t *g, const char *name, int parent, int depth)
     if (what <= 2) {
         add_leaf(g, name, parent, rep, (int)(pqg_rand(g) % K_COUNT));
     } else if (what == 3) {
-        int st = add(g, (floe_pq_node_t){.name = name, .parent = parent, .rep = rep, .phys = FLOE_PQ_GROUP});
+        int st = add(
+            g, (floe_pq_node_t){.name = name, .parent = parent, .rep = rep, .phys = FLOE_PQ_GROUP});
         int n = 1 + (int)(pqg_rand(g) % 3);
         for (int i = 0; i < n; i++) random_field(g, name_of(g, "f", i), st, depth - 1);
     } else if (what == 4) {
-        int l = add(g, (floe_pq_node_t){.name = name, .parent = parent, .rep = rep, .phys = FLOE_PQ_GROUP, .logical = FLOE_PQ_LT_LIST});
-        int ll = add(g, (floe_pq_node_t){.name = "list", .parent = l, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
+        int l = add(g, (floe_pq_node_t){.name = name,
+                                        .parent = parent,
+                                        .rep = rep,
+                                        .phys = FLOE_PQ_GROUP,
+                                        .logical = FLOE_PQ_LT_LIST});
+        int ll = add(
+            g, (floe_pq_node_t){
+                   .name = "list", .parent = l, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
         random_field(g, "element", ll, depth - 1);
     } else {
-        int m = add(g, (floe_pq_node_t){.name = name, .parent = parent, .rep = rep, .phys = FLOE_PQ_GROUP, .logical = FLOE_PQ_LT_MAP});
-        int kv = add(g, (floe_pq_node_t){.name = "key_value", .parent = m, .rep = FLOE_PQ_REPEATED, .phys = FLOE_PQ_GROUP});
+        int m = add(g, (floe_pq_node_t){.name = name,
+                                        .parent = parent,
+                                        .rep = rep,
+                                        .phys = FLOE_PQ_GROUP,
+                                        .logical = FLOE_PQ_LT_MAP});
+        int kv = add(g, (floe_pq_node_t){.name = "key_value",
+                                         .parent = m,
+                                         .rep = FLOE_PQ_REPEATED,
+                                         .phys = FLOE_PQ_GROUP});
         add_leaf(g, "key", kv, FLOE_PQ_REQUIRED, pqg_rand(g) & 1 ? K_STR : K_I64);
         random_field(g, "value", kv, depth - 1);
     }
@@ -146,16 +252,22 @@ static int kind_of(const floe_pq_node_t *n)
     switch (n->phys) {
     case FLOE_PQ_BOOLEAN: return K_BOOL;
     case FLOE_PQ_INT32:
-        return n->logical == FLOE_PQ_LT_DECIMAL ? K_DEC32 : n->logical == FLOE_PQ_LT_DATE ? K_DATE :
-               n->logical == FLOE_PQ_LT_INT ? K_I16 : K_I32;
+        return n->logical == FLOE_PQ_LT_DECIMAL ? K_DEC32
+               : n->logical == FLOE_PQ_LT_DATE  ? K_DATE
+               : n->logical == FLOE_PQ_LT_INT   ? K_I16
+                                                : K_I32;
     case FLOE_PQ_INT64:
-        return n->logical == FLOE_PQ_LT_DECIMAL ? K_DEC64 : n->logical == FLOE_PQ_LT_TIME ? K_TIME :
-               n->logical == FLOE_PQ_LT_TIMESTAMP ? (n->utc ? K_TSTZ : K_TS) : K_I64;
+        return n->logical == FLOE_PQ_LT_DECIMAL     ? K_DEC64
+               : n->logical == FLOE_PQ_LT_TIME      ? K_TIME
+               : n->logical == FLOE_PQ_LT_TIMESTAMP ? (n->utc ? K_TSTZ : K_TS)
+                                                    : K_I64;
     case FLOE_PQ_FLOAT: return K_F32;
     case FLOE_PQ_DOUBLE: return K_F64;
     case FLOE_PQ_BYTE_ARRAY: return n->logical == FLOE_PQ_LT_STRING ? K_STR : K_BIN;
     default:
-        return n->logical == FLOE_PQ_LT_UUID ? K_UUID : n->logical == FLOE_PQ_LT_DECIMAL ? K_DEC128 : K_FIXED4;
+        return n->logical == FLOE_PQ_LT_UUID      ? K_UUID
+               : n->logical == FLOE_PQ_LT_DECIMAL ? K_DEC128
+                                                  : K_FIXED4;
     }
 }
 
@@ -164,7 +276,7 @@ static const char *const words[] = {"alpha", "beta", "gamma", "delta", "", "hél
 static void gen_leaf(pqg_t *g, const floe_pq_node_t *n, pqg_val_t *v)
 {
     uint64_t r = pqg_rand(g);
-    bool small = (r & 3) == 0;   /* repeats make dictionaries and runs */
+    bool small = (r & 3) == 0; /* repeats make dictionaries and runs */
     switch (kind_of(n)) {
     case K_BOOL: v->i = r >> 63; break;
     case K_I32: v->i = small ? (int64_t)(r >> 60) : (int32_t)(uint32_t)(r >> 7); break;
@@ -174,9 +286,16 @@ static void gen_leaf(pqg_t *g, const floe_pq_node_t *n, pqg_val_t *v)
     case K_DEC64: v->i = (int64_t)(r % 1999999999999999999ull) - 999999999999999999ll; break;
     case K_DATE: v->i = (int64_t)(r % 60000) - 20000; break;
     case K_TIME: v->i = (int64_t)(r % 86400000000ull); break;
-    case K_TS: case K_TSTZ: v->i = (int64_t)(r % 8000000000000000ull) - 2000000000000000ll; break;
-    case K_F32: v->d = (float)((frand(g) - 0.5) * 1e4); if (small) v->d = 1.5f; break;
-    case K_F64: v->d = (frand(g) - 0.5) * 1e9; if (small) v->d = 0.25; break;
+    case K_TS:
+    case K_TSTZ: v->i = (int64_t)(r % 8000000000000000ull) - 2000000000000000ll; break;
+    case K_F32:
+        v->d = (float)((frand(g) - 0.5) * 1e4);
+        if (small) v->d = 1.5f;
+        break;
+    case K_F64:
+        v->d = (frand(g) - 0.5) * 1e9;
+        if (small) v->d = 0.25;
+        break;
     case K_STR: {
         if (small || (r & 8)) {
             const char *w = words[(r >> 8) % 8];
@@ -203,7 +322,8 @@ static void gen_leaf(pqg_t *g, const floe_pq_node_t *n, pqg_val_t *v)
         v->blen = len;
         break;
     }
-    case K_UUID: case K_FIXED4: {
+    case K_UUID:
+    case K_FIXED4: {
         uint32_t len = (uint32_t)n->type_length;
         uint8_t *s = floe_arena_alloc(&g->arena, len);
         for (uint32_t k = 0; k < len; k++) s[k] = small ? (uint8_t)k : (uint8_t)pqg_rand(g);
@@ -249,7 +369,10 @@ static void gen_field(pqg_t *g, int node, pqg_val_t *v)
         }
         return;
     }
-    if (n->rep == FLOE_PQ_OPTIONAL && frand(g) < g->null_rate) { v->null = true; return; }
+    if (n->rep == FLOE_PQ_OPTIONAL && frand(g) < g->null_rate) {
+        v->null = true;
+        return;
+    }
     gen_occ(g, node, v);
 }
 
@@ -257,7 +380,10 @@ static void gen_occ(pqg_t *g, int node, pqg_val_t *v)
 {
     const floe_pq_node_t *n = floe_pq_schema_node(g->s, node);
     memset(v, 0, sizeof *v);
-    if (n->phys != FLOE_PQ_GROUP) { gen_leaf(g, n, v); return; }
+    if (n->phys != FLOE_PQ_GROUP) {
+        gen_leaf(g, n, v);
+        return;
+    }
     int nc = floe_pq_schema_num_children(g->s, node);
     v->n = (uint32_t)nc;
     v->kids = floe_arena_calloc(&g->arena, (size_t)nc, sizeof *v->kids);
@@ -303,12 +429,28 @@ static void push(shred_t *sh, int node, int d, int r, const pqg_val_t *v)
     if (!v) return;
     const floe_pq_node_t *n = floe_pq_schema_node(sh->s, node);
     switch (n->phys) {
-    case FLOE_PQ_BOOLEAN: { uint8_t b = (uint8_t)v->i; floe_buf_append(&c->vals, &b, 1); break; }
-    case FLOE_PQ_INT32: { int32_t x = (int32_t)v->i; floe_buf_append(&c->vals, &x, 4); break; }
+    case FLOE_PQ_BOOLEAN: {
+        uint8_t b = (uint8_t)v->i;
+        floe_buf_append(&c->vals, &b, 1);
+        break;
+    }
+    case FLOE_PQ_INT32: {
+        int32_t x = (int32_t)v->i;
+        floe_buf_append(&c->vals, &x, 4);
+        break;
+    }
     case FLOE_PQ_INT64: floe_buf_append(&c->vals, &v->i, 8); break;
-    case FLOE_PQ_FLOAT: { float f = (float)v->d; floe_buf_append(&c->vals, &f, 4); break; }
+    case FLOE_PQ_FLOAT: {
+        float f = (float)v->d;
+        floe_buf_append(&c->vals, &f, 4);
+        break;
+    }
     case FLOE_PQ_DOUBLE: floe_buf_append(&c->vals, &v->d, 8); break;
-    default: { floe_slice_t s = floe_slice(v->b, v->blen); floe_buf_append(&c->vals, &s, sizeof s); break; }
+    default: {
+        floe_slice_t s = floe_slice(v->b, v->blen);
+        floe_buf_append(&c->vals, &s, sizeof s);
+        break;
+    }
     }
 }
 
@@ -316,7 +458,8 @@ static void nulls(shred_t *sh, int node, int d, int r)
 {
     int cols[256];
     int n = floe_pq_schema_columns_under(sh->s, node, cols, 256);
-    for (int i = 0; i < n && i < 256; i++) push(sh, floe_pq_schema_column_node(sh->s, cols[i]), d, r, NULL);
+    for (int i = 0; i < n && i < 256; i++)
+        push(sh, floe_pq_schema_column_node(sh->s, cols[i]), d, r, NULL);
 }
 
 static void shred_occ(shred_t *sh, int node, const pqg_val_t *v, int d, int r);
@@ -325,9 +468,13 @@ static void shred_field(shred_t *sh, int node, const pqg_val_t *v, int pd, int r
 {
     const floe_pq_node_t *n = floe_pq_schema_node(sh->s, node);
     if (n->rep == FLOE_PQ_REPEATED) {
-        if (v->n == 0) { nulls(sh, node, pd, r); return; }
+        if (v->n == 0) {
+            nulls(sh, node, pd, r);
+            return;
+        }
         int nr = nrep_of(sh->s, node);
-        for (uint32_t i = 0; i < v->n; i++) shred_occ(sh, node, &v->kids[i], pd + 1, i == 0 ? r : nr);
+        for (uint32_t i = 0; i < v->n; i++)
+            shred_occ(sh, node, &v->kids[i], pd + 1, i == 0 ? r : nr);
     } else if (n->rep == FLOE_PQ_OPTIONAL && v->null) {
         nulls(sh, node, pd, r);
     } else {
@@ -338,8 +485,12 @@ static void shred_field(shred_t *sh, int node, const pqg_val_t *v, int pd, int r
 static void shred_occ(shred_t *sh, int node, const pqg_val_t *v, int d, int r)
 {
     const floe_pq_node_t *n = floe_pq_schema_node(sh->s, node);
-    if (n->phys != FLOE_PQ_GROUP) { push(sh, node, d, r, v); return; }
-    for (uint32_t i = 0; i < v->n; i++) shred_field(sh, floe_pq_schema_child(sh->s, node, (int)i), &v->kids[i], d, r);
+    if (n->phys != FLOE_PQ_GROUP) {
+        push(sh, node, d, r, v);
+        return;
+    }
+    for (uint32_t i = 0; i < v->n; i++)
+        shred_field(sh, floe_pq_schema_child(sh->s, node, (int)i), &v->kids[i], d, r);
 }
 
 int pqg_write(pqg_t *g, floe_pq_writer_t *w, pqg_val_t **rows, size_t n, floe_err_t *err)
@@ -355,8 +506,11 @@ int pqg_write(pqg_t *g, floe_pq_writer_t *w, pqg_val_t **rows, size_t n, floe_er
         colbuf_t *cb = &sh.cols[c];
         size_t nl = cb->def.len / 2;
         const floe_pq_node_t *nd = floe_pq_schema_node(g->s, floe_pq_schema_column_node(g->s, c));
-        size_t esz = nd->phys == FLOE_PQ_BOOLEAN ? 1 : nd->phys == FLOE_PQ_INT32 || nd->phys == FLOE_PQ_FLOAT ? 4 :
-                     nd->phys == FLOE_PQ_INT64 || nd->phys == FLOE_PQ_DOUBLE ? 8 : sizeof(floe_slice_t);
+        size_t esz = nd->phys == FLOE_PQ_BOOLEAN                              ? 1
+                     : nd->phys == FLOE_PQ_INT32 || nd->phys == FLOE_PQ_FLOAT ? 4
+                     : nd->phys == FLOE_PQ_INT64 || nd->phys == FLOE_PQ_DOUBLE
+                         ? 8
+                         : sizeof(floe_slice_t);
         if (g->narrow) {
             uint8_t *d8 = malloc(nl + 1), *r8 = malloc(nl + 1);
             for (size_t k = 0; k < nl; k++) {
@@ -373,10 +527,11 @@ int pqg_write(pqg_t *g, floe_pq_writer_t *w, pqg_val_t **rows, size_t n, floe_er
             free(r8);
             continue;
         }
-        rc = floe_pq_write_column(w, c, nl,
-                                  floe_pq_schema_max_def(g->s, c) ? (const int16_t *)(void *)cb->def.data : NULL,
-                                  floe_pq_schema_max_rep(g->s, c) ? (const int16_t *)(void *)cb->rep.data : NULL,
-                                  cb->vals.data, cb->vals.len / esz, err);
+        rc = floe_pq_write_column(
+            w, c, nl,
+            floe_pq_schema_max_def(g->s, c) ? (const int16_t *)(void *)cb->def.data : NULL,
+            floe_pq_schema_max_rep(g->s, c) ? (const int16_t *)(void *)cb->rep.data : NULL,
+            cb->vals.data, cb->vals.len / esz, err);
     }
     for (int c = 0; c < ncols; c++) {
         floe_buf_free(&sh.cols[c].def);
@@ -395,9 +550,13 @@ static void json_str(floe_buf_t *o, const uint8_t *p, size_t n)
     floe_buf_append_u8(o, '"');
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
-        if (c == '"' || c == '\\') { floe_buf_append_u8(o, '\\'); floe_buf_append_u8(o, c); }
-        else if (c < 0x20) floe_buf_printf(o, "\\u%04x", c);
-        else floe_buf_append_u8(o, c);
+        if (c == '"' || c == '\\') {
+            floe_buf_append_u8(o, '\\');
+            floe_buf_append_u8(o, c);
+        } else if (c < 0x20)
+            floe_buf_printf(o, "\\u%04x", c);
+        else
+            floe_buf_append_u8(o, c);
     }
     floe_buf_append_u8(o, '"');
 }
@@ -411,29 +570,37 @@ static void json_int(floe_buf_t *o, __int128 v)
     tmp[k] = 0;
     bool neg = v < 0;
     unsigned __int128 u = neg ? (unsigned __int128)(-(v + 1)) + 1 : (unsigned __int128)v;
-    do { tmp[--k] = (char)('0' + (int)(u % 10)); u /= 10; } while (u);
+    do {
+        tmp[--k] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
     if (neg) tmp[--k] = '-';
     if (v > lim || v < -lim) floe_buf_printf(o, "\"%s\"", tmp + k);
-    else floe_buf_append_str(o, tmp + k);
+    else
+        floe_buf_append_str(o, tmp + k);
 }
 
 static void json_double(floe_buf_t *o, double d)
 {
     if (isnan(d)) floe_buf_append_str(o, "\"NaN\"");
-    else if (isinf(d)) floe_buf_append_str(o, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-    else floe_buf_printf(o, "%.17g", d);
+    else if (isinf(d))
+        floe_buf_append_str(o, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    else
+        floe_buf_printf(o, "%.17g", d);
 }
 
 static void json_leaf(floe_buf_t *o, const floe_pq_node_t *n, const pqg_val_t *v)
 {
     switch (n->phys) {
     case FLOE_PQ_BOOLEAN: floe_buf_append_str(o, v->i ? "true" : "false"); return;
-    case FLOE_PQ_INT32: case FLOE_PQ_INT64: json_int(o, v->i); return;
+    case FLOE_PQ_INT32:
+    case FLOE_PQ_INT64: json_int(o, v->i); return;
     case FLOE_PQ_FLOAT: json_double(o, (double)(float)v->d); return;
     case FLOE_PQ_DOUBLE: json_double(o, v->d); return;
     default: break;
     }
-    if (n->logical == FLOE_PQ_LT_STRING || n->logical == FLOE_PQ_LT_JSON || n->logical == FLOE_PQ_LT_ENUM) {
+    if (n->logical == FLOE_PQ_LT_STRING || n->logical == FLOE_PQ_LT_JSON ||
+        n->logical == FLOE_PQ_LT_ENUM) {
         json_str(o, v->b, v->blen);
     } else if (n->logical == FLOE_PQ_LT_UUID && v->blen == 16) {
         char s[40];
@@ -471,7 +638,10 @@ static void json_node(floe_buf_t *o, const floe_pq_schema_t *s, int node, const 
 /* A field's value: repeated fields render as arrays of occurrences. */
 static void json_field(floe_buf_t *o, const floe_pq_schema_t *s, int node, const pqg_val_t *v)
 {
-    if (floe_pq_schema_node(s, node)->rep != FLOE_PQ_REPEATED) { json_node(o, s, node, v); return; }
+    if (floe_pq_schema_node(s, node)->rep != FLOE_PQ_REPEATED) {
+        json_node(o, s, node, v);
+        return;
+    }
     floe_buf_append_u8(o, '[');
     for (uint32_t i = 0; i < v->n; i++) {
         if (i) floe_buf_append_u8(o, ',');
@@ -483,8 +653,14 @@ static void json_field(floe_buf_t *o, const floe_pq_schema_t *s, int node, const
 static void json_node(floe_buf_t *o, const floe_pq_schema_t *s, int node, const pqg_val_t *v)
 {
     const floe_pq_node_t *n = floe_pq_schema_node(s, node);
-    if (v->null) { floe_buf_append_str(o, "null"); return; }
-    if (n->phys != FLOE_PQ_GROUP) { json_leaf(o, n, v); return; }
+    if (v->null) {
+        floe_buf_append_str(o, "null");
+        return;
+    }
+    if (n->phys != FLOE_PQ_GROUP) {
+        json_leaf(o, n, v);
+        return;
+    }
     if (std_shape(s, node)) {
         int rn = floe_pq_schema_child(s, node, 0);
         const pqg_val_t *rv = &v->kids[0];
@@ -550,7 +726,10 @@ static int first_col(const floe_pq_schema_t *s, int node)
 static int peek_def(asm_t *a, int col)
 {
     floe_pq_column_t *c = &a->cols[col];
-    if (a->lpos[col] >= c->n_levels) { a->error = "levels ran out"; return 0; }
+    if (a->lpos[col] >= c->n_levels) {
+        a->error = "levels ran out";
+        return 0;
+    }
     return c->def ? c->def[a->lpos[col]] : floe_pq_schema_max_def(a->s, col);
 }
 
@@ -568,10 +747,16 @@ static void asm_field(asm_t *a, int node, int pd, pqg_val_t *v)
     const floe_pq_node_t *n = floe_pq_schema_node(a->s, node);
     int c0 = first_col(a->s, node);
     memset(v, 0, sizeof *v);
-    if (c0 < 0 || a->error) { a->error = a->error ? a->error : "group without leaves"; return; }
+    if (c0 < 0 || a->error) {
+        a->error = a->error ? a->error : "group without leaves";
+        return;
+    }
     int nd = pd + (n->rep != FLOE_PQ_REQUIRED);
     if (n->rep == FLOE_PQ_REPEATED) {
-        if (peek_def(a, c0) < nd) { skip_null(a, node); return; }
+        if (peek_def(a, c0) < nd) {
+            skip_null(a, node);
+            return;
+        }
         int nr = nrep_of(a->s, node);
         uint32_t cap = 4;
         v->kids = floe_arena_calloc(a->arena, cap, sizeof *v->kids);
@@ -590,7 +775,11 @@ static void asm_field(asm_t *a, int node, int pd, pqg_val_t *v)
         }
         return;
     }
-    if (n->rep == FLOE_PQ_OPTIONAL && peek_def(a, c0) < nd) { skip_null(a, node); v->null = true; return; }
+    if (n->rep == FLOE_PQ_OPTIONAL && peek_def(a, c0) < nd) {
+        skip_null(a, node);
+        v->null = true;
+        return;
+    }
     asm_occ(a, node, v);
 }
 
@@ -601,7 +790,10 @@ static void asm_occ(asm_t *a, int node, pqg_val_t *v)
     if (n->phys != FLOE_PQ_GROUP) {
         int col = floe_pq_schema_column_of(a->s, node);
         floe_pq_column_t *c = &a->cols[col];
-        if (a->vpos[col] >= c->n_values) { a->error = "values ran out"; return; }
+        if (a->vpos[col] >= c->n_values) {
+            a->error = "values ran out";
+            return;
+        }
         size_t i = a->vpos[col]++;
         a->lpos[col]++;
         switch (n->phys) {
@@ -610,7 +802,12 @@ static void asm_occ(asm_t *a, int node, pqg_val_t *v)
         case FLOE_PQ_INT64: v->i = ((int64_t *)c->values)[i]; break;
         case FLOE_PQ_FLOAT: v->d = ((float *)c->values)[i]; break;
         case FLOE_PQ_DOUBLE: v->d = ((double *)c->values)[i]; break;
-        default: { floe_slice_t s = ((floe_slice_t *)c->values)[i]; v->b = s.ptr; v->blen = (uint32_t)s.len; break; }
+        default: {
+            floe_slice_t s = ((floe_slice_t *)c->values)[i];
+            v->b = s.ptr;
+            v->blen = (uint32_t)s.len;
+            break;
+        }
         }
         return;
     }
@@ -627,8 +824,12 @@ int pqg_read_json(floe_pq_reader_t *r, int rg, floe_buf_t *out, floe_err_t *err)
 {
     const floe_pq_schema_t *s = floe_pq_reader_schema(r);
     int ncols = floe_pq_schema_num_columns(s);
-    asm_t a = {s, calloc((size_t)ncols, sizeof(floe_pq_column_t)), calloc((size_t)ncols, sizeof(size_t)),
-               calloc((size_t)ncols, sizeof(size_t)), NULL, NULL};
+    asm_t a = {s,
+               calloc((size_t)ncols, sizeof(floe_pq_column_t)),
+               calloc((size_t)ncols, sizeof(size_t)),
+               calloc((size_t)ncols, sizeof(size_t)),
+               NULL,
+               NULL};
     floe_arena_t arena;
     floe_arena_init(&arena, 1 << 16, 0);
     a.arena = &arena;
@@ -642,12 +843,17 @@ int pqg_read_json(floe_pq_reader_t *r, int rg, floe_buf_t *out, floe_err_t *err)
         v.n = (uint32_t)nc;
         v.kids = floe_arena_calloc(&arena, (size_t)nc, sizeof *v.kids);
         for (int i = 0; i < nc; i++) asm_field(&a, floe_pq_schema_child(s, -1, i), 0, &v.kids[i]);
-        if (a.error) { rc = floe_err_set(err, FLOE_ECORRUPT, "assembly: %s", a.error); break; }
+        if (a.error) {
+            rc = floe_err_set(err, FLOE_ECORRUPT, "assembly: %s", a.error);
+            break;
+        }
         pqg_json(s, &v, out);
         floe_buf_append_u8(out, '\n');
     }
     for (int c = 0; c < ncols; c++) floe_pq_column_free(&a.cols[c]);
-    free(a.cols); free(a.lpos); free(a.vpos);
+    free(a.cols);
+    free(a.lpos);
+    free(a.vpos);
     floe_arena_free(&arena);
     return rc;
 }

@@ -11,11 +11,11 @@
 
 typedef struct pqg_val {
     bool null;
-    uint32_t n;                 /* groups: children; repeated nodes: occurrences */
+    uint32_t n; /* groups: children; repeated nodes: occurrences */
     struct pqg_val *kids;
-    int64_t i;                  /* BOOLEAN, INT32, INT64 */
-    double d;                   /* FLOAT (as float), DOUBLE */
-    const uint8_t *b;           /* BYTE_ARRAY, FIXED */
+    int64_t i;        /* BOOLEAN, INT32, INT64 */
+    double d;         /* FLOAT (as float), DOUBLE */
+    const uint8_t *b; /* BYTE_ARRAY, FIXED */
     uint32_t blen;
 } pqg_val_t;
 
@@ -25,7 +25,7 @@ typedef struct pqg {
     uint64_t rng;
     int next_id;
     double null_rate;
-    bool narrow;                /* pqg_write feeds byte levels (floe_pq_write_column8) */
+    bool narrow; /* pqg_write feeds byte levels (floe_pq_write_column8) */
 } pqg_t;
 
 void pqg_init(pqg_t *g, uint64_t seed);

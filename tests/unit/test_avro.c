@@ -40,13 +40,18 @@ static const char *MANIFEST_ENTRY =
     "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
     "{\"name\":\"file_path\",\"type\":\"string\",\"doc\":\"Location URI\",\"field-id\":100},"
     "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\",\"fields\":["
-    "{\"name\":\"day\",\"type\":[\"null\",{\"type\":\"int\",\"logicalType\":\"date\"}],\"default\":null,\"field-id\":1000}]},\"field-id\":102},"
+    "{\"name\":\"day\",\"type\":[\"null\",{\"type\":\"int\",\"logicalType\":\"date\"}],\"default\":"
+    "null,\"field-id\":1000}]},\"field-id\":102},"
     "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
-    "{\"name\":\"column_sizes\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":\"record\",\"name\":\"k117_v118\","
-    "\"fields\":[{\"name\":\"key\",\"type\":\"int\",\"field-id\":117},{\"name\":\"value\",\"type\":\"long\",\"field-id\":118}]},"
+    "{\"name\":\"column_sizes\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":"
+    "\"record\",\"name\":\"k117_v118\","
+    "\"fields\":[{\"name\":\"key\",\"type\":\"int\",\"field-id\":117},{\"name\":\"value\",\"type\":"
+    "\"long\",\"field-id\":118}]},"
     "\"logicalType\":\"map\"}],\"default\":null,\"field-id\":108},"
-    "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\",\"element-id\":133}],\"default\":null,\"field-id\":132},"
-    "{\"name\":\"props\",\"type\":{\"type\":\"map\",\"values\":\"string\",\"key-id\":7,\"value-id\":8},\"field-id\":9}"
+    "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
+    "\"element-id\":133}],\"default\":null,\"field-id\":132},"
+    "{\"name\":\"props\",\"type\":{\"type\":\"map\",\"values\":\"string\",\"key-id\":7,\"value-"
+    "id\":8},\"field-id\":9}"
     "]},\"field-id\":2}]}";
 
 static void schema_keeps_attributes(void)
@@ -63,7 +68,8 @@ static void schema_keeps_attributes(void)
     const floe_avro_schema_t *df = floe_avro_schema_field_type(s, 2);
     int i = floe_avro_schema_field_index(df, "split_offsets");
     CHECK_EQ(i, 4);
-    const floe_avro_schema_t *so = floe_avro_schema_nullable_inner(floe_avro_schema_field_type(df, 4));
+    const floe_avro_schema_t *so =
+        floe_avro_schema_nullable_inner(floe_avro_schema_field_type(df, 4));
     CHECK(so && floe_avro_schema_type(so) == FLOE_AVRO_ARRAY);
     CHECK_EQ(floe_avro_schema_prop_int(so, "element-id", &id), 0);
     CHECK_EQ(id, 133);
@@ -73,7 +79,8 @@ static void schema_keeps_attributes(void)
     CHECK_EQ(floe_avro_schema_prop_int(m, "value-id", &id), 0);
     CHECK_EQ(id, 8);
     const floe_avro_schema_t *part = floe_avro_schema_field_type(df, 1);
-    const floe_avro_schema_t *day = floe_avro_schema_nullable_inner(floe_avro_schema_field_type(part, 0));
+    const floe_avro_schema_t *day =
+        floe_avro_schema_nullable_inner(floe_avro_schema_field_type(part, 0));
     CHECK_EQ(floe_avro_schema_logical(day), FLOE_AVRO_LOGICAL_DATE);
     char *doc = floe_avro_schema_prop_json(df, 0, "doc");
     CHECK_STR(doc, "\"Location URI\"");
@@ -119,10 +126,11 @@ static void schema_names_and_canonical(void)
     CHECK(floe_avro_schema_field_type(s, 1) == f);
     CHECK(floe_avro_schema_branch(floe_avro_schema_field_type(s, 2), 1) == s);
     char *c = floe_avro_schema_canonical(s, &err);
-    const char *want_c = "{\"name\":\"a.b.Node\",\"type\":\"record\",\"fields\":["
-                 "{\"name\":\"v\",\"type\":{\"name\":\"a.b.F\",\"type\":\"fixed\",\"size\":4}},"
-                 "{\"name\":\"w\",\"type\":\"a.b.F\"},"
-                 "{\"name\":\"next\",\"type\":[\"null\",\"a.b.Node\"]}]}";
+    const char *want_c =
+        "{\"name\":\"a.b.Node\",\"type\":\"record\",\"fields\":["
+        "{\"name\":\"v\",\"type\":{\"name\":\"a.b.F\",\"type\":\"fixed\",\"size\":4}},"
+        "{\"name\":\"w\",\"type\":\"a.b.F\"},"
+        "{\"name\":\"next\",\"type\":[\"null\",\"a.b.Node\"]}]}";
     CHECK_STR(c, want_c);
     free(c);
     /* a recursive list round-trips through encode/decode */
@@ -136,7 +144,8 @@ static void schema_names_and_canonical(void)
         CHECK_EQ(floe_avro_rec_set_bytes(cur, "w", four, 4, &err), 0);
         if (k < 2) cur = floe_avro_field(cur, "next");
         CHECK(cur != NULL);
-        if (k < 2 && cur) cur = floe_avro_field(cur, "v") ? cur : NULL; /* chose the record branch */
+        if (k < 2 && cur)
+            cur = floe_avro_field(cur, "v") ? cur : NULL; /* chose the record branch */
     }
     floe_buf_t b = FLOE_BUF_INIT;
     CHECK_EQ(floe_avro_encode(v, &b, &err), 0);
@@ -165,7 +174,8 @@ static void schema_errors_are_clear(void)
         {"[\"null\",[\"int\"]]", "union directly inside a union"},
         {"{\"type\":\"array\"}", "without \"items\""},
         {"\"nosuch\"", "unknown type"},
-        {"{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},{\"name\":\"a\",\"type\":\"int\"}]}",
+        {"{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},{"
+         "\"name\":\"a\",\"type\":\"int\"}]}",
          "field \"a\" twice"},
         {"{\"type\":", "bad JSON"},
     };
@@ -191,9 +201,12 @@ static void binary_spec_vectors(void)
     floe_arena_init(&a, 0, 0);
     floe_err_t err = {0};
     floe_buf_t b = FLOE_BUF_INIT;
-    static const struct { int64_t v; uint8_t bytes[3]; size_t n; } longs[] = {
-        {0, {0x00}, 1}, {-1, {0x01}, 1}, {1, {0x02}, 1}, {-2, {0x03}, 1},
-        {2, {0x04}, 1}, {-64, {0x7f}, 1}, {64, {0x80, 0x01}, 2}};
+    static const struct {
+        int64_t v;
+        uint8_t bytes[3];
+        size_t n;
+    } longs[] = {{0, {0x00}, 1}, {-1, {0x01}, 1},  {1, {0x02}, 1},       {-2, {0x03}, 1},
+                 {2, {0x04}, 1}, {-64, {0x7f}, 1}, {64, {0x80, 0x01}, 2}};
     for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
         floe_avro_value_t *v = floe_avro_value_new(&a, l);
         CHECK_EQ(floe_avro_set_long(v, longs[i].v, &err), 0);
@@ -205,7 +218,10 @@ static void binary_spec_vectors(void)
     CHECK_EQ(floe_avro_set_string(v, "foo", &err), 0);
     floe_buf_reset(&b);
     CHECK_EQ(floe_avro_encode(v, &b, &err), 0);
-    CHECK(b.len == 4 && memcmp(b.data, "\x06" "foo", 4) == 0);
+    CHECK(b.len == 4 && memcmp(b.data,
+                               "\x06"
+                               "foo",
+                               4) == 0);
     /* union ["null","string"]: null is 00, "a" is 02 02 61 */
     v = floe_avro_value_new(&a, u);
     CHECK_EQ(floe_avro_set_null(v, &err), 0);
@@ -215,7 +231,10 @@ static void binary_spec_vectors(void)
     CHECK_EQ(floe_avro_set_string(v, "a", &err), 0);
     floe_buf_reset(&b);
     CHECK_EQ(floe_avro_encode(v, &b, &err), 0);
-    CHECK(b.len == 3 && memcmp(b.data, "\x02\x02" "a", 3) == 0);
+    CHECK(b.len == 3 && memcmp(b.data,
+                               "\x02\x02"
+                               "a",
+                               3) == 0);
     /* array of longs [3, 27]: 04 06 36 00 */
     v = floe_avro_value_new(&a, arr);
     CHECK_EQ(floe_avro_set_long(floe_avro_array_append(v, &err), 3, &err), 0);
@@ -250,7 +269,8 @@ static const char *ALL_TYPES =
     "{\"name\":\"d\",\"type\":\"double\"},"
     "{\"name\":\"by\",\"type\":\"bytes\"},"
     "{\"name\":\"s\",\"type\":\"string\"},"
-    "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"color\",\"symbols\":[\"RED\",\"GREEN\",\"BLUE\"]}},"
+    "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"color\",\"symbols\":[\"RED\",\"GREEN\","
+    "\"BLUE\"]}},"
     "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"int\"}},"
     "{\"name\":\"m\",\"type\":{\"type\":\"map\",\"values\":\"double\"}},"
     "{\"name\":\"u\",\"type\":[\"null\",\"string\",\"long\"]},"
@@ -258,10 +278,13 @@ static const char *ALL_TYPES =
     "{\"name\":\"date\",\"type\":{\"type\":\"int\",\"logicalType\":\"date\"}},"
     "{\"name\":\"tm\",\"type\":{\"type\":\"long\",\"logicalType\":\"time-micros\"}},"
     "{\"name\":\"ts\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-micros\"}},"
-    "{\"name\":\"dec\",\"type\":{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":10,\"scale\":2}},"
-    "{\"name\":\"decf\",\"type\":{\"type\":\"fixed\",\"name\":\"d5\",\"size\":5,\"logicalType\":\"decimal\",\"precision\":9,\"scale\":3}},"
+    "{\"name\":\"dec\",\"type\":{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":10,"
+    "\"scale\":2}},"
+    "{\"name\":\"decf\",\"type\":{\"type\":\"fixed\",\"name\":\"d5\",\"size\":5,\"logicalType\":"
+    "\"decimal\",\"precision\":9,\"scale\":3}},"
     "{\"name\":\"uuid\",\"type\":{\"type\":\"string\",\"logicalType\":\"uuid\"}},"
-    "{\"name\":\"opt\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"inner\",\"fields\":[{\"name\":\"x\",\"type\":\"int\"}]}],\"default\":null},"
+    "{\"name\":\"opt\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"inner\",\"fields\":[{"
+    "\"name\":\"x\",\"type\":\"int\"}]}],\"default\":null},"
     "{\"name\":\"withdef\",\"type\":\"string\",\"default\":\"dflt\"}"
     "]}";
 
@@ -281,7 +304,8 @@ static floe_avro_value_t *all_types_value(floe_arena_t *a, const floe_avro_schem
     rc |= floe_avro_rec_set_string(v, "s", k ? "h\xc3\xa9llo \"q\"\n" : "", &err);
     rc |= floe_avro_rec_set_enum(v, "e", k % 3 == 0 ? "RED" : "BLUE", &err);
     floe_avro_value_t *arr = floe_avro_field(v, "a");
-    for (int j = 0; j < k; j++) rc |= floe_avro_set_int(floe_avro_array_append(arr, &err), j * 1000, &err);
+    for (int j = 0; j < k; j++)
+        rc |= floe_avro_set_int(floe_avro_array_append(arr, &err), j * 1000, &err);
     floe_avro_value_t *m = floe_avro_field(v, "m");
     for (int j = 0; j < k; j++) {
         char key[16];
@@ -290,8 +314,10 @@ static floe_avro_value_t *all_types_value(floe_arena_t *a, const floe_avro_schem
     }
     floe_avro_value_t *u = floe_avro_field(v, "u");
     if (k % 3 == 1) rc |= floe_avro_set_string(u, "str", &err);
-    else if (k % 3 == 2) rc |= floe_avro_set_long(u, -5, &err);
-    else rc |= floe_avro_set_null(u, &err);
+    else if (k % 3 == 2)
+        rc |= floe_avro_set_long(u, -5, &err);
+    else
+        rc |= floe_avro_set_null(u, &err);
     rc |= floe_avro_rec_set_bytes(v, "fx", raw, 3, &err);
     rc |= floe_avro_rec_set_int(v, "date", 19000 + k, &err);
     rc |= floe_avro_rec_set_long(v, "tm", 3600000000LL + k, &err);
@@ -346,7 +372,9 @@ static void values_round_trip(void)
         CHECK_EQ(floe_avro_map_len(floe_avro_get(back, "m")), k);
         if (k >= 2) {
             double d;
-            CHECK_EQ(floe_avro_get_double(floe_avro_map_get(floe_avro_get(back, "m"), "k1"), &d, &err), 0);
+            CHECK_EQ(
+                floe_avro_get_double(floe_avro_map_get(floe_avro_get(back, "m"), "k1"), &d, &err),
+                0);
             CHECK(d == 1 / 3.0);
         }
         const char *sym;
@@ -397,7 +425,9 @@ static void setters_choose_branches_and_check(void)
         CHECK_EQ(floe_avro_rec_set_long(kv, "value", 100 * k, &err), 0);
     }
     CHECK_EQ(floe_avro_rec_set_int(floe_avro_field(df, "partition"), "day", 19000, &err), 0);
-    CHECK_EQ(floe_avro_set_string(floe_avro_map_put(floe_avro_field(df, "props"), "k", &err), "v", &err), 0);
+    CHECK_EQ(
+        floe_avro_set_string(floe_avro_map_put(floe_avro_field(df, "props"), "k", &err), "v", &err),
+        0);
     CHECK_EQ(floe_avro_encode(e, &b, &err), 0);
     floe_slice_t in = floe_buf_slice(&b);
     floe_avro_value_t *back;
@@ -409,19 +439,24 @@ static void setters_choose_branches_and_check(void)
     const floe_avro_value_t *bdf = floe_avro_get(back, "data_file");
     CHECK(floe_avro_value_is_null(floe_avro_get(bdf, "split_offsets")));
     CHECK_EQ(floe_avro_array_len(floe_avro_get(bdf, "column_sizes")), 2);
-    CHECK_EQ(floe_avro_get_long(floe_avro_get(floe_avro_array_at(floe_avro_get(bdf, "column_sizes"), 1),
-                                              "value"), &x, &err), 0);
+    CHECK_EQ(floe_avro_get_long(
+                 floe_avro_get(floe_avro_array_at(floe_avro_get(bdf, "column_sizes"), 1), "value"),
+                 &x, &err),
+             0);
     CHECK_EQ(x, 200);
     const char *str;
-    CHECK_EQ(floe_avro_get_string(floe_avro_map_get(floe_avro_get(bdf, "props"), "k"), &str, NULL, &err), 0);
+    CHECK_EQ(
+        floe_avro_get_string(floe_avro_map_get(floe_avro_get(bdf, "props"), "k"), &str, NULL, &err),
+        0);
     CHECK_STR(str, "v");
     floe_buf_t js = FLOE_BUF_INIT;
     CHECK_EQ(floe_avro_value_to_json(back, &js, &err), 0);
-    CHECK(json_same(floe_buf_cstr(&js),
-                    "{\"status\":1,\"snapshot_id\":77,\"data_file\":{\"file_path\":\"s3://b/x.parquet\","
-                    "\"partition\":{\"day\":19000},\"record_count\":10,\"column_sizes\":"
-                    "[{\"key\":1,\"value\":100},{\"key\":2,\"value\":200}],\"split_offsets\":null,"
-                    "\"props\":{\"k\":\"v\"}}}"));
+    CHECK(json_same(
+        floe_buf_cstr(&js),
+        "{\"status\":1,\"snapshot_id\":77,\"data_file\":{\"file_path\":\"s3://b/x.parquet\","
+        "\"partition\":{\"day\":19000},\"record_count\":10,\"column_sizes\":"
+        "[{\"key\":1,\"value\":100},{\"key\":2,\"value\":200}],\"split_offsets\":null,"
+        "\"props\":{\"k\":\"v\"}}}"));
     floe_buf_free(&js);
     /* missing fields read as null and fail to write, without crashing */
     CHECK(floe_avro_get(back, "nosuch") == NULL);
@@ -449,11 +484,12 @@ static void setters_choose_branches_and_check(void)
 
 static void corrupt_datums_rejected(void)
 {
-    floe_avro_schema_t *s = parse("{\"type\":\"record\",\"name\":\"r\",\"fields\":["
-                                  "{\"name\":\"u\",\"type\":[\"null\",\"int\"]},"
-                                  "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}},"
-                                  "{\"name\":\"s\",\"type\":\"string\"},"
-                                  "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"null\"}}]}");
+    floe_avro_schema_t *s =
+        parse("{\"type\":\"record\",\"name\":\"r\",\"fields\":["
+              "{\"name\":\"u\",\"type\":[\"null\",\"int\"]},"
+              "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}},"
+              "{\"name\":\"s\",\"type\":\"string\"},"
+              "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"null\"}}]}");
     floe_arena_t a;
     floe_arena_init(&a, 0, 1 << 20);
     static const struct {
@@ -533,7 +569,9 @@ static void container_round_trip(void)
         floe_avro_value_t *v;
         while ((rc = floe_avro_reader_next(r, &ra, &v, &err)) == 1) {
             if (n < 60) {
-                CHECK_EQ(floe_avro_rec_set_string(vals[n], "withdef", (n % 6) == 5 ? "given" : "dflt", &err), 0);
+                CHECK_EQ(floe_avro_rec_set_string(vals[n], "withdef",
+                                                  (n % 6) == 5 ? "given" : "dflt", &err),
+                         0);
                 CHECK(floe_avro_value_equal(vals[n], v));
             }
             n++;
@@ -684,17 +722,23 @@ static void container_corrupt_rejected(void)
     CHECK_EQ(read_all((const uint8_t *)"Obj\x02", 4, &e), -1);
     CHECK(strstr(e.msg, "bad magic") != NULL);
     floe_buf_t b = FLOE_BUF_INIT;
-    APPEND_LIT(&b, "Obj\x01\x04\x16" "avro.schema\x0c\"long\"\x14" "avro.codec\x08" "lzma\x00");
+    APPEND_LIT(&b, "Obj\x01\x04\x16"
+                   "avro.schema\x0c\"long\"\x14"
+                   "avro.codec\x08"
+                   "lzma\x00");
     APPEND_LIT(&b, "0123456789abcdef");
     CHECK_EQ(read_all(b.data, b.len, &e), -1);
     CHECK(strstr(e.msg, "codec \"lzma\" not supported") != NULL);
     floe_buf_reset(&b);
-    APPEND_LIT(&b, "Obj\x01\x02\x14" "avro.codec\x08" "null\x00");
+    APPEND_LIT(&b, "Obj\x01\x02\x14"
+                   "avro.codec\x08"
+                   "null\x00");
     APPEND_LIT(&b, "0123456789abcdef");
     CHECK_EQ(read_all(b.data, b.len, &e), -1);
     CHECK(strstr(e.msg, "no avro.schema") != NULL);
     floe_buf_reset(&b);
-    APPEND_LIT(&b, "Obj\x01\x02\x16" "avro.schema\x0c\"null\"\x00");
+    APPEND_LIT(&b, "Obj\x01\x02\x16"
+                   "avro.schema\x0c\"null\"\x00");
     APPEND_LIT(&b, "0123456789abcdef");
     APPEND_LIT(&b, "\xfe\xff\xff\xff\x0f\x00"); /* 2^31-1 nulls in 0 bytes */
     APPEND_LIT(&b, "0123456789abcdef");
@@ -709,18 +753,18 @@ static void container_corrupt_rejected(void)
  * unions on either side, enum symbols, renamed types by alias. */
 static void resolution_cases(void)
 {
-    const char *wjs =
-        "{\"type\":\"record\",\"name\":\"ev\",\"namespace\":\"w\",\"fields\":["
-        "{\"name\":\"id\",\"type\":\"int\"},"
-        "{\"name\":\"gone\",\"type\":{\"type\":\"array\",\"items\":\"string\"}},"
-        "{\"name\":\"amount\",\"type\":\"float\"},"
-        "{\"name\":\"name\",\"type\":\"string\"},"
-        "{\"name\":\"raw\",\"type\":\"bytes\"},"
-        "{\"name\":\"maybe\",\"type\":[\"null\",\"int\"]},"
-        "{\"name\":\"plain\",\"type\":\"long\"},"
-        "{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"K\",\"symbols\":[\"A\",\"B\",\"C\"]}},"
-        "{\"name\":\"old_name\",\"type\":\"int\"},"
-        "{\"name\":\"nums\",\"type\":{\"type\":\"map\",\"values\":\"int\"}}]}";
+    const char *wjs = "{\"type\":\"record\",\"name\":\"ev\",\"namespace\":\"w\",\"fields\":["
+                      "{\"name\":\"id\",\"type\":\"int\"},"
+                      "{\"name\":\"gone\",\"type\":{\"type\":\"array\",\"items\":\"string\"}},"
+                      "{\"name\":\"amount\",\"type\":\"float\"},"
+                      "{\"name\":\"name\",\"type\":\"string\"},"
+                      "{\"name\":\"raw\",\"type\":\"bytes\"},"
+                      "{\"name\":\"maybe\",\"type\":[\"null\",\"int\"]},"
+                      "{\"name\":\"plain\",\"type\":\"long\"},"
+                      "{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"K\",\"symbols\":["
+                      "\"A\",\"B\",\"C\"]}},"
+                      "{\"name\":\"old_name\",\"type\":\"int\"},"
+                      "{\"name\":\"nums\",\"type\":{\"type\":\"map\",\"values\":\"int\"}}]}";
     const char *rjs =
         "{\"type\":\"record\",\"name\":\"ev\",\"namespace\":\"r\",\"fields\":["
         "{\"name\":\"id\",\"type\":\"long\"},"
@@ -729,12 +773,14 @@ static void resolution_cases(void)
         "{\"name\":\"raw\",\"type\":\"string\"},"
         "{\"name\":\"maybe\",\"type\":[\"null\",\"long\"]},"
         "{\"name\":\"plain\",\"type\":[\"null\",\"string\",\"double\"]},"
-        "{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"K\",\"symbols\":[\"C\",\"A\",\"OTHER\"],\"default\":\"OTHER\"}},"
+        "{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"K\",\"symbols\":[\"C\",\"A\","
+        "\"OTHER\"],\"default\":\"OTHER\"}},"
         "{\"name\":\"new_name\",\"type\":\"int\",\"aliases\":[\"old_name\"]},"
         "{\"name\":\"nums\",\"type\":{\"type\":\"map\",\"values\":\"double\"}},"
         "{\"name\":\"added\",\"type\":\"string\",\"default\":\"hi\"},"
         "{\"name\":\"added_rec\",\"type\":{\"type\":\"record\",\"name\":\"sub\",\"fields\":["
-        "{\"name\":\"x\",\"type\":\"int\",\"default\":7},{\"name\":\"y\",\"type\":{\"type\":\"array\",\"items\":\"long\"}}]},"
+        "{\"name\":\"x\",\"type\":\"int\",\"default\":7},{\"name\":\"y\",\"type\":{\"type\":"
+        "\"array\",\"items\":\"long\"}}]},"
         "\"default\":{\"y\":[1,2]}},"
         "{\"name\":\"added_opt\",\"type\":[\"null\",\"int\"],\"default\":null}]}";
     floe_avro_schema_t *ws = parse(wjs), *rs = parse(rjs);
@@ -765,10 +811,11 @@ static void resolution_cases(void)
     CHECK_EQ(in.len, 0);
     floe_buf_t js = FLOE_BUF_INIT;
     if (out) CHECK_EQ(floe_avro_value_to_json(out, &js, &err), 0);
-    CHECK(json_same(floe_buf_cstr(&js),
-                    "{\"id\":-9,\"amount\":2.5,\"name\":{\"$bytes\":\"6e6d\"},\"raw\":\"rw\",\"maybe\":5,"
-                    "\"plain\":1099511627776,\"kind\":\"OTHER\",\"new_name\":42,\"nums\":{\"q\":3},"
-                    "\"added\":\"hi\",\"added_rec\":{\"x\":7,\"y\":[1,2]},\"added_opt\":null}"));
+    CHECK(json_same(
+        floe_buf_cstr(&js),
+        "{\"id\":-9,\"amount\":2.5,\"name\":{\"$bytes\":\"6e6d\"},\"raw\":\"rw\",\"maybe\":5,"
+        "\"plain\":1099511627776,\"kind\":\"OTHER\",\"new_name\":42,\"nums\":{\"q\":3},"
+        "\"added\":\"hi\",\"added_rec\":{\"x\":7,\"y\":[1,2]},\"added_opt\":null}"));
     CHECK(out && floe_avro_value_schema(out) == rs);
     /* the resolved value is the caller's to change (defaults were copied) */
     if (out) {
@@ -780,8 +827,9 @@ static void resolution_cases(void)
     floe_avro_resolver_free(res);
 
     /* incompatible: a reader field without default, a type change */
-    floe_avro_schema_t *r2 = parse("{\"type\":\"record\",\"name\":\"ev\",\"fields\":["
-                                   "{\"name\":\"id\",\"type\":\"int\"},{\"name\":\"newf\",\"type\":\"int\"}]}");
+    floe_avro_schema_t *r2 =
+        parse("{\"type\":\"record\",\"name\":\"ev\",\"fields\":["
+              "{\"name\":\"id\",\"type\":\"int\"},{\"name\":\"newf\",\"type\":\"int\"}]}");
     CHECK_EQ(floe_avro_resolver_new(ws, r2, &res, &err), -1);
     CHECK(strstr(err.msg, "newf") && strstr(err.msg, "no default"));
     floe_avro_schema_t *r3 = parse("{\"type\":\"record\",\"name\":\"ev\",\"fields\":["
@@ -809,8 +857,9 @@ static void resolution_cases(void)
     floe_avro_value_t *vals[1] = {v};
     uint8_t *file;
     size_t len;
-    CHECK_EQ(floe_avro_write_file(ws, NULL, NULL, NULL, 0, (const floe_avro_value_t *const *)vals, 1,
-                                  &file, &len, &err), 0);
+    CHECK_EQ(floe_avro_write_file(ws, NULL, NULL, NULL, 0, (const floe_avro_value_t *const *)vals,
+                                  1, &file, &len, &err),
+             0);
     floe_avro_reader_opts_t ro = FLOE_AVRO_READER_OPTS_INIT;
     ro.reader_schema = rs;
     floe_avro_reader_t *rd;
@@ -881,9 +930,10 @@ static void api_corners(void)
     CHECK_EQ(err.code, FLOE_EUNSUPPORTED);
     CHECK_STR(floe_avro_codec_name(FLOE_AVRO_CODEC_SNAPPY), "snappy");
 
-    const char *text = "{ \"type\": \"record\", \"name\": \"r\", \"doc\": \"kept as typed\",\n"
-                       "  \"fields\": [ {\"name\": \"e\", \"type\": {\"type\": \"enum\", \"name\": \"E\", "
-                       "\"symbols\": [\"A\", \"B\"]}} ] }";
+    const char *text =
+        "{ \"type\": \"record\", \"name\": \"r\", \"doc\": \"kept as typed\",\n"
+        "  \"fields\": [ {\"name\": \"e\", \"type\": {\"type\": \"enum\", \"name\": \"E\", "
+        "\"symbols\": [\"A\", \"B\"]}} ] }";
     floe_avro_schema_t *s = parse(text);
     CHECK_STR(floe_avro_schema_prop_str(s, "doc"), "kept as typed");
     CHECK(floe_avro_schema_prop_str(s, "nope") == NULL);
@@ -905,8 +955,9 @@ static void api_corners(void)
     floe_slice_t sj = floe_avro_reader_schema_json(r);
     CHECK(sj.len == strlen(text) && memcmp(sj.ptr, text, sj.len) == 0);
     /* a reader enum without B and without a default: fails on that datum */
-    floe_avro_schema_t *rs = parse("{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"e\",\"type\":"
-                                   "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}}]}");
+    floe_avro_schema_t *rs =
+        parse("{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"e\",\"type\":"
+              "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}}]}");
     floe_avro_reader_free(r);
     floe_avro_reader_opts_t ro = FLOE_AVRO_READER_OPTS_INIT;
     ro.reader_schema = rs;
@@ -919,7 +970,8 @@ static void api_corners(void)
     floe_avro_writer_free(w);
 
     /* unions on both sides: [int, string] -> [null, string, long] */
-    floe_avro_schema_t *wu = parse("[\"int\",\"string\"]"), *ru = parse("[\"null\",\"string\",\"long\"]");
+    floe_avro_schema_t *wu = parse("[\"int\",\"string\"]"),
+                       *ru = parse("[\"null\",\"string\",\"long\"]");
     floe_avro_resolver_t *res;
     CHECK_EQ(floe_avro_resolver_new(wu, ru, &res, &err), 0);
     const uint8_t i7[] = {0x00, 0x0e}, sx[] = {0x02, 0x02, 'x'};
@@ -934,9 +986,11 @@ static void api_corners(void)
     CHECK_EQ(floe_avro_value_branch(out), 1);
     floe_avro_resolver_free(res);
     /* an error type and a named reference in a union */
-    floe_avro_schema_t *es = parse("{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}");
+    floe_avro_schema_t *es = parse(
+        "{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}");
     char *ej = es ? floe_avro_schema_to_json(es, &err) : NULL;
-    CHECK(ej && json_same(ej, "{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\",\"type\":\"string\"}]}"));
+    CHECK(ej && json_same(ej, "{\"type\":\"error\",\"name\":\"Oops\",\"fields\":[{\"name\":\"m\","
+                              "\"type\":\"string\"}]}"));
     free(ej);
     floe_avro_schema_free(es);
     floe_avro_schema_free(wu);
@@ -971,32 +1025,42 @@ static void canonical_and_fingerprint_vectors(void)
          "{\"name\":\"x.y.foo\",\"type\":\"record\",\"fields\":[]}", 5916914534497305771LL},
         {"{\"fields\":[], \"type\":\"record\", \"name\":\"a.b.foo\", \"namespace\":\"x.y\"}",
          "{\"name\":\"a.b.foo\",\"type\":\"record\",\"fields\":[]}", -4616218487480524110LL},
-        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\", \"doc\":\"foo\", \"aliases\":[\"foo\",\"bar\"]}",
+        {"{\"fields\":[], \"type\":\"record\", \"name\":\"foo\", \"doc\":\"foo\", "
+         "\"aliases\":[\"foo\",\"bar\"]}",
          "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[]}", -4824392279771201922LL},
-        {"{\"fields\":[{\"type\":{\"type\":\"boolean\"}, \"name\":\"f1\"}], \"type\":\"record\", \"name\":\"foo\"}",
-         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"}]}",
+        {"{\"fields\":[{\"type\":{\"type\":\"boolean\"}, \"name\":\"f1\"}], \"type\":\"record\", "
+         "\"name\":\"foo\"}",
+         "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"}]"
+         "}",
          7843277075252814651LL},
-        {"{ \"fields\":[{\"type\":\"boolean\", \"aliases\":[], \"name\":\"f1\", \"default\":\"true\"},\n"
+        {"{ \"fields\":[{\"type\":\"boolean\", \"aliases\":[], \"name\":\"f1\", "
+         "\"default\":\"true\"},\n"
          " {\"order\":\"descending\",\"name\":\"f2\",\"doc\":\"Hello\",\"type\":\"int\"}],\n"
          " \"type\":\"record\", \"name\":\"foo\"}",
          "{\"name\":\"foo\",\"type\":\"record\",\"fields\":[{\"name\":\"f1\",\"type\":\"boolean\"},"
-         "{\"name\":\"f2\",\"type\":\"int\"}]}", -4860222112080293046LL},
+         "{\"name\":\"f2\",\"type\":\"int\"}]}",
+         -4860222112080293046LL},
         {"{\"type\":\"enum\", \"name\":\"foo\", \"symbols\":[\"A1\"]}",
          "{\"name\":\"foo\",\"type\":\"enum\",\"symbols\":[\"A1\"]}", -6342190197741309591LL},
-        {"{\"namespace\":\"x.y.z\", \"type\":\"enum\", \"name\":\"foo\", \"doc\":\"foo bar\", \"symbols\":[\"A1\", \"A2\"]}",
-         "{\"name\":\"x.y.z.foo\",\"type\":\"enum\",\"symbols\":[\"A1\",\"A2\"]}", -4448647247586288245LL},
-        {"{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}", "{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}",
-         1756455273707447556LL},
-        {"{\"namespace\":\"x.y.z\", \"type\":\"fixed\", \"name\":\"foo\", \"doc\":\"foo bar\", \"size\":32}",
+        {"{\"namespace\":\"x.y.z\", \"type\":\"enum\", \"name\":\"foo\", \"doc\":\"foo bar\", "
+         "\"symbols\":[\"A1\", \"A2\"]}",
+         "{\"name\":\"x.y.z.foo\",\"type\":\"enum\",\"symbols\":[\"A1\",\"A2\"]}",
+         -4448647247586288245LL},
+        {"{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}",
+         "{\"name\":\"foo\",\"type\":\"fixed\",\"size\":15}", 1756455273707447556LL},
+        {"{\"namespace\":\"x.y.z\", \"type\":\"fixed\", \"name\":\"foo\", \"doc\":\"foo bar\", "
+         "\"size\":32}",
          "{\"name\":\"x.y.z.foo\",\"type\":\"fixed\",\"size\":32}", -3064184465700546786LL},
-        {"{ \"items\":{\"type\":\"null\"}, \"type\":\"array\"}", "{\"type\":\"array\",\"items\":\"null\"}",
-         -589620603366471059LL},
+        {"{ \"items\":{\"type\":\"null\"}, \"type\":\"array\"}",
+         "{\"type\":\"array\",\"items\":\"null\"}", -589620603366471059LL},
         {"{ \"values\":\"string\", \"type\":\"map\"}", "{\"type\":\"map\",\"values\":\"string\"}",
          -8732877298790414990LL},
         {"{\"name\":\"PigValue\",\"type\":\"record\",\n"
-         " \"fields\":[{\"name\":\"value\", \"type\":[\"null\", \"int\", \"long\", \"PigValue\"]}]}",
+         " \"fields\":[{\"name\":\"value\", \"type\":[\"null\", \"int\", \"long\", "
+         "\"PigValue\"]}]}",
          "{\"name\":\"PigValue\",\"type\":\"record\",\"fields\":[{\"name\":\"value\",\"type\":"
-         "[\"null\",\"int\",\"long\",\"PigValue\"]}]}", -1759257747318642341LL},
+         "[\"null\",\"int\",\"long\",\"PigValue\"]}]}",
+         -1759257747318642341LL},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         floe_avro_schema_t *s = parse(v[i].in);
@@ -1077,8 +1141,9 @@ static void container_big_blocks(void)
     floe_avro_schema_free(s);
 }
 
-TEST_MAIN(RUN(container_big_blocks); RUN(canonical_and_fingerprint_vectors); RUN(api_corners); RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
+TEST_MAIN(RUN(container_big_blocks); RUN(canonical_and_fingerprint_vectors); RUN(api_corners);
+          RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
           RUN(schema_errors_are_clear); RUN(binary_spec_vectors); RUN(values_round_trip);
           RUN(setters_choose_branches_and_check); RUN(corrupt_datums_rejected);
-          RUN(container_round_trip); RUN(container_sink_and_empty);
-          RUN(container_corrupt_rejected); RUN(resolution_cases); RUN(decode_respects_arena_cap))
+          RUN(container_round_trip); RUN(container_sink_and_empty); RUN(container_corrupt_rejected);
+          RUN(resolution_cases); RUN(decode_respects_arena_cap))

@@ -57,7 +57,8 @@ static int from_ours(floe_avro_value_t *v, json_t *j, floe_err_t *err)
     case FLOE_AVRO_DOUBLE: {
         double d = json_number_value(j);
         const char *str = json_string_value(j);
-        if (str) d = strcmp(str, "NaN") == 0 ? NAN : strcmp(str, "Infinity") == 0 ? INFINITY : -INFINITY;
+        if (str)
+            d = strcmp(str, "NaN") == 0 ? NAN : strcmp(str, "Infinity") == 0 ? INFINITY : -INFINITY;
         return floe_avro_set_double(v, d, err);
     }
     case FLOE_AVRO_STRING:
@@ -69,7 +70,8 @@ static int from_ours(floe_avro_value_t *v, json_t *j, floe_err_t *err)
         if (!h) return floe_err_set(err, FLOE_EINVAL, "bytes without $bytes");
         size_t n = strlen(h) / 2;
         uint8_t *b = malloc(n + 1);
-        for (size_t i = 0; i < n; i++) b[i] = (uint8_t)(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
+        for (size_t i = 0; i < n; i++)
+            b[i] = (uint8_t)(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
         int rc = floe_avro_set_bytes(v, b, n, err);
         free(b);
         return rc;
@@ -83,7 +85,8 @@ static int from_ours(floe_avro_value_t *v, json_t *j, floe_err_t *err)
     case FLOE_AVRO_MAP: {
         const char *k;
         json_t *x;
-        json_object_foreach(j, k, x) {
+        json_object_foreach(j, k, x)
+        {
             floe_avro_value_t *item = floe_avro_map_put(v, k, err);
             if (!item || from_ours(item, x, err) != 0) return -1;
         }
@@ -106,7 +109,8 @@ static int from_ours(floe_avro_value_t *v, json_t *j, floe_err_t *err)
 static int jeq(json_t *a, json_t *b)
 {
     if (json_is_number(a) && json_is_number(b)) {
-        if (json_is_integer(a) && json_is_integer(b)) return json_integer_value(a) == json_integer_value(b);
+        if (json_is_integer(a) && json_is_integer(b))
+            return json_integer_value(a) == json_integer_value(b);
         return json_number_value(a) == json_number_value(b);
     }
     if (json_typeof(a) != json_typeof(b)) return 0;
@@ -120,7 +124,8 @@ static int jeq(json_t *a, json_t *b)
         if (json_object_size(a) != json_object_size(b)) return 0;
         const char *k;
         json_t *x;
-        json_object_foreach(a, k, x) {
+        json_object_foreach(a, k, x)
+        {
             json_t *y = json_object_get(b, k);
             if (!y || !jeq(x, y)) return 0;
         }
@@ -145,7 +150,8 @@ static void floe_writes_cases(void)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(cases, i, c) {
+    json_array_foreach(cases, i, c)
+    {
         const char *cname = json_string_value(json_object_get(c, "name"));
         char *stext = json_dumps(json_object_get(c, "schema"), JSON_COMPACT);
         floe_err_t err = {0};
@@ -182,7 +188,8 @@ static void floe_writes_cases(void)
         size_t nm = 0;
         const char *k;
         json_t *x;
-        json_object_foreach(meta, k, x) {
+        json_object_foreach(meta, k, x)
+        {
             if (nm < 16) {
                 keys[nm] = k;
                 mvals[nm++] = json_string_value(x);
@@ -196,7 +203,8 @@ static void floe_writes_cases(void)
             size_t len = 0;
             CHECK_EQ(floe_avro_write_file(s, &o, keys, mvals, nm, vals, n, &file, &len, &err), 0);
             char path[4200];
-            snprintf(path, sizeof path, "%s/floe_%s_%s.avro", dir, cname, floe_avro_codec_name(o.codec));
+            snprintf(path, sizeof path, "%s/floe_%s_%s.avro", dir, cname,
+                     floe_avro_codec_name(o.codec));
             FILE *f = fopen(path, "wb");
             CHECK(f != NULL);
             if (f) {
@@ -204,10 +212,11 @@ static void floe_writes_cases(void)
                 fclose(f);
             }
             free(file);
-            json_t *want = json_pack("{s:O,s:O,s:O}", "schema", json_object_get(c, "schema"), "meta",
-                                     meta, "records", renders);
+            json_t *want = json_pack("{s:O,s:O,s:O}", "schema", json_object_get(c, "schema"),
+                                     "meta", meta, "records", renders);
             char *wt = json_dumps(want, JSON_COMPACT);
-            snprintf(path, sizeof path, "%s/floe_%s_%s.json", dir, cname, floe_avro_codec_name(o.codec));
+            snprintf(path, sizeof path, "%s/floe_%s_%s.json", dir, cname,
+                     floe_avro_codec_name(o.codec));
             CHECK_EQ(write_text(path, wt), 0);
             free(wt);
             json_decref(want);
@@ -260,8 +269,9 @@ static json_t *gen_schema(int depth, bool in_union)
     }
     if (k == 9 || k == 10) {
         json_t *items = gen_schema(depth + 1, false);
-        json_t *a = json_pack("{s:s,s:o,s:i}", "type", k == 9 ? "array" : "map", k == 9 ? "items" : "values",
-                              items, k == 9 ? "element-id" : "value-id", ++field_id_seq);
+        json_t *a = json_pack("{s:s,s:o,s:i}", "type", k == 9 ? "array" : "map",
+                              k == 9 ? "items" : "values", items,
+                              k == 9 ? "element-id" : "value-id", ++field_id_seq);
         if (k == 10) json_object_set_new(a, "key-id", json_integer(++field_id_seq));
         return a;
     }
@@ -276,8 +286,9 @@ static json_t *gen_schema(int depth, bool in_union)
     for (int i = 0; i < n; i++) {
         char fname[16];
         snprintf(fname, sizeof fname, "c%d", i);
-        json_array_append_new(fields, json_pack("{s:s,s:o,s:i}", "name", fname, "type",
-                                                gen_schema(depth + 1, false), "field-id", ++field_id_seq));
+        json_array_append_new(fields,
+                              json_pack("{s:s,s:o,s:i}", "name", fname, "type",
+                                        gen_schema(depth + 1, false), "field-id", ++field_id_seq));
     }
     return json_pack("{s:s,s:s,s:o}", "type", "record", "name", name, "fields", fields);
 }
@@ -296,12 +307,14 @@ static int gen_value(floe_avro_value_t *v, int depth, floe_err_t *err)
     case FLOE_AVRO_DOUBLE: return floe_avro_set_double(v, (double)(int64_t)rnd() / 3.0e6, err);
     case FLOE_AVRO_BYTES:
     case FLOE_AVRO_FIXED: {
-        size_t n = floe_avro_schema_type(s) == FLOE_AVRO_FIXED ? floe_avro_schema_fixed_size(s) : rnd() % 12;
+        size_t n = floe_avro_schema_type(s) == FLOE_AVRO_FIXED ? floe_avro_schema_fixed_size(s)
+                                                               : rnd() % 12;
         for (size_t i = 0; i < n; i++) buf[i] = (char)rnd();
         return floe_avro_set_bytes(v, buf, n, err);
     }
     case FLOE_AVRO_STRING: {
-        static const char *parts[] = {"a", "Z", " ", "\xc3\xa9", "\xe2\x98\x83", "\"", "\\", "\n", "42"};
+        static const char *parts[] = {"a",  "Z",  " ",  "\xc3\xa9", "\xe2\x98\x83",
+                                      "\"", "\\", "\n", "42"};
         buf[0] = 0;
         for (int i = (int)(rnd() % 6); i > 0; i--) strcat(buf, parts[rnd() % 9]);
         return floe_avro_set_string(v, buf, err);
@@ -346,7 +359,9 @@ static void random_schemas_round_trip(void)
         json_t *js;
         do {
             js = gen_schema(0, false);
-            if (json_is_object(js) && strcmp(json_string_value(json_object_get(js, "type")), "record") == 0) break;
+            if (json_is_object(js) &&
+                strcmp(json_string_value(json_object_get(js, "type")), "record") == 0)
+                break;
             json_decref(js);
         } while (1);
         char *text = json_dumps(js, JSON_COMPACT);
@@ -379,7 +394,8 @@ static void random_schemas_round_trip(void)
         o.block_bytes = 1 + rnd() % 200;
         uint8_t *file = NULL;
         size_t len = 0;
-        CHECK_EQ(floe_avro_write_file(s, &o, NULL, NULL, 0, vals, RANDOM_RECORDS, &file, &len, &err), 0);
+        CHECK_EQ(
+            floe_avro_write_file(s, &o, NULL, NULL, 0, vals, RANDOM_RECORDS, &file, &len, &err), 0);
         /* floe reads its own file back equal */
         floe_avro_reader_t *rd;
         CHECK_EQ(floe_avro_reader_open(&rd, file, len, NULL, &err), 0);
@@ -392,7 +408,8 @@ static void random_schemas_round_trip(void)
         CHECK_EQ(n, RANDOM_RECORDS);
         floe_avro_reader_free(rd);
         char path[4300];
-        snprintf(path, sizeof path, "%s/floe_rand%02d_%s.avro", dir, k, floe_avro_codec_name(o.codec));
+        snprintf(path, sizeof path, "%s/floe_rand%02d_%s.avro", dir, k,
+                 floe_avro_codec_name(o.codec));
         FILE *f = fopen(path, "wb");
         if (f) {
             fwrite(file, 1, len, f);
@@ -401,7 +418,8 @@ static void random_schemas_round_trip(void)
         random_files_by_codec[k % 4]++;
         json_t *want = json_pack("{s:O,s:{},s:O}", "schema", js, "meta", "records", renders);
         char *wt = json_dumps(want, JSON_COMPACT);
-        snprintf(path, sizeof path, "%s/floe_rand%02d_%s.json", dir, k, floe_avro_codec_name(o.codec));
+        snprintf(path, sizeof path, "%s/floe_rand%02d_%s.json", dir, k,
+                 floe_avro_codec_name(o.codec));
         CHECK_EQ(write_text(path, wt), 0);
         free(wt);
         json_decref(want);
@@ -449,7 +467,8 @@ static void python_avro_reads_floe_files(void)
 {
     int ok = run_peer("/usr/bin/python3 avro_interop.py read \"$FLOE_AVRO_DIR\"");
     /* null and deflate files; more if this python-avro has snappy/zstandard */
-    CHECK(ok >= (int)json_array_size(cases) * 2 + random_files_by_codec[0] + random_files_by_codec[1]);
+    CHECK(ok >=
+          (int)json_array_size(cases) * 2 + random_files_by_codec[0] + random_files_by_codec[1]);
 }
 
 /* Read DIR/PREFIX_CASE_CODEC.avro with floe and compare with the case. */
@@ -488,7 +507,8 @@ static int floe_reads(const char *prefix, const char *codec, json_t *c)
     free(sj);
     const char *k;
     json_t *x;
-    json_object_foreach(json_object_get(c, "meta"), k, x) {
+    json_object_foreach(json_object_get(c, "meta"), k, x)
+    {
         floe_slice_t mv;
         if (!floe_avro_reader_meta(r, k, &mv) || mv.len != json_string_length(x) ||
             memcmp(mv.ptr, json_string_value(x), mv.len) != 0) {
@@ -532,8 +552,8 @@ static void floe_reads_avsc_files(void)
     static const char *const codecs[] = {"null", "deflate", "snappy"};
     size_t i;
     json_t *c;
-    json_array_foreach(cases, i, c)
-        for (size_t k = 0; k < 3; k++) CHECK_EQ(floe_reads("avsc", codecs[k], c), 0);
+    json_array_foreach(cases, i, c) for (size_t k = 0; k < 3; k++)
+        CHECK_EQ(floe_reads("avsc", codecs[k], c), 0);
 }
 
 static void floe_reads_python_avro_files(void)
@@ -543,8 +563,8 @@ static void floe_reads_python_avro_files(void)
     static const char *const codecs[] = {"null", "deflate"};
     size_t i;
     json_t *c;
-    json_array_foreach(cases, i, c)
-        for (size_t k = 0; k < 2; k++) CHECK_EQ(floe_reads("py", codecs[k], c), 0);
+    json_array_foreach(cases, i, c) for (size_t k = 0; k < 2; k++)
+        CHECK_EQ(floe_reads("py", codecs[k], c), 0);
 }
 
 /* snappy and zstandard from python-avro need python3-snappy and
@@ -574,7 +594,8 @@ static void floe_reads_python_avro_compressed(void)
 static void canonical_form_matches_avsc(void)
 {
     char full[8400];
-    snprintf(full, sizeof full, "cd '%s/tests/interop' && node avro_interop.mjs canonical 2>&1", root);
+    snprintf(full, sizeof full, "cd '%s/tests/interop' && node avro_interop.mjs canonical 2>&1",
+             root);
     FILE *p = popen(full, "r");
     CHECK(p != NULL);
     if (!p) return;
@@ -591,7 +612,8 @@ static void canonical_form_matches_avsc(void)
         theirs[strcspn(theirs, "\n")] = 0;
         size_t i;
         json_t *c;
-        json_array_foreach(cases, i, c) {
+        json_array_foreach(cases, i, c)
+        {
             if (strcmp(json_string_value(json_object_get(c, "name")), name) != 0) continue;
             char *text = json_dumps(json_object_get(c, "schema"), JSON_COMPACT);
             floe_err_t err = {0};
@@ -599,7 +621,8 @@ static void canonical_form_matches_avsc(void)
             CHECK_EQ(floe_avro_schema_parse(text, strlen(text), &s, &err), 0);
             char *ours = s ? floe_avro_schema_canonical(s, &err) : NULL;
             if (!ours || strcmp(ours, theirs) != 0) {
-                fprintf(stderr, "%s canonical:\n  floe %s\n  avsc %s\n", name, ours ? ours : "(null)", theirs);
+                fprintf(stderr, "%s canonical:\n  floe %s\n  avsc %s\n", name,
+                        ours ? ours : "(null)", theirs);
                 CHECK(0);
             }
             free(ours);
@@ -621,7 +644,8 @@ static const char *EVOLVED =
     "{\"name\":\"n\",\"type\":\"long\"},"
     "{\"name\":\"ratio\",\"type\":\"double\"},"
     "{\"name\":\"event\",\"type\":\"bytes\"},"
-    "{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"kind\",\"symbols\":[\"VIEW\",\"CLICK\",\"OTHER\"],\"default\":\"OTHER\"}},"
+    "{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"kind\",\"symbols\":[\"VIEW\","
+    "\"CLICK\",\"OTHER\"],\"default\":\"OTHER\"}},"
     "{\"name\":\"maybe\",\"type\":[\"null\",\"long\",\"string\"]},"
     "{\"name\":\"loc\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"point\",\"fields\":["
     "{\"name\":\"x\",\"type\":\"double\"},{\"name\":\"z\",\"type\":\"int\",\"default\":-1}]}]},"
@@ -637,13 +661,14 @@ static json_t *evolved_expect(json_t *r)
     hex[2 * strlen(ev)] = 0;
     const char *kind = json_string_value(json_object_get(r, "kind"));
     json_t *loc = json_object_get(r, "loc");
-    json_t *eloc = json_is_null(loc) ? json_null()
-                                     : json_pack("{s:O,s:i}", "x", json_object_get(loc, "x"), "z", -1);
-    json_t *e = json_pack("{s:O,s:O,s:O,s:{s:s},s:s,s:O,s:o,s:n,s:O}", "user_id", json_object_get(r, "user_id"),
-                          "n", json_object_get(r, "n"), "ratio", json_object_get(r, "ratio"), "event",
-                          "$bytes", hex, "kind", strcmp(kind, "BUY") == 0 ? "OTHER" : kind, "maybe",
-                          json_object_get(r, "maybe"), "loc", eloc, "added", "renamed",
-                          json_object_get(r, "big"));
+    json_t *eloc = json_is_null(loc)
+                       ? json_null()
+                       : json_pack("{s:O,s:i}", "x", json_object_get(loc, "x"), "z", -1);
+    json_t *e = json_pack(
+        "{s:O,s:O,s:O,s:{s:s},s:s,s:O,s:o,s:n,s:O}", "user_id", json_object_get(r, "user_id"), "n",
+        json_object_get(r, "n"), "ratio", json_object_get(r, "ratio"), "event", "$bytes", hex,
+        "kind", strcmp(kind, "BUY") == 0 ? "OTHER" : kind, "maybe", json_object_get(r, "maybe"),
+        "loc", eloc, "added", "renamed", json_object_get(r, "big"));
     free(hex);
     return e;
 }
@@ -656,9 +681,11 @@ static void floe_resolves_peer_files(void)
     if (!rs) return;
     json_t *c = NULL, *x;
     size_t i;
-    json_array_foreach(cases, i, x) if (strcmp(json_string_value(json_object_get(x, "name")), "events") == 0) c = x;
+    json_array_foreach(cases, i, x) if (strcmp(json_string_value(json_object_get(x, "name")),
+                                               "events") == 0) c = x;
     CHECK(c != NULL);
-    static const char *const files[] = {"avsc_events_snappy", "py_events_deflate", "floe_events_zstandard"};
+    static const char *const files[] = {"avsc_events_snappy", "py_events_deflate",
+                                        "floe_events_zstandard"};
     for (size_t f = 0; c && f < 3; f++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.avro", dir, files[f]);
@@ -686,7 +713,8 @@ static void floe_resolves_peer_files(void)
             json_t *want = evolved_expect(json_array_get(json_object_get(c, "records"), n));
             if (!j || !jeq(j, want)) {
                 char *w = json_dumps(want, JSON_COMPACT);
-                fprintf(stderr, "%s record %zu: %s\n  want %s\n", files[f], n, floe_buf_cstr(&b), w);
+                fprintf(stderr, "%s record %zu: %s\n  want %s\n", files[f], n, floe_buf_cstr(&b),
+                        w);
                 free(w);
                 CHECK(0);
             }
@@ -723,7 +751,8 @@ static int setup(void)
 {
     const char *r = getenv("FLOE_ROOT");
     if (r) snprintf(root, sizeof root, "%s", r);
-    else if (!getcwd(root, sizeof root)) return -1;
+    else if (!getcwd(root, sizeof root))
+        return -1;
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/floe_avro_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return -1;

@@ -77,7 +77,8 @@ static void check_records(const uint8_t *p, size_t len, int n, int64_t ts0, int6
         } else {
             CHECK(!r.value_null);
             CHECK_EQ(r.value.len, (size_t)(i % 50) * 20);
-            if (r.value.len) CHECK_EQ(r.value.ptr[r.value.len - 1], 'a' + (i + r.value.len - 1) % 26);
+            if (r.value.len)
+                CHECK_EQ(r.value.ptr[r.value.len - 1], 'a' + (i + r.value.len - 1) % 26);
         }
         CHECK_EQ(r.header_count, i % 3);
         floe_header_iter_t hi;
@@ -87,7 +88,8 @@ static void check_records(const uint8_t *p, size_t len, int n, int64_t ts0, int6
         while (floe_header_iter_next(&hi, &hh) == 1) {
             CHECK(floe_slice_eq(hh.key, floe_slice_str(j == 0 ? "h0" : "h1")));
             if (j == 0) CHECK(!hh.value_null && floe_slice_eq(hh.value, floe_slice_str("v0")));
-            else CHECK(hh.value_null);
+            else
+                CHECK(hh.value_null);
             j++;
         }
         CHECK_EQ(j, i % 3);
@@ -231,7 +233,8 @@ static void iterate_many_batches(void)
         size_t seen = 0;
         while ((rc = floe_batch_iter_next(&it, &b, &len, &h, &err)) == 1) seen += len;
         if (seen == cut) CHECK_EQ(rc, 0);
-        else CHECK_EQ(rc, -1);
+        else
+            CHECK_EQ(rc, -1);
     }
     /* trailing garbage */
     floe_buf_append(&all, "garbage!", 8);
@@ -383,7 +386,8 @@ static void decompress_cap_and_garbage(void)
             floe_buf_reset(&o);
             int rc = floe_codec_decompress(c, z.data, n, &o, 1 << 20, &err);
             if (rc == 0) CHECK(o.len <= (size_t)1 << 20);
-            else CHECK_EQ(o.len, 0);
+            else
+                CHECK_EQ(o.len, 0);
         }
         /* garbage */
         uint8_t junk[64];
@@ -405,7 +409,8 @@ static void snappy_java_framing(void)
                               0x07, 0x18, 0x66, 0x6f, 0x6f, 0x62, 0x61, 0x72, 0x0a};
     floe_buf_t o = FLOE_BUF_INIT;
     floe_err_t err;
-    CHECK_EQ(floe_codec_decompress(FLOE_COMPRESSION_SNAPPY, framed, sizeof framed, &o, 100, &err), 0);
+    CHECK_EQ(floe_codec_decompress(FLOE_COMPRESSION_SNAPPY, framed, sizeof framed, &o, 100, &err),
+             0);
     CHECK_EQ(o.len, 7);
     CHECK(o.len == 7 && memcmp(o.data, "foobar\n", 7) == 0);
     /* two blocks: our raw snappy of two halves, framed by hand */
@@ -415,7 +420,8 @@ static void snappy_java_framing(void)
     for (int i = 0; i < 2; i++) {
         floe_buf_reset(&blk);
         CHECK_EQ(floe_codec_compress(FLOE_COMPRESSION_SNAPPY, 0, (const uint8_t *)parts[i],
-                                     strlen(parts[i]), &blk, &err), 0);
+                                     strlen(parts[i]), &blk, &err),
+                 0);
         floe_buf_append_be32(&f, (uint32_t)blk.len);
         floe_buf_append(&f, blk.data, blk.len);
     }

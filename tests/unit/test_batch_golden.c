@@ -43,7 +43,9 @@ static size_t value_of(int i, char *v, size_t n)
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
-    (void)st; (void)flag; (void)f;
+    (void)st;
+    (void)flag;
+    (void)f;
     return remove(p);
 }
 
@@ -77,14 +79,16 @@ static void check_file(const char *name, int codec, bool nullh)
         size_t vl = value_of(i, val, sizeof val);
         CHECK(!r.key_null && floe_slice_eq(r.key, floe_slice_str(key)));
         if (i % 5 == 4) CHECK(r.value_null);
-        else CHECK(!r.value_null && floe_slice_eq(r.value, floe_slice(val, vl)));
+        else
+            CHECK(!r.value_null && floe_slice_eq(r.value, floe_slice(val, vl)));
         CHECK_EQ(r.timestamp, 1700000000000 + i);
         CHECK_EQ(r.offset, i);
         floe_header_iter_t hi;
         floe_header_iter_init(&hi, &r);
         floe_record_header_t hh;
         CHECK_EQ(floe_header_iter_next(&hi, &hh), 1);
-        CHECK(floe_slice_eq(hh.key, floe_slice_str("hdr")) && floe_slice_eq(hh.value, floe_slice_str("hv")));
+        CHECK(floe_slice_eq(hh.key, floe_slice_str("hdr")) &&
+              floe_slice_eq(hh.value, floe_slice_str("hv")));
         if (nullh) {
             CHECK_EQ(floe_header_iter_next(&hi, &hh), 1);
             CHECK(floe_slice_eq(hh.key, floe_slice_str("nullh")) && hh.value_null);
@@ -120,10 +124,22 @@ static void check_file(const char *name, int codec, bool nullh)
     floe_buf_free(&b);
 }
 
-static void kafka_python_none(void) { check_file("kafka_python_none.bin", FLOE_COMPRESSION_NONE, true); }
-static void kafka_python_gzip(void) { check_file("kafka_python_gzip.bin", FLOE_COMPRESSION_GZIP, true); }
-static void kafka_python_lz4(void) { check_file("kafka_python_lz4.bin", FLOE_COMPRESSION_LZ4, true); }
-static void kafka_python_zstd(void) { check_file("kafka_python_zstd.bin", FLOE_COMPRESSION_ZSTD, true); }
+static void kafka_python_none(void)
+{
+    check_file("kafka_python_none.bin", FLOE_COMPRESSION_NONE, true);
+}
+static void kafka_python_gzip(void)
+{
+    check_file("kafka_python_gzip.bin", FLOE_COMPRESSION_GZIP, true);
+}
+static void kafka_python_lz4(void)
+{
+    check_file("kafka_python_lz4.bin", FLOE_COMPRESSION_LZ4, true);
+}
+static void kafka_python_zstd(void)
+{
+    check_file("kafka_python_zstd.bin", FLOE_COMPRESSION_ZSTD, true);
+}
 
 /* The snappy file is snappy-java framed, with more than one block. */
 static void kafka_python_snappy_xerial(void)
@@ -138,8 +154,14 @@ static void kafka_python_snappy_xerial(void)
     check_file("kafka_python_snappy.bin", FLOE_COMPRESSION_SNAPPY, true);
 }
 
-static void kafkajs_none(void) { check_file("kafkajs_none.bin", FLOE_COMPRESSION_NONE, false); }
-static void kafkajs_gzip(void) { check_file("kafkajs_gzip.bin", FLOE_COMPRESSION_GZIP, false); }
+static void kafkajs_none(void)
+{
+    check_file("kafkajs_none.bin", FLOE_COMPRESSION_NONE, false);
+}
+static void kafkajs_gzip(void)
+{
+    check_file("kafkajs_gzip.bin", FLOE_COMPRESSION_GZIP, false);
+}
 
 TEST_MAIN(RUN(kafka_python_none); RUN(kafka_python_gzip); RUN(kafka_python_snappy_xerial);
           RUN(kafka_python_lz4); RUN(kafka_python_zstd); RUN(kafkajs_none); RUN(kafkajs_gzip))

@@ -26,16 +26,22 @@ static const char *codec_names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
-    (void)st; (void)flag; (void)f;
+    (void)st;
+    (void)flag;
+    (void)f;
     return remove(p);
 }
 
-static void key_of(int i, char *k, size_t n) { snprintf(k, n, "key-%d", i); }
+static void key_of(int i, char *k, size_t n)
+{
+    snprintf(k, n, "key-%d", i);
+}
 static size_t value_of(int i, char *v, size_t n)
 {
     /* compressible but not trivial: repeated words and the index */
     int len = snprintf(v, n, "{\"i\":%d,\"text\":\"", i);
-    for (int j = 0; j < i % 40 && (size_t)len + 12 < n; j++) len += snprintf(v + len, n - (size_t)len, "lorem%d ", j);
+    for (int j = 0; j < i % 40 && (size_t)len + 12 < n; j++)
+        len += snprintf(v + len, n - (size_t)len, "lorem%d ", j);
     len += snprintf(v + len, n - (size_t)len, "\"}");
     return (size_t)len;
 }
@@ -50,7 +56,8 @@ static int produce(const char *bootstraps, const char *topic, const char *codec,
         rd_kafka_conf_set(conf, "compression.codec", codec, errstr, sizeof errstr) ||
         rd_kafka_conf_set(conf, "linger.ms", "50", errstr, sizeof errstr) ||
         rd_kafka_conf_set(conf, "batch.num.messages", "120", errstr, sizeof errstr) ||
-        rd_kafka_conf_set(conf, "enable.idempotence", idem ? "true" : "false", errstr, sizeof errstr)) {
+        rd_kafka_conf_set(conf, "enable.idempotence", idem ? "true" : "false", errstr,
+                          sizeof errstr)) {
         printf("# conf: %s\n", errstr);
         rd_kafka_conf_destroy(conf);
         return -1;
@@ -69,9 +76,9 @@ static int produce(const char *bootstraps, const char *topic, const char *codec,
         rd_kafka_resp_err_t e;
         do {
             e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
-                                  RD_KAFKA_V_KEY(k, strlen(k)),
-                                  RD_KAFKA_V_VALUE(vp, vl),
-                                  RD_KAFKA_V_HEADER("hdr", "hv", 2), RD_KAFKA_V_HEADER("nullh", NULL, 0),
+                                  RD_KAFKA_V_KEY(k, strlen(k)), RD_KAFKA_V_VALUE(vp, vl),
+                                  RD_KAFKA_V_HEADER("hdr", "hv", 2),
+                                  RD_KAFKA_V_HEADER("nullh", NULL, 0),
                                   RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
             if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) rd_kafka_poll(rk, 10);
         } while (e == RD_KAFKA_RESP_ERR__QUEUE_FULL);
@@ -129,11 +136,11 @@ static int raw_fetch(const char *bootstrap, const char *topic, int64_t offset, f
     floe_buf_append_be32(&req, 7);
     floe_buf_append_be16(&req, 4);
     floe_buf_append(&req, "test", 4);
-    floe_buf_append_be32(&req, (uint32_t)-1);   /* replica id */
-    floe_buf_append_be32(&req, 100);            /* max wait */
-    floe_buf_append_be32(&req, 1);              /* min bytes */
-    floe_buf_append_be32(&req, 64 << 20);       /* max bytes */
-    floe_buf_append_u8(&req, 0);                /* read uncommitted */
+    floe_buf_append_be32(&req, (uint32_t)-1); /* replica id */
+    floe_buf_append_be32(&req, 100);          /* max wait */
+    floe_buf_append_be32(&req, 1);            /* min bytes */
+    floe_buf_append_be32(&req, 64 << 20);     /* max bytes */
+    floe_buf_append_u8(&req, 0);              /* read uncommitted */
     floe_buf_append_be32(&req, 1);
     floe_buf_append_be16(&req, (uint16_t)strlen(topic));
     floe_buf_append_str(&req, topic);
@@ -196,7 +203,8 @@ static int check_batches(const uint8_t *p, size_t n, int codec, bool idem, int *
         (*nbatches)++;
         /* librdkafka sends a batch plain when compressing did not help */
         if (floe_batch_compression(&h) == codec) (*ncodec)++;
-        else CHECK_EQ(floe_batch_compression(&h), FLOE_COMPRESSION_NONE);
+        else
+            CHECK_EQ(floe_batch_compression(&h), FLOE_COMPRESSION_NONE);
         if (idem) {
             CHECK(h.producer_id >= 0);
             CHECK_EQ(h.base_sequence, i);
@@ -216,14 +224,16 @@ static int check_batches(const uint8_t *p, size_t n, int codec, bool idem, int *
             size_t vl = value_of(i, val, sizeof val);
             CHECK(!r.key_null && floe_slice_eq(r.key, floe_slice_str(key)));
             if (i % 5 == 4) CHECK(r.value_null);
-            else CHECK(!r.value_null && floe_slice_eq(r.value, floe_slice(val, vl)));
+            else
+                CHECK(!r.value_null && floe_slice_eq(r.value, floe_slice(val, vl)));
             CHECK_EQ(r.offset, i);
             CHECK_EQ(r.header_count, 2);
             floe_header_iter_t hi;
             floe_header_iter_init(&hi, &r);
             floe_record_header_t hh;
             CHECK_EQ(floe_header_iter_next(&hi, &hh), 1);
-            CHECK(floe_slice_eq(hh.key, floe_slice_str("hdr")) && floe_slice_eq(hh.value, floe_slice_str("hv")));
+            CHECK(floe_slice_eq(hh.key, floe_slice_str("hdr")) &&
+                  floe_slice_eq(hh.value, floe_slice_str("hv")));
             CHECK_EQ(floe_header_iter_next(&hi, &hh), 1);
             CHECK(floe_slice_eq(hh.key, floe_slice_str("nullh")) && hh.value_null);
             CHECK_EQ(floe_header_iter_next(&hi, &hh), 0);

@@ -77,10 +77,10 @@ static void json_records_with_kafka_columns(void)
         {"k0", "{\"id\":1,\"name\":\"a\"}", 2},
         {NULL, "{\"id\":2}", 0},
         {"k2", "{\"id\":\"oops\"}", 1},       /* schema: id is long */
-        {"k3", "{\"id\":3,", 0},               /* convert: malformed */
-        {"\xff", "{\"id\":4}", 0},             /* convert: key not UTF-8 */
-        {"k5", NULL, 1},                       /* tombstone: _kafka only */
-        {"k6", "{\"id\":6,\"_kafka\":1}", 0},  /* schema: reserved name */
+        {"k3", "{\"id\":3,", 0},              /* convert: malformed */
+        {"\xff", "{\"id\":4}", 0},            /* convert: key not UTF-8 */
+        {"k5", NULL, 1},                      /* tombstone: _kafka only */
+        {"k6", "{\"id\":6,\"_kafka\":1}", 0}, /* schema: reserved name */
     };
     int ok, bad;
     floe_conv_stage_t st[8];
@@ -117,9 +117,9 @@ static void json_records_with_kafka_columns(void)
     CHECK(floe_slice_eq(floe_rcol_bytes(hk, 1), floe_slice_str("empty")));
     CHECK_EQ(hv->nvals, 2);
     CHECK(floe_slice_eq(floe_rcol_bytes(hv, 0), floe_slice_str("t-1")));
-    CHECK_EQ(hv->reps.data[1], 1); /* second entry of row 0 */
+    CHECK_EQ(hv->reps.data[1], 1);                    /* second entry of row 0 */
     CHECK_EQ(hv->defs.data[1], hm->kids[1]->def - 1); /* its null value */
-    CHECK_EQ(hv->defs.data[2], hm->def); /* row 1: map present, empty */
+    CHECK_EQ(hv->defs.data[2], hm->def);              /* row 1: map present, empty */
     floe_rcol_t *id = col(rows, "id", NULL);
     CHECK_EQ(id->nvals, 2);
     CHECK_EQ(floe_rcol_long(id, 1), 2);

@@ -17,9 +17,12 @@ static char dir[256];
 
 static void add(floe_conv_t *c, int64_t off, const char *key, const char *json, int nh)
 {
-    floe_record_t r = {.offset = off, .timestamp = 1700000000000LL + off,
-                       .key = floe_slice_str(key), .key_null = key == NULL,
-                       .value = floe_slice_str(json), .value_null = json == NULL};
+    floe_record_t r = {.offset = off,
+                       .timestamp = 1700000000000LL + off,
+                       .key = floe_slice_str(key),
+                       .key_null = key == NULL,
+                       .value = floe_slice_str(json),
+                       .value_null = json == NULL};
     /* headers in the record wire form: varint key len, key, varint value len, value */
     static uint8_t hdr[64];
     size_t n = 0;
@@ -107,7 +110,9 @@ static void rows_to_parquet_read_by_duckdb(void)
     fx_init(&x);
     floe_rows_t *rows = x.rows;
     floe_conv_t *c = x.c;
-    add(c, 0, "k0", "{\"id\":1,\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}}", 2);
+    add(c, 0, "k0",
+        "{\"id\":1,\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}}",
+        2);
     add(c, 1, NULL, "{\"id\":2,\"tags\":[],\"u\":{\"ok\":false}}", 0);
     add(c, 2, "k2", "{\"id\":-3,\"name\":\"zzzzzzzzzzzzzzzzzzzzzzzzz\",\"tags\":null}", 1);
     floe_dfw_t *w = fx_open(&x, "f1.parquet");
@@ -167,17 +172,25 @@ static void rows_to_parquet_read_by_duckdb(void)
     CHECK(out != NULL);
     const char *want =
         "{\"_kafka\":{\"partition\":2,\"offset\":\"0\",\"timestamp\":\"2023-11-14 22:13:20+00\","
-        "\"key\":\"k0\",\"headers\":[{\"key\":\"h0\",\"value\":\"v\"},{\"key\":\"h1\",\"value\":null}]},"
-        "\"id\":\"1\",\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}}\n"
-        "{\"_kafka\":{\"partition\":2,\"offset\":\"1\",\"timestamp\":\"2023-11-14 22:13:20.001+00\","
-        "\"key\":null,\"headers\":[]},\"id\":\"2\",\"name\":null,\"tags\":[],\"u\":{\"x\":null,\"ok\":false}}\n"
-        "{\"_kafka\":{\"partition\":2,\"offset\":\"2\",\"timestamp\":\"2023-11-14 22:13:20.002+00\","
+        "\"key\":\"k0\",\"headers\":[{\"key\":\"h0\",\"value\":\"v\"},{\"key\":\"h1\",\"value\":"
+        "null}]},"
+        "\"id\":\"1\",\"name\":\"caf\xc3\xa9\",\"tags\":[\"a\",\"b\"],\"u\":{\"x\":1.5,\"ok\":true}"
+        "}\n"
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"1\",\"timestamp\":\"2023-11-14 "
+        "22:13:20.001+00\","
+        "\"key\":null,\"headers\":[]},\"id\":\"2\",\"name\":null,\"tags\":[],\"u\":{\"x\":null,"
+        "\"ok\":false}}\n"
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"2\",\"timestamp\":\"2023-11-14 "
+        "22:13:20.002+00\","
         "\"key\":\"k2\",\"headers\":[{\"key\":\"h0\",\"value\":\"v\"}]},\"id\":\"-3\","
         "\"name\":\"zzzzzzzzzzzzzzzzzzzzzzzzz\",\"tags\":null,\"u\":null}\n"
-        "{\"_kafka\":{\"partition\":2,\"offset\":\"3\",\"timestamp\":\"2023-11-14 22:13:20.003+00\","
+        "{\"_kafka\":{\"partition\":2,\"offset\":\"3\",\"timestamp\":\"2023-11-14 "
+        "22:13:20.003+00\","
         "\"key\":\"k3\",\"headers\":[]},\"id\":\"4\",\"name\":\"a\",\"tags\":null,\"u\":null}\n"
-        "{\"field_ids\":[\"_kafka=1\",\"partition=2\",\"offset=3\",\"timestamp=4\",\"key=5\",\"headers=6\","
-        "\"key=7\",\"value=8\",\"id=9\",\"name=10\",\"tags=11\",\"element=12\",\"u=13\",\"x=14\",\"ok=15\"],"
+        "{\"field_ids\":[\"_kafka=1\",\"partition=2\",\"offset=3\",\"timestamp=4\",\"key=5\","
+        "\"headers=6\","
+        "\"key=7\",\"value=8\",\"id=9\",\"name=10\",\"tags=11\",\"element=12\",\"u=13\",\"x=14\","
+        "\"ok=15\"],"
         "\"kv_keys\":[\"iceberg.schema\"]}\n";
     CHECK_STR(out, want);
     free(out);
@@ -217,12 +230,15 @@ static void pages_of_a_quarter_mebibyte(void)
     CHECK_EQ(pq_footer_decode(data + len - 8 - flen, flen, &m, &e), 0);
     int pad = -1;
     for (int i = 0; i < floe_pq_schema_num_columns(m.schema); i++)
-        if (!strcmp(floe_pq_schema_node(m.schema, floe_pq_schema_column_node(m.schema, i))->name, "pad")) pad = i;
+        if (!strcmp(floe_pq_schema_node(m.schema, floe_pq_schema_column_node(m.schema, i))->name,
+                    "pad"))
+            pad = i;
     CHECK(pad >= 0 && m.nrg == 1);
     int pages = 0, big = 0;
     if (pad >= 0 && m.nrg == 1) {
         const pq_chunk_meta_t *cm = &m.rgs[0].cols[pad];
-        size_t at = (size_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
+        size_t at =
+            (size_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
         size_t end = at + (size_t)cm->total_compressed;
         while (at < end) {
             pq_page_header_t h;

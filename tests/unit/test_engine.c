@@ -45,7 +45,8 @@ static void produce_to(floe_log_t *l, int64_t ts, const char *const *values, siz
         floe_batch_builder_add(b, ts, &k, &v, NULL, 0, &e);
     }
     floe_buf_t buf = FLOE_BUF_INIT;
-    if (floe_batch_builder_finish(b, &buf, &e) < 0 || floe_log_append(l, buf.data, buf.len, -1, NULL, &e) < 0)
+    if (floe_batch_builder_finish(b, &buf, &e) < 0 ||
+        floe_log_append(l, buf.data, buf.len, -1, NULL, &e) < 0)
         printf("# produce failed: %s\n", e.msg);
     floe_buf_free(&buf);
     floe_batch_builder_free(b);
@@ -92,9 +93,9 @@ static int64_t run_engine(void)
     return n;
 }
 
-#define ROW(p, o, id, name, tags, u)                                                          \
-    "{\"_kafka\":{\"headers\":{},\"offset\":\"" #o "\",\"partition\":" #p                      \
-    ",\"timestamp\":\"2023-11-14T22:13:20.000Z\"},\"id\":\"" #id "\",\"name\":" name           \
+#define ROW(p, o, id, name, tags, u)                                                 \
+    "{\"_kafka\":{\"headers\":{},\"offset\":\"" #o "\",\"partition\":" #p            \
+    ",\"timestamp\":\"2023-11-14T22:13:20.000Z\"},\"id\":\"" #id "\",\"name\":" name \
     ",\"tags\":" tags ",\"u\":" u "}\n"
 
 static void first_run_rows_and_dead_letters(void)
@@ -106,17 +107,21 @@ static void first_run_rows_and_dead_letters(void)
     produce(1, p1, 1);
     CHECK_EQ(run_engine(), 4);
     char *rows = icebird("web_events");
-    CHECK_STR(rows, ROW(0, 0, 1, "\"a\"", "null", "null") ROW(1, 0, 10, "null", "[\"x\",\"y\"]", "null")
-                        ROW(0, 1, 2, "null", "null", "null") ROW(0, 4, 3, "null", "null", "{\"k\":true}"));
+    CHECK_STR(rows,
+              ROW(0, 0, 1, "\"a\"", "null", "null") ROW(1, 0, 10, "null", "[\"x\",\"y\"]", "null")
+                  ROW(0, 1, 2, "null", "null", "null")
+                      ROW(0, 4, 3, "null", "null", "{\"k\":true}"));
     free(rows);
     rows = icebird("web_events_dlq");
-    CHECK_STR(rows,
-              "{\"headers\":null,\"key\":\"key\",\"offset\":\"2\",\"partition\":0,\"reason\":\"invalid JSON "
-              "at byte 1: expected a key\",\"stage\":\"convert\",\"timestamp\":\"2023-11-14T22:13:20.000Z\","
-              "\"value\":\"{oops\"}\n"
-              "{\"headers\":null,\"key\":\"key\",\"offset\":\"3\",\"partition\":0,\"reason\":\"field 'id' "
-              "is long, value at byte 6 is a string\",\"stage\":\"schema\",\"timestamp\":"
-              "\"2023-11-14T22:13:20.000Z\",\"value\":\"{\\\"id\\\":\\\"x\\\"}\"}\n");
+    CHECK_STR(rows, "{\"headers\":null,\"key\":\"key\",\"offset\":\"2\",\"partition\":0,\"reason\":"
+                    "\"invalid JSON "
+                    "at byte 1: expected a "
+                    "key\",\"stage\":\"convert\",\"timestamp\":\"2023-11-14T22:13:20.000Z\","
+                    "\"value\":\"{oops\"}\n"
+                    "{\"headers\":null,\"key\":\"key\",\"offset\":\"3\",\"partition\":0,\"reason\":"
+                    "\"field 'id' "
+                    "is long, value at byte 6 is a string\",\"stage\":\"schema\",\"timestamp\":"
+                    "\"2023-11-14T22:13:20.000Z\",\"value\":\"{\\\"id\\\":\\\"x\\\"}\"}\n");
     free(rows);
     /* the key column, through DuckDB over every data file */
     char glob[512];
@@ -150,7 +155,8 @@ static void restart_resumes_without_duplicates(void)
 static void orphans_are_deleted(void)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/warehouse/default/web_events/data/00000-dead-00001.parquet", dir);
+    snprintf(path, sizeof path, "%s/warehouse/default/web_events/data/00000-dead-00001.parquet",
+             dir);
     FILE *f = fopen(path, "w");
     fputs("PAR1 not really", f);
     fclose(f);
@@ -235,14 +241,15 @@ static void partitioned_by_every_transform(void)
     snprintf(path, sizeof path, "%s/log/parts-0", dir);
     CHECK_EQ(floe_log_open(path, NULL, &pl, &e), 0);
     const char *keys[] = {"table.enable", "table.partition.by"};
-    const char *vals[] = {"true", "region, bucket(user, 4), truncate(name, 2), day(_kafka.timestamp)"};
+    const char *vals[] = {"true",
+                          "region, bucket(user, 4), truncate(name, 2), day(_kafka.timestamp)"};
     floe_tsource_logs_set(src, "parts", 1, &pl, keys, vals, 2, &e);
     const char *recs[] = {"{\"region\":\"eu\",\"user\":1,\"name\":\"alice\"}",
                           "{\"region\":\"us\",\"user\":2,\"name\":\"bob\"}",
                           "{\"region\":\"eu\",\"user\":1,\"name\":\"alan\"}",
                           "{\"user\":3,\"name\":\"x\"}"};
-    produce_to(pl, 1700000000000LL, recs, 4);                 /* 2023-11-14 */
-    produce_to(pl, 1700000000000LL + 86400000LL, recs, 2);    /* 2023-11-15 */
+    produce_to(pl, 1700000000000LL, recs, 4);              /* 2023-11-14 */
+    produce_to(pl, 1700000000000LL + 86400000LL, recs, 2); /* 2023-11-15 */
     CHECK_EQ(run_engine(), 6);
     snprintf(path, sizeof path, "%s/warehouse/default/parts", dir);
     char *m = sh("cd %s/tests/interop && node manifest_partitions.mjs %s%s", path, "");
@@ -254,7 +261,8 @@ static void partitioned_by_every_transform(void)
     CHECK(strstr(m, "\"region\":null") != NULL);
     CHECK(strstr(m, "\"dir\":\"region=eu/user_bucket=") != NULL);
     CHECK(strstr(m, "/name_trunc=al/_kafka_timestamp_day=2023-11-14\"") != NULL);
-    CHECK(strstr(m, "{\"specs\":2,\"default\":1}") != NULL); /* unpartitioned at create, then ours */
+    CHECK(strstr(m, "{\"specs\":2,\"default\":1}") !=
+          NULL); /* unpartitioned at create, then ours */
     /* bucket(user, 4) of user 3: the spec's murmur3 of the 8-byte little-endian long */
     uint8_t le3[8] = {3, 0, 0, 0, 0, 0, 0, 0};
     char want_b[96];
@@ -392,8 +400,8 @@ static void verify_all(const char *name, const char *dump)
     FILE *f = fopen(dpath, "w");
     fputs(dump, f);
     fclose(f);
-    char *out = sh("cd %s/tests/interop && node verify_table.mjs %s %s --orphans 2>&1", table_loc(name),
-                   dpath);
+    char *out = sh("cd %s/tests/interop && node verify_table.mjs %s %s --orphans 2>&1",
+                   table_loc(name), dpath);
     CHECK(strstr(out, "not ok") == NULL && strstr(out, "ok - table rows equal") != NULL);
     if (strstr(out, "not ok")) printf("# %s", out);
     free(out);
@@ -515,8 +523,7 @@ static void widening_keeps_partitions(void)
 {
     floe_log_t *pl[1];
     add_topic("widep", 1, pl, "region");
-    const char *a[] = {"{\"region\":\"eu\",\"x\":1}", "{\"region\":\"us\",\"x\":2}",
-                       "{\"x\":3}"};
+    const char *a[] = {"{\"region\":\"eu\",\"x\":1}", "{\"region\":\"us\",\"x\":2}", "{\"x\":3}"};
     produce_to(pl[0], 1700000000000LL, a, 3);
     CHECK_EQ(run_engine(), 3);
     const char *b[] = {"{\"region\":\"eu\",\"x\":2.5}"};
@@ -664,9 +671,12 @@ static void partitioned_by_region_and_day_of_json_timestamps(void)
     CHECK_EQ(run_engine(), 3);
     snprintf(path, sizeof path, "%s/warehouse/default/ev", dir);
     char *m = sh("cd %s/tests/interop && node manifest_partitions.mjs %s%s", path, "");
-    CHECK(strstr(m, "\"partition\":{\"region\":\"eu\",\"ts_day\":20789},\"dir\":\"region=eu/ts_day=2026-12-02\"") != NULL);
-    CHECK(strstr(m, "\"partition\":{\"region\":\"us\",\"ts_day\":20789},\"dir\":\"region=us/ts_day=2026-12-02\"") != NULL);
-    CHECK(strstr(m, "\"partition\":{\"region\":\"eu\",\"ts_day\":20788},\"dir\":\"region=eu/ts_day=2026-12-01\"") != NULL);
+    CHECK(strstr(m, "\"partition\":{\"region\":\"eu\",\"ts_day\":20789},\"dir\":\"region=eu/"
+                    "ts_day=2026-12-02\"") != NULL);
+    CHECK(strstr(m, "\"partition\":{\"region\":\"us\",\"ts_day\":20789},\"dir\":\"region=us/"
+                    "ts_day=2026-12-02\"") != NULL);
+    CHECK(strstr(m, "\"partition\":{\"region\":\"eu\",\"ts_day\":20788},\"dir\":\"region=eu/"
+                    "ts_day=2026-12-01\"") != NULL);
     if (!strstr(m, "ts_day\":20788")) printf("# %s", m);
     free(m);
     char *rows = icebird("ev");

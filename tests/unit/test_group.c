@@ -72,16 +72,21 @@ static floe_group_protocol_t P_RR[] = {{"roundrobin", (const uint8_t *)"x", 1}};
 static floe_group_join_req_t jreq(const char *group, const char *member, int version)
 {
     floe_group_join_req_t r = {
-        .group_id = group, .member_id = member, .client_id = "cli",
-        .client_host = "/127.0.0.1", .protocol_type = "consumer",
-        .session_timeout_ms = 1000, .rebalance_timeout_ms = 5000,
-        .api_version = (int16_t)version, .protocol_count = 1, .protocols = P_RANGE,
+        .group_id = group,
+        .member_id = member,
+        .client_id = "cli",
+        .client_host = "/127.0.0.1",
+        .protocol_type = "consumer",
+        .session_timeout_ms = 1000,
+        .rebalance_timeout_ms = 5000,
+        .api_version = (int16_t)version,
+        .protocol_count = 1,
+        .protocols = P_RANGE,
     };
     return r;
 }
 
-static void join(floe_group_coord_t *c, const char *g, const char *member, int64_t now,
-                 jres_t *out)
+static void join(floe_group_coord_t *c, const char *g, const char *member, int64_t now, jres_t *out)
 {
     floe_group_join_req_t r = jreq(g, member, 2);
     floe_group_join(c, &r, now, on_join, out);
@@ -90,8 +95,11 @@ static void join(floe_group_coord_t *c, const char *g, const char *member, int64
 static void sync_req(floe_group_coord_t *c, const char *g, const char *member, int32_t gen,
                      size_t n, const floe_group_assignment_t *a, int64_t now, sres_t *out)
 {
-    floe_group_sync_req_t r = {.group_id = g, .member_id = member, .generation_id = gen,
-                               .assignment_count = n, .assignments = a};
+    floe_group_sync_req_t r = {.group_id = g,
+                               .member_id = member,
+                               .generation_id = gen,
+                               .assignment_count = n,
+                               .assignments = a};
     floe_group_sync(c, &r, now, on_sync, out);
 }
 
@@ -529,13 +537,12 @@ static void static_membership(void)
     CHECK(strcmp(b2.member_id, b.member_id) != 0);
     CHECK_EQ(floe_group_state(c, "g"), FLOE_GROUP_STABLE);
     sres_t s3 = {0};
-    floe_group_sync_req_t sr = {.group_id = "g", .member_id = b2.member_id,
-                                .instance_id = "i2", .generation_id = 2};
+    floe_group_sync_req_t sr = {
+        .group_id = "g", .member_id = b2.member_id, .instance_id = "i2", .generation_id = 2};
     floe_group_sync(c, &sr, 11, on_sync, &s3);
     CHECK_STR(s3.assignment, "B");
     /* the old incarnation is fenced */
-    CHECK_EQ(floe_group_heartbeat(c, "g", b.member_id, "i2", 2, 12),
-             FLOE_GERR_FENCED_INSTANCE_ID);
+    CHECK_EQ(floe_group_heartbeat(c, "g", b.member_id, "i2", 2, 12), FLOE_GERR_FENCED_INSTANCE_ID);
     CHECK_EQ(floe_group_commit_check(c, "g", b.member_id, "i2", 2, 12),
              FLOE_GERR_FENCED_INSTANCE_ID);
     /* leave by instance id alone */
@@ -558,8 +565,8 @@ static void offsets_and_delete(void)
     /* standalone commit on an unknown group */
     CHECK_EQ(floe_group_commit_check(c, "solo", "", NULL, -1, 0), 0);
     CHECK_EQ(floe_group_commit_check(c, "solo", "", NULL, 3, 0), FLOE_GERR_ILLEGAL_GENERATION);
-    floe_group_offset_t o = {.offset = 42, .leader_epoch = -1, .metadata = "m",
-                             .commit_timestamp = 1000};
+    floe_group_offset_t o = {
+        .offset = 42, .leader_epoch = -1, .metadata = "m", .commit_timestamp = 1000};
     CHECK_EQ(floe_group_offset_put(c, "solo", "t", 1, &o, 0), 0);
     o.offset = 7;
     CHECK_EQ(floe_group_offset_put(c, "solo", "t", 0, &o, 0), 0);
@@ -588,11 +595,13 @@ static void offsets_and_delete(void)
     /* group members must commit in their generation */
     jres_t a = {0};
     join(c, "g", "", 0, &a);
-    CHECK_EQ(floe_group_commit_check(c, "g", a.member_id, NULL, 1, 1), FLOE_GERR_REBALANCE_IN_PROGRESS);
+    CHECK_EQ(floe_group_commit_check(c, "g", a.member_id, NULL, 1, 1),
+             FLOE_GERR_REBALANCE_IN_PROGRESS);
     sres_t s = {0};
     sync_req(c, "g", a.member_id, 1, 0, NULL, 1, &s);
     CHECK_EQ(floe_group_commit_check(c, "g", a.member_id, NULL, 1, 2), 0);
-    CHECK_EQ(floe_group_commit_check(c, "g", a.member_id, NULL, 0, 2), FLOE_GERR_ILLEGAL_GENERATION);
+    CHECK_EQ(floe_group_commit_check(c, "g", a.member_id, NULL, 0, 2),
+             FLOE_GERR_ILLEGAL_GENERATION);
     CHECK_EQ(floe_group_commit_check(c, "g", "x", NULL, 1, 2), FLOE_GERR_UNKNOWN_MEMBER_ID);
     CHECK_EQ(floe_group_commit_check(c, "g", "", NULL, -1, 2), FLOE_GERR_UNKNOWN_MEMBER_ID);
     CHECK_EQ(floe_group_delete(c, "g"), FLOE_GERR_NON_EMPTY_GROUP);
@@ -663,7 +672,8 @@ static void offsets_retention(void)
     join(c, "m", "", 0, &a);
     sres_t s = {0};
     sync_req(c, "m", a.member_id, 1, 0, NULL, 0, &s);
-    floe_group_offset_t o = {.offset = 1, .leader_epoch = -1, .metadata = "", .commit_timestamp = 0};
+    floe_group_offset_t o = {
+        .offset = 1, .leader_epoch = -1, .metadata = "", .commit_timestamp = 0};
     CHECK_EQ(floe_group_offset_put(c, "m", "t", 0, &o, 0), 0);
     CHECK_EQ(floe_group_offset_put(c, "solo", "t", 0, &o, 0), 0);
     char names[128] = "";
@@ -681,9 +691,9 @@ static void offsets_retention(void)
     floe_group_coord_free(c);
 }
 
-TEST_MAIN(floe_log_set_level(FLOE_LOG_WARN); RUN(offsets_retention); RUN(shutdown_answers_pending); RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
+TEST_MAIN(floe_log_set_level(FLOE_LOG_WARN); RUN(offsets_retention); RUN(shutdown_answers_pending);
+          RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
           RUN(two_members_join_and_sync); RUN(rebalance_timeout_drops_laggard);
-          RUN(rebalance_timeout_expiry); RUN(initial_rebalance_delay);
-          RUN(protocol_selection); RUN(session_expiry); RUN(leave_group);
-          RUN(rebalance_interrupts_sync); RUN(rejoin_stable); RUN(static_membership);
-          RUN(offsets_and_delete); RUN(free_completes_pending))
+          RUN(rebalance_timeout_expiry); RUN(initial_rebalance_delay); RUN(protocol_selection);
+          RUN(session_expiry); RUN(leave_group); RUN(rebalance_interrupts_sync); RUN(rejoin_stable);
+          RUN(static_membership); RUN(offsets_and_delete); RUN(free_completes_pending))

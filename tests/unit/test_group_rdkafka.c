@@ -47,8 +47,8 @@ static int floe_start(void)
         dup2(pfd[1], 1);
         close(pfd[0]);
         close(pfd[1]);
-        execl(bin, bin, "serve", "--config", cfg, "--data-dir", data, "--listen",
-              "127.0.0.1:0", "--http", "127.0.0.1:0", (char *)NULL);
+        execl(bin, bin, "serve", "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0",
+              "--http", "127.0.0.1:0", (char *)NULL);
         _exit(127);
     }
     close(pfd[1]);
@@ -105,7 +105,10 @@ static int create_topic(void)
         size_t n;
         const rd_kafka_topic_result_t **tr = r ? rd_kafka_CreateTopics_result_topics(r, &n) : NULL;
         if (tr && n == 1 && rd_kafka_topic_result_error(tr[0]) == 0) rc = 0;
-        else fprintf(stderr, "create topic: %s\n", tr && n ? rd_kafka_topic_result_error_string(tr[0]) : rd_kafka_event_error_string(ev));
+        else
+            fprintf(stderr, "create topic: %s\n",
+                    tr && n ? rd_kafka_topic_result_error_string(tr[0])
+                            : rd_kafka_event_error_string(ev));
         rd_kafka_event_destroy(ev);
     }
     rd_kafka_NewTopic_destroy(nt);
@@ -121,7 +124,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
     (void)rk;
     (void)opaque;
     if (m->err) delivery_failed++;
-    else delivered++;
+    else
+        delivered++;
 }
 
 /* Produce values [from, to) with an idempotent producer, value i to
@@ -140,12 +144,11 @@ static int produce_range(int from, int to)
         snprintf(key, sizeof key, "k%d", i);
         snprintf(val, sizeof val, "%d", i);
         rd_kafka_resp_err_t err;
-        while ((err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(TOPIC),
-                                        RD_KAFKA_V_PARTITION(i % NPART),
-                                        RD_KAFKA_V_KEY(key, strlen(key)),
-                                        RD_KAFKA_V_VALUE(val, strlen(val)),
-                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                        RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+        while ((err = rd_kafka_producev(
+                    rk, RD_KAFKA_V_TOPIC(TOPIC), RD_KAFKA_V_PARTITION(i % NPART),
+                    RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE(val, strlen(val)),
+                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) ==
+               RD_KAFKA_RESP_ERR__QUEUE_FULL)
             rd_kafka_poll(rk, 10);
         if (err) break;
     }
@@ -200,7 +203,8 @@ static void consume(rd_kafka_t *rk, int who)
             bad_values++;
         } else {
             if (seen[idx]) dups++;
-            else total++;
+            else
+                total++;
             per_consumer[who]++;
             seen[idx]++;
         }

@@ -134,7 +134,7 @@ static void crecv(client_t *c, int16_t key, int16_t ver, void *out)
     uint32_t n = floe_rd_be32(lenb);
     uint8_t *p = floe_arena_alloc(&c->arena, n);
     recv_all(c->fd, p, n);
-    size_t off = 4; /* correlation id */
+    size_t off = 4;     /* correlation id */
     if (flex) off += 1; /* empty tagged fields */
     size_t used;
     floe_err_t err;
@@ -144,7 +144,10 @@ static void crecv(client_t *c, int16_t key, int16_t ver, void *out)
     }
 }
 
-static floe_kstr_t S(const char *s) { return floe_kstr(s); }
+static floe_kstr_t S(const char *s)
+{
+    return floe_kstr(s);
+}
 
 static floe_k_join_group_req_t *join_req(client_t *c, const char *member)
 {
@@ -490,8 +493,8 @@ static void wire_disconnect_while_waiting(void)
         usleep(50000);
         csend(&a, FLOE_KAPI_DESCRIBE_GROUPS, 0, dg);
         crecv(&a, FLOE_KAPI_DESCRIBE_GROUPS, 0, &dgr);
-    } while (++tries < 200 && !(dgr.groups.n == 1 &&
-                                floe_kstr_eq(dgr.groups.v[0].group_state, "Empty")));
+    } while (++tries < 200 &&
+             !(dgr.groups.n == 1 && floe_kstr_eq(dgr.groups.v[0].group_state, "Empty")));
     CHECK(dgr.groups.n == 1 && floe_kstr_eq(dgr.groups.v[0].group_state, "Empty"));
     client_close(&a);
 }

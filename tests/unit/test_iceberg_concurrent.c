@@ -96,7 +96,8 @@ static void two_writers_400_snapshots(void)
         const char *p = floe_ice_scan_task(sc, i)->file->path;
         int who, k;
         const char *b = strrchr(p, '/');
-        if (b && sscanf(b, "/p%d-%d.parquet", &who, &k) == 2 && who >= 0 && who < 2 && k >= 0 && k < PER_PROC)
+        if (b && sscanf(b, "/p%d-%d.parquet", &who, &k) == 2 && who >= 0 && who < 2 && k >= 0 &&
+            k < PER_PROC)
             seen[who][k] = true;
         bool ex = false;
         CHECK(floe_fileio_exists(io, p, &ex, &e) == 0 && ex);
@@ -114,7 +115,7 @@ static void two_writers_400_snapshots(void)
     size_t avro = 0;
     for (size_t i = 0; i < n; i++)
         if (strstr(names[i], ".avro")) avro++;
-    CHECK_EQ(avro, 2 * 2 * PER_PROC);   /* one manifest + one manifest list per snapshot */
+    CHECK_EQ(avro, 2 * 2 * PER_PROC); /* one manifest + one manifest list per snapshot */
     floe_fileio_names_free(names, n);
     floe_ice_scan_free(sc);
     floe_ice_table_free(t);

@@ -33,7 +33,7 @@ typedef struct col {
 /* A cell: SQL literal for DuckDB and JSON for the expectation. */
 typedef struct cell {
     char sql[128];
-    json_t *json;   /* owned */
+    json_t *json; /* owned */
 } cell_t;
 
 static cell_t c_long(long long v)
@@ -47,7 +47,11 @@ static cell_t c_long(long long v)
 static cell_t c_str(const char *s)
 {
     cell_t c;
-    if (!s) { snprintf(c.sql, sizeof c.sql, "NULL"); c.json = json_null(); return c; }
+    if (!s) {
+        snprintf(c.sql, sizeof c.sql, "NULL");
+        c.json = json_null();
+        return c;
+    }
     snprintf(c.sql, sizeof c.sql, "'%s'", s);
     c.json = json_string(s);
     return c;
@@ -68,8 +72,10 @@ static void iso(int64_t us, bool date_only, char *out, size_t n)
     unsigned m, d;
     floe_ice_civil_from_days(days, &y, &m, &d);
     if (date_only) snprintf(out, n, "%04lld-%02u-%02u", (long long)y, m, d);
-    else snprintf(out, n, "%04lld-%02u-%02uT%02lld:%02lld:%02lld", (long long)y, m, d,
-                  (long long)(rem / 3600000000LL), (long long)(rem / 60000000 % 60), (long long)(rem / 1000000 % 60));
+    else
+        snprintf(out, n, "%04lld-%02u-%02uT%02lld:%02lld:%02lld", (long long)y, m, d,
+                 (long long)(rem / 3600000000LL), (long long)(rem / 60000000 % 60),
+                 (long long)(rem / 1000000 % 60));
 }
 
 static cell_t c_ts(int64_t us)
@@ -105,13 +111,15 @@ static void job(const char *path, const col_t *cols, size_t ncols, cell_t *cells
     for (size_t r = 0; r < nrows; r++) {
         floe_buf_printf(&b, "%s(", r ? ", " : "");
         for (size_t c = 0; c < ncols; c++)
-            floe_buf_printf(&b, "%sCAST(%s AS %s)", c ? ", " : "", cells[r * ncols + c].sql, cols[c].duck);
+            floe_buf_printf(&b, "%sCAST(%s AS %s)", c ? ", " : "", cells[r * ncols + c].sql,
+                            cols[c].duck);
         floe_buf_printf(&b, ")");
     }
     floe_buf_printf(&b, ") t(");
     for (size_t c = 0; c < ncols; c++) floe_buf_printf(&b, "%s%s", c ? ", " : "", cols[c].name);
     floe_buf_printf(&b, ")) TO '%s' (FORMAT parquet, FIELD_IDS {", path);
-    for (size_t c = 0; c < ncols; c++) floe_buf_printf(&b, "%s%s: %d", c ? ", " : "", cols[c].name, cols[c].id);
+    for (size_t c = 0; c < ncols; c++)
+        floe_buf_printf(&b, "%s%s: %d", c ? ", " : "", cols[c].name, cols[c].id);
     floe_buf_printf(&b, "}");
     if (schema) {
         floe_err_t e;
@@ -153,7 +161,8 @@ static int flush_jobs(void)
 static char *data_path(const char *table, const char *part)
 {
     char *p = malloc(600);
-    snprintf(p, 600, "%s/db/%s/data/%s%sf%03d.parquet", root, table, part ? part : "", part ? "/" : "", nfile++);
+    snprintf(p, 600, "%s/db/%s/data/%s%sf%03d.parquet", root, table, part ? part : "",
+             part ? "/" : "", nfile++);
     return p;
 }
 
@@ -177,7 +186,8 @@ static void describe(floe_ice_data_file_t *f, const char *path, floe_ice_content
             if (r == 0 || v > hi) hi = v;
         }
         floe_err_t e;
-        floe_ice_value_t a = {.kind = FLOE_ICE_LONG, .v.l = lo}, b = {.kind = FLOE_ICE_LONG, .v.l = hi};
+        floe_ice_value_t a = {.kind = FLOE_ICE_LONG, .v.l = lo},
+                         b = {.kind = FLOE_ICE_LONG, .v.l = hi};
         m->values = rows;
         m->nulls = 0;
         floe_ice_value_serialize(&a, &m->lower, &e);
@@ -228,7 +238,7 @@ static int commit_files(const char *table, floe_ice_op_t op, floe_ice_data_file_
 }
 
 static const char *regions[] = {"us", "eu", "ap"};
-static const int64_t base_ts = 1510871468000000LL;   /* 2017-11-16T22:31:08Z */
+static const int64_t base_ts = 1510871468000000LL; /* 2017-11-16T22:31:08Z */
 
 /* A: ten appends */
 static void table_appends(void)
@@ -280,7 +290,8 @@ static void table_evolve(void)
     CHECK(floe_ice_catalog_create_table(cat, "db", "evolve", s0, NULL, NULL, NULL, &t, &e) == 0);
     floe_ice_schema_t *s1 = floe_ice_schema_dup(s0);
     int32_t last = floe_ice_table_metadata(t)->last_column_id;
-    CHECK(floe_ice_schema_add_column(s1, &last, NULL, "score", floe_ice_type_prim(FLOE_ICE_DOUBLE), NULL, &e) == 0);
+    CHECK(floe_ice_schema_add_column(s1, &last, NULL, "score", floe_ice_type_prim(FLOE_ICE_DOUBLE),
+                                     NULL, &e) == 0);
     CHECK(floe_ice_schema_rename(s1, "name", "label", &e) == 0);
     floe_ice_table_free(t);
     col_t c0[] = {{"id", "BIGINT", 1}, {"name", "VARCHAR", 2}};
@@ -335,9 +346,9 @@ static void table_evolve(void)
 
 /* Group rows by partition tuple, write one file per group under its
  * partition path, commit them in one append. */
-static void write_partitioned(const char *table, const floe_ice_schema_t *s, const floe_ice_spec_t *sp,
-                              const col_t *cols, size_t ncols, cell_t *cells, floe_ice_value_t *vals,
-                              size_t nrows)
+static void write_partitioned(const char *table, const floe_ice_schema_t *s,
+                              const floe_ice_spec_t *sp, const col_t *cols, size_t ncols,
+                              cell_t *cells, floe_ice_value_t *vals, size_t nrows)
 {
     floe_err_t e;
     floe_ice_value_t *pv = calloc(nrows * sp->nfields, sizeof *pv);
@@ -348,7 +359,8 @@ static void write_partitioned(const char *table, const floe_ice_schema_t *s, con
             const floe_ice_field_t *src = floe_ice_schema_find(s, pf->source_id);
             size_t c = 0;
             while (c < ncols && cols[c].id != pf->source_id) c++;
-            CHECK(floe_ice_transform_apply(pf->transform, src->type, &vals[r * ncols + c], &pv[r * sp->nfields + k], &e) == 0);
+            CHECK(floe_ice_transform_apply(pf->transform, src->type, &vals[r * ncols + c],
+                                           &pv[r * sp->nfields + k], &e) == 0);
         }
         floe_buf_t b = FLOE_BUF_INIT;
         CHECK(floe_ice_spec_partition_path(sp, &pv[r * sp->nfields], &b, &e) == 0);
@@ -381,7 +393,7 @@ static void write_partitioned(const char *table, const floe_ice_schema_t *s, con
         files[g].spec_id = sp->spec_id;
         files[g].npartition = sp->nfields;
         files[g].partition = calloc(sp->nfields, sizeof(floe_ice_value_t));
-        size_t first = gfirst[g];   /* every row of the group has this tuple */
+        size_t first = gfirst[g]; /* every row of the group has this tuple */
         for (size_t k = 0; k < sp->nfields; k++)
             floe_ice_value_copy(&files[g].partition[k], &pv[first * sp->nfields + k]);
         free(paths[g]);
@@ -407,20 +419,29 @@ static void table_parts(void)
     floe_ice_struct_add(r, 5, "d", false, floe_ice_type_prim(FLOE_ICE_DATE), NULL);
     floe_ice_schema_t *s = floe_ice_schema_new(0, r);
     int32_t last = 999;
-    floe_ice_spec_t *sp = floe_ice_spec_parse(
-        s, "region, bucket(id, 4), truncate(name, 2), year(ts), month(ts), day(d), hour(ts), void(name)", 0, &last, &e);
+    floe_ice_spec_t *sp = floe_ice_spec_parse(s,
+                                              "region, bucket(id, 4), truncate(name, 2), year(ts), "
+                                              "month(ts), day(d), hour(ts), void(name)",
+                                              0, &last, &e);
     CHECK(sp != NULL);
-    if (!sp) { floe_ice_schema_free(s); return; }
+    if (!sp) {
+        floe_ice_schema_free(s);
+        return;
+    }
     CHECK(floe_ice_catalog_create_table(cat, "db", "parts", s, sp, NULL, NULL, NULL, &e) == 0);
-    col_t cols[] = {{"id", "BIGINT", 1}, {"region", "VARCHAR", 2}, {"name", "VARCHAR", 3},
-                    {"ts", "TIMESTAMPTZ", 4}, {"d", "DATE", 5}};
+    col_t cols[] = {{"id", "BIGINT", 1},
+                    {"region", "VARCHAR", 2},
+                    {"name", "VARCHAR", 3},
+                    {"ts", "TIMESTAMPTZ", 4},
+                    {"d", "DATE", 5}};
     enum { N1 = 12, N2 = 6, NC = 5 };
     cell_t cells[(N1 + N2) * NC];
     floe_ice_value_t vals[(N1 + N2) * NC];
     memset(vals, 0, sizeof vals);
     static const char *names[] = {"alpha", "beta", "gamma", "al", "b", NULL};
     for (int i = 0; i < N1 + N2; i++) {
-        int64_t ts = base_ts + (int64_t)(i % 5) * 40 * 86400000000LL + (int64_t)(i % 3) * 3600000000LL;
+        int64_t ts =
+            base_ts + (int64_t)(i % 5) * 40 * 86400000000LL + (int64_t)(i % 3) * 3600000000LL;
         int32_t d = 17486 + i % 4;
         const char *nm = names[i % 6], *rg = i % 7 == 6 ? NULL : regions[i % 3];
         cells[i * NC] = c_long(100 + i);
@@ -430,9 +451,11 @@ static void table_parts(void)
         cells[i * NC + 4] = c_date(d);
         vals[i * NC] = (floe_ice_value_t){.kind = FLOE_ICE_LONG, .v.l = 100 + i};
         if (rg) floe_ice_value_set_bytes(&vals[i * NC + 1], FLOE_ICE_STRING, rg, strlen(rg));
-        else vals[i * NC + 1] = (floe_ice_value_t){.kind = FLOE_ICE_STRING, .is_null = true};
+        else
+            vals[i * NC + 1] = (floe_ice_value_t){.kind = FLOE_ICE_STRING, .is_null = true};
         if (nm) floe_ice_value_set_bytes(&vals[i * NC + 2], FLOE_ICE_STRING, nm, strlen(nm));
-        else vals[i * NC + 2] = (floe_ice_value_t){.kind = FLOE_ICE_STRING, .is_null = true};
+        else
+            vals[i * NC + 2] = (floe_ice_value_t){.kind = FLOE_ICE_STRING, .is_null = true};
         vals[i * NC + 3] = (floe_ice_value_t){.kind = FLOE_ICE_TIMESTAMPTZ, .v.l = ts};
         vals[i * NC + 4] = (floe_ice_value_t){.kind = FLOE_ICE_DATE, .v.i = d};
     }
@@ -443,10 +466,12 @@ static void table_parts(void)
     int32_t lp = floe_ice_table_metadata(t)->last_partition_id;
     floe_ice_spec_t *sp2 = floe_ice_spec_parse(s, "bucket(id, 8), day(ts)", 0, &lp, &e);
     floe_ice_req_t rq = {.kind = FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID, .value = 0};
-    floe_ice_update_t ups[2] = {{.kind = FLOE_ICE_UP_ADD_SPEC, .spec = sp2}, {.kind = FLOE_ICE_UP_SET_DEFAULT_SPEC, .id = -1}};
+    floe_ice_update_t ups[2] = {{.kind = FLOE_ICE_UP_ADD_SPEC, .spec = sp2},
+                                {.kind = FLOE_ICE_UP_SET_DEFAULT_SPEC, .id = -1}};
     floe_ice_table_t *t2 = NULL;
     CHECK(floe_ice_catalog_commit(cat, "db", "parts", &rq, 1, ups, 2, &t2, &e) == 0);
-    const floe_ice_spec_t *bound = t2 ? floe_ice_metadata_default_spec(floe_ice_table_metadata(t2)) : NULL;
+    const floe_ice_spec_t *bound =
+        t2 ? floe_ice_metadata_default_spec(floe_ice_table_metadata(t2)) : NULL;
     CHECK(bound && bound->spec_id == 1);
     if (bound) write_partitioned("parts", s, bound, cols, NC, cells + N1 * NC, vals + N1 * NC, N2);
     floe_ice_table_free(t);
@@ -495,10 +520,14 @@ static void table_posdel(void)
     cell_t a[10], b[10], dl[6];
     id_rows(a, 0, 5);
     id_rows(b, 5, 5);
-    char *pa = data_path("posdel", NULL), *pb = data_path("posdel", NULL), *pd = data_path("posdel", NULL);
-    dl[0] = c_str(pa); dl[1] = c_long(1);
-    dl[2] = c_str(pa); dl[3] = c_long(3);
-    dl[4] = c_str(pb); dl[5] = c_long(0);
+    char *pa = data_path("posdel", NULL), *pb = data_path("posdel", NULL),
+         *pd = data_path("posdel", NULL);
+    dl[0] = c_str(pa);
+    dl[1] = c_long(1);
+    dl[2] = c_str(pa);
+    dl[3] = c_long(3);
+    dl[4] = c_str(pb);
+    dl[5] = c_long(0);
     job(pa, cols, 2, a, 5, s);
     job(pb, cols, 2, b, 5, s);
     job(pd, dcols, 2, dl, 3, NULL);
@@ -535,11 +564,11 @@ static void table_eqdel(void)
     cell_t a[12], b[4], c[2], dl[2];
     id_rows(a, 0, 6);
     id_rows(b, 10, 2);
-    id_rows(c, 1, 1);          /* id 1 again, after the delete: stays */
+    id_rows(c, 1, 1); /* id 1 again, after the delete: stays */
     dl[0] = c_long(1);
     dl[1] = c_long(4);
-    char *pa = data_path("eqdel", NULL), *pb = data_path("eqdel", NULL), *pc = data_path("eqdel", NULL),
-         *pd = data_path("eqdel", NULL);
+    char *pa = data_path("eqdel", NULL), *pb = data_path("eqdel", NULL),
+         *pc = data_path("eqdel", NULL), *pd = data_path("eqdel", NULL);
     job(pa, cols, 2, a, 6, s);
     job(pb, cols, 2, b, 2, s);
     job(pc, cols, 2, c, 1, s);
@@ -583,7 +612,10 @@ static int write_floe_parquet(const char *path, const floe_ice_schema_t *s, cons
     floe_pq_node_t a = floe_pq_leaf("id", FLOE_PQ_REQUIRED, FLOE_PQ_INT64, 1);
     floe_pq_node_t b = floe_pq_leaf("region", FLOE_PQ_OPTIONAL, FLOE_PQ_BYTE_ARRAY, 2);
     b.logical = FLOE_PQ_LT_STRING;
-    if (floe_pq_schema_add(ps, &a, e) < 0 || floe_pq_schema_add(ps, &b, e) < 0) { floe_pq_schema_free(ps); return -1; }
+    if (floe_pq_schema_add(ps, &a, e) < 0 || floe_pq_schema_add(ps, &b, e) < 0) {
+        floe_pq_schema_free(ps);
+        return -1;
+    }
     floe_buf_t out = FLOE_BUF_INIT;
     floe_pq_write_opts_t o = floe_pq_write_opts_default();
     floe_pq_writer_t *w = floe_pq_writer_new(ps, &o, floe_pq_sink_buf, &out, e);
@@ -598,7 +630,9 @@ static int write_floe_parquet(const char *path, const floe_ice_schema_t *s, cons
     int rc = (w && sj && floe_pq_writer_set_kv(w, "iceberg.schema", sj, e) == 0 &&
               floe_pq_write_column(w, 0, n, NULL, NULL, ids, n, e) == 0 &&
               floe_pq_write_column(w, 1, n, def, NULL, vals, nv, e) == 0 &&
-              floe_pq_writer_rows(w, n, e) == 0 && floe_pq_writer_close(w, e) == 0) ? 0 : -1;
+              floe_pq_writer_rows(w, n, e) == 0 && floe_pq_writer_close(w, e) == 0)
+                 ? 0
+                 : -1;
     if (rc == 0) rc = floe_fileio_write(io, path, out.data, out.len, FLOE_IO_EXCL, e);
     free(sj);
     floe_pq_writer_free(w);
@@ -611,7 +645,8 @@ static void table_floe_writer(void)
 {
     floe_err_t e;
     floe_ice_schema_t *s = id_region_schema(false);
-    CHECK(floe_ice_catalog_create_table(cat, "db", "floewriter", s, NULL, NULL, NULL, NULL, &e) == 0);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "floewriter", s, NULL, NULL, NULL, NULL, &e) ==
+          0);
     json_t *rows = json_array();
     for (int k = 0; k < 3; k++) {
         int64_t ids[4];
@@ -643,8 +678,10 @@ static void peers_read_tables(void)
     snprintf(p, sizeof p, "%s/expect.json", root);
     json_dump_file(expect, p, 0);
     CHECK(run_cmd("cd '%s' && node iceberg_verify.mjs '%s'", interop, p) == 0);
-    CHECK(run_cmd("/usr/bin/python3 '%s/iceberg_verify_avro.py' %s/db/appends/metadata %s/db/evolve/metadata "
-                  "%s/db/parts/metadata %s/db/posdel/metadata %s/db/eqdel/metadata %s/db/floewriter/metadata",
+    CHECK(run_cmd("/usr/bin/python3 '%s/iceberg_verify_avro.py' %s/db/appends/metadata "
+                  "%s/db/evolve/metadata "
+                  "%s/db/parts/metadata %s/db/posdel/metadata %s/db/eqdel/metadata "
+                  "%s/db/floewriter/metadata",
                   interop, root, root, root, root, root, root) == 0);
 }
 

@@ -42,7 +42,7 @@ static void bucket_hash_spec_vectors(void)
     v = vl(FLOE_ICE_LONG, 34);
     CHECK_EQ(hash_of(&v), 2017239379);
     floe_ice_value_t d;
-    CHECK(floe_ice_value_set_decimal64(&d, 1420, 2) == 0);   /* 14.20 */
+    CHECK(floe_ice_value_set_decimal64(&d, 1420, 2) == 0); /* 14.20 */
     CHECK_EQ(d.len, 2);
     CHECK_EQ(hash_of(&d), -500754589);
     floe_ice_value_clear(&d);
@@ -54,7 +54,7 @@ static void bucket_hash_spec_vectors(void)
     int64_t ts = ((int64_t)17486 * 86400 + 22 * 3600 + 31 * 60 + 8) * 1000000;
     v = vl(FLOE_ICE_TIMESTAMP, ts);
     CHECK_EQ(hash_of(&v), -2047944441);
-    v = vl(FLOE_ICE_TIMESTAMPTZ, ts);  /* 2017-11-16T14:31:08-08:00 */
+    v = vl(FLOE_ICE_TIMESTAMPTZ, ts); /* 2017-11-16T14:31:08-08:00 */
     CHECK_EQ(hash_of(&v), -2047944441);
     floe_ice_value_t s;
     CHECK(floe_ice_value_set_bytes(&s, FLOE_ICE_STRING, "iceberg", 7) == 0);
@@ -129,7 +129,8 @@ static void single_value_serialization(void)
     CHECK(floe_ice_value_set_bytes(&d, FLOE_ICE_STRING, "iceberg", 7) == 0);
     check_ser(&d, (const uint8_t *)"iceberg", 7);
     /* round trip + length checks */
-    floe_ice_type_t *st = floe_ice_type_prim(FLOE_ICE_STRING), *lt = floe_ice_type_prim(FLOE_ICE_LONG);
+    floe_ice_type_t *st = floe_ice_type_prim(FLOE_ICE_STRING),
+                    *lt = floe_ice_type_prim(FLOE_ICE_LONG);
     floe_ice_value_t back;
     floe_err_t e;
     CHECK(floe_ice_value_deserialize(st, (const uint8_t *)"iceberg", 7, &back, &e) == 0);
@@ -146,7 +147,8 @@ static void transforms(void)
 {
     floe_err_t e;
     floe_ice_value_t out;
-    floe_ice_type_t *it = floe_ice_type_prim(FLOE_ICE_INT), *tt = floe_ice_type_prim(FLOE_ICE_TIMESTAMP);
+    floe_ice_type_t *it = floe_ice_type_prim(FLOE_ICE_INT),
+                    *tt = floe_ice_type_prim(FLOE_ICE_TIMESTAMP);
     floe_ice_type_t *st = floe_ice_type_prim(FLOE_ICE_STRING), *dt = floe_ice_type_decimal(9, 2);
     floe_ice_transform_t t;
     /* truncate: floor for negatives */
@@ -158,7 +160,7 @@ static void transforms(void)
     CHECK(floe_ice_transform_apply(t, it, &v, &out, &e) == 0);
     CHECK_EQ(out.v.i, 10);
     floe_ice_value_t dv;
-    CHECK(floe_ice_value_set_decimal64(&dv, 1065, 2) == 0);   /* 10.65 -> 10.50 */
+    CHECK(floe_ice_value_set_decimal64(&dv, 1065, 2) == 0); /* 10.65 -> 10.50 */
     CHECK(floe_ice_transform_apply(t, dt, &dv, &out, &e) == 0);
     CHECK(floe_ice_value_decimal(&out) == 1060);
     floe_ice_value_clear(&out);
@@ -199,7 +201,7 @@ static void transforms(void)
     b.len = 0;
     floe_ice_transform_human(t, &out, &b);
     CHECK_STR(floe_buf_cstr(&b), "2017-11-16-22");
-    v = vl(FLOE_ICE_TIMESTAMP, -1);   /* 1969-12-31T23:59:59.999999 */
+    v = vl(FLOE_ICE_TIMESTAMP, -1); /* 1969-12-31T23:59:59.999999 */
     CHECK(floe_ice_transform_apply(t, tt, &v, &out, &e) == 0);
     CHECK_EQ(out.v.i, -1);
     CHECK(floe_ice_transform_parse("day", &t, &e) == 0);
@@ -239,10 +241,12 @@ static floe_ice_schema_t *sample_schema(void)
     floe_ice_type_t *info = floe_ice_type_struct();
     floe_ice_struct_add(info, 6, "city", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
     floe_ice_struct_add(root, 5, "info", false, info, NULL);
-    floe_ice_struct_add(root, 7, "tags", false, floe_ice_type_list(8, false, floe_ice_type_prim(FLOE_ICE_STRING)), NULL);
+    floe_ice_struct_add(root, 7, "tags", false,
+                        floe_ice_type_list(8, false, floe_ice_type_prim(FLOE_ICE_STRING)), NULL);
     floe_ice_struct_add(root, 9, "m", false,
                         floe_ice_type_map(10, floe_ice_type_prim(FLOE_ICE_STRING), 11, true,
-                                          floe_ice_type_prim(FLOE_ICE_INT)), NULL);
+                                          floe_ice_type_prim(FLOE_ICE_INT)),
+                        NULL);
     floe_ice_struct_add(root, 12, "price", false, floe_ice_type_decimal(9, 2), NULL);
     floe_ice_struct_add(root, 13, "h", false, floe_ice_type_fixed(16), NULL);
     floe_ice_schema_t *s = floe_ice_schema_new(0, root);
@@ -258,10 +262,13 @@ static void spec_parse_and_paths(void)
     floe_err_t e;
     CHECK(floe_ice_schema_validate(s, &e) == 0);
     int32_t last = 999;
-    floe_ice_spec_t *sp = floe_ice_spec_parse(s, "region, day(ts), bucket(user_id, 16), truncate(email, 5), info.city",
-                                              0, &last, &e);
+    floe_ice_spec_t *sp = floe_ice_spec_parse(
+        s, "region, day(ts), bucket(user_id, 16), truncate(email, 5), info.city", 0, &last, &e);
     CHECK(sp != NULL);
-    if (!sp) { floe_ice_schema_free(s); return; }
+    if (!sp) {
+        floe_ice_schema_free(s);
+        return;
+    }
     CHECK_EQ(sp->nfields, 5);
     CHECK_EQ(last, 1004);
     CHECK_STR(sp->fields[0].name, "region");
@@ -280,7 +287,8 @@ static void spec_parse_and_paths(void)
     floe_ice_value_set_bytes(&vals[4], FLOE_ICE_STRING, "a/b", 3);
     floe_buf_t b = FLOE_BUF_INIT;
     CHECK(floe_ice_spec_partition_path(sp, vals, &b, &e) == 0);
-    CHECK_STR(floe_buf_cstr(&b), "region=eu+west/ts_day=2017-11-16/user_id_bucket=3/email_trunc=null/info_city=a%2Fb");
+    CHECK_STR(floe_buf_cstr(&b),
+              "region=eu+west/ts_day=2017-11-16/user_id_bucket=3/email_trunc=null/info_city=a%2Fb");
     floe_buf_free(&b);
     floe_ice_value_clear(&vals[0]);
     floe_ice_value_clear(&vals[4]);
@@ -300,7 +308,8 @@ static void spec_parse_and_paths(void)
     CHECK(sp && sp->nfields == 0);
     floe_ice_spec_free(sp);
     sp = floe_ice_spec_parse(s, "bucket(16, user_id), year(ts), void(email)", 0, &last, &e);
-    CHECK(sp && sp->nfields == 3 && sp->fields[0].transform.param == 16 && strcmp(sp->fields[2].name, "email_null") == 0);
+    CHECK(sp && sp->nfields == 3 && sp->fields[0].transform.param == 16 &&
+          strcmp(sp->fields[2].name, "email_null") == 0);
     floe_ice_spec_free(sp);
     floe_ice_schema_free(s);
 }
@@ -313,21 +322,26 @@ static void schema_evolution(void)
     CHECK_EQ(last, 13);
     floe_ice_type_t *nested = floe_ice_type_struct();
     floe_ice_struct_add(nested, 1, "x", false, floe_ice_type_prim(FLOE_ICE_INT), NULL);
-    floe_ice_struct_add(nested, 2, "y", false, floe_ice_type_list(3, false, floe_ice_type_prim(FLOE_ICE_INT)), NULL);
+    floe_ice_struct_add(nested, 2, "y", false,
+                        floe_ice_type_list(3, false, floe_ice_type_prim(FLOE_ICE_INT)), NULL);
     CHECK(floe_ice_schema_add_column(s, &last, NULL, "extra", nested, NULL, &e) == 0);
     CHECK_EQ(last, 17);
     const floe_ice_field_t *f = floe_ice_schema_find_name(s, "extra.y.element");
     CHECK(f && f->id == 17);
-    CHECK(floe_ice_schema_add_column(s, &last, "info", "zip", floe_ice_type_prim(FLOE_ICE_STRING), NULL, &e) == 0);
+    CHECK(floe_ice_schema_add_column(s, &last, "info", "zip", floe_ice_type_prim(FLOE_ICE_STRING),
+                                     NULL, &e) == 0);
     CHECK_EQ(last, 18);
     f = floe_ice_schema_find_name(s, "info.zip");
     CHECK(f && f->id == 18 && !f->required);
-    CHECK(floe_ice_schema_add_column(s, &last, NULL, "region", floe_ice_type_prim(FLOE_ICE_INT), NULL, &e) == -1);
-    CHECK(floe_ice_schema_add_column(s, &last, "region", "x", floe_ice_type_prim(FLOE_ICE_INT), NULL, &e) == -1);
+    CHECK(floe_ice_schema_add_column(s, &last, NULL, "region", floe_ice_type_prim(FLOE_ICE_INT),
+                                     NULL, &e) == -1);
+    CHECK(floe_ice_schema_add_column(s, &last, "region", "x", floe_ice_type_prim(FLOE_ICE_INT),
+                                     NULL, &e) == -1);
     CHECK_EQ(last, 18);
     /* promotions */
     floe_ice_type_t *lt = floe_ice_type_prim(FLOE_ICE_LONG), *d12 = floe_ice_type_decimal(12, 2),
-                    *d12s3 = floe_ice_type_decimal(12, 3), *st = floe_ice_type_prim(FLOE_ICE_STRING);
+                    *d12s3 = floe_ice_type_decimal(12, 3),
+                    *st = floe_ice_type_prim(FLOE_ICE_STRING);
     CHECK(floe_ice_schema_promote(s, "m.value", lt, &e) == 0);
     CHECK(floe_ice_schema_find(s, 11)->type->kind == FLOE_ICE_LONG);
     CHECK(floe_ice_schema_promote(s, "price", d12, &e) == 0);
@@ -343,7 +357,7 @@ static void schema_evolution(void)
     /* optional, rename */
     CHECK(floe_ice_schema_make_optional(s, "region", &e) == 0);
     CHECK(!floe_ice_schema_find(s, 1)->required);
-    CHECK(floe_ice_schema_make_optional(s, "user_id", &e) == -1);  /* identifier */
+    CHECK(floe_ice_schema_make_optional(s, "user_id", &e) == -1); /* identifier */
     CHECK(floe_ice_schema_rename(s, "info.city", "town", &e) == 0);
     CHECK(floe_ice_schema_find_name(s, "info.town")->id == 6);
     CHECK(floe_ice_schema_rename(s, "email", "region", &e) == -1);
@@ -364,19 +378,30 @@ static void metadata_roundtrip_and_updates(void)
     floe_ice_metadata_t *m = floe_ice_metadata_new_table(s, sp, NULL, "/tmp/t", &props, &e);
     CHECK(m != NULL);
     floe_ice_props_clear(&props);
-    if (!m) { floe_ice_schema_free(s); floe_ice_spec_free(sp); return; }
+    if (!m) {
+        floe_ice_schema_free(s);
+        floe_ice_spec_free(sp);
+        return;
+    }
     CHECK_EQ(m->last_column_id, 13);
     CHECK_EQ(m->last_partition_id, 1001);
     /* add a snapshot and set main */
-    floe_ice_snapshot_t snap = {.snapshot_id = 42, .parent_id = -1, .sequence_number = 1,
-                                .timestamp_ms = 1700000000000, .manifest_list = "/tmp/t/metadata/snap-42.avro",
-                                .operation = "append", .schema_id = 0};
+    floe_ice_snapshot_t snap = {.snapshot_id = 42,
+                                .parent_id = -1,
+                                .sequence_number = 1,
+                                .timestamp_ms = 1700000000000,
+                                .manifest_list = "/tmp/t/metadata/snap-42.avro",
+                                .operation = "append",
+                                .schema_id = 0};
     floe_ice_props_set(&snap.summary, "added-data-files", "1");
     floe_ice_update_t u = {.kind = FLOE_ICE_UP_ADD_SNAPSHOT, .snapshot = &snap};
     CHECK(floe_ice_update_apply(m, &u, &e) == 0);
     floe_ice_update_t r = {.kind = FLOE_ICE_UP_SET_SNAPSHOT_REF,
-                           .ref = {.name = "main", .snapshot_id = 42, .max_ref_age_ms = -1,
-                                   .max_snapshot_age_ms = -1, .min_snapshots_to_keep = -1}};
+                           .ref = {.name = "main",
+                                   .snapshot_id = 42,
+                                   .max_ref_age_ms = -1,
+                                   .max_snapshot_age_ms = -1,
+                                   .min_snapshots_to_keep = -1}};
     CHECK(floe_ice_update_apply(m, &r, &e) == 0);
     CHECK_EQ(m->current_snapshot_id, 42);
     CHECK_EQ(m->nsnapshot_log, 1);
@@ -388,7 +413,8 @@ static void metadata_roundtrip_and_updates(void)
     /* evolve the schema and the spec */
     floe_ice_schema_t *s2 = floe_ice_schema_dup(s);
     int32_t lc = m->last_column_id;
-    floe_ice_schema_add_column(s2, &lc, NULL, "added", floe_ice_type_prim(FLOE_ICE_DOUBLE), NULL, &e);
+    floe_ice_schema_add_column(s2, &lc, NULL, "added", floe_ice_type_prim(FLOE_ICE_DOUBLE), NULL,
+                               &e);
     floe_ice_update_t as = {.kind = FLOE_ICE_UP_ADD_SCHEMA, .schema = s2};
     floe_ice_update_t cs = {.kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA, .id = -1};
     CHECK(floe_ice_update_apply(m, &as, &e) == 0);
@@ -406,7 +432,7 @@ static void metadata_roundtrip_and_updates(void)
     CHECK(floe_ice_update_apply(m, &ds, &e) == 0);
     const floe_ice_spec_t *dsp = floe_ice_metadata_default_spec(m);
     CHECK(dsp && dsp->spec_id == 1 && dsp->nfields == 2);
-    CHECK_EQ(dsp->fields[0].field_id, 1001);   /* hour(ts) keeps its id */
+    CHECK_EQ(dsp->fields[0].field_id, 1001); /* hour(ts) keeps its id */
     CHECK_EQ(dsp->fields[1].field_id, 1002);
     CHECK_EQ(m->last_partition_id, 1002);
     floe_ice_update_t sprops = {.kind = FLOE_ICE_UP_SET_PROPERTIES};
@@ -426,7 +452,9 @@ static void metadata_roundtrip_and_updates(void)
         CHECK_EQ(m2->current_snapshot_id, 42);
         CHECK(floe_ice_schema_same(m2->schemas[1], m->schemas[1]));
         CHECK_STR(floe_ice_props_get(&m2->properties, "owner"), "floe");
-        CHECK_STR(floe_ice_props_get(&floe_ice_metadata_current_snapshot(m2)->summary, "added-data-files"), "1");
+        CHECK_STR(floe_ice_props_get(&floe_ice_metadata_current_snapshot(m2)->summary,
+                                     "added-data-files"),
+                  "1");
         floe_ice_metadata_t *m3 = floe_ice_metadata_dup(m2);
         char *js3 = floe_ice_metadata_to_json(m3, &e);
         CHECK_STR(js3, js);
@@ -457,12 +485,14 @@ static void metadata_roundtrip_and_updates(void)
     b.len = 0;
     CHECK(floe_ice_update_to_json(&r, &b, &e) == 0);
     CHECK(floe_ice_update_from_json((const char *)b.data, b.len, &back, &e) == 0);
-    CHECK(back.kind == FLOE_ICE_UP_SET_SNAPSHOT_REF && back.ref.snapshot_id == 42 && strcmp(back.ref.name, "main") == 0);
+    CHECK(back.kind == FLOE_ICE_UP_SET_SNAPSHOT_REF && back.ref.snapshot_id == 42 &&
+          strcmp(back.ref.name, "main") == 0);
     floe_ice_update_clear(&back);
     b.len = 0;
     rq = (floe_ice_req_t){.kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID, .ref = "main", .value = -1};
     CHECK(floe_ice_req_to_json(&rq, &b, &e) == 0);
-    CHECK_STR(floe_buf_cstr(&b), "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":null}");
+    CHECK_STR(floe_buf_cstr(&b),
+              "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":null}");
     floe_ice_req_t rq2;
     CHECK(floe_ice_req_from_json((const char *)b.data, b.len, &rq2, &e) == 0);
     CHECK(rq2.kind == FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID && rq2.value == -1);
@@ -480,7 +510,8 @@ static void metadata_v1_and_bad_input(void)
 {
     const char *v1 =
         "{\"format-version\":1,\"location\":\"/x\",\"last-updated-ms\":1,\"last-column-id\":2,"
-        "\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,\"type\":\"int\"},"
+        "\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
+        "\"type\":\"int\"},"
         "{\"id\":2,\"name\":\"b\",\"required\":false,\"type\":\"decimal(10, 2)\"}]},"
         "\"partition-spec\":[{\"name\":\"a\",\"transform\":\"identity\",\"source-id\":1}],"
         "\"properties\":{},\"current-snapshot-id\":-1,\"snapshots\":[]}";
@@ -495,12 +526,17 @@ static void metadata_v1_and_bad_input(void)
         floe_ice_metadata_free(m);
     }
     const char *bad[] = {
-        "", "[]", "{\"format-version\":3}", "{\"format-version\":2,\"table-uuid\":\"x\"}",
+        "",
+        "[]",
+        "{\"format-version\":3}",
+        "{\"format-version\":2,\"table-uuid\":\"x\"}",
         "{\"format-version\":1,\"location\":\"/x\",\"last-updated-ms\":1,\"last-column-id\":2,"
-        "\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,\"type\":\"blob\"}]},"
+        "\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
+        "\"type\":\"blob\"}]},"
         "\"partition-spec\":[]}",
         "{\"format-version\":1,\"location\":\"/x\",\"last-updated-ms\":1,\"last-column-id\":2,"
-        "\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,\"type\":\"int\"},"
+        "\"schema\":{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":true,"
+        "\"type\":\"int\"},"
         "{\"id\":1,\"name\":\"b\",\"required\":true,\"type\":\"int\"}]},\"partition-spec\":[]}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

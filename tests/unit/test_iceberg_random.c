@@ -17,8 +17,9 @@
 typedef struct content {
     char *path;
     floe_ice_content_t kind;
-    int64_t *ids; size_t n;     /* data: row ids by position; eq: deleted ids; pos: positions */
-    char *target;               /* pos deletes: data file */
+    int64_t *ids;
+    size_t n;     /* data: row ids by position; eq: deleted ids; pos: positions */
+    char *target; /* pos deletes: data file */
 } content_t;
 
 static content_t *files;
@@ -66,9 +67,11 @@ static void live_add(int64_t id, size_t file, size_t pos)
 static void live_remove(size_t file, size_t pos, int64_t id)
 {
     for (size_t i = 0; i < nlive;) {
-        bool hit = file != SIZE_MAX ? (live[i].file == file && live[i].pos == pos) : live[i].id == id;
+        bool hit =
+            file != SIZE_MAX ? (live[i].file == file && live[i].pos == pos) : live[i].id == id;
         if (hit) live[i] = live[--nlive];
-        else i++;
+        else
+            i++;
     }
 }
 
@@ -127,7 +130,8 @@ static const char *region_of(const char *path, const floe_ice_scan_t *s)
         if (strcmp(t->file->path, path) == 0) {
             static char r[8];
             if (t->file->npartition && !t->file->partition[0].is_null) {
-                snprintf(r, sizeof r, "%.*s", (int)t->file->partition[0].len, (const char *)t->file->partition[0].bytes);
+                snprintf(r, sizeof r, "%.*s", (int)t->file->partition[0].len,
+                         (const char *)t->file->partition[0].bytes);
                 return r;
             }
             return NULL;
@@ -143,9 +147,13 @@ static bool check_scan(floe_ice_catalog_t *cat, floe_ice_scan_t **out, int step)
     floe_ice_table_t *t;
     if (floe_ice_catalog_load_table(cat, "db", "rand", &t, &e) < 0) return false;
     floe_ice_scan_t *s;
-    bool ok = floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s, &e) == 0;
+    bool ok = floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0,
+                                 &s, &e) == 0;
     floe_ice_table_free(t);
-    if (!ok) { fprintf(stderr, "plan: %s\n", e.msg); return false; }
+    if (!ok) {
+        fprintf(stderr, "plan: %s\n", e.msg);
+        return false;
+    }
     int64_t *rows = NULL;
     size_t nrows = 0;
     for (size_t i = 0; i < floe_ice_scan_ntasks(s); i++) {
@@ -153,16 +161,23 @@ static bool check_scan(floe_ice_catalog_t *cat, floe_ice_scan_t **out, int step)
         const content_t *dc = find(tk->file->path);
         bool ex = false;
         floe_fileio_exists(floe_ice_catalog_io(cat), tk->file->path, &ex, &e);
-        if (!dc || !ex) { ok = false; continue; }
+        if (!dc || !ex) {
+            ok = false;
+            continue;
+        }
         for (size_t p = 0; p < dc->n; p++) {
             bool deleted = false;
             for (size_t d = 0; d < tk->ndeletes; d++) {
                 const content_t *x = find(tk->deletes[d]->path);
-                if (!x) { ok = false; continue; }
-                if (x->kind == FLOE_ICE_CONTENT_POSITION_DELETES && strcmp(x->target, dc->path) == 0 &&
-                    has_(x->ids, x->n, (int64_t)p))
+                if (!x) {
+                    ok = false;
+                    continue;
+                }
+                if (x->kind == FLOE_ICE_CONTENT_POSITION_DELETES &&
+                    strcmp(x->target, dc->path) == 0 && has_(x->ids, x->n, (int64_t)p))
                     deleted = true;
-                if (x->kind == FLOE_ICE_CONTENT_EQUALITY_DELETES && has_(x->ids, x->n, dc->ids[p])) deleted = true;
+                if (x->kind == FLOE_ICE_CONTENT_EQUALITY_DELETES && has_(x->ids, x->n, dc->ids[p]))
+                    deleted = true;
             }
             if (!deleted) {
                 rows = realloc(rows, (nrows + 1) * sizeof *rows);
@@ -216,7 +231,9 @@ static void run_seed(uint64_t seed)
                 content_t *ct = new_content(FLOE_ICE_CONTENT_DATA, n);
                 for (size_t i = 0; i < n; i++) {
                     /* sometimes reuse an old id: equality deletes must not hit newer rows */
-                    ct->ids[i] = (i == 0 && next_id > 3 && rnd() % 4 == 0) ? (int64_t)(rnd() % (uint64_t)next_id) : next_id++;
+                    ct->ids[i] = (i == 0 && next_id > 3 && rnd() % 4 == 0)
+                                     ? (int64_t)(rnd() % (uint64_t)next_id)
+                                     : next_id++;
                     live_add(ct->ids[i], index_of(ct), i);
                 }
                 floe_ice_data_file_t f;
@@ -231,19 +248,20 @@ static void run_seed(uint64_t seed)
             const floe_ice_scan_task_t *tk = floe_ice_scan_task(sc, rnd() % ntasks);
             size_t di = index_of(find(tk->file->path));
             content_t *pd = new_content(FLOE_ICE_CONTENT_POSITION_DELETES, 0);
-            const content_t *dc = &files[di];   /* files may have moved */
+            const content_t *dc = &files[di]; /* files may have moved */
             pd->target = strdup(dc->path);
             for (size_t p = 0; p < dc->n; p++)
                 if (rnd() % 2) {
                     pd->ids[pd->n] = (int64_t)p;
                     pd->ids = realloc(pd->ids, (pd->n + 2) * sizeof *pd->ids);
                     pd->n++;
-                    live_remove(di, p, 0);   /* no-op if already deleted */
+                    live_remove(di, p, 0); /* no-op if already deleted */
                 }
             const floe_ice_spec_t *ts = floe_ice_metadata_spec(md, tk->file->spec_id);
             floe_ice_data_file_t f;
             describe(io, &f, pd, ts, ts->nfields ? region_of(dc->path, sc) : "");
-            floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_ROW_DELTA, &e);
+            floe_ice_commit_t *c =
+                floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_ROW_DELTA, &e);
             floe_ice_commit_add(c, &f, &e);
             CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
             floe_ice_commit_free(c);
@@ -253,12 +271,14 @@ static void run_seed(uint64_t seed)
             size_t n = 1 + rnd() % 3;
             content_t *ed = new_content(FLOE_ICE_CONTENT_EQUALITY_DELETES, n);
             for (size_t i = 0; i < n; i++) {
-                ed->ids[i] = nlive && rnd() % 3 ? live[rnd() % nlive].id : (int64_t)(rnd() % (uint64_t)(next_id + 1));
+                ed->ids[i] = nlive && rnd() % 3 ? live[rnd() % nlive].id
+                                                : (int64_t)(rnd() % (uint64_t)(next_id + 1));
                 live_remove(SIZE_MAX, 0, ed->ids[i]);
             }
             floe_ice_data_file_t f;
             describe(io, &f, ed, spec0, "");
-            floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_ROW_DELTA, &e);
+            floe_ice_commit_t *c =
+                floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_ROW_DELTA, &e);
             floe_ice_commit_add(c, &f, &e);
             floe_ice_data_file_clear(&f);
             if (rnd() % 2) {
@@ -287,9 +307,11 @@ static void run_seed(uint64_t seed)
         } else if (op < 75 && ntasks >= 2) {
             /* rewrite: two live data files of one partition into one holding their live rows */
             size_t a = rnd() % ntasks, b = rnd() % ntasks;
-            const floe_ice_scan_task_t *ta = floe_ice_scan_task(sc, a), *tb = floe_ice_scan_task(sc, b);
+            const floe_ice_scan_task_t *ta = floe_ice_scan_task(sc, a),
+                                       *tb = floe_ice_scan_task(sc, b);
             bool same = a != b && ta->file->spec_id == tb->file->spec_id &&
-                        (ta->file->npartition == 0 || floe_ice_value_eq(&ta->file->partition[0], &tb->file->partition[0]));
+                        (ta->file->npartition == 0 ||
+                         floe_ice_value_eq(&ta->file->partition[0], &tb->file->partition[0]));
             if (same) {
                 size_t ia = index_of(find(ta->file->path)), ib = index_of(find(tb->file->path));
                 content_t *nw = new_content(FLOE_ICE_CONTENT_DATA, 0);
@@ -306,7 +328,8 @@ static void run_seed(uint64_t seed)
                 const floe_ice_spec_t *ts = floe_ice_metadata_spec(md, ta->file->spec_id);
                 floe_ice_data_file_t f;
                 describe(io, &f, nw, ts, ts->nfields ? region_of(ca->path, sc) : "");
-                floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_REWRITE, &e);
+                floe_ice_commit_t *c =
+                    floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_REWRITE, &e);
                 floe_ice_commit_remove(c, ca->path, &e);
                 floe_ice_commit_remove(c, cb->path, &e);
                 if (nw->n) floe_ice_commit_add(c, &f, &e);
@@ -320,8 +343,10 @@ static void run_seed(uint64_t seed)
             int32_t last = md->last_column_id;
             char nm[32];
             snprintf(nm, sizeof nm, "c%d", step);
-            CHECK(floe_ice_schema_add_column(ns, &last, NULL, nm, floe_ice_type_prim(FLOE_ICE_INT), NULL, &e) == 0);
-            floe_ice_req_t rq = {.kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID, .value = md->current_schema_id};
+            CHECK(floe_ice_schema_add_column(ns, &last, NULL, nm, floe_ice_type_prim(FLOE_ICE_INT),
+                                             NULL, &e) == 0);
+            floe_ice_req_t rq = {.kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID,
+                                 .value = md->current_schema_id};
             floe_ice_update_t ups[2] = {{.kind = FLOE_ICE_UP_ADD_SCHEMA, .schema = ns},
                                         {.kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA, .id = -1}};
             CHECK(floe_ice_catalog_commit(cat, "db", "rand", &rq, 1, ups, 2, NULL, &e) == 0);
@@ -365,9 +390,18 @@ static void run_seed(uint64_t seed)
     CHECK(system(cmd) == 0);
 }
 
-static void random_seed_1(void) { run_seed(0x9e3779b97f4a7c15ULL); }
-static void random_seed_2(void) { run_seed(12345); }
-static void random_seed_3(void) { run_seed(0xdeadbeefULL); }
+static void random_seed_1(void)
+{
+    run_seed(0x9e3779b97f4a7c15ULL);
+}
+static void random_seed_2(void)
+{
+    run_seed(12345);
+}
+static void random_seed_3(void)
+{
+    run_seed(0xdeadbeefULL);
+}
 
 TEST_MAIN({
     snprintf(root, sizeof root, "/tmp/floe-ice-random-%d", (int)getpid());

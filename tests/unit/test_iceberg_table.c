@@ -58,7 +58,8 @@ static void make_file(floe_fileio_t *io, floe_ice_data_file_t *f, const char *ta
     m->values = rows;
     m->nulls = 0;
     m->size = 10;
-    floe_ice_value_t lo = {.kind = FLOE_ICE_LONG, .v.l = 0}, hi = {.kind = FLOE_ICE_LONG, .v.l = rows - 1};
+    floe_ice_value_t lo = {.kind = FLOE_ICE_LONG, .v.l = 0},
+                     hi = {.kind = FLOE_ICE_LONG, .v.l = rows - 1};
     floe_ice_value_serialize(&lo, &m->lower, &e);
     floe_ice_value_serialize(&hi, &m->upper, &e);
     m->has_lower = m->has_upper = true;
@@ -73,14 +74,15 @@ static floe_ice_scan_t *scan_of(floe_ice_catalog_t *cat, const char *name)
     floe_err_t e;
     if (floe_ice_catalog_load_table(cat, "db", name, &t, &e) < 0) return NULL;
     floe_ice_scan_t *s = NULL;
-    if (floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s, &e) < 0)
+    if (floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s,
+                           &e) < 0)
         fprintf(stderr, "scan: %s\n", e.msg);
     floe_ice_table_free(t);
     return s;
 }
 
-static int append_files(floe_ice_catalog_t *cat, const char *name, floe_ice_data_file_t *files, size_t n,
-                        floe_err_t *e)
+static int append_files(floe_ice_catalog_t *cat, const char *name, floe_ice_data_file_t *files,
+                        size_t n, floe_err_t *e)
 {
     floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", name, FLOE_ICE_OP_APPEND, e);
     for (size_t i = 0; i < n; i++) floe_ice_commit_add(c, &files[i], e);
@@ -105,7 +107,8 @@ static void catalog_basics(void)
     floe_ice_table_free(t);
     CHECK(floe_ice_catalog_create_table(cat, "db", "t1", s, NULL, NULL, NULL, NULL, &e) == -1);
     CHECK_EQ(e.code, FLOE_EEXIST);
-    CHECK(floe_ice_catalog_create_table(cat, "db", "bad.name", s, NULL, NULL, NULL, NULL, &e) == -1);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "bad.name", s, NULL, NULL, NULL, NULL, &e) ==
+          -1);
     CHECK(floe_ice_catalog_create_table(cat, "db", "t2", s, NULL, NULL, NULL, NULL, &e) == 0);
     char **names;
     size_t n;
@@ -126,7 +129,8 @@ static void catalog_basics(void)
     CHECK(floe_ice_catalog_commit(cat, "db", "t2", &rq, 1, &up, 1, &t2, &e) == 0);
     CHECK(t2 && floe_ice_table_version(t2) == 2 && floe_ice_table_metadata(t2)->nmetadata_log == 1);
     floe_ice_table_free(t2);
-    for (int i = 0; i < 3; i++) CHECK(floe_ice_catalog_commit(cat, "db", "t2", &rq, 1, &up, 1, NULL, &e) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(floe_ice_catalog_commit(cat, "db", "t2", &rq, 1, &up, 1, NULL, &e) == 0);
     CHECK(floe_ice_catalog_load_table(cat, "db", "t2", &t2, &e) == 0);
     CHECK(t2 && floe_ice_table_version(t2) == 5 && floe_ice_table_metadata(t2)->nmetadata_log == 2);
     floe_ice_table_free(t2);
@@ -186,7 +190,8 @@ static void manifest_roundtrip(void)
     CHECK_EQ(mf.added_rows, 21);
     CHECK_EQ(mf.npartitions, 3);
     if (mf.npartitions == 3) {
-        CHECK(mf.partitions[0].has_lower && mf.partitions[0].lower.len == 2 && memcmp(mf.partitions[0].lower.data, "eu", 2) == 0);
+        CHECK(mf.partitions[0].has_lower && mf.partitions[0].lower.len == 2 &&
+              memcmp(mf.partitions[0].lower.data, "eu", 2) == 0);
         CHECK(mf.partitions[0].upper.len == 2 && memcmp(mf.partitions[0].upper.data, "us", 2) == 0);
         CHECK(mf.partitions[2].contains_null);
         CHECK(!mf.partitions[0].contains_null);
@@ -204,10 +209,12 @@ static void manifest_roundtrip(void)
         CHECK_EQ(back[1].file.record_count, 11);
         CHECK_EQ(back[1].sequence_number, 5);
         CHECK_EQ(back[1].snapshot_id, 77);
-        CHECK(back[1].file.npartition == 3 && floe_ice_value_eq(&back[1].file.partition[0], &ent[1].file.partition[0]));
+        CHECK(back[1].file.npartition == 3 &&
+              floe_ice_value_eq(&back[1].file.partition[0], &ent[1].file.partition[0]));
         CHECK(back[1].file.partition[1].v.i == 17487 && back[1].file.partition[2].is_null);
         CHECK(back[0].file.partition[2].v.i == 3);
-        CHECK(back[0].file.nmetrics == 1 && back[0].file.metrics[0].values == 10 && back[0].file.metrics[0].has_upper);
+        CHECK(back[0].file.nmetrics == 1 && back[0].file.metrics[0].values == 10 &&
+              back[0].file.metrics[0].has_upper);
         CHECK(back[0].file.nsplit_offsets == 1 && back[0].file.split_offsets[0] == 4);
     }
     floe_ice_manifest_entries_free(back, n);
@@ -216,7 +223,8 @@ static void manifest_roundtrip(void)
     CHECK(floe_ice_manifest_list_write(io, lp, 77, -1, 5, &mf, 1, NULL, &e) == 0);
     floe_ice_manifest_file_t *lf;
     CHECK(floe_ice_manifest_list_read(io, lp, &lf, &n, &e) == 0);
-    CHECK(n == 1 && lf[0].added_files == 2 && lf[0].sequence_number == 5 && strcmp(lf[0].path, mp) == 0);
+    CHECK(n == 1 && lf[0].added_files == 2 && lf[0].sequence_number == 5 &&
+          strcmp(lf[0].path, mp) == 0);
     CHECK(n == 1 && lf[0].npartitions == 3 && lf[0].partitions[2].contains_null);
     floe_ice_manifest_files_free(lf, n);
     /* garbage is an error, not a crash */
@@ -315,7 +323,7 @@ static void producers(void)
     floe_ice_value_set_bytes(&pr.value, FLOE_ICE_STRING, "eu", 2);
     CHECK(floe_ice_scan_plan(io, floe_ice_table_metadata(t), -1, &pr, 1, &sc, &e) == 0);
     CHECK_EQ(floe_ice_scan_ntasks(sc), 2);
-    CHECK_EQ(floe_ice_scan_manifests_skipped(sc), 1);   /* the us-only manifest, by its summary */
+    CHECK_EQ(floe_ice_scan_manifests_skipped(sc), 1); /* the us-only manifest, by its summary */
     floe_ice_scan_free(sc);
     floe_ice_value_clear(&pr.value);
     floe_ice_value_set_bytes(&pr.value, FLOE_ICE_STRING, "zz", 2);
@@ -370,7 +378,8 @@ static void producers(void)
     /* schema evolution in the same commit as the data that needs it */
     floe_ice_schema_t *s2 = floe_ice_schema_dup(s);
     int32_t lc = 3;
-    CHECK(floe_ice_schema_add_column(s2, &lc, NULL, "extra", floe_ice_type_prim(FLOE_ICE_INT), NULL, &e) == 0);
+    CHECK(floe_ice_schema_add_column(s2, &lc, NULL, "extra", floe_ice_type_prim(FLOE_ICE_INT), NULL,
+                                     &e) == 0);
     floe_ice_data_file_t z;
     make_file(io, &z, tdir, FLOE_ICE_CONTENT_DATA, 3, "eu");
     c = floe_ice_commit_new(cat, "db", "ops", FLOE_ICE_OP_APPEND, &e);
@@ -396,7 +405,7 @@ static void producers(void)
     CHECK_EQ(er.snapshots_removed, 6);
     CHECK(er.files_deleted > 0);
     bool ex = true;
-    CHECK(floe_fileio_exists(io, d[0].path, &ex, &e) == 0 && !ex);   /* rewritten away */
+    CHECK(floe_fileio_exists(io, d[0].path, &ex, &e) == 0 && !ex); /* rewritten away */
     CHECK(floe_fileio_exists(io, d[1].path, &ex, &e) == 0 && ex);
     sc = scan_of(cat, "ops");
     CHECK(sc && floe_ice_scan_ntasks(sc) == 6);
@@ -422,13 +431,17 @@ static void v1_table_upgrade(void)
     char p[512], loc[400], js[1024];
     snprintf(loc, sizeof loc, "%s/db/old", root);
     snprintf(p, sizeof p, "%s/metadata/v1.metadata.json", loc);
-    int n = snprintf(js, sizeof js,
-        "{\"format-version\":1,\"table-uuid\":\"9c12d441-03fe-4693-9a96-a0705ddf69c1\",\"location\":\"%s\","
+    int n = snprintf(
+        js, sizeof js,
+        "{\"format-version\":1,\"table-uuid\":\"9c12d441-03fe-4693-9a96-a0705ddf69c1\","
+        "\"location\":\"%s\","
         "\"last-updated-ms\":1,\"last-column-id\":2,\"schema\":{\"type\":\"struct\",\"fields\":["
         "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
         "{\"id\":2,\"name\":\"region\",\"required\":false,\"type\":\"string\"}]},"
-        "\"partition-spec\":[{\"name\":\"region\",\"transform\":\"identity\",\"source-id\":2,\"field-id\":1000}],"
-        "\"properties\":{},\"current-snapshot-id\":-1,\"snapshots\":[]}", loc);
+        "\"partition-spec\":[{\"name\":\"region\",\"transform\":\"identity\",\"source-id\":2,"
+        "\"field-id\":1000}],"
+        "\"properties\":{},\"current-snapshot-id\":-1,\"snapshots\":[]}",
+        loc);
     CHECK(floe_fileio_write(io, p, js, (size_t)n, FLOE_IO_EXCL, &e) == 0);
     floe_ice_data_file_t f;
     make_file(io, &f, loc, FLOE_ICE_CONTENT_DATA, 4, "us");
@@ -437,7 +450,8 @@ static void v1_table_upgrade(void)
     floe_ice_table_t *t;
     CHECK(floe_ice_catalog_load_table(cat, "db", "old", &t, &e) == 0);
     CHECK(t && floe_ice_table_metadata(t)->format_version == 2 && floe_ice_table_version(t) == 2);
-    CHECK(t && floe_ice_metadata_current_snapshot(floe_ice_table_metadata(t))->sequence_number == 1);
+    CHECK(t &&
+          floe_ice_metadata_current_snapshot(floe_ice_table_metadata(t))->sequence_number == 1);
     CHECK_STR(floe_ice_table_metadata(t)->table_uuid, "9c12d441-03fe-4693-9a96-a0705ddf69c1");
     floe_ice_table_free(t);
     floe_ice_scan_t *sc = scan_of(cat, "old");
@@ -456,11 +470,14 @@ static long live_files(floe_ice_catalog_t *cat, const char *name, int64_t *snap)
     *snap = floe_ice_table_metadata(t)->current_snapshot_id;
     floe_ice_scan_t *s;
     long n = -1;
-    if (floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s, &e) == 0) {
+    if (floe_ice_scan_plan(floe_ice_catalog_io(cat), floe_ice_table_metadata(t), -1, NULL, 0, &s,
+                           &e) == 0) {
         n = (long)floe_ice_scan_ntasks(s);
         for (size_t i = 0; i < floe_ice_scan_ntasks(s); i++) {
             bool ex = false;
-            if (floe_fileio_exists(floe_ice_catalog_io(cat), floe_ice_scan_task(s, i)->file->path, &ex, &e) < 0 || !ex)
+            if (floe_fileio_exists(floe_ice_catalog_io(cat), floe_ice_scan_task(s, i)->file->path,
+                                   &ex, &e) < 0 ||
+                !ex)
                 n = -1;
         }
         floe_ice_scan_free(s);
@@ -509,8 +526,9 @@ static void fault_every_step(void)
             if (rc < 0 && e.code == FLOE_EUNKNOWN) unknown++;
             long after = live_files(clean, "faults", &after_snap);
             if (after < 0) broken++;
-            if (rc == 0 && after != before + 1) lies++;          /* success must be real */
-            if (rc < 0 && e.code != FLOE_EUNKNOWN && after != before) lies++;   /* failure must be clean */
+            if (rc == 0 && after != before + 1) lies++; /* success must be real */
+            if (rc < 0 && e.code != FLOE_EUNKNOWN && after != before)
+                lies++; /* failure must be clean */
             if (after != before && after != before + 1) broken++;
             expect = after;
             floe_ice_data_file_clear(&f);

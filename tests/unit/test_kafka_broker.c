@@ -21,9 +21,13 @@ static void rm_rf(const char *p)
 
 static floe_broker_t *open_b(const floe_kv_t *defs, int n)
 {
-    floe_broker_config_t c = {.data_dir = dir, .auto_create_topics = true, .default_partitions = 2,
-                              .acks_all_fsync = true, .flush_interval_ms = 1000,
-                              .topic_defaults = defs, .ntopic_defaults = n};
+    floe_broker_config_t c = {.data_dir = dir,
+                              .auto_create_topics = true,
+                              .default_partitions = 2,
+                              .acks_all_fsync = true,
+                              .flush_interval_ms = 1000,
+                              .topic_defaults = defs,
+                              .ntopic_defaults = n};
     floe_broker_t *b = NULL;
     floe_err_t err;
     CHECK_EQ(floe_broker_open(&c, &b, &err), 0);

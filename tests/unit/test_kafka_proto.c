@@ -19,10 +19,10 @@ static int bytes_eq(const floe_buf_t *b, const uint8_t *want, size_t n)
 static void api_versions_v3_request_golden(void)
 {
     static const uint8_t frame[] = {
-        0x00, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07,          /* key 18 v3 corr 7 */
-        0x00, 0x07, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0x00,      /* client id, no tags */
-        0x0b, 'l', 'i', 'b', 'r', 'd', 'k', 'a', 'f', 'k', 'a',   /* compact "librdkafka" */
-        0x06, '2', '.', '0', '.', '2', 0x00};                     /* "2.0.2", no tags */
+        0x00, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07,                 /* key 18 v3 corr 7 */
+        0x00, 0x07, 'r',  'd',  'k',  'a',  'f',  'k',  'a', 0x00,      /* client id, no tags */
+        0x0b, 'l',  'i',  'b',  'r',  'd',  'k',  'a',  'f', 'k',  'a', /* compact "librdkafka" */
+        0x06, '2',  '.',  '0',  '.',  '2',  0x00};                      /* "2.0.2", no tags */
     floe_arena_t a;
     floe_arena_init(&a, 0, 1 << 20);
     floe_kreq_hdr_t h;
@@ -72,20 +72,24 @@ static void metadata_request_classic_and_flexible(void)
 
     floe_k_metadata_req_t d;
     size_t used;
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 9, true, v9, sizeof v9, &used, &a, &d, &err), 0);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 9, true, v9, sizeof v9, &used, &a, &d, &err),
+             0);
     CHECK_EQ(used, sizeof v9);
     CHECK_EQ(d.topics.n, 1);
     CHECK_STR(d.topics.v[0].name.ptr, "foo");
     CHECK(d.allow_auto_topic_creation);
     CHECK(!d.include_topic_authorized_operations);
     /* v1 lacks AllowAutoTopicCreation: decoding gives the default */
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, v1, sizeof v1, &used, &a, &d, &err), 0);
+    CHECK_EQ(
+        floe_kproto_decode(&floe_kd_metadata_req, 1, false, v1, sizeof v1, &used, &a, &d, &err), 0);
     CHECK(d.allow_auto_topic_creation);
     /* null topics: v1 allows it (all topics); v0 does not, giving empty */
     static const uint8_t null_arr[] = {0xff, 0xff, 0xff, 0xff};
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, null_arr, 4, &used, &a, &d, &err), 0);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, null_arr, 4, &used, &a, &d, &err),
+             0);
     CHECK_EQ(d.topics.n, -1);
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 0, false, null_arr, 4, &used, &a, &d, &err), 0);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 0, false, null_arr, 4, &used, &a, &d, &err),
+             0);
     CHECK_EQ(d.topics.n, 0);
     floe_buf_free(&b);
     floe_arena_free(&a);
@@ -100,23 +104,23 @@ static void tagged_fields(void)
     floe_err_t err;
     /* Fetch v12 request, empty topics, with ClusterId (tag 0) = "c1" and an
      * unknown tag 7 carrying 3 bytes */
-    static const uint8_t fetch[] = {
-        0xff, 0xff, 0xff, 0xff,   /* ReplicaId -1 */
-        0x00, 0x00, 0x01, 0xf4,   /* MaxWaitMs 500 */
-        0x00, 0x00, 0x00, 0x01,   /* MinBytes 1 */
-        0x00, 0x10, 0x00, 0x00,   /* MaxBytes */
-        0x00,                     /* IsolationLevel */
-        0x00, 0x00, 0x00, 0x00,   /* SessionId */
-        0xff, 0xff, 0xff, 0xff,   /* SessionEpoch */
-        0x01,                     /* Topics: empty compact array */
-        0x01,                     /* ForgottenTopicsData: empty */
-        0x01,                     /* RackId "" */
-        0x02,                     /* two tagged fields */
-        0x00, 0x03, 0x03, 'c', '1',
-        0x07, 0x03, 0xaa, 0xbb, 0xcc};
+    static const uint8_t fetch[] = {0xff, 0xff, 0xff, 0xff, /* ReplicaId -1 */
+                                    0x00, 0x00, 0x01, 0xf4, /* MaxWaitMs 500 */
+                                    0x00, 0x00, 0x00, 0x01, /* MinBytes 1 */
+                                    0x00, 0x10, 0x00, 0x00, /* MaxBytes */
+                                    0x00,                   /* IsolationLevel */
+                                    0x00, 0x00, 0x00, 0x00, /* SessionId */
+                                    0xff, 0xff, 0xff, 0xff, /* SessionEpoch */
+                                    0x01,                   /* Topics: empty compact array */
+                                    0x01,                   /* ForgottenTopicsData: empty */
+                                    0x01,                   /* RackId "" */
+                                    0x02,                   /* two tagged fields */
+                                    0x00, 0x03, 0x03, 'c',  '1', 0x07, 0x03, 0xaa, 0xbb, 0xcc};
     floe_k_fetch_req_t f;
     size_t used;
-    CHECK_EQ(floe_kproto_decode(&floe_kd_fetch_req, 12, true, fetch, sizeof fetch, &used, &a, &f, &err), 0);
+    CHECK_EQ(
+        floe_kproto_decode(&floe_kd_fetch_req, 12, true, fetch, sizeof fetch, &used, &a, &f, &err),
+        0);
     CHECK_EQ(used, sizeof fetch);
     CHECK_STR(f.cluster_id.ptr, "c1");
     CHECK_EQ(f.max_wait_ms, 500);
@@ -133,7 +137,8 @@ static void tagged_fields(void)
     f.cluster_id = floe_kstr("x");
     CHECK_EQ(floe_kproto_encode(&floe_kd_fetch_req, 11, false, &f, &b, &err), 0);
     floe_k_fetch_req_t g;
-    CHECK_EQ(floe_kproto_decode(&floe_kd_fetch_req, 11, false, b.data, b.len, &used, &a, &g, &err), 0);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_fetch_req, 11, false, b.data, b.len, &used, &a, &g, &err),
+             0);
     CHECK_EQ(g.cluster_id.len, -1);
     CHECK_STR(g.rack_id.ptr, "");
     /* ApiVersions v3 response: FinalizedFeaturesEpoch (tag 1) only when set */
@@ -145,7 +150,8 @@ static void tagged_fields(void)
     r->finalized_features_epoch = 5;
     floe_buf_reset(&b);
     CHECK_EQ(floe_kproto_encode(&floe_kd_api_versions_resp, 3, true, r, &b, &err), 0);
-    static const uint8_t tagged[] = {0, 0, 0x01, 0, 0, 0, 0, 0x01, 0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 5};
+    static const uint8_t tagged[] = {0,    0, 0x01, 0, 0, 0, 0, 0x01, 0x01,
+                                     0x08, 0, 0,    0, 0, 0, 0, 0,    5};
     CHECK(bytes_eq(&b, tagged, sizeof tagged));
     floe_buf_free(&b);
     floe_arena_free(&a);
@@ -179,17 +185,21 @@ static void produce_response_round_trip(void)
         CHECK_EQ(floe_kproto_encode(&floe_kd_produce_resp, v, flex, r, &b, &err), 0);
         floe_k_produce_resp_t d;
         size_t used;
-        CHECK_EQ(floe_kproto_decode(&floe_kd_produce_resp, v, flex, b.data, b.len, &used, &a, &d, &err), 0);
+        CHECK_EQ(
+            floe_kproto_decode(&floe_kd_produce_resp, v, flex, b.data, b.len, &used, &a, &d, &err),
+            0);
         CHECK_EQ(used, b.len);
         CHECK_EQ(d.responses.n, 1);
         CHECK_EQ(d.responses.v[0].partition_responses.n, 2);
-        const floe_k_produce_resp_partition_produce_response_t *q = d.responses.v[0].partition_responses.v;
+        const floe_k_produce_resp_partition_produce_response_t *q =
+            d.responses.v[0].partition_responses.v;
         CHECK_EQ(q[0].base_offset, 1234567890123LL);
         CHECK_EQ(q[1].error_code, 3);
         CHECK_EQ(q[0].log_start_offset, v >= 5 ? 5 : -1);
         CHECK_EQ(d.throttle_time_ms, v >= 1 ? 9 : 0);
         if (v >= 8) CHECK_STR(q[1].error_message.ptr, "no such partition");
-        else CHECK_EQ(q[1].error_message.len, -1);
+        else
+            CHECK_EQ(q[1].error_message.len, -1);
         CHECK_EQ(q[0].error_message.len, -1);
         floe_buf_free(&b);
     }
@@ -209,7 +219,8 @@ static void hostile_input(void)
     rq->topic_data.v = floe_k_produce_req_topic_produce_data_new_array(&a, 1);
     rq->topic_data.n = 1;
     rq->topic_data.v[0].name = floe_kstr("topic");
-    rq->topic_data.v[0].partition_data.v = floe_k_produce_req_partition_produce_data_new_array(&a, 1);
+    rq->topic_data.v[0].partition_data.v =
+        floe_k_produce_req_partition_produce_data_new_array(&a, 1);
     rq->topic_data.v[0].partition_data.n = 1;
     static const uint8_t rec[] = {1, 2, 3, 4, 5};
     rq->topic_data.v[0].partition_data.v[0].records = (floe_kbytes_t){rec, 5};
@@ -220,13 +231,16 @@ static void hostile_input(void)
         for (size_t n = 0; n < b.len; n++) {
             floe_k_produce_req_t d;
             size_t used;
-            int rc = floe_kproto_decode(&floe_kd_produce_req, v, flex, b.data, n, &used, &a, &d, &err);
+            int rc =
+                floe_kproto_decode(&floe_kd_produce_req, v, flex, b.data, n, &used, &a, &d, &err);
             CHECK_EQ(rc, -1);
             CHECK(err.code == FLOE_ETRUNC || err.code == FLOE_ECORRUPT);
         }
         floe_k_produce_req_t d;
         size_t used;
-        CHECK_EQ(floe_kproto_decode(&floe_kd_produce_req, v, flex, b.data, b.len, &used, &a, &d, &err), 0);
+        CHECK_EQ(
+            floe_kproto_decode(&floe_kd_produce_req, v, flex, b.data, b.len, &used, &a, &d, &err),
+            0);
         CHECK(d.topic_data.v[0].partition_data.v[0].records.ptr ==
               b.data + b.len - (flex ? 8 : 5)); /* borrowed; flexible adds 3 tag bytes */
         floe_buf_free(&b);
@@ -235,29 +249,47 @@ static void hostile_input(void)
     static const uint8_t many[] = {0x7f, 0xff, 0xff, 0xff, 0, 1, 'x', 0};
     floe_k_metadata_req_t m;
     size_t used;
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, many, sizeof many, &used, &a, &m, &err), -1);
+    CHECK_EQ(
+        floe_kproto_decode(&floe_kd_metadata_req, 1, false, many, sizeof many, &used, &a, &m, &err),
+        -1);
     CHECK_EQ(err.code, FLOE_ECORRUPT);
     /* a string longer than the input */
     static const uint8_t longstr[] = {0, 0, 0, 1, 0x7f, 0xff, 'x'};
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, longstr, sizeof longstr, &used, &a, &m, &err), -1);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, longstr, sizeof longstr, &used, &a,
+                                &m, &err),
+             -1);
     CHECK_EQ(err.code, FLOE_ETRUNC);
     /* negative lengths other than -1 */
     static const uint8_t neg[] = {0, 0, 0, 1, 0xff, 0xfe};
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, neg, sizeof neg, &used, &a, &m, &err), -1);
+    CHECK_EQ(
+        floe_kproto_decode(&floe_kd_metadata_req, 1, false, neg, sizeof neg, &used, &a, &m, &err),
+        -1);
     /* flexible: a varint that never ends, and a huge compact length */
     static const uint8_t badvar[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 9, true, badvar, sizeof badvar, &used, &a, &m, &err), -1);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 9, true, badvar, sizeof badvar, &used, &a,
+                                &m, &err),
+             -1);
     CHECK_EQ(err.code, FLOE_ECORRUPT);
     static const uint8_t hugecompact[] = {0x02, 0xff, 0xff, 0xff, 0xff, 0x07};
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 9, true, hugecompact, sizeof hugecompact, &used, &a, &m, &err), -1);
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 9, true, hugecompact, sizeof hugecompact,
+                                &used, &a, &m, &err),
+             -1);
     /* the arena cap bounds what a request can make us allocate */
     floe_arena_t small;
     floe_arena_init(&small, 256, 512);
     uint8_t big[4 + 3000];
     memset(big, 0, sizeof big);
-    big[0] = 0; big[1] = 0; big[2] = 0x0b; big[3] = 0xb8; /* 3000 topics, each "" */
-    for (int i = 0; i < 1500; i++) { big[4 + 2 * i] = 0; big[5 + 2 * i] = 0; }
-    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, big, sizeof big, &used, &small, &m, &err), -1);
+    big[0] = 0;
+    big[1] = 0;
+    big[2] = 0x0b;
+    big[3] = 0xb8; /* 3000 topics, each "" */
+    for (int i = 0; i < 1500; i++) {
+        big[4 + 2 * i] = 0;
+        big[5 + 2 * i] = 0;
+    }
+    CHECK_EQ(floe_kproto_decode(&floe_kd_metadata_req, 1, false, big, sizeof big, &used, &small, &m,
+                                &err),
+             -1);
     CHECK_EQ(err.code, FLOE_ENOMEM);
     floe_arena_free(&small);
     floe_arena_free(&a);
@@ -320,7 +352,8 @@ static void captured_client_frames(void)
         int rc = floe_kreq_decode(buf, len, &a, &h, &api, &body, &err);
         if (rc || !api) {
             char m[400];
-            snprintf(m, sizeof m, "%.100s: %.200s", de->d_name, rc ? err.msg : "undeclared api/version");
+            snprintf(m, sizeof m, "%.100s: %.200s", de->d_name,
+                     rc ? err.msg : "undeclared api/version");
             t_fail(__FILE__, __LINE__, m);
             floe_arena_free(&a);
             continue;
@@ -328,11 +361,12 @@ static void captured_client_frames(void)
         floe_buf_t out = FLOE_BUF_INIT;
         CHECK_EQ(floe_kreq_hdr_encode(&h, &out), 0);
         CHECK_EQ(floe_kproto_encode(api->req, h.api_version, floe_kapi_flexible(api, h.api_version),
-                                    body, &out, &err), 0);
+                                    body, &out, &err),
+                 0);
         if (out.len != len || memcmp(out.data, buf, len)) {
             char m[400];
-            snprintf(m, sizeof m, "%.100s: re-encoded %zu bytes differ from the %zu captured", de->d_name,
-                     out.len, len);
+            snprintf(m, sizeof m, "%.100s: re-encoded %zu bytes differ from the %zu captured",
+                     de->d_name, out.len, len);
             t_fail(__FILE__, __LINE__, m);
         }
         floe_buf_free(&out);
@@ -343,6 +377,6 @@ static void captured_client_frames(void)
     CHECK(n >= 20);
 }
 
-TEST_MAIN(RUN(captured_client_frames); RUN(api_versions_v3_request_golden); RUN(metadata_request_classic_and_flexible);
-          RUN(tagged_fields); RUN(produce_response_round_trip); RUN(hostile_input);
-          RUN(unknown_api);)
+TEST_MAIN(RUN(captured_client_frames); RUN(api_versions_v3_request_golden);
+          RUN(metadata_request_classic_and_flexible); RUN(tagged_fields);
+          RUN(produce_response_round_trip); RUN(hostile_input); RUN(unknown_api);)

@@ -87,7 +87,10 @@ static void send_req(int fd, int16_t key, int16_t ver, int32_t corr, const void 
     floe_buf_free(&b);
 }
 
-static void stop_loop(void *arg) { floe_loop_stop(arg); }
+static void stop_loop(void *arg)
+{
+    floe_loop_stop(arg);
+}
 
 static void *client(void *arg)
 {
@@ -105,14 +108,20 @@ static void *client(void *arg)
     uint32_t n = floe_rd_be32(buf);
     CHECK(n < sizeof buf && recv_all(fd, buf, n) == 0);
     int32_t cnt = (int32_t)floe_rd_be32(buf + 6);
-    for (int32_t i = 0; i < cnt && i < 16; i++) C.api_keys[C.napi++] = (int16_t)floe_rd_be16(buf + 10 + 6 * i);
+    for (int32_t i = 0; i < cnt && i < 16; i++)
+        C.api_keys[C.napi++] = (int16_t)floe_rd_be16(buf + 10 + 6 * i);
     /* ten pipelined heartbeats, generations 1..10, corr 100.. */
     for (int g = 1; g <= 10; g++) {
         uint8_t body[64];
         size_t bl = 0;
-        body[bl++] = 0; body[bl++] = 1; body[bl++] = 'g';       /* group "g" */
-        floe_wr_be32(body + bl, (uint32_t)g); bl += 4;          /* generation */
-        body[bl++] = 0; body[bl++] = 1; body[bl++] = 'm';       /* member "m" */
+        body[bl++] = 0;
+        body[bl++] = 1;
+        body[bl++] = 'g'; /* group "g" */
+        floe_wr_be32(body + bl, (uint32_t)g);
+        bl += 4; /* generation */
+        body[bl++] = 0;
+        body[bl++] = 1;
+        body[bl++] = 'm'; /* member "m" */
         send_req(fd, 12, 0, 100 + g, body, bl);
     }
     for (int g = 1; g <= 10; g++) {
@@ -148,7 +157,8 @@ static void deferred_in_order(void)
     pthread_join(th, NULL);
     CHECK(C.client_done);
     CHECK_EQ(C.napi, 2);
-    CHECK((C.api_keys[0] == 12 && C.api_keys[1] == 18) || (C.api_keys[0] == 18 && C.api_keys[1] == 12));
+    CHECK((C.api_keys[0] == 12 && C.api_keys[1] == 18) ||
+          (C.api_keys[0] == 18 && C.api_keys[1] == 12));
     CHECK_EQ(C.norder, 10);
     for (int i = 0; i < C.norder; i++) CHECK_EQ(C.order[i], 101 + i);
     CHECK_EQ(C.closed_cb, 1);

@@ -15,10 +15,15 @@
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
-    (void)st; (void)flag; (void)f;
+    (void)st;
+    (void)flag;
+    (void)f;
     return remove(p);
 }
-static void rm_rf(const char *d) { nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+static void rm_rf(const char *d)
+{
+    nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static char *tmpdir(void)
 {
@@ -29,7 +34,8 @@ static char *tmpdir(void)
 
 /* One batch of n records with values "v<offset-hint>-<i>" and timestamps
  * ts + i; idempotence fields when pid >= 0. */
-static void mk(floe_buf_t *out, int n, int64_t ts, int codec, int64_t pid, int16_t epoch, int32_t seq)
+static void mk(floe_buf_t *out, int n, int64_t ts, int codec, int64_t pid, int16_t epoch,
+               int32_t seq)
 {
     floe_batch_opts_t o;
     floe_batch_opts_default(&o);
@@ -77,7 +83,8 @@ static int64_t check_read(const floe_buf_t *out, int64_t from)
     int rc, n = 0;
     while ((rc = floe_batch_iter_next(&it, NULL, NULL, &h, &err)) == 1) {
         if (n == 0) CHECK(h.base_offset <= from && floe_batch_last_offset(&h) >= from);
-        else CHECK_EQ(h.base_offset, next);
+        else
+            CHECK_EQ(h.base_offset, next);
         next = floe_batch_last_offset(&h) + 1;
         n++;
     }
@@ -123,7 +130,8 @@ static void append_and_read(void)
     CHECK_EQ(floe_log_read(l, 1, 1 << 20, &out, &info, &err), 0);
     floe_batch_hdr_t h1, h2;
     floe_batch_parse_hdr(out.data, out.len, &h1, &err);
-    floe_batch_parse_hdr(out.data + floe_batch_size(&h1), out.len - floe_batch_size(&h1), &h2, &err);
+    floe_batch_parse_hdr(out.data + floe_batch_size(&h1), out.len - floe_batch_size(&h1), &h2,
+                         &err);
     size_t two = floe_batch_size(&h1) + floe_batch_size(&h2);
     floe_buf_reset(&out);
     CHECK_EQ(floe_log_read(l, 1, two, &out, &info, &err), 0);
@@ -206,7 +214,8 @@ static void roll_by_size_and_lookups(void)
                 CHECK_EQ(floe_log_offset_for_time(l, 10000 + 10 * i + 1, &tso), o + 1);
             }
             /* between batches: the next batch's first record */
-            CHECK_EQ(floe_log_offset_for_time(l, 10000 + 10 * i + 5, &tso), o + 1 + i % 4 < next ? o + 1 + i % 4 : -1);
+            CHECK_EQ(floe_log_offset_for_time(l, 10000 + 10 * i + 5, &tso),
+                     o + 1 + i % 4 < next ? o + 1 + i % 4 : -1);
             o += 1 + i % 4;
         }
         CHECK_EQ(floe_log_offset_for_time(l, 0, NULL), 0);
@@ -241,7 +250,10 @@ static void roll_by_size_and_lookups(void)
 }
 
 static int64_t fake_now = 1000000;
-static int64_t fake_clock(void) { return fake_now; }
+static int64_t fake_clock(void)
+{
+    return fake_now;
+}
 
 static void roll_by_time(void)
 {
@@ -492,8 +504,8 @@ static void idempotence(void)
     floe_err_t err;
     CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
     floe_log_append_result_t r;
-    append1(l, 3, 0); /* offsets 0..2, not idempotent */
-    CHECK_EQ(append_idem(l, 2, 1000, 0, 0, &r), 0);  /* 3..4  seq 0..1 */
+    append1(l, 3, 0);                               /* offsets 0..2, not idempotent */
+    CHECK_EQ(append_idem(l, 2, 1000, 0, 0, &r), 0); /* 3..4  seq 0..1 */
     CHECK_EQ(r.base_offset, 3);
     CHECK_EQ(append_idem(l, 3, 1000, 0, 2, &r), 0);  /* 5..7  seq 2..4 */
     CHECK_EQ(append_idem(l, 1, 2000, 4, 17, &r), 0); /* other producer, any first seq */
@@ -519,7 +531,7 @@ static void idempotence(void)
     }
     CHECK_EQ(append_idem(l, 1, 1000, 0, 5, &r), -1); /* too old to be found */
     CHECK_EQ(r.error_code, FLOE_LOG_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
-    CHECK_EQ(append_idem(l, 1, 1000, 0, 6, &r), 0);  /* still remembered */
+    CHECK_EQ(append_idem(l, 1, 1000, 0, 6, &r), 0); /* still remembered */
     CHECK(r.duplicate);
     int64_t dup_off = r.base_offset;
     /* a new epoch must start at 0; then the old epoch is fenced */
@@ -686,6 +698,5 @@ static void config_set(void)
 }
 
 TEST_MAIN(RUN(append_and_read); RUN(roll_by_size_and_lookups); RUN(roll_by_time); RUN(retention);
-          RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors);
-          RUN(idempotence); RUN(producer_expiry); RUN(config_set);
-          RUN(check_then_append))
+          RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors); RUN(idempotence);
+          RUN(producer_expiry); RUN(config_set); RUN(check_then_append))

@@ -16,10 +16,15 @@
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
-    (void)st; (void)flag; (void)f;
+    (void)st;
+    (void)flag;
+    (void)f;
     return remove(p);
 }
-static void rm_rf(const char *d) { nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS); }
+static void rm_rf(const char *d)
+{
+    nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static char *tmpdir(void)
 {
@@ -414,7 +419,8 @@ static void *tail_reader(void *arg)
         floe_batch_iter_t it;
         floe_batch_iter_init(&it, out.data, out.len);
         int rc;
-        while ((rc = floe_batch_iter_next(&it, NULL, NULL, NULL, &err)) == 1) {}
+        while ((rc = floe_batch_iter_next(&it, NULL, NULL, NULL, &err)) == 1) {
+        }
         if (rc != 0) s->errors++;
         s->reads++;
     }
@@ -455,5 +461,6 @@ static void retention_under_readers(void)
     free(d);
 }
 
-TEST_MAIN(RUN(torn_tail_every_byte); RUN(sealed_segment_cut); RUN(torn_tail_forgets_lost_idempotent_batch);
-          RUN(concurrent_readers_and_flushers); RUN(retention_under_readers))
+TEST_MAIN(RUN(torn_tail_every_byte); RUN(sealed_segment_cut);
+          RUN(torn_tail_forgets_lost_idempotent_batch); RUN(concurrent_readers_and_flushers);
+          RUN(retention_under_readers))

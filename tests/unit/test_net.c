@@ -30,8 +30,14 @@ typedef struct ctx {
 static ctx_t C;
 
 /* Frame i: its size (every third is small) and byte j of it. */
-static size_t frame_len(int i) { return i % 3 == 2 ? 100 + (size_t)i : BIG + (size_t)i * 1000; }
-static uint8_t frame_byte(int i, size_t j) { return (uint8_t)(i * 31 + j * 7 + (j >> 9)); }
+static size_t frame_len(int i)
+{
+    return i % 3 == 2 ? 100 + (size_t)i : BIG + (size_t)i * 1000;
+}
+static uint8_t frame_byte(int i, size_t j)
+{
+    return (uint8_t)(i * 31 + j * 7 + (j >> 9));
+}
 
 static void on_frame(floe_conn_t *c, uint8_t *mem, const uint8_t *frame, size_t len, void *arg)
 {

@@ -76,10 +76,16 @@ static void commit_close_reopen(void)
     /* a group member commits in its generation */
     char mid[128] = "";
     floe_group_protocol_t p[] = {{"range", (const uint8_t *)"m", 1}};
-    floe_group_join_req_t jr = {.group_id = "g", .member_id = "", .client_id = "c",
-                                .client_host = "h", .protocol_type = "consumer",
-                                .session_timeout_ms = 1000, .rebalance_timeout_ms = 1000,
-                                .api_version = 2, .protocol_count = 1, .protocols = p};
+    floe_group_join_req_t jr = {.group_id = "g",
+                                .member_id = "",
+                                .client_id = "c",
+                                .client_host = "h",
+                                .protocol_type = "consumer",
+                                .session_timeout_ms = 1000,
+                                .rebalance_timeout_ms = 1000,
+                                .api_version = 2,
+                                .protocol_count = 1,
+                                .protocols = p};
     floe_group_join(e.c, &jr, 0, on_join, mid);
     CHECK(mid[0] != 0);
     int16_t serr = -2;
@@ -186,14 +192,21 @@ static void retention_expiry(void)
     floe_offset_commit_part_t p1[] = {{.topic = "t", .partition = 0, .offset = 1}};
     CHECK_EQ(floe_offset_store_commit(e.s, "old", "", NULL, -1, p1, 1, 0, wall0, &err), 0);
     floe_offset_commit_part_t p2[] = {{.topic = "t", .partition = 0, .offset = 2}};
-    CHECK_EQ(floe_offset_store_commit(e.s, "new", "", NULL, -1, p2, 1, 0, wall0 + 6 * day, &err), 0);
+    CHECK_EQ(floe_offset_store_commit(e.s, "new", "", NULL, -1, p2, 1, 0, wall0 + 6 * day, &err),
+             0);
     /* a managed group with a live member */
     char mid[128] = "";
     floe_group_protocol_t p[] = {{"range", (const uint8_t *)"m", 1}};
-    floe_group_join_req_t jr = {.group_id = "live", .member_id = "", .client_id = "c",
-                                .client_host = "h", .protocol_type = "consumer",
-                                .session_timeout_ms = 1000000, .rebalance_timeout_ms = 1000,
-                                .api_version = 2, .protocol_count = 1, .protocols = p};
+    floe_group_join_req_t jr = {.group_id = "live",
+                                .member_id = "",
+                                .client_id = "c",
+                                .client_host = "h",
+                                .protocol_type = "consumer",
+                                .session_timeout_ms = 1000000,
+                                .rebalance_timeout_ms = 1000,
+                                .api_version = 2,
+                                .protocol_count = 1,
+                                .protocols = p};
     floe_group_join(e.c, &jr, 0, on_join, mid);
     int16_t serr = -2;
     floe_group_sync_req_t sr = {.group_id = "live", .member_id = mid, .generation_id = 1};

@@ -97,7 +97,10 @@ static void round_trip(pqg_t *g, const floe_pq_write_opts_t *o, size_t nrows, si
         }
         int rc = pqg_write(g, w, rows, k, &err);
         CHECK_EQ(rc, 0);
-        if (rc) { fprintf(stderr, "write: %s\n", err.msg); break; }
+        if (rc) {
+            fprintf(stderr, "write: %s\n", err.msg);
+            break;
+        }
         done += k;
     }
     free(rows);
@@ -106,13 +109,19 @@ static void round_trip(pqg_t *g, const floe_pq_write_opts_t *o, size_t nrows, si
     floe_pq_writer_free(w);
     floe_pq_reader_t *r = floe_pq_reader_open(file.data, file.len, &err);
     CHECK(r != NULL);
-    if (!r) { fprintf(stderr, "open: %s\n", err.msg); goto out; }
+    if (!r) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        goto out;
+    }
     CHECK_EQ(floe_pq_reader_num_rows(r), nrows);
     CHECK_STR(floe_pq_reader_kv(r, "iceberg.schema"), "{\"type\":\"struct\"}");
     for (int rg = 0; rg < floe_pq_reader_num_row_groups(r); rg++) {
         int rc = pqg_read_json(r, rg, &got, &err);
         CHECK_EQ(rc, 0);
-        if (rc) { fprintf(stderr, "read: %s\n", err.msg); break; }
+        if (rc) {
+            fprintf(stderr, "read: %s\n", err.msg);
+            break;
+        }
     }
     CHECK_EQ(got.len, want.len);
     if (got.len != want.len || memcmp(got.data, want.data, got.len) != 0) {
@@ -120,7 +129,8 @@ static void round_trip(pqg_t *g, const floe_pq_write_opts_t *o, size_t nrows, si
         size_t i = 0;
         while (i < got.len && i < want.len && got.data[i] == want.data[i]) i++;
         size_t s = i > 200 ? i - 200 : 0;
-        fprintf(stderr, "first difference at byte %zu\nwant: %.400s\ngot:  %.400s\n", i, want.data + s, got.data + s);
+        fprintf(stderr, "first difference at byte %zu\nwant: %.400s\ngot:  %.400s\n", i,
+                want.data + s, got.data + s);
     }
     /* the schema survives: same node count and field ids */
     const floe_pq_schema_t *rs = floe_pq_reader_schema(r);
@@ -140,7 +150,8 @@ out:
  * small pages and row groups so that paging and fallback happen. */
 static void all_types_every_codec(void)
 {
-    floe_codec_t codecs[] = {FLOE_CODEC_NONE, FLOE_CODEC_SNAPPY, FLOE_CODEC_GZIP, FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW};
+    floe_codec_t codecs[] = {FLOE_CODEC_NONE, FLOE_CODEC_SNAPPY, FLOE_CODEC_GZIP, FLOE_CODEC_ZSTD,
+                             FLOE_CODEC_LZ4_RAW};
     for (int ci = 0; ci < 5; ci++) {
         for (int variant = 0; variant < 4; variant++) {
             pqg_t g;
@@ -169,14 +180,14 @@ static void random_schemas(void)
         pqg_t g;
         pqg_init(&g, 1000 + (uint64_t)t);
         pqg_random_schema(&g, 5, 3);
-        g.null_rate = (double)(t % 6) * 0.2;   /* up to all nulls */
+        g.null_rate = (double)(t % 6) * 0.2; /* up to all nulls */
         floe_pq_write_opts_t o = floe_pq_write_opts_default();
         o.codec = (floe_codec_t[]){FLOE_CODEC_ZSTD, FLOE_CODEC_SNAPPY, FLOE_CODEC_NONE}[t % 3];
         o.page_size = 1 + pqg_rand(&g) % 4000;
         o.row_group_size = 1000 + pqg_rand(&g) % 100000;
         o.dict_limit = 1 + pqg_rand(&g) % 2000;
         o.page_v2 = t % 5 == 0;
-        g.narrow = t & 1;   /* half the cases feed byte levels */
+        g.narrow = t & 1; /* half the cases feed byte levels */
         round_trip(&g, &o, 1 + pqg_rand(&g) % 400, 1 + pqg_rand(&g) % 150);
         pqg_free(&g);
     }
@@ -200,7 +211,8 @@ static void statistics_order(void)
     int16_t def[4] = {1, 0, 1, 1};
     int32_t av[3] = {-5, 7, -100};
     double bv[4] = {NAN, 2.5, -0.0, -3};
-    floe_slice_t cv[4] = {floe_slice_str("b"), floe_slice_str("\xc3\xa9"), floe_slice_str("a"), floe_slice_str("ab")};
+    floe_slice_t cv[4] = {floe_slice_str("b"), floe_slice_str("\xc3\xa9"), floe_slice_str("a"),
+                          floe_slice_str("ab")};
     CHECK_EQ(floe_pq_write_column(w, 0, 4, def, NULL, av, 3, &err), 0);
     CHECK_EQ(floe_pq_write_column(w, 1, 4, NULL, NULL, bv, 4, &err), 0);
     CHECK_EQ(floe_pq_write_column(w, 2, 4, NULL, NULL, cv, 4, &err), 0);
@@ -221,7 +233,8 @@ static void statistics_order(void)
     floe_pq_column_t col;
     CHECK_EQ(floe_pq_read_column(r, 0, 2, &col, &err), 0);
     CHECK_EQ(col.n_values, 4);
-    CHECK(col.n_values == 4 && floe_slice_eq(((floe_slice_t *)col.values)[1], floe_slice_str("\xc3\xa9")));
+    CHECK(col.n_values == 4 &&
+          floe_slice_eq(((floe_slice_t *)col.values)[1], floe_slice_str("\xc3\xa9")));
     floe_pq_column_free(&col);
     floe_pq_reader_free(r);
     floe_buf_free(&file);
@@ -253,7 +266,7 @@ static void bounds_over_row_groups(void)
     double *bv = malloc(N * 8), *dv = malloc(N * 8);
     floe_slice_t *cv = malloc(N * sizeof *cv);
     uint8_t *def = malloc(N);
-    char (*txt)[400] = malloc(N * sizeof *txt);
+    char(*txt)[400] = malloc(N * sizeof *txt);
     int64_t amin = INT64_MAX, amax = INT64_MIN;
     for (int g = 0; g < 3; g++) {
         size_t na = 0;
@@ -321,14 +334,15 @@ static void dictionary_given_up_stays_off(void)
     floe_pq_write_opts_t o = floe_pq_write_opts_default();
     floe_pq_writer_t *w = floe_pq_writer_new(s, &o, floe_pq_sink_buf, &file, &err);
     enum { N = 20000 };
-    char (*txt)[120] = malloc(N * sizeof *txt);
+    char(*txt)[120] = malloc(N * sizeof *txt);
     static const char *kinds[] = {"view", "click", "buy"};
     floe_slice_t *cv = malloc(N * sizeof *cv), *ev = malloc(N * sizeof *ev);
     for (int g = 0; g < 3; g++) {
         for (int i = 0; i < N; i++) {
             /* group 0: all distinct (2 MB of dictionary: given up); then 3 values */
             if (g == 0) snprintf(txt[i], sizeof txt[i], "%0100d", i);
-            else snprintf(txt[i], sizeof txt[i], "%s", kinds[i % 3]);
+            else
+                snprintf(txt[i], sizeof txt[i], "%s", kinds[i % 3]);
             cv[i] = floe_slice_str(txt[i]);
             ev[i] = floe_slice_str(kinds[(i / 7) % 3]);
         }
@@ -365,7 +379,8 @@ static void dictionary_given_up_stays_off(void)
         for (int i = 0; i < N; i += 997) {
             char want[120];
             if (g == 0) snprintf(want, sizeof want, "%0100d", i);
-            else snprintf(want, sizeof want, "%s", kinds[i % 3]);
+            else
+                snprintf(want, sizeof want, "%s", kinds[i % 3]);
             CHECK(floe_slice_eq(got[i], floe_slice_str(want)));
         }
         floe_pq_column_free(&col);
@@ -454,17 +469,25 @@ static void corrupt_files(void)
         memcpy(copy, file.data, file.len);
         size_t len = file.len;
         if (t < 50) len = file.len * (size_t)t / 50;
-        else for (int k = 0; k < 1 + t % 4; k++) copy[pqg_rand(&g) % file.len] ^= (uint8_t)(1u << (pqg_rand(&g) % 8));
+        else
+            for (int k = 0; k < 1 + t % 4; k++)
+                copy[pqg_rand(&g) % file.len] ^= (uint8_t)(1u << (pqg_rand(&g) % 8));
         floe_pq_reader_t *r = floe_pq_reader_open(copy, len, &err);
         trials++;
-        if (!r) { failures++; continue; }
+        if (!r) {
+            failures++;
+            continue;
+        }
         floe_buf_t out = FLOE_BUF_INIT;
         for (int rg = 0; rg < floe_pq_reader_num_row_groups(r); rg++)
-            if (pqg_read_json(r, rg, &out, &err) < 0) { failures++; break; }
+            if (pqg_read_json(r, rg, &out, &err) < 0) {
+                failures++;
+                break;
+            }
         floe_buf_free(&out);
         floe_pq_reader_free(r);
     }
-    CHECK(failures >= 50);   /* every truncation at least */
+    CHECK(failures >= 50); /* every truncation at least */
     free(copy);
     floe_buf_free(&file);
     pqg_free(&g);
@@ -493,7 +516,8 @@ static void projection_by_field_id(void)
     /* "items" (a list of structs holding a list) has two leaf columns */
     int items = -1;
     for (int i = 0; i < floe_pq_schema_num_nodes(g.s); i++)
-        if (strcmp(floe_pq_schema_node(g.s, i)->name, "items") == 0) items = floe_pq_schema_node(g.s, i)->field_id;
+        if (strcmp(floe_pq_schema_node(g.s, i)->name, "items") == 0)
+            items = floe_pq_schema_node(g.s, i)->field_id;
     int node = floe_pq_schema_find_field(s, items);
     CHECK(node >= 0);
     int cols[8];
@@ -516,6 +540,7 @@ static void projection_by_field_id(void)
     pqg_free(&g);
 }
 
-TEST_MAIN(RUN(rle_round_trip); RUN(projection_by_field_id); RUN(delta_round_trip); RUN(all_types_every_codec); RUN(random_schemas);
-          RUN(statistics_order); RUN(bounds_over_row_groups); RUN(dictionary_given_up_stays_off);
+TEST_MAIN(RUN(rle_round_trip); RUN(projection_by_field_id); RUN(delta_round_trip);
+          RUN(all_types_every_codec); RUN(random_schemas); RUN(statistics_order);
+          RUN(bounds_over_row_groups); RUN(dictionary_given_up_stays_off);
           RUN(shared_scratch_same_bytes); RUN(corrupt_files))

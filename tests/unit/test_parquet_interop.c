@@ -53,7 +53,8 @@ static void stats_json(const floe_pq_schema_t *s, pqg_val_t **rows, size_t n, fl
     for (int i = 0; i < nc; i++) {
         int c = floe_pq_schema_child(s, -1, i);
         const floe_pq_node_t *nd = floe_pq_schema_node(s, c);
-        bool num = (nd->phys == FLOE_PQ_INT32 || nd->phys == FLOE_PQ_INT64 || nd->phys == FLOE_PQ_DOUBLE) &&
+        bool num = (nd->phys == FLOE_PQ_INT32 || nd->phys == FLOE_PQ_INT64 ||
+                    nd->phys == FLOE_PQ_DOUBLE) &&
                    (nd->logical == FLOE_PQ_LT_NONE || nd->logical == FLOE_PQ_LT_INT);
         bool str = nd->phys == FLOE_PQ_BYTE_ARRAY && nd->logical == FLOE_PQ_LT_STRING;
         if (!num && !str) continue;
@@ -61,7 +62,10 @@ static void stats_json(const floe_pq_schema_t *s, pqg_val_t **rows, size_t n, fl
         const pqg_val_t *mn = NULL, *mx = NULL;
         for (size_t r = 0; r < n; r++) {
             const pqg_val_t *v = &rows[r]->kids[i];
-            if (v->null) { nulls++; continue; }
+            if (v->null) {
+                nulls++;
+                continue;
+            }
             if (nd->phys == FLOE_PQ_DOUBLE) {
                 if (!mn || v->d < mn->d) mn = v;
                 if (!mx || v->d > mx->d) mx = v;
@@ -70,21 +74,34 @@ static void stats_json(const floe_pq_schema_t *s, pqg_val_t **rows, size_t n, fl
                 if (!mx || v->i > mx->i) mx = v;
             } else {
                 size_t l;
-                if (!mn || ((l = v->blen < mn->blen ? v->blen : mn->blen), memcmp(v->b, mn->b, l) < 0 || (memcmp(v->b, mn->b, l) == 0 && v->blen < mn->blen))) mn = v;
-                if (!mx || ((l = v->blen < mx->blen ? v->blen : mx->blen), memcmp(v->b, mx->b, l) > 0 || (memcmp(v->b, mx->b, l) == 0 && v->blen > mx->blen))) mx = v;
+                if (!mn || ((l = v->blen < mn->blen ? v->blen : mn->blen),
+                            memcmp(v->b, mn->b, l) < 0 ||
+                                (memcmp(v->b, mn->b, l) == 0 && v->blen < mn->blen)))
+                    mn = v;
+                if (!mx || ((l = v->blen < mx->blen ? v->blen : mx->blen),
+                            memcmp(v->b, mx->b, l) > 0 ||
+                                (memcmp(v->b, mx->b, l) == 0 && v->blen > mx->blen)))
+                    mx = v;
             }
         }
         if (!mn) continue;
         /* strings outside ASCII would need DuckDB's escaping: skip them */
         bool ascii = true;
         for (const pqg_val_t *v = mn; v; v = v == mn ? mx : NULL)
-            for (uint32_t k = 0; str && k < v->blen; k++) ascii &= v->b[k] >= 0x20 && v->b[k] < 0x7f && v->b[k] != '"' && v->b[k] != '\\';
+            for (uint32_t k = 0; str && k < v->blen; k++)
+                ascii &= v->b[k] >= 0x20 && v->b[k] < 0x7f && v->b[k] != '"' && v->b[k] != '\\';
         if (!ascii) continue;
-        floe_buf_printf(o, "%s{\"path\":\"%s\",\"num\":%s,\"nulls\":%lld,", first ? "" : ",", nd->name, num ? "true" : "false", (long long)nulls);
+        floe_buf_printf(o, "%s{\"path\":\"%s\",\"num\":%s,\"nulls\":%lld,", first ? "" : ",",
+                        nd->name, num ? "true" : "false", (long long)nulls);
         first = false;
-        if (nd->phys == FLOE_PQ_DOUBLE) floe_buf_printf(o, "\"min\":\"%.17g\",\"max\":\"%.17g\"}", mn->d, mx->d);
-        else if (num) floe_buf_printf(o, "\"min\":\"%lld\",\"max\":\"%lld\"}", (long long)mn->i, (long long)mx->i);
-        else floe_buf_printf(o, "\"min\":\"%.*s\",\"max\":\"%.*s\"}", (int)mn->blen, (const char *)mn->b, (int)mx->blen, (const char *)mx->b);
+        if (nd->phys == FLOE_PQ_DOUBLE)
+            floe_buf_printf(o, "\"min\":\"%.17g\",\"max\":\"%.17g\"}", mn->d, mx->d);
+        else if (num)
+            floe_buf_printf(o, "\"min\":\"%lld\",\"max\":\"%lld\"}", (long long)mn->i,
+                            (long long)mx->i);
+        else
+            floe_buf_printf(o, "\"min\":\"%.*s\",\"max\":\"%.*s\"}", (int)mn->blen,
+                            (const char *)mn->b, (int)mx->blen, (const char *)mx->b);
     }
 }
 
@@ -147,7 +164,8 @@ static void write_ours(const char *name, pqg_t *g, const floe_pq_write_opts_t *o
 static int run_node(const char *args)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node parquet_check.mjs %s 2>&1", root, args);
+    snprintf(cmd, sizeof cmd, "cd '%s/tests/interop' && node parquet_check.mjs %s 2>&1", root,
+             args);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     char line[4096];
@@ -155,17 +173,22 @@ static int run_node(const char *args)
     while (fgets(line, sizeof line, p)) {
         fputs(line, stdout);
         if (strncmp(line, "not ok - ", 9) == 0) bad++;
-        else if (strncmp(line, "ok - ", 5) == 0) good++;
+        else if (strncmp(line, "ok - ", 5) == 0)
+            good++;
     }
     int rc = pclose(p);
     fflush(stdout);
-    if (rc != 0 && bad == 0) { printf("not ok - node_parquet_check: exit %d\n", rc); return -1; }
+    if (rc != 0 && bad == 0) {
+        printf("not ok - node_parquet_check: exit %d\n", rc);
+        return -1;
+    }
     return bad || !good ? -1 : 0;
 }
 
 static void floe_files_read_by_duckdb_and_hyparquet(void)
 {
-    floe_codec_t codecs[] = {FLOE_CODEC_NONE, FLOE_CODEC_SNAPPY, FLOE_CODEC_GZIP, FLOE_CODEC_ZSTD, FLOE_CODEC_LZ4_RAW};
+    floe_codec_t codecs[] = {FLOE_CODEC_NONE, FLOE_CODEC_SNAPPY, FLOE_CODEC_GZIP, FLOE_CODEC_ZSTD,
+                             FLOE_CODEC_LZ4_RAW};
     for (int i = 0; i < 5; i++) {
         pqg_t g;
         pqg_init(&g, 500 + (uint64_t)i);
@@ -218,18 +241,26 @@ static void duckdb_files_read_by_floe(void)
     int files = 0;
     while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
-        if (strncmp(e->d_name, "duck_", 5) != 0 || l < 9 || strcmp(e->d_name + l - 8, ".parquet") != 0) continue;
+        if (strncmp(e->d_name, "duck_", 5) != 0 || l < 9 ||
+            strcmp(e->d_name + l - 8, ".parquet") != 0)
+            continue;
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         floe_err_t err;
         floe_pq_reader_t *r = floe_pq_reader_open_file(path, &err);
         CHECK(r != NULL);
-        if (!r) { fprintf(stderr, "%s: %s\n", path, err.msg); continue; }
+        if (!r) {
+            fprintf(stderr, "%s: %s\n", path, err.msg);
+            continue;
+        }
         floe_buf_t out = FLOE_BUF_INIT;
         for (int rg = 0; rg < floe_pq_reader_num_row_groups(r); rg++) {
             int rc = pqg_read_json(r, rg, &out, &err);
             CHECK_EQ(rc, 0);
-            if (rc) { fprintf(stderr, "%s: %s\n", path, err.msg); break; }
+            if (rc) {
+                fprintf(stderr, "%s: %s\n", path, err.msg);
+                break;
+            }
         }
         snprintf(path, sizeof path, "%s/%.*s.floe.jsonl", dir, (int)(l - 8), e->d_name);
         write_file(path, &out);
@@ -248,7 +279,10 @@ int main(void)
 {
     root = getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".";
     snprintf(dir, sizeof dir, "/tmp/floe-pq-interop-XXXXXX");
-    if (!mkdtemp(dir)) { printf("not ok - mkdtemp\n"); return 1; }
+    if (!mkdtemp(dir)) {
+        printf("not ok - mkdtemp\n");
+        return 1;
+    }
     RUN(floe_files_read_by_duckdb_and_hyparquet);
     RUN(duckdb_files_read_by_floe);
     char cmd[600];

@@ -15,8 +15,7 @@ static const char *dump(floe_rows_t *r, const char *path)
     floe_rnode_t *n = floe_rows_root(r);
     char p[256];
     snprintf(p, sizeof p, "%s", path);
-    for (char *tok = strtok(p, "."); tok && n; tok = strtok(NULL, "."))
-        n = floe_rows_child(n, tok);
+    for (char *tok = strtok(p, "."); tok && n; tok = strtok(NULL, ".")) n = floe_rows_child(n, tok);
     if (!n) return "(no such field)";
     if (!n->col) return "(not a leaf)";
     floe_rcol_t *c = n->col;
@@ -27,21 +26,25 @@ static const char *dump(floe_rows_t *r, const char *path)
         o += (size_t)snprintf(out + o, sizeof out - o, "%s%d/%d", i ? " " : "", d, rp);
         if (d == n->def) {
             switch (n->kind) {
-            case FLOE_TK_LONG: case FLOE_TK_TIMESTAMPTZ:
-                o += (size_t)snprintf(out + o, sizeof out - o, ":%lld", (long long)floe_rcol_long(c, j));
+            case FLOE_TK_LONG:
+            case FLOE_TK_TIMESTAMPTZ:
+                o += (size_t)snprintf(out + o, sizeof out - o, ":%lld",
+                                      (long long)floe_rcol_long(c, j));
                 break;
             case FLOE_TK_DOUBLE:
                 o += (size_t)snprintf(out + o, sizeof out - o, ":%g", floe_rcol_double(c, j));
                 break;
             case FLOE_TK_BOOL:
-                o += (size_t)snprintf(out + o, sizeof out - o, ":%s", c->vals.data[j] ? "true" : "false");
+                o += (size_t)snprintf(out + o, sizeof out - o, ":%s",
+                                      c->vals.data[j] ? "true" : "false");
                 break;
             case FLOE_TK_INT:
                 o += (size_t)snprintf(out + o, sizeof out - o, ":%d", floe_rcol_int(c, j));
                 break;
             default: {
                 floe_slice_t s = floe_rcol_bytes(c, j);
-                o += (size_t)snprintf(out + o, sizeof out - o, ":%.*s", (int)s.len, (const char *)s.ptr);
+                o += (size_t)snprintf(out + o, sizeof out - o, ":%.*s", (int)s.len,
+                                      (const char *)s.ptr);
             }
             }
             j++;
@@ -236,8 +239,10 @@ static void coercion_when_lossless(void)
     CHECK_STR(dump(r, "b"), "1/0:true 1/0:false 0/0 0/0");
     CHECK_STR(dump(r, "s"), "1/0:x 1/0:7.25 1/0:{\"k\":[1, true]} 1/0:false");
     /* what would lose or invent something still does not fit */
-    const char *bad[] = {"{\"n\":\"2.5\"}", "{\"n\":\"42 \"}", "{\"n\":\"\"}", "{\"n\":true}",
-                         "{\"b\":\"yes\"}", "{\"b\":1}", "{\"d\":\"1e999\"}", "{\"n\":\"99999999999999999999\"}"};
+    const char *bad[] = {"{\"n\":\"2.5\"}",   "{\"n\":\"42 \"}",
+                         "{\"n\":\"\"}",      "{\"n\":true}",
+                         "{\"b\":\"yes\"}",   "{\"b\":1}",
+                         "{\"d\":\"1e999\"}", "{\"n\":\"99999999999999999999\"}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ(add(r, bad[i], &e), -1);
         CHECK(e.msg[0] != '\0');
@@ -260,21 +265,21 @@ static void bad_rows_leave_nothing(void)
     CHECK(floe_rows_child(floe_rows_root(r), "new") == NULL);
     CHECK(floe_rows_shape_version(r) != v); /* changed and changed back */
     const char *bad[] = {
-        "{\"a\":1",            /* cut short */
-        "{\"a\":tru}",         /* bad literal */
-        "{\"a\":01}",          /* leading zero */
-        "{\"s\":\"\xff\"}",    /* invalid UTF-8 */
+        "{\"a\":1",                 /* cut short */
+        "{\"a\":tru}",              /* bad literal */
+        "{\"a\":01}",               /* leading zero */
+        "{\"s\":\"\xff\"}",         /* invalid UTF-8 */
         "{\"s\":\"\xed\xa0\x80\"}", /* UTF-8 surrogate */
-        "{\"s\":\"\\ud800\"}", /* lone surrogate */
-        "{\"s\":\"a\nb\"}",    /* raw control character */
-        "{\"s\":\"\\q\"}",     /* bad escape */
-        "{\"a\":1} x",         /* trailing bytes */
-        "{\"a\":1,}",          /* trailing comma */
-        "{\"a\" 1}",           /* missing colon */
-        "",                    /* empty */
-        "{\"a\":-}",           /* bare minus */
-        "{\"a\":1.}",          /* bare dot */
-        "{\"a\":1e}",          /* bare exponent */
+        "{\"s\":\"\\ud800\"}",      /* lone surrogate */
+        "{\"s\":\"a\nb\"}",         /* raw control character */
+        "{\"s\":\"\\q\"}",          /* bad escape */
+        "{\"a\":1} x",              /* trailing bytes */
+        "{\"a\":1,}",               /* trailing comma */
+        "{\"a\" 1}",                /* missing colon */
+        "",                         /* empty */
+        "{\"a\":-}",                /* bare minus */
+        "{\"a\":1.}",               /* bare dot */
+        "{\"a\":1e}",               /* bare exponent */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         e.code = FLOE_OK;
@@ -328,9 +333,17 @@ static void strings_and_numbers(void)
     floe_rows_free(r);
 
     /* doubles: exactly what strtod gives, fast path or not */
-    const char *dbl[] = {"0.1", "1e2", "-1.5e-7", "3.141592653589793", "1e22", "1e23",
-                         "9223372036854775808", "123456789012345678901234567890",
-                         "2.2250738585072014e-308", "0.000000000000000000001", "4.35"};
+    const char *dbl[] = {"0.1",
+                         "1e2",
+                         "-1.5e-7",
+                         "3.141592653589793",
+                         "1e22",
+                         "1e23",
+                         "9223372036854775808",
+                         "123456789012345678901234567890",
+                         "2.2250738585072014e-308",
+                         "0.000000000000000000001",
+                         "4.35"};
     r = floe_rows_new(NULL);
     for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) {
         char doc[128];
@@ -355,9 +368,9 @@ static void string_specials_at_every_position(void)
     static const struct {
         const char *raw, *want; /* raw JSON text of the special, its value */
         bool bad;
-    } sp[] = {{"\\\"", "\"", false}, {"\\\\", "\\", false}, {"\xc3\xa9", "\xc3\xa9", false},
-              {"\\u0041", "A", false}, {"\x01", NULL, true}, {"\x7f", "\x7f", false},
-              {"\xff", NULL, true}, {"~", "~", false}};
+    } sp[] = {{"\\\"", "\"", false},   {"\\\\", "\\", false}, {"\xc3\xa9", "\xc3\xa9", false},
+              {"\\u0041", "A", false}, {"\x01", NULL, true},  {"\x7f", "\x7f", false},
+              {"\xff", NULL, true},    {"~", "~", false}};
     for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++) {
         for (size_t len = 0; len <= 40; len++) {
             for (size_t at = 0; at <= len; at++) {
@@ -375,7 +388,8 @@ static void string_specials_at_every_position(void)
                 /* the value, then the same text as a key (keys copy once more) */
                 char full[512];
                 snprintf(name, sizeof name, "%.*s", (int)o, doc);
-                snprintf(full, sizeof full, "{\"s\":\"%.*s\",\"k%.*s\":1}", (int)o, doc, (int)o, doc);
+                snprintf(full, sizeof full, "{\"s\":\"%.*s\",\"k%.*s\":1}", (int)o, doc, (int)o,
+                         doc);
                 floe_rows_t *r = floe_rows_new(NULL);
                 int rc = add(r, full, &e);
                 if (sp[k].bad && at < len) {
@@ -387,7 +401,8 @@ static void string_specials_at_every_position(void)
                     CHECK_STR(dump(r, "s"), exp);
                     char kn[160];
                     snprintf(kn, sizeof kn, "k%s", want);
-                    floe_rnode_t *kid = floe_rows_root(r)->nkids == 2 ? floe_rows_root(r)->kids[1] : NULL;
+                    floe_rnode_t *kid =
+                        floe_rows_root(r)->nkids == 2 ? floe_rows_root(r)->kids[1] : NULL;
                     CHECK(kid && strcmp(kid->name, kn) == 0);
                 }
                 floe_rows_free(r);
@@ -410,7 +425,7 @@ static void expected_keys_still_checked(void)
     CHECK_EQ(add(r, "{\"ab", &e), -1);
     CHECK_EQ(add(r, "{\"ab\":1 , \"cd\" :\t2}", &e), 0);
     CHECK_EQ(add(r, "{\"a\\u0062\":3,\"cd\":4}", &e), 0); /* escaped spelling of "ab" */
-    CHECK_EQ(add(r, "{\"abc\":5}", &e), 0);              /* a longer key: a new field */
+    CHECK_EQ(add(r, "{\"abc\":5}", &e), 0);               /* a longer key: a new field */
     CHECK_STR(dump(r, "ab"), "1/0:1 1/0:1 1/0:3 0/0");
     CHECK_STR(dump(r, "cd"), "1/0:2 1/0:2 1/0:4 0/0");
     floe_rows_free(r);
@@ -482,8 +497,10 @@ static void random_documents_stay_consistent(void)
 {
     floe_rows_t *r = floe_rows_new(NULL);
     floe_err_t e;
-    const char *vals[] = {"1", "2.5", "\"s\"", "true", "null", "{}", "[]", "[1,2]",
-                          "{\"x\":1}", "{\"x\":\"y\",\"z\":[true]}", "[{\"x\":3}]", "[[1],[2,3]]"};
+    const char *vals[] = {
+        "1",           "2.5",        "\"s\"", "true",      "null",
+        "{}",          "[]",         "[1,2]", "{\"x\":1}", "{\"x\":\"y\",\"z\":[true]}",
+        "[{\"x\":3}]", "[[1],[2,3]]"};
     const char *keys[] = {"a", "b", "c", "d"};
     uint32_t seed = 7;
     int ok = 0;
@@ -511,10 +528,8 @@ static void random_documents_stay_consistent(void)
     floe_rows_free(r);
 }
 
-TEST_MAIN(RUN(flat_rows_and_new_fields); RUN(lists_of_structs);
-          RUN(nested_field_added_later); RUN(long_widens_to_double);
-          RUN(bad_rows_leave_nothing); RUN(strings_and_numbers);
+TEST_MAIN(RUN(flat_rows_and_new_fields); RUN(lists_of_structs); RUN(nested_field_added_later);
+          RUN(long_widens_to_double); RUN(bad_rows_leave_nothing); RUN(strings_and_numbers);
           RUN(string_specials_at_every_position); RUN(expected_keys_still_checked);
-          RUN(system_fields_and_puts); RUN(caps_hold);
-          RUN(random_documents_stay_consistent); RUN(rfc3339_date_times);
-          RUN(strings_holding_timestamps); RUN(coercion_when_lossless))
+          RUN(system_fields_and_puts); RUN(caps_hold); RUN(random_documents_stay_consistent);
+          RUN(rfc3339_date_times); RUN(strings_holding_timestamps); RUN(coercion_when_lossless))

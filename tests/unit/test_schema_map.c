@@ -15,8 +15,8 @@ static int add(floe_rows_t *r, const char *json)
     floe_err_t e;
     if (conv) {
         static int64_t offset;
-        floe_record_t rec = {.offset = offset++, .timestamp = 1, .key_null = true,
-                             .value = floe_slice_str(json)};
+        floe_record_t rec = {
+            .offset = offset++, .timestamp = 1, .key_null = true, .value = floe_slice_str(json)};
         floe_conv_stage_t st;
         return floe_conv_record(conv, 0, &rec, &st, &e);
     }
@@ -207,7 +207,8 @@ static void incompatible_kinds_refused(void)
     floe_rows_t *r2 = floe_rows_new(NULL);
     CHECK_EQ(floe_tschema_seed(r2, s, &e), -1);
     CHECK_EQ(e.code, FLOE_EUNSUPPORTED);
-    CHECK(strstr(e.msg, "'price' has type decimal(9, 2)") != NULL || strstr(e.msg, "'price' has type decimal(9,2)") != NULL);
+    CHECK(strstr(e.msg, "'price' has type decimal(9, 2)") != NULL ||
+          strstr(e.msg, "'price' has type decimal(9,2)") != NULL);
     floe_rows_free(r2);
     floe_ice_schema_free(s);
     floe_rows_free(r);

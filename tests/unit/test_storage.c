@@ -51,7 +51,7 @@ static void local_basics(void)
     size_t n;
     snprintf(q, sizeof q, "%s/a/b", root);
     CHECK(floe_fileio_list(io, q, &names, &n, &e) == 0);
-    CHECK_EQ(n, 1);   /* no temp files left */
+    CHECK_EQ(n, 1); /* no temp files left */
     if (n == 1) CHECK_STR(names[0], "c.txt");
     floe_fileio_names_free(names, n);
     char r[300];
@@ -85,7 +85,7 @@ static void fault_modes(void)
     CHECK(floe_fileio_write(io, p, "abc", 3, 0, &e) == -1);
     CHECK(floe_fileio_fault_fired(io));
     CHECK(floe_fileio_exists(local, p, &ex, &e) == 0 && !ex);
-    CHECK(floe_fileio_write(io, p, "abc", 3, 0, &e) == 0);   /* later ones work */
+    CHECK(floe_fileio_write(io, p, "abc", 3, 0, &e) == 0); /* later ones work */
     /* crash: everything after fails too */
     floe_fileio_fault_arm(io, 2, FLOE_FAULT_CRASH);
     CHECK(floe_fileio_exists(io, p, &ex, &e) == 0);

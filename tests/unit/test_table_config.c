@@ -29,10 +29,21 @@ static void defaults_and_overrides(void)
     CHECK_EQ(c.invalid_action, FLOE_INVALID_DLQ);
 
     const char *server[] = {"table.commit.interval.ms", "2s", "table.flush.bytes", "8MiB", NULL};
-    const char *topic[] = {"table.enable", "true", "table.namespace", "lake", "table.name", "clicks",
-                           "table.commit.interval.ms", "500ms", "table.value.converter", "string",
-                           "table.invalid.record.action", "pause",
-                           "table.partition.by", "day(_kafka.timestamp)", NULL};
+    const char *topic[] = {"table.enable",
+                           "true",
+                           "table.namespace",
+                           "lake",
+                           "table.name",
+                           "clicks",
+                           "table.commit.interval.ms",
+                           "500ms",
+                           "table.value.converter",
+                           "string",
+                           "table.invalid.record.action",
+                           "pause",
+                           "table.partition.by",
+                           "day(_kafka.timestamp)",
+                           NULL};
     CHECK_EQ(floe_table_config_load(&c, "t", lookup, topic, lookup, server, &e), 0);
     CHECK(c.enable);
     CHECK_STR(c.namespace_, "lake");
@@ -50,14 +61,11 @@ static void bad_values_named(void)
 {
     floe_table_config_t c;
     floe_err_t e;
-    const char *bad[][2] = {{"table.enable", "perhaps"},
-                            {"table.commit.interval.ms", "10us"},
-                            {"table.commit.interval.ms", "50ms"},
-                            {"table.value.converter", "xml"},
-                            {"table.flush.bytes", "12 parsecs"},
-                            {"table.invalid.record.action", "ignore"},
-                            {"table.namespace", "a.b"},
-                            {"table.name", "x/y"}};
+    const char *bad[][2] = {
+        {"table.enable", "perhaps"},          {"table.commit.interval.ms", "10us"},
+        {"table.commit.interval.ms", "50ms"}, {"table.value.converter", "xml"},
+        {"table.flush.bytes", "12 parsecs"},  {"table.invalid.record.action", "ignore"},
+        {"table.namespace", "a.b"},           {"table.name", "x/y"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *kv[] = {bad[i][0], bad[i][1], NULL};
         CHECK_EQ(floe_table_config_load(&c, "orders", lookup, kv, NULL, NULL, &e), -1);
@@ -80,8 +88,8 @@ static void offsets_round_trip(void)
     CHECK_EQ(out[1], -1);
     CHECK(out[3] == 9007199254740993LL);
     CHECK_EQ(out[7], -1);
-    const char *bad[] = {"", "[]", "{\"x\":1}", "{\"0\":-5}", "{\"9\":1}", "{\"0\":\"1\"}",
-                         "{\"0\":1,\"0\":2}"};
+    const char *bad[] = {
+        "", "[]", "{\"x\":1}", "{\"0\":-5}", "{\"9\":1}", "{\"0\":\"1\"}", "{\"0\":1,\"0\":2}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ(floe_offsets_decode(bad[i], out, 8, &n, &e), -1);
         CHECK_EQ(e.code, FLOE_ECORRUPT);

@@ -103,13 +103,14 @@ static void build_file(floe_buf_t *out)
 }
 
 /* Scan into a string; caller frees.  NULL (with *err) on failure. */
-static char *scan(const floe_buf_t *file, const floe_ice_schema_t *schema, const int64_t *dels, size_t ndels,
-                  int64_t limit, floe_err_t *err)
+static char *scan(const floe_buf_t *file, const floe_ice_schema_t *schema, const int64_t *dels,
+                  size_t ndels, int64_t limit, floe_err_t *err)
 {
     char *text = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&text, &n);
-    int rc = floe_cli_scan_parquet(file->data, file->len, "test.parquet", schema, dels, ndels, &limit, f, err);
+    int rc = floe_cli_scan_parquet(file->data, file->len, "test.parquet", schema, dels, ndels,
+                                   &limit, f, err);
     fclose(f);
     if (rc) {
         free(text);
@@ -120,13 +121,14 @@ static char *scan(const floe_buf_t *file, const floe_ice_schema_t *schema, const
 
 static const char ROW0[] =
     "{\"id\":1,\"m\":[{\"key\":10,\"value\":\"x\"},{\"key\":20,\"value\":null}],"
-    "\"ls\":[{\"a\":1,\"b\":\"p\"},null,{\"a\":null,\"b\":\"q\"}],\"d\":\"1970-01-01\",\"dec\":123.45,"
+    "\"ls\":[{\"a\":1,\"b\":\"p\"},null,{\"a\":null,\"b\":\"q\"}],\"d\":\"1970-01-01\",\"dec\":123."
+    "45,"
     "\"ts\":\"2023-11-14T22:13:20.123456Z\",\"legacy\":[5,6],\"r\":[1,2],\"bin\":\"AP8=\"}\n";
-static const char ROW1[] =
-    "{\"id\":2,\"m\":null,\"ls\":[],\"d\":null,\"dec\":-0.05,\"ts\":null,\"legacy\":null,\"r\":[],\"bin\":null}\n";
-static const char ROW2[] =
-    "{\"id\":3,\"m\":[],\"ls\":null,\"d\":\"2022-01-08\",\"dec\":null,\"ts\":\"1970-01-01T00:00:00.000000Z\","
-    "\"legacy\":[],\"r\":[7],\"bin\":\"\"}\n";
+static const char ROW1[] = "{\"id\":2,\"m\":null,\"ls\":[],\"d\":null,\"dec\":-0.05,\"ts\":null,"
+                           "\"legacy\":null,\"r\":[],\"bin\":null}\n";
+static const char ROW2[] = "{\"id\":3,\"m\":[],\"ls\":null,\"d\":\"2022-01-08\",\"dec\":null,"
+                           "\"ts\":\"1970-01-01T00:00:00.000000Z\","
+                           "\"legacy\":[],\"r\":[7],\"bin\":\"\"}\n";
 
 static void nested_shapes_without_schema(void)
 {
@@ -173,7 +175,8 @@ static void schema_mapping(void)
     static const char js[] =
         "{\"type\":\"struct\",\"schema-id\":3,\"fields\":["
         "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"double\"},"
-        "{\"id\":2,\"name\":\"mm\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":3,\"key\":\"long\","
+        "{\"id\":2,\"name\":\"mm\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":3,"
+        "\"key\":\"long\","
         "\"value-id\":4,\"value\":\"string\",\"value-required\":false}},"
         "{\"id\":5,\"name\":\"ls\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":6,"
         "\"element-required\":false,\"element\":{\"type\":\"struct\",\"fields\":["
@@ -190,11 +193,11 @@ static void schema_mapping(void)
         return;
     }
     char *got = scan(&file, sc, NULL, 0, -1, &err);
-    CHECK_STR(got,
-              "{\"id\":1.0,\"mm\":[{\"key\":10,\"value\":\"x\"},{\"key\":20,\"value\":null}],"
-              "\"ls\":[{\"a\":1,\"b\":\"p\",\"c\":null},null,{\"a\":null,\"b\":\"q\",\"c\":null}],\"extra\":null}\n"
-              "{\"id\":2.0,\"mm\":null,\"ls\":[],\"extra\":null}\n"
-              "{\"id\":3.0,\"mm\":[],\"ls\":null,\"extra\":null}\n");
+    CHECK_STR(got, "{\"id\":1.0,\"mm\":[{\"key\":10,\"value\":\"x\"},{\"key\":20,\"value\":null}],"
+                   "\"ls\":[{\"a\":1,\"b\":\"p\",\"c\":null},null,{\"a\":null,\"b\":\"q\",\"c\":"
+                   "null}],\"extra\":null}\n"
+                   "{\"id\":2.0,\"mm\":null,\"ls\":[],\"extra\":null}\n"
+                   "{\"id\":3.0,\"mm\":[],\"ls\":null,\"extra\":null}\n");
     free(got);
     floe_ice_schema_free(sc);
     floe_buf_free(&file);
