@@ -403,7 +403,7 @@ int floe_cmd_serve(int argc, char **argv)
     if (floe_http_new(&http, &err) || floe_http_route(http, "/health", h_health, NULL) ||
         floe_http_route(http, "/metrics", h_metrics, NULL) ||
         floe_http_route(http, "/admin/tables", h_tables, NULL)) {
-        if (!err.code) floe_err_set(&err, FLOE_ENOMEM, "out of memory");
+        if (!err.code) floe_err_oom(&err);
         goto out;
     }
     if (floe_http_start(http, hhost, hport, &err)) goto out;

@@ -71,7 +71,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
                        int ndefaults, serve_tables_t **out, floe_err_t *err)
 {
     serve_tables_t *st = calloc(1, sizeof *st);
-    if (!st) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!st) return floe_err_oom(err);
     st->broker = b;
     st->defaults = calloc((size_t)ndefaults + 1, sizeof *st->defaults);
     if (!st->defaults) goto oom;
@@ -99,7 +99,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
     *out = st;
     return 0;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
 fail:
     serve_tables_stop(st);
     return -1;

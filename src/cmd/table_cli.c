@@ -104,7 +104,7 @@ static int file_stats(ctx_t *c, const floe_ice_metadata_t *md, file_stats_t *fs,
     int64_t *sizes = calloc(n + 1, sizeof *sizes);
     if (!sizes) {
         floe_ice_scan_free(sc);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (size_t i = 0; i < n; i++) {
         const floe_ice_data_file_t *f = floe_ice_scan_task(sc, i)->file;
@@ -426,7 +426,7 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     const floe_ice_snapshot_t **ss = calloc(md->nsnapshots + 1, sizeof *ss);
     if (!ss) {
         floe_ice_table_free(t);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (size_t i = 0; i < md->nsnapshots; i++) ss[i] = md->snapshots[i];
     qsort(ss, md->nsnapshots, sizeof *ss, cmp_snap);

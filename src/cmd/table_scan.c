@@ -366,7 +366,7 @@ static int read_repeated(file_scan_t *fs, int rnode, rep_mode_t mode, const floe
     if (floe_buf_append_u8(out, as_object ? '}' : ']')) goto oom;
     return 0;
 oom:
-    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_err_oom(err);
 }
 
 /* A struct: every Parquet child is read (so the cursors stay aligned); the
@@ -412,7 +412,7 @@ static int read_struct(file_scan_t *fs, int node, const floe_ice_type_t *ice, fl
     if (floe_buf_append_u8(out, '}')) goto oom;
     return 0;
 oom:
-    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_err_oom(err);
 }
 
 /* One present instance of node (its own optional/repeated level already
@@ -430,8 +430,7 @@ static int read_instance(file_scan_t *fs, int node, const floe_ice_type_t *ice, 
         if (c->pos >= c->col.n_levels) return corrupt(err, "a column chunk ended early");
         if (def_at(c) != fs->ni[node].def) return corrupt(err, "a null where a value was expected");
         if (c->vpos >= c->col.n_values) return corrupt(err, "fewer values than levels say");
-        if (put_value(out, n, ice, &c->col, c->vpos))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (put_value(out, n, ice, &c->col, c->vpos)) return floe_err_oom(err);
         c->vpos++;
         c->pos++;
         return 0;
@@ -465,9 +464,7 @@ static int read_field(file_scan_t *fs, int node, const floe_ice_type_t *ice, flo
         if (!c) return -1;
         if (def_at(c) < fs->ni[node].def) {
             if (skip_one(fs, node, err)) return -1;
-            return floe_buf_append_str(out, "null")
-                       ? floe_err_set(err, FLOE_ENOMEM, "out of memory")
-                       : 0;
+            return floe_buf_append_str(out, "null") ? floe_err_oom(err) : 0;
         }
     }
     return read_instance(fs, node, ice, out, depth, err);
@@ -535,7 +532,7 @@ static int load_pos_deletes(floe_fileio_t *io, const floe_ice_scan_task_t *t, co
                         size_t nc = cap ? cap * 2 : 64;
                         int64_t *np = realloc(*pos, nc * sizeof *np);
                         if (!np) {
-                            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                            rc = floe_err_oom(err);
                             break;
                         }
                         *pos = np;
@@ -660,7 +657,7 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
     rc = 0;
     goto done;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
 fail:
     if (fs.cur) free_cursors(&fs);
 done:

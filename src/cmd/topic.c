@@ -205,7 +205,7 @@ static int describe_configs(admin_t *a, const char *const *topics, size_t n, rd_
                             const rd_kafka_ConfigResource_t ***res, floe_err_t *err)
 {
     rd_kafka_ConfigResource_t **rq = calloc(n ? n : 1, sizeof *rq);
-    if (!rq) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!rq) return floe_err_oom(err);
     for (size_t i = 0; i < n; i++)
         rq[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topics[i]);
     rd_kafka_AdminOptions_t *ao = admin_options(a, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
@@ -283,7 +283,7 @@ static int do_create(admin_t *a, const topic_opts_t *o, floe_err_t *err)
     for (int i = 0; i < o->nset; i++)
         if (rd_kafka_NewTopic_set_config(nt, o->set_keys[i], o->set_values[i])) {
             rd_kafka_NewTopic_destroy(nt);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
     rd_kafka_AdminOptions_t *ao = admin_options(a, RD_KAFKA_ADMIN_OP_CREATETOPICS);
     rd_kafka_CreateTopics(a->rk, &nt, 1, ao, a->q);
@@ -326,7 +326,7 @@ static int do_list(admin_t *a, floe_err_t *err)
     const char **names = calloc((size_t)md->topic_cnt + 1, sizeof *names);
     if (!names) {
         rd_kafka_metadata_destroy(md);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (int i = 0; i < md->topic_cnt; i++) names[n++] = md->topics[i].topic;
     qsort(names, n, sizeof *names, cmp_str);
@@ -375,7 +375,7 @@ static int do_describe(admin_t *a, const topic_opts_t *o, floe_err_t *err)
     int np = t->partition_cnt;
     int64_t *lo = calloc((size_t)np + 1, sizeof *lo), *hi = calloc((size_t)np + 1, sizeof *hi);
     int rc = 0;
-    if (!lo || !hi) rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!lo || !hi) rc = floe_err_oom(err);
     for (int p = 0; p < np && !rc; p++) {
         int32_t id = t->partitions[p].id;
         int64_t left = a->deadline_ms - floe_mono_ms();
@@ -396,7 +396,7 @@ static int do_describe(admin_t *a, const topic_opts_t *o, floe_err_t *err)
         size_t nc;
         const rd_kafka_ConfigEntry_t **ce = rd_kafka_ConfigResource_configs(res[0], &nc);
         cfg_entry_t *es = calloc(nc + 1, sizeof *es);
-        if (!es) rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!es) rc = floe_err_oom(err);
         for (size_t i = 0; es && i < nc; i++) {
             es[i].name = rd_kafka_ConfigEntry_name(ce[i]);
             es[i].value = rd_kafka_ConfigEntry_value(ce[i]);
@@ -570,7 +570,7 @@ static int parse_args(int argc, char **argv, topic_opts_t *o, floe_err_t *err)
             if (o->nset == MAX_CFG || o->nowned == MAX_CFG)
                 return floe_err_set(err, FLOE_EINVAL, "too many --config");
             char *k = strndup(v, (size_t)(eq - v));
-            if (!k) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!k) return floe_err_oom(err);
             o->owned[o->nowned++] = k;
             for (int s = 0; s < o->nset; s++)
                 if (!strcmp(o->set_keys[s], k))

@@ -89,12 +89,11 @@ int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size_t
         return floe_err_set(err, FLOE_ERANGE, "block of %zu bytes too large to compress", n);
     switch (c) {
     case FLOE_CODEC_NONE:
-        if (floe_buf_append(out, src, n) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_append(out, src, n) < 0) return floe_err_oom(err);
         return 0;
     case FLOE_CODEC_SNAPPY: {
         size_t cap = snappy_max_compressed_length(n);
-        if (floe_buf_reserve(out, cap) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_reserve(out, cap) < 0) return floe_err_oom(err);
         if (snappy_compress(src, n, (char *)out->data + out->len, &cap) != SNAPPY_OK)
             return floe_err_set(err, FLOE_EIO, "snappy compression failed");
         out->len += cap;
@@ -107,7 +106,7 @@ int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size_t
         /* the bound, not the next power of two past it: a page buffer
          * reused for every page stays at one page's size */
         if (floe_buf_reserve_settle(out, cap, out->len + cap + cap / 16) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         int level = ctx && ctx->level > 0 ? ctx->level : 3;
         size_t r;
         if (ctx) {
@@ -123,8 +122,7 @@ int floe_compress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size_t
     }
     case FLOE_CODEC_LZ4_RAW: {
         int cap = LZ4_compressBound((int)n);
-        if (cap <= 0 || floe_buf_reserve(out, (size_t)cap) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (cap <= 0 || floe_buf_reserve(out, (size_t)cap) < 0) return floe_err_oom(err);
         int r = LZ4_compress_default(src, (char *)out->data + out->len, (int)n, cap);
         if (r <= 0 && n > 0) return floe_err_set(err, FLOE_EIO, "lz4 compression failed");
         out->len += (size_t)r;
@@ -157,7 +155,7 @@ static int zlib_inflate(int window_bits, const void *src, size_t n, floe_buf_t *
         if (chunk > UINT_MAX) chunk = UINT_MAX;
         if (floe_buf_reserve(out, chunk) < 0) {
             inflateEnd(&zs);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         zs.next_out = out->data + out->len;
         zs.avail_out = (uInt)chunk;
@@ -248,8 +246,7 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size
     case FLOE_CODEC_NONE:
         if (n > max_out)
             return floe_err_set(err, FLOE_ERANGE, "block larger than %zu bytes", max_out);
-        if (floe_buf_append(out, src, n) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_append(out, src, n) < 0) return floe_err_oom(err);
         return 0;
     case FLOE_CODEC_SNAPPY: {
         size_t ulen;
@@ -257,7 +254,7 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size
             return floe_err_set(err, FLOE_ECORRUPT, "snappy data is corrupt");
         if (ulen > max_out)
             return floe_err_set(err, FLOE_ERANGE, "snappy block larger than %zu bytes", max_out);
-        if (floe_buf_reserve(out, ulen) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_reserve(out, ulen) < 0) return floe_err_oom(err);
         if (floe_decompress_exact(ctx, c, src, n, out->data + out->len, ulen, err) < 0) return -1;
         out->len += ulen;
         return 0;
@@ -269,8 +266,7 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size
         if (sz != ZSTD_CONTENTSIZE_UNKNOWN && sz != ZSTD_CONTENTSIZE_ERROR) {
             if (sz > max_out)
                 return floe_err_set(err, FLOE_ERANGE, "zstd block larger than %zu bytes", max_out);
-            if (floe_buf_reserve(out, (size_t)sz) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (floe_buf_reserve(out, (size_t)sz) < 0) return floe_err_oom(err);
             if (floe_decompress_exact(ctx, c, src, n, out->data + out->len, (size_t)sz, err) < 0)
                 return -1;
             out->len += (size_t)sz;
@@ -278,7 +274,7 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size
         }
         /* streaming decode for frames without a content size */
         ZSTD_DStream *ds = ZSTD_createDStream();
-        if (!ds) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!ds) return floe_err_oom(err);
         ZSTD_inBuffer in = {src, n, 0};
         size_t start = out->len, r = 1;
         while (in.pos < in.size || r != 0) {
@@ -290,7 +286,7 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size
             if (floe_buf_reserve(out, chunk) < 0) {
                 ZSTD_freeDStream(ds);
                 out->len = start;
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             }
             ZSTD_outBuffer ob = {out->data + out->len, chunk, 0};
             r = ZSTD_decompressStream(ds, &ob, &in);
@@ -315,8 +311,7 @@ int floe_decompress(floe_codec_ctx_t *ctx, floe_codec_t c, const void *src, size
             if (cap > max_out) cap = max_out;
             if (cap > INT_MAX || n > INT_MAX)
                 return floe_err_set(err, FLOE_ERANGE, "lz4 block too large");
-            if (floe_buf_reserve(out, cap) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (floe_buf_reserve(out, cap) < 0) return floe_err_oom(err);
             int r = LZ4_decompress_safe(src, (char *)out->data + out->len, (int)n, (int)cap);
             if (r >= 0) {
                 out->len += (size_t)r;

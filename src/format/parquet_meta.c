@@ -155,7 +155,7 @@ int pq_footer_encode(floe_buf_t *out, const floe_pq_schema_t *s, int64_t num_row
     floe_thrift_w_struct_end(&w);
     /* depth-first pre-order */
     int *stack = malloc(sizeof(int) * (size_t)(s->n + 1));
-    if (!stack) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!stack) return floe_err_oom(err);
     int sp = 0;
     for (int i = s->n - 1; i >= 0; i--)
         if (s->nodes[i].parent == -1) stack[sp++] = i;
@@ -408,7 +408,7 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
         return floe_err_set(err, FLOE_ECORRUPT, "bad schema list");
     int stack_node[65], stack_left[65], sp = 0;
     m->schema = floe_pq_schema_new();
-    if (!m->schema) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!m->schema) return floe_err_oom(err);
     for (uint32_t i = 0; i < cnt; i++) {
         raw_elem_t e;
         memset(&e, 0, sizeof e);
@@ -530,7 +530,7 @@ static int read_row_groups(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_er
     if (floe_thrift_r_failed(r)) return 0;
     if (n && et != FLOE_TT_STRUCT) return floe_err_set(err, FLOE_ECORRUPT, "bad row group list");
     m->rgs = calloc(n ? n : 1, sizeof *m->rgs);
-    if (!m->rgs) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!m->rgs) return floe_err_oom(err);
     for (uint32_t g = 0; g < n && !floe_thrift_r_failed(r); g++) {
         pq_row_group_meta_t *rg = &m->rgs[g];
         m->nrg = (int)g + 1;
@@ -546,7 +546,7 @@ static int read_row_groups(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_er
                                         "row group %u has %u columns, schema %d", g, ncols,
                                         m->schema->ncols);
                 rg->cols = calloc(ncols ? ncols : 1, sizeof *rg->cols);
-                if (!rg->cols) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (!rg->cols) return floe_err_oom(err);
                 for (uint32_t c = 0; c < ncols && !floe_thrift_r_failed(r); c++) {
                     pq_chunk_meta_t *cm = &rg->cols[c];
                     cm->phys = -1;
@@ -611,7 +611,7 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
                 break;
             }
             m->kv = calloc(cnt ? cnt : 1, sizeof *m->kv);
-            if (!m->kv) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!m->kv) return floe_err_oom(err);
             for (uint32_t i = 0; i < cnt && !floe_thrift_r_failed(&r); i++) {
                 floe_slice_t k = {NULL, 0}, v = {NULL, 0};
                 int ft;
@@ -628,8 +628,7 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
                 m->kv[i].key = strndup(k.ptr ? (const char *)k.ptr : "", k.len);
                 m->kv[i].value = strndup(v.ptr ? (const char *)v.ptr : "", v.len);
                 m->nkv = (int)i + 1;
-                if (!m->kv[i].key || !m->kv[i].value)
-                    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (!m->kv[i].key || !m->kv[i].value) return floe_err_oom(err);
             }
             break;
         }
@@ -637,7 +636,7 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
             floe_slice_t s = floe_thrift_r_bin(&r, t);
             if (!floe_thrift_r_failed(&r) && !m->created_by) {
                 m->created_by = strndup(s.ptr ? (const char *)s.ptr : "", s.len);
-                if (!m->created_by) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (!m->created_by) return floe_err_oom(err);
             }
             break;
         }

@@ -42,7 +42,7 @@ floe_pq_reader_t *floe_pq_reader_open(const uint8_t *data, size_t len, floe_err_
     floe_pq_reader_t *r = calloc(1, sizeof *r);
     if (!r || !(r->cctx = floe_codec_ctx_new(0))) {
         free(r);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     r->data = data;
@@ -245,8 +245,7 @@ static int plain_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_
         }
         if (l > len - pos) return corrupt(err, "PLAIN byte array truncated", d->rg, d->col);
         size_t off = bytes_store->len;
-        if (floe_buf_append(bytes_store, p + pos, l) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_append(bytes_store, p + pos, l) < 0) return floe_err_oom(err);
         sl[i].ptr = (const uint8_t *)(uintptr_t)off;
         sl[i].len = l;
         pos += l;
@@ -264,7 +263,7 @@ static int read_dict(dec_t *d, const uint8_t *p, size_t len, int32_t n, int enc,
         (!d->width && (size_t)n > len / 4))
         return corrupt(err, "bad dictionary size", d->rg, d->col);
     d->dict = malloc((size_t)(n ? n : 1) * d->esize);
-    if (!d->dict) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!d->dict) return floe_err_oom(err);
     d->dict_n = (size_t)n;
     size_t used;
     /* byte-array entries land in the column's own byte store, so decoded
@@ -280,7 +279,7 @@ static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t 
         return corrupt(err, "bad BYTE_STREAM_SPLIT data", d->rg, d->col);
     if (d->out->phys == FLOE_PQ_FIXED) {
         uint8_t *tmp = malloc(n * w + 1);
-        if (!tmp) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!tmp) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++)
             for (size_t k = 0; k < w; k++) tmp[i * w + k] = p[k * n + i];
         size_t used;
@@ -297,8 +296,7 @@ static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t 
 static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t n, floe_err_t *err)
 {
     floe_pq_column_t *o = d->out;
-    if (grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0) return floe_err_oom(err);
     uint8_t *dst = (uint8_t *)o->values + o->n_values * d->esize;
     floe_pq_phys_t ph = o->phys;
     size_t used;
@@ -348,7 +346,7 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         if (ph != FLOE_PQ_INT32 && ph != FLOE_PQ_INT64)
             return corrupt(err, "DELTA_BINARY_PACKED on a non-integer column", d->rg, d->col);
         int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-        if (!tmp) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!tmp) return floe_err_oom(err);
         if (pq_delta_decode(p, len, tmp, n, ph == FLOE_PQ_INT32, NULL, err) < 0) {
             free(tmp);
             return -1;
@@ -364,14 +362,14 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         if (ph != FLOE_PQ_BYTE_ARRAY && ph != FLOE_PQ_FIXED)
             return corrupt(err, "DELTA byte arrays on a non-byte-array column", d->rg, d->col);
         int64_t *pre = NULL, *suf = malloc((n ? n : 1) * sizeof *suf);
-        if (!suf) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!suf) return floe_err_oom(err);
         size_t pos = 0, k;
         int rc = 0;
         if (enc == PQ_ENC_DELTA_BA) {
             pre = malloc((n ? n : 1) * sizeof *pre);
             if (!pre) {
                 free(suf);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             }
             rc = pq_delta_decode(p, len, pre, n, true, &k, err);
             pos = k;
@@ -389,7 +387,7 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
             }
             size_t off = o->bytes.len;
             if (floe_buf_reserve(&o->bytes, (size_t)(pl + sn)) < 0) {
-                rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                rc = floe_err_oom(err);
                 break;
             }
             if (pl) memcpy(o->bytes.data + off, o->bytes.data + prev_off, (size_t)pl);
@@ -491,7 +489,7 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
         }
         r->page.len = 0;
         if (floe_buf_reserve(&r->page, (size_t)h.uncompressed + 1) < 0) {
-            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_err_oom(err);
             break;
         }
         memcpy(r->page.data, body, lev_len);
@@ -515,7 +513,7 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
         size_t n = (size_t)h.num_values;
         if (grow((void **)&out->def, &cap_def, out->n_levels + n, 2) < 0 ||
             grow((void **)&out->rep, &cap_rep, out->n_levels + n, 2) < 0) {
-            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_err_oom(err);
             break;
         }
         int16_t *dl = out->def + out->n_levels, *rl = out->rep + out->n_levels;

@@ -188,11 +188,11 @@ int floe_pq_schema_add(floe_pq_schema_t *s, const floe_pq_node_t *n, floe_err_t 
     if (s->n == s->cap) {
         int cap = s->cap ? s->cap * 2 : 16;
         floe_pq_node_t *nn = realloc(s->nodes, sizeof *nn * (size_t)cap);
-        if (!nn) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!nn) return floe_err_oom(err);
         int *cc = realloc(s->parent_child_count, sizeof(int) * (size_t)cap);
         if (!cc) {
             s->nodes = nn;
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         s->nodes = nn;
         s->parent_child_count = cc;
@@ -200,7 +200,7 @@ int floe_pq_schema_add(floe_pq_schema_t *s, const floe_pq_node_t *n, floe_err_t 
     }
     floe_pq_node_t c = *n;
     c.name = strdup(n->name);
-    if (!c.name) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!c.name) return floe_err_oom(err);
     s->nodes[s->n] = c;
     s->parent_child_count[s->n] = 0;
     if (n->parent >= 0) s->parent_child_count[n->parent]++;
@@ -209,7 +209,7 @@ int floe_pq_schema_add(floe_pq_schema_t *s, const floe_pq_node_t *n, floe_err_t 
         s->n--;
         if (n->parent >= 0) s->parent_child_count[n->parent]--;
         free((char *)c.name);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     return s->n - 1;
 }

@@ -134,7 +134,7 @@ floe_pq_write_opts_t floe_pq_write_opts_default(void)
 
 int floe_pq_sink_buf(void *ctx, const void *p, size_t n, floe_err_t *err)
 {
-    if (floe_buf_append(ctx, p, n) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_buf_append(ctx, p, n) < 0) return floe_err_oom(err);
     return 0;
 }
 
@@ -252,7 +252,7 @@ floe_pq_writer_t *floe_pq_writer_new(const floe_pq_schema_t *s, const floe_pq_wr
     return w;
 oom:
     floe_pq_writer_free(w);
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
     return NULL;
 }
 
@@ -301,21 +301,21 @@ int floe_pq_writer_set_kv(floe_pq_writer_t *w, const char *key, const char *valu
     for (int i = 0; i < w->nkv; i++) {
         if (strcmp(w->kv[i].key, key) == 0) {
             char *v = strdup(value);
-            if (!v) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!v) return floe_err_oom(err);
             free(w->kv[i].value);
             w->kv[i].value = v;
             return 0;
         }
     }
     pq_kv_t *kv = realloc(w->kv, sizeof *kv * (size_t)(w->nkv + 1));
-    if (!kv) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!kv) return floe_err_oom(err);
     w->kv = kv;
     kv[w->nkv].key = strdup(key);
     kv[w->nkv].value = strdup(value);
     if (!kv[w->nkv].key || !kv[w->nkv].value) {
         free(kv[w->nkv].key);
         free(kv[w->nkv].value);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     w->nkv++;
     return 0;
@@ -688,7 +688,7 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
         const uint8_t *p;
         size_t n;
         dict_entry(c, c->idx[i], &p, &n);
-        if (put_fallback(c, p, n) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (put_fallback(c, p, n) < 0) return floe_err_oom(err);
     }
     c->nidx = 0;
     c->plain_bytes = 0;
@@ -725,7 +725,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
             size_t cap = c->cap_idx ? c->cap_idx : 4096;
             while (cap < c->nidx + n) cap *= 2;
             uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
-            if (!ix) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!ix) return floe_err_oom(err);
             c->idx = ix;
             c->cap_idx = cap;
         }
@@ -736,13 +736,13 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
                 const floe_slice_t *sl = (const floe_slice_t *)values + from;
                 for (size_t i = 0; i < n; i++) {
                     int64_t e = dict_put(c, sl[i].ptr, c->width);
-                    if (e < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                    if (e < 0) return floe_err_oom(err);
                     out[i] = (uint32_t)e;
                 }
             } else {
                 for (size_t i = 0; i < n; i++) {
                     int64_t e = dict_put(c, v + i * c->width, c->width);
-                    if (e < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                    if (e < 0) return floe_err_oom(err);
                     out[i] = (uint32_t)e;
                 }
             }
@@ -751,7 +751,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
             size_t pb = 0;
             for (size_t i = 0; i < n; i++) {
                 int64_t e = dict_put(c, sl[i].ptr, sl[i].len);
-                if (e < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                if (e < 0) return floe_err_oom(err);
                 out[i] = (uint32_t)e;
                 pb += 4 + sl[i].len;
             }
@@ -767,7 +767,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         for (size_t i = 0; i < n; i++) total += sl[i].len;
         if (floe_buf_reserve_settle(&c->lens, n * 4, c->settle) < 0 ||
             floe_buf_reserve_settle(&c->vals, total + 1, c->settle) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         uint8_t *lp = c->lens.data + c->lens.len, *vp = c->vals.data + c->vals.len;
         for (size_t i = 0; i < n; i++) {
             int32_t l = (int32_t)sl[i].len;
@@ -784,22 +784,21 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         const floe_slice_t *sl = (const floe_slice_t *)values + from;
         for (size_t i = 0; i < n; i++)
             if (put_fallback(c, sl[i].ptr, c->width ? c->width : sl[i].len) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
         return 0;
     }
     const uint8_t *v = (const uint8_t *)values + from * c->width;
     if (c->phys == FLOE_PQ_BOOLEAN) {
         for (size_t i = 0; i < n; i++) {
             uint8_t b = v[i] != 0;
-            if (put_fallback(c, &b, 1) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (put_fallback(c, &b, 1) < 0) return floe_err_oom(err);
         }
         return 0;
     }
     /* numbers: the batch as it is (DELTA widens int32 to int64), then the
      * statistics in one loop */
     if (c->mode == M_DELTA && c->phys == FLOE_PQ_INT32) {
-        if (floe_buf_reserve_settle(&c->vals, n * 8, c->settle) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_reserve_settle(&c->vals, n * 8, c->settle) < 0) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             int32_t y;
             memcpy(&y, v + 4 * i, 4);
@@ -809,7 +808,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         c->vals.len += n * 8;
     } else if (floe_buf_reserve_settle(&c->vals, n * c->width, c->settle) < 0 ||
                floe_buf_append(&c->vals, v, n * c->width) < 0) {
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     if (stats_ordered(c)) stats_batch(c, v, n);
     return 0;
@@ -932,7 +931,7 @@ static int put_page(floe_pq_writer_t *w, pq_col_t *c, pq_page_header_t *h, const
         floe_buf_append(&c->chunk, w->sc->hdr.data, w->sc->hdr.len) < 0 ||
         floe_buf_append(&c->chunk, raw, raw_len) < 0 ||
         floe_buf_append(&c->chunk, w->sc->z.data, w->sc->z.len) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     c->chunk_uncompressed += (int64_t)(w->sc->hdr.len + raw_len + body_len);
     return 0;
 }
@@ -988,7 +987,7 @@ static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
     }
     int enc = 0;
     if (!rc) rc = encode_values(w, c, b, &enc);
-    if (rc) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc) return floe_err_oom(err);
     h.encoding = enc;
     if (w->o.page_v2 && !h.is_compressed) {
         /* codec none: nothing to compress */
@@ -1062,7 +1061,7 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
     size_t need = (c->max_def ? n_levels : 0) + (c->max_rep ? n_levels : 0);
     if (need > w->cap_lev8) {
         uint8_t *l = realloc(w->lev8, need);
-        if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!l) return floe_err_oom(err);
         w->lev8 = l;
         w->cap_lev8 = need;
     }
@@ -1172,7 +1171,7 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
             e = i + j;
         }
         size_t k = e - i;
-        if (grow_levels(c, k) < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (grow_levels(c, k) < 0) return floe_err_oom(err);
         size_t kv = k, kr = k;
         if (c->max_def) {
             memcpy(c->def + c->nlev, def + i, k * sizeof *def);
@@ -1230,14 +1229,14 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
     if (w->nrg == w->cap_rg) {
         int cap = w->cap_rg ? w->cap_rg * 2 : 8;
         pq_row_group_meta_t *r = realloc(w->rgs, sizeof *r * (size_t)cap);
-        if (!r) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!r) return floe_err_oom(err);
         w->rgs = r;
         w->cap_rg = cap;
     }
     pq_row_group_meta_t *rg = &w->rgs[w->nrg];
     memset(rg, 0, sizeof *rg);
     rg->cols = calloc((size_t)w->ncols, sizeof *rg->cols);
-    if (!rg->cols) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!rg->cols) return floe_err_oom(err);
     w->nrg++;
     rg->num_rows = (int64_t)w->rg_rows;
     rg->file_offset = (int64_t)w->offset;
@@ -1331,7 +1330,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
     w->rg_rows = 0;
     return 0;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
 fail:
     w->failed = true;
     return -1;
@@ -1396,7 +1395,7 @@ int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err)
     uint32_t flen = (uint32_t)b->len;
     if (floe_buf_append_le32(b, flen) < 0 || floe_buf_append(b, "PAR1", 4) < 0) {
         w->failed = true;
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     if (emit(w, b->data, b->len, err) < 0) return -1;
     w->closed = true;

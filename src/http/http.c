@@ -35,7 +35,7 @@ typedef struct pending {
 int floe_http_new(floe_http_t **out, floe_err_t *err)
 {
     floe_http_t *h = calloc(1, sizeof *h);
-    if (!h) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!h) return floe_err_oom(err);
     *out = h;
     return 0;
 }

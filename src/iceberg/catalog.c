@@ -201,7 +201,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
 {
     int64_t v = 0, hinted;
     char *hint = path_join(mdir, "version-hint.text", NULL, NULL);
-    if (!hint) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!hint) return floe_err_oom(err);
     floe_buf_t b = FLOE_BUF_INIT;
     floe_err_t e2;
     if (floe_fileio_read(io, hint, 64, &b, &e2) == 0) {
@@ -223,8 +223,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
     if (v > 0) {
         char *p = metadata_file(mdir, v);
         bool ex = false;
-        int rc = p ? floe_fileio_exists(io, p, &ex, err)
-                   : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_oom(err);
         free(p);
         if (rc < 0) {
             free(hint);
@@ -252,8 +251,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
     for (;;) {
         char *p = metadata_file(mdir, v + 1);
         bool ex = false;
-        int rc = p ? floe_fileio_exists(io, p, &ex, err)
-                   : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_oom(err);
         free(p);
         if (rc < 0) {
             free(hint);
@@ -278,7 +276,7 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
 {
     if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
     char *mdir = path_join(c->warehouse, ns, name, "metadata");
-    if (!mdir) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!mdir) return floe_err_oom(err);
     int64_t v;
     if (current_version(c->base.io, mdir, &v, err) < 0) {
         if (err && err->code == FLOE_ENOENT)
@@ -288,7 +286,7 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
     }
     char *path = metadata_file(mdir, v);
     free(mdir);
-    if (!path) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!path) return floe_err_oom(err);
     floe_buf_t b = FLOE_BUF_INIT;
     if (floe_fileio_read(c->base.io, path, MAX_METADATA_BYTES, &b, err) < 0) {
         free(path);
@@ -304,7 +302,7 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
     }
     *out = floe_ice_table_make(ns, name, path, v, md);
     free(path);
-    if (!*out) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!*out) return floe_err_oom(err);
     return 0;
 }
 
@@ -325,7 +323,7 @@ static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
     char *json = floe_ice_metadata_to_json(md, err);
     int rc = -1;
     if (!mdir || !path || !hint) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto out;
     }
     if (!json) goto out;
@@ -387,7 +385,7 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
     }
     if (cat->ops->create_namespace(cat, ns, err) < 0 && err && err->code != FLOE_EEXIST) return -1;
     char *loc = path_join(c->warehouse, ns, name, NULL);
-    if (!loc) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!loc) return floe_err_oom(err);
     floe_ice_metadata_t *md = floe_ice_metadata_new_table(schema, spec, order, loc, props, err);
     free(loc);
     if (!md) return -1;
@@ -403,7 +401,7 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
         md = NULL;
         if (!*out) {
             free(path);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
     }
     floe_ice_metadata_free(md);
@@ -418,7 +416,7 @@ static int fs_current(fs_catalog_t *c, const char *ns, const char *name,
 {
     if (base) {
         char *mdir = path_join(c->warehouse, ns, name, "metadata");
-        if (!mdir) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!mdir) return floe_err_oom(err);
         int64_t v;
         int rc = current_version(c->base.io, mdir, &v, err);
         free(mdir);
@@ -426,7 +424,7 @@ static int fs_current(fs_catalog_t *c, const char *ns, const char *name,
         if (v == base->version) {
             floe_ice_metadata_t *md = floe_ice_metadata_dup(base->md);
             *out = md ? floe_ice_table_make(ns, name, base->metadata_location, v, md) : NULL;
-            if (!*out) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!*out) return floe_err_oom(err);
             return 0;
         }
     }
@@ -449,7 +447,7 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
     floe_ice_metadata_t *md = floe_ice_metadata_dup(cur->md);
     if (!md) {
         floe_ice_table_free(cur);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (size_t i = 0; i < nups; i++)
         if (floe_ice_update_apply(md, &ups[i], err) < 0) {
@@ -469,7 +467,7 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
         free(prev);
         floe_ice_metadata_free(md);
         floe_ice_table_free(cur);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     md->metadata_log = nl;
     nl[md->nmetadata_log].timestamp_ms = cur->md->last_updated_ms;
@@ -504,7 +502,7 @@ static int fs_create_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err
     fs_catalog_t *c = (fs_catalog_t *)cat;
     if (check_name("namespace", ns, err) < 0) return -1;
     char *p = path_join(c->warehouse, ns, NS_MARKER, NULL);
-    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!p) return floe_err_oom(err);
     int rc = floe_fileio_write(cat->io, p, "", 0, FLOE_IO_EXCL, err);
     if (rc < 0 && err && err->code == FLOE_EEXIST)
         floe_err_set(err, FLOE_EEXIST, "namespace %s already exists", ns);
@@ -518,7 +516,7 @@ static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names
     fs_catalog_t *c = (fs_catalog_t *)cat;
     if (check_name("namespace", ns, err) < 0) return -1;
     char *dir = path_join(c->warehouse, ns, NULL, NULL);
-    if (!dir) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!dir) return floe_err_oom(err);
     char **all;
     size_t na;
     if (floe_fileio_list(cat->io, dir, &all, &na, err) < 0) {
@@ -578,7 +576,7 @@ static int remove_tree(floe_fileio_t *io, const char *path, floe_err_t *err)
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         char *p = path_join(path, names[i], NULL, NULL);
-        rc = p ? remove_tree(io, p, err) : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        rc = p ? remove_tree(io, p, err) : floe_err_oom(err);
         free(p);
     }
     floe_fileio_names_free(names, n);
@@ -597,8 +595,7 @@ static int fs_drop_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t
     char *dir = path_join(c->warehouse, ns, NULL, NULL);
     char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
     bool ex = false;
-    int rc = (!dir || !m) ? floe_err_set(err, FLOE_ENOMEM, "out of memory")
-                          : floe_fileio_exists(cat->io, m, &ex, err);
+    int rc = (!dir || !m) ? floe_err_oom(err) : floe_fileio_exists(cat->io, m, &ex, err);
     if (rc == 0 && !ex) rc = floe_err_set(err, FLOE_ENOENT, "namespace %s does not exist", ns);
     if (rc == 0) rc = remove_tree(cat->io, dir, err);
     free(dir);
@@ -615,7 +612,7 @@ static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *na
     floe_ice_table_free(t);
     char *p = purge ? path_join(c->warehouse, ns, name, NULL)
                     : path_join(c->warehouse, ns, name, "metadata");
-    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!p) return floe_err_oom(err);
     int rc = remove_tree(cat->io, p, err);
     free(p);
     return rc;
@@ -643,7 +640,7 @@ floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *wareh
     fs_catalog_t *c = calloc(1, sizeof *c);
     if (!c || !(c->warehouse = strdup(warehouse))) {
         free(c);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     size_t n = strlen(c->warehouse);

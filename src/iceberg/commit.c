@@ -38,7 +38,7 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
             free(c->ns);
             free(c);
         }
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     c->cat = cat;
@@ -72,10 +72,9 @@ int floe_ice_commit_add(floe_ice_commit_t *c, const floe_ice_data_file_t *f, flo
         return floe_err_set(err, FLOE_EINVAL, "equality delete file %s without equality ids",
                             f->path);
     floe_ice_data_file_t *na = realloc(c->adds, (c->nadds + 1) * sizeof *na);
-    if (!na) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!na) return floe_err_oom(err);
     c->adds = na;
-    if (floe_ice_data_file_copy(&na[c->nadds], f) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_data_file_copy(&na[c->nadds], f) < 0) return floe_err_oom(err);
     c->nadds++;
     return 0;
 }
@@ -85,9 +84,9 @@ int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *e
     if (c->op != FLOE_ICE_OP_REWRITE)
         return floe_err_set(err, FLOE_EINVAL, "only a rewrite removes files");
     char **nr = realloc(c->removes, (c->nremoves + 1) * sizeof *nr);
-    if (!nr) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!nr) return floe_err_oom(err);
     c->removes = nr;
-    if (!(nr[c->nremoves] = strdup(path))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!(nr[c->nremoves] = strdup(path))) return floe_err_oom(err);
     c->nremoves++;
     return 0;
 }
@@ -97,8 +96,7 @@ int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const cha
 {
     if (strcmp(key, "operation") == 0)
         return floe_err_set(err, FLOE_EINVAL, "'operation' is set by the producer");
-    if (floe_ice_props_set(&c->summary, key, value) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_props_set(&c->summary, key, value) < 0) return floe_err_oom(err);
     return 0;
 }
 
@@ -107,7 +105,7 @@ int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *sc
 {
     if (floe_ice_schema_validate(schema, err) < 0) return -1;
     floe_ice_schema_t *d = floe_ice_schema_dup(schema);
-    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!d) return floe_err_oom(err);
     floe_ice_schema_free(c->schema);
     c->schema = d;
     return 0;
@@ -159,9 +157,9 @@ static void attempt_cleanup(floe_fileio_t *io, attempt_t *a, bool delete_files)
 static int note_written(attempt_t *a, const char *path, floe_err_t *err)
 {
     char **nw = realloc(a->written, (a->nwritten + 1) * sizeof *nw);
-    if (!nw) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!nw) return floe_err_oom(err);
     a->written = nw;
-    if (!(nw[a->nwritten] = strdup(path))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!(nw[a->nwritten] = strdup(path))) return floe_err_oom(err);
     a->nwritten++;
     return 0;
 }
@@ -169,10 +167,9 @@ static int note_written(attempt_t *a, const char *path, floe_err_t *err)
 static int push_manifest(attempt_t *a, const floe_ice_manifest_file_t *m, floe_err_t *err)
 {
     floe_ice_manifest_file_t *nl = realloc(a->list, (a->nlist + 1) * sizeof *nl);
-    if (!nl) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!nl) return floe_err_oom(err);
     a->list = nl;
-    if (floe_ice_manifest_file_copy(&nl[a->nlist], m) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_manifest_file_copy(&nl[a->nlist], m) < 0) return floe_err_oom(err);
     a->nlist++;
     return 0;
 }
@@ -201,7 +198,7 @@ static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, spec_id);
     if (!spec) return floe_err_set(err, FLOE_EINVAL, "no partition spec %d in the table", spec_id);
     char *path = new_path(md, NULL, 0, (int)a->nwritten);
-    if (!path) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!path) return floe_err_oom(err);
     floe_ice_manifest_opts_t mo = {c->codec};
     floe_ice_manifest_file_t mf;
     int rc = floe_ice_manifest_write(io, path, schema, spec, content, entries, n, &mo, &mf, err);
@@ -332,7 +329,7 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
         floe_ice_snapshot_content_t sc;
         if (floe_ice_snapshot_content_read(io, parent, &sc, err) < 0) return -1;
         bool *found = calloc(c->nremoves ? c->nremoves : 1, sizeof *found);
-        int rc = found ? 0 : floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = found ? 0 : floe_err_oom(err);
         for (size_t m = 0; rc == 0 && m < sc.nmanifests; m++) {
             bool touched = false;
             for (size_t k = 0; k < sc.nentries[m]; k++) {
@@ -348,7 +345,7 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
             floe_ice_manifest_entry_t *ne = calloc(sc.nentries[m], sizeof *ne);
             size_t nn = 0;
             if (!ne) {
-                rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                rc = floe_err_oom(err);
                 break;
             }
             for (size_t k = 0; k < sc.nentries[m]; k++) {
@@ -392,7 +389,7 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     if (!done || !ents) {
         free(done);
         free(ents);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < c->nadds; i++) {
@@ -427,15 +424,13 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     if (rc < 0) return -1;
 
     /* manifest list */
-    if (!(a->list_path = new_path(md, "snap", c->snapshot_id, -1)))
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!(a->list_path = new_path(md, "snap", c->snapshot_id, -1))) return floe_err_oom(err);
     rc = floe_ice_manifest_list_write(io, a->list_path, c->snapshot_id,
                                       parent ? parent->snapshot_id : -1, seq, a->list, a->nlist,
                                       &(floe_ice_manifest_opts_t){c->codec}, err);
     if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
         floe_err_t e2;
-        if (note_written(a, a->list_path, &e2) < 0 && rc == 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (note_written(a, a->list_path, &e2) < 0 && rc == 0) return floe_err_oom(err);
     }
     if (rc < 0) return -1;
 
@@ -463,7 +458,7 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     }
     if (build_summary(c, parent, &tot, &snap->summary) < 0) {
         floe_ice_props_clear(&snap->summary);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     return 0;
 }
@@ -487,8 +482,7 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
             if (md->schemas[i]->schema_id > maxid) maxid = md->schemas[i]->schema_id;
         }
         if (!schema) {
-            if (!(own = floe_ice_schema_dup(c->schema)))
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!(own = floe_ice_schema_dup(c->schema))) return floe_err_oom(err);
             own->schema_id = maxid + 1;
             schema = own;
         }
@@ -667,7 +661,7 @@ static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strs
                 rc = set_add(out, c.entries[m][k].file.path);
     }
     floe_ice_snapshot_content_free(&c);
-    if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc < 0) return floe_err_oom(err);
     return 0;
 }
 
@@ -699,7 +693,7 @@ int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const cha
             free(order);
             free(ids);
             floe_ice_table_free(t);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         for (size_t i = 0; i < ns_; i++) order[i] = md->snapshots[i];
         qsort(order, ns_, sizeof *order, cmp_snap_ts);

@@ -22,7 +22,7 @@ int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id, co
                                const char *name, floe_ice_type_t *type, const char *doc,
                                floe_err_t *err)
 {
-    if (!type) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!type) return floe_err_oom(err);
     floe_ice_type_t *st = s->root;
     if (parent && *parent) {
         const floe_ice_field_t *pf = find_mut(s, parent);
@@ -51,8 +51,7 @@ int floe_ice_schema_add_column(floe_ice_schema_t *s, int32_t *last_column_id, co
     int32_t last = *last_column_id;
     int32_t id = ++last;
     reassign_ids(type, &last);
-    if (floe_ice_struct_add(st, id, name, false, type, doc) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_struct_add(st, id, name, false, type, doc) < 0) return floe_err_oom(err);
     *last_column_id = last;
     return 0;
 }
@@ -109,7 +108,7 @@ int floe_ice_schema_rename(floe_ice_schema_t *s, const char *name, const char *n
     const char *dot = strrchr(name, '.');
     if (dot) {
         char *pp = strndup(name, (size_t)(dot - name));
-        if (!pp) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!pp) return floe_err_oom(err);
         const floe_ice_field_t *pf = floe_ice_schema_find_name(s, pp);
         free(pp);
         parent = pf ? pf->type : NULL;
@@ -122,7 +121,7 @@ int floe_ice_schema_rename(floe_ice_schema_t *s, const char *name, const char *n
             return floe_err_set(err, FLOE_EINVAL, "rename '%s': '%s' already exists", name,
                                 new_name);
     char *n = strdup(new_name);
-    if (!n) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!n) return floe_err_oom(err);
     free(f->name);
     f->name = n;
     return 0;

@@ -470,7 +470,7 @@ static int summarize(const floe_ice_type_t *pt, const floe_ice_manifest_entry_t 
 {
     if (!pt->nfields) return 0;
     out->partitions = calloc(pt->nfields, sizeof *out->partitions);
-    if (!out->partitions) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!out->partitions) return floe_err_oom(err);
     out->npartitions = pt->nfields;
     for (size_t k = 0; k < pt->nfields; k++) {
         floe_ice_field_summary_t *s = &out->partitions[k];
@@ -558,7 +558,7 @@ int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_
         floe_arena_reset(&arena);
         floe_avro_value_t *e = floe_avro_value_new(&arena, as);
         if (!e) {
-            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_err_oom(err);
             goto done;
         }
         if (fill_entry(e, pt, me, err) < 0 || floe_avro_writer_append(w, e, err) < 0) goto done;
@@ -584,7 +584,7 @@ int floe_ice_manifest_write(floe_fileio_t *io, const char *path, const floe_ice_
     floe_slice_t bytes = floe_avro_writer_bytes(w);
     if (summarize(pt, entries, n, out, err) < 0) goto done;
     if (!(out->path = strdup(path))) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto done;
     }
     out->length = (int64_t)bytes.len;
@@ -633,7 +633,7 @@ int floe_ice_manifest_list_write(floe_fileio_t *io, const char *path, int64_t sn
         floe_arena_reset(&arena);
         floe_avro_value_t *v = floe_avro_value_new(&arena, as);
         if (!v) {
-            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_err_oom(err);
             goto done;
         }
         if (floe_avro_rec_set_string(v, "manifest_path", m->path, err) < 0 ||
@@ -727,7 +727,7 @@ static char *get_strdup(const floe_avro_value_t *r, const char *name, floe_err_t
         return NULL;
     }
     char *c = strndup(s, n);
-    if (!c) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!c) floe_err_oom(err);
     return c;
 }
 
@@ -766,7 +766,7 @@ static int read_partition_value(const floe_avro_value_t *v, const floe_ice_type_
         } else {
             rc = floe_ice_value_set_bytes(out, t->kind, s.ptr, s.len);
         }
-        if (rc < 0) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (rc < 0) floe_err_oom(err);
         break;
     }
     }
@@ -785,7 +785,7 @@ static int read_map(const floe_avro_value_t *df, const char *name, floe_ice_data
         int32_t id = 0;
         if (get_int(kv, "key", true, &id, err) != 0) return -1;
         floe_ice_col_metrics_t *c = floe_ice_data_file_metrics(f, id);
-        if (!c) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!c) return floe_err_oom(err);
         if (which < 4) {
             int64_t x;
             if (get_long(kv, "value", true, &x, err) != 0) return -1;
@@ -803,8 +803,7 @@ static int read_map(const floe_avro_value_t *df, const char *name, floe_ice_data
                 return floe_err_set(err, FLOE_ECORRUPT, "manifest: bad bound");
             floe_buf_t *b = which == 4 ? &c->lower : &c->upper;
             b->len = 0;
-            if (s.len && floe_buf_append(b, s.ptr, s.len) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (s.len && floe_buf_append(b, s.ptr, s.len) < 0) return floe_err_oom(err);
             if (which == 4) c->has_lower = true;
             else
                 c->has_upper = true;
@@ -845,8 +844,7 @@ static int read_entry(const floe_avro_value_t *e, const floe_ice_type_t *pt, int
     const floe_avro_value_t *part = floe_avro_get(df, "partition");
     if (pt->nfields) {
         if (!part) return floe_err_set(err, FLOE_ECORRUPT, "manifest: entry without partition");
-        if (!(f->partition = calloc(pt->nfields, sizeof *f->partition)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(f->partition = calloc(pt->nfields, sizeof *f->partition))) return floe_err_oom(err);
         for (size_t i = 0; i < pt->nfields; i++) {
             if (read_partition_value(floe_avro_get_at(part, i), pt->fields[i].type,
                                      &f->partition[i], err) < 0)
@@ -863,8 +861,7 @@ static int read_entry(const floe_avro_value_t *e, const floe_ice_type_t *pt, int
     const floe_avro_value_t *so = floe_avro_get(df, "split_offsets");
     size_t n = so ? floe_avro_array_len(so) : 0;
     if (n) {
-        if (!(f->split_offsets = calloc(n, sizeof(int64_t))))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(f->split_offsets = calloc(n, sizeof(int64_t)))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             if (floe_avro_get_long(floe_avro_array_at(so, i), &f->split_offsets[i], err) < 0)
                 return -1;
@@ -874,8 +871,7 @@ static int read_entry(const floe_avro_value_t *e, const floe_ice_type_t *pt, int
     const floe_avro_value_t *eq = floe_avro_get(df, "equality_ids");
     n = eq ? floe_avro_array_len(eq) : 0;
     if (n) {
-        if (!(f->equality_ids = calloc(n, sizeof(int32_t))))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(f->equality_ids = calloc(n, sizeof(int32_t)))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             if (floe_avro_get_int(floe_avro_array_at(eq, i), &f->equality_ids[i], err) < 0)
                 return -1;
@@ -933,7 +929,7 @@ int floe_ice_manifest_parse(const void *data, size_t len, floe_ice_manifest_entr
             size_t nc = cap ? cap * 2 : 16;
             floe_ice_manifest_entry_t *ne = realloc(*entries, nc * sizeof *ne);
             if (!ne) {
-                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                floe_err_oom(err);
                 goto done;
             }
             *entries = ne;
@@ -1004,8 +1000,7 @@ static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file
     const floe_avro_value_t *parts = floe_avro_get(v, "partitions");
     size_t n = parts ? floe_avro_array_len(parts) : 0;
     if (n) {
-        if (!(m->partitions = calloc(n, sizeof *m->partitions)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(m->partitions = calloc(n, sizeof *m->partitions))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             const floe_avro_value_t *r = floe_avro_array_at(parts, i);
             floe_ice_field_summary_t *s = &m->partitions[i];
@@ -1027,7 +1022,7 @@ static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file
                 if (floe_avro_get_bytes(x, &sl, err) < 0)
                     return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad bound");
                 if (sl.len && floe_buf_append(&s->lower, sl.ptr, sl.len) < 0)
-                    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                    return floe_err_oom(err);
                 s->has_lower = true;
             }
             x = floe_avro_get(r, "upper_bound");
@@ -1035,7 +1030,7 @@ static int read_manifest_file(const floe_avro_value_t *v, floe_ice_manifest_file
                 if (floe_avro_get_bytes(x, &sl, err) < 0)
                     return floe_err_set(err, FLOE_ECORRUPT, "manifest list: bad bound");
                 if (sl.len && floe_buf_append(&s->upper, sl.ptr, sl.len) < 0)
-                    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                    return floe_err_oom(err);
                 s->has_upper = true;
             }
         }
@@ -1064,7 +1059,7 @@ int floe_ice_manifest_list_parse(const void *data, size_t len, floe_ice_manifest
             size_t nc = cap ? cap * 2 : 16;
             floe_ice_manifest_file_t *nf = realloc(*files, nc * sizeof *nf);
             if (!nf) {
-                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                floe_err_oom(err);
                 goto done;
             }
             *files = nf;

@@ -194,7 +194,7 @@ floe_ice_metadata_t *floe_ice_metadata_new_table(const floe_ice_schema_t *schema
     return m;
 oom:
     floe_ice_metadata_free(m);
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
     return NULL;
 }
 
@@ -387,11 +387,11 @@ static int set_ref(floe_ice_metadata_t *m, const floe_ice_ref_t *r, floe_err_t *
         if (strcmp(m->refs[i].name, r->name) == 0) slot = &m->refs[i];
     if (!slot) {
         floe_ice_ref_t *nr = realloc(m->refs, (m->nrefs + 1) * sizeof *nr);
-        if (!nr) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!nr) return floe_err_oom(err);
         m->refs = nr;
         slot = &nr[m->nrefs];
         memset(slot, 0, sizeof *slot);
-        if (!(slot->name = strdup(r->name))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(slot->name = strdup(r->name))) return floe_err_oom(err);
         m->nrefs++;
     }
     char *name = slot->name;
@@ -402,7 +402,7 @@ static int set_ref(floe_ice_metadata_t *m, const floe_ice_ref_t *r, floe_err_t *
         if (m->current_snapshot_id != r->snapshot_id) {
             floe_ice_snapshot_log_t *nl =
                 realloc(m->snapshot_log, (m->nsnapshot_log + 1) * sizeof *nl);
-            if (!nl) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!nl) return floe_err_oom(err);
             m->snapshot_log = nl;
             nl[m->nsnapshot_log].timestamp_ms = s->timestamp_ms;
             nl[m->nsnapshot_log].snapshot_id = s->snapshot_id;
@@ -449,7 +449,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
         floe_ice_schema_t *s = floe_ice_schema_dup(u->schema);
         if (!s || push_ptr((void ***)&m->schemas, &m->nschemas, s) < 0) {
             floe_ice_schema_free(s);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         s->schema_id = maxid + 1;
         m->last_added_schema_id = s->schema_id;
@@ -467,7 +467,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
     case FLOE_ICE_UP_ADD_SPEC: {
         if (!u->spec) return floe_err_set(err, FLOE_EINVAL, "add-spec without spec");
         floe_ice_spec_t *sp = floe_ice_spec_dup(u->spec);
-        if (!sp) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!sp) return floe_err_oom(err);
         bind_spec_ids(m, sp);
         int32_t maxid = -1;
         for (size_t i = 0; i < m->nspecs; i++) {
@@ -491,7 +491,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
         }
         if (push_ptr((void ***)&m->specs, &m->nspecs, sp) < 0) {
             floe_ice_spec_free(sp);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         sp->spec_id = maxid + 1;
         m->last_added_spec_id = sp->spec_id;
@@ -520,7 +520,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
         floe_ice_sort_order_t *o = floe_ice_sort_order_dup(u->order);
         if (!o || push_ptr((void ***)&m->orders, &m->norders, o) < 0) {
             floe_ice_sort_order_free(o);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         o->order_id = o->nfields ? maxid + 1 : 0;
         m->last_added_order_id = o->order_id;
@@ -547,7 +547,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
         floe_ice_snapshot_t *c = floe_ice_snapshot_dup(s);
         if (!c || push_ptr((void ***)&m->snapshots, &m->nsnapshots, c) < 0) {
             floe_ice_snapshot_free(c);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         if (s->sequence_number > m->last_sequence_number)
             m->last_sequence_number = s->sequence_number;
@@ -604,7 +604,7 @@ int floe_ice_update_apply(floe_ice_metadata_t *m, const floe_ice_update_t *u, fl
     case FLOE_ICE_UP_SET_PROPERTIES:
         for (size_t i = 0; i < u->props.n; i++)
             if (floe_ice_props_set(&m->properties, u->props.kv[i].key, u->props.kv[i].value) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
         return 0;
     case FLOE_ICE_UP_REMOVE_PROPERTIES:
         for (size_t i = 0; i < u->props.n; i++)

@@ -156,7 +156,7 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
         }
         floe_ice_type_t *st = floe_ice_type_struct();
         if (!st) {
-            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_err_oom(err);
             return NULL;
         }
         size_t i;
@@ -181,7 +181,7 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
             }
             if (floe_ice_struct_add(st, id, name, req, ft, doc) < 0) {
                 floe_ice_type_free(st);
-                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                floe_err_oom(err);
                 return NULL;
             }
         }
@@ -196,7 +196,7 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
         floe_ice_type_t *et = type_from_json(json_object_get(j, "element"), depth + 1, err);
         if (!et) return NULL;
         floe_ice_type_t *t = floe_ice_type_list(id, req, et);
-        if (!t) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!t) floe_err_oom(err);
         return t;
     }
     if (strcmp(kind, "map") == 0) {
@@ -214,7 +214,7 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
             return NULL;
         }
         floe_ice_type_t *t = floe_ice_type_map(kid, kt, vid, req, vt);
-        if (!t) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!t) floe_err_oom(err);
         return t;
     }
     floe_err_set(err, FLOE_ECORRUPT, "metadata: unknown nested type '%.32s'", kind);
@@ -239,7 +239,7 @@ static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
     if (!root) return NULL;
     floe_ice_schema_t *s = floe_ice_schema_new(sid, root);
     if (!s) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     json_t *ids = json_object_get(j, "identifier-field-ids");
@@ -252,7 +252,7 @@ static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
         if (n) {
             s->identifier_ids = calloc(n, sizeof(int32_t));
             if (!s->identifier_ids) {
-                floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                floe_err_oom(err);
                 goto fail;
             }
             for (size_t i = 0; i < n; i++) {
@@ -280,12 +280,12 @@ fail:
 static char *dump(json_t *j, floe_err_t *err)
 {
     if (!j) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(j);
-    if (!s) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!s) floe_err_oom(err);
     return s;
 }
 
@@ -364,7 +364,7 @@ static floe_ice_spec_t *spec_from_fields(json_t *fs, int32_t spec_id, int32_t *n
     }
     floe_ice_spec_t *s = floe_ice_spec_new(spec_id);
     if (!s) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     size_t i;
@@ -389,7 +389,7 @@ static floe_ice_spec_t *spec_from_fields(json_t *fs, int32_t spec_id, int32_t *n
             goto fail;
         }
         if (floe_ice_spec_add(s, src, fid, name, t) < 0) {
-            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_err_oom(err);
             goto fail;
         }
     }
@@ -462,7 +462,7 @@ static floe_ice_sort_order_t *order_from_json(json_t *j, floe_err_t *err)
     }
     floe_ice_sort_order_t *o = floe_ice_sort_order_new(id);
     if (!o) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     size_t i;
@@ -496,7 +496,7 @@ static floe_ice_sort_order_t *order_from_json(json_t *j, floe_err_t *err)
         sf.descending = strcmp(dir, "desc") == 0;
         sf.nulls_last = strcmp(no, "nulls-last") == 0;
         if (floe_ice_sort_order_add(o, sf) < 0) {
-            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_err_oom(err);
             goto fail;
         }
     }
@@ -531,8 +531,7 @@ static int props_from_json(json_t *j, floe_ice_props_t *p, const char *skip, flo
         if (!json_is_string(v))
             return floe_err_set(err, FLOE_ECORRUPT, "metadata: property '%.64s' is not a string",
                                 k);
-        if (floe_ice_props_set(p, k, json_string_value(v)) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_ice_props_set(p, k, json_string_value(v)) < 0) return floe_err_oom(err);
     }
     return 0;
 }
@@ -570,7 +569,7 @@ static floe_ice_snapshot_t *snapshot_from_json(json_t *j, floe_err_t *err)
     }
     floe_ice_snapshot_t *s = calloc(1, sizeof *s);
     if (!s) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     s->parent_id = -1;
@@ -598,7 +597,7 @@ static floe_ice_snapshot_t *snapshot_from_json(json_t *j, floe_err_t *err)
     if (!(s->operation = strdup(op ? op : "append"))) goto oom;
     return s;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
 fail:
     floe_ice_snapshot_free(s);
     return NULL;
@@ -711,7 +710,7 @@ char *floe_ice_metadata_to_json(const floe_ice_metadata_t *m, floe_err_t *err)
     }
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
-    if (!s) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!s) floe_err_oom(err);
     return s;
 }
 
@@ -743,7 +742,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     }
     const char *loc = get_str(j, "location", true, err);
     if (!loc) return -1;
-    if (!(m->location = strdup(loc))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!(m->location = strdup(loc))) return floe_err_oom(err);
     if (get_i64(j, "last-sequence-number", fv >= 2, &m->last_sequence_number, err) < 0 ||
         get_i64(j, "last-updated-ms", true, &m->last_updated_ms, err) != 0 ||
         get_i32(j, "last-column-id", true, &m->last_column_id, err) != 0)
@@ -760,7 +759,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (!s) return -1;
             if (push((void ***)&m->schemas, &m->nschemas, s) < 0) {
                 floe_ice_schema_free(s);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             }
         }
         if (get_i32(j, "current-schema-id", true, &m->current_schema_id, err) != 0) return -1;
@@ -769,7 +768,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         if (!s) return -1;
         if (push((void ***)&m->schemas, &m->nschemas, s) < 0) {
             floe_ice_schema_free(s);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         m->current_schema_id = s->schema_id;
     } else {
@@ -790,7 +789,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (!s) return -1;
             if (push((void ***)&m->specs, &m->nspecs, s) < 0) {
                 floe_ice_spec_free(s);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             }
         }
         if (get_i32(j, "default-spec-id", true, &m->default_spec_id, err) != 0) return -1;
@@ -800,7 +799,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         if (!s) return -1;
         if (push((void ***)&m->specs, &m->nspecs, s) < 0) {
             floe_ice_spec_free(s);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         m->default_spec_id = 0;
     } else {
@@ -827,7 +826,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (!o) return -1;
             if (push((void ***)&m->orders, &m->norders, o) < 0) {
                 floe_ice_sort_order_free(o);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             }
         }
         if (get_i32(j, "default-sort-order-id", fv >= 2, &m->default_sort_order_id, err) < 0)
@@ -839,7 +838,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         floe_ice_sort_order_t *o = floe_ice_sort_order_new(0);
         if (!o || push((void ***)&m->orders, &m->norders, o) < 0) {
             floe_ice_sort_order_free(o);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         m->default_sort_order_id = 0;
     }
@@ -859,7 +858,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (!s) return -1;
             if (push((void ***)&m->snapshots, &m->nsnapshots, s) < 0) {
                 floe_ice_snapshot_free(s);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             }
         }
     }
@@ -870,8 +869,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (log && !json_is_null(log)) {
         if (!json_is_array(log)) return bad(err, "snapshot-log must be an array");
         size_t n = json_array_size(log);
-        if (n && !(m->snapshot_log = calloc(n, sizeof *m->snapshot_log)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(m->snapshot_log = calloc(n, sizeof *m->snapshot_log))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(log, i);
             if (!json_is_object(e)) return bad(err, "snapshot-log entry must be an object");
@@ -885,8 +883,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (log && !json_is_null(log)) {
         if (!json_is_array(log)) return bad(err, "metadata-log must be an array");
         size_t n = json_array_size(log);
-        if (n && !(m->metadata_log = calloc(n, sizeof *m->metadata_log)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(m->metadata_log = calloc(n, sizeof *m->metadata_log))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(log, i);
             const char *f;
@@ -894,8 +891,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (get_i64(e, "timestamp-ms", true, &m->metadata_log[i].timestamp_ms, err) != 0 ||
                 !(f = get_str(e, "metadata-file", true, err)))
                 return -1;
-            if (!(m->metadata_log[i].file = strdup(f)))
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!(m->metadata_log[i].file = strdup(f))) return floe_err_oom(err);
             m->nmetadata_log++;
         }
     }
@@ -904,8 +900,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
     if (refs && !json_is_null(refs)) {
         if (!json_is_object(refs)) return bad(err, "refs must be an object");
         size_t n = json_object_size(refs);
-        if (n && !(m->refs = calloc(n, sizeof *m->refs)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(m->refs = calloc(n, sizeof *m->refs))) return floe_err_oom(err);
         const char *k;
         json_t *v;
         json_object_foreach(refs, k, v)
@@ -915,21 +910,20 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
             if (!floe_ice_metadata_snapshot(m, r->snapshot_id))
                 return floe_err_set(err, FLOE_ECORRUPT, "metadata: ref '%.64s' names no snapshot",
                                     k);
-            if (!(r->name = strdup(k))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!(r->name = strdup(k))) return floe_err_oom(err);
             m->nrefs++;
         }
     }
     /* v1 tables and older writers: main follows current-snapshot-id */
     if (m->current_snapshot_id >= 0 && !floe_ice_metadata_ref(m, "main")) {
         floe_ice_ref_t *nr = realloc(m->refs, (m->nrefs + 1) * sizeof *nr);
-        if (!nr) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!nr) return floe_err_oom(err);
         m->refs = nr;
         memset(&nr[m->nrefs], 0, sizeof *nr);
         nr[m->nrefs].snapshot_id = m->current_snapshot_id;
         nr[m->nrefs].max_ref_age_ms = nr[m->nrefs].max_snapshot_age_ms = -1;
         nr[m->nrefs].min_snapshots_to_keep = -1;
-        if (!(nr[m->nrefs].name = strdup("main")))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(nr[m->nrefs].name = strdup("main"))) return floe_err_oom(err);
         m->nrefs++;
     } else if (floe_ice_metadata_ref(m, "main") &&
                floe_ice_metadata_ref(m, "main")->snapshot_id != m->current_snapshot_id) {
@@ -945,7 +939,7 @@ floe_ice_metadata_t *floe_ice_metadata_from_json(const char *json, size_t len, f
     floe_ice_metadata_t *m = calloc(1, sizeof *m);
     if (!m) {
         json_decref(j);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     m->last_added_schema_id = m->last_added_spec_id = m->last_added_order_id = -1;
@@ -985,7 +979,7 @@ static int append_dump(json_t *o, floe_buf_t *out, floe_err_t *err)
     if (!s) return -1;
     int rc = floe_buf_append_str(out, s);
     free(s);
-    if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc < 0) return floe_err_oom(err);
     return 0;
 }
 
@@ -1073,7 +1067,7 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
         const char *s =
             get_str(j, u->kind == FLOE_ICE_UP_ASSIGN_UUID ? "uuid" : "location", true, err);
         if (!s) return -1;
-        if (!(u->str = strdup(s))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(u->str = strdup(s))) return floe_err_oom(err);
         return 0;
     }
     case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION:
@@ -1100,21 +1094,20 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
     case FLOE_ICE_UP_SET_SNAPSHOT_REF: {
         const char *n = get_str(j, "ref-name", true, err);
         if (!n || ref_from_json(j, &u->ref, "snapshot-id", err) < 0) return -1;
-        if (!(u->ref.name = strdup(n))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(u->ref.name = strdup(n))) return floe_err_oom(err);
         return 0;
     }
     case FLOE_ICE_UP_REMOVE_SNAPSHOT_REF: {
         const char *n = get_str(j, "ref-name", true, err);
         if (!n) return -1;
-        if (!(u->ref.name = strdup(n))) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(u->ref.name = strdup(n))) return floe_err_oom(err);
         return 0;
     }
     case FLOE_ICE_UP_REMOVE_SNAPSHOTS: {
         json_t *ids = json_object_get(j, "snapshot-ids");
         if (!json_is_array(ids)) return bad(err, "snapshot-ids must be an array");
         size_t n = json_array_size(ids);
-        if (n && !(u->snapshot_ids = calloc(n, sizeof *u->snapshot_ids)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (n && !(u->snapshot_ids = calloc(n, sizeof *u->snapshot_ids))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             json_t *v = json_array_get(ids, i);
             if (!json_is_integer(v)) return bad(err, "snapshot-ids must hold integers");
@@ -1133,7 +1126,7 @@ static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
         {
             if (!json_is_string(v)) return bad(err, "removals must hold strings");
             if (floe_ice_props_set(&u->props, json_string_value(v), "") < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
         }
         return 0;
     }
@@ -1185,7 +1178,7 @@ int floe_ice_req_to_json(const floe_ice_req_t *r, floe_buf_t *out, floe_err_t *e
         }
         if (rc) {
             json_decref(o);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         return append_dump(o, out, err);
     }

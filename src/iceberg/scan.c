@@ -43,7 +43,7 @@ static int content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap, keep
         out->nentries = calloc(out->nmanifests, sizeof *out->nentries);
         if (!out->entries || !out->nentries) {
             floe_ice_snapshot_content_free(out);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
     }
     for (size_t i = 0; i < out->nmanifests; i++) {
@@ -180,7 +180,7 @@ int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t
 {
     *out = NULL;
     floe_ice_scan_t *s = calloc(1, sizeof *s);
-    if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!s) return floe_err_oom(err);
     if (snapshot_id < 0) snapshot_id = md->current_snapshot_id;
     if (snapshot_id < 0) {
         *out = s;
@@ -252,7 +252,7 @@ oom:
     floe_ice_snapshot_content_free(&c);
 oom2:
     floe_ice_scan_free(s);
-    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_err_oom(err);
 }
 
 size_t floe_ice_scan_ntasks(const floe_ice_scan_t *s)

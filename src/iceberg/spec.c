@@ -178,8 +178,7 @@ static int parse_item(floe_ice_spec_t *spec, const floe_ice_schema_t *schema, ch
     for (char *p = name; *p; p++)
         if (*p == '.') *p = '_';
     int32_t id = ++*last_id;
-    if (floe_ice_spec_add(spec, f->id, id, name, t) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (floe_ice_spec_add(spec, f->id, id, name, t) < 0) return floe_err_oom(err);
     return 0;
 }
 
@@ -191,7 +190,7 @@ floe_ice_spec_t *floe_ice_spec_parse(const floe_ice_schema_t *schema, const char
     if (!spec || !copy) {
         floe_ice_spec_free(spec);
         free(copy);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     int32_t last = *last_partition_id < 999 ? 999 : *last_partition_id;
@@ -228,7 +227,7 @@ floe_ice_type_t *floe_ice_spec_partition_type(const floe_ice_spec_t *s,
 {
     floe_ice_type_t *st = floe_ice_type_struct();
     if (!st) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     for (size_t i = 0; i < s->nfields; i++) {
@@ -246,7 +245,7 @@ floe_ice_type_t *floe_ice_spec_partition_type(const floe_ice_spec_t *s,
             rt = floe_ice_transform_result_type(pf->transform, src->type, err);
         }
         if (!rt || floe_ice_struct_add(st, pf->field_id, pf->name, false, rt, NULL) < 0) {
-            if (rt) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (rt) floe_err_oom(err);
             floe_ice_type_free(st);
             return NULL;
         }
@@ -283,7 +282,7 @@ int floe_ice_spec_partition_path(const floe_ice_spec_t *s, const floe_ice_value_
             floe_ice_transform_human(s->fields[i].transform, &values[i], &h) < 0 ||
             url_escape(out, h.data, h.len) < 0) {
             floe_buf_free(&h);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
     }
     floe_buf_free(&h);

@@ -100,7 +100,7 @@ floe_ice_type_t *floe_ice_transform_result_type(floe_ice_transform_t t, const fl
     case FLOE_ICE_T_DAY: r = floe_ice_type_prim(FLOE_ICE_DATE); break;
     default: r = floe_ice_type_dup(src); break;
     }
-    if (!r) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!r) floe_err_oom(err);
     return r;
 }
 
@@ -185,8 +185,7 @@ int floe_ice_transform_apply(floe_ice_transform_t t, const floe_ice_type_t *src,
                             in->kind, src->kind);
     switch (t.kind) {
     case FLOE_ICE_T_IDENTITY:
-        if (floe_ice_value_copy(out, in) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_ice_value_copy(out, in) < 0) return floe_err_oom(err);
         return 0;
     case FLOE_ICE_T_BUCKET: {
         int32_t h;
@@ -213,20 +212,19 @@ int floe_ice_transform_apply(floe_ice_transform_t t, const floe_ice_type_t *src,
         case FLOE_ICE_DECIMAL: {
             __int128 v = floe_ice_value_decimal(in);
             __int128 r = v - (((v % w) + w) % w);
-            if (floe_ice_value_set_decimal(out, r, in->scale) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (floe_ice_value_set_decimal(out, r, in->scale) < 0) return floe_err_oom(err);
             return 0;
         }
         case FLOE_ICE_STRING: {
             size_t n = utf8_prefix(in->bytes, in->len, t.param);
             if (floe_ice_value_set_bytes(out, FLOE_ICE_STRING, in->bytes, n) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             return 0;
         }
         default: {
             size_t n = in->len < (size_t)w ? in->len : (size_t)w;
             if (floe_ice_value_set_bytes(out, FLOE_ICE_BINARY, in->bytes, n) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             return 0;
         }
         }

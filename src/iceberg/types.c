@@ -213,7 +213,7 @@ floe_ice_type_t *floe_ice_type_parse(const char *name, floe_err_t *err)
         if (prim_names[i].k != FLOE_ICE_STRUCT && prim_names[i].k != FLOE_ICE_LIST &&
             prim_names[i].k != FLOE_ICE_MAP && strcmp(name, prim_names[i].name) == 0) {
             floe_ice_type_t *t = floe_ice_type_prim(prim_names[i].k);
-            if (!t) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!t) floe_err_oom(err);
             return t;
         }
     int p, s, n = 0;
@@ -225,7 +225,7 @@ floe_ice_type_t *floe_ice_type_parse(const char *name, floe_err_t *err)
             return NULL;
         }
         floe_ice_type_t *t = floe_ice_type_decimal(p, s);
-        if (!t) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!t) floe_err_oom(err);
         return t;
     }
     n = 0;
@@ -235,7 +235,7 @@ floe_ice_type_t *floe_ice_type_parse(const char *name, floe_err_t *err)
             return NULL;
         }
         floe_ice_type_t *t = floe_ice_type_fixed((int32_t)len);
-        if (!t) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!t) floe_err_oom(err);
         return t;
     }
     floe_err_set(err, FLOE_EINVAL, "unknown type '%.64s'", name);
@@ -386,7 +386,7 @@ static int collect_ids(const floe_ice_type_t *t, int32_t **ids, size_t *n, size_
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 32;
             int32_t *p = realloc(*ids, nc * sizeof *p);
-            if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (!p) return floe_err_oom(err);
             *ids = p;
             *cap = nc;
         }
@@ -565,7 +565,7 @@ int floe_ice_value_serialize(const floe_ice_value_t *v, floe_buf_t *out, floe_er
     case FLOE_ICE_DECIMAL: rc = floe_buf_append(out, v->bytes, v->len); break;
     default: return floe_err_set(err, FLOE_EINVAL, "nested values have no single-value form");
     }
-    if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc < 0) return floe_err_oom(err);
     return 0;
 }
 
@@ -618,8 +618,7 @@ int floe_ice_value_deserialize(const floe_ice_type_t *t, const uint8_t *p, size_
     default:
         if (t->kind == FLOE_ICE_DECIMAL && (n == 0 || n > 16))
             return floe_err_set(err, FLOE_ECORRUPT, "decimal of %zu bytes", n);
-        if (floe_ice_value_set_bytes(out, t->kind, p, n) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_ice_value_set_bytes(out, t->kind, p, n) < 0) return floe_err_oom(err);
         out->scale = t->scale;
         break;
     }

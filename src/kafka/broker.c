@@ -192,10 +192,10 @@ static int save_topic(floe_broker_t *b, const floe_topic_t *t, int32_t nparts, f
     for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", t->id[i]);
     json_t *o = json_pack("{s:s, s:s, s:i, s:O}", "name", t->name, "id", hex, "partitions",
                           (json_int_t)nparts, "configs", t->configs);
-    if (!o) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!o) return floe_err_oom(err);
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(o);
-    if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!s) return floe_err_oom(err);
     char dir[4096], name[512];
     meta_dir(b, dir, sizeof dir);
     snprintf(name, sizeof name, "%s.json", t->name);
@@ -334,7 +334,7 @@ static void remove_orphan(const floe_broker_t *b, const char *topic, int32_t p)
 static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t *err)
 {
     floe_log_t **logs = realloc(t->logs, (size_t)to * sizeof *logs);
-    if (!logs) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!logs) return floe_err_oom(err);
     t->logs = logs;
     for (int32_t p = t->nparts; p < to; p++) {
         char dir[4096];
@@ -420,7 +420,7 @@ static int load_topic(floe_broker_t *b, const char *path, floe_err_t *err)
     if (!t || !(t->name = strdup(name))) {
         free(t);
         json_decref(o);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (int i = 0; i < 16; i++) {
         unsigned v;
@@ -457,7 +457,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
                             nparts);
     }
     json_t *cj = json_object();
-    if (!cj) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!cj) return floe_err_oom(err);
     for (int i = 0; i < nconfigs; i++) {
         if (check_config(configs[i].key, configs[i].value, err)) {
             json_decref(cj);
@@ -487,7 +487,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
         free(t);
         json_decref(cj);
         *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     t->configs = cj;
     if (getrandom(t->id, 16, 0) != 16) {
@@ -617,7 +617,7 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
     if (!nc) {
         pthread_mutex_unlock(&b->mu);
         *kerr = FLOE_KERR_UNKNOWN_SERVER_ERROR;
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (int i = 0; i < n; i++) {
         if (changes[i].value)
@@ -864,7 +864,7 @@ void floe_broker_attach_loop(floe_broker_t *b, floe_loop_t *loop)
 int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_err_t *err)
 {
     floe_broker_t *b = calloc(1, sizeof *b);
-    if (!b) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!b) return floe_err_oom(err);
     b->cfg = *cfg;
     b->cfg.topic_defaults = NULL;
     b->cfg.ntopic_defaults = 0;
@@ -878,7 +878,7 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
     pthread_cond_init(&b->fcv, NULL);
     if (!b->data_dir || !b->defaults) {
         floe_broker_close(b);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (int i = 0; i < cfg->ntopic_defaults; i++) {
         if (check_config(cfg->topic_defaults[i].key, cfg->topic_defaults[i].value, err)) {

@@ -9,12 +9,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define OOM(req)                                 \
-    do {                                         \
-        floe_kafka_fail((req), "out of memory"); \
-        return;                                  \
-    } while (0)
-
 /* ---- Fetch ---- */
 
 #define FLOE_FETCH_MAX_RESPONSE (64u << 20)
@@ -399,7 +393,7 @@ static int bk_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     floe_broker_t *b = floe_kafka_srv_broker(srv);
     if (!b) return floe_err_set(err, FLOE_EINVAL, "the broker module needs a broker");
     bk_t *bk = calloc(1, sizeof *bk);
-    if (!bk) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!bk) return floe_err_oom(err);
     bk->srv = srv;
     bk->b = b;
     if (floe_bk_appender_start(bk, err)) {

@@ -49,6 +49,13 @@ void floe_bk_flush_fetches(bk_t *bk);
  * `create` is true.  NULL when absent (or the name is invalid). */
 floe_topic_t *floe_bk_topic(bk_t *bk, floe_kstr_t name, bool create);
 
+/* Answer req with "out of memory" and return from the (void) handler. */
+#define OOM(req)                                 \
+    do {                                         \
+        floe_kafka_fail((req), "out of memory"); \
+        return;                                  \
+    } while (0)
+
 /* An arena copy of a C string as a Kafka string (NULL stays null). */
 floe_kstr_t floe_bk_str(floe_arena_t *a, const char *s);
 

@@ -8,12 +8,6 @@
 #include "kafka/h_int.h"
 #include "util/log.h"
 
-#define OOM(req)                                 \
-    do {                                         \
-        floe_kafka_fail((req), "out of memory"); \
-        return;                                  \
-    } while (0)
-
 floe_kstr_t floe_bk_str(floe_arena_t *a, const char *s)
 {
     if (!s) return floe_kstr_null();

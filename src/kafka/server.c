@@ -441,7 +441,7 @@ int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg, fl
                        floe_kafka_srv_t **out, floe_err_t *err)
 {
     floe_kafka_srv_t *s = calloc(1, sizeof *s);
-    if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!s) return floe_err_oom(err);
     s->loop = loop;
     s->broker = broker;
     s->host = dup_or(cfg->host, "127.0.0.1");
@@ -462,7 +462,7 @@ int floe_kafka_srv_new(floe_loop_t *loop, const floe_kafka_srv_config_t *cfg, fl
         s->max_inflight_bytes = cfg->max_request_bytes;
     if (!s->host || !s->adv_host || !s->cluster_id) {
         floe_kafka_srv_free(s);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     floe_tcp_opts_t o = {cfg->max_request_bytes, cfg->max_connections};
     static const floe_tcp_cbs_t cbs = {on_open, on_frame, on_close};

@@ -49,7 +49,7 @@ struct floe_loop {
 int floe_loop_new(floe_loop_t **out, floe_err_t *err)
 {
     floe_loop_t *l = calloc(1, sizeof *l);
-    if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!l) return floe_err_oom(err);
     l->ep = epoll_create1(EPOLL_CLOEXEC);
     l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (l->ep < 0 || l->evfd < 0) {
@@ -106,7 +106,7 @@ int floe_loop_add(floe_loop_t *l, int fd, uint32_t events, floe_loop_fd_fn fn, v
                   floe_err_t *err)
 {
     watch_t *w = calloc(1, sizeof *w);
-    if (!w) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!w) return floe_err_oom(err);
     w->fd = fd;
     w->fn = fn;
     w->arg = arg;

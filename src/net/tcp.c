@@ -405,7 +405,7 @@ int floe_tcp_listen(floe_loop_t *loop, const char *host, int port, const floe_tc
     floe_tcp_srv_t *s = calloc(1, sizeof *s);
     if (!s) {
         close(fd);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     s->port = sa.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&sa)->sin6_port)
                                        : ntohs(((struct sockaddr_in *)&sa)->sin_port);

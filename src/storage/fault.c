@@ -85,7 +85,7 @@ static int f_create(floe_fileio_t *io, const char *path, unsigned flags, floe_ou
     int s = step(f, err);
     if (s < 0) return -1;
     fault_out_t *o = calloc(1, sizeof *o);
-    if (!o) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!o) return floe_err_oom(err);
     if (floe_fileio_create(f->inner, path, flags, &o->inner, err) < 0) {
         free(o);
         return -1;
@@ -164,7 +164,7 @@ floe_fileio_t *floe_fileio_fault_new(floe_fileio_t *inner, floe_err_t *err)
 {
     fault_io_t *f = calloc(1, sizeof *f);
     if (!f) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     f->base.ops = &fault_ops;

@@ -108,7 +108,7 @@ const char *floe_fileio_local_path(const char *path)
 static int mkdirs(const char *dir, floe_err_t *err)
 {
     char *p = strdup(dir);
-    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!p) return floe_err_oom(err);
     for (char *s = p + 1;; s++) {
         if (*s == '/' || *s == '\0') {
             char c = *s;
@@ -222,7 +222,7 @@ static int local_create(floe_fileio_t *io, const char *path, unsigned flags, flo
     (void)io;
     const char *lp = floe_fileio_local_path(path);
     local_out_t *o = calloc(1, sizeof *o);
-    if (!o) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!o) return floe_err_oom(err);
     o->base.ops = &local_out_ops;
     o->fd = -1;
     o->flags = flags;
@@ -236,7 +236,7 @@ static int local_create(floe_fileio_t *io, const char *path, unsigned flags, flo
     o->tmp = malloc(tl);
     if (!o->final || !o->dir || !o->tmp) {
         local_out_free(o);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     snprintf(o->tmp, tl, "%s/.%s.%ld.%lu.%" PRId64 ".tmp", o->dir, base, (long)getpid(), c,
              floe_mono_ns());
@@ -278,12 +278,12 @@ static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_
     }
     if (floe_buf_reserve(out, (size_t)st.st_size + 1) < 0) {
         close(fd);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     for (;;) {
         if (out->cap - out->len < 4096 && floe_buf_reserve(out, 65536) < 0) {
             close(fd);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         ssize_t r = read(fd, out->data + out->len, out->cap - out->len);
         if (r < 0) {
@@ -338,7 +338,7 @@ static int local_rename(floe_fileio_t *io, const char *from, const char *to, boo
     (void)io;
     const char *lf = floe_fileio_local_path(from), *lt = floe_fileio_local_path(to);
     char *d = dir_of(lt);
-    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!d) return floe_err_oom(err);
     if (mkdirs(d, err) < 0) {
         free(d);
         return -1;
@@ -396,7 +396,7 @@ oom:
     floe_fileio_names_free(*names, *n);
     *names = NULL;
     *n = 0;
-    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_err_oom(err);
 }
 
 static void local_destroy(floe_fileio_t *io)
@@ -411,7 +411,7 @@ floe_fileio_t *floe_fileio_local_new(floe_err_t *err)
 {
     floe_fileio_t *io = calloc(1, sizeof *io);
     if (!io) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     io->ops = &local_ops;

@@ -30,7 +30,7 @@ int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err)
         floe_ice_data_file_t *p = realloc(o->pending, cap * sizeof *p);
         if (!p) {
             floe_ice_data_file_clear(f);
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         }
         o->pending = p;
         o->cappending = cap;
@@ -87,7 +87,7 @@ int floe_tout_sync(tout_t *o, tsink_t *s, floe_err_t *err)
     int32_t last = o->last_column_id;
     /* sync into a copy: a refused field must not leave half an addition */
     floe_ice_schema_t *w = floe_ice_schema_dup(o->work);
-    if (!w) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!w) return floe_err_oom(err);
     if (floe_tschema_sync(s->rows, w, &last, &changed, err) < 0) {
         floe_ice_schema_free(w);
         floe_err_wrap(err, "table %s.%s", o->ns, o->name);
@@ -146,7 +146,7 @@ static int adopt(tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *e
         floe_ice_schema_free(w);
         free(committed);
         floe_ice_table_free(ice);
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     if (read_offsets(md, committed, nparts, err) < 0 || set_work(o, w, err) < 0) {
         free(committed);
@@ -325,7 +325,7 @@ static int remove_orphans(tout_t *o, floe_fileio_t *io, size_t *removed, floe_er
     rc = 0;
     goto out;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
 out:
     strset_free(&refs);
     return rc;
@@ -340,14 +340,14 @@ static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *er
     if (floe_ice_catalog_load_table(cat, o->ns, o->name, &ice, err) < 0) {
         if (err->code != FLOE_ENOENT) return -1;
         floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
-        if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!s) return floe_err_oom(err);
         int32_t last = 0;
         bool changed;
         floe_ice_props_t props = {0};
         int rc = floe_tschema_sync(initial, s, &last, &changed, err);
         if (rc == 0 && (floe_ice_props_set(&props, "floe.topic", t->topic) < 0 ||
                         floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0))
-            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_err_oom(err);
         if (rc == 0)
             rc = floe_ice_catalog_create_table(cat, o->ns, o->name, s, NULL, NULL, &props, &ice,
                                                err);
@@ -439,7 +439,7 @@ static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
     floe_ice_update_t ups[2] = {{.kind = FLOE_ICE_UP_ADD_SCHEMA},
                                 {.kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA, .id = -1}};
     ups[0].schema = floe_ice_schema_dup(o->work);
-    if (!ups[0].schema) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!ups[0].schema) return floe_err_oom(err);
     ups[0].schema->schema_id = next_id;
     floe_ice_table_t *nt = NULL;
     int rc = floe_ice_catalog_commit(t->e->cfg.catalog, o->ns, o->name, reqs, 2, ups, 2, &nt, err);
@@ -470,7 +470,7 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
         ups[0].id = o->spec->spec_id;
         nups = 1;
     } else if (!(ups[0].spec = floe_ice_spec_dup(o->spec))) {
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     }
     floe_ice_table_t *nt = NULL;
     int rc =
@@ -508,7 +508,7 @@ static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always, 
         cat, o->ns, o->name, o->nremoves ? FLOE_ICE_OP_REWRITE : FLOE_ICE_OP_APPEND, err);
     if (!c) goto out;
     if (floe_offsets_encode(next, (size_t)t->nparts, &offs) < 0 || !floe_buf_cstr(&offs)) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto out;
     }
     for (size_t i = 0; i < npending; i++)
@@ -616,7 +616,7 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
 {
     int64_t t0 = floe_mono_ms();
     int64_t *next = malloc((size_t)t->nparts * sizeof *next);
-    if (!next) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!next) return floe_err_oom(err);
     for (int32_t i = 0; i < t->nparts; i++) {
         if (floe_tpart_seal(t->parts[i], err) < 0) goto fail;
         next[i] = t->parts[i]->next;

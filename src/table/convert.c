@@ -54,7 +54,7 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
     }
     floe_conv_t *c = calloc(1, sizeof *c);
     if (!c) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     c->rows = rows;

@@ -94,7 +94,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
 {
     floe_dfw_t *w = calloc(1, sizeof *w);
     if (!w || !(w->path = strdup(path)) || !(w->schema = floe_pq_schema_new())) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto fail;
     }
     floe_rnode_t *root = floe_rows_root(rows);
@@ -110,7 +110,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
     w->nleaves = n;
     w->stats = calloc(n ? n : 1, sizeof *w->stats);
     if (!w->stats) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto fail;
     }
     for (size_t i = 0; i < n; i++) {
@@ -220,7 +220,7 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
             (sel && (grow((void **)&w->def, &w->cap_def, nl, 1) < 0 ||
                      grow((void **)&w->rep, &w->cap_rep, nl, 1) < 0)) ||
             (sel && wdt && floe_buf_reserve(&w->vals, c->nvals * wdt) < 0))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         if (!sel) { /* every row: the buffer's levels and values go as they are */
             if (!wdt)
                 for (size_t v = 0; v < c->nvals; v++) w->slices[v] = floe_rcol_bytes(c, v);
@@ -352,7 +352,7 @@ static int fill_metrics(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
     for (size_t i = 0; i < w->nleaves; i++) {
         leaf_stats_t *st = &w->stats[i];
         floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(f, st->id);
-        if (!m) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!m) return floe_err_oom(err);
         m->values = st->values;
         m->nulls = st->nulls;
         m->nans = st->kind == FLOE_TK_DOUBLE ? st->nans : -1;
@@ -365,7 +365,7 @@ static int fill_metrics(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
         floe_buf_reset(&m->upper);
         if (floe_buf_append(&m->lower, lo.ptr, lo.len) < 0 ||
             floe_buf_append(&m->upper, hi.ptr, hi.len) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            return floe_err_oom(err);
         if (st->kind == FLOE_TK_STRING || st->kind == FLOE_TK_BINARY) {
             bool utf8 = st->kind == FLOE_TK_STRING;
             truncate_bound(&m->lower, false, utf8);
@@ -405,7 +405,7 @@ int floe_dfw_close(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
     }
     w->out = NULL;
     if (floe_ice_data_file_set_path(f, w->path, "PARQUET") < 0) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto fail;
     }
     f->content = FLOE_ICE_CONTENT_DATA;

@@ -32,7 +32,7 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
     }
     floe_engine_t *e = calloc(1, sizeof *e);
     if (!e) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     e->cfg = *cfg;
@@ -41,7 +41,7 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
     e->src = src;
     if (!(e->pq_scratch = floe_pq_scratch_new())) {
         free(e);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     pthread_mutex_init(&e->mu, NULL);
@@ -81,7 +81,7 @@ static int add_parts(ttable_t *t, int32_t n, floe_err_t *err)
 {
     if (n <= t->nparts) return 0;
     tpart_t **p = realloc(t->parts, (size_t)n * sizeof *p);
-    if (!p) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!p) return floe_err_oom(err);
     t->parts = p;
     int32_t old = t->nparts;
     for (int32_t i = old; i < n; i++) {
@@ -94,7 +94,7 @@ static int add_parts(ttable_t *t, int32_t n, floe_err_t *err)
     for (int k = 0; k < 2; k++) {
         if (!outs[k]->committed) continue;
         int64_t *c = realloc(outs[k]->committed, (size_t)n * sizeof *c);
-        if (!c) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!c) return floe_err_oom(err);
         for (int32_t i = old; i < n; i++) c[i] = -1;
         outs[k]->committed = c;
     }
@@ -475,7 +475,7 @@ static void redrive_now(floe_engine_t *e, struct redrive_req *rq)
                         (unsigned long long)r.moved, (unsigned long long)r.still_invalid,
                         (unsigned long long)r.undecodable, (unsigned long long)r.files_rewritten,
                         (unsigned long long)r.finished_earlier) < 0)
-        rq->rc = floe_err_set(&rq->err, FLOE_ENOMEM, "out of memory");
+        rq->rc = floe_err_oom(&rq->err);
     snapshot_status(e);
 }
 

@@ -41,7 +41,7 @@ tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
 {
     tpart_t *p = calloc(1, sizeof *p);
     if (!p) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     p->t = t;
@@ -54,7 +54,7 @@ tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
                            .max_depth = 32,
                            .max_leaves = 2048};
     if (!(p->main.rows = floe_rows_new(&ro)) || !(p->dlq.rows = floe_rows_new(&ro))) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto fail;
     }
     if (!(p->conv = floe_conv_new(p->main.rows, t->cfg.value_conv, t->cfg.key_conv, err)) ||
@@ -152,7 +152,7 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
         size_t cap = s->capfiles ? s->capfiles * 2 : 4;
         tfile_t *v = realloc(s->files, cap * sizeof *v);
         if (!v) {
-            floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            floe_err_oom(err);
             return NULL;
         }
         s->files = v;
@@ -187,7 +187,7 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
     f->nvalues = nvalues;
     *values = NULL;
     if (floe_buf_append(&f->key, key->data, key->len) < 0) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     return f;

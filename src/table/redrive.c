@@ -149,7 +149,7 @@ static int dlq_each(floe_pq_reader_t *rd, const int cols[NCOLS], const char *pat
                         floe_buf_append(&hdrs, vb,
                                         floe_varint_encode(vb, vnull ? -1 : (int32_t)v.len)) < 0 ||
                         (!vnull && floe_buf_append(&hdrs, v.ptr, v.len) < 0)) {
-                        rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                        rc = floe_err_oom(err);
                         break;
                     }
                     nh++;
@@ -208,10 +208,10 @@ static int grow(pass_t *ps, size_t index, floe_err_t *err)
     size_t cap = ps->cap ? ps->cap * 2 : 1024;
     while (cap <= index) cap *= 2;
     uint8_t *m = realloc(ps->moved, cap);
-    if (!m) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!m) return floe_err_oom(err);
     ps->moved = m;
     char **w = realloc(ps->why, cap * sizeof *w);
-    if (!w) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!w) return floe_err_oom(err);
     memset(w + ps->cap, 0, (cap - ps->cap) * sizeof *w);
     ps->why = w;
     ps->cap = cap;
@@ -242,8 +242,7 @@ static int decide(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     floe_err_t e;
     if (floe_conv_record(rp->conv, r->partition, &r->rec, &stage, &e) < 0) {
         ps->res->still_invalid++;
-        if (!(ps->why[index] = strdup(e.msg)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(ps->why[index] = strdup(e.msg))) return floe_err_oom(err);
         return 0;
     }
     ps->moved[index] = 1;
@@ -266,8 +265,7 @@ static int keep(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     char *why = ps->why[index];
     char *old = NULL;
     if (!why) {
-        if (!(old = malloc(r->reason.len + 1)))
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!(old = malloc(r->reason.len + 1))) return floe_err_oom(err);
         memcpy(old, r->reason.ptr, r->reason.len);
         old[r->reason.len] = '\0';
     }
@@ -275,7 +273,7 @@ static int keep(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     int rc = floe_tpart_dlq_row(ps->rp, r->partition, undecodable ? NULL : &r->rec, r->offset,
                                 r->ts_ms, r->rec.value, stage, why ? why : old);
     free(old);
-    if (rc < 0) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc < 0) return floe_err_oom(err);
     return floe_tpart_flush_due(ps->rp, err);
 }
 
@@ -305,7 +303,7 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
             char **nr = realloc(*removes, (*nremoves + 1) * sizeof *nr);
             if (!nr || !(nr[*nremoves] = strdup(path))) {
                 if (nr) *removes = nr;
-                rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                rc = floe_err_oom(err);
             } else {
                 *removes = nr;
                 (*nremoves)++;
@@ -422,7 +420,7 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
                         size_t nc = *cap ? *cap * 2 : 1024;
                         pair_t *np2 = realloc(*pairs, nc * sizeof *np2);
                         if (!np2) {
-                            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                            rc = floe_err_oom(err);
                             break;
                         }
                         *pairs = np2;
@@ -484,8 +482,7 @@ int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
         FLOE_WARN("table %s.%s: re-drive %s put rows in the table but did not take them out of "
                   "%s; finishing it",
                   t->main.ns, t->main.name, id, t->dlq.name);
-        if (floe_buf_printf(&ids, "%s%s", ids.len ? "," : "", id) < 0)
-            rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_buf_printf(&ids, "%s%s", ids.len ? "," : "", id) < 0) rc = floe_err_oom(err);
         else
             rc = added_pairs(t, s, &pairs, &n, &cap, err);
     }
@@ -541,7 +538,7 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     }
     if (floe_tpart_seal(ps.rp, err) < 0) goto fail;
     if (!(next = malloc((size_t)t->nparts * sizeof *next))) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto fail;
     }
     memcpy(next, t->main.committed, (size_t)t->nparts * sizeof *next);

@@ -334,7 +334,7 @@ static floe_rnode_t *add_node(floe_rows_t *r, floe_rnode_t *parent, floe_rnode_t
     r->shape_version++;
     return n;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
 fail:
     floe_rnode_free(n);
     return NULL;
@@ -350,7 +350,7 @@ floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent, const ch
     }
     floe_rnode_t *n = floe_rnode_new(name, strlen(name), kind);
     if (!n) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     n->required = required;
@@ -372,13 +372,13 @@ floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent, const char
         floe_rnode_free(m);
         floe_rnode_free(k);
         floe_rnode_free(v);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     if (floe_rnode_add_kid(m, v) < 0) {
         floe_rnode_free(m);
         floe_rnode_free(v);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     m->required = required;
@@ -442,8 +442,7 @@ static int fill_missing(floe_rows_t *r, floe_rnode_t *s, floe_err_t *err)
         }
         if (k->required)
             return floe_err_set(err, FLOE_EINVAL, "required field '%s' not set", k->name);
-        if (floe_rows_write_nulls(k, s->def, s->rep) < 0)
-            return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_rows_write_nulls(k, s->def, s->rep) < 0) return floe_err_oom(err);
     }
     return 0;
 }

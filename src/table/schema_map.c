@@ -54,7 +54,7 @@ static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
     }
     floe_rnode_t *n = floe_rnode_new(f->name, strlen(f->name), k);
     if (!n) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         return NULL;
     }
     n->required = f->required;
@@ -62,7 +62,7 @@ static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
     for (size_t i = 0; i < f->type->nfields; i++) {
         floe_rnode_t *kid = node_from_field(&f->type->fields[i], err);
         if (!kid || floe_rnode_add_kid(n, kid) < 0) {
-            if (kid) floe_err_set(err, FLOE_ENOMEM, "out of memory");
+            if (kid) floe_err_oom(err);
             floe_rnode_free(kid);
             floe_rnode_free(n);
             return NULL;
@@ -163,7 +163,7 @@ static floe_ice_type_t *type_from_node(floe_rnode_t *n, int32_t *last, floe_err_
     }
     if (t) return t;
 oom:
-    floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    floe_err_oom(err);
     return NULL;
 }
 
@@ -183,7 +183,7 @@ static int widen_field(floe_ice_field_t *f, floe_rnode_t *kid, int32_t *last, bo
                             "field '%s' is a required long in the table: it cannot become a double",
                             kid->name);
     floe_ice_type_t *d = floe_ice_type_prim(FLOE_ICE_DOUBLE);
-    if (!d) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    if (!d) return floe_err_oom(err);
     floe_ice_type_free(f->type);
     f->type = d;
     f->id = ++*last;
@@ -221,7 +221,7 @@ static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int3
             floe_ice_type_t *kt = type_from_node(kid, last, err);
             if (!kt) return -1;
             if (floe_ice_struct_add(t, kid->field_id, kid->name, kid->required, kt, NULL) < 0)
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                return floe_err_oom(err);
             *changed = true;
             continue;
         }

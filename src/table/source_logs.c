@@ -177,7 +177,7 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
     return 0;
 oom:
     ltopic_clear(&nt);
-    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_err_oom(err);
 }
 
 void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name)

@@ -103,7 +103,7 @@ static int widened_metrics(floe_ice_data_file_t *out, const floe_twiden_t *w, si
     out->nmetrics = k;
     for (size_t i = 0; i < nst; i++) {
         floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(out, st[i].id);
-        if (!m) return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        if (!m) return floe_err_oom(err);
         m->values = st[i].values;
         m->nulls = st[i].nulls;
         m->nans = st[i].nans;
@@ -137,7 +137,7 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
     int nn = floe_pq_schema_num_nodes(s), ncols = floe_pq_schema_num_columns(s);
     if (!(ns = floe_pq_schema_new()) || !(map = calloc((size_t)nn + 1, sizeof *map)) ||
         !(st = calloc((size_t)ncols + 1, sizeof *st))) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto out;
     }
     /* the same tree; widened leaves become optional doubles, new ids */
@@ -165,7 +165,7 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
     }
     if (!(json =
               file_schema_json(floe_pq_reader_kv(r, "iceberg.schema"), w, nw, fallback_schema))) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto out;
     }
     floe_pq_write_opts_t po = floe_pq_write_opts_default(); /* zstd, as the engine writes */
@@ -218,7 +218,7 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
      * out_path applies) */
     if (floe_ice_data_file_copy(out, in) < 0) {
         floe_ice_data_file_init(out);
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto out;
     }
     free(out->path);
@@ -229,7 +229,7 @@ int floe_twiden_file(floe_fileio_t *io, const floe_ice_data_file_t *in, const ch
     out->file_size = (int64_t)size;
     out->record_count = floe_pq_reader_num_rows(r);
     if (!out->path) {
-        floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        floe_err_oom(err);
         goto out;
     }
     if (widened_metrics(out, w, nw, st, nst, err) < 0) goto out;
@@ -260,7 +260,7 @@ int floe_tout_note_widened(tout_t *o, const floe_ice_schema_t *before,
 {
     size_t n0 = o->nwidened;
     if (floe_tschema_widened(before, after, &o->widened, &o->nwidened) < 0)
-        return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+        return floe_err_oom(err);
     for (size_t i = n0; i < o->nwidened; i++) {
         char name[256];
         FLOE_INFO("table %s.%s: column '%s' widens from long (field %d) to double (field %d); "
@@ -377,7 +377,7 @@ int floe_tout_widen(ttable_t *t, tout_t *o, floe_err_t *err)
                 floe_err_t de;
                 floe_fileio_remove(io, nf.path, &de);
                 floe_ice_data_file_clear(&nf);
-                rc = floe_err_set(err, FLOE_ENOMEM, "out of memory");
+                rc = floe_err_oom(err);
             }
         }
     floe_ice_snapshot_content_free(&c);

@@ -55,6 +55,11 @@ int floe_err_retry(floe_err_t *err, floe_code_t code, const char *fmt, ...)
     return -1;
 }
 
+int floe_err_oom(floe_err_t *err)
+{
+    return floe_err_set(err, FLOE_ENOMEM, "out of memory");
+}
+
 int floe_err_errno(floe_err_t *err, int errnum, const char *what)
 {
     floe_code_t code = FLOE_EIO;

@@ -45,8 +45,13 @@ int floe_err_set(floe_err_t *err, floe_code_t code, const char *fmt, ...)
 int floe_err_retry(floe_err_t *err, floe_code_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Fill *err from errno with "<what>: <strerror>"; retriable for EAGAIN,
- * EINTR, ENOSPC-free transient codes.  Returns -1. */
+/* FLOE_ENOMEM "out of memory": the one message for a failed allocation.
+ * Returns -1. */
+int floe_err_oom(floe_err_t *err);
+
+/* Fill *err from errno with "<what>: <strerror>"; retriable for the
+ * transient codes EAGAIN, EINTR, ETIMEDOUT, ECONNRESET and ECONNREFUSED.
+ * Returns -1. */
 int floe_err_errno(floe_err_t *err, int errnum, const char *what);
 
 /* Prefix an existing message with context: "<ctx>: <old message>". */
