@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/log.h"
+#include "util/diag.h"
 
 void floe_cli_quiet_logs(void)
 {
     const char *lv = getenv("FLOE_LOG_LEVEL");
-    if (!lv || !*lv) floe_log_set_level(FLOE_LOG_OFF);
+    if (!lv || !*lv) floe_diag_set_level(FLOE_DIAG_OFF);
 }
 
 void floe_cli_fail(const char *sub, const char *group, const floe_err_t *err)

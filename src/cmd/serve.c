@@ -30,7 +30,7 @@
 #include "kafka/groups_module.h"
 #include "kafka/server.h"
 #include "net/loop.h"
-#include "util/log.h"
+#include "util/diag.h"
 #include "util/parse.h"
 
 #define MAX_KV 256

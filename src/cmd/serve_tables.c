@@ -7,7 +7,7 @@
 #include "iceberg/catalog.h"
 #include "table/engine.h"
 #include "table/source_logs.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define MAX_CONFIGS 64
 

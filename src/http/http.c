@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 #include "http/http.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define MAX_ROUTES 32
 #define MAX_BODY (64u << 20)

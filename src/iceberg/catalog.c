@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/log.h"
+#include "util/diag.h"
 
 /* ---- dispatch ---- */
 

@@ -9,7 +9,7 @@
 #include "iceberg/catalog_int.h"
 #include "iceberg/scan.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 struct floe_ice_commit {
     floe_ice_catalog_t *cat;

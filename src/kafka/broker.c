@@ -15,7 +15,7 @@
 
 #include "kafka/broker.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define PID_BLOCK 1000
 

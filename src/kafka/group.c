@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 /* ---- types --------------------------------------------------------------- */
 

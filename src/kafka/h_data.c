@@ -7,7 +7,7 @@
 #include "kafka/h_int.h"
 #include "kafka/server.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 /* ---- Fetch ---- */
 

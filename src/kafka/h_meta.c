@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kafka/h_int.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 floe_kstr_t floe_bk_str(floe_arena_t *a, const char *s)
 {

@@ -8,7 +8,7 @@
 
 #include "kafka/h_int.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 enum { PART_FAILED, PART_CHECKED, PART_EACH_BATCH };
 

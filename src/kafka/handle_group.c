@@ -17,7 +17,7 @@
 #include "kafka/handler.h"
 #include "kafka/offset_store.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 #include "util/parse.h"
 
 typedef struct gstate {

@@ -12,7 +12,7 @@
 #include "log/batch.h"
 #include "util/buf.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define KEY_VERSION_OFFSET 1
 #define VALUE_VERSION 3

@@ -7,7 +7,7 @@
 #include "kafka/server.h"
 #include "net/tcp.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define MAX_API_KEY 128
 

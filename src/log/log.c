@@ -15,7 +15,7 @@
 
 #include "log/log_int.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 #include "util/parse.h"
 
 #define LOG_START_FILE "log-start-offset"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "log/log_int.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 /* Index of the segment holding offset (last with base <= offset), or of
  * the first segment after a gap.  Caller holds the lock; nsegs >= 1. */

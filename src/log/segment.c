@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "log/log_int.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define IDX_ENTRY 8
 #define TIDX_ENTRY 12

@@ -16,7 +16,7 @@
 
 #include "net/tcp.h"
 #include "util/buf.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define POOL_MAX 32
 #define POOL_MIN_FRAME (256u << 10)

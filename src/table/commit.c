@@ -13,7 +13,7 @@
 #include "table/offsets.h"
 #include "table/schema_map.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 int floe_tout_data_dir(const tout_t *o, char *buf, size_t size)
 {

@@ -7,7 +7,7 @@
 
 #include "table/engine_int.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 void floe_tsource_topics_free(floe_tsource_topic_t *t, size_t n)
 {

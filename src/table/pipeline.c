@@ -10,7 +10,7 @@
 #include "table/partition.h"
 #include "table/schema_map.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 /* The dead-letter table's shape: where the record was, what it held, why
  * it failed. */

@@ -20,7 +20,7 @@
 #include "iceberg/scan.h"
 #include "table/engine_int.h"
 #include "table/schema_map.h"
-#include "util/log.h"
+#include "util/diag.h"
 #include "util/varint.h"
 
 #define REDRIVE_KEY "floe.redrive-id"

@@ -20,7 +20,7 @@
 #include "iceberg/scan.h"
 #include "table/engine_int.h"
 #include "util/clock.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 static int32_t widened_to(const floe_twiden_t *w, size_t n, int32_t id)
 {

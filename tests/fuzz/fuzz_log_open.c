@@ -17,7 +17,7 @@
 
 #include "log/batch.h"
 #include "log/log.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 static char dir[64];
 
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* tmpfs when there is one: this target is file-system bound */
         snprintf(dir, sizeof dir, "%s/floe-fuzz-log-%d",
                  access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
-        floe_log_set_level(FLOE_LOG_OFF);
+        floe_diag_set_level(FLOE_DIAG_OFF);
     }
     if (size < 3) return 0;
     bool fix = data[0] & 1, sealed = data[0] & 2;

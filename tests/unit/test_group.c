@@ -4,7 +4,7 @@
 
 #include "kafka/group.h"
 #include "test.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 /* A captured JoinGroup or SyncGroup completion. */
 typedef struct jres {
@@ -691,9 +691,10 @@ static void offsets_retention(void)
     floe_group_coord_free(c);
 }
 
-TEST_MAIN(floe_log_set_level(FLOE_LOG_WARN); RUN(offsets_retention); RUN(shutdown_answers_pending);
-          RUN(member_id_required_flow); RUN(pending_member_expires); RUN(invalid_requests);
-          RUN(two_members_join_and_sync); RUN(rebalance_timeout_drops_laggard);
-          RUN(rebalance_timeout_expiry); RUN(initial_rebalance_delay); RUN(protocol_selection);
-          RUN(session_expiry); RUN(leave_group); RUN(rebalance_interrupts_sync); RUN(rejoin_stable);
+TEST_MAIN(floe_diag_set_level(FLOE_DIAG_WARN); RUN(offsets_retention);
+          RUN(shutdown_answers_pending); RUN(member_id_required_flow); RUN(pending_member_expires);
+          RUN(invalid_requests); RUN(two_members_join_and_sync);
+          RUN(rebalance_timeout_drops_laggard); RUN(rebalance_timeout_expiry);
+          RUN(initial_rebalance_delay); RUN(protocol_selection); RUN(session_expiry);
+          RUN(leave_group); RUN(rebalance_interrupts_sync); RUN(rejoin_stable);
           RUN(static_membership); RUN(offsets_and_delete); RUN(free_completes_pending))

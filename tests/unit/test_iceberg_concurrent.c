@@ -9,7 +9,7 @@
 #include "test.h"
 #include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 #define PER_PROC 200
 
@@ -18,7 +18,7 @@ static char root[256];
 static int child(int who)
 {
     floe_err_t e;
-    floe_log_set_level(FLOE_LOG_WARN);
+    floe_diag_set_level(FLOE_DIAG_WARN);
     floe_fileio_t *io = floe_fileio_local_new(&e);
     floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
     int conflicts = 0;

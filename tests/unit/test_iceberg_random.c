@@ -12,7 +12,7 @@
 #include "test.h"
 #include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 typedef struct content {
     char *path;
@@ -405,7 +405,7 @@ static void random_seed_3(void)
 
 TEST_MAIN({
     snprintf(root, sizeof root, "/tmp/floe-ice-random-%d", (int)getpid());
-    floe_log_set_level(FLOE_LOG_WARN);
+    floe_diag_set_level(FLOE_DIAG_WARN);
     RUN(random_seed_1);
     RUN(random_seed_2);
     RUN(random_seed_3);

@@ -9,7 +9,7 @@
 #include "test.h"
 #include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
-#include "util/log.h"
+#include "util/diag.h"
 
 static char root[256];
 static int file_counter;
@@ -514,7 +514,7 @@ static void fault_every_step(void)
     CHECK(ops >= 8);
     long expect = 2;
     int broken = 0, lies = 0, unknown = 0;
-    floe_log_set_level(FLOE_LOG_ERROR);
+    floe_diag_set_level(FLOE_DIAG_ERROR);
     for (int mode = FLOE_FAULT_FAIL; mode <= FLOE_FAULT_LOST_ACK; mode++) {
         for (uint64_t k = 1; k <= ops + 2; k++) {
             int64_t before_snap, after_snap;
@@ -534,7 +534,7 @@ static void fault_every_step(void)
             floe_ice_data_file_clear(&f);
         }
     }
-    floe_log_set_level(FLOE_LOG_INFO);
+    floe_diag_set_level(FLOE_DIAG_INFO);
     CHECK_EQ(broken, 0);
     CHECK_EQ(lies, 0);
     CHECK(expect > 2);

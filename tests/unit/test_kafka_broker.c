@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "kafka/broker.h"
-#include "util/log.h"
+#include "util/diag.h"
 #include "test.h"
 
 static char dir[256];
@@ -163,7 +163,7 @@ static void durability_wait(void)
 
 int main(void)
 {
-    floe_log_set_level(FLOE_LOG_WARN);
+    floe_diag_set_level(FLOE_DIAG_WARN);
     snprintf(dir, sizeof dir, "/tmp/floe-broker-test-%d", (int)getpid());
     rm_rf(dir);
     RUN(topics_persist);

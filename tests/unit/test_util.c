@@ -7,7 +7,7 @@
 #include "util/clock.h"
 #include "util/crc32c.h"
 #include "util/err.h"
-#include "util/log.h"
+#include "util/diag.h"
 #include "util/murmur3.h"
 #include "util/parse.h"
 #include "util/varint.h"
@@ -339,8 +339,8 @@ static void clocks_move_forward(void)
     int64_t b = floe_mono_ns();
     CHECK(b - a >= 2000000);
     CHECK(floe_wall_ms() > 1600000000000LL); /* after 2020 */
-    CHECK_EQ(floe_log_level_parse("warn"), FLOE_LOG_WARN);
-    CHECK_EQ(floe_log_level_parse("loud"), -1);
+    CHECK_EQ(floe_diag_level_parse("warn"), FLOE_DIAG_WARN);
+    CHECK_EQ(floe_diag_level_parse("loud"), -1);
 }
 
 TEST_MAIN(RUN(crc32c_known_vector); RUN(crc32c_paths_agree); RUN(crc32c_long_buffers_agree);

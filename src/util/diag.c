@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "util/log.h"
+#include "util/diag.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,33 +13,33 @@ static int level = -1; /* -1: not yet read from the environment */
 
 static const char *const names[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
 
-int floe_log_level_parse(const char *s)
+int floe_diag_level_parse(const char *s)
 {
     static const char *const lc[] = {"debug", "info", "warn", "error", "off"};
-    for (int i = 0; i <= FLOE_LOG_OFF; i++)
+    for (int i = 0; i <= FLOE_DIAG_OFF; i++)
         if (s && strcasecmp(s, lc[i]) == 0) return i;
     return -1;
 }
 
-floe_log_level_t floe_log_get_level(void)
+floe_diag_level_t floe_diag_get_level(void)
 {
     int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
     if (l < 0) {
-        l = floe_log_level_parse(getenv("FLOE_LOG_LEVEL"));
-        if (l < 0) l = FLOE_LOG_INFO;
+        l = floe_diag_level_parse(getenv("FLOE_LOG_LEVEL"));
+        if (l < 0) l = FLOE_DIAG_INFO;
         __atomic_store_n(&level, l, __ATOMIC_RELAXED);
     }
-    return (floe_log_level_t)l;
+    return (floe_diag_level_t)l;
 }
 
-void floe_log_set_level(floe_log_level_t l)
+void floe_diag_set_level(floe_diag_level_t l)
 {
     __atomic_store_n(&level, (int)l, __ATOMIC_RELAXED);
 }
 
-void floe_log(floe_log_level_t l, const char *fmt, ...)
+void floe_diag(floe_diag_level_t l, const char *fmt, ...)
 {
-    if (l < floe_log_get_level() || l >= FLOE_LOG_OFF) return;
+    if (l < floe_diag_get_level() || l >= FLOE_DIAG_OFF) return;
     char line[2048];
     struct timespec ts;
     struct tm tm;
