@@ -1,0 +1,39 @@
+/* Local file system helpers: the one copy of each durable-write step.
+ *
+ * Every function returns 0, or -1 with *err naming the path and the OS
+ * error; none ignores an fsync failure.  Paths are borrowed. */
+#ifndef FLOE_UTIL_FS_H
+#define FLOE_UTIL_FS_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+/* Create dir and its missing parents (mode 0755).  An existing directory
+ * is fine; an existing non-directory is FLOE_EINVAL. */
+int floe_fs_mkdirs(const char *dir, floe_err_t *err);
+
+/* fsync the directory itself, so entries created, renamed or removed in
+ * it survive a crash.  "" means the current directory. */
+int floe_fs_fsync_dir(const char *dir, floe_err_t *err);
+
+/* Replace path with data[0..n) atomically and durably: write
+ * "<path>.tmp", fsync it, rename it over path, fsync the directory.  A
+ * crash leaves either the old or the new content, never a mix; the temp
+ * file is removed on failure. */
+int floe_fs_write_atomic(const char *path, const void *data, size_t n, floe_err_t *err);
+
+/* The directory part of path ("." when it has none, "/" for a file in the
+ * root), into out.  FLOE_ERANGE when it does not fit. */
+int floe_fs_dirname(const char *path, char *out, size_t size, floe_err_t *err);
+
+/* out = a "/" b (one slash between them, none added after an a that ends
+ * in one; b alone when a is empty).  FLOE_ERANGE, with out set to "",
+ * when the result does not fit: a truncated path is never returned. */
+int floe_path_join(char *out, size_t size, const char *a, const char *b, floe_err_t *err);
+
+/* printf into out; FLOE_ERANGE, with out set to "", when it does not fit. */
+int floe_path_fmt(char *out, size_t size, floe_err_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif
