@@ -30,7 +30,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen format format-check
+.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen gen-check format format-check
 # keep object files of tests and benchmarks (make would delete them as intermediates)
 .SECONDARY:
 all: $(BUILD)/libfloe.a $(BUILD)/floe $(TEST_BIN) $(BENCH_BIN)
@@ -97,17 +97,51 @@ bench: all
 clean:
 	rm -rf build build-asan build-fuzz
 
-# Regenerate committed sources from their declarations (Redis-style: the
-# output is committed, so building never needs the generator).
-gen: src/kafka/proto_gen.h
-src/kafka/proto_gen.h src/kafka/proto_gen.c &: src/kafka/messages.def tools/kafka_gen.py
-	python3 tools/kafka_gen.py src/kafka/messages.def src/kafka/proto_gen.h src/kafka/proto_gen.c
+# ---- generated sources --------------------------------------------------
+# Generated files are committed (the Redis way) and no rule builds them, so a
+# build never runs a generator, whatever the timestamps of a fresh clone say
+# (git does not keep them).  `make gen` regenerates every one on purpose after
+# its inputs changed; `make gen-check` regenerates them into a temporary folder
+# and fails when a file in the tree differs (`make check` runs it).
+#
+# A generator is a name in GEN and two variables:
+#   GEN_<name>_FILES  the files it writes, relative to the root
+#   GEN_<name>_RUN    a command that reads its inputs from the tree and writes
+#                     those files under the folder $(1) ("." is the tree)
+# and, when it runs something that is built first, GEN_<name>_NEEDS (targets).
+GEN :=
+
+# Kafka codecs: src/kafka/messages.def -> typed structs and field tables.
+GEN += kafka
+GEN_kafka_FILES = src/kafka/proto_gen.h src/kafka/proto_gen.c
+GEN_kafka_RUN   = python3 tools/kafka_gen.py src/kafka/messages.def \
+                    $(1)/src/kafka/proto_gen.h $(1)/src/kafka/proto_gen.c
+
+GEN_FILES = $(foreach g,$(GEN),$(GEN_$(g)_FILES))
+GEN_NEEDS = $(foreach g,$(GEN),$(GEN_$(g)_NEEDS))
+
+gen: $(GEN_NEEDS)
+	@$(foreach g,$(GEN),echo "gen: $(g) -> $(GEN_$(g)_FILES)"; ( $(call GEN_$(g)_RUN,.) ) || exit 1;)
+
+gen-check: $(GEN_NEEDS)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	for f in $(GEN_FILES); do mkdir -p "$$tmp/$$(dirname "$$f")"; done && \
+	$(foreach g,$(GEN),( $(call GEN_$(g)_RUN,"$$tmp") ) || exit 1;) \
+	stale=; \
+	for f in $(GEN_FILES); do \
+	  cmp -s "$$f" "$$tmp/$$f" || { diff -u "$$f" "$$tmp/$$f" | head -n 20; stale="$$stale $$f"; }; \
+	done; \
+	if [ -n "$$stale" ]; then \
+	  echo "gen-check: stale generated files:$$stale (not what their inputs give: run make gen and commit the result)" >&2; \
+	  exit 1; \
+	fi; \
+	echo "gen-check: $(words $(GEN_FILES)) generated files match their inputs"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # One C style for the tree (.clang-format; clang-format 14 from Debian).
 # Generated sources keep their generator's layout.
-FORMAT_SRC = $(filter-out src/kafka/proto_gen.%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
+FORMAT_SRC = $(filter-out $(GEN_FILES),$(shell git ls-files '*.c' '*.h' 2>/dev/null))
 format:
 	clang-format -i $(FORMAT_SRC)
 format-check:
