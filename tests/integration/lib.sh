@@ -32,6 +32,8 @@
 #         run_client NAME 240 "${NODE[@]}" clients/x.mjs
 # FLOE_LOG_DIR  where floe's logs go (default $FLOE_TMP): floe-N.log for
 #         the Nth start.
+# FLOE_TEST_STEPS="WORD..."  a quick mode: only the checks whose names
+#         contain a word run (test_harness uses it).
 #
 # On exit, however it happens: floe and the registered pids are killed,
 # floe's logs are shown if anything failed, $FLOE_TMP is removed, and the
@@ -120,9 +122,14 @@ floe_gist() {
 }
 
 # check NAME CMD...: ok when CMD exits 0, else not ok with why and its last
-# output lines.
+# output lines.  With FLOE_TEST_STEPS="WORD..." (a quick mode, as in
+# floe_serve.py) only the checks whose names contain one of the words run.
 check() {
-  local name=$1 out rc=0; shift
+  local name=$1 out rc=0 w; shift
+  if [ -n "${FLOE_TEST_STEPS:-}" ]; then
+    for w in $FLOE_TEST_STEPS; do [[ $name == *"$w"* ]] && break; done
+    [[ $name == *"$w"* ]] || { ok "$name # SKIP not in FLOE_TEST_STEPS"; return 0; }
+  fi
   out=$(mktemp "$FLOE_TMP/check.XXXXXX")
   "$@" >"$out" 2>&1 || rc=$?
   if [ "$rc" -eq 0 ]; then
