@@ -51,9 +51,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELP_OBJ) $(BUILD)/libfloe.a $(LIBS)
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libfloe.a
+# (benchmarks that run `floe serve` start it through the tests' harness)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/tests/unit/floe_proc.o $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfloe.a $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/tests/unit/floe_proc.o $(BUILD)/libfloe.a $(LIBS)
 
 # The whole suite: unit tests, then integration tests against this build.
 test: all

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unit/floe_proc.h"
+
 #define MSG_SIZE 1024
 #define PARTITIONS 2
 
@@ -81,99 +83,35 @@ static double cpu_s(pid_t pid)
 /* ---- floe process -------------------------------------------------- */
 
 typedef struct {
-    pid_t pid;
-    char dir[PATH_MAX];
-    char log[PATH_MAX + 16];
-    char kafka[128];
-} floe_proc_t;
-
-static void floe_locate(const char *argv0, char *out, size_t n)
-{
-    const char *env = getenv("FLOE_BIN");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
-        return;
-    }
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) snprintf(self, sizeof self, "%s", argv0);
-    else
-        self[len] = 0;
-    char *slash = strrchr(self, '/');
-    if (slash) *slash = 0;
-    snprintf(out, n, "%s/../../floe", self);
-}
+    floe_proc_t proc;   /* tests/unit/floe_proc.h */
+    char dir[PATH_MAX]; /* temp dir: data/, data.log, serve.conf */
+} bench_floe_t;
 
 /* Start `floe serve` in a fresh temp dir; `config` (may be NULL) is written
  * to a file passed with --config. */
-static void floe_start(floe_proc_t *fp, const char *bin, const char *config, int timeout_s)
+static void floe_start(bench_floe_t *fp, const char *bin, const char *config)
 {
     snprintf(fp->dir, sizeof fp->dir, "%s/floe-bench.XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(fp->dir)) die("mkdtemp", strerror(errno));
-    snprintf(fp->log, sizeof fp->log, "%s/serve.log", fp->dir);
-    char data[PATH_MAX + 8], conf[PATH_MAX + 16];
+    char data[PATH_MAX + 8], conf[PATH_MAX + 16], why[1024];
     snprintf(data, sizeof data, "%s/data", fp->dir);
     snprintf(conf, sizeof conf, "%s/serve.conf", fp->dir);
     FILE *cf = fopen(conf, "w");
     if (!cf) die(conf, strerror(errno));
     fputs(config ? config : "", cf);
     fclose(cf);
-    fflush(stdout); /* the child's freopen would flush our buffer once more */
-    fflush(stderr);
-    fp->pid = fork();
-    if (fp->pid < 0) die("fork", strerror(errno));
-    if (fp->pid == 0) {
-        FILE *o = freopen(fp->log, "w", stdout);
-        FILE *e = freopen(fp->log, "a", stderr);
-        (void)o;
-        (void)e;
-        execl(bin, bin, "serve", "--config", conf, "--data-dir", data, "--listen", "127.0.0.1:0",
-              "--http", "127.0.0.1:0", (char *)NULL);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    double end = now_s() + timeout_s;
-    while (now_s() < end) {
-        FILE *f = fopen(fp->log, "r");
-        char line[512];
-        while (f && fgets(line, sizeof line, f)) {
-            char *k = strstr(line, " kafka=");
-            if (!strncmp(line, "floe ready ", 11) && k) {
-                size_t n = strcspn(k + 7, " \n");
-                if (n >= sizeof fp->kafka) n = sizeof fp->kafka - 1;
-                memcpy(fp->kafka, k + 7, n);
-                fp->kafka[n] = 0;
-                fclose(f);
-                return;
-            }
-        }
-        if (f) fclose(f);
-        int st;
-        if (waitpid(fp->pid, &st, WNOHANG) == fp->pid)
-            die("floe serve", "exited before printing its ready line (see its log above)");
-        usleep(20000);
-    }
-    kill(fp->pid, SIGKILL);
-    waitpid(fp->pid, NULL, 0);
-    die("floe serve", "no ready line in time");
+    if (floe_proc_start(&fp->proc, bin, data, conf, why, sizeof why)) die("floe serve", why);
 }
 
-static int floe_stop(floe_proc_t *fp)
+/* SIGTERM, wait, remove the temp dir; floe's exit status. */
+static int floe_stop(bench_floe_t *fp)
 {
-    int st = 0;
-    kill(fp->pid, SIGTERM);
-    for (int i = 0; i < 1000; i++) { /* 20 s */
-        if (waitpid(fp->pid, &st, WNOHANG) == fp->pid) goto done;
-        usleep(20000);
-    }
-    kill(fp->pid, SIGKILL);
-    waitpid(fp->pid, &st, 0);
-done:;
+    int st = floe_proc_stop(&fp->proc, SIGTERM);
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fp->dir);
     if (system(cmd) != 0) fprintf(stderr, "bench/broker: could not remove %s\n", fp->dir);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return st;
 }
 
 /* ---- clients ------------------------------------------------------- */
@@ -399,37 +337,38 @@ int main(int argc, char **argv)
     double secs = argc > 1 ? atof(argv[1]) : 10.0;
     if (secs <= 0) die("usage", "broker [SECONDS_PER_PHASE > 0]");
     char bin[PATH_MAX + 16];
-    floe_locate(argv[0], bin, sizeof bin);
+    if (floe_proc_bin(bin, sizeof bin, "../../floe")) die("floe binary", "path too long");
     if (access(bin, X_OK) != 0) die(bin, "floe binary not found (set FLOE_BIN)");
     char topic[64];
     snprintf(topic, sizeof topic, "bench-%d", (int)getpid());
 
     /* floe */
-    floe_proc_t fp;
-    floe_start(&fp, bin, NULL, 20);
+    bench_floe_t fp;
+    floe_start(&fp, bin, NULL);
     usleep(500000);
-    long rss_idle = rss_kb(fp.pid);
-    printf("floe at %s (pid %d), idle RSS %.1f MB\n", fp.kafka, (int)fp.pid, rss_idle / 1024.0);
-    create_topic(fp.kafka, topic);
-    double cpu0 = cpu_s(fp.pid);
-    phase_result_t fprod = produce_phase(fp.kafka, topic, secs, fp.pid);
-    double prod_cpu = cpu_s(fp.pid) - cpu0;
+    long rss_idle = rss_kb(fp.proc.pid);
+    printf("floe at %s (pid %d), idle RSS %.1f MB\n", fp.proc.kafka, (int)fp.proc.pid,
+           rss_idle / 1024.0);
+    create_topic(fp.proc.kafka, topic);
+    double cpu0 = cpu_s(fp.proc.pid);
+    phase_result_t fprod = produce_phase(fp.proc.kafka, topic, secs, fp.proc.pid);
+    double prod_cpu = cpu_s(fp.proc.pid) - cpu0;
     printf(
         "floe produce: %ld x 1 KiB acked in %.0f s: %.1f MB/s, peak RSS %.1f MB, floe CPU %.1f s\n",
         fprod.messages, secs, fprod.mb_s, fprod.rss_peak_kb / 1024.0, prod_cpu);
-    phase_result_t fcons = consume_phase(fp.kafka, topic, fprod.messages, secs, fp.pid);
+    phase_result_t fcons = consume_phase(fp.proc.kafka, topic, fprod.messages, secs, fp.proc.pid);
     printf("floe consume: %ld messages: %.1f MB/s, peak RSS %.1f MB\n", fcons.messages, fcons.mb_s,
            fcons.rss_peak_kb / 1024.0);
-    long rss_after = rss_kb(fp.pid);
+    long rss_after = rss_kb(fp.proc.pid);
     int st = floe_stop(&fp);
     if (st != 0) fprintf(stderr, "bench/broker: floe exited with status %d after SIGTERM\n", st);
     long rss_load = fprod.rss_peak_kb > fcons.rss_peak_kb ? fprod.rss_peak_kb : fcons.rss_peak_kb;
 
     /* floe again with acks=all answered before fsync (acks.all.fsync=false):
      * what the fsync costs. */
-    floe_start(&fp, bin, "acks.all.fsync = false\n", 20);
-    create_topic(fp.kafka, topic);
-    phase_result_t fnosync = produce_phase(fp.kafka, topic, secs, fp.pid);
+    floe_start(&fp, bin, "acks.all.fsync = false\n");
+    create_topic(fp.proc.kafka, topic);
+    phase_result_t fnosync = produce_phase(fp.proc.kafka, topic, secs, fp.proc.pid);
     printf("floe produce, acks.all.fsync=false: %ld x 1 KiB acked: %.1f MB/s\n", fnosync.messages,
            fnosync.mb_s);
     int st2 = floe_stop(&fp);

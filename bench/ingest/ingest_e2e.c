@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "unit/floe_proc.h"
 #include "util/buf.h"
 #include "util/clock.h"
 
@@ -40,7 +40,7 @@ static sample_t samples[MAXS];
 static int nsamples;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int done;
-static char http[64];
+static char http[128];
 static pid_t floe_pid;
 static long rss_peak_kb;
 static double buffered_at_peak, heap_at_peak;
@@ -67,7 +67,7 @@ static size_t sink(char *p, size_t sz, size_t n, void *ctx)
 /* GET floe's http://.../path into *b (NUL-terminated); 0 or -1. */
 static int get(CURL *c, const char *path, floe_buf_t *b)
 {
-    char url[128];
+    char url[192];
     snprintf(url, sizeof url, "http://%s%s", http, path);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
@@ -175,28 +175,15 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
     buffered_at_peak = heap_at_peak = 0;
     char dir[] = "/tmp/floe-bench-e2e-XXXXXX";
     if (!mkdtemp(dir)) return -1;
-    int pfd[2];
-    if (pipe(pfd) < 0) return -1;
-    floe_pid = fork();
-    if (floe_pid == 0) {
-        dup2(pfd[1], 1);
-        char logp[128];
-        snprintf(logp, sizeof logp, "%s.log", dir);
-        FILE *lf = freopen(logp, "w", stderr);
-        (void)lf;
-        execl(bin, bin, "serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--http",
-              "127.0.0.1:0", (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    FILE *rf = fdopen(pfd[0], "r");
-    char line[512], kafka[64];
-    if (!fgets(line, sizeof line, rf) ||
-        sscanf(line, "floe ready kafka=%63s http=%63s", kafka, http) != 2) {
-        fprintf(stderr, "floe did not start: %s\n", line);
-        fclose(rf);
+    floe_proc_t fp; /* tests/unit/floe_proc.h */
+    char why[1024];
+    if (floe_proc_start(&fp, bin, dir, NULL, why, sizeof why)) {
+        fprintf(stderr, "floe did not start: %s\n", why);
         return -1;
     }
+    floe_pid = fp.pid;
+    snprintf(http, sizeof http, "%s", fp.http);
+    const char *kafka = fp.kafka;
     char errstr[256];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", kafka, errstr, sizeof errstr);
@@ -214,8 +201,7 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
     rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 10000);
     if (!ev || rd_kafka_event_error(ev)) {
         fprintf(stderr, "create topic failed\n");
-        kill(floe_pid, SIGTERM);
-        waitpid(floe_pid, NULL, 0);
+        floe_proc_stop(&fp, SIGTERM);
         return -1;
     }
     rd_kafka_event_destroy(ev);
@@ -293,10 +279,8 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
     r->buffered = buffered_at_peak / 1048576.0;
     r->beyond = r->rss_load - r->rss_idle - r->buffered;
     rd_kafka_destroy(rk);
-    kill(floe_pid, SIGTERM);
-    waitpid(floe_pid, NULL, 0);
+    floe_proc_stop(&fp, SIGTERM);
     free(f);
-    fclose(rf);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s.log", dir, dir);
     return system(cmd) == 0 ? 0 : -1;
@@ -304,7 +288,8 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
 
 int main(void)
 {
-    const char *bin = getenv("FLOE_BIN") ? getenv("FLOE_BIN") : "build/floe";
+    char bin[PATH_MAX];
+    if (floe_proc_bin(bin, sizeof bin, "../../floe")) return 1;
     double rate = getenv("FLOE_E2E_MB_S") ? atof(getenv("FLOE_E2E_MB_S")) : 50;
     int secs = getenv("FLOE_E2E_SECS") ? atoi(getenv("FLOE_E2E_SECS")) : 10;
     /* Two runs at the same rate, 4 then 16 partitions: the memory that

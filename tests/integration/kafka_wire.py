@@ -54,12 +54,15 @@ def zz(n):
         v >>= 7
 
 
-def batch(values, pid=-1, epoch=-1, seq=-1, ts=1000, crc_ok=True):
+def batch(values, pid=-1, epoch=-1, seq=-1, ts=1000, crc_ok=True, count=None):
+    """RecordBatch v2, uncompressed; count overrides the record count field
+    (the CRC still matches)."""
     recs = b''
     for i, v in enumerate(values):
         body = b'\x00' + zz(0) + zz(i) + zz(-1) + zz(len(v)) + v + zz(0)
         recs += zz(len(body)) + body
-    after = struct.pack('>hiqqqhii', 0, len(values) - 1, ts, ts, pid, epoch, seq, len(values)) + recs
+    count = len(values) if count is None else count
+    after = struct.pack('>hiqqqhii', 0, len(values) - 1, ts, ts, pid, epoch, seq, count) + recs
     crc = crc32c(after) ^ (0 if crc_ok else 1)
     body = struct.pack('>ibI', 0, 2, crc) + after
     return struct.pack('>qi', 0, len(body)) + body

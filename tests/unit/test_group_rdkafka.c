@@ -8,11 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "floe_proc.h"
 #include "test.h"
 
 #define NPART 6
@@ -21,64 +20,27 @@
 
 static char tmpdir[256];
 static char bootstrap[128];
-static pid_t floe_pid = -1;
+static floe_proc_t floe;
+static char floe_why[1024];
 
-/* Start floe serve on a free port; wait for its "floe ready" line. */
+/* Start floe serve on free ports (tests/unit/floe_proc.h), on the same
+ * data dir each time; 0 or -1 with the reason in floe_why. */
 static int floe_start(void)
 {
-    const char *bin = getenv("FLOE_BIN");
-    if (!bin) bin = "build/floe";
-    char data[300], cfg[300];
+    char bin[PATH_MAX], data[300], cfg[300];
     snprintf(data, sizeof data, "%s/data", tmpdir);
     snprintf(cfg, sizeof cfg, "%s/floe.conf", tmpdir);
+    if (floe_proc_bin(bin, sizeof bin, "../floe")) return -1;
     FILE *f = fopen(cfg, "w");
     if (!f) return -1;
     fprintf(f, "group.initial.rebalance.delay.ms=100\n");
     fclose(f);
-    int pfd[2];
-    if (pipe(pfd)) return -1;
-    floe_pid = fork();
-    if (floe_pid < 0) return -1;
-    if (floe_pid == 0) {
-        char errp[300];
-        snprintf(errp, sizeof errp, "%s/floe.err", tmpdir);
-        FILE *ef = fopen(errp, "a");
-        if (ef) dup2(fileno(ef), 2);
-        dup2(pfd[1], 1);
-        close(pfd[0]);
-        close(pfd[1]);
-        execl(bin, bin, "serve", "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0",
-              "--http", "127.0.0.1:0", (char *)NULL);
-        _exit(127);
+    if (floe_proc_start(&floe, bin, data, cfg, floe_why, sizeof floe_why)) {
+        fprintf(stderr, "floe_start: %s\n", floe_why);
+        return -1;
     }
-    close(pfd[1]);
-    FILE *out = fdopen(pfd[0], "r");
-    char line[512];
-    int rc = -1;
-    while (fgets(line, sizeof line, out)) {
-        char *k = strstr(line, "floe ready kafka=");
-        if (k) {
-            sscanf(k + strlen("floe ready kafka="), "%127s", bootstrap);
-            rc = 0;
-            break;
-        }
-    }
-    /* keep the pipe open in a detached reader: floe may print more */
-    if (fork() == 0) {
-        while (fgets(line, sizeof line, out)) fputs(line, stderr);
-        _exit(0);
-    }
-    fclose(out);
-    return rc;
-}
-
-static void floe_stop(int sig)
-{
-    if (floe_pid <= 0) return;
-    kill(floe_pid, sig);
-    int st;
-    waitpid(floe_pid, &st, 0);
-    floe_pid = -1;
+    snprintf(bootstrap, sizeof bootstrap, "%s", floe.kafka);
+    return 0;
 }
 
 static rd_kafka_conf_t *conf_base(void)
@@ -375,7 +337,7 @@ static void static_member_rejoins(void)
 /* Restart floe (SIGKILL: no clean shutdown): the offsets remain. */
 static void offsets_survive_sigkill(void)
 {
-    floe_stop(SIGKILL);
+    CHECK_EQ(floe_proc_stop(&floe, SIGKILL), 128 + SIGKILL);
     CHECK_EQ(floe_start(), 0);
     int64_t off[NPART];
     for (int p = 0; p < NPART; p++) off[p] = -3;
@@ -387,16 +349,23 @@ static void offsets_survive_sigkill(void)
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/floe-grp-XXXXXX");
-    if (!mkdtemp(tmpdir) || floe_start()) {
-        printf("not ok - group_join_leave_exactly_once: floe serve did not start\n");
-        floe_stop(SIGKILL);
+    if (!mkdtemp(tmpdir)) {
+        printf("not ok - floe_start: mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    if (floe_start()) {
+        printf("not ok - floe_start: %s\n", floe_why);
         return 1;
     }
     RUN(group_join_leave_exactly_once);
     RUN(standalone_commit);
     RUN(static_member_rejoins);
     RUN(offsets_survive_sigkill);
-    floe_stop(SIGTERM);
+    int st = floe_proc_stop(&floe, SIGTERM);
+    if (st) {
+        printf("not ok - sigterm_clean_exit: floe exited with status %d\n", st);
+        t_tests_failed++;
+    }
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -5,6 +5,14 @@ if (!broker) { console.log('not ok - env: FLOE_KAFKA is not set'); process.exit(
 export const tag = `${process.pid}-${Date.now()}`;
 let failed = 0;
 
+// A throw outside a step (top-level await included) is a failure with its
+// reason, not a stack trace that a reader of the log has to find.
+const script = (process.argv[1] || 'node').split('/').pop().replace(/\.mjs$/, '');
+process.on('uncaughtException', (e) => {
+  console.log(`not ok - ${script}: uncaught ${String(e && e.stack || e).split('\n').slice(0, 3).join(' | ')}`);
+  process.exit(1);
+});
+
 // Run one named step with a time bound; prints ok / not ok.  Later steps
 // still run (each states what it needs), so one report shows every failure.
 export async function step(name, seconds, fn) {

@@ -8,6 +8,17 @@ if not BROKER:
     sys.exit(1)
 TAG = "%d-%d" % (os.getpid(), int(time.time() * 1000))
 _failed = [0]
+_SCRIPT = os.path.splitext(os.path.basename(sys.argv[0] or "python"))[0]
+
+
+def _excepthook(tp, e, tb):
+    """A failure outside a step (an import, top-level code) is a "not ok"
+    line with its reason too."""
+    print("not ok - %s: uncaught %s: %s" % (_SCRIPT, tp.__name__, str(e)[:300]), flush=True)
+    sys.__excepthook__(tp, e, tb)
+
+
+sys.excepthook = _excepthook
 
 
 class StepTimeout(Exception):

@@ -1,11 +1,13 @@
 """Durability against floe with confluent-kafka-python (librdkafka):
+  durability.py create TOPIC              create the topic (2 partitions)
   durability.py setup TOPIC GROUP STATE   produce 1000 messages, commit group
                                           offsets part-way; write STATE (json)
   durability.py produce TOPIC ACKS        produce acks=all until killed; append
                                           "partition offset index" per ack to ACKS
-  durability.py verify TOPIC GROUP STATE ACKS   after a SIGKILL + restart:
-     every acknowledged message is there at its offset with its bytes, the
-     offsets continue after the old end, the group offsets remain."""
+  durability.py verify TOPIC GROUP STATE ACKS LABEL   after a restart (LABEL
+     names it in the step names): every acknowledged message is there at
+     its offset with its bytes, the offsets continue after the old end, the
+     group offsets remain."""
 import sys, os, json
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import BROKER, step, check, eq, finish  # noqa: E402
@@ -58,6 +60,15 @@ def watermarks(topic):
     return r
 
 
+def create(topic):
+    def run():
+        from confluent_kafka.admin import AdminClient, NewTopic
+        a = AdminClient({"bootstrap.servers": BROKER})
+        for f in a.create_topics([NewTopic(topic, PARTS, 1)], request_timeout=15).values():
+            f.result(15)
+    step("durability_create_topic", 30, run)
+
+
 def setup(topic, group, state):
     def run():
         p = producer()
@@ -94,7 +105,7 @@ def produce(topic, acks, limit_s=90):
         p.poll(0)
 
 
-def verify(topic, group, state, acks):
+def verify(topic, group, state, acks, label):
     acked = []
     for line in open(acks):
         parts = line.split()
@@ -117,7 +128,7 @@ def verify(topic, group, state, acks):
         for q in range(1000):  # the setup messages too
             p, off = q % PARTS, q // PARTS
             eq(got.get((p, off)), (b"s%d" % q, value(q)), "setup message at p%d@%d" % (p, off))
-    step("durability_acked_messages_survive_sigkill", 90, all_there)
+    step("durability_acked_messages_after_%s" % label, 90, all_there)
 
     def offsets_continue():
         check(wm, "needs the watermarks")
@@ -138,7 +149,7 @@ def verify(topic, group, state, acks):
             maxacked[q] = max(maxacked.get(q, -1), off)
         for q, off in maxacked.items():
             check(res[q][1] > off, "offset %d reused on partition %d" % (res[q][1], q))
-    step("durability_offsets_continue_after_restart", 40, offsets_continue)
+    step("durability_offsets_continue_after_%s" % label, 40, offsets_continue)
 
     def group_offsets():
         want = {int(k): v for k, v in json.load(open(state))["committed"].items()}
@@ -146,15 +157,17 @@ def verify(topic, group, state, acks):
         got = {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, q) for q in range(PARTS)], timeout=10)}
         c.close()
         eq(got, want, "committed offsets after restart")
-    step("durability_group_offsets_survive_sigkill", 30, group_offsets)
+    step("durability_group_offsets_after_%s" % label, 30, group_offsets)
 
 
 if __name__ == "__main__":
     mode = sys.argv[1]
-    if mode == "setup":
+    if mode == "create":
+        create(sys.argv[2])
+    elif mode == "setup":
         setup(*sys.argv[2:5])
     elif mode == "produce":
         produce(*sys.argv[2:4])
     elif mode == "verify":
-        verify(*sys.argv[2:6])
+        verify(*sys.argv[2:7])
     finish()

@@ -48,6 +48,12 @@ await step('kafkajs_admin_describe_configs', 20, async () => {
   eq(r.resources[0].errorCode, 0, 'resource error code');
   const got = Object.fromEntries(r.resources[0].configEntries.map((e) => [e.configName, e.configValue]));
   eq(got, { 'retention.ms': '604800000', 'cleanup.policy': 'delete', 'table.value.converter': 'json' }, 'configs');
+  // without configNames: every config, the topic's own ones among them
+  const all = await admin.describeConfigs({ includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }] });
+  const every = Object.fromEntries(all.resources[0].configEntries.map((e) => [e.configName, e.configValue]));
+  eq([every['retention.ms'], every['table.value.converter']], ['604800000', 'json'], 'configs in the full set');
+  assert(Object.keys(every).length > 3, `only ${Object.keys(every).length} configs in the full set`);
 });
 
 await step('kafkajs_admin_alter_configs', 20, async () => {
