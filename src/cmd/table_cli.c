@@ -15,6 +15,7 @@
 #include "cmd/table_cli.h"
 #include "iceberg/catalog.h"
 #include "iceberg/scan.h"
+#include "util/clock.h"
 #include "util/parse.h"
 
 typedef struct table_opts {
@@ -342,9 +343,10 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     if (!s) {
         printf("\ncurrent snapshot: none (nothing committed yet)\n");
     } else {
+        floe_time_iso(tbuf, sizeof tbuf, s->timestamp_ms, 3, true);
         printf("\ncurrent snapshot %lld at %s (%s, %zu snapshot%s in the history)\n",
-               (long long)s->snapshot_id, floe_cli_time_ms(s->timestamp_ms, tbuf, sizeof tbuf),
-               s->operation ? s->operation : "?", md->nsnapshots, md->nsnapshots == 1 ? "" : "s");
+               (long long)s->snapshot_id, tbuf, s->operation ? s->operation : "?", md->nsnapshots,
+               md->nsnapshots == 1 ? "" : "s");
         for (size_t i = 0; i < s->summary.n; i++)
             printf("  %-32s %s\n", s->summary.kv[i].key, s->summary.kv[i].value);
     }
@@ -438,13 +440,14 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
         if (s->parent_id >= 0) snprintf(par, sizeof par, "%lld", (long long)s->parent_id);
         else
             snprintf(par, sizeof par, "-");
+        floe_time_iso(tb, sizeof tb, s->timestamp_ms, 3, true);
         const char *fo = floe_ice_props_get(&s->summary, "floe.offsets");
         const char *ar = floe_ice_props_get(&s->summary, "added-records");
         const char *af = floe_ice_props_get(&s->summary, "added-data-files");
         printf("%c %-20lld %-20s %-24s %-10s %12s %8s  %s\n",
                s->snapshot_id == md->current_snapshot_id ? '*' : ' ', (long long)s->snapshot_id,
-               par, floe_cli_time_ms(s->timestamp_ms, tb, sizeof tb),
-               s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0", fo ? fo : "-");
+               par, tb, s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0",
+               fo ? fo : "-");
     }
     if (!md->nsnapshots) printf("(no snapshots: nothing committed yet)\n");
     free(ss);

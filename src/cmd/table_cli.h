@@ -30,7 +30,4 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
  * U+FFFD.  0 or -1 (ENOMEM). */
 int floe_cli_json_str(floe_buf_t *b, const void *p, size_t n);
 
-/* "2026-12-02T15:10:46.934Z" for ms since the epoch, into buf (>= 32). */
-const char *floe_cli_time_ms(int64_t ms, char *buf, size_t size);
-
 #endif

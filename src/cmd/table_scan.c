@@ -12,11 +12,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cmd/table_cli.h"
 #include "format/parquet.h"
 #include "iceberg/scan.h"
+#include "util/clock.h"
 #include "util/utf8.h"
 
 /* Iceberg's reserved field ids of position delete files. */
@@ -80,20 +80,6 @@ int floe_cli_json_str(floe_buf_t *b, const void *data, size_t n)
         if (rc) return -1;
     }
     return floe_buf_append_u8(b, '"');
-}
-
-const char *floe_cli_time_ms(int64_t ms, char *buf, size_t size)
-{
-    time_t s = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-    int frac = (int)(ms - (int64_t)s * 1000);
-    struct tm tm;
-    if (!gmtime_r(&s, &tm)) {
-        snprintf(buf, size, "%lld", (long long)ms);
-        return buf;
-    }
-    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-    return buf;
 }
 
 static int put_base64(floe_buf_t *b, const uint8_t *p, size_t n)
@@ -161,27 +147,18 @@ static bool be_int128(const uint8_t *p, size_t n, __int128 *out)
 /* Timestamps as ISO-8601 text in UTC (with Z when adjusted to UTC). */
 static int put_timestamp(floe_buf_t *b, int64_t v, floe_pq_unit_t unit, bool utc)
 {
-    int64_t per = unit == FLOE_PQ_MILLIS ? 1000 : unit == FLOE_PQ_MICROS ? 1000000 : 1000000000;
-    int64_t s = v / per, f = v % per;
-    if (f < 0) {
-        f += per;
-        s--;
-    }
-    time_t t = (time_t)s;
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) return floe_buf_printf(b, "%" PRId64, v);
-    int w = unit == FLOE_PQ_MILLIS ? 3 : unit == FLOE_PQ_MICROS ? 6 : 9;
-    return floe_buf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%0*lld%s\"", tm.tm_year + 1900,
-                           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, w,
-                           (long long)f, utc ? "Z" : "");
+    char t[48];
+    int digits = unit == FLOE_PQ_MILLIS ? 3 : unit == FLOE_PQ_MICROS ? 6 : 9;
+    if (floe_time_iso(t, sizeof t, v, digits, utc) < 0) return floe_buf_append_str(b, t);
+    return floe_buf_printf(b, "\"%s\"", t);
 }
 
 static int put_date(floe_buf_t *b, int32_t days)
 {
-    time_t t = (time_t)days * 86400;
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) return floe_buf_printf(b, "%d", (int)days);
-    return floe_buf_printf(b, "\"%04d-%02d-%02d\"", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+    char t[48];
+    if (floe_time_iso(t, sizeof t, days, FLOE_TIME_DATE, false) < 0)
+        return floe_buf_append_str(b, t);
+    return floe_buf_printf(b, "\"%s\"", t);
 }
 
 static int put_time(floe_buf_t *b, int64_t v, floe_pq_unit_t unit)
