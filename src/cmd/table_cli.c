@@ -12,8 +12,8 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/table_cli.h"
 #include "iceberg/catalog.h"
+#include "iceberg/read.h"
 #include "iceberg/scan.h"
 #include "util/clock.h"
 #include "util/parse.h"
@@ -494,6 +494,16 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
     return rc;
 }
 
+/* ---- scan ---- */
+
+static int print_row(void *arg, const char *json, size_t len, floe_err_t *err)
+{
+    (void)arg;
+    if (fwrite(json, 1, len, stdout) != len || putchar('\n') == EOF)
+        return floe_err_errno(err, errno, "writing the rows");
+    return 0;
+}
+
 /* ---- arguments ---- */
 
 static const char usage_text[] =
@@ -587,7 +597,8 @@ int floe_cmd_table(int argc, char **argv)
         else {
             floe_ice_table_t *t;
             if (!(rc = load(&c, o.name, &t, &err))) {
-                rc = floe_cli_scan(c.io, floe_ice_table_metadata(t), o.limit, stdout, &err);
+                rc = floe_ice_read_table(c.io, floe_ice_table_metadata(t), o.limit, print_row, NULL,
+                                         &err);
                 floe_ice_table_free(t);
             }
         }

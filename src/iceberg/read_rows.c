@@ -1,4 +1,4 @@
-/* `floe table scan`: the rows of a table's current snapshot as JSON lines.
+/* Rows of a table's data files as JSON objects (read.h).
  *
  * Data files are read with floe's Parquet reader and mapped to the table's
  * current schema by field id (a column a file lacks reads null, which is
@@ -7,17 +7,16 @@
  * cursor per leaf column; at every node, the first leaf below it tells
  * whether the node is null, an empty list or has one more element.
  * Position deletes are applied; equality deletes are refused, not ignored. */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/table_cli.h"
 #include "format/parquet.h"
-#include "iceberg/scan.h"
+#include "iceberg/read.h"
 #include "util/clock.h"
-#include "util/utf8.h"
+#include "util/json.h"
 
 /* Iceberg's reserved field ids of position delete files. */
 #define ICE_DELETE_FILE_PATH 2147483546
@@ -48,39 +47,6 @@ static int corrupt(floe_err_t *err, const char *what)
 }
 
 /* ---- JSON output helpers ---- */
-
-int floe_cli_json_str(floe_buf_t *b, const void *data, size_t n)
-{
-    const uint8_t *p = data, *end = p + n;
-    if (floe_buf_append_u8(b, '"')) return -1;
-    while (p < end) {
-        const uint8_t *run = p;
-        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
-        if (p > run && floe_buf_append(b, run, (size_t)(p - run))) return -1;
-        if (p == end) break;
-        uint8_t c = *p;
-        int rc = 0;
-        if (c == '"') rc = floe_buf_append_str(b, "\\\""), p++;
-        else if (c == '\\')
-            rc = floe_buf_append_str(b, "\\\\"), p++;
-        else if (c == '\n')
-            rc = floe_buf_append_str(b, "\\n"), p++;
-        else if (c == '\r')
-            rc = floe_buf_append_str(b, "\\r"), p++;
-        else if (c == '\t')
-            rc = floe_buf_append_str(b, "\\t"), p++;
-        else if (c < 0x20)
-            rc = floe_buf_printf(b, "\\u%04x", c), p++;
-        else {
-            size_t k = floe_utf8_seq(p, end);
-            if (k) rc = floe_buf_append(b, p, k), p += k;
-            else
-                rc = floe_buf_append_str(b, "\\ufffd"), p++;
-        }
-        if (rc) return -1;
-    }
-    return floe_buf_append_u8(b, '"');
-}
 
 static int put_base64(floe_buf_t *b, const uint8_t *p, size_t n)
 {
@@ -228,7 +194,7 @@ static int put_value(floe_buf_t *b, const floe_pq_node_t *n, const floe_ice_type
         }
         if (n->logical == FLOE_PQ_LT_STRING || n->logical == FLOE_PQ_LT_ENUM ||
             n->logical == FLOE_PQ_LT_JSON || k == FLOE_ICE_STRING)
-            return floe_cli_json_str(b, s->ptr, s->len);
+            return floe_json_str(b, s->ptr, s->len);
         return put_base64(b, s->ptr, s->len);
     }
     default: return floe_buf_append_str(b, "null");
@@ -371,7 +337,7 @@ static int read_struct(file_scan_t *fs, int node, const floe_ice_type_t *ice, fl
         if (!first && floe_buf_append_u8(out, ',')) goto oom;
         first = false;
         const char *name = f ? f->name : cn->name;
-        if (floe_cli_json_str(out, name, strlen(name)) || floe_buf_append_u8(out, ':')) goto oom;
+        if (floe_json_str(out, name, strlen(name)) || floe_buf_append_u8(out, ':')) goto oom;
         if (read_field(fs, ch, f ? f->type : NULL, out, depth + 1, err)) return -1;
     }
     for (size_t i = 0; ice && ice->kind == FLOE_ICE_STRUCT && i < ice->nfields; i++) {
@@ -382,7 +348,7 @@ static int read_struct(file_scan_t *fs, int node, const floe_ice_type_t *ice, fl
         if (present) continue;
         if (!first && floe_buf_append_u8(out, ',')) goto oom;
         first = false;
-        if (floe_cli_json_str(out, ice->fields[i].name, strlen(ice->fields[i].name)) ||
+        if (floe_json_str(out, ice->fields[i].name, strlen(ice->fields[i].name)) ||
             floe_buf_append_str(out, ":null"))
             goto oom;
     }
@@ -455,79 +421,131 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Positions deleted from data file `path` by the position delete files of
- * task t, sorted.  Caller frees *pos. */
-static int load_pos_deletes(floe_fileio_t *io, const floe_ice_scan_task_t *t, const char *path,
-                            int64_t **pos, size_t *npos, floe_err_t *err)
+/* ---- deletes ---- */
+
+struct floe_ice_deletes {
+    int64_t *pos; /* deleted row positions, sorted once loaded */
+    size_t npos, cappos;
+};
+
+floe_ice_deletes_t *floe_ice_deletes_new(floe_err_t *err)
 {
-    *pos = NULL;
-    *npos = 0;
-    size_t cap = 0;
-    for (size_t d = 0; d < t->ndeletes; d++) {
-        const floe_ice_data_file_t *df = t->deletes[d];
-        if (df->content == FLOE_ICE_CONTENT_EQUALITY_DELETES)
-            return floe_err_set(
-                err, FLOE_EUNSUPPORTED,
-                "the table has equality delete files (%s); scan does not apply them yet", df->path);
-        if (df->content != FLOE_ICE_CONTENT_POSITION_DELETES) continue;
-        if (df->format && strcmp(df->format, "PARQUET") && strcmp(df->format, "parquet"))
-            return floe_err_set(err, FLOE_EUNSUPPORTED, "delete file %s is %s, not Parquet",
-                                df->path, df->format);
-        floe_buf_t data = FLOE_BUF_INIT;
-        if (floe_fileio_read(io, df->path, 0, &data, err)) return -1;
-        floe_pq_reader_t *r = floe_pq_reader_open(data.data, data.len, err);
-        int rc = r ? 0 : -1;
-        if (r) {
-            const floe_pq_schema_t *s = floe_pq_reader_schema(r);
-            int pn = floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH);
-            int on = floe_pq_schema_find_field(s, ICE_DELETE_POS);
-            int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn),
-                oc = on < 0 ? -1 : floe_pq_schema_column_of(s, on);
-            if (pc < 0 || oc < 0)
-                rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path/pos",
-                                  df->path);
-            size_t plen = strlen(path);
-            for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
-                floe_pq_column_t cp, co;
-                if (floe_pq_read_column(r, rg, pc, &cp, err)) {
-                    rc = -1;
-                    break;
-                }
-                if (floe_pq_read_column(r, rg, oc, &co, err)) {
-                    floe_pq_column_free(&cp);
-                    rc = -1;
-                    break;
-                }
-                if (cp.phys != FLOE_PQ_BYTE_ARRAY || co.phys != FLOE_PQ_INT64 ||
-                    cp.n_values != co.n_values)
-                    rc = floe_err_set(err, FLOE_ECORRUPT,
-                                      "delete file %s: bad file_path/pos columns", df->path);
-                for (size_t i = 0; !rc && i < cp.n_values; i++) {
-                    const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
-                    if (sp->len != plen || memcmp(sp->ptr, path, plen)) continue;
-                    if (*npos == cap) {
-                        size_t nc = cap ? cap * 2 : 64;
-                        int64_t *np = realloc(*pos, nc * sizeof *np);
-                        if (!np) {
-                            rc = floe_err_oom(err);
-                            break;
-                        }
-                        *pos = np;
-                        cap = nc;
-                    }
-                    (*pos)[(*npos)++] = ((const int64_t *)co.values)[i];
-                }
-                floe_pq_column_free(&cp);
-                floe_pq_column_free(&co);
-            }
-            floe_pq_reader_free(r);
-        }
-        floe_buf_free(&data);
-        if (rc) return -1;
+    floe_ice_deletes_t *d = calloc(1, sizeof *d);
+    if (!d) floe_err_oom(err);
+    return d;
+}
+
+void floe_ice_deletes_free(floe_ice_deletes_t *d)
+{
+    if (!d) return;
+    free(d->pos);
+    free(d);
+}
+
+static int add_position(floe_ice_deletes_t *d, int64_t pos, floe_err_t *err)
+{
+    if (d->npos == d->cappos) {
+        size_t nc = d->cappos ? d->cappos * 2 : 64;
+        int64_t *np = realloc(d->pos, nc * sizeof *np);
+        if (!np) return floe_err_oom(err);
+        d->pos = np;
+        d->cappos = nc;
     }
-    if (*npos) qsort(*pos, *npos, sizeof **pos, cmp_i64);
+    d->pos[d->npos++] = pos;
     return 0;
 }
+
+int floe_ice_deletes_add_positions(floe_ice_deletes_t *d, const int64_t *pos, size_t n,
+                                   floe_err_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (add_position(d, pos[i], err)) return -1;
+    if (d->npos) qsort(d->pos, d->npos, sizeof *d->pos, cmp_i64);
+    return 0;
+}
+
+/* The positions that position delete file r (named what) deletes from data
+ * file `path`, added to d unsorted. */
+static int load_positions(floe_ice_deletes_t *d, floe_pq_reader_t *r, const char *what,
+                          const char *path, floe_err_t *err)
+{
+    const floe_pq_schema_t *s = floe_pq_reader_schema(r);
+    int pn = floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH);
+    int on = floe_pq_schema_find_field(s, ICE_DELETE_POS);
+    int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn),
+        oc = on < 0 ? -1 : floe_pq_schema_column_of(s, on);
+    if (pc < 0 || oc < 0)
+        return floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path/pos", what);
+    size_t plen = strlen(path);
+    int rc = 0;
+    for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
+        floe_pq_column_t cp, co;
+        if (floe_pq_read_column(r, rg, pc, &cp, err)) return -1;
+        if (floe_pq_read_column(r, rg, oc, &co, err)) {
+            floe_pq_column_free(&cp);
+            return -1;
+        }
+        if (cp.phys != FLOE_PQ_BYTE_ARRAY || co.phys != FLOE_PQ_INT64 || cp.n_values != co.n_values)
+            rc =
+                floe_err_set(err, FLOE_ECORRUPT, "delete file %s: bad file_path/pos columns", what);
+        for (size_t i = 0; !rc && i < cp.n_values; i++) {
+            const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
+            if (sp->len == plen && !memcmp(sp->ptr, path, plen))
+                rc = add_position(d, ((const int64_t *)co.values)[i], err);
+        }
+        floe_pq_column_free(&cp);
+        floe_pq_column_free(&co);
+    }
+    return rc;
+}
+
+static bool is_parquet(const floe_ice_data_file_t *f)
+{
+    return !f->format || !strcmp(f->format, "PARQUET") || !strcmp(f->format, "parquet");
+}
+
+int floe_ice_deletes_load(floe_fileio_t *io, const floe_ice_scan_task_t *t,
+                          const floe_ice_schema_t *schema, floe_ice_deletes_t **out,
+                          floe_err_t *err)
+{
+    (void)schema;
+    floe_ice_deletes_t *d = floe_ice_deletes_new(err);
+    if (!d) return -1;
+    floe_buf_t data = FLOE_BUF_INIT;
+    int rc = 0;
+    for (size_t k = 0; k < t->ndeletes && !rc; k++) {
+        const floe_ice_data_file_t *df = t->deletes[k];
+        if (df->content == FLOE_ICE_CONTENT_EQUALITY_DELETES) {
+            rc = floe_err_set(
+                err, FLOE_EUNSUPPORTED,
+                "the table has equality delete files (%s); scan does not apply them yet", df->path);
+            break;
+        }
+        if (df->content != FLOE_ICE_CONTENT_POSITION_DELETES) continue;
+        if (!is_parquet(df)) {
+            rc = floe_err_set(err, FLOE_EUNSUPPORTED, "delete file %s is %s, not Parquet", df->path,
+                              df->format);
+            break;
+        }
+        floe_pq_reader_t *r = floe_ice_parquet_open(io, df->path, &data, err);
+        if (!r) {
+            rc = -1;
+            break;
+        }
+        rc = load_positions(d, r, df->path, t->file->path, err);
+        floe_pq_reader_free(r);
+    }
+    floe_buf_free(&data);
+    if (rc) {
+        floe_ice_deletes_free(d);
+        return -1;
+    }
+    if (d->npos) qsort(d->pos, d->npos, sizeof *d->pos, cmp_i64);
+    *out = d;
+    return 0;
+}
+
+/* ---- files ---- */
 
 static void free_cursors(file_scan_t *fs)
 {
@@ -544,19 +562,17 @@ typedef struct top_col {
     const floe_ice_type_t *type;
 } top_col_t;
 
-int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
-                          const floe_ice_schema_t *schema, const int64_t *dels, size_t ndels,
-                          int64_t *left, FILE *out, floe_err_t *err)
+/* The rows of the file r reads (named what in errors). */
+static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schema_t *schema,
+                     const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn, void *arg,
+                     floe_err_t *err)
 {
     floe_buf_t line = FLOE_BUF_INIT;
     file_scan_t fs = {0};
     top_col_t *top = NULL;
     int rc = -1;
-    floe_pq_reader_t *r = floe_pq_reader_open(data, len, err);
-    if (!r) {
-        floe_err_wrap(err, "%s", what);
-        return -1;
-    }
+    const int64_t *pos = dels ? dels->pos : NULL;
+    size_t npos = dels ? dels->npos : 0;
     fs.ps = floe_pq_reader_schema(r);
     int nn = floe_pq_schema_num_nodes(fs.ps);
     fs.ncols = floe_pq_schema_num_columns(fs.ps);
@@ -610,7 +626,7 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
             if (floe_buf_append_u8(&line, '{')) goto oom;
             for (size_t f = 0; f < ntop; f++) {
                 if ((f && floe_buf_append_u8(&line, ',')) ||
-                    floe_cli_json_str(&line, top[f].name, strlen(top[f].name)) ||
+                    floe_json_str(&line, top[f].name, strlen(top[f].name)) ||
                     floe_buf_append_u8(&line, ':'))
                     goto oom;
                 if (top[f].node < 0) {
@@ -620,13 +636,10 @@ int floe_cli_scan_parquet(const uint8_t *data, size_t len, const char *what,
                     goto fail;
                 }
             }
-            if (floe_buf_append_str(&line, "}\n")) goto oom;
-            while (di < ndels && dels[di] < row_in_file) di++;
-            if (di < ndels && dels[di] == row_in_file) continue;
-            if (fwrite(line.data, 1, line.len, out) != line.len) {
-                floe_err_errno(err, errno, "writing the rows");
-                goto fail;
-            }
+            if (floe_buf_append_u8(&line, '}')) goto oom;
+            while (di < npos && pos[di] < row_in_file) di++;
+            if (di < npos && pos[di] == row_in_file) continue;
+            if (fn(arg, (const char *)line.data, line.len, err)) goto fail;
             if (*left > 0) (*left)--;
         }
         free_cursors(&fs);
@@ -639,7 +652,6 @@ fail:
     if (fs.cur) free_cursors(&fs);
 done:
     free(top);
-    floe_pq_reader_free(r);
     free(fs.ni);
     free(fs.cur);
     floe_buf_free(&fs.scratch);
@@ -647,28 +659,42 @@ done:
     return rc;
 }
 
-/* Print the rows of one data file; *left counts down the limit. */
-static int scan_file(floe_fileio_t *io, const floe_ice_scan_task_t *t,
-                     const floe_ice_schema_t *schema, int64_t *left, FILE *out, floe_err_t *err)
+int floe_ice_read_file(const uint8_t *data, size_t len, const char *what,
+                       const floe_ice_schema_t *schema, const floe_ice_deletes_t *dels,
+                       int64_t *left, floe_ice_row_fn fn, void *arg, floe_err_t *err)
 {
-    const char *path = t->file->path;
-    if (t->file->format && strcmp(t->file->format, "PARQUET") && strcmp(t->file->format, "parquet"))
-        return floe_err_set(err, FLOE_EUNSUPPORTED, "data file %s is %s; scan reads Parquet only",
-                            path, t->file->format);
-    int64_t *dels = NULL;
-    size_t ndels = 0;
-    if (load_pos_deletes(io, t, path, &dels, &ndels, err)) return -1;
-    floe_buf_t data = FLOE_BUF_INIT;
-    int rc = floe_fileio_read(io, path, 0, &data, err);
-    if (!rc)
-        rc = floe_cli_scan_parquet(data.data, data.len, path, schema, dels, ndels, left, out, err);
-    floe_buf_free(&data);
-    free(dels);
+    floe_pq_reader_t *r = floe_pq_reader_open(data, len, err);
+    if (!r) {
+        floe_err_wrap(err, "%s", what);
+        return -1;
+    }
+    int rc = read_file(r, what, schema, dels, left, fn, arg, err);
+    floe_pq_reader_free(r);
     return rc;
 }
 
-int floe_cli_scan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit, FILE *out,
-                  floe_err_t *err)
+/* The rows of one data file; *left counts down the limit. */
+static int read_task(floe_fileio_t *io, const floe_ice_scan_task_t *t,
+                     const floe_ice_schema_t *schema, int64_t *left, floe_ice_row_fn fn, void *arg,
+                     floe_err_t *err)
+{
+    const char *path = t->file->path;
+    if (!is_parquet(t->file))
+        return floe_err_set(err, FLOE_EUNSUPPORTED, "data file %s is %s; floe reads Parquet only",
+                            path, t->file->format);
+    floe_ice_deletes_t *dels;
+    if (floe_ice_deletes_load(io, t, schema, &dels, err)) return -1;
+    floe_buf_t data = FLOE_BUF_INIT;
+    floe_pq_reader_t *r = floe_ice_parquet_open(io, path, &data, err);
+    int rc = r ? read_file(r, path, schema, dels, left, fn, arg, err) : -1;
+    floe_pq_reader_free(r);
+    floe_buf_free(&data);
+    floe_ice_deletes_free(dels);
+    return rc;
+}
+
+int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
+                        floe_ice_row_fn fn, void *arg, floe_err_t *err)
 {
     const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     if (!schema || !schema->root)
@@ -679,7 +705,7 @@ int floe_cli_scan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limi
     int64_t left = limit;
     int rc = 0;
     for (size_t i = 0; i < floe_ice_scan_ntasks(sc) && left != 0 && !rc; i++)
-        rc = scan_file(io, floe_ice_scan_task(sc, i), schema, &left, out, err);
+        rc = read_task(io, floe_ice_scan_task(sc, i), schema, &left, fn, arg, err);
     floe_ice_scan_free(sc);
     return rc;
 }
