@@ -1,7 +1,7 @@
 /* Reading a table's data files: a Parquet data file through FileIO, and
  * the rows of a table (or of one data file) as JSON objects, mapped to the
  * table's current schema by field id, with the delete files that apply
- * removed (read_rows.c).
+ * removed (read_rows.c, read_value.c, read_deletes.c).
  *
  * A row is one JSON object whose keys are the schema's top-level columns in
  * schema order: a column a file lacks reads null (older files after schema
@@ -53,12 +53,31 @@ void floe_ice_deletes_free(floe_ice_deletes_t *d);
 int floe_ice_deletes_add_positions(floe_ice_deletes_t *d, const int64_t *pos, size_t n,
                                    floe_err_t *err);
 
+/* Delete the rows whose equality fields ids[0..nids) (field ids, any
+ * order) are equal to those of some row of the equality delete file
+ * data[0..len) (untrusted Parquet; what names it in errors), as the spec
+ * says: every field equal, and a null in the delete row matches only a
+ * null (`col IS NULL`).  A data file that lacks a field (added to the table
+ * later) reads it as null.  Values compare in the type schema gives the
+ * field (so an int in an old data file equals the same long in a delete
+ * file); pass the schema the data files are read in, NULL for the files'
+ * own types.  Everything borrowed for the call.  Fails with
+ * FLOE_EUNSUPPORTED when a field is a struct, list or map or inside a list
+ * or map, FLOE_ECORRUPT when the file lacks a field, is damaged, or a
+ * field is a float or double (which the spec forbids); d is then as it
+ * was. */
+int floe_ice_deletes_add_equality(floe_ice_deletes_t *d, const int32_t *ids, size_t nids,
+                                  const uint8_t *data, size_t len, const char *what,
+                                  const floe_ice_schema_t *schema, floe_err_t *err);
+
 /* The deletes of scan task t (borrowed for the call): the positions its
- * position delete files name for t's data file.  schema is the table's
- * current schema (borrowed for the call).  Delete files are read through
+ * position delete files name for t's data file, and the rows of its
+ * equality delete files (floe_ice_deletes_add_equality; the scan plan
+ * decides which files apply: iceberg/scan.h).  schema is the one the data
+ * file is read in (borrowed for the call).  Delete files are read through
  * io.  Caller frees *out with floe_ice_deletes_free.  Fails with
- * FLOE_EUNSUPPORTED on a delete file that is not Parquet or on equality
- * deletes, FLOE_ECORRUPT on a damaged one. */
+ * FLOE_EUNSUPPORTED on a delete file that is not Parquet, otherwise as
+ * floe_ice_deletes_add_equality. */
 int floe_ice_deletes_load(floe_fileio_t *io, const floe_ice_scan_task_t *t,
                           const floe_ice_schema_t *schema, floe_ice_deletes_t **out,
                           floe_err_t *err);

@@ -5,22 +5,14 @@
  * how old files look after schema evolution).  Records are assembled from
  * the Dremel definition/repetition levels column chunk by column chunk: a
  * cursor per leaf column; at every node, the first leaf below it tells
- * whether the node is null, an empty list or has one more element.
- * Position deletes are applied; equality deletes are refused, not ignored. */
-#include <inttypes.h>
-#include <math.h>
-#include <stdio.h>
+ * whether the node is null, an empty list or has one more element.  Rows
+ * the position or equality deletes of the file name are assembled (the
+ * cursors move on) but not handed over. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/parquet.h"
-#include "iceberg/read.h"
-#include "util/clock.h"
+#include "iceberg/read_int.h"
 #include "util/json.h"
-
-/* Iceberg's reserved field ids of position delete files. */
-#define ICE_DELETE_FILE_PATH 2147483546
-#define ICE_DELETE_POS 2147483545
 
 typedef struct cursor {
     floe_pq_column_t col;
@@ -44,161 +36,6 @@ typedef struct file_scan {
 static int corrupt(floe_err_t *err, const char *what)
 {
     return floe_err_set(err, FLOE_ECORRUPT, "data file levels do not add up (%s)", what);
-}
-
-/* ---- JSON output helpers ---- */
-
-static int put_base64(floe_buf_t *b, const uint8_t *p, size_t n)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (floe_buf_append_u8(b, '"')) return -1;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n) v |= p[i + 2];
-        char q[4] = {tab[(v >> 18) & 63], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=',
-                     i + 2 < n ? tab[v & 63] : '='};
-        if (floe_buf_append(b, q, 4)) return -1;
-    }
-    return floe_buf_append_u8(b, '"');
-}
-
-/* Shortest text that reads back as the same double; NaN and infinities as
- * strings (JSON has no literal for them). */
-static int put_double(floe_buf_t *b, double d)
-{
-    if (isnan(d)) return floe_buf_append_str(b, "\"NaN\"");
-    if (isinf(d)) return floe_buf_append_str(b, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-    char s[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(s, sizeof s, "%.*g", prec, d);
-        if (strtod(s, NULL) == d) break;
-    }
-    if (!strpbrk(s, ".en")) strcat(s, ".0");
-    return floe_buf_append_str(b, s);
-}
-
-static int put_decimal(floe_buf_t *b, __int128 v, int32_t scale)
-{
-    char digits[64];
-    int n = 0;
-    bool neg = v < 0;
-    unsigned __int128 u = neg ? (unsigned __int128)(-(v + 1)) + 1 : (unsigned __int128)v;
-    do {
-        digits[n++] = (char)('0' + (int)(u % 10));
-        u /= 10;
-    } while (u && n < 60);
-    while (n <= scale && n < 60) digits[n++] = '0';
-    char s[72];
-    int k = 0;
-    if (neg) s[k++] = '-';
-    for (int i = n - 1; i >= 0; i--) {
-        s[k++] = digits[i];
-        if (i == scale && scale > 0) s[k++] = '.';
-    }
-    s[k] = 0;
-    return floe_buf_append_str(b, s);
-}
-
-/* Unscaled big-endian two's complement (at most 16 bytes). */
-static bool be_int128(const uint8_t *p, size_t n, __int128 *out)
-{
-    if (n == 0 || n > 16) return false;
-    unsigned __int128 u = (p[0] & 0x80) ? ~(unsigned __int128)0 : 0;
-    for (size_t i = 0; i < n; i++) u = (u << 8) | p[i];
-    *out = (__int128)u;
-    return true;
-}
-
-/* Timestamps as ISO-8601 text in UTC (with Z when adjusted to UTC). */
-static int put_timestamp(floe_buf_t *b, int64_t v, floe_pq_unit_t unit, bool utc)
-{
-    char t[48];
-    int digits = unit == FLOE_PQ_MILLIS ? 3 : unit == FLOE_PQ_MICROS ? 6 : 9;
-    if (floe_time_iso(t, sizeof t, v, digits, utc) < 0) return floe_buf_append_str(b, t);
-    return floe_buf_printf(b, "\"%s\"", t);
-}
-
-static int put_date(floe_buf_t *b, int32_t days)
-{
-    char t[48];
-    if (floe_time_iso(t, sizeof t, days, FLOE_TIME_DATE, false) < 0)
-        return floe_buf_append_str(b, t);
-    return floe_buf_printf(b, "\"%s\"", t);
-}
-
-static int put_time(floe_buf_t *b, int64_t v, floe_pq_unit_t unit)
-{
-    int64_t per = unit == FLOE_PQ_MILLIS ? 1000 : unit == FLOE_PQ_MICROS ? 1000000 : 1000000000;
-    if (v < 0) return floe_buf_printf(b, "%" PRId64, v);
-    int64_t s = v / per, f = v % per;
-    int w = unit == FLOE_PQ_MILLIS ? 3 : unit == FLOE_PQ_MICROS ? 6 : 9;
-    return floe_buf_printf(b, "\"%02lld:%02lld:%02lld.%0*lld\"", (long long)(s / 3600),
-                           (long long)(s / 60 % 60), (long long)(s % 60), w, (long long)f);
-}
-
-/* One leaf value, typed by the Parquet node and (when known) the Iceberg
- * type, which wins for promoted columns (an old long file under a double). */
-static int put_value(floe_buf_t *b, const floe_pq_node_t *n, const floe_ice_type_t *ice,
-                     const floe_pq_column_t *c, size_t i)
-{
-    floe_ice_kind_t k = ice ? ice->kind : 0;
-    switch (c->phys) {
-    case FLOE_PQ_BOOLEAN:
-        return floe_buf_append_str(b, ((const uint8_t *)c->values)[i] ? "true" : "false");
-    case FLOE_PQ_INT32: {
-        int32_t v = ((const int32_t *)c->values)[i];
-        if (n->logical == FLOE_PQ_LT_DATE || k == FLOE_ICE_DATE) return put_date(b, v);
-        if (n->logical == FLOE_PQ_LT_DECIMAL) return put_decimal(b, v, n->scale);
-        if (n->logical == FLOE_PQ_LT_TIME) return put_time(b, v, n->unit);
-        if (k == FLOE_ICE_DOUBLE || k == FLOE_ICE_FLOAT) return put_double(b, (double)v);
-        if (n->logical == FLOE_PQ_LT_INT && !n->is_signed)
-            return floe_buf_printf(b, "%" PRIu32, (uint32_t)v);
-        return floe_buf_printf(b, "%" PRId32, v);
-    }
-    case FLOE_PQ_INT64: {
-        int64_t v = ((const int64_t *)c->values)[i];
-        if (n->logical == FLOE_PQ_LT_TIMESTAMP) return put_timestamp(b, v, n->unit, n->utc);
-        if (k == FLOE_ICE_TIMESTAMP || k == FLOE_ICE_TIMESTAMPTZ)
-            return put_timestamp(b, v, FLOE_PQ_MICROS, k == FLOE_ICE_TIMESTAMPTZ);
-        if (n->logical == FLOE_PQ_LT_TIME || k == FLOE_ICE_TIME)
-            return put_time(b, v, n->logical == FLOE_PQ_LT_TIME ? n->unit : FLOE_PQ_MICROS);
-        if (n->logical == FLOE_PQ_LT_DECIMAL) return put_decimal(b, v, n->scale);
-        if (k == FLOE_ICE_DOUBLE || k == FLOE_ICE_FLOAT) return put_double(b, (double)v);
-        if (n->logical == FLOE_PQ_LT_INT && !n->is_signed)
-            return floe_buf_printf(b, "%" PRIu64, (uint64_t)v);
-        return floe_buf_printf(b, "%" PRId64, v);
-    }
-    case FLOE_PQ_INT96: {
-        /* legacy timestamps: nanoseconds of the day, then the Julian day */
-        const floe_slice_t *s = &((const floe_slice_t *)c->values)[i];
-        if (s->len != 12) return floe_buf_append_str(b, "null");
-        int64_t nanos = (int64_t)floe_rd_le64(s->ptr);
-        int64_t jd = (int32_t)floe_rd_le32(s->ptr + 8);
-        return put_timestamp(b, (jd - 2440588) * 86400000000000LL + nanos, FLOE_PQ_NANOS, true);
-    }
-    case FLOE_PQ_FLOAT: return put_double(b, (double)((const float *)c->values)[i]);
-    case FLOE_PQ_DOUBLE: return put_double(b, ((const double *)c->values)[i]);
-    case FLOE_PQ_BYTE_ARRAY:
-    case FLOE_PQ_FIXED: {
-        const floe_slice_t *s = &((const floe_slice_t *)c->values)[i];
-        __int128 d;
-        if (n->logical == FLOE_PQ_LT_DECIMAL && be_int128(s->ptr, s->len, &d))
-            return put_decimal(b, d, n->scale);
-        if ((n->logical == FLOE_PQ_LT_UUID || k == FLOE_ICE_UUID) && s->len == 16) {
-            const uint8_t *u = s->ptr;
-            return floe_buf_printf(
-                b, "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"", u[0],
-                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                u[14], u[15]);
-        }
-        if (n->logical == FLOE_PQ_LT_STRING || n->logical == FLOE_PQ_LT_ENUM ||
-            n->logical == FLOE_PQ_LT_JSON || k == FLOE_ICE_STRING)
-            return floe_json_str(b, s->ptr, s->len);
-        return put_base64(b, s->ptr, s->len);
-    }
-    default: return floe_buf_append_str(b, "null");
-    }
 }
 
 /* ---- record assembly ---- */
@@ -373,7 +210,7 @@ static int read_instance(file_scan_t *fs, int node, const floe_ice_type_t *ice, 
         if (c->pos >= c->col.n_levels) return corrupt(err, "a column chunk ended early");
         if (def_at(c) != fs->ni[node].def) return corrupt(err, "a null where a value was expected");
         if (c->vpos >= c->col.n_values) return corrupt(err, "fewer values than levels say");
-        if (put_value(out, n, ice, &c->col, c->vpos)) return floe_err_oom(err);
+        if (floe_ice_json_value(out, n, ice, &c->col, c->vpos)) return floe_err_oom(err);
         c->vpos++;
         c->pos++;
         return 0;
@@ -415,143 +252,25 @@ static int read_field(file_scan_t *fs, int node, const floe_ice_type_t *ice, flo
 
 /* ---- files ---- */
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* ---- deletes ---- */
-
-struct floe_ice_deletes {
-    int64_t *pos; /* deleted row positions, sorted once loaded */
-    size_t npos, cappos;
-};
-
-floe_ice_deletes_t *floe_ice_deletes_new(floe_err_t *err)
-{
-    floe_ice_deletes_t *d = calloc(1, sizeof *d);
-    if (!d) floe_err_oom(err);
-    return d;
-}
-
-void floe_ice_deletes_free(floe_ice_deletes_t *d)
-{
-    if (!d) return;
-    free(d->pos);
-    free(d);
-}
-
-static int add_position(floe_ice_deletes_t *d, int64_t pos, floe_err_t *err)
-{
-    if (d->npos == d->cappos) {
-        size_t nc = d->cappos ? d->cappos * 2 : 64;
-        int64_t *np = realloc(d->pos, nc * sizeof *np);
-        if (!np) return floe_err_oom(err);
-        d->pos = np;
-        d->cappos = nc;
-    }
-    d->pos[d->npos++] = pos;
-    return 0;
-}
-
-int floe_ice_deletes_add_positions(floe_ice_deletes_t *d, const int64_t *pos, size_t n,
-                                   floe_err_t *err)
-{
-    for (size_t i = 0; i < n; i++)
-        if (add_position(d, pos[i], err)) return -1;
-    if (d->npos) qsort(d->pos, d->npos, sizeof *d->pos, cmp_i64);
-    return 0;
-}
-
-/* The positions that position delete file r (named what) deletes from data
- * file `path`, added to d unsorted. */
-static int load_positions(floe_ice_deletes_t *d, floe_pq_reader_t *r, const char *what,
-                          const char *path, floe_err_t *err)
-{
-    const floe_pq_schema_t *s = floe_pq_reader_schema(r);
-    int pn = floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH);
-    int on = floe_pq_schema_find_field(s, ICE_DELETE_POS);
-    int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn),
-        oc = on < 0 ? -1 : floe_pq_schema_column_of(s, on);
-    if (pc < 0 || oc < 0)
-        return floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path/pos", what);
-    size_t plen = strlen(path);
-    int rc = 0;
-    for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
-        floe_pq_column_t cp, co;
-        if (floe_pq_read_column(r, rg, pc, &cp, err)) return -1;
-        if (floe_pq_read_column(r, rg, oc, &co, err)) {
-            floe_pq_column_free(&cp);
-            return -1;
-        }
-        if (cp.phys != FLOE_PQ_BYTE_ARRAY || co.phys != FLOE_PQ_INT64 || cp.n_values != co.n_values)
-            rc =
-                floe_err_set(err, FLOE_ECORRUPT, "delete file %s: bad file_path/pos columns", what);
-        for (size_t i = 0; !rc && i < cp.n_values; i++) {
-            const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
-            if (sp->len == plen && !memcmp(sp->ptr, path, plen))
-                rc = add_position(d, ((const int64_t *)co.values)[i], err);
-        }
-        floe_pq_column_free(&cp);
-        floe_pq_column_free(&co);
-    }
-    return rc;
-}
-
-static bool is_parquet(const floe_ice_data_file_t *f)
-{
-    return !f->format || !strcmp(f->format, "PARQUET") || !strcmp(f->format, "parquet");
-}
-
-int floe_ice_deletes_load(floe_fileio_t *io, const floe_ice_scan_task_t *t,
-                          const floe_ice_schema_t *schema, floe_ice_deletes_t **out,
-                          floe_err_t *err)
-{
-    (void)schema;
-    floe_ice_deletes_t *d = floe_ice_deletes_new(err);
-    if (!d) return -1;
-    floe_buf_t data = FLOE_BUF_INIT;
-    int rc = 0;
-    for (size_t k = 0; k < t->ndeletes && !rc; k++) {
-        const floe_ice_data_file_t *df = t->deletes[k];
-        if (df->content == FLOE_ICE_CONTENT_EQUALITY_DELETES) {
-            rc = floe_err_set(
-                err, FLOE_EUNSUPPORTED,
-                "the table has equality delete files (%s); scan does not apply them yet", df->path);
-            break;
-        }
-        if (df->content != FLOE_ICE_CONTENT_POSITION_DELETES) continue;
-        if (!is_parquet(df)) {
-            rc = floe_err_set(err, FLOE_EUNSUPPORTED, "delete file %s is %s, not Parquet", df->path,
-                              df->format);
-            break;
-        }
-        floe_pq_reader_t *r = floe_ice_parquet_open(io, df->path, &data, err);
-        if (!r) {
-            rc = -1;
-            break;
-        }
-        rc = load_positions(d, r, df->path, t->file->path, err);
-        floe_pq_reader_free(r);
-    }
-    floe_buf_free(&data);
-    if (rc) {
-        floe_ice_deletes_free(d);
-        return -1;
-    }
-    if (d->npos) qsort(d->pos, d->npos, sizeof *d->pos, cmp_i64);
-    *out = d;
-    return 0;
-}
-
-/* ---- files ---- */
-
 static void free_cursors(file_scan_t *fs)
 {
     for (int k = 0; k < fs->ncols; k++)
         if (fs->cur[k].loaded) floe_pq_column_free(&fs->cur[k].col);
     memset(fs->cur, 0, (size_t)fs->ncols * sizeof *fs->cur);
+}
+
+/* Decode column col of row group rg into its cursor, unless it is there. */
+static int load_col(file_scan_t *fs, floe_pq_reader_t *r, int rg, int col, const char *what,
+                    floe_err_t *err)
+{
+    cursor_t *c = &fs->cur[col];
+    if (c->loaded) return 0;
+    if (floe_pq_read_column(r, rg, col, &c->col, err)) {
+        floe_err_wrap(err, "%s", what);
+        return -1;
+    }
+    c->loaded = true;
+    return 0;
 }
 
 /* A top-level column to print: its name, its Parquet node (-1: the file
@@ -562,48 +281,114 @@ typedef struct top_col {
     const floe_ice_type_t *type;
 } top_col_t;
 
+/* Levels of every node, and the top-level columns to print: schema's, or
+ * the file's own when schema is NULL.  *top: caller frees. */
+static int file_scan_init(file_scan_t *fs, const floe_ice_schema_t *schema, top_col_t **top,
+                          size_t *ntop, floe_err_t *err)
+{
+    int nn = floe_pq_schema_num_nodes(fs->ps);
+    fs->ncols = floe_pq_schema_num_columns(fs->ps);
+    *ntop = schema ? schema->root->nfields : (size_t)floe_pq_schema_num_children(fs->ps, -1);
+    fs->ni = calloc((size_t)nn + 1, sizeof *fs->ni);
+    fs->cur = calloc((size_t)fs->ncols + 1, sizeof *fs->cur);
+    *top = calloc(*ntop + 1, sizeof **top);
+    if (!fs->ni || !fs->cur || !*top) return floe_err_oom(err);
+    /* nodes come parent-first, so parents' levels are known in time */
+    for (int i = 0; i < nn; i++) {
+        const floe_pq_node_t *n = floe_pq_schema_node(fs->ps, i);
+        int pd = n->parent >= 0 ? fs->ni[n->parent].def : 0,
+            pr = n->parent >= 0 ? fs->ni[n->parent].rep : 0;
+        fs->ni[i].def = pd + (n->rep != FLOE_PQ_REQUIRED);
+        fs->ni[i].rep = pr + (n->rep == FLOE_PQ_REPEATED);
+        int first = -1;
+        fs->ni[i].ncols = floe_pq_schema_columns_under(fs->ps, i, &first, 1);
+        fs->ni[i].first_col = first;
+    }
+    for (size_t f = 0; f < *ntop; f++) {
+        if (schema) {
+            const floe_ice_field_t *fld = &schema->root->fields[f];
+            int node = floe_pq_schema_find_field(fs->ps, fld->id);
+            (*top)[f] = (top_col_t){
+                fld->name, node >= 0 && floe_pq_schema_node(fs->ps, node)->parent == -1 ? node : -1,
+                fld->type};
+        } else {
+            int node = floe_pq_schema_child(fs->ps, -1, (int)f);
+            (*top)[f] = (top_col_t){floe_pq_schema_node(fs->ps, node)->name, node, NULL};
+        }
+    }
+    return 0;
+}
+
+/* The equality deletes of one data file: the key columns of every set of
+ * dels, bound to this file, set after set. */
+typedef struct eq_check {
+    const floe_ice_deletes_t *dels;
+    floe_ice_key_col_t *kc;
+    size_t nkc;
+    floe_buf_t key;
+} eq_check_t;
+
+static int eq_bind(eq_check_t *q, const floe_ice_deletes_t *dels, const floe_pq_schema_t *ps,
+                   const floe_ice_schema_t *schema, const char *what, floe_err_t *err)
+{
+    q->dels = dels;
+    for (size_t i = 0; dels && i < dels->neq; i++) q->nkc += dels->eq[i].nids;
+    if (!q->nkc) return 0;
+    if (!(q->kc = calloc(q->nkc, sizeof *q->kc))) return floe_err_oom(err);
+    size_t k = 0;
+    for (size_t i = 0; i < dels->neq; i++)
+        for (size_t j = 0; j < dels->eq[i].nids; j++)
+            if (floe_ice_key_col_bind(&q->kc[k++], ps, dels->eq[i].ids[j], schema, what, err))
+                return -1;
+    return 0;
+}
+
+/* Row group rg (nrows rows) starts: its key columns decoded. */
+static int eq_start(eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg, int64_t nrows,
+                    const char *what, floe_err_t *err)
+{
+    for (size_t k = 0; k < q->nkc; k++) {
+        int col = q->kc[k].col;
+        if (col >= 0 && load_col(fs, r, rg, col, what, err)) return -1;
+        if (floe_ice_key_col_start(&q->kc[k], col >= 0 ? &fs->cur[col].col : NULL, nrows, what,
+                                   err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether some equality delete matches row `row` of the row group (every
+ * row in order: each key column moves on by one). */
+static int eq_deleted(eq_check_t *q, size_t row, bool *deleted, const char *what, floe_err_t *err)
+{
+    *deleted = false;
+    size_t k = 0;
+    for (size_t i = 0; i < (q->nkc ? q->dels->neq : 0); i++) {
+        const floe_ice_eq_set_t *s = &q->dels->eq[i];
+        q->key.len = 0;
+        for (size_t j = 0; j < s->nids; j++)
+            if (floe_ice_key_col_put(&q->kc[k++], row, &q->key, what, err)) return -1;
+        if (!*deleted && floe_ice_eq_set_has(s, q->key.data, q->key.len)) *deleted = true;
+    }
+    return 0;
+}
+
 /* The rows of the file r reads (named what in errors). */
 static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schema_t *schema,
                      const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn, void *arg,
                      floe_err_t *err)
 {
     floe_buf_t line = FLOE_BUF_INIT;
-    file_scan_t fs = {0};
+    file_scan_t fs = {.ps = floe_pq_reader_schema(r)};
+    eq_check_t eq = {0};
     top_col_t *top = NULL;
+    size_t ntop;
     int rc = -1;
     const int64_t *pos = dels ? dels->pos : NULL;
     size_t npos = dels ? dels->npos : 0;
-    fs.ps = floe_pq_reader_schema(r);
-    int nn = floe_pq_schema_num_nodes(fs.ps);
-    fs.ncols = floe_pq_schema_num_columns(fs.ps);
-    size_t ntop = schema ? schema->root->nfields : (size_t)floe_pq_schema_num_children(fs.ps, -1);
-    fs.ni = calloc((size_t)nn + 1, sizeof *fs.ni);
-    fs.cur = calloc((size_t)fs.ncols + 1, sizeof *fs.cur);
-    top = calloc(ntop + 1, sizeof *top);
-    if (!fs.ni || !fs.cur || !top) goto oom;
-    /* nodes come parent-first, so parents' levels are known in time */
-    for (int i = 0; i < nn; i++) {
-        const floe_pq_node_t *n = floe_pq_schema_node(fs.ps, i);
-        int pd = n->parent >= 0 ? fs.ni[n->parent].def : 0,
-            pr = n->parent >= 0 ? fs.ni[n->parent].rep : 0;
-        fs.ni[i].def = pd + (n->rep != FLOE_PQ_REQUIRED);
-        fs.ni[i].rep = pr + (n->rep == FLOE_PQ_REPEATED);
-        int first = -1;
-        fs.ni[i].ncols = floe_pq_schema_columns_under(fs.ps, i, &first, 1);
-        fs.ni[i].first_col = first;
-    }
-    for (size_t f = 0; f < ntop; f++) {
-        if (schema) {
-            const floe_ice_field_t *fld = &schema->root->fields[f];
-            int node = floe_pq_schema_find_field(fs.ps, fld->id);
-            top[f] = (top_col_t){
-                fld->name, node >= 0 && floe_pq_schema_node(fs.ps, node)->parent == -1 ? node : -1,
-                fld->type};
-        } else {
-            int node = floe_pq_schema_child(fs.ps, -1, (int)f);
-            top[f] = (top_col_t){floe_pq_schema_node(fs.ps, node)->name, node, NULL};
-        }
-    }
+    if (file_scan_init(&fs, schema, &top, &ntop, err) ||
+        eq_bind(&eq, dels, fs.ps, schema, what, err))
+        goto fail;
     int64_t row_in_file = 0;
     size_t di = 0;
     for (int rg = 0; rg < floe_pq_reader_num_row_groups(r) && *left != 0; rg++) {
@@ -611,16 +396,10 @@ static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schem
         for (size_t f = 0; f < ntop; f++) {
             if (top[f].node < 0) continue;
             const node_info_t *ni = &fs.ni[top[f].node];
-            for (int k = 0; k < ni->ncols; k++) {
-                cursor_t *c = &fs.cur[ni->first_col + k];
-                if (c->loaded) continue;
-                if (floe_pq_read_column(r, rg, ni->first_col + k, &c->col, err)) {
-                    floe_err_wrap(err, "%s", what);
-                    goto fail;
-                }
-                c->loaded = true;
-            }
+            for (int k = 0; k < ni->ncols; k++)
+                if (load_col(&fs, r, rg, ni->first_col + k, what, err)) goto fail;
         }
+        if (eq_start(&eq, &fs, r, rg, nrows, what, err)) goto fail;
         for (int64_t row = 0; row < nrows && *left != 0; row++, row_in_file++) {
             line.len = 0;
             if (floe_buf_append_u8(&line, '{')) goto oom;
@@ -637,8 +416,10 @@ static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schem
                 }
             }
             if (floe_buf_append_u8(&line, '}')) goto oom;
+            bool deleted;
+            if (eq_deleted(&eq, (size_t)row, &deleted, what, err)) goto fail;
             while (di < npos && pos[di] < row_in_file) di++;
-            if (di < npos && pos[di] == row_in_file) continue;
+            if (deleted || (di < npos && pos[di] == row_in_file)) continue;
             if (fn(arg, (const char *)line.data, line.len, err)) goto fail;
             if (*left > 0) (*left)--;
         }
@@ -654,6 +435,8 @@ done:
     free(top);
     free(fs.ni);
     free(fs.cur);
+    free(eq.kc);
+    floe_buf_free(&eq.key);
     floe_buf_free(&fs.scratch);
     floe_buf_free(&line);
     return rc;
@@ -679,7 +462,7 @@ static int read_task(floe_fileio_t *io, const floe_ice_scan_task_t *t,
                      floe_err_t *err)
 {
     const char *path = t->file->path;
-    if (!is_parquet(t->file))
+    if (!floe_ice_is_parquet(t->file))
         return floe_err_set(err, FLOE_EUNSUPPORTED, "data file %s is %s; floe reads Parquet only",
                             path, t->file->format);
     floe_ice_deletes_t *dels;

@@ -1,8 +1,9 @@
 /* libFuzzer target: floe's table reader (iceberg/read.h, behind `floe
  * table scan`) on arbitrary Parquet bytes: rows or an error, never a
  * crash, a leak or an endless loop.  Runs once by the file's own columns
- * and, when the file carries an `iceberg.schema` entry, once more mapped
- * through it. */
+ * (with position deletes, and the file's fields 1 and 2 as equality
+ * deletes) and, when the file carries an `iceberg.schema` entry, once more
+ * mapped through it. */
 #include <string.h>
 
 #include "iceberg/read.h"
@@ -23,8 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t pos[] = {1, 3};
     floe_ice_deletes_t *dels = floe_ice_deletes_new(&err);
     if (!dels) return 0;
-    if (floe_ice_deletes_add_positions(dels, pos, 2, &err) == 0)
+    int32_t ids[] = {1, 2};
+    /* the same bytes as an equality delete file too: its rows then delete
+     * themselves */
+    if (floe_ice_deletes_add_positions(dels, pos, 2, &err) == 0) {
+        floe_ice_deletes_add_equality(dels, ids, 2, data, size, "fuzz", NULL, &err);
         floe_ice_read_file(data, size, "fuzz", NULL, dels, &left, drop, NULL, &err);
+    }
     floe_ice_deletes_free(dels);
     floe_pq_reader_t *r = floe_pq_reader_open(data, size, &err);
     if (!r) return 0;
