@@ -3,7 +3,6 @@
  * work whether or not floe serve runs.  When the server's HTTP listener
  * answers, describe adds the live engine state and per-partition lag from
  * GET /admin/tables. */
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
+#include "http/client.h"
 #include "iceberg/catalog.h"
 #include "iceberg/read.h"
 #include "iceberg/scan.h"
@@ -215,80 +215,29 @@ static void print_type_line(const floe_ice_field_t *f, int depth)
 }
 
 /* Live state from the server's /admin/tables, or NULL with why in *why. */
-typedef struct fetch_buf {
-    char *p;
-    size_t n;
-} fetch_buf_t;
-
-static size_t on_body(char *p, size_t sz, size_t nm, void *arg)
-{
-    fetch_buf_t *b = arg;
-    size_t n = sz * nm;
-    if (b->n + n > (64u << 20)) return 0;
-    char *np = realloc(b->p, b->n + n + 1);
-    if (!np) return 0;
-    memcpy(np + b->n, p, n);
-    b->p = np;
-    b->n += n;
-    b->p[b->n] = 0;
-    return n;
-}
-
-/* GET (or POST, empty body) url; the body (caller frees) and *status, or
- * NULL with why in *why when no answer came. */
-static char *http_call(const char *url, bool post, long timeout_ms, long *status, size_t *len,
-                       char *why, size_t whysize)
-{
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(why, whysize, "cannot start an HTTP client");
-        return NULL;
-    }
-    fetch_buf_t b = {0};
-    char cerr[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_PROXY, "");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-    if (post) curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-    CURLcode cc = curl_easy_perform(h);
-    *status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    curl_easy_cleanup(h);
-    if (cc != CURLE_OK) {
-        snprintf(why, whysize, "%s", cerr[0] ? cerr : curl_easy_strerror(cc));
-        free(b.p);
-        return NULL;
-    }
-    *len = b.n;
-    return b.p ? b.p : calloc(1, 1);
-}
-
 static json_t *fetch_status(const char *http, char *why, size_t whysize)
 {
     char url[600];
     snprintf(url, sizeof url, "http://%s/admin/tables", http);
+    floe_http_call_t c = {.url = url, .timeout_ms = 5000};
+    floe_buf_t body = FLOE_BUF_INIT;
     long status;
-    size_t n;
-    char *body = http_call(url, false, 5000L, &status, &n, why, whysize);
-    if (!body) return NULL;
+    floe_err_t err;
     json_t *j = NULL;
-    if (status != 200) {
+    if (floe_http_call(&c, &status, &body, &err)) {
+        snprintf(why, whysize, "%s", err.msg);
+    } else if (status != 200) {
         snprintf(why, whysize, "GET %s answered %ld", url, status);
     } else {
         json_error_t je;
-        j = json_loadb(body, n, 0, &je);
+        j = json_loadb((const char *)body.data, body.len, 0, &je);
         if (!j || !json_is_array(json_object_get(j, "tables"))) {
             snprintf(why, whysize, "GET %s: not the floe admin JSON", url);
             json_decref(j);
             j = NULL;
         }
     }
-    free(body);
+    floe_buf_free(&body);
     return j;
 }
 
@@ -463,20 +412,25 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
 {
     if (!o->http)
         return floe_err_set(err, FLOE_EINVAL, "redrive needs the server (--http HOST:PORT)");
-    char url[800], why[512];
+    char url[800];
     snprintf(url, sizeof url, "http://%s/admin/tables/%s/redrive", o->http, o->name);
+    floe_http_call_t c = {.method = "POST", .url = url, .timeout_ms = 3600L * 1000};
+    floe_buf_t body = FLOE_BUF_INIT;
     long status;
-    size_t n;
-    char *body = http_call(url, true, 3600L * 1000, &status, &n, why, sizeof why);
-    if (!body) return floe_err_set(err, FLOE_EIO, "no answer from http://%s: %s", o->http, why);
+    floe_err_t e;
+    if (floe_http_call(&c, &status, &body, &e)) {
+        floe_buf_free(&body);
+        return floe_err_set(err, e.code, "no answer from http://%s: %s", o->http, e.msg);
+    }
+    const char *text = floe_buf_cstr(&body);
     json_error_t je;
-    json_t *j = json_loadb(body, n, 0, &je);
+    json_t *j = json_loadb(text, body.len, 0, &je);
     int rc = 0;
     if (!j || !json_is_object(j)) {
-        rc = floe_err_set(err, FLOE_EIO, "POST %s answered %ld: %.200s", url, status, body);
+        rc = floe_err_set(err, FLOE_EIO, "POST %s answered %ld: %.200s", url, status, text);
     } else if (status != 200) {
         const char *msg = json_string_value(json_object_get(j, "error"));
-        rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s", msg ? msg : body);
+        rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s", msg ? msg : text);
     } else {
         printf("re-drive %s of %s: %lld of %lld dead-letter rows moved into the table, %lld still "
                "invalid, %lld undecodable batches kept; %lld dead-letter files rewritten",
@@ -490,7 +444,7 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
         printf("\n");
     }
     json_decref(j);
-    free(body);
+    floe_buf_free(&body);
     return rc;
 }
 
@@ -583,16 +537,12 @@ int floe_cmd_table(int argc, char **argv)
     if (!rc && !strcmp(o.sub, "help")) {
         fputs(usage_text, stdout);
     } else if (!rc && !strcmp(o.sub, "redrive")) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = do_redrive(&o, &err);
-        curl_global_cleanup();
     } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
-        else if (!strcmp(o.sub, "describe")) {
-            curl_global_init(CURL_GLOBAL_DEFAULT);
+        else if (!strcmp(o.sub, "describe"))
             rc = do_describe(&c, &o, &err);
-            curl_global_cleanup();
-        } else if (!strcmp(o.sub, "history"))
+        else if (!strcmp(o.sub, "history"))
             rc = do_history(&c, &o, &err);
         else {
             floe_ice_table_t *t;
