@@ -121,17 +121,7 @@ void serve_tables_stop(serve_tables_t *st)
     free(st);
 }
 
-int serve_tables_metrics(serve_tables_t *st, floe_buf_t *out)
+floe_engine_t *serve_tables_engine(serve_tables_t *st)
 {
-    return floe_engine_metrics(st->engine, out);
-}
-
-int serve_tables_status(serve_tables_t *st, floe_buf_t *out)
-{
-    return floe_engine_status_json(st->engine, out);
-}
-
-int serve_tables_redrive(serve_tables_t *st, const char *name, floe_buf_t *out, floe_err_t *err)
-{
-    return floe_engine_redrive(st->engine, name, out, err);
+    return st->engine;
 }

@@ -1,6 +1,7 @@
 /* http/: the libmicrohttpd server wrapper (routes by longest prefix, each
- * handler with its own argument) driven by floe's HTTP client (libcurl):
- * methods, bodies, statuses, the answer cap, a server that is gone. */
+ * handler with its own argument; /health; /metrics from the writers
+ * modules add) driven by floe's HTTP client (libcurl): methods, bodies,
+ * statuses, the answer cap, a server that is gone. */
 #include <string.h>
 
 #include "http/client.h"
@@ -109,6 +110,59 @@ static void routes_answer_with_their_argument(void)
     floe_http_free(h);
 }
 
+static int counter(void *arg, floe_buf_t *out)
+{
+    return floe_buf_printf(out, "%s 1\n", (const char *)arg);
+}
+
+static int failing(void *arg, floe_buf_t *out)
+{
+    (void)arg;
+    (void)out;
+    return -1;
+}
+
+/* /health, and /metrics: every writer in the order added, the process's
+ * own metrics among them; a failing writer makes the scrape fail. */
+static void health_and_metrics(void)
+{
+    floe_err_t e;
+    floe_http_t *h = NULL;
+    static char a[] = "first_total", b[] = "second_total";
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_http_metrics_add(h, counter, a) == 0);
+    CHECK(floe_http_metrics_add(h, floe_http_process_metrics, NULL) == 0);
+    CHECK(floe_http_metrics_add(h, counter, b) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    char url[200];
+    long st;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/health", floe_http_port(h));
+    char *got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "ok\n");
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", floe_http_port(h));
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_EQ(st, 200);
+    CHECK(got && !strncmp(got, "first_total 1\n", 14));
+    const char *rss = got ? strstr(got, "\nprocess_resident_memory_bytes ") : NULL;
+    CHECK(rss && atol(rss + 32) > 0);
+    CHECK(got && strstr(got, "floe_heap_bytes{state=\"in_use\"} ") != NULL);
+    size_t n = got ? strlen(got) : 0;
+    CHECK(n > 15 && !strcmp(got + n - 15, "second_total 1\n"));
+    free(got);
+    floe_http_free(h);
+
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_http_metrics_add(h, counter, a) == 0);
+    CHECK(floe_http_metrics_add(h, failing, NULL) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", floe_http_port(h));
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_EQ(st, 500);
+    free(got);
+    floe_http_free(h);
+}
+
 static void client_errors(void)
 {
     int port;
@@ -131,5 +185,6 @@ static void client_errors(void)
 
 TEST_MAIN({
     RUN(routes_answer_with_their_argument);
+    RUN(health_and_metrics);
     RUN(client_errors);
 })
