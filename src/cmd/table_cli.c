@@ -556,7 +556,7 @@ int floe_cmd_table(int argc, char **argv)
     close_catalog(&c);
     if (fflush(stdout) && !rc) rc = floe_err_errno(&err, errno, "writing the output");
     if (rc) {
-        floe_cli_fail(o.sub && strcmp(o.sub, "help") ? o.sub : NULL, "table", &err);
+        floe_cli_fail("table", o.sub && strcmp(o.sub, "help") ? o.sub : NULL, &err);
         return 1;
     }
     return 0;
