@@ -83,7 +83,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
         st->ndefaults++;
     }
     char wh[4200];
-    snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
+    if (floe_ice_warehouse_of(data_dir, wh, sizeof wh, err)) goto fail;
     if (!(st->src = floe_tsource_logs_new())) goto oom;
     if (!(st->io = floe_fileio_local_new(err)) ||
         !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))

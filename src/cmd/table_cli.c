@@ -31,7 +31,7 @@ typedef struct ctx {
 static int open_catalog(ctx_t *c, const char *data_dir, floe_err_t *err)
 {
     char wh[4200];
-    snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
+    if (floe_ice_warehouse_of(data_dir, wh, sizeof wh, err)) return -1;
     struct stat st;
     if (stat(wh, &st) || !S_ISDIR(st.st_mode))
         return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)",
