@@ -4,7 +4,7 @@
 
 #include "kafka/server.h"
 
-extern const floe_kafka_module_t floe_broker_module; /* h_data.c */
+extern const floe_kafka_module_t floe_broker_module; /* broker_module.c */
 extern const floe_kafka_module_t floe_groups_module; /* h_group.c */
 
 const floe_kafka_module_t *const floe_kafka_modules[] = {
