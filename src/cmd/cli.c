@@ -12,7 +12,7 @@ void floe_cli_quiet_logs(void)
     if (!lv || !*lv) floe_diag_set_level(FLOE_DIAG_OFF);
 }
 
-void floe_cli_fail(const char *sub, const char *group, const floe_err_t *err)
+void floe_cli_fail(const char *group, const char *sub, const floe_err_t *err)
 {
     char msg[FLOE_ERR_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", err->code ? err->msg : "failed");

@@ -10,8 +10,9 @@
  * off unless FLOE_LOG_LEVEL asks for them. */
 void floe_cli_quiet_logs(void);
 
-/* Print "floe GROUP SUB: MESSAGE" (SUB may be NULL) as one line on stderr;
- * newlines in the message become spaces. */
-void floe_cli_fail(const char *sub, const char *group, const floe_err_t *err);
+/* Print "floe GROUP SUB: MESSAGE" ("floe table scan: ...") as one line on
+ * stderr, without SUB when it is NULL; newlines in the message become
+ * spaces.  Arguments borrowed. */
+void floe_cli_fail(const char *group, const char *sub, const floe_err_t *err);
 
 #endif

@@ -19,9 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-
-#include <jansson.h>
 
 #include "cmd/cmd.h"
 #include "cmd/serve_tables.h"
@@ -30,6 +27,7 @@
 #include "kafka/groups_module.h"
 #include "kafka/server.h"
 #include "net/loop.h"
+#include "table/engine_http.h"
 #include "util/diag.h"
 #include "util/parse.h"
 
@@ -165,16 +163,6 @@ static int split_hostport(const char *s, char *host, size_t hn, int *port, floe_
     return 0;
 }
 
-static int h_health(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
-{
-    (void)rq;
-    (void)arg;
-    return floe_buf_append_str(&rs->body, "ok\n");
-}
-
-static floe_kafka_srv_t *g_srv;
-static serve_tables_t *g_tables;
-
 /* Memory policy.  glibc hands freed memory back to the kernel eagerly (a
  * freed large block is unmapped, a free heap top above 128 KiB trimmed),
  * so every produce frame, fetch response and output buffer of a busy
@@ -184,129 +172,35 @@ static serve_tables_t *g_tables;
  * given back, with the pool of frame buffers, once the broker has been
  * quiet for a tick. */
 #define MEM_TICK_MS 2000
-static struct {
+typedef struct mem_policy {
     floe_loop_t *loop;
+    floe_kafka_srv_t *srv;
     uint64_t traffic;
     bool trimmed;
-} g_mem;
+} mem_policy_t;
 
 static void mem_tick(void *arg)
 {
-    (void)arg;
-    if (!g_srv) return;
-    uint64_t t = floe_kafka_srv_traffic(g_srv);
-    if (t != g_mem.traffic) {
-        g_mem.traffic = t;
-        g_mem.trimmed = false;
-    } else if (!g_mem.trimmed) {
-        floe_kafka_srv_release_memory(g_srv);
+    mem_policy_t *m = arg;
+    uint64_t t = floe_kafka_srv_traffic(m->srv);
+    if (t != m->traffic) {
+        m->traffic = t;
+        m->trimmed = false;
+    } else if (!m->trimmed) {
+        floe_kafka_srv_release_memory(m->srv);
         malloc_trim(0);
-        g_mem.trimmed = true;
+        m->trimmed = true;
     }
-    floe_loop_timer(g_mem.loop, MEM_TICK_MS, mem_tick, NULL);
+    floe_loop_timer(m->loop, MEM_TICK_MS, mem_tick, m);
 }
 
-static void mem_policy(floe_loop_t *loop, floe_kafka_srv_t *srv)
+/* m must live until the loop stops. */
+static void mem_policy(mem_policy_t *m, floe_loop_t *loop, floe_kafka_srv_t *srv)
 {
     mallopt(M_MMAP_THRESHOLD, 64 << 20); /* also stops the threshold's own growth */
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    g_mem.loop = loop;
-    g_mem.traffic = floe_kafka_srv_traffic(srv);
-    floe_loop_timer(loop, MEM_TICK_MS, mem_tick, NULL);
-}
-
-#ifdef __SANITIZE_ADDRESS__
-/* Under AddressSanitizer malloc is the sanitizer's, and mallinfo2 reports
- * nothing: ask its allocator (libasan exports these; gcc ships no header). */
-size_t __sanitizer_get_current_allocated_bytes(void);
-size_t __sanitizer_get_free_bytes(void);
-#endif
-
-/* The process's memory: resident set and CPU (Prometheus's standard
- * process_* names), and the malloc heap split into bytes in use and bytes
- * held free, which tells live data from what the memory policy keeps. */
-static int process_metrics(floe_buf_t *out)
-{
-    long rss_kb = 0;
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) rss_kb = atol(line + 6);
-    if (f) fclose(f);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-                 ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-#ifdef __SANITIZE_ADDRESS__
-    size_t in_use = __sanitizer_get_current_allocated_bytes(), held = __sanitizer_get_free_bytes();
-#else
-    struct mallinfo2 mi = mallinfo2();
-    size_t in_use = mi.uordblks + mi.hblkhd, held = mi.fordblks;
-#endif
-    return floe_buf_printf(
-        out,
-        "# HELP process_resident_memory_bytes Resident set size.\n"
-        "# TYPE process_resident_memory_bytes gauge\n"
-        "process_resident_memory_bytes %ld\n"
-        "# HELP process_cpu_seconds_total User and system CPU time.\n"
-        "# TYPE process_cpu_seconds_total counter\n"
-        "process_cpu_seconds_total %.3f\n"
-        "# HELP floe_heap_bytes malloc heap: bytes in live allocations, bytes held free.\n"
-        "# TYPE floe_heap_bytes gauge\n"
-        "floe_heap_bytes{state=\"in_use\"} %zu\n"
-        "floe_heap_bytes{state=\"free\"} %zu\n",
-        rss_kb * 1024, cpu, in_use, held);
-}
-
-static int h_metrics(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
-{
-    (void)rq;
-    (void)arg;
-    rs->content_type = "text/plain; version=0.0.4";
-    if (floe_kafka_srv_metrics(g_srv, &rs->body) < 0 || process_metrics(&rs->body) < 0) return -1;
-    return g_tables ? serve_tables_metrics(g_tables, &rs->body) : 0;
-}
-
-/* POST /admin/tables/NAME/redrive: re-drive the table's dead letters. */
-static int h_redrive(const floe_http_req_t *rq, floe_http_resp_t *rs)
-{
-    const char *name = rq->path + strlen("/admin/tables/");
-    const char *end = strstr(name, "/redrive");
-    char buf[512];
-    if (!end || strcmp(end, "/redrive") || end == name || (size_t)(end - name) >= sizeof buf) {
-        rs->status = 404;
-        return floe_buf_append_str(&rs->body,
-                                   "{\"error\":\"not found: POST /admin/tables/NAME/redrive\"}");
-    }
-    if (strcmp(rq->method, "POST")) {
-        rs->status = 405;
-        return floe_buf_append_str(&rs->body, "{\"error\":\"use POST\"}");
-    }
-    memcpy(buf, name, (size_t)(end - name));
-    buf[end - name] = '\0';
-    floe_err_t err;
-    if (!g_tables) floe_err_set(&err, FLOE_ENOENT, "no table engine");
-    else if (serve_tables_redrive(g_tables, buf, &rs->body, &err) == 0)
-        return 0;
-    floe_buf_reset(&rs->body);
-    rs->status = err.code == FLOE_ENOENT ? 404 : err.code == FLOE_EINVAL ? 409 : 500;
-    json_t *o = json_pack("{s:s}", "error", err.msg);
-    char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    int rc = floe_buf_append_str(&rs->body, txt ? txt : "{\"error\":\"out of memory\"}");
-    free(txt);
-    json_decref(o);
-    return rc;
-}
-
-/* The table engine's state as JSON (floe table describe reads it); the
- * re-drive below it. */
-static int h_tables(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
-{
-    (void)arg;
-    rs->content_type = "application/json";
-    if (!strncmp(rq->path, "/admin/tables/", 14)) return h_redrive(rq, rs);
-    return g_tables ? serve_tables_status(g_tables, &rs->body)
-                    : floe_buf_append_str(&rs->body, "{\"tables\":[]}");
+    *m = (mem_policy_t){loop, srv, floe_kafka_srv_traffic(srv), false};
+    floe_loop_timer(loop, MEM_TICK_MS, mem_tick, m);
 }
 
 int floe_cmd_serve(int argc, char **argv)
@@ -361,6 +255,7 @@ int floe_cmd_serve(int argc, char **argv)
     floe_kafka_srv_t *srv = NULL;
     floe_http_t *http = NULL;
     serve_tables_t *tables = NULL;
+    mem_policy_t mem;
     char khost[256], hhost[256];
     int kport, hport;
     if (config && load_file(&c, config, &err)) goto out;
@@ -397,18 +292,16 @@ int floe_cmd_serve(int argc, char **argv)
     };
     if (floe_kafka_srv_new(loop, &kc, broker, &srv, &err)) goto out;
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
-    g_srv = srv;
     if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
-    g_tables = tables;
-    if (floe_http_new(&http, &err) || floe_http_route(http, "/health", h_health, NULL) ||
-        floe_http_route(http, "/metrics", h_metrics, NULL) ||
-        floe_http_route(http, "/admin/tables", h_tables, NULL)) {
+    if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
+        floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
+        floe_engine_http(serve_tables_engine(tables), http, &err)) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }
     if (floe_http_start(http, hhost, hport, &err)) goto out;
 
-    mem_policy(loop, srv);
+    mem_policy(&mem, loop, srv);
     g_loop = loop;
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -429,10 +322,8 @@ out:
     if (http) floe_http_free(http);
     if (srv) floe_kafka_srv_shutdown(srv, 2000);
     /* the engine's last commit reads the logs: before the broker closes them */
-    g_tables = NULL;
     serve_tables_stop(tables);
     if (srv) floe_kafka_srv_free(srv);
-    g_srv = NULL;
     floe_broker_close(broker);
     g_loop = NULL;
     floe_loop_free(loop);

@@ -83,7 +83,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
         st->ndefaults++;
     }
     char wh[4200];
-    snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
+    if (floe_ice_warehouse_of(data_dir, wh, sizeof wh, err)) goto fail;
     if (!(st->src = floe_tsource_logs_new())) goto oom;
     if (!(st->io = floe_fileio_local_new(err)) ||
         !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
@@ -121,17 +121,7 @@ void serve_tables_stop(serve_tables_t *st)
     free(st);
 }
 
-int serve_tables_metrics(serve_tables_t *st, floe_buf_t *out)
+floe_engine_t *serve_tables_engine(serve_tables_t *st)
 {
-    return floe_engine_metrics(st->engine, out);
-}
-
-int serve_tables_status(serve_tables_t *st, floe_buf_t *out)
-{
-    return floe_engine_status_json(st->engine, out);
-}
-
-int serve_tables_redrive(serve_tables_t *st, const char *name, floe_buf_t *out, floe_err_t *err)
-{
-    return floe_engine_redrive(st->engine, name, out, err);
+    return st->engine;
 }

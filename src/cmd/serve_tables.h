@@ -1,10 +1,10 @@
 /* `floe serve`'s table topics: the broker's topics mirrored into the table
- * engine's source, the engine thread, and its status for HTTP. */
+ * engine's source, and the engine thread. */
 #ifndef FLOE_CMD_SERVE_TABLES_H
 #define FLOE_CMD_SERVE_TABLES_H
 
 #include "kafka/broker.h"
-#include "util/buf.h"
+#include "table/engine.h"
 #include "util/err.h"
 
 typedef struct serve_tables serve_tables_t;
@@ -18,9 +18,8 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
 /* Last commit, stop the thread, remove the observer, free.  Before the
  * broker closes its logs. */
 void serve_tables_stop(serve_tables_t *st);
-int serve_tables_metrics(serve_tables_t *st, floe_buf_t *out);
-int serve_tables_status(serve_tables_t *st, floe_buf_t *out);
-/* Re-drive a table's dead letters (floe_engine_redrive); blocks. */
-int serve_tables_redrive(serve_tables_t *st, const char *name, floe_buf_t *out, floe_err_t *err);
+/* The table engine (borrowed until serve_tables_stop), for its HTTP
+ * routes. */
+floe_engine_t *serve_tables_engine(serve_tables_t *st);
 
 #endif

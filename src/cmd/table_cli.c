@@ -3,7 +3,6 @@
  * work whether or not floe serve runs.  When the server's HTTP listener
  * answers, describe adds the live engine state and per-partition lag from
  * GET /admin/tables. */
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,9 +11,11 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/table_cli.h"
+#include "http/client.h"
 #include "iceberg/catalog.h"
+#include "iceberg/read.h"
 #include "iceberg/scan.h"
+#include "util/clock.h"
 #include "util/parse.h"
 
 typedef struct table_opts {
@@ -30,7 +31,7 @@ typedef struct ctx {
 static int open_catalog(ctx_t *c, const char *data_dir, floe_err_t *err)
 {
     char wh[4200];
-    snprintf(wh, sizeof wh, "%s/warehouse", data_dir);
+    if (floe_ice_warehouse_of(data_dir, wh, sizeof wh, err)) return -1;
     struct stat st;
     if (stat(wh, &st) || !S_ISDIR(st.st_mode))
         return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)",
@@ -214,80 +215,29 @@ static void print_type_line(const floe_ice_field_t *f, int depth)
 }
 
 /* Live state from the server's /admin/tables, or NULL with why in *why. */
-typedef struct fetch_buf {
-    char *p;
-    size_t n;
-} fetch_buf_t;
-
-static size_t on_body(char *p, size_t sz, size_t nm, void *arg)
-{
-    fetch_buf_t *b = arg;
-    size_t n = sz * nm;
-    if (b->n + n > (64u << 20)) return 0;
-    char *np = realloc(b->p, b->n + n + 1);
-    if (!np) return 0;
-    memcpy(np + b->n, p, n);
-    b->p = np;
-    b->n += n;
-    b->p[b->n] = 0;
-    return n;
-}
-
-/* GET (or POST, empty body) url; the body (caller frees) and *status, or
- * NULL with why in *why when no answer came. */
-static char *http_call(const char *url, bool post, long timeout_ms, long *status, size_t *len,
-                       char *why, size_t whysize)
-{
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(why, whysize, "cannot start an HTTP client");
-        return NULL;
-    }
-    fetch_buf_t b = {0};
-    char cerr[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_PROXY, "");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-    if (post) curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-    CURLcode cc = curl_easy_perform(h);
-    *status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    curl_easy_cleanup(h);
-    if (cc != CURLE_OK) {
-        snprintf(why, whysize, "%s", cerr[0] ? cerr : curl_easy_strerror(cc));
-        free(b.p);
-        return NULL;
-    }
-    *len = b.n;
-    return b.p ? b.p : calloc(1, 1);
-}
-
 static json_t *fetch_status(const char *http, char *why, size_t whysize)
 {
     char url[600];
     snprintf(url, sizeof url, "http://%s/admin/tables", http);
+    floe_http_call_t c = {.url = url, .timeout_ms = 5000};
+    floe_buf_t body = FLOE_BUF_INIT;
     long status;
-    size_t n;
-    char *body = http_call(url, false, 5000L, &status, &n, why, whysize);
-    if (!body) return NULL;
+    floe_err_t err;
     json_t *j = NULL;
-    if (status != 200) {
+    if (floe_http_call(&c, &status, &body, &err)) {
+        snprintf(why, whysize, "%s", err.msg);
+    } else if (status != 200) {
         snprintf(why, whysize, "GET %s answered %ld", url, status);
     } else {
         json_error_t je;
-        j = json_loadb(body, n, 0, &je);
+        j = json_loadb((const char *)body.data, body.len, 0, &je);
         if (!j || !json_is_array(json_object_get(j, "tables"))) {
             snprintf(why, whysize, "GET %s: not the floe admin JSON", url);
             json_decref(j);
             j = NULL;
         }
     }
-    free(body);
+    floe_buf_free(&body);
     return j;
 }
 
@@ -342,9 +292,10 @@ static int do_describe(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     if (!s) {
         printf("\ncurrent snapshot: none (nothing committed yet)\n");
     } else {
+        floe_time_iso(tbuf, sizeof tbuf, s->timestamp_ms, 3, true);
         printf("\ncurrent snapshot %lld at %s (%s, %zu snapshot%s in the history)\n",
-               (long long)s->snapshot_id, floe_cli_time_ms(s->timestamp_ms, tbuf, sizeof tbuf),
-               s->operation ? s->operation : "?", md->nsnapshots, md->nsnapshots == 1 ? "" : "s");
+               (long long)s->snapshot_id, tbuf, s->operation ? s->operation : "?", md->nsnapshots,
+               md->nsnapshots == 1 ? "" : "s");
         for (size_t i = 0; i < s->summary.n; i++)
             printf("  %-32s %s\n", s->summary.kv[i].key, s->summary.kv[i].value);
     }
@@ -438,13 +389,14 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
         if (s->parent_id >= 0) snprintf(par, sizeof par, "%lld", (long long)s->parent_id);
         else
             snprintf(par, sizeof par, "-");
+        floe_time_iso(tb, sizeof tb, s->timestamp_ms, 3, true);
         const char *fo = floe_ice_props_get(&s->summary, "floe.offsets");
         const char *ar = floe_ice_props_get(&s->summary, "added-records");
         const char *af = floe_ice_props_get(&s->summary, "added-data-files");
         printf("%c %-20lld %-20s %-24s %-10s %12s %8s  %s\n",
                s->snapshot_id == md->current_snapshot_id ? '*' : ' ', (long long)s->snapshot_id,
-               par, floe_cli_time_ms(s->timestamp_ms, tb, sizeof tb),
-               s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0", fo ? fo : "-");
+               par, tb, s->operation ? s->operation : "?", ar ? ar : "0", af ? af : "0",
+               fo ? fo : "-");
     }
     if (!md->nsnapshots) printf("(no snapshots: nothing committed yet)\n");
     free(ss);
@@ -460,20 +412,25 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
 {
     if (!o->http)
         return floe_err_set(err, FLOE_EINVAL, "redrive needs the server (--http HOST:PORT)");
-    char url[800], why[512];
+    char url[800];
     snprintf(url, sizeof url, "http://%s/admin/tables/%s/redrive", o->http, o->name);
+    floe_http_call_t c = {.method = "POST", .url = url, .timeout_ms = 3600L * 1000};
+    floe_buf_t body = FLOE_BUF_INIT;
     long status;
-    size_t n;
-    char *body = http_call(url, true, 3600L * 1000, &status, &n, why, sizeof why);
-    if (!body) return floe_err_set(err, FLOE_EIO, "no answer from http://%s: %s", o->http, why);
+    floe_err_t e;
+    if (floe_http_call(&c, &status, &body, &e)) {
+        floe_buf_free(&body);
+        return floe_err_set(err, e.code, "no answer from http://%s: %s", o->http, e.msg);
+    }
+    const char *text = floe_buf_cstr(&body);
     json_error_t je;
-    json_t *j = json_loadb(body, n, 0, &je);
+    json_t *j = json_loadb(text, body.len, 0, &je);
     int rc = 0;
     if (!j || !json_is_object(j)) {
-        rc = floe_err_set(err, FLOE_EIO, "POST %s answered %ld: %.200s", url, status, body);
+        rc = floe_err_set(err, FLOE_EIO, "POST %s answered %ld: %.200s", url, status, text);
     } else if (status != 200) {
         const char *msg = json_string_value(json_object_get(j, "error"));
-        rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s", msg ? msg : body);
+        rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s", msg ? msg : text);
     } else {
         printf("re-drive %s of %s: %lld of %lld dead-letter rows moved into the table, %lld still "
                "invalid, %lld undecodable batches kept; %lld dead-letter files rewritten",
@@ -487,8 +444,18 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
         printf("\n");
     }
     json_decref(j);
-    free(body);
+    floe_buf_free(&body);
     return rc;
+}
+
+/* ---- scan ---- */
+
+static int print_row(void *arg, const char *json, size_t len, floe_err_t *err)
+{
+    (void)arg;
+    if (fwrite(json, 1, len, stdout) != len || putchar('\n') == EOF)
+        return floe_err_errno(err, errno, "writing the rows");
+    return 0;
 }
 
 /* ---- arguments ---- */
@@ -570,21 +537,18 @@ int floe_cmd_table(int argc, char **argv)
     if (!rc && !strcmp(o.sub, "help")) {
         fputs(usage_text, stdout);
     } else if (!rc && !strcmp(o.sub, "redrive")) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = do_redrive(&o, &err);
-        curl_global_cleanup();
     } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
-        else if (!strcmp(o.sub, "describe")) {
-            curl_global_init(CURL_GLOBAL_DEFAULT);
+        else if (!strcmp(o.sub, "describe"))
             rc = do_describe(&c, &o, &err);
-            curl_global_cleanup();
-        } else if (!strcmp(o.sub, "history"))
+        else if (!strcmp(o.sub, "history"))
             rc = do_history(&c, &o, &err);
         else {
             floe_ice_table_t *t;
             if (!(rc = load(&c, o.name, &t, &err))) {
-                rc = floe_cli_scan(c.io, floe_ice_table_metadata(t), o.limit, stdout, &err);
+                rc = floe_ice_read_table(c.io, floe_ice_table_metadata(t), o.limit, print_row, NULL,
+                                         &err);
                 floe_ice_table_free(t);
             }
         }
@@ -592,7 +556,7 @@ int floe_cmd_table(int argc, char **argv)
     close_catalog(&c);
     if (fflush(stdout) && !rc) rc = floe_err_errno(&err, errno, "writing the output");
     if (rc) {
-        floe_cli_fail(o.sub && strcmp(o.sub, "help") ? o.sub : NULL, "table", &err);
+        floe_cli_fail("table", o.sub && strcmp(o.sub, "help") ? o.sub : NULL, &err);
         return 1;
     }
     return 0;

@@ -631,7 +631,7 @@ int floe_cmd_topic(int argc, char **argv)
     for (int i = 0; i < o.nowned; i++) free(o.owned[i]);
     fflush(stdout);
     if (rc) {
-        floe_cli_fail(o.sub && strcmp(o.sub, "help") ? o.sub : NULL, "topic", &err);
+        floe_cli_fail("topic", o.sub && strcmp(o.sub, "help") ? o.sub : NULL, &err);
         return 1;
     }
     return 0;

@@ -12,6 +12,7 @@
 #include "util/diag.h"
 
 #define MAX_ROUTES 32
+#define MAX_METRICS 16
 #define MAX_BODY (64u << 20)
 
 typedef struct route {
@@ -20,10 +21,17 @@ typedef struct route {
     void *arg;
 } route_t;
 
+typedef struct metrics_writer {
+    floe_http_metrics_fn fn;
+    void *arg;
+} metrics_writer_t;
+
 struct floe_http {
     struct MHD_Daemon *d;
     route_t routes[MAX_ROUTES];
     int nroutes;
+    metrics_writer_t metrics[MAX_METRICS];
+    int nmetrics;
     int port;
 };
 
@@ -32,11 +40,40 @@ typedef struct pending {
     int too_big;
 } pending_t;
 
+static int h_health(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)rq;
+    (void)arg;
+    return floe_buf_append_str(&rs->body, "ok\n");
+}
+
+static int h_metrics(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)rq;
+    const floe_http_t *h = arg;
+    rs->content_type = "text/plain; version=0.0.4";
+    for (int i = 0; i < h->nmetrics; i++)
+        if (h->metrics[i].fn(h->metrics[i].arg, &rs->body) < 0) return -1;
+    return 0;
+}
+
 int floe_http_new(floe_http_t **out, floe_err_t *err)
 {
     floe_http_t *h = calloc(1, sizeof *h);
     if (!h) return floe_err_oom(err);
+    if (floe_http_route(h, "/health", h_health, NULL) ||
+        floe_http_route(h, "/metrics", h_metrics, h)) {
+        floe_http_free(h);
+        return floe_err_oom(err);
+    }
     *out = h;
+    return 0;
+}
+
+int floe_http_metrics_add(floe_http_t *h, floe_http_metrics_fn fn, void *arg)
+{
+    if (h->nmetrics == MAX_METRICS) return -1;
+    h->metrics[h->nmetrics++] = (metrics_writer_t){fn, arg};
     return 0;
 }
 

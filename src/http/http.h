@@ -1,7 +1,10 @@
 /* The HTTP listener (libmicrohttpd): routes by path prefix to handlers that
- * other modules register (/health, /metrics here; REST catalog and schema
- * registry later).  Handlers run on microhttpd's threads, one per
- * connection, so they must be thread-safe. */
+ * other modules register, each with its own state as the route's argument
+ * (the table engine's /admin/tables; the REST catalog and schema registry
+ * later).  Every listener answers GET /health with "ok", and GET /metrics
+ * with the Prometheus text of the writers modules add.  Handlers and
+ * writers run on microhttpd's threads, one per connection, so they must be
+ * thread-safe. */
 #ifndef FLOE_HTTP_HTTP_H
 #define FLOE_HTTP_HTTP_H
 
@@ -34,6 +37,18 @@ int floe_http_new(floe_http_t **out, floe_err_t *err);
 /* Route requests whose path starts with prefix (longest prefix wins).
  * prefix is copied; arg is borrowed.  Call before floe_http_start. */
 int floe_http_route(floe_http_t *h, const char *prefix, floe_http_fn fn, void *arg);
+/* Appends Prometheus text for GET /metrics to out.  0, or -1 (the scrape
+ * answers 500). */
+typedef int (*floe_http_metrics_fn)(void *arg, floe_buf_t *out);
+/* Add a writer to /metrics: writers answer in the order added, each with
+ * its arg (borrowed; must outlive h).  Call before floe_http_start.  -1
+ * when out of memory or full. */
+int floe_http_metrics_add(floe_http_t *h, floe_http_metrics_fn fn, void *arg);
+/* The process's own metrics, a floe_http_metrics_fn (arg unused): resident
+ * memory and CPU (Prometheus's standard process_* names), and the malloc
+ * heap split into bytes in use and bytes held free. */
+int floe_http_process_metrics(void *arg, floe_buf_t *out);
+
 /* Listen on host:port (0 picks a free port) with an internal thread. */
 int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err);
 int floe_http_port(const floe_http_t *h);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/diag.h"
+#include "util/fs.h"
 
 /* ---- dispatch ---- */
 
@@ -20,6 +21,11 @@ void floe_ice_catalog_free(floe_ice_catalog_t *c)
 floe_fileio_t *floe_ice_catalog_io(floe_ice_catalog_t *c)
 {
     return c->io;
+}
+
+int floe_ice_warehouse_of(const char *data_dir, char *out, size_t size, floe_err_t *err)
+{
+    return floe_path_join(out, size, data_dir, "warehouse", err);
 }
 
 int floe_ice_catalog_create_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err)

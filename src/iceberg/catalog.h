@@ -34,6 +34,10 @@ typedef struct floe_ice_table floe_ice_table_t;
 floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse,
                                             floe_err_t *err);
 void floe_ice_catalog_free(floe_ice_catalog_t *c);
+/* The warehouse of floe's own filesystem catalog: DATA/warehouse under the
+ * data dir of `floe serve`, where the CLI reads it too.  Into out; fails
+ * with FLOE_ERANGE (out "") when it does not fit. */
+int floe_ice_warehouse_of(const char *data_dir, char *out, size_t size, floe_err_t *err);
 /* The catalog's FileIO (borrowed). */
 floe_fileio_t *floe_ice_catalog_io(floe_ice_catalog_t *c);
 

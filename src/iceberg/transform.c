@@ -294,24 +294,7 @@ static int human_value(const floe_ice_value_t *v, floe_buf_t *out)
                                rem % 1000000, v->kind == FLOE_ICE_TIMESTAMPTZ ? "+00:00" : "");
     }
     case FLOE_ICE_STRING: return floe_buf_append(out, v->bytes, v->len);
-    case FLOE_ICE_DECIMAL: {
-        __int128 u = floe_ice_value_decimal(v);
-        char digits[64];
-        int n = 0;
-        bool neg = u < 0;
-        unsigned __int128 a = neg ? (unsigned __int128)(-(u + 1)) + 1 : (unsigned __int128)u;
-        do {
-            digits[n++] = (char)('0' + (int)(a % 10));
-            a /= 10;
-        } while (a && n < 60);
-        while (n <= v->scale) digits[n++] = '0';
-        if (neg && floe_buf_append_u8(out, '-') < 0) return -1;
-        for (int i = n - 1; i >= 0; i--) {
-            if (floe_buf_append_u8(out, (uint8_t)digits[i]) < 0) return -1;
-            if (i == v->scale && v->scale > 0 && floe_buf_append_u8(out, '.') < 0) return -1;
-        }
-        return 0;
-    }
+    case FLOE_ICE_DECIMAL: return floe_ice_decimal_text(out, floe_ice_value_decimal(v), v->scale);
     case FLOE_ICE_UUID:
         for (size_t i = 0; i < v->len; i++) {
             if ((i == 4 || i == 6 || i == 8 || i == 10) && floe_buf_append_u8(out, '-') < 0)

@@ -497,6 +497,29 @@ __int128 floe_ice_value_decimal(const floe_ice_value_t *v)
     return (__int128)u;
 }
 
+int floe_ice_decimal_text(floe_buf_t *out, __int128 unscaled, int32_t scale)
+{
+    char digits[64];
+    int n = 0;
+    bool neg = unscaled < 0;
+    unsigned __int128 u =
+        neg ? (unsigned __int128)(-(unscaled + 1)) + 1 : (unsigned __int128)unscaled;
+    do {
+        digits[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u && n < 60);
+    while (n <= scale && n < 60) digits[n++] = '0';
+    char s[72];
+    int k = 0;
+    if (neg) s[k++] = '-';
+    for (int i = n - 1; i >= 0; i--) {
+        s[k++] = digits[i];
+        if (i == scale && scale > 0) s[k++] = '.';
+    }
+    s[k] = 0;
+    return floe_buf_append_str(out, s);
+}
+
 static int cmp_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     size_t n = na < nb ? na : nb;

@@ -171,6 +171,10 @@ int floe_ice_value_set_decimal64(floe_ice_value_t *v, int64_t unscaled, int32_t 
 /* Unscaled decimal as __int128 (values up to precision 38). */
 __int128 floe_ice_value_decimal(const floe_ice_value_t *v);
 int floe_ice_value_set_decimal(floe_ice_value_t *v, __int128 unscaled, int32_t scale);
+/* The exact text of the decimal unscaled * 10^-scale ("-0.05" for -5,
+ * scale 2) appended to out; a scale beyond 58 digits is cut there.  0 or
+ * -1 (ENOMEM). */
+int floe_ice_decimal_text(floe_buf_t *out, __int128 unscaled, int32_t scale);
 
 /* Compare two non-null values of the same kind: <0, 0, >0.  Strings and
  * binaries compare bytewise unsigned (UTF-8 order = code point order). */

@@ -1,4 +1,4 @@
-/* The consumer-group module of the Kafka server (handle_group.c):
+/* The consumer-group module of the Kafka server (h_group.c):
  * FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
  * OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups.
  * Committed offsets live in DATA/log/__consumer_offsets-0 (offset_store.h)

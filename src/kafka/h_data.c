@@ -1,5 +1,5 @@
 /* Data-path APIs: Fetch (with long poll), ListOffsets,
- * OffsetForLeaderEpoch, DeleteRecords; and the broker module itself. */
+ * OffsetForLeaderEpoch, DeleteRecords. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 #define FLOE_FETCH_MAX_RESPONSE (64u << 20)
 
 struct fetch_wait {
-    bk_t *bk;
+    floe_broker_mod_t *bm;
     floe_kafka_req_t *req;
     floe_kafka_timer_t *timer;
     fetch_wait_t *prev, *next;
@@ -22,7 +22,7 @@ struct fetch_wait {
 
 /* Try to answer: read every partition; respond when there is enough data,
  * an error, or `force` (deadline).  Returns true when answered. */
-static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
+static bool fetch_try(floe_broker_mod_t *bm, floe_kafka_req_t *req, bool force)
 {
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_fetch_req_t *rq = floe_kafka_req_body(req);
@@ -66,7 +66,7 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
             return true;
         }
         rt->partitions.n = np;
-        floe_topic_t *t = floe_bk_topic(bk, q->topic, false);
+        floe_topic_t *t = floe_broker_mod_topic(bm, q->topic, false);
         for (int j = 0; j < np; j++) {
             const floe_k_fetch_req_fetch_partition_t *qp = &q->partitions.v[j];
             floe_k_fetch_resp_partition_data_t *r = &rt->partitions.v[j];
@@ -140,11 +140,11 @@ static bool fetch_try(bk_t *bk, floe_kafka_req_t *req, bool force)
     return true;
 }
 
-static void fetch_unlink(bk_t *bk, fetch_wait_t *w)
+static void fetch_unlink(floe_broker_mod_t *bm, fetch_wait_t *w)
 {
     if (w->prev) w->prev->next = w->next;
     else
-        bk->fetches = w->next;
+        bm->fetches = w->next;
     if (w->next) w->next->prev = w->prev;
     w->prev = w->next = NULL;
 }
@@ -153,64 +153,64 @@ static void fetch_deadline(void *arg)
 {
     fetch_wait_t *w = arg;
     w->timer = NULL;
-    fetch_unlink(w->bk, w);
-    fetch_try(w->bk, w->req, true);
+    fetch_unlink(w->bm, w);
+    fetch_try(w->bm, w->req, true);
 }
 
 static void fetch_closed(floe_kafka_req_t *req, void *arg)
 {
     fetch_wait_t *w = arg;
-    if (w->timer) floe_kafka_timer_cancel(w->bk->srv, w->timer);
+    if (w->timer) floe_kafka_timer_cancel(w->bm->srv, w->timer);
     w->timer = NULL;
-    fetch_unlink(w->bk, w);
+    fetch_unlink(w->bm, w);
     floe_kafka_respond_none(req);
 }
 
-void floe_bk_appended(bk_t *bk)
+void floe_broker_mod_appended(floe_broker_mod_t *bm)
 {
-    fetch_wait_t *w = bk->fetches;
+    fetch_wait_t *w = bm->fetches;
     while (w) {
         fetch_wait_t *n = w->next;
         floe_kafka_timer_t *timer = w->timer;
-        bk_t *b = w->bk;
+        floe_broker_mod_t *b = w->bm;
         floe_kafka_req_t *req = w->req;
-        fetch_unlink(bk, w);
+        fetch_unlink(bm, w);
         if (fetch_try(b, req, false)) {
             floe_kafka_timer_cancel(b->srv, timer);
         } else {
-            w->next = bk->fetches; /* still waiting: back on the list */
-            if (bk->fetches) bk->fetches->prev = w;
-            bk->fetches = w;
+            w->next = bm->fetches; /* still waiting: back on the list */
+            if (bm->fetches) bm->fetches->prev = w;
+            bm->fetches = w;
         }
         w = n;
     }
 }
 
-void floe_bk_flush_fetches(bk_t *bk)
+void floe_broker_mod_flush_fetches(floe_broker_mod_t *bm)
 {
-    while (bk->fetches) {
-        fetch_wait_t *w = bk->fetches;
-        fetch_unlink(bk, w);
-        if (w->timer) floe_kafka_timer_cancel(bk->srv, w->timer);
+    while (bm->fetches) {
+        fetch_wait_t *w = bm->fetches;
+        fetch_unlink(bm, w);
+        if (w->timer) floe_kafka_timer_cancel(bm->srv, w->timer);
         w->timer = NULL;
-        fetch_try(bk, w->req, true);
+        fetch_try(bm, w->req, true);
     }
 }
 
 static void h_fetch(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
-    if (fetch_try(bk, req, bk->stopping)) return;
+    floe_broker_mod_t *bm = ctx;
+    if (fetch_try(bm, req, bm->stopping)) return;
     const floe_k_fetch_req_t *rq = floe_kafka_req_body(req);
     fetch_wait_t *w = floe_arena_calloc(floe_kafka_req_arena(req), 1, sizeof *w);
     if (!w) OOM(req);
-    w->bk = bk;
+    w->bm = bm;
     w->req = req;
-    w->timer = floe_kafka_timer_add(bk->srv, rq->max_wait_ms, fetch_deadline, w);
+    w->timer = floe_kafka_timer_add(bm->srv, rq->max_wait_ms, fetch_deadline, w);
     if (!w->timer) OOM(req);
-    w->next = bk->fetches;
-    if (bk->fetches) bk->fetches->prev = w;
-    bk->fetches = w;
+    w->next = bm->fetches;
+    if (bm->fetches) bm->fetches->prev = w;
+    bm->fetches = w;
     floe_kafka_req_on_close(req, fetch_closed, w);
 }
 
@@ -218,7 +218,7 @@ static void h_fetch(floe_kafka_req_t *req, void *ctx)
 
 static void h_list_offsets(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_list_offsets_req_t *rq = floe_kafka_req_body(req);
     int16_t ver = floe_kafka_req_version(req);
@@ -237,7 +237,7 @@ static void h_list_offsets(floe_kafka_req_t *req, void *ctx)
             floe_k_list_offsets_resp_list_offsets_partition_response_new_array(a, np);
         if (!rt->partitions.v) OOM(req);
         rt->partitions.n = np;
-        floe_topic_t *t = floe_bk_topic(bk, q->name, false);
+        floe_topic_t *t = floe_broker_mod_topic(bm, q->name, false);
         for (int j = 0; j < np; j++) {
             const floe_k_list_offsets_req_list_offsets_partition_t *qp = &q->partitions.v[j];
             floe_k_list_offsets_resp_list_offsets_partition_response_t *r = &rt->partitions.v[j];
@@ -273,7 +273,7 @@ static void h_list_offsets(floe_kafka_req_t *req, void *ctx)
 
 static void h_offset_for_leader_epoch(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_offset_for_leader_epoch_req_t *rq = floe_kafka_req_body(req);
     floe_k_offset_for_leader_epoch_resp_t *rs = floe_k_offset_for_leader_epoch_resp_new(a);
@@ -291,7 +291,7 @@ static void h_offset_for_leader_epoch(floe_kafka_req_t *req, void *ctx)
         rt->partitions.v = floe_k_offset_for_leader_epoch_resp_epoch_end_offset_new_array(a, np);
         if (!rt->partitions.v) OOM(req);
         rt->partitions.n = np;
-        floe_topic_t *t = floe_bk_topic(bk, q->topic, false);
+        floe_topic_t *t = floe_broker_mod_topic(bm, q->topic, false);
         for (int j = 0; j < np; j++) {
             const floe_k_offset_for_leader_epoch_req_offset_for_leader_partition_t *qp =
                 &q->partitions.v[j];
@@ -319,7 +319,7 @@ static void h_offset_for_leader_epoch(floe_kafka_req_t *req, void *ctx)
 
 static void h_delete_records(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_delete_records_req_t *rq = floe_kafka_req_body(req);
     floe_k_delete_records_resp_t *rs = floe_k_delete_records_resp_new(a);
@@ -337,7 +337,7 @@ static void h_delete_records(floe_kafka_req_t *req, void *ctx)
             floe_k_delete_records_resp_delete_records_partition_result_new_array(a, np);
         if (!rt->partitions.v) OOM(req);
         rt->partitions.n = np;
-        floe_topic_t *t = floe_bk_topic(bk, q->name, false);
+        floe_topic_t *t = floe_broker_mod_topic(bm, q->name, false);
         for (int j = 0; j < np; j++) {
             const floe_k_delete_records_req_delete_records_partition_t *qp = &q->partitions.v[j];
             floe_k_delete_records_resp_delete_records_partition_result_t *r = &rt->partitions.v[j];
@@ -364,69 +364,14 @@ static void h_delete_records(floe_kafka_req_t *req, void *ctx)
     floe_kafka_respond(req, rs);
 }
 
-int floe_bk_register_data(bk_t *bk, floe_err_t *err)
+int floe_broker_mod_register_data(floe_broker_mod_t *bm, floe_err_t *err)
 {
-    floe_kafka_srv_t *s = bk->srv;
-    if (floe_kafka_register(s, FLOE_KAPI_FETCH, 4, 12, h_fetch, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_LIST_OFFSETS, 0, 7, h_list_offsets, bk, err) ||
+    floe_kafka_srv_t *s = bm->srv;
+    if (floe_kafka_register(s, FLOE_KAPI_FETCH, 4, 12, h_fetch, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_LIST_OFFSETS, 0, 7, h_list_offsets, bm, err) ||
         floe_kafka_register(s, FLOE_KAPI_OFFSET_FOR_LEADER_EPOCH, 0, 4, h_offset_for_leader_epoch,
-                            bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_DELETE_RECORDS, 0, 2, h_delete_records, bk, err))
+                            bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_DELETE_RECORDS, 0, 2, h_delete_records, bm, err))
         return -1;
     return 0;
 }
-
-/* ---- the module ---- */
-
-static void bk_tick(void *arg)
-{
-    bk_t *bk = arg;
-    bk->tick = NULL;
-    floe_broker_tick(bk->b);
-    if (!bk->stopping)
-        bk->tick = floe_kafka_timer_add(bk->srv, floe_broker_config(bk->b)->flush_interval_ms,
-                                        bk_tick, bk);
-}
-
-static int bk_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
-{
-    floe_broker_t *b = floe_kafka_srv_broker(srv);
-    if (!b) return floe_err_set(err, FLOE_EINVAL, "the broker module needs a broker");
-    bk_t *bk = calloc(1, sizeof *bk);
-    if (!bk) return floe_err_oom(err);
-    bk->srv = srv;
-    bk->b = b;
-    if (floe_bk_appender_start(bk, err)) {
-        free(bk);
-        return -1;
-    }
-    if (floe_bk_register_meta(bk, err) || floe_bk_register_data(bk, err) ||
-        floe_bk_register_produce(bk, err)) {
-        floe_bk_appender_stop(bk);
-        free(bk);
-        return -1;
-    }
-    *state = bk;
-    int64_t iv = floe_broker_config(b)->flush_interval_ms;
-    bk->tick = floe_kafka_timer_add(srv, iv > 0 ? iv : 1000, bk_tick, bk);
-    return 0;
-}
-
-static void bk_stop(void *state)
-{
-    bk_t *bk = state;
-    bk->stopping = true;
-    if (bk->tick) floe_kafka_timer_cancel(bk->srv, bk->tick);
-    bk->tick = NULL;
-    floe_bk_appender_stop(bk); /* finishes every queued append */
-    floe_bk_flush_fetches(bk);
-}
-
-static void bk_free(void *state)
-{
-    bk_t *bk = state;
-    floe_bk_appender_stop(bk);
-    free(bk);
-}
-
-const floe_kafka_module_t floe_broker_module = {"broker", bk_init, bk_stop, bk_free};

@@ -1,4 +1,5 @@
-/* Internals shared by the broker's own API handlers (h_*.c). */
+/* Internals of the broker module (broker_module.c): its state and what its
+ * API handler files (h_meta.c, h_data.c, h_produce.c) share. */
 #ifndef FLOE_KAFKA_H_INT_H
 #define FLOE_KAFKA_H_INT_H
 
@@ -10,8 +11,10 @@
 typedef struct fetch_wait fetch_wait_t;
 typedef struct append_job append_job_t;
 
-/* State of the broker module (one per server). */
-typedef struct bk {
+/* State of the broker module, one per server: the broker (the topic
+ * registry and its logs, kafka/broker.h) its handlers serve, plus what
+ * they keep between requests.  Not the broker itself. */
+typedef struct floe_broker_mod {
     floe_kafka_srv_t *srv;
     floe_broker_t *b;
     fetch_wait_t *fetches;    /* long-poll fetches waiting for data */
@@ -25,29 +28,29 @@ typedef struct bk {
     pthread_cond_t app_cv, app_idle;
     append_job_t *app_head, *app_tail;   /* to do */
     append_job_t *done_head, *done_tail; /* done, for the loop */
-} bk_t;
+} floe_broker_mod_t;
 
 /* Register the handlers of each file. */
-int floe_bk_register_meta(bk_t *bk, floe_err_t *err);
-int floe_bk_register_data(bk_t *bk, floe_err_t *err);
-int floe_bk_register_produce(bk_t *bk, floe_err_t *err);
+int floe_broker_mod_register_meta(floe_broker_mod_t *bm, floe_err_t *err);
+int floe_broker_mod_register_data(floe_broker_mod_t *bm, floe_err_t *err);
+int floe_broker_mod_register_produce(floe_broker_mod_t *bm, floe_err_t *err);
 
 /* Start/stop the appender thread.  Stop waits for queued appends and
  * completes them on the calling (loop) thread; safe to call twice. */
-int floe_bk_appender_start(bk_t *bk, floe_err_t *err);
-void floe_bk_appender_stop(bk_t *bk);
+int floe_broker_mod_appender_start(floe_broker_mod_t *bm, floe_err_t *err);
+void floe_broker_mod_appender_stop(floe_broker_mod_t *bm);
 /* Block until every queued append is done and answered (before deleting a
  * topic, whose logs the appender may be using). Loop thread. */
-void floe_bk_appender_drain(bk_t *bk);
+void floe_broker_mod_appender_drain(floe_broker_mod_t *bm);
 
 /* Data was appended: re-check waiting fetches. */
-void floe_bk_appended(bk_t *bk);
+void floe_broker_mod_appended(floe_broker_mod_t *bm);
 /* Answer every waiting fetch now (shutdown). */
-void floe_bk_flush_fetches(bk_t *bk);
+void floe_broker_mod_flush_fetches(floe_broker_mod_t *bm);
 
 /* Find a topic for a request, creating it when auto-creation is on and
  * `create` is true.  NULL when absent (or the name is invalid). */
-floe_topic_t *floe_bk_topic(bk_t *bk, floe_kstr_t name, bool create);
+floe_topic_t *floe_broker_mod_topic(floe_broker_mod_t *bm, floe_kstr_t name, bool create);
 
 /* Answer req with "out of memory" and return from the (void) handler. */
 #define OOM(req)                                 \
@@ -57,6 +60,6 @@ floe_topic_t *floe_bk_topic(bk_t *bk, floe_kstr_t name, bool create);
     } while (0)
 
 /* An arena copy of a C string as a Kafka string (NULL stays null). */
-floe_kstr_t floe_bk_str(floe_arena_t *a, const char *s);
+floe_kstr_t floe_broker_mod_str(floe_arena_t *a, const char *s);
 
 #endif

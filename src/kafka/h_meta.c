@@ -8,27 +8,27 @@
 #include "kafka/h_int.h"
 #include "util/diag.h"
 
-floe_kstr_t floe_bk_str(floe_arena_t *a, const char *s)
+floe_kstr_t floe_broker_mod_str(floe_arena_t *a, const char *s)
 {
     if (!s) return floe_kstr_null();
     char *c = floe_arena_strndup(a, s, strlen(s));
     return c ? floe_kstr(c) : floe_kstr("");
 }
 
-floe_topic_t *floe_bk_topic(bk_t *bk, floe_kstr_t name, bool create)
+floe_topic_t *floe_broker_mod_topic(floe_broker_mod_t *bm, floe_kstr_t name, bool create)
 {
     if (name.len < 0) return NULL;
-    floe_topic_t *t = floe_broker_topic(bk->b, name.ptr, (size_t)name.len);
-    if (t || !create || !floe_broker_config(bk->b)->auto_create_topics) return t;
+    floe_topic_t *t = floe_broker_topic(bm->b, name.ptr, (size_t)name.len);
+    if (t || !create || !floe_broker_config(bm->b)->auto_create_topics) return t;
     if (!floe_topic_name_valid(name.ptr, (size_t)name.len) || !strncmp(name.ptr, "__", 2))
         return NULL;
     int16_t kerr;
     floe_err_t err;
     char buf[256];
     snprintf(buf, sizeof buf, "%.*s", (int)name.len, name.ptr);
-    if (floe_broker_create_topic(bk->b, buf, -1, NULL, 0, false, &t, &kerr, &err)) {
+    if (floe_broker_create_topic(bm->b, buf, -1, NULL, 0, false, &t, &kerr, &err)) {
         if (kerr == FLOE_KERR_TOPIC_ALREADY_EXISTS)
-            return floe_broker_topic(bk->b, name.ptr, (size_t)name.len);
+            return floe_broker_topic(bm->b, name.ptr, (size_t)name.len);
         FLOE_WARN("kafka: auto-create of topic %s failed: %s", buf, err.msg);
         return NULL;
     }
@@ -68,7 +68,7 @@ static int fill_topic(floe_arena_t *a, floe_kafka_srv_t *srv, floe_topic_t *t,
 
 static void h_metadata(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_metadata_req_t *rq = floe_kafka_req_body(req);
     int16_t ver = floe_kafka_req_version(req);
@@ -77,15 +77,15 @@ static void h_metadata(floe_kafka_req_t *req, void *ctx)
     rs->brokers.v = floe_k_metadata_resp_metadata_response_broker_new_array(a, 1);
     if (!rs->brokers.v) OOM(req);
     rs->brokers.n = 1;
-    rs->brokers.v[0].node_id = floe_kafka_srv_node_id(bk->srv);
-    rs->brokers.v[0].host = floe_kstr(floe_kafka_srv_host(bk->srv));
-    rs->brokers.v[0].port = floe_kafka_srv_port(bk->srv);
-    rs->cluster_id = floe_kstr(floe_kafka_srv_cluster_id(bk->srv));
-    rs->controller_id = floe_kafka_srv_node_id(bk->srv);
+    rs->brokers.v[0].node_id = floe_kafka_srv_node_id(bm->srv);
+    rs->brokers.v[0].host = floe_kstr(floe_kafka_srv_host(bm->srv));
+    rs->brokers.v[0].port = floe_kafka_srv_port(bm->srv);
+    rs->cluster_id = floe_kstr(floe_kafka_srv_cluster_id(bm->srv));
+    rs->controller_id = floe_kafka_srv_node_id(bm->srv);
     bool all = rq->topics.n < 0 || (ver == 0 && rq->topics.n == 0);
     if (all) {
         floe_topic_t **ts;
-        int n = floe_broker_topics(bk->b, &ts);
+        int n = floe_broker_topics(bm->b, &ts);
         if (n < 0) OOM(req);
         rs->topics.v = floe_k_metadata_resp_metadata_response_topic_new_array(a, n);
         if (!rs->topics.v) {
@@ -94,7 +94,7 @@ static void h_metadata(floe_kafka_req_t *req, void *ctx)
         }
         rs->topics.n = n;
         for (int i = 0; i < n; i++)
-            if (fill_topic(a, bk->srv, ts[i], &rs->topics.v[i])) {
+            if (fill_topic(a, bm->srv, ts[i], &rs->topics.v[i])) {
                 free(ts);
                 OOM(req);
             }
@@ -109,9 +109,9 @@ static void h_metadata(floe_kafka_req_t *req, void *ctx)
             const floe_k_metadata_req_metadata_request_topic_t *q = &rq->topics.v[i];
             floe_k_metadata_resp_metadata_response_topic_t *rt = &rs->topics.v[i];
             floe_topic_t *t = NULL;
-            if (q->name.len >= 0) t = floe_bk_topic(bk, q->name, create);
+            if (q->name.len >= 0) t = floe_broker_mod_topic(bm, q->name, create);
             else
-                t = floe_broker_topic_by_id(bk->b, q->topic_id.b);
+                t = floe_broker_topic_by_id(bm->b, q->topic_id.b);
             if (!t) {
                 rt->name = q->name;
                 rt->topic_id = q->topic_id;
@@ -122,7 +122,7 @@ static void h_metadata(floe_kafka_req_t *req, void *ctx)
                                                       : FLOE_KERR_UNKNOWN_TOPIC_ID;
                 continue;
             }
-            if (fill_topic(a, bk->srv, t, rt)) OOM(req);
+            if (fill_topic(a, bm->srv, t, rt)) OOM(req);
         }
     }
     floe_kafka_respond(req, rs);
@@ -130,20 +130,20 @@ static void h_metadata(floe_kafka_req_t *req, void *ctx)
 
 static void h_describe_cluster(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_describe_cluster_req_t *rq = floe_kafka_req_body(req);
     floe_k_describe_cluster_resp_t *rs = floe_k_describe_cluster_resp_new(a);
     if (!rs) OOM(req);
     rs->endpoint_type = rq->endpoint_type;
-    rs->cluster_id = floe_kstr(floe_kafka_srv_cluster_id(bk->srv));
-    rs->controller_id = floe_kafka_srv_node_id(bk->srv);
+    rs->cluster_id = floe_kstr(floe_kafka_srv_cluster_id(bm->srv));
+    rs->controller_id = floe_kafka_srv_node_id(bm->srv);
     rs->brokers.v = floe_k_describe_cluster_resp_describe_cluster_broker_new_array(a, 1);
     if (!rs->brokers.v) OOM(req);
     rs->brokers.n = 1;
-    rs->brokers.v[0].broker_id = floe_kafka_srv_node_id(bk->srv);
-    rs->brokers.v[0].host = floe_kstr(floe_kafka_srv_host(bk->srv));
-    rs->brokers.v[0].port = floe_kafka_srv_port(bk->srv);
+    rs->brokers.v[0].broker_id = floe_kafka_srv_node_id(bm->srv);
+    rs->brokers.v[0].host = floe_kstr(floe_kafka_srv_host(bm->srv));
+    rs->brokers.v[0].port = floe_kafka_srv_port(bm->srv);
     floe_kafka_respond(req, rs);
 }
 
@@ -151,7 +151,7 @@ static void h_describe_cluster(floe_kafka_req_t *req, void *ctx)
 
 static void h_create_topics(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_create_topics_req_t *rq = floe_kafka_req_body(req);
     floe_k_create_topics_resp_t *rs = floe_k_create_topics_resp_new(a);
@@ -194,15 +194,15 @@ static void h_create_topics(floe_kafka_req_t *req, void *ctx)
         floe_topic_t *t = NULL;
         int16_t kerr;
         floe_err_t err;
-        if (floe_broker_create_topic(bk->b, q->name.ptr, nparts, kv, nc, rq->validate_only, &t,
+        if (floe_broker_create_topic(bm->b, q->name.ptr, nparts, kv, nc, rq->validate_only, &t,
                                      &kerr, &err)) {
             r->error_code = kerr;
-            r->error_message = floe_bk_str(a, err.msg);
+            r->error_message = floe_broker_mod_str(a, err.msg);
             continue;
         }
         r->num_partitions =
             t ? floe_topic_partitions(t)
-              : (nparts > 0 ? nparts : floe_broker_config(bk->b)->default_partitions);
+              : (nparts > 0 ? nparts : floe_broker_config(bm->b)->default_partitions);
         r->replication_factor = 1;
         if (t) set_uuid(&r->topic_id, floe_topic_id(t));
     }
@@ -211,7 +211,7 @@ static void h_create_topics(floe_kafka_req_t *req, void *ctx)
 
 static void h_delete_topics(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_delete_topics_req_t *rq = floe_kafka_req_body(req);
     int16_t ver = floe_kafka_req_version(req);
@@ -229,23 +229,23 @@ static void h_delete_topics(floe_kafka_req_t *req, void *ctx)
             const floe_k_delete_topics_req_delete_topic_state_t *q = &rq->topics.v[i];
             r->name = q->name;
             r->topic_id = q->topic_id;
-            t = q->name.len >= 0 ? floe_bk_topic(bk, q->name, false)
-                                 : floe_broker_topic_by_id(bk->b, q->topic_id.b);
+            t = q->name.len >= 0 ? floe_broker_mod_topic(bm, q->name, false)
+                                 : floe_broker_topic_by_id(bm->b, q->topic_id.b);
         } else {
             r->name = rq->topic_names.v[i];
-            t = floe_bk_topic(bk, r->name, false);
+            t = floe_broker_mod_topic(bm, r->name, false);
         }
         if (!t) {
             r->error_code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
-        r->name = floe_bk_str(a, floe_topic_name(t));
+        r->name = floe_broker_mod_str(a, floe_topic_name(t));
         set_uuid(&r->topic_id, floe_topic_id(t));
         floe_err_t err;
-        floe_bk_appender_drain(bk); /* no append may be using its logs */
-        if (floe_broker_delete_topic(bk->b, t, &err)) {
+        floe_broker_mod_appender_drain(bm); /* no append may be using its logs */
+        if (floe_broker_delete_topic(bm->b, t, &err)) {
             r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
-            r->error_message = floe_bk_str(a, err.msg);
+            r->error_message = floe_broker_mod_str(a, err.msg);
         }
     }
     floe_kafka_respond(req, rs);
@@ -253,7 +253,7 @@ static void h_delete_topics(floe_kafka_req_t *req, void *ctx)
 
 static void h_create_partitions(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_create_partitions_req_t *rq = floe_kafka_req_body(req);
     floe_k_create_partitions_resp_t *rs = floe_k_create_partitions_resp_new(a);
@@ -266,16 +266,16 @@ static void h_create_partitions(floe_kafka_req_t *req, void *ctx)
         const floe_k_create_partitions_req_create_partitions_topic_t *q = &rq->topics.v[i];
         floe_k_create_partitions_resp_create_partitions_topic_result_t *r = &rs->results.v[i];
         r->name = q->name;
-        floe_topic_t *t = floe_bk_topic(bk, q->name, false);
+        floe_topic_t *t = floe_broker_mod_topic(bm, q->name, false);
         if (!t) {
             r->error_code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
         int16_t kerr;
         floe_err_t err;
-        if (floe_broker_add_partitions(bk->b, t, q->count, rq->validate_only, &kerr, &err)) {
+        if (floe_broker_add_partitions(bm->b, t, q->count, rq->validate_only, &kerr, &err)) {
             r->error_code = kerr;
-            r->error_message = floe_bk_str(a, err.msg);
+            r->error_message = floe_broker_mod_str(a, err.msg);
         }
     }
     floe_kafka_respond(req, rs);
@@ -321,22 +321,22 @@ static void add_cfg(const char *key, const char *value, bool is_default, bool se
     }
     floe_k_describe_configs_resp_describe_configs_resource_result_t *r = &c->v[c->n++];
     r->name = floe_kstr(key);
-    r->value = floe_bk_str(c->a, value);
+    r->value = floe_broker_mod_str(c->a, value);
     r->is_default = is_default;
     r->is_sensitive = sensitive;
     r->config_source = is_default ? SRC_DEFAULT : SRC_TOPIC;
     r->config_type = 0;
 }
 
-static void broker_cfgs(bk_t *bk, cfg_acc_t *c)
+static void broker_cfgs(floe_broker_mod_t *bm, cfg_acc_t *c)
 {
-    const floe_broker_config_t *bc = floe_broker_config(bk->b);
+    const floe_broker_config_t *bc = floe_broker_config(bm->b);
     char np[16];
     snprintf(np, sizeof np, "%d", bc->default_partitions);
     add_cfg("auto.create.topics.enable", bc->auto_create_topics ? "true" : "false", false, false,
             c);
     add_cfg("num.partitions", np, false, false, c);
-    add_cfg("log.dirs", floe_broker_data_dir(bk->b), false, false, c);
+    add_cfg("log.dirs", floe_broker_data_dir(bm->b), false, false, c);
     add_cfg("default.replication.factor", "1", true, false, c);
     add_cfg("offsets.topic.replication.factor", "1", true, false, c);
     for (int i = 0; i < c->n; i++) {
@@ -347,7 +347,7 @@ static void broker_cfgs(bk_t *bk, cfg_acc_t *c)
 
 static void h_describe_configs(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_describe_configs_req_t *rq = floe_kafka_req_body(req);
     floe_k_describe_configs_resp_t *rs = floe_k_describe_configs_resp_new(a);
@@ -370,7 +370,7 @@ static void h_describe_configs(floe_kafka_req_t *req, void *ctx)
                        rq->include_synonyms,
                        false};
         if (q->resource_type == RES_TOPIC) {
-            floe_topic_t *t = floe_bk_topic(bk, q->resource_name, false);
+            floe_topic_t *t = floe_broker_mod_topic(bm, q->resource_name, false);
             if (!t) {
                 r->error_code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 r->error_message = floe_kstr("unknown topic");
@@ -378,7 +378,7 @@ static void h_describe_configs(floe_kafka_req_t *req, void *ctx)
             }
             floe_topic_each_config(t, add_cfg, &c);
         } else if (q->resource_type == RES_BROKER) {
-            broker_cfgs(bk, &c);
+            broker_cfgs(bm, &c);
         } else {
             r->error_code = FLOE_KERR_INVALID_REQUEST;
             r->error_message = floe_kstr("only topic and broker resources are supported");
@@ -449,7 +449,7 @@ static const char *list_edit(floe_arena_t *a, const char *cur, const char *items
 }
 
 /* AlterConfigs and IncrementalAlterConfigs share the response shape. */
-static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
+static void alter_common(floe_kafka_req_t *req, floe_broker_mod_t *bm, bool incremental)
 {
     floe_arena_t *a = floe_kafka_req_arena(req);
     void *body = floe_kafka_req_body(req);
@@ -490,7 +490,7 @@ static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
             nc = q->configs.n > 0 ? q->configs.n : 0;
             kv = floe_arena_calloc(a, (size_t)(nc ? nc : 1), sizeof *kv);
             if (!kv) OOM(req);
-            floe_topic_t *cur = type == RES_TOPIC ? floe_bk_topic(bk, name, false) : NULL;
+            floe_topic_t *cur = type == RES_TOPIC ? floe_broker_mod_topic(bm, name, false) : NULL;
             for (int k = 0; k < nc && !code; k++) {
                 const char *key = q->configs.v[k].name.ptr;
                 const char *val = q->configs.v[k].value.ptr ? q->configs.v[k].value.ptr : "";
@@ -527,17 +527,18 @@ static void alter_common(floe_kafka_req_t *req, bk_t *bk, bool incremental)
             msg = "only topic configs can be altered";
         }
         floe_topic_t *t = NULL;
-        if (!code && !(t = floe_bk_topic(bk, name, false))) {
+        if (!code && !(t = floe_broker_mod_topic(bm, name, false))) {
             code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             msg = "unknown topic";
         }
         if (!code &&
-            floe_broker_alter_configs(bk->b, t, kv, nc, !incremental, validate_only, &code, &err))
+            floe_broker_alter_configs(bm->b, t, kv, nc, !incremental, validate_only, &code, &err))
             msg = err.msg;
         rs->responses.v[i].resource_type = irs->responses.v[i].resource_type = type;
         rs->responses.v[i].resource_name = irs->responses.v[i].resource_name = name;
         rs->responses.v[i].error_code = irs->responses.v[i].error_code = code;
-        rs->responses.v[i].error_message = irs->responses.v[i].error_message = floe_bk_str(a, msg);
+        rs->responses.v[i].error_message = irs->responses.v[i].error_message =
+            floe_broker_mod_str(a, msg);
     }
     floe_kafka_respond(req, incremental ? (void *)irs : (void *)rs);
 }
@@ -555,7 +556,7 @@ static void h_incremental_alter_configs(floe_kafka_req_t *req, void *ctx)
 
 static void h_init_producer_id(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_init_producer_id_req_t *rq = floe_kafka_req_body(req);
     floe_k_init_producer_id_resp_t *rs = floe_k_init_producer_id_resp_new(a);
@@ -574,7 +575,7 @@ static void h_init_producer_id(floe_kafka_req_t *req, void *ctx)
         return;
     }
     floe_err_t err;
-    int64_t id = floe_broker_next_producer_id(bk->b, &err);
+    int64_t id = floe_broker_next_producer_id(bm->b, &err);
     if (id < 0) {
         FLOE_ERROR("kafka: cannot allocate a producer id: %s", err.msg);
         rs->error_code = FLOE_KERR_COORDINATOR_NOT_AVAILABLE;
@@ -585,19 +586,19 @@ static void h_init_producer_id(floe_kafka_req_t *req, void *ctx)
     floe_kafka_respond(req, rs);
 }
 
-int floe_bk_register_meta(bk_t *bk, floe_err_t *err)
+int floe_broker_mod_register_meta(floe_broker_mod_t *bm, floe_err_t *err)
 {
-    floe_kafka_srv_t *s = bk->srv;
-    if (floe_kafka_register(s, FLOE_KAPI_METADATA, 0, 12, h_metadata, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_DESCRIBE_CLUSTER, 0, 1, h_describe_cluster, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_CREATE_TOPICS, 0, 7, h_create_topics, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_DELETE_TOPICS, 0, 6, h_delete_topics, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_CREATE_PARTITIONS, 0, 3, h_create_partitions, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_DESCRIBE_CONFIGS, 0, 4, h_describe_configs, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_ALTER_CONFIGS, 0, 2, h_alter_configs, bk, err) ||
+    floe_kafka_srv_t *s = bm->srv;
+    if (floe_kafka_register(s, FLOE_KAPI_METADATA, 0, 12, h_metadata, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_DESCRIBE_CLUSTER, 0, 1, h_describe_cluster, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_CREATE_TOPICS, 0, 7, h_create_topics, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_DELETE_TOPICS, 0, 6, h_delete_topics, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_CREATE_PARTITIONS, 0, 3, h_create_partitions, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_DESCRIBE_CONFIGS, 0, 4, h_describe_configs, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_ALTER_CONFIGS, 0, 2, h_alter_configs, bm, err) ||
         floe_kafka_register(s, FLOE_KAPI_INCREMENTAL_ALTER_CONFIGS, 0, 1,
-                            h_incremental_alter_configs, bk, err) ||
-        floe_kafka_register(s, FLOE_KAPI_INIT_PRODUCER_ID, 0, 4, h_init_producer_id, bk, err))
+                            h_incremental_alter_configs, bm, err) ||
+        floe_kafka_register(s, FLOE_KAPI_INIT_PRODUCER_ID, 0, 4, h_init_producer_id, bm, err))
         return -1;
     return 0;
 }

@@ -24,7 +24,7 @@ typedef struct part_job {
 } part_job_t;
 
 struct append_job {
-    bk_t *bk;
+    floe_broker_mod_t *bm;
     floe_kafka_req_t *req;
     floe_k_produce_resp_t *rs;
     part_job_t *parts;
@@ -162,7 +162,7 @@ static void part_durable(void *arg, bool ok)
 
 static void job_done(append_job_t *job)
 {
-    bk_t *bk = job->bk;
+    floe_broker_mod_t *bm = job->bm;
     floe_arena_t *a = floe_kafka_req_arena(job->req);
     bool appended = false;
     job->pending = 1;
@@ -179,7 +179,7 @@ static void job_done(append_job_t *job)
         w->job = job;
         w->pj = pj;
         job->pending++;
-        if (floe_broker_when_durable(bk->b, pj->log, pj->last, part_durable, w)) {
+        if (floe_broker_when_durable(bm->b, pj->log, pj->last, part_durable, w)) {
             job->pending--;
             pj->r->error_code = FLOE_KERR_UNKNOWN_SERVER_ERROR;
         }
@@ -188,17 +188,17 @@ static void job_done(append_job_t *job)
      * pool long before the (fsync-delayed) answer */
     for (int i = 0; i < job->nparts; i++) job->parts[i].recs = (floe_kbytes_t){0};
     floe_kafka_req_release_frame(job->req);
-    if (appended) floe_bk_appended(bk);
+    if (appended) floe_broker_mod_appended(bm);
     if (--job->pending == 0) job_answer(job);
 }
 
 /* Take the finished jobs and answer them. */
-static void drain_done(bk_t *bk)
+static void drain_done(floe_broker_mod_t *bm)
 {
-    pthread_mutex_lock(&bk->app_mu);
-    append_job_t *j = bk->done_head;
-    bk->done_head = bk->done_tail = NULL;
-    pthread_mutex_unlock(&bk->app_mu);
+    pthread_mutex_lock(&bm->app_mu);
+    append_job_t *j = bm->done_head;
+    bm->done_head = bm->done_tail = NULL;
+    pthread_mutex_unlock(&bm->app_mu);
     while (j) {
         append_job_t *n = j->next;
         job_done(j);
@@ -215,77 +215,77 @@ static void on_done_post(void *arg)
 
 static void *appender_main(void *arg)
 {
-    bk_t *bk = arg;
-    pthread_mutex_lock(&bk->app_mu);
+    floe_broker_mod_t *bm = arg;
+    pthread_mutex_lock(&bm->app_mu);
     for (;;) {
-        while (!bk->app_head && !bk->app_stop) pthread_cond_wait(&bk->app_cv, &bk->app_mu);
-        if (!bk->app_head) break;
-        append_job_t *j = bk->app_head;
-        bk->app_head = j->next;
-        if (!bk->app_head) bk->app_tail = NULL;
-        bk->app_busy = true;
-        pthread_mutex_unlock(&bk->app_mu);
+        while (!bm->app_head && !bm->app_stop) pthread_cond_wait(&bm->app_cv, &bm->app_mu);
+        if (!bm->app_head) break;
+        append_job_t *j = bm->app_head;
+        bm->app_head = j->next;
+        if (!bm->app_head) bm->app_tail = NULL;
+        bm->app_busy = true;
+        pthread_mutex_unlock(&bm->app_mu);
         for (int i = 0; i < j->nparts; i++) append_part(&j->parts[i]);
-        pthread_mutex_lock(&bk->app_mu);
+        pthread_mutex_lock(&bm->app_mu);
         j->next = NULL;
-        bool first = !bk->done_head;
-        if (bk->done_tail) bk->done_tail->next = j;
+        bool first = !bm->done_head;
+        if (bm->done_tail) bm->done_tail->next = j;
         else
-            bk->done_head = j;
-        bk->done_tail = j;
-        bk->app_busy = false;
-        if (!bk->app_head) pthread_cond_broadcast(&bk->app_idle);
+            bm->done_head = j;
+        bm->done_tail = j;
+        bm->app_busy = false;
+        if (!bm->app_head) pthread_cond_broadcast(&bm->app_idle);
         /* one post wakes the loop for everything finished meanwhile */
-        if (first && !bk->app_stop) {
-            pthread_mutex_unlock(&bk->app_mu);
-            floe_kafka_post(bk->srv, on_done_post, bk);
-            pthread_mutex_lock(&bk->app_mu);
+        if (first && !bm->app_stop) {
+            pthread_mutex_unlock(&bm->app_mu);
+            floe_kafka_post(bm->srv, on_done_post, bm);
+            pthread_mutex_lock(&bm->app_mu);
         }
     }
-    pthread_mutex_unlock(&bk->app_mu);
+    pthread_mutex_unlock(&bm->app_mu);
     return NULL;
 }
 
-int floe_bk_appender_start(bk_t *bk, floe_err_t *err)
+int floe_broker_mod_appender_start(floe_broker_mod_t *bm, floe_err_t *err)
 {
-    pthread_mutex_init(&bk->app_mu, NULL);
-    pthread_cond_init(&bk->app_cv, NULL);
-    pthread_cond_init(&bk->app_idle, NULL);
-    if (pthread_create(&bk->app_thread, NULL, appender_main, bk))
+    pthread_mutex_init(&bm->app_mu, NULL);
+    pthread_cond_init(&bm->app_cv, NULL);
+    pthread_cond_init(&bm->app_idle, NULL);
+    if (pthread_create(&bm->app_thread, NULL, appender_main, bm))
         return floe_err_set(err, FLOE_EIO, "cannot start the appender thread");
-    bk->app_started = true;
+    bm->app_started = true;
     return 0;
 }
 
-void floe_bk_appender_drain(bk_t *bk)
+void floe_broker_mod_appender_drain(floe_broker_mod_t *bm)
 {
-    if (!bk->app_started) return;
-    pthread_mutex_lock(&bk->app_mu);
-    while (bk->app_head || bk->app_busy) pthread_cond_wait(&bk->app_idle, &bk->app_mu);
-    pthread_mutex_unlock(&bk->app_mu);
-    drain_done(bk);
+    if (!bm->app_started) return;
+    pthread_mutex_lock(&bm->app_mu);
+    while (bm->app_head || bm->app_busy) pthread_cond_wait(&bm->app_idle, &bm->app_mu);
+    pthread_mutex_unlock(&bm->app_mu);
+    drain_done(bm);
 }
 
-void floe_bk_appender_stop(bk_t *bk)
+void floe_broker_mod_appender_stop(floe_broker_mod_t *bm)
 {
-    if (!bk->app_started) return;
-    pthread_mutex_lock(&bk->app_mu);
-    bk->app_stop = true;
-    pthread_cond_signal(&bk->app_cv);
-    pthread_mutex_unlock(&bk->app_mu);
-    pthread_join(bk->app_thread, NULL);
-    bk->app_started = false;
-    drain_done(bk);
-    pthread_mutex_destroy(&bk->app_mu);
-    pthread_cond_destroy(&bk->app_cv);
-    pthread_cond_destroy(&bk->app_idle);
+    if (!bm->app_started) return;
+    pthread_mutex_lock(&bm->app_mu);
+    bm->app_stop = true;
+    pthread_cond_signal(&bm->app_cv);
+    pthread_mutex_unlock(&bm->app_mu);
+    pthread_join(bm->app_thread, NULL);
+    bm->app_started = false;
+    drain_done(bm);
+    pthread_mutex_destroy(&bm->app_mu);
+    pthread_cond_destroy(&bm->app_cv);
+    pthread_cond_destroy(&bm->app_idle);
 }
 
 /* ---- the handler ---- */
 
 static void h_produce(floe_kafka_req_t *req, void *ctx)
 {
-    bk_t *bk = ctx;
+    floe_broker_mod_t *bm = ctx;
     floe_arena_t *a = floe_kafka_req_arena(req);
     const floe_k_produce_req_t *rq = floe_kafka_req_body(req);
     floe_k_produce_resp_t *rs = floe_k_produce_resp_new(a);
@@ -294,11 +294,11 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
         floe_kafka_fail(req, "out of memory");
         return;
     }
-    job->bk = bk;
+    job->bm = bm;
     job->req = req;
     job->rs = rs;
     job->acks = rq->acks;
-    job->wait_fsync = rq->acks == -1 && floe_broker_config(bk->b)->acks_all_fsync;
+    job->wait_fsync = rq->acks == -1 && floe_broker_config(bm->b)->acks_all_fsync;
     int nt = rq->topic_data.n > 0 ? rq->topic_data.n : 0, total = 0;
     for (int i = 0; i < nt; i++)
         total +=
@@ -321,7 +321,7 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
             return;
         }
         rt->partition_responses.n = np;
-        floe_topic_t *t = floe_bk_topic(bk, q->name, false);
+        floe_topic_t *t = floe_broker_mod_topic(bm, q->name, false);
         for (int j = 0; j < np; j++) {
             const floe_k_produce_req_partition_produce_data_t *qp = &q->partition_data.v[j];
             floe_k_produce_resp_partition_produce_response_t *r = &rt->partition_responses.v[j];
@@ -356,16 +356,16 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
         job_done(job);
         return;
     }
-    pthread_mutex_lock(&bk->app_mu);
-    if (bk->app_tail) bk->app_tail->next = job;
+    pthread_mutex_lock(&bm->app_mu);
+    if (bm->app_tail) bm->app_tail->next = job;
     else
-        bk->app_head = job;
-    bk->app_tail = job;
-    pthread_cond_signal(&bk->app_cv);
-    pthread_mutex_unlock(&bk->app_mu);
+        bm->app_head = job;
+    bm->app_tail = job;
+    pthread_cond_signal(&bm->app_cv);
+    pthread_mutex_unlock(&bm->app_mu);
 }
 
-int floe_bk_register_produce(bk_t *bk, floe_err_t *err)
+int floe_broker_mod_register_produce(floe_broker_mod_t *bm, floe_err_t *err)
 {
-    return floe_kafka_register(bk->srv, FLOE_KAPI_PRODUCE, 3, 9, h_produce, bk, err);
+    return floe_kafka_register(bm->srv, FLOE_KAPI_PRODUCE, 3, 9, h_produce, bm, err);
 }

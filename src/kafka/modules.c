@@ -4,8 +4,8 @@
 
 #include "kafka/server.h"
 
-extern const floe_kafka_module_t floe_broker_module; /* h_data.c */
-extern const floe_kafka_module_t floe_groups_module; /* handle_group.c */
+extern const floe_kafka_module_t floe_broker_module; /* broker_module.c */
+extern const floe_kafka_module_t floe_groups_module; /* h_group.c */
 
 const floe_kafka_module_t *const floe_kafka_modules[] = {
     &floe_broker_module,

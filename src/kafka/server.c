@@ -569,3 +569,13 @@ int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
         held, (unsigned long long)reuses);
     return rc ? -1 : 0;
 }
+
+static int http_metrics(void *arg, floe_buf_t *out)
+{
+    return floe_kafka_srv_metrics(arg, out);
+}
+
+int floe_kafka_srv_http(floe_kafka_srv_t *s, floe_http_t *h, floe_err_t *err)
+{
+    return floe_http_metrics_add(h, http_metrics, s) ? floe_err_oom(err) : 0;
+}

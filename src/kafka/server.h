@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "http/http.h"
 #include "kafka/handler.h"
 #include "net/loop.h"
 #include "util/buf.h"
@@ -50,6 +51,9 @@ int floe_kafka_srv_bound_port(const floe_kafka_srv_t *srv);
 
 /* Append Prometheus text for the server's counters.  Any thread. */
 int floe_kafka_srv_metrics(floe_kafka_srv_t *srv, floe_buf_t *out);
+/* Serve those counters on h's /metrics (before floe_http_start).  srv is
+ * borrowed and must outlive h.  -1 with *err when out of memory. */
+int floe_kafka_srv_http(floe_kafka_srv_t *srv, floe_http_t *h, floe_err_t *err);
 /* Bytes received plus bytes sent so far (any thread): a traffic counter. */
 uint64_t floe_kafka_srv_traffic(floe_kafka_srv_t *srv);
 /* Give back memory kept for traffic (the pool of large frame buffers);

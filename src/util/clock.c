@@ -2,6 +2,7 @@
 #include "util/clock.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <time.h>
 
 static int64_t ns_of(clockid_t id)
@@ -37,4 +38,32 @@ void floe_sleep_ms(int64_t ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
     }
+}
+
+int floe_time_iso(char *out, size_t size, int64_t t, int digits, bool zone)
+{
+    bool date = digits == FLOE_TIME_DATE;
+    if (digits < 0) digits = 0;
+    if (digits > 9) digits = 9;
+    int64_t per = 1;
+    for (int i = 0; i < digits; i++) per *= 10;
+    int64_t s = t / per, frac = t % per;
+    if (frac < 0) {
+        frac += per;
+        s--;
+    }
+    struct tm tm;
+    time_t tt = (time_t)s;
+    if ((date && (s > INT64_MAX / 86400 || s < INT64_MIN / 86400)) ||
+        !gmtime_r(date ? &(time_t){tt * 86400} : &tt, &tm)) {
+        snprintf(out, size, "%lld", (long long)t);
+        return -1;
+    }
+    if (date)
+        return snprintf(out, size, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+    char f[24] = "";
+    if (digits) snprintf(f, sizeof f, ".%0*lld", digits, (long long)frac); /* 0 <= frac < per */
+    return snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d%s%s", tm.tm_year + 1900,
+                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, f,
+                    zone ? "Z" : "");
 }

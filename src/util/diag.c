@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "util/clock.h"
 
 static int level = -1; /* -1: not yet read from the environment */
 
@@ -41,12 +42,9 @@ void floe_diag(floe_diag_level_t l, const char *fmt, ...)
 {
     if (l < floe_diag_get_level() || l >= FLOE_DIAG_OFF) return;
     char line[2048];
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ", ts.tv_nsec / 1000000, names[l]);
+    floe_time_iso(line, 64, floe_wall_ms(), 3, true);
+    size_t n = strlen(line);
+    n += (size_t)snprintf(line + n, sizeof line - n, " %s ", names[l]);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - n, fmt, ap);

@@ -1,6 +1,6 @@
 /* The broker's topic registry: validation, persistence across reopen,
- * configs with defaults, partitions, deletion, producer-id blocks and
- * durability callbacks. */
+ * configs with defaults, partitions, deletion, producer-id blocks,
+ * durability callbacks, and metadata writes that fail. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -116,6 +116,49 @@ static void topics_persist(void)
     floe_broker_close(b);
 }
 
+/* Writing or removing topic metadata and producer-id blocks fails loudly:
+ * the caller gets the error and the registry stays as it was; a damaged
+ * producer-ids file stops the broker from opening (reusing ids would
+ * break idempotent producers). */
+static void metadata_failures_are_errors(void)
+{
+    floe_broker_t *b = open_b(NULL, 0);
+    if (!b) return;
+    floe_err_t err;
+    int16_t kerr = 0;
+    char mk[1200];
+    /* a directory where the description's temp file goes */
+    snprintf(mk, sizeof mk, "mkdir -p %s/meta/topics/blocked.json.tmp/x", dir);
+    CHECK(system(mk) == 0);
+    CHECK_EQ(floe_broker_create_topic(b, "blocked", 1, NULL, 0, false, NULL, &kerr, &err), -1);
+    CHECK_EQ(kerr, FLOE_KERR_UNKNOWN_SERVER_ERROR);
+    CHECK(strstr(err.msg, "blocked.json") != NULL);
+    CHECK(floe_broker_topic(b, "blocked", 7) == NULL);
+    /* the same for a producer-id block */
+    snprintf(mk, sizeof mk, "mkdir -p %s/meta/producer-ids.tmp/x", dir);
+    CHECK(system(mk) == 0);
+    CHECK_EQ(floe_broker_next_producer_id(b, &err), -1);
+    CHECK(strstr(err.msg, "producer-ids") != NULL);
+    /* a description that cannot be removed: the delete says so */
+    floe_topic_t *t;
+    CHECK_EQ(floe_broker_create_topic(b, "gone", 1, NULL, 0, false, &t, &kerr, &err), 0);
+    snprintf(mk, sizeof mk, "rm %s/meta/topics/gone.json && mkdir -p %s/meta/topics/gone.json/x",
+             dir, dir);
+    CHECK(system(mk) == 0);
+    CHECK_EQ(floe_broker_delete_topic(b, t, &err), -1);
+    CHECK(strstr(err.msg, "gone.json") != NULL);
+    CHECK(floe_broker_topic(b, "gone", 4) == NULL);
+    floe_broker_close(b);
+    snprintf(mk, sizeof mk,
+             "rm -rf %s/meta/topics/gone.json && echo garbage > %s/meta/producer-ids", dir, dir);
+    CHECK(system(mk) == 0);
+    floe_broker_config_t c = {.data_dir = dir};
+    b = NULL;
+    CHECK_EQ(floe_broker_open(&c, &b, &err), -1);
+    CHECK_EQ(err.code, FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "producer-ids") != NULL);
+}
+
 static int durable_calls, durable_ok;
 static void on_durable(void *arg, bool ok)
 {
@@ -169,6 +212,8 @@ int main(void)
     RUN(topics_persist);
     rm_rf(dir);
     RUN(durability_wait);
+    rm_rf(dir);
+    RUN(metadata_failures_are_errors);
     rm_rf(dir);
     return t_tests_failed ? 1 : 0;
 }

@@ -343,8 +343,32 @@ static void clocks_move_forward(void)
     CHECK_EQ(floe_diag_level_parse("loud"), -1);
 }
 
+/* The one time formatter: every precision, dates, times before 1970 count
+ * down, and a time the calendar cannot hold comes out as its number. */
+static void times_format_iso(void)
+{
+    char t[40];
+    CHECK_EQ(floe_time_iso(t, sizeof t, 1700000000123LL, 3, true), 24);
+    CHECK_STR(t, "2023-11-14T22:13:20.123Z");
+    floe_time_iso(t, sizeof t, -1, 3, true);
+    CHECK_STR(t, "1969-12-31T23:59:59.999Z");
+    floe_time_iso(t, sizeof t, 1700000000123456LL, 6, false);
+    CHECK_STR(t, "2023-11-14T22:13:20.123456");
+    floe_time_iso(t, sizeof t, -1, 9, true);
+    CHECK_STR(t, "1969-12-31T23:59:59.999999999Z");
+    floe_time_iso(t, sizeof t, 0, 0, true);
+    CHECK_STR(t, "1970-01-01T00:00:00Z");
+    floe_time_iso(t, sizeof t, 19000, FLOE_TIME_DATE, false);
+    CHECK_STR(t, "2022-01-08");
+    floe_time_iso(t, sizeof t, -1, FLOE_TIME_DATE, false);
+    CHECK_STR(t, "1969-12-31");
+    CHECK_EQ(floe_time_iso(t, sizeof t, INT64_MAX, 0, true), -1);
+    CHECK_STR(t, "9223372036854775807");
+    CHECK_EQ(floe_time_iso(t, sizeof t, INT64_MIN, FLOE_TIME_DATE, false), -1);
+}
+
 TEST_MAIN(RUN(crc32c_known_vector); RUN(crc32c_paths_agree); RUN(crc32c_long_buffers_agree);
           RUN(murmur3_iceberg_vectors); RUN(varint_round_trips); RUN(varint_rejects_bad_input);
           RUN(buf_grows_and_encodes); RUN(buf_reserve_settles); RUN(arena_allocates_and_caps);
           RUN(sizes_parse); RUN(durations_parse); RUN(ints_and_bools_parse);
-          RUN(errors_carry_context); RUN(clocks_move_forward))
+          RUN(errors_carry_context); RUN(clocks_move_forward); RUN(times_format_iso))

@@ -852,8 +852,8 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     const char *data_dir = groups_data_dir(srv);
     if (data_dir) {
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s/log/" FLOE_OFFSETS_TOPIC "-0", data_dir);
-        if (floe_offset_store_open(dir, NULL, st->coord, floe_mono_ms(), &st->store, err))
+        if (floe_broker_partition_dir(data_dir, FLOE_OFFSETS_TOPIC, 0, dir, sizeof dir, err) ||
+            floe_offset_store_open(dir, NULL, st->coord, floe_mono_ms(), &st->store, err))
             goto fail;
     }
     for (size_t i = 0; i < sizeof APIS / sizeof APIS[0]; i++)

@@ -1,68 +1,22 @@
-/* Topic registry, topic configs, producer-id blocks, durability waits. */
+/* The broker's topic registry (broker.h): topics, their partitions' logs
+ * and configs, persisted as one JSON file per topic under
+ * DATA/meta/topics/; opening the data dir and closing the broker.
+ * Producer-id blocks are in producer_ids.c, the flusher and the acks=all
+ * waits in durability.c. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
-#include <inttypes.h>
-#include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kafka/broker.h"
+#include "kafka/broker_int.h"
 #include "util/clock.h"
 #include "util/diag.h"
-
-#define PID_BLOCK 1000
-
-struct floe_topic {
-    floe_broker_t *b; /* owner, for config defaults */
-    char *name;
-    uint8_t id[16];
-    int32_t nparts;
-    floe_log_t **logs;
-    json_t *configs; /* object: the topic's own settings */
-    floe_log_config_t logcfg;
-    bool log_append_time;
-};
-
-typedef struct waiter {
-    floe_log_t *log;
-    int64_t offset;
-    void (*fn)(void *, bool);
-    void *arg;
-} waiter_t;
-
-struct floe_broker {
-    floe_broker_config_t cfg;
-    char *data_dir;
-    json_t *defaults; /* server-wide topic config defaults */
-    pthread_mutex_t mu;
-    floe_topic_t **topics;
-    int ntopics, captopics;
-    /* producer ids */
-    int64_t next_pid, pid_block_end;
-    /* flusher */
-    floe_loop_t *loop;
-    pthread_t flusher;
-    bool flusher_started, flusher_stop;
-    pthread_mutex_t fmu; /* guards the flush queue and the flag below */
-    pthread_cond_t fcv;
-    floe_log_t **fq; /* logs to fsync */
-    int nfq, capfq;
-    pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
-    bool flush_failed;
-    int64_t next_retention_ms;
-    floe_topic_observer_fn observer;
-    void *observer_ctx;
-    /* waiters, loop thread only */
-    waiter_t *w;
-    int nw, capw;
-};
+#include "util/fs.h"
+#include "util/rand.h"
 
 /* Known Kafka topic configs and their defaults (Kafka's documented
  * values), in the order DescribeConfigs lists them. */
@@ -109,83 +63,19 @@ static bool is_table_key(const char *key)
 
 /* ---- files ---- */
 
-static int mkdirs(const char *path, floe_err_t *err)
+static int meta_dir(const floe_broker_t *b, char *out, size_t n, floe_err_t *err)
 {
-    char tmp[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof tmp) return floe_err_set(err, FLOE_EINVAL, "path too long: %s", path);
-    memcpy(tmp, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (tmp[i] == '/' || tmp[i] == 0) {
-            char c = tmp[i];
-            tmp[i] = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST) {
-                floe_err_errno(err, errno, "mkdir");
-                floe_err_wrap(err, "%s", tmp);
-                return -1;
-            }
-            tmp[i] = c;
-        }
-    }
-    return 0;
+    return floe_path_join(out, n, b->data_dir, "meta/topics", err);
 }
 
-static void fsync_dir(const char *dir)
+int floe_broker_partition_dir(const char *data_dir, const char *topic, int32_t partition, char *out,
+                              size_t size, floe_err_t *err)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
+    return floe_path_fmt(out, size, err, "%s/log/%s-%d", data_dir, topic, (int)partition);
 }
 
-/* Write a file atomically and durably: tmp, fsync, rename, fsync dir. */
-static int write_atomic(const char *dir, const char *name, const char *data, size_t n,
-                        floe_err_t *err)
-{
-    char path[4096], tmp[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return floe_err_errno(err, errno, tmp);
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = write(fd, data + off, n - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return floe_err_errno(err, e, tmp);
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd)) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return floe_err_errno(err, e, tmp);
-    }
-    close(fd);
-    if (rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return floe_err_errno(err, e, path);
-    }
-    fsync_dir(dir);
-    return 0;
-}
-
-static void meta_dir(const floe_broker_t *b, char *out, size_t n)
-{
-    snprintf(out, n, "%s/meta/topics", b->data_dir);
-}
-
-static void part_dir(const floe_broker_t *b, const char *topic, int32_t p, char *out, size_t n)
-{
-    snprintf(out, n, "%s/log/%s-%d", b->data_dir, topic, p);
-}
-
+/* Persist t's description (durably: a crash leaves the old file or the
+ * new one).  A failure is logged here, once, and returned. */
 static int save_topic(floe_broker_t *b, const floe_topic_t *t, int32_t nparts, floe_err_t *err)
 {
     char hex[33];
@@ -196,10 +86,10 @@ static int save_topic(floe_broker_t *b, const floe_topic_t *t, int32_t nparts, f
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(o);
     if (!s) return floe_err_oom(err);
-    char dir[4096], name[512];
-    meta_dir(b, dir, sizeof dir);
-    snprintf(name, sizeof name, "%s.json", t->name);
-    int rc = write_atomic(dir, name, s, strlen(s), err);
+    char path[4096];
+    int rc = floe_path_fmt(path, sizeof path, err, "%s/meta/topics/%s.json", b->data_dir, t->name);
+    if (!rc) rc = floe_fs_write_atomic(path, s, strlen(s), err);
+    if (rc) FLOE_ERROR("kafka: cannot save topic %s: %s", t->name, err->msg);
     free(s);
     return rc;
 }
@@ -322,9 +212,10 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void remove_orphan(const floe_broker_t *b, const char *topic, int32_t p)
 {
     char dir[4096];
-    part_dir(b, topic, p, dir, sizeof dir);
+    floe_err_t e;
     struct stat st;
-    if (stat(dir, &st) == 0) {
+    if (!floe_broker_partition_dir(b->data_dir, topic, p, dir, sizeof dir, &e) &&
+        stat(dir, &st) == 0) {
         FLOE_WARN("kafka: removing leftover partition directory %s", dir);
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     }
@@ -338,8 +229,8 @@ static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t 
     t->logs = logs;
     for (int32_t p = t->nparts; p < to; p++) {
         char dir[4096];
-        part_dir(b, t->name, p, dir, sizeof dir);
-        if (floe_log_open(dir, &t->logcfg, &t->logs[p], err)) {
+        if (floe_broker_partition_dir(b->data_dir, t->name, p, dir, sizeof dir, err) ||
+            floe_log_open(dir, &t->logcfg, &t->logs[p], err)) {
             floe_err_wrap(err, "topic %s partition %d", t->name, p);
             return -1;
         }
@@ -490,9 +381,7 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
         return floe_err_oom(err);
     }
     t->configs = cj;
-    if (getrandom(t->id, 16, 0) != 16) {
-        for (int i = 0; i < 16; i++) t->id[i] = (uint8_t)(floe_wall_us() >> (i % 8));
-    }
+    floe_rand_bytes(t->id, 16);
     t->id[6] = (t->id[6] & 0x0f) | 0x40; /* UUID v4 */
     t->id[8] = (t->id[8] & 0x3f) | 0x80;
     derive(b, t);
@@ -512,22 +401,6 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
     return 0;
 }
 
-/* Remove waiters on the given logs (their topic is going away). */
-static void fail_waiters(floe_broker_t *b, floe_topic_t *t)
-{
-    for (int i = 0; i < b->nw;) {
-        bool hit = false;
-        for (int32_t p = 0; p < t->nparts; p++) hit |= b->w[i].log == t->logs[p];
-        if (hit) {
-            waiter_t w = b->w[i];
-            b->w[i] = b->w[--b->nw];
-            w.fn(w.arg, false);
-        } else {
-            i++;
-        }
-    }
-}
-
 void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void *ctx)
 {
     b->observer = fn;
@@ -537,7 +410,8 @@ void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void 
 int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
 {
     if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_DELETING);
-    fail_waiters(b, t);
+    /* nobody waits on its logs any more, and no fsync of them runs */
+    floe_broker_flush_hold(b, t);
     pthread_mutex_lock(&b->mu);
     for (int i = 0; i < b->ntopics; i++)
         if (b->topics[i] == t) {
@@ -545,30 +419,19 @@ int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
             break;
         }
     pthread_mutex_unlock(&b->mu);
-    /* no fsync of these logs may be running or queued */
-    pthread_mutex_lock(&b->flush_mu);
-    pthread_mutex_lock(&b->fmu);
-    for (int i = 0; i < b->nfq;) {
-        bool hit = false;
-        for (int32_t p = 0; p < t->nparts; p++) hit |= b->fq[i] == t->logs[p];
-        if (hit) b->fq[i] = b->fq[--b->nfq];
-        else
-            i++;
-    }
-    pthread_mutex_unlock(&b->fmu);
     char dir[4096], path[4200];
-    meta_dir(b, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/%s.json", dir, t->name);
-    int rc = 0;
-    if (unlink(path) && errno != ENOENT) rc = floe_err_errno(err, errno, path);
-    fsync_dir(dir);
+    int rc = meta_dir(b, dir, sizeof dir, err);
+    if (!rc) rc = floe_path_fmt(path, sizeof path, err, "%s/%s.json", dir, t->name);
+    if (!rc && unlink(path) && errno != ENOENT) rc = floe_err_errno(err, errno, path);
+    if (!rc) rc = floe_fs_fsync_dir(dir, err);
+    if (rc) FLOE_ERROR("kafka: deleting topic %s: %s", t->name, err->msg);
     for (int32_t p = 0; p < t->nparts; p++) {
         floe_err_t e;
         if (floe_log_drop(t->logs[p], &e))
             FLOE_WARN("kafka: topic %s partition %d: %s", t->name, p, e.msg);
         t->logs[p] = NULL;
     }
-    pthread_mutex_unlock(&b->flush_mu);
+    floe_broker_flush_release(b);
     t->nparts = 0;
     FLOE_INFO("kafka: topic %s deleted", t->name);
     topic_free(t);
@@ -702,128 +565,6 @@ void floe_topic_each_config(floe_topic_t *t,
     }
 }
 
-/* ---- producer ids ---- */
-
-static int64_t read_pid_file(floe_broker_t *b)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/meta/producer-ids", b->data_dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    long long v = 0;
-    if (fscanf(f, "%lld", &v) != 1 || v < 0) v = 0;
-    fclose(f);
-    return v;
-}
-
-int64_t floe_broker_next_producer_id(floe_broker_t *b, floe_err_t *err)
-{
-    pthread_mutex_lock(&b->mu);
-    if (b->next_pid >= b->pid_block_end) {
-        int64_t end = b->next_pid + PID_BLOCK;
-        char dir[4200], s[32];
-        snprintf(dir, sizeof dir, "%s/meta", b->data_dir);
-        int n = snprintf(s, sizeof s, "%" PRId64 "\n", end);
-        if (write_atomic(dir, "producer-ids", s, (size_t)n, err)) {
-            pthread_mutex_unlock(&b->mu);
-            return -1;
-        }
-        b->pid_block_end = end;
-    }
-    int64_t id = b->next_pid++;
-    pthread_mutex_unlock(&b->mu);
-    return id;
-}
-
-/* ---- durability: a flusher thread fsyncs, the loop runs callbacks ---- */
-
-static void flushed_on_loop(void *arg)
-{
-    floe_broker_t *b = arg;
-    for (int i = 0; i < b->nw;) {
-        waiter_t w = b->w[i];
-        bool failed = false;
-        pthread_mutex_lock(&b->fmu);
-        failed = b->flush_failed;
-        pthread_mutex_unlock(&b->fmu);
-        if (failed || floe_log_durable_offset(w.log) >= w.offset) {
-            b->w[i] = b->w[--b->nw];
-            w.fn(w.arg, !failed);
-        } else {
-            i++;
-        }
-    }
-    pthread_mutex_lock(&b->fmu);
-    b->flush_failed = false;
-    pthread_mutex_unlock(&b->fmu);
-}
-
-static void *flusher_main(void *arg)
-{
-    floe_broker_t *b = arg;
-    pthread_mutex_lock(&b->fmu);
-    for (;;) {
-        while (!b->nfq && !b->flusher_stop) pthread_cond_wait(&b->fcv, &b->fmu);
-        if (!b->nfq && b->flusher_stop) break;
-        floe_log_t **q = b->fq;
-        int n = b->nfq;
-        b->fq = NULL;
-        b->nfq = b->capfq = 0;
-        pthread_mutex_unlock(&b->fmu);
-        bool failed = false;
-        pthread_mutex_lock(&b->flush_mu);
-        for (int i = 0; i < n; i++) {
-            bool seen = false;
-            for (int j = 0; j < i; j++) seen |= q[j] == q[i];
-            if (seen) continue;
-            floe_err_t e;
-            if (floe_log_flush(q[i], &e)) {
-                FLOE_ERROR("kafka: fsync failed: %s", e.msg);
-                failed = true;
-            }
-        }
-        pthread_mutex_unlock(&b->flush_mu);
-        free(q);
-        pthread_mutex_lock(&b->fmu);
-        if (failed) b->flush_failed = true;
-        if (b->loop) floe_loop_post(b->loop, flushed_on_loop, b);
-    }
-    pthread_mutex_unlock(&b->fmu);
-    return NULL;
-}
-
-int floe_broker_when_durable(floe_broker_t *b, floe_log_t *l, int64_t offset,
-                             void (*fn)(void *, bool), void *arg)
-{
-    if (floe_log_durable_offset(l) >= offset) {
-        fn(arg, true);
-        return 0;
-    }
-    if (b->nw == b->capw) {
-        int nc = b->capw ? b->capw * 2 : 64;
-        waiter_t *v = realloc(b->w, (size_t)nc * sizeof *v);
-        if (!v) return -1;
-        b->w = v;
-        b->capw = nc;
-    }
-    pthread_mutex_lock(&b->fmu);
-    if (b->nfq == b->capfq) {
-        int nc = b->capfq ? b->capfq * 2 : 16;
-        floe_log_t **v = realloc(b->fq, (size_t)nc * sizeof *v);
-        if (!v) {
-            pthread_mutex_unlock(&b->fmu);
-            return -1;
-        }
-        b->fq = v;
-        b->capfq = nc;
-    }
-    b->fq[b->nfq++] = l;
-    pthread_cond_signal(&b->fcv);
-    pthread_mutex_unlock(&b->fmu);
-    b->w[b->nw++] = (waiter_t){l, offset, fn, arg};
-    return 0;
-}
-
 void floe_broker_tick(floe_broker_t *b)
 {
     int64_t now = floe_wall_ms();
@@ -889,15 +630,13 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
         json_object_set_new(b->defaults, cfg->topic_defaults[i].key,
                             json_string(cfg->topic_defaults[i].value));
     }
-    char dir[4096];
-    meta_dir(b, dir, sizeof dir);
-    char logdir[4200];
-    snprintf(logdir, sizeof logdir, "%s/log", b->data_dir);
-    if (mkdirs(dir, err) || mkdirs(logdir, err)) {
+    char dir[4096], logdir[4200];
+    if (meta_dir(b, dir, sizeof dir, err) ||
+        floe_path_join(logdir, sizeof logdir, b->data_dir, "log", err) ||
+        floe_fs_mkdirs(dir, err) || floe_fs_mkdirs(logdir, err) || floe_broker_pids_load(b, err)) {
         floe_broker_close(b);
         return -1;
     }
-    b->next_pid = b->pid_block_end = read_pid_file(b);
     DIR *d = opendir(dir);
     if (!d) {
         int e = errno;
@@ -910,19 +649,14 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
         size_t n = strlen(de->d_name);
         if (de->d_name[0] == '.' || n < 6 || strcmp(de->d_name + n - 5, ".json")) continue;
         char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        rc = load_topic(b, path, err);
+        rc = floe_path_join(path, sizeof path, dir, de->d_name, err);
+        if (!rc) rc = load_topic(b, path, err);
     }
     closedir(d);
-    if (rc) {
+    if (rc || floe_broker_flusher_start(b, err)) {
         floe_broker_close(b);
         return -1;
     }
-    if (pthread_create(&b->flusher, NULL, flusher_main, b)) {
-        floe_broker_close(b);
-        return floe_err_set(err, FLOE_EIO, "cannot start the flusher thread");
-    }
-    b->flusher_started = true;
     FLOE_INFO("kafka: data dir %s: %d topic%s loaded", b->data_dir, b->ntopics,
               b->ntopics == 1 ? "" : "s");
     *out = b;
@@ -932,23 +666,7 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
 void floe_broker_close(floe_broker_t *b)
 {
     if (!b) return;
-    if (b->flusher_started) {
-        pthread_mutex_lock(&b->fmu);
-        b->flusher_stop = true;
-        pthread_cond_signal(&b->fcv);
-        pthread_mutex_unlock(&b->fmu);
-        pthread_join(b->flusher, NULL);
-    }
-    /* answer remaining waiters: their data gets flushed right below */
-    for (int i = 0; i < b->ntopics; i++) {
-        for (int32_t p = 0; p < b->topics[i]->nparts; p++) {
-            floe_err_t e;
-            if (floe_log_flush(b->topics[i]->logs[p], &e))
-                FLOE_ERROR("kafka: %s-%d: final flush: %s", b->topics[i]->name, p, e.msg);
-        }
-    }
-    for (int i = 0; i < b->nw; i++)
-        b->w[i].fn(b->w[i].arg, floe_log_durable_offset(b->w[i].log) >= b->w[i].offset);
+    floe_broker_flusher_stop(b);
     free(b->w);
     for (int i = 0; i < b->ntopics; i++) topic_free(b->topics[i]);
     free(b->topics);

@@ -1,0 +1,77 @@
+/* Internals of the broker (broker.h) shared by its files: topics.c (the
+ * topic registry, topic configs and their JSON files, opening and closing
+ * the broker), producer_ids.c (producer-id blocks) and durability.c (the
+ * flusher thread and the acks=all waits). */
+#ifndef FLOE_KAFKA_BROKER_INT_H
+#define FLOE_KAFKA_BROKER_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "kafka/broker.h"
+
+struct floe_topic {
+    floe_broker_t *b; /* owner, for config defaults */
+    char *name;
+    uint8_t id[16];
+    int32_t nparts;
+    floe_log_t **logs;
+    json_t *configs; /* object: the topic's own settings */
+    floe_log_config_t logcfg;
+    bool log_append_time;
+};
+
+typedef struct waiter {
+    floe_log_t *log;
+    int64_t offset;
+    void (*fn)(void *, bool);
+    void *arg;
+} waiter_t;
+
+struct floe_broker {
+    floe_broker_config_t cfg;
+    char *data_dir;
+    json_t *defaults; /* server-wide topic config defaults */
+    pthread_mutex_t mu;
+    floe_topic_t **topics;
+    int ntopics, captopics;
+    /* producer ids (under mu) */
+    int64_t next_pid, pid_block_end;
+    /* flusher */
+    floe_loop_t *loop;
+    pthread_t flusher;
+    bool flusher_started, flusher_stop;
+    pthread_mutex_t fmu; /* guards the flush queue and the flag below */
+    pthread_cond_t fcv;
+    floe_log_t **fq; /* logs to fsync */
+    int nfq, capfq;
+    pthread_mutex_t flush_mu; /* held while fsyncing: topic deletion waits */
+    bool flush_failed;
+    int64_t next_retention_ms;
+    floe_topic_observer_fn observer;
+    void *observer_ctx;
+    /* waiters, loop thread only */
+    waiter_t *w;
+    int nw, capw;
+};
+
+/* ---- producer_ids.c ---- */
+
+/* Read the next unallocated producer-id block from DATA/meta/producer-ids
+ * (0 when the file is absent), at open. */
+int floe_broker_pids_load(floe_broker_t *b, floe_err_t *err);
+
+/* ---- durability.c ---- */
+
+/* Start the flusher thread (the locks and condition exist already). */
+int floe_broker_flusher_start(floe_broker_t *b, floe_err_t *err);
+/* Stop the flusher, fsync every log a last time and answer every waiter;
+ * at close, before the topics are freed. */
+void floe_broker_flusher_stop(floe_broker_t *b);
+/* Topic t is being deleted: fail its waiters, drop its logs from the
+ * flush queue and hold off the flusher (no fsync of its logs runs) until
+ * floe_broker_flush_release.  Loop thread. */
+void floe_broker_flush_hold(floe_broker_t *b, floe_topic_t *t);
+void floe_broker_flush_release(floe_broker_t *b);
+
+#endif

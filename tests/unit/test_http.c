@@ -1,0 +1,190 @@
+/* http/: the libmicrohttpd server wrapper (routes by longest prefix, each
+ * handler with its own argument; /health; /metrics from the writers
+ * modules add) driven by floe's HTTP client (libcurl): methods, bodies,
+ * statuses, the answer cap, a server that is gone. */
+#include <string.h>
+
+#include "http/client.h"
+#include "http/http.h"
+#include "test.h"
+
+/* Answers "<arg> <method> <path> <body>". */
+static int echo(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    rs->content_type = "text/plain";
+    return floe_buf_printf(&rs->body, "%s %s %s %.*s", (const char *)arg, rq->method, rq->path,
+                           (int)rq->body_len, rq->body ? (const char *)rq->body : "");
+}
+
+static int teapot(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)rq;
+    (void)arg;
+    rs->status = 418;
+    return floe_buf_append_str(&rs->body, "short and stout");
+}
+
+static int broken(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)rq;
+    (void)rs;
+    (void)arg;
+    return -1;
+}
+
+static floe_http_t *start(int *port)
+{
+    floe_err_t e;
+    floe_http_t *h = NULL;
+    static char a[] = "A", b[] = "B";
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_http_route(h, "/x", echo, a) == 0);
+    CHECK(floe_http_route(h, "/x/y", echo, b) == 0);
+    CHECK(floe_http_route(h, "/tea", teapot, NULL) == 0);
+    CHECK(floe_http_route(h, "/broken", broken, NULL) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    *port = floe_http_port(h);
+    CHECK(*port > 0);
+    return h;
+}
+
+/* One call; the answer as a string (caller frees) and *status, or NULL
+ * with *err. */
+static char *call(const char *method, const char *url, const char *body, size_t max, long *status,
+                  floe_err_t *err)
+{
+    floe_http_call_t c = {.method = method,
+                          .url = url,
+                          .body = body,
+                          .body_len = body ? strlen(body) : 0,
+                          .timeout_ms = 10000,
+                          .max_answer = max};
+    floe_buf_t b = FLOE_BUF_INIT;
+    if (floe_http_call(&c, status, &b, err)) {
+        floe_buf_free(&b);
+        return NULL;
+    }
+    floe_buf_append_u8(&b, 0);
+    size_t n;
+    return (char *)floe_buf_detach(&b, &n);
+}
+
+static void routes_answer_with_their_argument(void)
+{
+    int port;
+    floe_http_t *h = start(&port);
+    char url[200];
+    floe_err_t e;
+    long st;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x/1", port);
+    char *got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "A GET /x/1 ");
+    CHECK_EQ(st, 200);
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x/y/2", port);
+    got = call("POST", url, "hello", 0, &st, &e);
+    CHECK_STR(got, "B POST /x/y/2 hello");
+    free(got);
+    got = call("PUT", url, "put body", 0, &st, &e);
+    CHECK_STR(got, "B PUT /x/y/2 put body");
+    free(got);
+    got = call("DELETE", url, NULL, 0, &st, &e);
+    CHECK_STR(got, "B DELETE /x/y/2 ");
+    free(got);
+    /* statuses other than 200 are answers too */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/tea", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "short and stout");
+    CHECK_EQ(st, 418);
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/nothing", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK(got != NULL);
+    CHECK_EQ(st, 404);
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/broken", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK(got != NULL);
+    CHECK_EQ(st, 500);
+    free(got);
+    floe_http_free(h);
+}
+
+static int counter(void *arg, floe_buf_t *out)
+{
+    return floe_buf_printf(out, "%s 1\n", (const char *)arg);
+}
+
+static int failing(void *arg, floe_buf_t *out)
+{
+    (void)arg;
+    (void)out;
+    return -1;
+}
+
+/* /health, and /metrics: every writer in the order added, the process's
+ * own metrics among them; a failing writer makes the scrape fail. */
+static void health_and_metrics(void)
+{
+    floe_err_t e;
+    floe_http_t *h = NULL;
+    static char a[] = "first_total", b[] = "second_total";
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_http_metrics_add(h, counter, a) == 0);
+    CHECK(floe_http_metrics_add(h, floe_http_process_metrics, NULL) == 0);
+    CHECK(floe_http_metrics_add(h, counter, b) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    char url[200];
+    long st;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/health", floe_http_port(h));
+    char *got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "ok\n");
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", floe_http_port(h));
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_EQ(st, 200);
+    CHECK(got && !strncmp(got, "first_total 1\n", 14));
+    const char *rss = got ? strstr(got, "\nprocess_resident_memory_bytes ") : NULL;
+    CHECK(rss && atol(rss + 32) > 0);
+    CHECK(got && strstr(got, "floe_heap_bytes{state=\"in_use\"} ") != NULL);
+    size_t n = got ? strlen(got) : 0;
+    CHECK(n > 15 && !strcmp(got + n - 15, "second_total 1\n"));
+    free(got);
+    floe_http_free(h);
+
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_http_metrics_add(h, counter, a) == 0);
+    CHECK(floe_http_metrics_add(h, failing, NULL) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", floe_http_port(h));
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_EQ(st, 500);
+    free(got);
+    floe_http_free(h);
+}
+
+static void client_errors(void)
+{
+    int port;
+    floe_http_t *h = start(&port);
+    char url[200];
+    floe_err_t e;
+    long st;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/tea", port);
+    CHECK(call(NULL, url, NULL, 5, &st, &e) == NULL);
+    CHECK_EQ(e.code, FLOE_ERANGE);
+    floe_http_free(h); /* the port is closed now */
+    CHECK(call(NULL, url, NULL, 0, &st, &e) == NULL);
+    CHECK_EQ(e.code, FLOE_EIO);
+    CHECK(strstr(e.msg, url) != NULL);
+    floe_http_call_t none = {0};
+    floe_buf_t b = FLOE_BUF_INIT;
+    CHECK_EQ(floe_http_call(&none, &st, &b, &e), -1);
+    CHECK_EQ(e.code, FLOE_EINVAL);
+}
+
+TEST_MAIN({
+    RUN(routes_answer_with_their_argument);
+    RUN(health_and_metrics);
+    RUN(client_errors);
+})
