@@ -47,11 +47,23 @@ typedef struct serve_cfg {
 } serve_cfg_t;
 
 static floe_loop_t *g_loop;
+static volatile sig_atomic_t g_stopping;
 
 static void on_signal(int sig)
 {
     (void)sig;
+    g_stopping = 1;
     if (g_loop) floe_loop_stop(g_loop);
+}
+
+/* The ready line, printed from inside the running loop: floe_loop_run
+ * begins by clearing its stop flag, so a SIGTERM sent on seeing a line
+ * printed before the loop ran could be lost, and the server run on. */
+static void announce(void *line)
+{
+    fputs(line, stdout);
+    fflush(stdout);
+    if (g_stopping) floe_loop_stop(g_loop);
 }
 
 static char *trim(char *s)
@@ -416,9 +428,14 @@ int floe_cmd_serve(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    printf("floe ready kafka=%s:%d http=%s:%d data=%s\n", floe_kafka_srv_host(srv),
-           floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
-    fflush(stdout);
+    char ready[4800];
+    snprintf(ready, sizeof ready, "floe ready kafka=%s:%d http=%s:%d data=%s\n",
+             floe_kafka_srv_host(srv), floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http),
+             c.data_dir);
+    if (floe_loop_post(loop, announce, ready) < 0) {
+        floe_err_oom(&err);
+        goto out;
+    }
     FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost,
               floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
     if (floe_loop_run(loop, &err)) goto out;
