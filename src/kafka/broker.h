@@ -16,6 +16,7 @@
 #define FLOE_KAFKA_BROKER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kafka/handler.h"
@@ -28,6 +29,14 @@ typedef struct floe_kv {
     const char *key;
     const char *value;
 } floe_kv_t;
+
+/* Checks a topic's configs as a whole, as they would be after a create or
+ * an alter: keys[i] = values[i], n of them (borrowed for the call), the
+ * topic's own set.  0, or -1 with *err naming the key and why; the broker
+ * then refuses the request with INVALID_CONFIG and that message.  Called
+ * with the topic registry locked: it must not call into the broker. */
+typedef int (*floe_topic_configs_check_fn)(void *arg, const char *topic, const char *const *keys,
+                                           const char *const *values, size_t n, floe_err_t *err);
 
 typedef struct floe_broker_config {
     const char *data_dir;       /* required */
@@ -42,6 +51,11 @@ typedef struct floe_broker_config {
      * names, and "table.*"); borrowed during floe_broker_open only */
     const floe_kv_t *topic_defaults;
     int ntopic_defaults;
+    /* The table.* keys are the table engine's, which kafka/ does not know:
+     * this check (NULL: none) sees every create and alter, validate_only
+     * ones too.  `floe serve` wires the table configs' check. */
+    floe_topic_configs_check_fn check_configs;
+    void *check_arg;
 } floe_broker_config_t;
 
 typedef struct floe_topic floe_topic_t;
@@ -79,8 +93,8 @@ floe_topic_t *floe_broker_topic_by_id(floe_broker_t *b, const uint8_t id[16]);
 int floe_broker_topics(floe_broker_t *b, floe_topic_t ***out);
 
 /* Create a topic with nparts partitions and configs (validated: known Kafka
- * topic configs and any table.*; else FLOE_EINVAL with a message that names
- * the key).  Kafka error code in *kerr (36 exists, 17 invalid name,
+ * topic configs, and table.* ones by cfg->check_configs; else FLOE_EINVAL
+ * with a message that names the key).  Kafka error code in *kerr (36 exists, 17 invalid name,
  * 37 bad partitions, 40 bad config) when it fails.  validate_only checks
  * without creating.  configs borrowed. */
 int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
@@ -93,7 +107,9 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
                                bool validate_only, int16_t *kerr, floe_err_t *err);
 
 /* Set (value non-NULL) or delete (value NULL, back to default) topic
- * configs and persist them; all or nothing.  *kerr 40 on a bad key/value. */
+ * configs and persist them; all or nothing.  *kerr 40 on a bad key/value,
+ * also when the set they make fails cfg->check_configs.  validate_only
+ * checks without changing anything. */
 int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t *changes,
                               int nchanges, bool replace_all, bool validate_only, int16_t *kerr,
                               floe_err_t *err);
