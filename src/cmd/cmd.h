@@ -20,6 +20,11 @@ int floe_cmd_topic(int argc, char **argv);
  * catalog under the data dir (src/cmd/table_cli.c): argv[1] is "table". */
 int floe_cmd_table(int argc, char **argv);
 
+/* `floe config --markdown`: the configuration reference (server, consumer
+ * group and table topic keys) generated from their key tables, as
+ * README.md's configuration section holds it (src/cmd/config_ref.c). */
+int floe_cmd_config(int argc, char **argv);
+
 /* The server's own config keys (src/cmd/serve.c).  Static; *n gets the
  * count. */
 const floe_conf_key_t *floe_serve_config_keys(size_t *n);

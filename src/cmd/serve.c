@@ -6,9 +6,9 @@
  * declared once: the server's below (KEYS), the group coordinator's in
  * kafka/handle_group.c, the table topics' defaults (`table.*`) in
  * table/config.c; `log.<topic config>` sets the server-wide default of a
- * Kafka topic config.  Flags override the file and are checked the same
- * way.  A bad line stops the start with one error naming the file, line
- * and key. */
+ * Kafka topic config.  `floe config --markdown` prints them all.  Flags
+ * override the file and are checked the same way.  A bad line stops the
+ * start with one error naming the file, line and key. */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
