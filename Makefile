@@ -30,7 +30,8 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen gen-check format format-check
+.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen gen-check format format-check \
+        config-check
 # keep object files of tests and benchmarks (make would delete them as intermediates)
 .SECONDARY:
 all: $(BUILD)/libfloe.a $(BUILD)/floe $(TEST_BIN) $(BENCH_BIN)
@@ -125,6 +126,13 @@ GEN_kafka_FILES = src/kafka/proto_gen.h src/kafka/proto_gen.c
 GEN_kafka_RUN   = python3 tools/kafka_gen.py src/kafka/messages.def \
                     $(1)/src/kafka/proto_gen.h $(1)/src/kafka/proto_gen.c
 
+# README.md's configuration reference: `floe config --markdown`, made from
+# the config key tables, between its <!-- config:begin/end --> lines.
+GEN += config
+GEN_config_FILES = README.md
+GEN_config_RUN   = tools/readme_config.sh README.md $(BUILD)/floe $(1)/README.md
+GEN_config_NEEDS = $(BUILD)/floe
+
 GEN_FILES = $(foreach g,$(GEN),$(GEN_$(g)_FILES))
 GEN_NEEDS = $(foreach g,$(GEN),$(GEN_$(g)_NEEDS))
 
@@ -144,6 +152,10 @@ gen-check: $(GEN_NEEDS)
 	  exit 1; \
 	fi; \
 	echo "gen-check: $(words $(GEN_FILES)) generated files match their inputs"
+
+# The configuration reference alone (gen-check covers it with the rest).
+config-check: $(GEN_config_NEEDS)
+	tools/readme_config.sh --check README.md $(BUILD)/floe
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

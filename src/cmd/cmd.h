@@ -2,6 +2,10 @@
 #ifndef FLOE_CMD_H
 #define FLOE_CMD_H
 
+#include <stddef.h>
+
+#include "util/conf.h"
+
 #define FLOE_VERSION "0.1.0"
 
 /* `floe serve [--config FILE] [--data-dir DIR] [--listen HOST:PORT]
@@ -15,5 +19,14 @@ int floe_cmd_topic(int argc, char **argv);
 /* `floe table list|describe|scan|history ...` reading the filesystem
  * catalog under the data dir (src/cmd/table_cli.c): argv[1] is "table". */
 int floe_cmd_table(int argc, char **argv);
+
+/* `floe config --markdown`: the configuration reference (server, consumer
+ * group and table topic keys) generated from their key tables, as
+ * README.md's configuration section holds it (src/cmd/config_ref.c). */
+int floe_cmd_config(int argc, char **argv);
+
+/* The server's own config keys (src/cmd/serve.c).  Static; *n gets the
+ * count. */
+const floe_conf_key_t *floe_serve_config_keys(size_t *n);
 
 #endif

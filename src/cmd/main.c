@@ -12,6 +12,7 @@ static void usage(FILE *f)
                "  serve        run the broker (floe serve --help for options)\n"
                "  topic        create, list, describe, alter, delete topics (floe topic help)\n"
                "  table        list, describe, scan, history of Iceberg tables (floe table help)\n"
+               "  config       print the configuration reference (floe config --markdown)\n"
                "  version      print the version\n"
                "  help         this text\n");
 }
@@ -26,6 +27,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "serve")) return floe_cmd_serve(argc, argv);
     if (!strcmp(cmd, "topic")) return floe_cmd_topic(argc, argv);
     if (!strcmp(cmd, "table")) return floe_cmd_table(argc, argv);
+    if (!strcmp(cmd, "config")) return floe_cmd_config(argc, argv);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("floe %s\n", FLOE_VERSION);
         return 0;

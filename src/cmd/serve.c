@@ -2,17 +2,13 @@
  * and HTTP, prints the ready line, runs until SIGTERM/SIGINT, then drains
  * and shuts down cleanly.
  *
- * Config file (--config): `key = value` lines, `#` comments.  Keys:
- *   listen, http, data.dir, advertised.host, advertised.port, node.id, cluster.id,
- *   max.request.bytes, max.connections, auto.create.topics.enable,
- *   num.partitions, acks.all.fsync, flush.check.interval.ms,
- *   log.retention.check.interval.ms (default 300000, as Kafka),
- *   log.<topic config> (server-wide default of a topic config, e.g.
- *   log.retention.ms or log.segment.bytes), and table.* (defaults of table
- *   topic configs), and the group coordinator's group.initial.rebalance.delay.ms,
- *   group.min.session.timeout.ms, group.max.session.timeout.ms,
- *   group.max.size, offset.metadata.max.bytes, offsets.retention.minutes,
- *   offsets.retention.check.interval.ms.  Flags override the file. */
+ * Config file (--config): `key = value` lines, `#` comments.  The keys are
+ * declared once: the server's below (KEYS), the group coordinator's in
+ * kafka/handle_group.c, the table topics' defaults (`table.*`) in
+ * table/config.c; `log.<topic config>` sets the server-wide default of a
+ * Kafka topic config.  `floe config --markdown` prints them all.  Flags
+ * override the file and are checked the same way.  A bad line stops the
+ * start with one error naming the file, line and key. */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -27,29 +23,152 @@
 #include "kafka/groups_module.h"
 #include "kafka/server.h"
 #include "net/loop.h"
+#include "table/config.h"
 #include "table/engine_http.h"
+#include "util/conf.h"
 #include "util/diag.h"
 #include "util/parse.h"
 
 #define MAX_KV 256
 
 typedef struct serve_cfg {
-    char *listen, *http, *data_dir, *adv_host, *cluster_id;
+    char listen[300], http[300], data_dir[4096], adv_host[256], cluster_id[256];
     int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
         retention_check_ms;
     bool auto_create, acks_all_fsync;
-    floe_kv_t defaults[MAX_KV];
+    floe_kv_t defaults[MAX_KV]; /* log.* (as topic config names) and table.* */
     int ndefaults;
     char *owned[2 * MAX_KV];
     int nowned;
 } serve_cfg_t;
 
+static int split_hostport(const char *s, char *host, size_t hn, int *port, floe_err_t *err);
+
+static int check_hostport(const char *v, floe_err_t *err)
+{
+    char host[300];
+    int port;
+    return split_hostport(v, host, sizeof host, &port, err);
+}
+
+#define F(f) FLOE_CONF_FIELD(serve_cfg_t, f)
+
+static const floe_conf_key_t KEYS[] = {
+    {.name = "listen",
+     .type = FLOE_CONF_STRING,
+     .def = "127.0.0.1:9092",
+     F(listen),
+     .check = check_hostport,
+     .doc = "Kafka listener, HOST:PORT (port 0 picks a free one); `--listen`."},
+    {.name = "http",
+     .type = FLOE_CONF_STRING,
+     .def = "127.0.0.1:8181",
+     F(http),
+     .check = check_hostport,
+     .doc = "HTTP listener (`/health`, `/metrics`, `/admin/tables`), HOST:PORT; `--http`."},
+    {.name = "data.dir",
+     .type = FLOE_CONF_STRING,
+     .def = "./floe-data",
+     F(data_dir),
+     .doc = "Data directory: partition logs, topic metadata, the warehouse; `--data-dir`."},
+    {.name = "advertised.host",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "the listen host (127.0.0.1 for 0.0.0.0 or ::)",
+     F(adv_host),
+     .doc = "Host that Metadata and FindCoordinator tell clients to connect to."},
+    {.name = "advertised.port",
+     .type = FLOE_CONF_INT,
+     .min = 1,
+     .max = 65535,
+     .def_doc = "the bound port",
+     F(adv_port),
+     .doc = "Port told to clients with the advertised host."},
+    {.name = "node.id",
+     .type = FLOE_CONF_INT,
+     .min = 1,
+     .max = 1 << 30,
+     .def = "1",
+     F(node_id),
+     .doc = "Broker id in Metadata."},
+    {.name = "cluster.id",
+     .type = FLOE_CONF_STRING,
+     .def = "floe",
+     F(cluster_id),
+     .doc = "Cluster id in Metadata and DescribeCluster."},
+    {.name = "max.request.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 1024,
+     .max = 1 << 30,
+     .def = "100MiB",
+     F(max_request),
+     .doc = "Largest request frame accepted; a larger one closes the connection."},
+    {.name = "max.connections",
+     .type = FLOE_CONF_INT,
+     .min = 1,
+     .max = 1000000,
+     .def = "10000",
+     F(max_conns),
+     .doc = "Open client connections at most; more are refused."},
+    {.name = "auto.create.topics.enable",
+     .type = FLOE_CONF_BOOL,
+     .def = "true",
+     F(auto_create),
+     .doc = "Metadata or Produce for an unknown topic creates it."},
+    {.name = "num.partitions",
+     .type = FLOE_CONF_INT,
+     .min = 1,
+     .max = 10000,
+     .def = "1",
+     F(partitions),
+     .doc = "Partitions of a topic created without a count."},
+    {.name = "acks.all.fsync",
+     .type = FLOE_CONF_BOOL,
+     .def = "true",
+     F(acks_all_fsync),
+     .doc = "acks=all is answered after fsync; acks=1 after the write."},
+    {.name = "flush.check.interval.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1,
+     .max = 3600000,
+     .def = "1000",
+     F(flush_check_ms),
+     .doc = "How often logs whose `flush.ms` or `flush.messages` came due are fsynced."},
+    {.name = "log.retention.check.interval.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1,
+     .max = 86400000,
+     .def = "300000",
+     F(retention_check_ms),
+     .doc = "How often retention (`retention.ms`, `retention.bytes`) runs, as in Kafka."},
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+#undef F
+
+const floe_conf_key_t *floe_serve_config_keys(size_t *n)
+{
+    *n = NKEYS;
+    return KEYS;
+}
+
 static floe_loop_t *g_loop;
+static volatile sig_atomic_t g_stopping;
 
 static void on_signal(int sig)
 {
     (void)sig;
+    g_stopping = 1;
     if (g_loop) floe_loop_stop(g_loop);
+}
+
+/* The ready line, printed from inside the running loop: floe_loop_run
+ * begins by clearing its stop flag, so a SIGTERM sent on seeing a line
+ * printed before the loop ran could be lost, and the server run on. */
+static void announce(void *line)
+{
+    fputs(line, stdout);
+    fflush(stdout);
+    if (g_stopping) floe_loop_stop(g_loop);
 }
 
 static char *trim(char *s)
@@ -67,51 +186,58 @@ static char *keep(serve_cfg_t *c, const char *s)
     return d;
 }
 
+static const char *default_get(void *ctx, const char *key)
+{
+    const serve_cfg_t *c = ctx;
+    for (int i = c->ndefaults; i-- > 0;)
+        if (!strcmp(c->defaults[i].key, key)) return c->defaults[i].value;
+    return NULL;
+}
+
+/* The table.* defaults as one set, as a topic's are checked at create. */
+static int check_table_defaults(const serve_cfg_t *c, floe_err_t *err)
+{
+    const char *keys[MAX_KV], *values[MAX_KV];
+    size_t n = 0;
+    for (int i = 0; i < c->ndefaults; i++)
+        if (!strncmp(c->defaults[i].key, "table.", 6)) {
+            keys[n] = c->defaults[i].key;
+            values[n++] = c->defaults[i].value;
+        }
+    return floe_table_config_check(NULL, keys, values, n, NULL, NULL, err);
+}
+
+/* The broker's check of a topic's configs: the table.* ones, over the
+ * server's table.* defaults. */
+static int check_topic_configs(void *arg, const char *topic, const char *const *keys,
+                               const char *const *values, size_t n, floe_err_t *err)
+{
+    return floe_table_config_check(topic, keys, values, n, default_get, arg, err);
+}
+
 static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err)
 {
-    uint64_t sz;
-    if (!strcmp(k, "listen")) c->listen = keep(c, v);
-    else if (!strcmp(k, "http"))
-        c->http = keep(c, v);
-    else if (!strcmp(k, "data.dir"))
-        c->data_dir = keep(c, v);
-    else if (!strcmp(k, "advertised.host"))
-        c->adv_host = keep(c, v);
-    else if (!strcmp(k, "cluster.id"))
-        c->cluster_id = keep(c, v);
-    else if (!strcmp(k, "advertised.port"))
-        return floe_parse_int64(v, 1, 65535, &c->adv_port, err);
-    else if (!strcmp(k, "node.id"))
-        return floe_parse_int64(v, 1, 1 << 30, &c->node_id, err);
-    else if (!strcmp(k, "max.request.bytes")) {
-        if (floe_parse_size(v, &sz, err)) return -1;
-        if (sz < 1024 || sz > (1u << 30))
-            return floe_err_set(err, FLOE_ERANGE, "max.request.bytes must be in 1KiB..1GiB");
-        c->max_request = (int64_t)sz;
-    } else if (!strcmp(k, "max.connections"))
-        return floe_parse_int64(v, 1, 1000000, &c->max_conns, err);
-    else if (!strcmp(k, "num.partitions"))
-        return floe_parse_int64(v, 1, 10000, &c->partitions, err);
-    else if (!strcmp(k, "flush.check.interval.ms"))
-        return floe_parse_duration_ms(v, &c->flush_check_ms, err);
-    else if (!strcmp(k, "log.retention.check.interval.ms"))
-        return floe_parse_duration_ms(v, &c->retention_check_ms, err);
-    else if (!strcmp(k, "auto.create.topics.enable"))
-        return floe_parse_bool(v, &c->auto_create, err);
-    else if (!strcmp(k, "acks.all.fsync"))
-        return floe_parse_bool(v, &c->acks_all_fsync, err);
-    else if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
+    const floe_conf_key_t *key = floe_conf_find(KEYS, NKEYS, k);
+    if (key) return floe_conf_set(key, c, v, err);
+    if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
         if (c->ndefaults == MAX_KV)
             return floe_err_set(err, FLOE_EINVAL, "too many topic defaults");
         c->defaults[c->ndefaults].key = keep(c, !strncmp(k, "log.", 4) ? k + 4 : k);
         c->defaults[c->ndefaults].value = keep(c, v);
+        if (!c->defaults[c->ndefaults].key || !c->defaults[c->ndefaults].value)
+            return floe_err_oom(err);
         c->ndefaults++;
-    } else {
-        int g = floe_groups_config_set(k, v, err); /* group.*, offset.metadata.max.bytes */
-        if (g <= 0) return g;
-        return floe_err_set(err, FLOE_EINVAL, "unknown setting '%s'", k);
+        /* the table.* defaults so far, together: the line that breaks
+         * them is the one named */
+        return strncmp(k, "table.", 6) ? 0 : check_table_defaults(c, err);
     }
-    return 0;
+    int g = floe_groups_config_set(k, v, err);
+    if (g <= 0) return g;
+    size_t ng;
+    const floe_conf_key_t *gk = floe_groups_config_keys(&ng);
+    floe_conf_unknown(KEYS, NKEYS, k, "server", err);
+    return err && strstr(err->msg, "did you mean") ? -1
+                                                   : floe_conf_unknown(gk, ng, k, "server", err);
 }
 
 static int load_file(serve_cfg_t *c, const char *path, floe_err_t *err)
@@ -137,6 +263,10 @@ static int load_file(serve_cfg_t *c, const char *path, floe_err_t *err)
         }
     }
     fclose(f);
+    if (floe_groups_config_check(err) < 0) {
+        floe_err_wrap(err, "%s", path);
+        return -1;
+    }
     return 0;
 }
 
@@ -206,19 +336,13 @@ static void mem_policy(mem_policy_t *m, floe_loop_t *loop, floe_kafka_srv_t *srv
 int floe_cmd_serve(int argc, char **argv)
 {
     serve_cfg_t c = {0};
-    c.listen = "127.0.0.1:9092";
-    c.http = "127.0.0.1:8181";
-    c.data_dir = "./floe-data";
-    c.node_id = 1;
-    c.max_request = 100 << 20;
-    c.max_conns = 10000;
-    c.partitions = 1;
-    c.flush_check_ms = 1000;
-    c.auto_create = true;
-    c.acks_all_fsync = true;
     floe_err_t err;
     floe_err_clear(&err);
     int rc = 1;
+    if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0) {
+        fprintf(stderr, "floe serve: %s\n", err.msg);
+        return 1;
+    }
     const char *flag_listen = NULL, *flag_http = NULL, *flag_data = NULL, *config = NULL;
     for (int i = 2; i < argc; i++) {
         const char **dst = NULL;
@@ -259,9 +383,10 @@ int floe_cmd_serve(int argc, char **argv)
     char khost[256], hhost[256];
     int kport, hport;
     if (config && load_file(&c, config, &err)) goto out;
-    if (flag_listen) c.listen = (char *)flag_listen;
-    if (flag_http) c.http = (char *)flag_http;
-    if (flag_data) c.data_dir = (char *)flag_data;
+    if ((flag_listen && set_key(&c, "listen", flag_listen, &err)) ||
+        (flag_http && set_key(&c, "http", flag_http, &err)) ||
+        (flag_data && set_key(&c, "data.dir", flag_data, &err)))
+        goto out;
     if (split_hostport(c.listen, khost, sizeof khost, &kport, &err) ||
         split_hostport(c.http, hhost, sizeof hhost, &hport, &err))
         goto out;
@@ -277,16 +402,18 @@ int floe_cmd_serve(int argc, char **argv)
         .retention_check_ms = c.retention_check_ms,
         .topic_defaults = c.defaults,
         .ntopic_defaults = c.ndefaults,
+        .check_configs = check_topic_configs,
+        .check_arg = &c,
     };
     if (floe_broker_open(&bc, &broker, &err)) goto out;
     floe_broker_attach_loop(broker, loop);
     floe_kafka_srv_config_t kc = {
         .host = khost,
         .port = kport,
-        .advertised_host = c.adv_host,
+        .advertised_host = c.adv_host[0] ? c.adv_host : NULL,
         .advertised_port = (int)c.adv_port,
         .node_id = (int32_t)c.node_id,
-        .cluster_id = c.cluster_id,
+        .cluster_id = c.cluster_id[0] ? c.cluster_id : NULL,
         .max_request_bytes = (size_t)c.max_request,
         .max_connections = (int)c.max_conns,
     };
@@ -309,9 +436,14 @@ int floe_cmd_serve(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    printf("floe ready kafka=%s:%d http=%s:%d data=%s\n", floe_kafka_srv_host(srv),
-           floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
-    fflush(stdout);
+    char ready[4800];
+    snprintf(ready, sizeof ready, "floe ready kafka=%s:%d http=%s:%d data=%s\n",
+             floe_kafka_srv_host(srv), floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http),
+             c.data_dir);
+    if (floe_loop_post(loop, announce, ready) < 0) {
+        floe_err_oom(&err);
+        goto out;
+    }
     FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost,
               floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
     if (floe_loop_run(loop, &err)) goto out;

@@ -21,6 +21,7 @@
 #define FLOE_KAFKA_BROKER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kafka/handler.h"
@@ -28,6 +29,14 @@
 #include "log/log.h"
 #include "net/loop.h"
 #include "util/err.h"
+
+/* Checks a topic's configs as a whole, as they would be after a create or
+ * an alter: keys[i] = values[i], n of them (borrowed for the call), the
+ * topic's own set.  0, or -1 with *err naming the key and why; the broker
+ * then refuses the request with INVALID_CONFIG and that message.  Called
+ * with the topic registry locked: it must not call into the broker. */
+typedef int (*floe_topic_configs_check_fn)(void *arg, const char *topic, const char *const *keys,
+                                           const char *const *values, size_t n, floe_err_t *err);
 
 typedef struct floe_broker_config {
     const char *data_dir;       /* required */
@@ -42,6 +51,11 @@ typedef struct floe_broker_config {
      * names, and "table.*"); borrowed during floe_broker_open only */
     const floe_kv_t *topic_defaults;
     int ntopic_defaults;
+    /* The table.* keys are the table engine's, which kafka/ does not know:
+     * this check (NULL: none) sees every create and alter, validate_only
+     * ones too.  `floe serve` wires the table configs' check. */
+    floe_topic_configs_check_fn check_configs;
+    void *check_arg;
 } floe_broker_config_t;
 
 /* Open the data dir (creating it), load every topic and open its logs

@@ -18,7 +18,6 @@
 #include "kafka/offset_store.h"
 #include "util/clock.h"
 #include "util/diag.h"
-#include "util/parse.h"
 
 typedef struct gstate {
     floe_kafka_srv_t *srv;
@@ -765,45 +764,105 @@ static void h_delete_groups(floe_kafka_req_t *req, void *ctx)
 
 /* ---- the module ---------------------------------------------------------- */
 
-static floe_group_config_t g_config;
-static bool g_config_set;
-static int64_t g_retention_check_ms = 600000; /* offsets.retention.check.interval.ms */
+/* The server config of the group coordinator: process-wide, set before
+ * the server starts, copied by groups_init. */
+typedef struct groups_conf {
+    floe_group_config_t group;
+    int64_t retention_minutes;  /* offsets.retention.minutes, into group */
+    int64_t retention_check_ms; /* offsets.retention.check.interval.ms */
+} groups_conf_t;
+
+#define F(f) FLOE_CONF_FIELD(groups_conf_t, f)
+
+static const floe_conf_key_t KEYS[] = {
+    {.name = "group.initial.rebalance.delay.ms",
+     .type = FLOE_CONF_DURATION,
+     .max = 86400000,
+     .def = "3000",
+     F(group.initial_rebalance_delay_ms),
+     .doc = "How long a new group waits for more members before its first rebalance."},
+    {.name = "group.min.session.timeout.ms",
+     .type = FLOE_CONF_DURATION,
+     .max = 86400000,
+     .def = "6000",
+     F(group.min_session_timeout_ms),
+     .doc = "Smallest session timeout a member may ask for."},
+    {.name = "group.max.session.timeout.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1,
+     .max = 86400000,
+     .def = "1800000",
+     F(group.max_session_timeout_ms),
+     .doc = "Largest session timeout a member may ask for; at least the smallest."},
+    {.name = "group.max.size",
+     .type = FLOE_CONF_INT,
+     .min = 1,
+     .max = INT32_MAX,
+     .def = "2147483647",
+     F(group.max_size),
+     .doc = "Members a group may have; one more gets `GROUP_MAX_SIZE_REACHED`."},
+    {.name = "offset.metadata.max.bytes",
+     .type = FLOE_CONF_SIZE,
+     .max = INT32_MAX,
+     .def = "4096",
+     F(group.offset_metadata_max_bytes),
+     .doc = "Longest metadata string an offset commit may carry."},
+    {.name = "offsets.retention.minutes",
+     .type = FLOE_CONF_INT,
+     .min = -1,
+     .max = 525600000,
+     .def = "10080",
+     F(retention_minutes),
+     .doc = "Committed offsets of a group that has been Empty this long (of commit-only groups: "
+            "since their commit) are deleted; -1 keeps them forever."},
+    {.name = "offsets.retention.check.interval.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1,
+     .max = 86400000,
+     .def = "600000",
+     F(retention_check_ms),
+     .doc = "How often expired offsets are looked for."},
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+#undef F
+
+static groups_conf_t g_conf;
+static bool g_conf_set;
+
+const floe_conf_key_t *floe_groups_config_keys(size_t *n)
+{
+    *n = NKEYS;
+    return KEYS;
+}
+
+static void conf_init(void)
+{
+    if (g_conf_set) return;
+    floe_group_config_default(&g_conf.group);
+    floe_err_t err;
+    if (floe_conf_defaults(KEYS, NKEYS, &g_conf, &err) < 0) FLOE_ERROR("groups: %s", err.msg);
+    g_conf_set = true;
+}
 
 int floe_groups_config_set(const char *key, const char *value, floe_err_t *err)
 {
-    if (!g_config_set) {
-        floe_group_config_default(&g_config);
-        g_config_set = true;
-    }
-    int64_t v;
-    if (!strcmp(key, "group.initial.rebalance.delay.ms")) {
-        if (floe_parse_int64(value, 0, INT32_MAX, &v, err)) goto bad;
-        g_config.initial_rebalance_delay_ms = v;
-    } else if (!strcmp(key, "group.min.session.timeout.ms")) {
-        if (floe_parse_int64(value, 0, INT32_MAX, &v, err)) goto bad;
-        g_config.min_session_timeout_ms = (int32_t)v;
-    } else if (!strcmp(key, "group.max.session.timeout.ms")) {
-        if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
-        g_config.max_session_timeout_ms = (int32_t)v;
-    } else if (!strcmp(key, "group.max.size")) {
-        if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
-        g_config.max_size = (int32_t)v;
-    } else if (!strcmp(key, "offsets.retention.minutes")) {
-        if (floe_parse_int64(value, -1, INT64_MAX / 60000, &v, err)) goto bad;
-        g_config.offsets_retention_ms = v * 60000;
-    } else if (!strcmp(key, "offsets.retention.check.interval.ms")) {
-        if (floe_parse_int64(value, 1, INT32_MAX, &v, err)) goto bad;
-        g_retention_check_ms = v;
-    } else if (!strcmp(key, "offset.metadata.max.bytes")) {
-        if (floe_parse_int64(value, 0, INT32_MAX, &v, err)) goto bad;
-        g_config.offset_metadata_max_bytes = (uint32_t)v;
-    } else {
-        return 1;
-    }
+    const floe_conf_key_t *k = floe_conf_find(KEYS, NKEYS, key);
+    if (!k) return 1;
+    conf_init();
+    return floe_conf_set(k, &g_conf, value, err);
+}
+
+int floe_groups_config_check(floe_err_t *err)
+{
+    conf_init();
+    if (g_conf.group.min_session_timeout_ms > g_conf.group.max_session_timeout_ms)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "group.min.session.timeout.ms (%d) is above "
+                            "group.max.session.timeout.ms (%d)",
+                            (int)g_conf.group.min_session_timeout_ms,
+                            (int)g_conf.group.max_session_timeout_ms);
     return 0;
-bad:
-    floe_err_wrap(err, "%s", key);
-    return -1;
 }
 
 typedef struct api_reg {
@@ -835,7 +894,7 @@ static void expire_fire(void *arg)
     floe_err_t err;
     if (st->store && floe_offset_store_expire(st->store, floe_mono_ms(), floe_wall_ms(), &err) < 0)
         FLOE_ERROR("groups: expiring offsets: %s", err.msg);
-    st->expire_timer = floe_kafka_timer_add(st->srv, g_retention_check_ms, expire_fire, st);
+    st->expire_timer = floe_kafka_timer_add(st->srv, g_conf.retention_check_ms, expire_fire, st);
 }
 
 static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
@@ -844,10 +903,9 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
     if (!st) return floe_err_set(err, FLOE_ENOMEM, "groups: out of memory");
     st->srv = srv;
     st->timer_at = INT64_MAX;
-    floe_group_config_t cfg;
-    if (g_config_set) cfg = g_config;
-    else
-        floe_group_config_default(&cfg);
+    conf_init();
+    floe_group_config_t cfg = g_conf.group;
+    cfg.offsets_retention_ms = g_conf.retention_minutes * 60000;
     if (floe_group_coord_new(&cfg, &st->coord, err)) goto fail;
     const char *data_dir = groups_data_dir(srv);
     if (data_dir) {
@@ -860,7 +918,7 @@ static int groups_init(floe_kafka_srv_t *srv, void **state, floe_err_t *err)
         if (floe_kafka_register(srv, APIS[i].key, APIS[i].min, APIS[i].max, APIS[i].fn, st, err))
             goto fail;
     reschedule(st);
-    st->expire_timer = floe_kafka_timer_add(srv, g_retention_check_ms, expire_fire, st);
+    st->expire_timer = floe_kafka_timer_add(srv, g_conf.retention_check_ms, expire_fire, st);
     *state = st;
     return 0;
 fail:

@@ -140,6 +140,31 @@ static int check_config(const char *key, const char *value, floe_err_t *err)
     return 0;
 }
 
+/* The whole set of a topic's configs (a JSON object of strings) through
+ * the configured check: 0, or -1 with *err (FLOE_EINVAL naming the key). */
+static int check_set(const floe_broker_t *b, const char *topic, json_t *cfgs, floe_err_t *err)
+{
+    if (!b->cfg.check_configs) return 0;
+    size_t n = json_object_size(cfgs), i = 0;
+    const char **keys = calloc(n + 1, sizeof *keys), **values = calloc(n + 1, sizeof *values);
+    if (!keys || !values) {
+        free(keys);
+        free(values);
+        return floe_err_oom(err);
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(cfgs, k, v)
+    {
+        keys[i] = k;
+        values[i++] = json_string_value(v);
+    }
+    int rc = b->cfg.check_configs(b->cfg.check_arg, topic, keys, values, n, err);
+    free(keys);
+    free(values);
+    return rc;
+}
+
 static const char *lookup(const floe_broker_t *b, const floe_topic_t *t, const char *key,
                           bool *is_default)
 {
@@ -358,6 +383,12 @@ int floe_broker_create_topic(floe_broker_t *b, const char *name, int32_t nparts,
         if (configs[i].value)
             json_object_set_new(cj, configs[i].key, json_string(configs[i].value));
     }
+    if (check_set(b, name, cj, err)) {
+        json_decref(cj);
+        *kerr = err && err->code == FLOE_ENOMEM ? FLOE_KERR_UNKNOWN_SERVER_ERROR
+                                                : FLOE_KERR_INVALID_CONFIG;
+        return -1;
+    }
     pthread_mutex_lock(&b->mu);
     if (find_locked(b, name, strlen(name))) {
         pthread_mutex_unlock(&b->mu);
@@ -473,7 +504,6 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
             *kerr = FLOE_KERR_INVALID_CONFIG;
             return -1;
         }
-    if (validate_only) return 0;
     pthread_mutex_lock(&b->mu);
     json_t *old = t->configs;
     json_t *nc = replace_all ? json_object() : json_deep_copy(old);
@@ -487,6 +517,16 @@ int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t
             json_object_set_new(nc, changes[i].key, json_string(changes[i].value));
         else
             json_object_del(nc, changes[i].key);
+    }
+    /* the set as it will be, not each change alone */
+    int rc = check_set(b, t->name, nc, err);
+    if (rc || validate_only) {
+        pthread_mutex_unlock(&b->mu);
+        json_decref(nc);
+        if (rc)
+            *kerr = err && err->code == FLOE_ENOMEM ? FLOE_KERR_UNKNOWN_SERVER_ERROR
+                                                    : FLOE_KERR_INVALID_CONFIG;
+        return rc;
     }
     t->configs = nc;
     if (save_topic(b, t, t->nparts, err)) {

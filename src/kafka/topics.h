@@ -40,8 +40,8 @@ floe_topic_t *floe_broker_topic_by_id(floe_broker_t *b, const uint8_t id[16]);
 int floe_broker_topics(floe_broker_t *b, floe_topic_t ***out);
 
 /* Create a topic with nparts partitions and configs (validated: known Kafka
- * topic configs and any table.*; else FLOE_EINVAL with a message that names
- * the key).  Kafka error code in *kerr (36 exists, 17 invalid name,
+ * topic configs, and table.* ones by the broker config's check_configs;
+ * else FLOE_EINVAL with a message that names the key).  Kafka error code in *kerr (36 exists, 17 invalid name,
  * 37 bad partitions, 40 bad config, -1 when its description or logs could
  * not be written: logged once) when it fails.  validate_only checks
  * without creating.  configs borrowed. */
@@ -58,7 +58,9 @@ int floe_broker_add_partitions(floe_broker_t *b, floe_topic_t *t, int32_t nparts
                                bool validate_only, int16_t *kerr, floe_err_t *err);
 
 /* Set (value non-NULL) or delete (value NULL, back to default) topic
- * configs and persist them; all or nothing.  *kerr 40 on a bad key/value. */
+ * configs and persist them; all or nothing.  *kerr 40 on a bad key/value,
+ * also when the set they make fails the broker config's check_configs.
+ * validate_only checks without changing anything. */
 int floe_broker_alter_configs(floe_broker_t *b, floe_topic_t *t, const floe_kv_t *changes,
                               int nchanges, bool replace_all, bool validate_only, int16_t *kerr,
                               floe_err_t *err);

@@ -2,104 +2,164 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "util/parse.h"
 
-static const char *const known[] = {
-    "table.enable",
-    "table.namespace",
-    "table.name",
-    "table.commit.interval.ms",
-    "table.value.converter",
-    "table.key.converter",
-    "table.flush.bytes",
-    "table.target.file.size",
-    "table.invalid.record.action",
-    "table.partition.by",
-    "table.json.infer.timestamps",
-    "table.json.coerce",
-};
-
-bool floe_table_config_known(const char *key)
-{
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(key, known[i]) == 0) return true;
-    return false;
-}
-
-const char *floe_invalid_action_name(floe_invalid_action_t a)
-{
-    switch (a) {
-    case FLOE_INVALID_DLQ: return "dlq";
-    case FLOE_INVALID_DROP: return "drop";
-    case FLOE_INVALID_PAUSE: return "pause";
-    }
-    return "?";
-}
-
 /* Iceberg names: letters, digits, '_' and '-'; no dots (they separate
  * levels), no slashes (they become paths). */
-static int check_ident(const char *key, const char *v, floe_err_t *err)
+static int check_ident(const char *v, floe_err_t *err)
 {
-    if (!*v) return floe_err_set(err, FLOE_EINVAL, "%s: empty name", key);
+    if (!*v) return floe_err_set(err, FLOE_EINVAL, "empty name");
     for (const char *p = v; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '_' || *p == '-'))
             return floe_err_set(err, FLOE_EINVAL,
-                                "%s: '%s' may hold only letters, digits, '_' and '-'", key, v);
+                                "'%.64s' may hold only letters, digits, '_' and '-'", v);
     return 0;
 }
 
-static int apply(floe_table_config_t *c, const char *key, const char *v, floe_err_t *err)
+static const floe_conf_enum_t converters[] = {
+    {"json", FLOE_CONV_JSON}, {"string", FLOE_CONV_STRING}, {"raw", FLOE_CONV_RAW}, {NULL, 0}};
+static const floe_conf_enum_t actions[] = {{"dlq", FLOE_INVALID_DLQ},
+                                           {"drop", FLOE_INVALID_DROP},
+                                           {"pause", FLOE_INVALID_PAUSE},
+                                           {NULL, 0}};
+
+#define F(f) FLOE_CONF_FIELD(floe_table_config_t, f)
+
+static const floe_conf_key_t KEYS[] = {
+    {.name = "table.enable",
+     .type = FLOE_CONF_BOOL,
+     .def = "false",
+     F(enable),
+     .doc = "Write the topic into an Iceberg table: a table topic."},
+    {.name = "table.namespace",
+     .type = FLOE_CONF_STRING,
+     .def = "default",
+     F(namespace_),
+     .check = check_ident,
+     .doc = "Iceberg namespace of the table: letters, digits, `_` and `-`."},
+    {.name = "table.name",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "the topic, dots as `_`",
+     F(name),
+     .check = check_ident,
+     .doc = "Iceberg table name: letters, digits, `_` and `-`. Dead letters go to `<name>_dlq`."},
+    {.name = "table.commit.interval.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 100,
+     .max = 86400000,
+     .def = "10s",
+     .live = true,
+     F(commit_interval_ms),
+     .doc = "How often the table commits one snapshot: how fresh it is."},
+    {.name = "table.value.converter",
+     .type = FLOE_CONF_ENUM,
+     .def = "json",
+     .values = converters,
+     F(value_conv),
+     .doc = "Record value to columns: `json` (schema inferred and evolved), `string` or `raw` "
+            "(binary) in a `value` column."},
+    {.name = "table.key.converter",
+     .type = FLOE_CONF_ENUM,
+     .def = "string",
+     .values = converters,
+     F(key_conv),
+     .doc = "Record key into `_kafka.key`: `string` or `raw` (binary); a `json` key is kept as "
+            "its text."},
+    {.name = "table.flush.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 1024,
+     .max = 1ll << 32,
+     .def = "32MiB",
+     .live = true,
+     F(flush_bytes),
+     .doc = "Bytes a partition buffers before writing them as one Parquet row group. Set with "
+            "`table.target.file.size`, it may not exceed it; else it is capped at it."},
+    {.name = "table.target.file.size",
+     .type = FLOE_CONF_SIZE,
+     .min = 1024,
+     .max = 1ll << 40,
+     .def = "64MiB",
+     .live = true,
+     F(target_file_bytes),
+     .doc = "Size at which a data file is closed and the next one started."},
+    {.name = "table.invalid.record.action",
+     .type = FLOE_CONF_ENUM,
+     .def = "dlq",
+     .values = actions,
+     .live = true,
+     F(invalid_action),
+     .doc = "A record that does not convert or fit the schema goes to the dead-letter table "
+            "`<table>_dlq`, is counted and dropped, or pauses the table."},
+    {.name = "table.partition.by",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "empty: unpartitioned",
+     .live = true,
+     F(partition_by),
+     .doc = "Iceberg partition spec, e.g. `region, day(_kafka.timestamp)`, `bucket(user_id, 16)`, "
+            "`truncate(name, 5)`; a change evolves the spec for new files."},
+    {.name = "table.json.infer.timestamps",
+     .type = FLOE_CONF_BOOL,
+     .def = "true",
+     F(json_infer_timestamps),
+     .doc = "JSON strings holding RFC 3339 date-times with a zone become `timestamptz` columns."},
+    {.name = "table.json.coerce",
+     .type = FLOE_CONF_BOOL,
+     .def = "false",
+     F(json_coerce),
+     .doc = "A JSON value that does not fit its column is converted when nothing is lost "
+            "(`\"42\"` into a long) instead of going to the dead-letter table."},
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+#undef F
+
+const floe_conf_key_t *floe_table_config_keys(size_t *n)
 {
+    *n = NKEYS;
+    return KEYS;
+}
+
+const char *floe_invalid_action_name(floe_invalid_action_t a)
+{
+    for (const floe_conf_enum_t *e = actions; e->name; e++)
+        if (e->value == (int)a) return e->name;
+    return "?";
+}
+
+/* Defaults, server defaults, then the topic's keys; every valid one is
+ * applied.  The first error is kept in *err, prefixed "server default"
+ * when it is one.  explicit_[0]/[1]: the topic's get set table.flush.bytes
+ * / table.target.file.size. */
+static int fill(floe_table_config_t *c, const char *topic, floe_config_get_fn get, void *ctx,
+                floe_config_get_fn get_default, void *default_ctx, bool explicit_[2],
+                floe_err_t *err)
+{
+    memset(c, 0, sizeof *c);
+    if (floe_conf_defaults(KEYS, NKEYS, c, err) < 0) return -1;
+    size_t n = strlen(topic);
+    if (n >= sizeof c->name) return floe_err_set(err, FLOE_EINVAL, "topic name too long");
+    for (size_t i = 0; i <= n; i++) c->name[i] = topic[i] == '.' ? '_' : topic[i];
     int rc = 0;
-    if (!strcmp(key, "table.enable")) {
-        rc = floe_parse_bool(v, &c->enable, err);
-    } else if (!strcmp(key, "table.namespace")) {
-        if (check_ident(key, v, err) < 0) return -1;
-        if (strlen(v) >= sizeof c->namespace_)
-            return floe_err_set(err, FLOE_EINVAL, "%s: name too long", key);
-        strcpy(c->namespace_, v);
-    } else if (!strcmp(key, "table.name")) {
-        if (check_ident(key, v, err) < 0) return -1;
-        if (strlen(v) >= sizeof c->name)
-            return floe_err_set(err, FLOE_EINVAL, "%s: name too long", key);
-        strcpy(c->name, v);
-    } else if (!strcmp(key, "table.commit.interval.ms")) {
-        rc = floe_parse_duration_ms(v, &c->commit_interval_ms, err);
-        if (rc == 0 && (c->commit_interval_ms < 100 || c->commit_interval_ms > 86400000))
-            return floe_err_set(err, FLOE_ERANGE, "%s: %s is outside 100ms..1d", key, v);
-    } else if (!strcmp(key, "table.value.converter")) {
-        rc = floe_conv_kind_parse(v, &c->value_conv, err);
-    } else if (!strcmp(key, "table.key.converter")) {
-        rc = floe_conv_kind_parse(v, &c->key_conv, err);
-    } else if (!strcmp(key, "table.flush.bytes")) {
-        rc = floe_parse_size(v, &c->flush_bytes, err);
-        if (rc == 0 && (c->flush_bytes < 1024 || c->flush_bytes > (1ull << 32)))
-            return floe_err_set(err, FLOE_ERANGE, "%s: %s is outside 1KiB..4GiB", key, v);
-    } else if (!strcmp(key, "table.target.file.size")) {
-        rc = floe_parse_size(v, &c->target_file_bytes, err);
-        if (rc == 0 && (c->target_file_bytes < 1024 || c->target_file_bytes > (1ull << 40)))
-            return floe_err_set(err, FLOE_ERANGE, "%s: %s is outside 1KiB..1TiB", key, v);
-    } else if (!strcmp(key, "table.invalid.record.action")) {
-        if (!strcasecmp(v, "dlq")) c->invalid_action = FLOE_INVALID_DLQ;
-        else if (!strcasecmp(v, "drop"))
-            c->invalid_action = FLOE_INVALID_DROP;
-        else if (!strcasecmp(v, "pause"))
-            c->invalid_action = FLOE_INVALID_PAUSE;
-        else
-            return floe_err_set(err, FLOE_EINVAL, "%s: '%s' is not dlq, drop or pause", key, v);
-    } else if (!strcmp(key, "table.json.infer.timestamps")) {
-        rc = floe_parse_bool(v, &c->json_infer_timestamps, err);
-    } else if (!strcmp(key, "table.json.coerce")) {
-        rc = floe_parse_bool(v, &c->json_coerce, err);
-    } else if (!strcmp(key, "table.partition.by")) {
-        if (strlen(v) >= sizeof c->partition_by)
-            return floe_err_set(err, FLOE_EINVAL, "%s: too long", key);
-        strcpy(c->partition_by, v);
+    floe_err_t e;
+    for (int level = 0; level < 2; level++) {
+        floe_config_get_fn g = level ? get : get_default;
+        void *gctx = level ? ctx : default_ctx;
+        for (size_t i = 0; g && i < NKEYS; i++) {
+            const char *v = g(gctx, KEYS[i].name);
+            if (!v) continue;
+            if (level && KEYS[i].off == offsetof(floe_table_config_t, flush_bytes))
+                explicit_[0] = true;
+            if (level && KEYS[i].off == offsetof(floe_table_config_t, target_file_bytes))
+                explicit_[1] = true;
+            if (floe_conf_set(&KEYS[i], c, v, &e) == 0 || rc < 0) continue;
+            rc = -1;
+            if (!level) floe_err_wrap(&e, "server default");
+            if (err) *err = e;
+        }
     }
-    if (rc < 0) floe_err_wrap(err, "%s", key);
     return rc;
 }
 
@@ -107,32 +167,65 @@ int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_confi
                            void *ctx, floe_config_get_fn get_default, void *default_ctx,
                            floe_err_t *err)
 {
-    memset(c, 0, sizeof *c);
-    c->commit_interval_ms = 10000;
-    c->value_conv = FLOE_CONV_JSON;
-    c->key_conv = FLOE_CONV_STRING;
-    c->flush_bytes = 32ull << 20;
-    c->target_file_bytes = 64ull << 20;
-    c->invalid_action = FLOE_INVALID_DLQ;
-    c->json_infer_timestamps = true;
-    strcpy(c->namespace_, "default");
-    size_t n = strlen(topic);
-    if (n >= sizeof c->name) return floe_err_set(err, FLOE_EINVAL, "topic name too long");
-    for (size_t i = 0; i <= n; i++) c->name[i] = topic[i] == '.' ? '_' : topic[i];
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        const char *v = get_default ? get_default(default_ctx, known[i]) : NULL;
-        if (v && apply(c, known[i], v, err) < 0) {
-            floe_err_wrap(err, "server default");
-            return -1;
-        }
-    }
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        const char *v = get ? get(ctx, known[i]) : NULL;
-        if (v && apply(c, known[i], v, err) < 0) {
-            floe_err_wrap(err, "topic '%s'", topic);
-            return -1;
-        }
-    }
+    bool explicit_[2] = {false, false};
+    int rc = fill(c, topic, get, ctx, get_default, default_ctx, explicit_, err);
     if (c->flush_bytes > c->target_file_bytes) c->flush_bytes = c->target_file_bytes;
+    if (rc < 0 && err && strncmp(err->msg, "server default", 14))
+        floe_err_wrap(err, "topic '%s'", topic);
+    return rc;
+}
+
+typedef struct kvs {
+    const char *const *keys, *const *values;
+    size_t n;
+} kvs_t;
+
+static const char *kvs_get(void *ctx, const char *key)
+{
+    const kvs_t *s = ctx;
+    const char *v = NULL; /* the last one, as a JSON object keeps it */
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->keys[i], key)) v = s->values[i];
+    return v;
+}
+
+int floe_table_config_check(const char *topic, const char *const *keys, const char *const *values,
+                            size_t n, floe_config_get_fn get_default, void *default_ctx,
+                            floe_err_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(keys[i], "table.", 6) && !floe_conf_find(KEYS, NKEYS, keys[i]))
+            return floe_conf_unknown(KEYS, NKEYS, keys[i], "table", err);
+    kvs_t s = {keys, values, n};
+    floe_table_config_t c;
+    bool explicit_[2] = {false, false};
+    if (fill(&c, topic ? topic : "", kvs_get, &s, get_default, default_ctx, explicit_, err) < 0)
+        return -1;
+    if (explicit_[0] && explicit_[1] && c.flush_bytes > c.target_file_bytes)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "table.flush.bytes: %s is above table.target.file.size %s (a row "
+                            "group cannot outgrow its file)",
+                            kvs_get(&s, "table.flush.bytes"),
+                            kvs_get(&s, "table.target.file.size"));
     return 0;
+}
+
+bool floe_table_config_wanted(floe_config_get_fn get, void *ctx, floe_config_get_fn get_default,
+                              void *default_ctx)
+{
+    const char *v = get ? get(ctx, "table.enable") : NULL;
+    if (!v && get_default) v = get_default(default_ctx, "table.enable");
+    bool on = false;
+    return v && (floe_parse_bool(v, &on, NULL) < 0 || on);
+}
+
+bool floe_table_config_identity_changed(const floe_table_config_t *running,
+                                        const floe_table_config_t *next)
+{
+    return floe_conf_changed(KEYS, NKEYS, running, next);
+}
+
+void floe_table_config_apply_live(floe_table_config_t *running, const floe_table_config_t *next)
+{
+    floe_conf_copy_live(KEYS, NKEYS, running, next);
 }

@@ -1,13 +1,16 @@
 /* Table-topic configuration: the `table.*` topic configs (design.md),
- * parsed and checked once so the pipeline never meets a bad value.
+ * declared once in config.c's key table (type, range, default, doc, live)
+ * and parsed and checked from it, so the pipeline never meets a bad value.
  * Server-wide defaults apply where a topic does not set a key. */
 #ifndef FLOE_TABLE_CONFIG_H
 #define FLOE_TABLE_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "table/convert.h"
+#include "util/conf.h"
 #include "util/err.h"
 
 typedef enum floe_invalid_action {
@@ -34,17 +37,47 @@ typedef struct floe_table_config {
 /* Look up one config value of the topic; NULL when unset. */
 typedef const char *(*floe_config_get_fn)(void *ctx, const char *key);
 
+/* The table.* keys, in the order of the configuration reference.  Static;
+ * *n gets the count.  A key is live when a running table takes a change
+ * of it as it comes; a change of any other key rebuilds the table's
+ * pipeline (converters, identity). */
+const floe_conf_key_t *floe_table_config_keys(size_t *n);
+
 /* Defaults, then server defaults (get_default may be NULL), then the
  * topic's values.  The table identity defaults to namespace "default" and
- * the topic name with dots turned into underscores.  Returns 0, or -1 with
- * *err naming the key and the bad value. */
+ * the topic name with dots turned into underscores.  A table.flush.bytes
+ * above table.target.file.size is capped at it.  Every valid key is
+ * applied even when another is not; returns 0, or -1 with *err naming the
+ * first bad key and its value ("topic 'T': table.enable: ..."). */
 int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_config_get_fn get,
                            void *ctx, floe_config_get_fn get_default, void *default_ctx,
                            floe_err_t *err);
 
-/* Whether key is one the table engine reads (for validation at
- * CreateTopics/AlterConfigs time). */
-bool floe_table_config_known(const char *key);
+/* The check where configs enter (CreateTopics, AlterConfigs, the server
+ * config file): keys[i]/values[i] (borrowed, n of them) are the topic's
+ * whole set as it would be after the request; keys outside table.* are
+ * not looked at.  Refuses a table.* key that is unknown ("table.enabel:
+ * unknown table config (did you mean table.enable?)"), a bad value, and a
+ * table.flush.bytes above a table.target.file.size set with it.  Server
+ * defaults (get_default, may be NULL) fill in the rest.  0, or -1 with
+ * *err starting with the key. */
+int floe_table_config_check(const char *topic, const char *const *keys, const char *const *values,
+                            size_t n, floe_config_get_fn get_default, void *default_ctx,
+                            floe_err_t *err);
+
+/* Whether a topic asks to be a table: table.enable (its own, else the
+ * server default) is anything but a valid false.  A value that does not
+ * parse counts as asking, so that its error shows on the table. */
+bool floe_table_config_wanted(floe_config_get_fn get, void *ctx, floe_config_get_fn get_default,
+                              void *default_ctx);
+
+/* Whether next differs from running in a key that is not live (the table
+ * must be rebuilt to take it). */
+bool floe_table_config_identity_changed(const floe_table_config_t *running,
+                                        const floe_table_config_t *next);
+
+/* Take next's live keys into running. */
+void floe_table_config_apply_live(floe_table_config_t *running, const floe_table_config_t *next);
 
 const char *floe_invalid_action_name(floe_invalid_action_t a);
 

@@ -8,6 +8,7 @@
 #include "table/engine_int.h"
 #include "util/clock.h"
 #include "util/diag.h"
+#include "util/json.h"
 
 void floe_tsource_topics_free(floe_tsource_topic_t *t, size_t n)
 {
@@ -113,6 +114,47 @@ static void drop_table(floe_engine_t *e, size_t i, const char *why)
     e->tables[i] = e->tables[--e->ntables];
 }
 
+/* A topic that asks to be a table but whose table.* configs do not load:
+ * a running table pauses with the reason, a new one is not opened and the
+ * status lists it as paused.  Logged once per reason, not every round. */
+static void config_problem(floe_engine_t *e, ttable_t *t, const char *topic,
+                           const floe_table_config_t *cfg, const char *msg)
+{
+    char reason[sizeof t->reason];
+    snprintf(reason, sizeof reason, "bad configuration: %s", msg);
+    if (t) {
+        t->seen = true;
+        bool config_paused = t->state == T_PAUSED && !strncmp(t->reason, "bad configuration", 17);
+        if (t->state == T_RUNNING || (config_paused && strcmp(t->reason, reason))) {
+            t->state = T_PAUSED;
+            memcpy(t->reason, reason, sizeof reason);
+            FLOE_ERROR("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
+        }
+        return;
+    }
+    tbadcfg_t *b = NULL;
+    for (size_t i = 0; i < e->nbadcfg && !b; i++)
+        if (!strcmp(e->badcfg[i].topic, topic)) b = &e->badcfg[i];
+    if (!b) {
+        tbadcfg_t *v = realloc(e->badcfg, (e->nbadcfg + 1) * sizeof *v);
+        char *name = strdup(topic);
+        if (!v || !name) {
+            if (v) e->badcfg = v;
+            free(name);
+            return;
+        }
+        e->badcfg = v;
+        b = &e->badcfg[e->nbadcfg++];
+        memset(b, 0, sizeof *b);
+        b->topic = name;
+    }
+    b->seen = true;
+    if (!strcmp(b->reason, reason)) return;
+    memcpy(b->reason, reason, sizeof reason);
+    snprintf(b->table, sizeof b->table, "%s.%s", cfg->namespace_, cfg->name);
+    FLOE_ERROR("table %s of topic %s not started: %s", b->table, topic, b->reason);
+}
+
 static void discover(floe_engine_t *e)
 {
     floe_tsource_topic_t *topics;
@@ -123,47 +165,33 @@ static void discover(floe_engine_t *e)
         return;
     }
     for (size_t i = 0; i < e->ntables; i++) e->tables[i]->seen = false;
+    for (size_t i = 0; i < e->nbadcfg; i++) e->badcfg[i].seen = false;
     for (size_t i = 0; i < n; i++) {
         floe_table_config_t cfg;
         ttable_t *t = find_table(e, topics[i].name);
         int rc = floe_table_config_load(&cfg, topics[i].name, topic_get, &topics[i],
                                         e->cfg.get_default, e->cfg.default_ctx, &err);
+        if (rc < 0 && !floe_table_config_wanted(topic_get, &topics[i], e->cfg.get_default,
+                                                e->cfg.default_ctx))
+            continue; /* no table asked for: its table.* keys do not matter */
         if (rc == 0 && !cfg.enable) continue;
+        if (rc < 0) {
+            config_problem(e, t, topics[i].name, &cfg, err.msg);
+            continue;
+        }
         if (t) {
             t->seen = true;
-            if (rc < 0) {
-                if (t->state == T_RUNNING) {
-                    t->state = T_PAUSED;
-                    snprintf(t->reason, sizeof t->reason, "bad configuration: %s", err.msg);
-                    FLOE_ERROR("table %s.%s paused: %s", t->main.ns, t->main.name, t->reason);
-                }
+            if (floe_table_config_identity_changed(&t->cfg, &cfg)) {
+                t->seen = false; /* rebuilt below at the next discovery (converters too) */
                 continue;
             }
-            bool identity = strcmp(cfg.namespace_, t->cfg.namespace_) ||
-                            strcmp(cfg.name, t->cfg.name) || cfg.value_conv != t->cfg.value_conv ||
-                            cfg.key_conv != t->cfg.key_conv ||
-                            cfg.json_infer_timestamps != t->cfg.json_infer_timestamps ||
-                            cfg.json_coerce != t->cfg.json_coerce;
-            if (identity) { /* rebuilt below at the next discovery (converters too) */
-                t->seen = false;
-                continue;
-            }
-            /* live settings */
-            t->cfg.commit_interval_ms = cfg.commit_interval_ms;
-            t->cfg.flush_bytes = cfg.flush_bytes;
-            t->cfg.target_file_bytes = cfg.target_file_bytes;
-            t->cfg.invalid_action = cfg.invalid_action;
-            memcpy(t->cfg.partition_by, cfg.partition_by, sizeof cfg.partition_by);
+            floe_table_config_apply_live(&t->cfg, &cfg);
             if (t->state == T_PAUSED && !strncmp(t->reason, "bad configuration", 17)) {
                 t->state = T_RUNNING;
                 t->reason[0] = '\0';
             }
             if (add_parts(t, topics[i].partitions, &err) < 0)
                 FLOE_ERROR("table %s.%s: %s", t->main.ns, t->main.name, err.msg);
-            continue;
-        }
-        if (rc < 0) {
-            FLOE_WARN("table engine: topic %s: %s", topics[i].name, err.msg);
             continue;
         }
         if (topics[i].partitions <= 0) continue;
@@ -191,6 +219,11 @@ static void discover(floe_engine_t *e)
     }
     for (size_t i = e->ntables; i-- > 0;)
         if (!e->tables[i]->seen) drop_table(e, i, "is gone, disabled or renamed");
+    for (size_t i = e->nbadcfg; i-- > 0;)
+        if (!e->badcfg[i].seen) {
+            free(e->badcfg[i].topic);
+            e->badcfg[i] = e->badcfg[--e->nbadcfg];
+        }
     floe_tsource_topics_free(topics, n);
 }
 
@@ -345,6 +378,15 @@ static void snapshot_status(floe_engine_t *e)
         }
         floe_buf_append_str(&js, "]}");
     }
+    for (size_t i = 0; i < e->nbadcfg; i++) {
+        floe_buf_append_str(&js, e->ntables + i ? ",{\"topic\":" : "{\"topic\":");
+        floe_json_cstr(&js, e->badcfg[i].topic);
+        floe_buf_append_str(&js, ",\"table\":");
+        floe_json_cstr(&js, e->badcfg[i].table);
+        floe_buf_append_str(&js, ",\"state\":\"paused\",\"reason\":");
+        floe_json_cstr(&js, e->badcfg[i].reason);
+        floe_buf_append_str(&js, ",\"partitions\":[]}");
+    }
     floe_buf_append_str(&js, "]}");
 
     for (int f = 0; f < PM_NPART; f++) {
@@ -406,6 +448,19 @@ static void snapshot_status(floe_engine_t *e)
                 floe_buf_append_str(&m, "\"} 1\n");
                 break;
             default: floe_buf_printf(&m, ",state=\"%s\"} 1\n", state_name(t->state)); break;
+            }
+        }
+        for (size_t i = 0; i < e->nbadcfg; i++) {
+            if (f != TM_PAUSED && f != TM_STATE && f != TM_REASON) break;
+            floe_buf_printf(&m, "%s{table=\"", table_families[f].name);
+            label_value(&m, e->badcfg[i].table);
+            if (f == TM_PAUSED) floe_buf_append_str(&m, "\"} 1\n");
+            else if (f == TM_STATE)
+                floe_buf_append_str(&m, "\",state=\"paused\"} 1\n");
+            else {
+                floe_buf_append_str(&m, "\",reason=\"");
+                label_value(&m, e->badcfg[i].reason);
+                floe_buf_append_str(&m, "\"} 1\n");
             }
         }
     }
@@ -631,6 +686,8 @@ void floe_engine_free(floe_engine_t *e)
     floe_engine_stop(e);
     for (size_t i = 0; i < e->ntables; i++) table_free(e->tables[i]);
     free(e->tables);
+    for (size_t i = 0; i < e->nbadcfg; i++) free(e->badcfg[i].topic);
+    free(e->badcfg);
     floe_buf_free(&e->status);
     floe_buf_free(&e->metrics);
     floe_buf_free(&e->readbuf);

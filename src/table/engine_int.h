@@ -105,11 +105,23 @@ struct ttable {
     int64_t last_commit_ms, last_commit_latency_ms;
 };
 
+/* A topic asking to be a table whose table.* configs do not load (set
+ * before they were checked where they enter): no table is opened; the
+ * status lists it as paused with the reason, logged once per reason. */
+typedef struct tbadcfg {
+    char *topic;
+    char table[400]; /* ns.name, as far as the configs tell */
+    char reason[640];
+    bool seen; /* still bad at the last discovery */
+} tbadcfg_t;
+
 struct floe_engine {
     floe_engine_config_t cfg;
     floe_tsource_t *src;
     ttable_t **tables;
     size_t ntables;
+    tbadcfg_t *badcfg;
+    size_t nbadcfg;
     int64_t next_discover_ms;
     pthread_t thread;
     bool running;

@@ -1,6 +1,7 @@
 /* The group APIs over the wire: an in-process Kafka server with only the
  * groups module (no broker: offsets in memory), driven by a raw client that
- * encodes requests with the declared codecs, at old and flexible versions. */
+ * encodes requests with the declared codecs, at old and flexible versions;
+ * and the module's server config keys, each through its table. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -499,5 +500,36 @@ static void wire_disconnect_while_waiting(void)
     client_close(&a);
 }
 
+/* The group coordinator's keys, each through its table: the default
+ * parses, junk and a value past the range are refused naming the key, and
+ * the session timeouts must stay ordered.  (After the server: it copied
+ * its config at start.) */
+static void group_config_keys_from_their_table(void)
+{
+    size_t n;
+    const floe_conf_key_t *k = floe_groups_config_keys(&n);
+    CHECK_EQ(n, 7);
+    floe_err_t e;
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ(floe_groups_config_set(k[i].name, k[i].def, &e), 0);
+        CHECK_EQ(floe_groups_config_set(k[i].name, "abc", &e), -1);
+        CHECK(!strncmp(e.msg, k[i].name, strlen(k[i].name)));
+        char v[32];
+        snprintf(v, sizeof v, "%lld", (long long)k[i].max + 1);
+        CHECK_EQ(floe_groups_config_set(k[i].name, v, &e), -1);
+        CHECK(strstr(e.msg, "is outside") != NULL);
+    }
+    CHECK_EQ(floe_groups_config_set("group.max.sise", "1", &e), 1);
+    CHECK_EQ(floe_groups_config_check(&e), 0);
+    CHECK_EQ(floe_groups_config_set("group.min.session.timeout.ms", "10s", &e), 0);
+    CHECK_EQ(floe_groups_config_set("group.max.session.timeout.ms", "5s", &e), 0);
+    CHECK_EQ(floe_groups_config_check(&e), -1);
+    CHECK_STR(e.msg, "group.min.session.timeout.ms (10000) is above group.max.session.timeout.ms "
+                     "(5000)");
+    CHECK_EQ(floe_groups_config_set("group.max.session.timeout.ms", "30min", &e), 0);
+    CHECK_EQ(floe_groups_config_check(&e), 0);
+}
+
 TEST_MAIN(server_start(); RUN(wire_find_coordinator); RUN(wire_group_lifecycle);
-          RUN(wire_disconnect_while_waiting); server_stop())
+          RUN(wire_disconnect_while_waiting); server_stop();
+          RUN(group_config_keys_from_their_table))

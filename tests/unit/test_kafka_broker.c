@@ -1,12 +1,15 @@
 /* The broker's topic registry: validation, persistence across reopen,
  * configs with defaults, partitions, deletion, producer-id blocks,
- * durability callbacks, and metadata writes that fail. */
+ * durability callbacks, metadata writes that fail; table.* configs checked
+ * as a whole at create and alter by the table engine's check, wired as
+ * `floe serve` wires it. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "kafka/broker.h"
+#include "table/config.h"
 #include "util/diag.h"
 #include "test.h"
 
@@ -19,7 +22,8 @@ static void rm_rf(const char *p)
     CHECK(system(cmd) == 0);
 }
 
-static floe_broker_t *open_b(const floe_kv_t *defs, int n)
+static floe_broker_t *open_checked(const floe_kv_t *defs, int n, floe_topic_configs_check_fn check,
+                                   void *arg)
 {
     floe_broker_config_t c = {.data_dir = dir,
                               .auto_create_topics = true,
@@ -27,11 +31,90 @@ static floe_broker_t *open_b(const floe_kv_t *defs, int n)
                               .acks_all_fsync = true,
                               .flush_interval_ms = 1000,
                               .topic_defaults = defs,
-                              .ntopic_defaults = n};
+                              .ntopic_defaults = n,
+                              .check_configs = check,
+                              .check_arg = arg};
     floe_broker_t *b = NULL;
     floe_err_t err;
     CHECK_EQ(floe_broker_open(&c, &b, &err), 0);
     return b;
+}
+
+static floe_broker_t *open_b(const floe_kv_t *defs, int n)
+{
+    return open_checked(defs, n, NULL, NULL);
+}
+
+static const char *server_default(void *ctx, const char *key)
+{
+    for (const floe_kv_t *d = ctx; d->key; d++)
+        if (!strcmp(d->key, key)) return d->value;
+    return NULL;
+}
+
+static int check_tables(void *arg, const char *topic, const char *const *keys,
+                        const char *const *values, size_t n, floe_err_t *err)
+{
+    return floe_table_config_check(topic, keys, values, n, server_default, arg, err);
+}
+
+/* Unknown and bad table.* keys are refused with INVALID_CONFIG naming the
+ * key, at create and at alter; an alter is checked for the set it makes
+ * (a change fine alone, contradicting a kept key, is refused), and
+ * validate_only checks without changing anything. */
+static void table_configs_checked_where_they_enter(void)
+{
+    floe_kv_t defs[] = {{"table.target.file.size", "16MiB"}, {NULL, NULL}};
+    floe_broker_t *b = open_checked(defs, 1, check_tables, defs);
+    if (!b) return;
+    floe_err_t err;
+    int16_t kerr;
+    floe_topic_t *t = NULL;
+    const floe_kv_t bad[][2] = {{{"table.enable", "ture"}, {"retention.ms", "1000"}},
+                                {{"table.enable", "true"}, {"table.commit.interval.ms", "abc"}},
+                                {{"table.enabel", "true"}, {"retention.ms", "1000"}}};
+    const char *why[] = {"table.enable: invalid boolean 'ture'",
+                         "table.commit.interval.ms: invalid duration 'abc'",
+                         "table.enabel: unknown table config (did you mean table.enable?)"};
+    for (int i = 0; i < 3; i++)
+        for (int vo = 0; vo < 2; vo++) {
+            CHECK_EQ(floe_broker_create_topic(b, "t", 1, bad[i], 2, vo, NULL, &kerr, &err), -1);
+            CHECK_EQ(kerr, 40);
+            CHECK(!strncmp(err.msg, why[i], strlen(why[i])));
+        }
+    CHECK(floe_broker_topic(b, "t", 1) == NULL);
+    floe_kv_t good[] = {{"table.enable", "true"}, {"table.commit.interval.ms", "2s"}};
+    CHECK_EQ(floe_broker_create_topic(b, "t", 1, good, 2, false, &t, &kerr, &err), 0);
+    if (!t) return;
+    /* alter, AlterConfigs (replace) and IncrementalAlterConfigs (merge) */
+    const floe_kv_t change[] = {
+        {"table.enable", "ture"}, {"table.commit.interval.ms", "abc"}, {"table.enabel", "true"}};
+    for (int inc = 0; inc < 2; inc++)
+        for (int i = 0; i < 3; i++)
+            for (int vo = 0; vo < 2; vo++) {
+                CHECK_EQ(floe_broker_alter_configs(b, t, &change[i], 1, !inc, vo, &kerr, &err), -1);
+                CHECK_EQ(kerr, 40);
+                CHECK(!strncmp(err.msg, why[i], strlen(why[i])));
+            }
+    bool d;
+    CHECK_STR(floe_topic_config(t, "table.commit.interval.ms", &d), "2s");
+    /* flush.bytes 32MiB is fine alone over the 16MiB server default; with
+     * the topic's own target size of 8MiB (kept from before) it is not */
+    floe_kv_t target[] = {{"table.target.file.size", "8MiB"}};
+    CHECK_EQ(floe_broker_alter_configs(b, t, target, 1, false, false, &kerr, &err), 0);
+    floe_kv_t flush[] = {{"table.flush.bytes", "32MiB"}};
+    CHECK_EQ(floe_broker_alter_configs(b, t, flush, 1, true, false, &kerr, &err), 0);
+    CHECK_EQ(floe_broker_alter_configs(b, t, target, 1, false, false, &kerr, &err), -1);
+    CHECK_EQ(kerr, 40);
+    CHECK(!strncmp(err.msg, "table.flush.bytes: 32MiB is above table.target.file.size 8MiB", 60));
+    /* validate_only: a good change is checked, not applied */
+    floe_kv_t on[] = {{"table.enable", "true"}};
+    CHECK_EQ(floe_broker_alter_configs(b, t, on, 1, false, true, &kerr, &err), 0);
+    CHECK(floe_topic_config(t, "table.enable", &d) == NULL);
+    CHECK_EQ(floe_broker_alter_configs(b, t, on, 1, false, false, &kerr, &err), 0);
+    CHECK_STR(floe_topic_config(t, "table.enable", &d), "true");
+    CHECK_STR(floe_topic_config(t, "table.flush.bytes", &d), "32MiB");
+    floe_broker_close(b);
 }
 
 static void topics_persist(void)
@@ -214,6 +297,8 @@ int main(void)
     RUN(durability_wait);
     rm_rf(dir);
     RUN(metadata_failures_are_errors);
+    rm_rf(dir);
+    RUN(table_configs_checked_where_they_enter);
     rm_rf(dir);
     return t_tests_failed ? 1 : 0;
 }

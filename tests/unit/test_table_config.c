@@ -1,4 +1,5 @@
-/* table.* configuration parsing and the floe.offsets summary codec. */
+/* table.* configuration parsing and checking (every key from its table),
+ * and the floe.offsets summary codec. */
 #include <stdlib.h>
 
 #include "table/config.h"
@@ -53,8 +54,6 @@ static void defaults_and_overrides(void)
     CHECK_EQ(c.value_conv, FLOE_CONV_STRING);
     CHECK_EQ(c.invalid_action, FLOE_INVALID_PAUSE);
     CHECK_STR(c.partition_by, "day(_kafka.timestamp)");
-    CHECK(floe_table_config_known("table.flush.bytes"));
-    CHECK(!floe_table_config_known("table.bogus"));
 }
 
 static void bad_values_named(void)
@@ -72,6 +71,195 @@ static void bad_values_named(void)
         CHECK(strstr(e.msg, "topic 'orders'") == e.msg);
         CHECK(strstr(e.msg, bad[i][0]) != NULL);
     }
+}
+
+/* One row per table.* key: a valid value other than the default, and
+ * values that must be refused.  Every key of the table needs a row. */
+static const struct {
+    const char *key, *valid, *bad[4];
+} rows[] = {
+    {"table.enable", "true", {"ture", "", "2"}},
+    {"table.namespace", "lake_2", {"a.b", "x/y", ""}},
+    {"table.name", "Clicks-v2", {"a b", "t.x", ""}},
+    {"table.commit.interval.ms", "2s", {"abc", "50ms", "2d", "1.5ms"}},
+    {"table.value.converter", "string", {"xml", "", "avro"}},
+    {"table.key.converter", "raw", {"bytes", ""}},
+    {"table.flush.bytes", "8MiB", {"12 parsecs", "1023", "5GiB", "-1"}},
+    {"table.target.file.size", "128MB", {"big", "100", "2TiB"}},
+    {"table.invalid.record.action", "drop", {"ignore", ""}},
+    {"table.partition.by", "bucket(user_id, 16)", {NULL}},
+    {"table.json.infer.timestamps", "off", {"maybe"}},
+    {"table.json.coerce", "yes", {"sure"}},
+};
+
+static int check1(const char *key, const char *value, floe_err_t *e)
+{
+    const char *k[] = {key}, *v[] = {value};
+    return floe_table_config_check("orders", k, v, 1, NULL, NULL, e);
+}
+
+/* Each key: its valid value passes the check and changes what load
+ * returns; each bad value, the range's neighbours and an unknown spelling
+ * of the key are refused with a message that starts with the key. */
+static void every_key_checked_where_it_enters(void)
+{
+    size_t n;
+    const floe_conf_key_t *keys = floe_table_config_keys(&n);
+    CHECK_EQ(n, sizeof rows / sizeof rows[0]);
+    floe_table_config_t def, c;
+    floe_err_t e;
+    const char *none[] = {NULL};
+    CHECK_EQ(floe_table_config_load(&def, "orders", lookup, none, NULL, NULL, &e), 0);
+    for (size_t i = 0; i < n; i++) {
+        const floe_conf_key_t *k = &keys[i];
+        size_t r = 0;
+        while (r < n && strcmp(rows[r].key, k->name)) r++;
+        if (r == n) {
+            printf("# no test row for %s\n", k->name);
+            CHECK(r < n);
+            continue;
+        }
+        /* valid: accepted, and the field it sets differs from the default */
+        CHECK_EQ(check1(k->name, rows[r].valid, &e), 0);
+        const char *kv[] = {k->name, rows[r].valid, NULL};
+        CHECK_EQ(floe_table_config_load(&c, "orders", lookup, kv, NULL, NULL, &e), 0);
+        CHECK(memcmp((char *)&c + k->off, (char *)&def + k->off, k->size) != 0);
+        /* invalid: refused, the message starts with the key */
+        for (size_t b = 0; b < 4 && rows[r].bad[b]; b++) {
+            floe_err_clear(&e);
+            CHECK_EQ(check1(k->name, rows[r].bad[b], &e), -1);
+            CHECK(!strncmp(e.msg, k->name, strlen(k->name)) && e.msg[strlen(k->name)] == ':');
+            const char *bad[] = {k->name, rows[r].bad[b], NULL};
+            CHECK_EQ(floe_table_config_load(&c, "orders", lookup, bad, NULL, NULL, &e), -1);
+        }
+        /* ranges: both ends in, one past either end out */
+        if (k->type == FLOE_CONF_INT || k->type == FLOE_CONF_SIZE ||
+            k->type == FLOE_CONF_DURATION) {
+            char v[32];
+            snprintf(v, sizeof v, "%lld", (long long)k->min);
+            CHECK_EQ(check1(k->name, v, &e), 0);
+            snprintf(v, sizeof v, "%lld", (long long)k->max);
+            CHECK_EQ(check1(k->name, v, &e), 0);
+            snprintf(v, sizeof v, "%lld", (long long)k->max + 1);
+            CHECK_EQ(check1(k->name, v, &e), -1);
+            CHECK(strstr(e.msg, "is outside") != NULL);
+            if (k->min > 0) {
+                snprintf(v, sizeof v, "%lld", (long long)k->min - 1);
+                CHECK_EQ(check1(k->name, v, &e), -1);
+            }
+        }
+        for (const floe_conf_enum_t *ev = k->values; ev && ev->name; ev++)
+            CHECK_EQ(check1(k->name, ev->name, &e), 0);
+        /* a typo: two neighbouring letters swapped */
+        char typo[64];
+        snprintf(typo, sizeof typo, "%s", k->name);
+        size_t L = strlen(typo);
+        char t = typo[L - 2];
+        typo[L - 2] = typo[L - 1];
+        typo[L - 1] = t;
+        CHECK_EQ(check1(typo, "true", &e), -1);
+        char want[160];
+        snprintf(want, sizeof want, "%s: unknown table config (did you mean %s?)", typo, k->name);
+        CHECK_STR(e.msg, want);
+    }
+    CHECK_EQ(check1("table.zzz", "1", &e), -1);
+    CHECK_STR(e.msg, "table.zzz: unknown table config");
+    /* keys outside table.* are the broker's to judge */
+    CHECK_EQ(check1("retention.ms", "soon", &e), 0);
+}
+
+/* The messages the issue names, as a client shows them. */
+static void messages_name_the_key(void)
+{
+    floe_err_t e;
+    CHECK_EQ(check1("table.enable", "ture", &e), -1);
+    CHECK_STR(e.msg, "table.enable: invalid boolean 'ture': expected true or false");
+    CHECK_EQ(check1("table.commit.interval.ms", "abc", &e), -1);
+    CHECK(!strncmp(e.msg, "table.commit.interval.ms: invalid duration 'abc'", 48));
+    CHECK_EQ(check1("table.enabel", "true", &e), -1);
+    CHECK_STR(e.msg, "table.enabel: unknown table config (did you mean table.enable?)");
+    CHECK_EQ(check1("table.commit.interval.ms", "50ms", &e), -1);
+    CHECK_STR(e.msg, "table.commit.interval.ms: 50ms is outside 100ms..1d");
+    CHECK_EQ(check1("table.value.converter", "xml", &e), -1);
+    CHECK_STR(e.msg, "table.value.converter: 'xml' is not json, string or raw");
+}
+
+/* table.flush.bytes above table.target.file.size: refused when the topic
+ * sets both; a flush size meeting a smaller target from elsewhere is
+ * capped, as before. */
+static void flush_above_target_file_size(void)
+{
+    floe_err_t e;
+    const char *k[] = {"table.flush.bytes", "table.target.file.size"};
+    const char *v[] = {"64MiB", "16MiB"};
+    CHECK_EQ(floe_table_config_check("t", k, v, 2, NULL, NULL, &e), -1);
+    CHECK(!strncmp(e.msg, "table.flush.bytes: 64MiB is above table.target.file.size 16MiB", 62));
+    const char *ok[] = {"16MiB", "16MiB"};
+    CHECK_EQ(floe_table_config_check("t", k, ok, 2, NULL, NULL, &e), 0);
+    const char *server[] = {"table.flush.bytes", "64MiB", NULL};
+    CHECK_EQ(floe_table_config_check("t", k + 1, v + 1, 1, lookup, server, &e), 0);
+    const char *topic[] = {"table.target.file.size", "16MiB", NULL};
+    floe_table_config_t c;
+    CHECK_EQ(floe_table_config_load(&c, "t", lookup, topic, lookup, server, &e), 0);
+    CHECK_EQ_U64(c.flush_bytes, 16ull << 20);
+}
+
+/* Which keys a running table takes as they come (live) and which rebuild
+ * it: the answer comes from the key table, key by key. */
+static void live_keys_apply_others_rebuild(void)
+{
+    size_t n;
+    const floe_conf_key_t *keys = floe_table_config_keys(&n);
+    floe_err_t e;
+    const char *none[] = {NULL};
+    floe_table_config_t run, next;
+    CHECK_EQ(floe_table_config_load(&run, "t", lookup, none, NULL, NULL, &e), 0);
+    size_t live = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t r = 0;
+        while (r < n && strcmp(rows[r].key, keys[i].name)) r++;
+        if (r == n) continue;
+        const char *kv[] = {keys[i].name, rows[r].valid, NULL};
+        CHECK_EQ(floe_table_config_load(&next, "t", lookup, kv, NULL, NULL, &e), 0);
+        CHECK_EQ(floe_table_config_identity_changed(&run, &next), !keys[i].live);
+        floe_table_config_t cur = run;
+        floe_table_config_apply_live(&cur, &next);
+        CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
+        live += keys[i].live;
+    }
+    CHECK_EQ(live, 5); /* interval, flush, file size, invalid action, partition spec */
+}
+
+static void wanted_unless_a_valid_false(void)
+{
+    const char *none[] = {NULL}, *on[] = {"table.enable", "true", NULL},
+               *off[] = {"table.enable", "false", NULL}, *typo[] = {"table.enable", "ture", NULL};
+    CHECK(!floe_table_config_wanted(lookup, none, NULL, NULL));
+    CHECK(floe_table_config_wanted(lookup, on, NULL, NULL));
+    CHECK(!floe_table_config_wanted(lookup, off, NULL, NULL));
+    CHECK(floe_table_config_wanted(lookup, typo, NULL, NULL));
+    CHECK(floe_table_config_wanted(lookup, none, lookup, on));
+    CHECK(!floe_table_config_wanted(lookup, off, lookup, on));
+}
+
+/* The configuration reference has a row per key, and says which are live. */
+static void reference_lists_every_key(void)
+{
+    size_t n;
+    const floe_conf_key_t *keys = floe_table_config_keys(&n);
+    floe_buf_t b = FLOE_BUF_INIT;
+    CHECK_EQ(floe_conf_markdown(keys, n, true, &b), 0);
+    for (size_t i = 0; i < n; i++) {
+        char row[80];
+        snprintf(row, sizeof row, "\n| `%s` |", keys[i].name);
+        const char *p = strstr(floe_buf_cstr(&b), row);
+        CHECK(p && !strstr(p + 1, row));
+    }
+    CHECK(strstr(floe_buf_cstr(&b),
+                 "| `table.commit.interval.ms` | duration, 100ms..1d | `10s` | yes |"));
+    CHECK(strstr(floe_buf_cstr(&b),
+                 "| `table.value.converter` | `json`, `string`, `raw` | `json` | no |"));
+    floe_buf_free(&b);
 }
 
 static void offsets_round_trip(void)
@@ -97,4 +285,7 @@ static void offsets_round_trip(void)
     floe_buf_free(&b);
 }
 
-TEST_MAIN(RUN(defaults_and_overrides); RUN(bad_values_named); RUN(offsets_round_trip))
+TEST_MAIN(RUN(defaults_and_overrides); RUN(bad_values_named);
+          RUN(every_key_checked_where_it_enters); RUN(messages_name_the_key);
+          RUN(flush_above_target_file_size); RUN(live_keys_apply_others_rebuild);
+          RUN(wanted_unless_a_valid_false); RUN(reference_lists_every_key); RUN(offsets_round_trip))

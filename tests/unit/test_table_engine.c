@@ -692,6 +692,49 @@ static void partitioned_by_region_and_day_of_json_timestamps(void)
     floe_log_close(pl);
 }
 
+/* A topic whose table.* configs were persisted bad (before they were
+ * checked where they enter): no table is opened, the status lists it as
+ * paused with the reason and the key, and other tables run on; fixed, the
+ * table starts and takes the records. */
+static void bad_config_pauses_with_reason_until_fixed(void)
+{
+    floe_log_t *pl;
+    floe_err_t e;
+    char path[512];
+    snprintf(path, sizeof path, "%s/log/badcfg-0", dir);
+    CHECK_EQ(floe_log_open(path, NULL, &pl, &e), 0);
+    const char *keys[] = {"table.enable", "table.commit.interval.ms"};
+    const char *bad[] = {"true", "abc"}, *good[] = {"true", "1s"};
+    CHECK_EQ(floe_tsource_logs_set(src, "badcfg", 1, &pl, keys, bad, 2, &e), 0);
+    const char *v[] = {"{\"a\":1}", "{\"a\":2}"};
+    produce_to(pl, 1700000000000LL, v, 2);
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    for (int round = 0; round < 3; round++) floe_engine_run_once(eng, true, &e);
+    floe_buf_t st = FLOE_BUF_INIT;
+    floe_engine_status_json(eng, &st);
+    const char *js = floe_buf_cstr(&st);
+    CHECK(strstr(js, "{\"topic\":\"badcfg\",\"table\":\"default.badcfg\",\"state\":\"paused\","
+                     "\"reason\":\"bad configuration: topic 'badcfg': table.commit.interval.ms: "
+                     "invalid duration 'abc'") != NULL);
+    CHECK(strstr(js, "\"topic\":\"web.events\"") != NULL); /* the others run */
+    floe_buf_reset(&st);
+    floe_engine_metrics(eng, &st);
+    CHECK(strstr(floe_buf_cstr(&st), "floe_table_paused{table=\"default.badcfg\"} 1\n") != NULL);
+    CHECK_EQ(snapshots("badcfg"), 0);
+    /* the fix */
+    CHECK_EQ(floe_tsource_logs_set(src, "badcfg", 1, &pl, keys, good, 2, &e), 0);
+    CHECK_EQ(floe_engine_run_once(eng, true, &e), 2);
+    floe_buf_reset(&st);
+    floe_engine_status_json(eng, &st);
+    CHECK(strstr(floe_buf_cstr(&st), "bad configuration") == NULL);
+    CHECK_EQ(snapshots("badcfg"), 1);
+    floe_buf_free(&st);
+    floe_engine_free(eng);
+    floe_tsource_logs_remove(src, "badcfg");
+    floe_log_close(pl);
+}
+
 /* Topic "rd" with table.json.coerce on or off. */
 static void rd_config(bool coerce)
 {
@@ -819,6 +862,7 @@ int main(void)
     RUN(partitioned_by_every_transform);
     RUN(partitioned_by_region_and_day_of_json_timestamps);
     RUN(redrive_broken_anywhere_moves_each_record_once);
+    RUN(bad_config_pauses_with_reason_until_fixed);
     RUN(committed_long_widens_to_double);
     RUN(widening_keeps_partitions);
     RUN(widening_broken_anywhere_reads_whole);

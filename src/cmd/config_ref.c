@@ -1,0 +1,74 @@
+/* `floe config --markdown`: the configuration reference, made from the
+ * key tables of the server (cmd/serve.c), the consumer-group coordinator
+ * (kafka/handle_group.c) and table topics (table/config.c).  README.md
+ * holds its output between `<!-- config:begin -->` and
+ * `<!-- config:end -->`; `make config-check` fails when that copy is stale
+ * and `make gen` rewrites it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "kafka/groups_module.h"
+#include "table/config.h"
+#include "util/buf.h"
+
+/* One section per scope: its heading and prose, its keys, more prose. */
+static const struct scope {
+    const char *intro;
+    const floe_conf_key_t *(*keys)(size_t *n);
+    bool live; /* a live column: only running tables take changes */
+    const char *outro;
+} SCOPES[] = {
+    {"### Server\n\n"
+     "`floe serve --config FILE` reads `key = value` lines (`#` starts a comment); "
+     "`--listen`, `--http` and `--data-dir` override the file. A key the server does not "
+     "know, or a bad value, stops the start with the file, line and key. Sizes take `B`, "
+     "`KB`, `MB`, `GB`, `TB`, `KiB`, `MiB`, `GiB`, `TiB`; durations `us`, `ms`, `s`, `m` or "
+     "`min`, `h`, `d` (no unit: milliseconds).\n\n",
+     floe_serve_config_keys, false,
+     "\nThe file also sets server-wide defaults of topic configs: `log.KEY = VALUE` for a "
+     "Kafka topic config (`log.retention.ms`, `log.segment.bytes`, ...) and `table.KEY = "
+     "VALUE` for the table topic keys below, checked as a topic's would be.\n\n"},
+    {"### Consumer groups\n\n"
+     "Server config keys of the group coordinator, in the same file.\n\n",
+     floe_groups_config_keys, false, "\n"},
+    {"### Table topics\n\n"
+     "Topic configs, set at CreateTopics or AlterConfigs (`floe topic create NAME --config "
+     "table.enable=true`) or as server defaults. CreateTopics, AlterConfigs and "
+     "IncrementalAlterConfigs refuse an unknown `table.*` key or a bad value with "
+     "`INVALID_CONFIG` and a message naming the key. A live key takes effect in a running "
+     "table within a second; changing any other rebuilds the table's pipeline. A table whose "
+     "configs are bad anyway (set before they were checked) stays paused with the reason in "
+     "`GET /admin/tables`.\n\n",
+     floe_table_config_keys, true, ""},
+};
+
+static int reference(floe_buf_t *out)
+{
+    int rc = 0;
+    for (size_t i = 0; i < sizeof SCOPES / sizeof SCOPES[0]; i++) {
+        size_t n;
+        const floe_conf_key_t *k = SCOPES[i].keys(&n);
+        rc |= floe_buf_append_str(out, SCOPES[i].intro);
+        rc |= floe_conf_markdown(k, n, SCOPES[i].live, out);
+        rc |= floe_buf_append_str(out, SCOPES[i].outro);
+    }
+    return rc ? -1 : 0;
+}
+
+int floe_cmd_config(int argc, char **argv)
+{
+    if (argc != 3 || strcmp(argv[2], "--markdown")) {
+        fprintf(stderr, "usage: floe config --markdown  (the configuration reference)\n");
+        return argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) ? 0 : 1;
+    }
+    floe_buf_t out = FLOE_BUF_INIT;
+    if (reference(&out) < 0) {
+        fprintf(stderr, "floe config: out of memory\n");
+        floe_buf_free(&out);
+        return 1;
+    }
+    fwrite(out.data, 1, out.len, stdout);
+    floe_buf_free(&out);
+    return fflush(stdout) ? 1 : 0;
+}
