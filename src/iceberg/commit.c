@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "iceberg/catalog_int.h"
+#include "iceberg/commit_int.h"
 #include "iceberg/scan.h"
 #include "util/clock.h"
 #include "util/diag.h"
+#include "util/rand.h"
 
 struct floe_ice_commit {
     floe_ice_catalog_t *cat;
@@ -492,115 +494,126 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
     return rc;
 }
 
-static int load(floe_ice_commit_t *c, floe_ice_table_t **t, floe_err_t *err)
-{
-    return floe_ice_catalog_load_table(c->cat, c->ns, c->name, t, err);
-}
-
 /* After an unknown outcome: 1 if our snapshot is in the table, 0 if not,
  * -1 if we cannot tell. */
 static int landed(floe_ice_commit_t *c, floe_err_t *err)
 {
     floe_ice_table_t *t;
-    if (load(c, &t, err) < 0) return -1;
+    if (floe_ice_catalog_load_table(c->cat, c->ns, c->name, &t, err) < 0) return -1;
     int r = floe_ice_metadata_snapshot(floe_ice_table_metadata(t), c->snapshot_id) != NULL;
     floe_ice_table_free(t);
     return r;
 }
 
-int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err)
+/* The optimistic loop shared by every writer of a table (see commit_int.h). */
+int floe_ice_retry(floe_ice_catalog_t *cat, const char *ns, const char *name, const char *what,
+                   int max_attempts, floe_ice_attempt_fn fn, void *ctx, int *attempts,
+                   floe_err_t *err)
 {
-    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
-    c->attempts = 0;
+    int n = 0;
+    if (attempts) *attempts = 0;
     for (;;) {
-        if (c->attempts >= c->max_attempts)
+        if (n >= (max_attempts < 1 ? 1 : max_attempts))
             return floe_err_retry(err, FLOE_ECONFLICT,
-                                  "commit to %s.%s: gave up after %d conflicting attempts", c->ns,
-                                  c->name, c->attempts);
-        c->attempts++;
+                                  "%s on %s.%s: gave up after %d conflicting attempts", what, ns,
+                                  name, n);
+        n++;
+        if (attempts) *attempts = n;
         floe_ice_table_t *t;
-        if (load(c, &t, err) < 0) return -1;
-        if (c->validate) {
-            int v = c->validate(c->validate_ctx, t, err);
-            if (v != 0) {
-                floe_ice_table_free(t);
-                return v;
-            }
-        }
-        const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
-        attempt_t a;
-        memset(&a, 0, sizeof a);
-        floe_ice_snapshot_t snap;
-        memset(&snap, 0, sizeof snap);
-        if (build(c, t, &a, &snap, err) < 0) {
-            floe_ice_props_clear(&snap.summary);
-            floe_ice_table_free(t);
-            attempt_cleanup(io, &a, true);
-            return -1;
-        }
-        floe_ice_req_t reqs[3];
-        memset(reqs, 0, sizeof reqs);
-        reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
-        memcpy(reqs[0].uuid, md->table_uuid, 37);
-        reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
-        strcpy(reqs[1].ref, "main");
-        reqs[1].value = md->current_snapshot_id;
-        reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
-        reqs[2].value = md->current_schema_id;
-        floe_ice_update_t ups[5];
-        memset(ups, 0, sizeof ups);
-        size_t nu = 0;
-        if (md->format_version < 2) {
-            /* we write v2 manifests and sequence numbers: upgrade v1 tables */
-            ups[nu].kind = FLOE_ICE_UP_UPGRADE_FORMAT_VERSION;
-            ups[nu++].id = 2;
-        }
-        if (c->schema) {
-            ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
-            ups[nu++].schema = c->schema;
-            ups[nu].kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA;
-            ups[nu++].id = -1;
-        }
-        ups[nu].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
-        ups[nu++].snapshot = &snap;
-        ups[nu].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
-        ups[nu].ref.name = "main";
-        ups[nu].ref.snapshot_id = c->snapshot_id;
-        ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
-        ups[nu].ref.min_snapshots_to_keep = -1;
-        nu++;
-        int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
-        floe_ice_props_clear(&snap.summary);
+        if (floe_ice_catalog_load_table(cat, ns, name, &t, err) < 0) return -1;
+        int rc = fn(ctx, t, err);
         floe_ice_table_free(t);
-        if (rc == 0) {
+        if (rc >= 0) return rc;
+        if (!err || err->code != FLOE_ECONFLICT || !err->retriable) return -1;
+        FLOE_INFO("iceberg: %s on %s.%s conflicted (attempt %d): %s", what, ns, name, n, err->msg);
+        /* jittered backoff so racing writers stop colliding in lockstep */
+        int cap = n < 20 ? n : 20;
+        floe_sleep_ms((int64_t)(floe_rand_u64() % (uint64_t)(cap + 1)));
+    }
+}
+
+/* One attempt of a producer on the freshly loaded table t. */
+static int commit_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
+{
+    floe_ice_commit_t *c = ctx;
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    if (c->validate) {
+        int v = c->validate(c->validate_ctx, t, err);
+        if (v != 0) return v;
+    }
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    attempt_t a;
+    memset(&a, 0, sizeof a);
+    floe_ice_snapshot_t snap;
+    memset(&snap, 0, sizeof snap);
+    if (build(c, t, &a, &snap, err) < 0) {
+        floe_ice_props_clear(&snap.summary);
+        attempt_cleanup(io, &a, true);
+        return -1;
+    }
+    floe_ice_req_t reqs[3];
+    memset(reqs, 0, sizeof reqs);
+    reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
+    memcpy(reqs[0].uuid, md->table_uuid, 37);
+    reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
+    strcpy(reqs[1].ref, "main");
+    reqs[1].value = md->current_snapshot_id;
+    reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
+    reqs[2].value = md->current_schema_id;
+    floe_ice_update_t ups[5];
+    memset(ups, 0, sizeof ups);
+    size_t nu = 0;
+    if (md->format_version < 2) {
+        /* we write v2 manifests and sequence numbers: upgrade v1 tables */
+        ups[nu].kind = FLOE_ICE_UP_UPGRADE_FORMAT_VERSION;
+        ups[nu++].id = 2;
+    }
+    if (c->schema) {
+        ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
+        ups[nu++].schema = c->schema;
+        ups[nu].kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA;
+        ups[nu++].id = -1;
+    }
+    ups[nu].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
+    ups[nu++].snapshot = &snap;
+    ups[nu].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
+    ups[nu].ref.name = "main";
+    ups[nu].ref.snapshot_id = c->snapshot_id;
+    ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
+    ups[nu].ref.min_snapshots_to_keep = -1;
+    nu++;
+    int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
+    floe_ice_props_clear(&snap.summary);
+    if (rc == 0) {
+        attempt_cleanup(io, &a, false);
+        return 0;
+    }
+    if (err && err->code == FLOE_EUNKNOWN) {
+        floe_err_t saved = *err, e2;
+        int l = landed(c, &e2);
+        if (l == 1) {
             attempt_cleanup(io, &a, false);
-            if (snapshot_id) *snapshot_id = c->snapshot_id;
             return 0;
         }
-        if (err && err->code == FLOE_EUNKNOWN) {
-            floe_err_t saved = *err, e2;
-            int l = landed(c, &e2);
-            if (l == 1) {
-                attempt_cleanup(io, &a, false);
-                if (snapshot_id) *snapshot_id = c->snapshot_id;
-                return 0;
-            }
-            if (l < 0) {
-                attempt_cleanup(io, &a, false); /* keep the files: they may be referenced */
-                *err = saved;
-                return -1;
-            }
-            attempt_cleanup(io, &a, true); /* not published: retry */
-            continue;
+        if (l < 0) {
+            attempt_cleanup(io, &a, false); /* keep the files: they may be referenced */
+            *err = saved;
+            return -1;
         }
-        attempt_cleanup(io, &a, true);
-        if (!err || err->code != FLOE_ECONFLICT) return -1;
-        FLOE_INFO("iceberg: commit to %s.%s conflicted (attempt %d): %s", c->ns, c->name,
-                  c->attempts, err ? err->msg : "");
-        /* jittered backoff so racing writers stop colliding in lockstep */
-        int cap = c->attempts < 20 ? c->attempts : 20;
-        floe_sleep_ms((int64_t)(floe_ice_new_snapshot_id() % (uint64_t)(cap + 1)));
+        attempt_cleanup(io, &a, true); /* not published: go again */
+        return floe_err_retry(err, FLOE_ECONFLICT, "not published (%s)", saved.msg);
     }
+    attempt_cleanup(io, &a, true);
+    if (err && err->code == FLOE_ECONFLICT) err->retriable = true; /* lost the race */
+    return -1;
+}
+
+int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err)
+{
+    int rc = floe_ice_retry(c->cat, c->ns, c->name, "commit", c->max_attempts, commit_attempt, c,
+                            &c->attempts, err);
+    if (rc == 0 && snapshot_id) *snapshot_id = c->snapshot_id;
+    return rc;
 }
 
 /* ---- expire ---- */
@@ -673,6 +686,97 @@ static int cmp_snap_ts(const void *a, const void *b)
     return x->sequence_number > y->sequence_number ? -1 : x->sequence_number < y->sequence_number;
 }
 
+typedef struct expire_ctx {
+    floe_ice_catalog_t *cat;
+    const floe_ice_expire_opts_t *opts;
+    floe_ice_expire_result_t *res;
+} expire_ctx_t;
+
+/* Delete what the removed snapshots reached and no remaining one does. */
+static int expire_files(floe_fileio_t *io, const floe_ice_metadata_t *md, const int64_t *ids,
+                        size_t nids, const floe_ice_metadata_t *nmd, floe_ice_expire_result_t *res,
+                        floe_err_t *err)
+{
+    strset_t keep = {0}, gone = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++)
+        rc = reach(io, nmd->snapshots[i], false, &keep, err);
+    for (size_t i = 0; rc == 0 && i < nids; i++) {
+        const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(md, ids[i]);
+        if (s) rc = reach(io, s, true, &gone, err);
+    }
+    set_sort(&keep);
+    set_sort(&gone);
+    for (size_t i = 0; rc == 0 && i < gone.n; i++) {
+        if (i && strcmp(gone.v[i], gone.v[i - 1]) == 0) continue;
+        if (set_has(&keep, gone.v[i])) continue;
+        floe_err_t e2;
+        if (floe_fileio_remove(io, gone.v[i], &e2) < 0)
+            FLOE_WARN("iceberg: expire could not delete %s: %s", gone.v[i], e2.msg);
+        else
+            res->files_deleted++;
+    }
+    set_free(&keep);
+    set_free(&gone);
+    return rc;
+}
+
+static int expire_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
+{
+    expire_ctx_t *x = ctx;
+    int keep_last = x->opts->keep_last < 1 ? 1 : x->opts->keep_last;
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    size_t ns_ = md->nsnapshots;
+    const floe_ice_snapshot_t **order = calloc(ns_ ? ns_ : 1, sizeof *order);
+    int64_t *ids = calloc(ns_ ? ns_ : 1, sizeof *ids);
+    if (!order || !ids) {
+        free(order);
+        free(ids);
+        return floe_err_oom(err);
+    }
+    for (size_t i = 0; i < ns_; i++) order[i] = md->snapshots[i];
+    qsort(order, ns_, sizeof *order, cmp_snap_ts);
+    size_t nids = 0;
+    for (size_t i = (size_t)keep_last; i < ns_; i++) {
+        const floe_ice_snapshot_t *s = order[i];
+        bool is_head = false;
+        for (size_t r = 0; r < md->nrefs; r++)
+            if (md->refs[r].snapshot_id == s->snapshot_id) is_head = true;
+        if (is_head || s->snapshot_id == md->current_snapshot_id) continue;
+        if (x->opts->older_than_ms > 0 && s->timestamp_ms >= x->opts->older_than_ms) continue;
+        ids[nids++] = s->snapshot_id;
+    }
+    free(order);
+    if (!nids) {
+        free(ids);
+        return 0;
+    }
+    floe_ice_req_t reqs[2];
+    memset(reqs, 0, sizeof reqs);
+    reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
+    memcpy(reqs[0].uuid, md->table_uuid, 37);
+    reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
+    strcpy(reqs[1].ref, "main");
+    reqs[1].value = md->current_snapshot_id;
+    floe_ice_update_t up;
+    memset(&up, 0, sizeof up);
+    up.kind = FLOE_ICE_UP_REMOVE_SNAPSHOTS;
+    up.snapshot_ids = ids;
+    up.nsnapshot_ids = nids;
+    floe_ice_table_t *nt = NULL;
+    int rc = floe_ice_catalog_commit_on(x->cat, t, reqs, 2, &up, 1, &nt, err);
+    if (rc < 0 && err && err->code == FLOE_ECONFLICT) err->retriable = true; /* lost the race */
+    if (rc == 0) {
+        x->res->snapshots_removed = nids;
+        if (x->opts->delete_files && nt)
+            rc = expire_files(floe_ice_catalog_io(x->cat), md, ids, nids,
+                              floe_ice_table_metadata(nt), x->res, err);
+    }
+    free(ids);
+    floe_ice_table_free(nt);
+    return rc;
+}
+
 int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const char *name,
                               const floe_ice_expire_opts_t *opts, floe_ice_expire_result_t *res,
                               floe_err_t *err)
@@ -680,87 +784,6 @@ int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const cha
     floe_ice_expire_result_t dummy;
     if (!res) res = &dummy;
     memset(res, 0, sizeof *res);
-    floe_fileio_t *io = floe_ice_catalog_io(cat);
-    int keep_last = opts->keep_last < 1 ? 1 : opts->keep_last;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        floe_ice_table_t *t;
-        if (floe_ice_catalog_load_table(cat, ns, name, &t, err) < 0) return -1;
-        const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
-        size_t ns_ = md->nsnapshots;
-        const floe_ice_snapshot_t **order = calloc(ns_ ? ns_ : 1, sizeof *order);
-        int64_t *ids = calloc(ns_ ? ns_ : 1, sizeof *ids);
-        if (!order || !ids) {
-            free(order);
-            free(ids);
-            floe_ice_table_free(t);
-            return floe_err_oom(err);
-        }
-        for (size_t i = 0; i < ns_; i++) order[i] = md->snapshots[i];
-        qsort(order, ns_, sizeof *order, cmp_snap_ts);
-        size_t nids = 0;
-        for (size_t i = (size_t)keep_last; i < ns_; i++) {
-            const floe_ice_snapshot_t *s = order[i];
-            bool is_head = false;
-            for (size_t r = 0; r < md->nrefs; r++)
-                if (md->refs[r].snapshot_id == s->snapshot_id) is_head = true;
-            if (is_head || s->snapshot_id == md->current_snapshot_id) continue;
-            if (opts->older_than_ms > 0 && s->timestamp_ms >= opts->older_than_ms) continue;
-            ids[nids++] = s->snapshot_id;
-        }
-        free(order);
-        if (!nids) {
-            free(ids);
-            floe_ice_table_free(t);
-            return 0;
-        }
-        floe_ice_req_t reqs[2];
-        memset(reqs, 0, sizeof reqs);
-        reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
-        memcpy(reqs[0].uuid, md->table_uuid, 37);
-        reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
-        strcpy(reqs[1].ref, "main");
-        reqs[1].value = md->current_snapshot_id;
-        floe_ice_update_t up;
-        memset(&up, 0, sizeof up);
-        up.kind = FLOE_ICE_UP_REMOVE_SNAPSHOTS;
-        up.snapshot_ids = ids;
-        up.nsnapshot_ids = nids;
-        floe_ice_table_t *nt = NULL;
-        int rc = floe_ice_catalog_commit_on(cat, t, reqs, 2, &up, 1, &nt, err);
-        if (rc < 0) {
-            free(ids);
-            floe_ice_table_free(t);
-            if (err && err->code == FLOE_ECONFLICT) continue;
-            return -1;
-        }
-        res->snapshots_removed = nids;
-        if (opts->delete_files && nt) {
-            strset_t keep = {0}, gone = {0};
-            const floe_ice_metadata_t *nmd = floe_ice_table_metadata(nt);
-            for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++)
-                rc = reach(io, nmd->snapshots[i], false, &keep, err);
-            for (size_t i = 0; rc == 0 && i < nids; i++) {
-                const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(md, ids[i]);
-                if (s) rc = reach(io, s, true, &gone, err);
-            }
-            set_sort(&keep);
-            set_sort(&gone);
-            for (size_t i = 0; rc == 0 && i < gone.n; i++) {
-                if (i && strcmp(gone.v[i], gone.v[i - 1]) == 0) continue;
-                if (set_has(&keep, gone.v[i])) continue;
-                floe_err_t e2;
-                if (floe_fileio_remove(io, gone.v[i], &e2) < 0)
-                    FLOE_WARN("iceberg: expire could not delete %s: %s", gone.v[i], e2.msg);
-                else
-                    res->files_deleted++;
-            }
-            set_free(&keep);
-            set_free(&gone);
-        }
-        free(ids);
-        floe_ice_table_free(t);
-        floe_ice_table_free(nt);
-        return rc;
-    }
-    return floe_err_retry(err, FLOE_ECONFLICT, "expire on %s.%s: too many conflicts", ns, name);
+    expire_ctx_t x = {cat, opts, res};
+    return floe_ice_retry(cat, ns, name, "expire", 100, expire_attempt, &x, NULL, err);
 }

@@ -352,6 +352,8 @@ static void producers(void)
     CHECK(floe_ice_commit_run(c, NULL, &e) == -1);
     CHECK_EQ(e.code, FLOE_ECONFLICT);
     CHECK(strstr(e.msg, "no longer live") != NULL);
+    CHECK(!e.retriable);
+    CHECK_EQ(floe_ice_commit_attempts(c), 1); /* final: retrying cannot bring the file back */
     floe_ice_commit_free(c);
 
     /* optimistic retry: the first attempt loses to a concurrent append */

@@ -1,0 +1,26 @@
+/* Internals shared by the snapshot producers (commit.c) and the other
+ * writers of a table's metadata (snapshot expiry). */
+#ifndef FLOE_ICEBERG_COMMIT_INT_H
+#define FLOE_ICEBERG_COMMIT_INT_H
+
+#include "iceberg/catalog.h"
+
+/* One optimistic attempt on t, the table as just loaded (borrowed for the
+ * call).  Returns 0 (done), a positive value (done, nothing committed:
+ * passed through to the caller), or -1 with *err; FLOE_ECONFLICT marked
+ * retriable (floe_err_retry) means "lost a race, nothing published: go
+ * again"; a conflict not marked so (a file to rewrite is gone) is final. */
+typedef int (*floe_ice_attempt_fn)(void *ctx, const floe_ice_table_t *t, floe_err_t *err);
+
+/* The one retry loop of every table writer: load ns.name, run fn on it;
+ * on a retriable FLOE_ECONFLICT sleep a jittered backoff that grows with the attempts
+ * (so racing writers stop colliding in lockstep) and go again, at most
+ * max_attempts times (then FLOE_ECONFLICT, retriable).  what names the
+ * operation in messages ("commit", "expire").  *attempts (may be NULL)
+ * receives the number of attempts made.  Returns what the last attempt
+ * returned. */
+int floe_ice_retry(floe_ice_catalog_t *cat, const char *ns, const char *name, const char *what,
+                   int max_attempts, floe_ice_attempt_fn fn, void *ctx, int *attempts,
+                   floe_err_t *err);
+
+#endif
