@@ -407,45 +407,6 @@ static int local_rename(floe_fileio_t *io, const char *from, const char *to, boo
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
-{
-    (void)io;
-    const char *lp = floe_fileio_local_path(dir);
-    DIR *d = opendir(lp);
-    if (!d) {
-        if (errno == ENOENT || errno == ENOTDIR) return 0;
-        return floe_err_errno(err, errno, lp);
-    }
-    size_t cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(*names, nc * sizeof *nn);
-            if (!nn) goto oom;
-            *names = nn;
-            cap = nc;
-        }
-        if (!((*names)[*n] = strdup(de->d_name))) goto oom;
-        (*n)++;
-    }
-    closedir(d);
-    if (*n > 1) qsort(*names, *n, sizeof **names, cmp_str);
-    return 0;
-oom:
-    closedir(d);
-    floe_fileio_names_free(*names, *n);
-    *names = NULL;
-    *n = 0;
-    return floe_err_oom(err);
-}
-
 static int cmp_entry(const void *a, const void *b)
 {
     return strcmp(((const floe_fileio_entry_t *)a)->name, ((const floe_fileio_entry_t *)b)->name);
@@ -498,6 +459,22 @@ oom:
     *out = NULL;
     *n = 0;
     return floe_err_oom(err);
+}
+
+static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
+{
+    floe_fileio_entry_t *e = NULL;
+    *n = 0;
+    if (local_list_entries(io, dir, &e, n, err) < 0) return -1;
+    if (!*n) return 0;
+    if (!(*names = malloc(*n * sizeof **names))) {
+        floe_fileio_entries_free(e, *n);
+        *n = 0;
+        return floe_err_oom(err);
+    }
+    for (size_t i = 0; i < *n; i++) (*names)[i] = e[i].name; /* moved */
+    free(e);
+    return 0;
 }
 
 static void local_destroy(floe_fileio_t *io)
