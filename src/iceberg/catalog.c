@@ -183,7 +183,7 @@ static char *metadata_file(const char *mdir, int64_t v)
     return p;
 }
 
-static bool parse_version_name(const char *name, int64_t *v)
+bool floe_ice_fs_metadata_version(const char *name, int64_t *v)
 {
     char *end;
     if (name[0] != 'v' || !isdigit((unsigned char)name[1])) return false;
@@ -240,7 +240,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
         }
         for (size_t i = 0; i < n; i++) {
             int64_t x;
-            if (parse_version_name(names[i], &x) && x > v) v = x;
+            if (floe_ice_fs_metadata_version(names[i], &x) && x > v) v = x;
         }
         floe_fileio_names_free(names, n);
         if (v == 0) {

@@ -532,6 +532,16 @@ int floe_ice_retry(floe_ice_catalog_t *cat, const char *ns, const char *name, co
     }
 }
 
+void floe_ice_reqs_same_head(const floe_ice_metadata_t *md, floe_ice_req_t reqs[2])
+{
+    memset(reqs, 0, 2 * sizeof *reqs);
+    reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
+    memcpy(reqs[0].uuid, md->table_uuid, 37);
+    reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
+    strcpy(reqs[1].ref, "main");
+    reqs[1].value = md->current_snapshot_id;
+}
+
 /* One attempt of a producer on the freshly loaded table t. */
 static int commit_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
 {
@@ -553,11 +563,7 @@ static int commit_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
     }
     floe_ice_req_t reqs[3];
     memset(reqs, 0, sizeof reqs);
-    reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
-    memcpy(reqs[0].uuid, md->table_uuid, 37);
-    reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
-    strcpy(reqs[1].ref, "main");
-    reqs[1].value = md->current_snapshot_id;
+    floe_ice_reqs_same_head(md, reqs);
     reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
     reqs[2].value = md->current_schema_id;
     floe_ice_update_t ups[5];
@@ -614,176 +620,4 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
                             &c->attempts, err);
     if (rc == 0 && snapshot_id) *snapshot_id = c->snapshot_id;
     return rc;
-}
-
-/* ---- expire ---- */
-
-typedef struct strset {
-    char **v;
-    size_t n, cap;
-} strset_t;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int set_add(strset_t *s, const char *p)
-{
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 64;
-        char **nv = realloc(s->v, nc * sizeof *nv);
-        if (!nv) return -1;
-        s->v = nv;
-        s->cap = nc;
-    }
-    if (!(s->v[s->n] = strdup(p))) return -1;
-    s->n++;
-    return 0;
-}
-
-static void set_sort(strset_t *s)
-{
-    if (s->n > 1) qsort(s->v, s->n, sizeof *s->v, cmp_str);
-}
-
-static bool set_has(const strset_t *s, const char *p)
-{
-    return s->n && bsearch(&p, s->v, s->n, sizeof *s->v, cmp_str) != NULL;
-}
-
-static void set_free(strset_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
-
-/* Every file a snapshot reaches: its manifest list, manifests, content
- * files (live ones only, unless all: a DELETED entry is no longer read). */
-static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strset_t *out,
-                 floe_err_t *err)
-{
-    floe_ice_snapshot_content_t c;
-    if (floe_ice_snapshot_content_read(io, s, &c, err) < 0) return -1;
-    int rc = set_add(out, s->manifest_list);
-    for (size_t m = 0; rc == 0 && m < c.nmanifests; m++) {
-        rc = set_add(out, c.manifests[m].path);
-        for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++)
-            if (all || c.entries[m][k].status != FLOE_ICE_DELETED)
-                rc = set_add(out, c.entries[m][k].file.path);
-    }
-    floe_ice_snapshot_content_free(&c);
-    if (rc < 0) return floe_err_oom(err);
-    return 0;
-}
-
-static int cmp_snap_ts(const void *a, const void *b)
-{
-    const floe_ice_snapshot_t *x = *(floe_ice_snapshot_t *const *)a,
-                              *y = *(floe_ice_snapshot_t *const *)b;
-    if (x->timestamp_ms != y->timestamp_ms) return x->timestamp_ms > y->timestamp_ms ? -1 : 1;
-    return x->sequence_number > y->sequence_number ? -1 : x->sequence_number < y->sequence_number;
-}
-
-typedef struct expire_ctx {
-    floe_ice_catalog_t *cat;
-    const floe_ice_expire_opts_t *opts;
-    floe_ice_expire_result_t *res;
-} expire_ctx_t;
-
-/* Delete what the removed snapshots reached and no remaining one does. */
-static int expire_files(floe_fileio_t *io, const floe_ice_metadata_t *md, const int64_t *ids,
-                        size_t nids, const floe_ice_metadata_t *nmd, floe_ice_expire_result_t *res,
-                        floe_err_t *err)
-{
-    strset_t keep = {0}, gone = {0};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++)
-        rc = reach(io, nmd->snapshots[i], false, &keep, err);
-    for (size_t i = 0; rc == 0 && i < nids; i++) {
-        const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(md, ids[i]);
-        if (s) rc = reach(io, s, true, &gone, err);
-    }
-    set_sort(&keep);
-    set_sort(&gone);
-    for (size_t i = 0; rc == 0 && i < gone.n; i++) {
-        if (i && strcmp(gone.v[i], gone.v[i - 1]) == 0) continue;
-        if (set_has(&keep, gone.v[i])) continue;
-        floe_err_t e2;
-        if (floe_fileio_remove(io, gone.v[i], &e2) < 0)
-            FLOE_WARN("iceberg: expire could not delete %s: %s", gone.v[i], e2.msg);
-        else
-            res->files_deleted++;
-    }
-    set_free(&keep);
-    set_free(&gone);
-    return rc;
-}
-
-static int expire_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
-{
-    expire_ctx_t *x = ctx;
-    int keep_last = x->opts->keep_last < 1 ? 1 : x->opts->keep_last;
-    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
-    size_t ns_ = md->nsnapshots;
-    const floe_ice_snapshot_t **order = calloc(ns_ ? ns_ : 1, sizeof *order);
-    int64_t *ids = calloc(ns_ ? ns_ : 1, sizeof *ids);
-    if (!order || !ids) {
-        free(order);
-        free(ids);
-        return floe_err_oom(err);
-    }
-    for (size_t i = 0; i < ns_; i++) order[i] = md->snapshots[i];
-    qsort(order, ns_, sizeof *order, cmp_snap_ts);
-    size_t nids = 0;
-    for (size_t i = (size_t)keep_last; i < ns_; i++) {
-        const floe_ice_snapshot_t *s = order[i];
-        bool is_head = false;
-        for (size_t r = 0; r < md->nrefs; r++)
-            if (md->refs[r].snapshot_id == s->snapshot_id) is_head = true;
-        if (is_head || s->snapshot_id == md->current_snapshot_id) continue;
-        if (x->opts->older_than_ms > 0 && s->timestamp_ms >= x->opts->older_than_ms) continue;
-        ids[nids++] = s->snapshot_id;
-    }
-    free(order);
-    if (!nids) {
-        free(ids);
-        return 0;
-    }
-    floe_ice_req_t reqs[2];
-    memset(reqs, 0, sizeof reqs);
-    reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
-    memcpy(reqs[0].uuid, md->table_uuid, 37);
-    reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
-    strcpy(reqs[1].ref, "main");
-    reqs[1].value = md->current_snapshot_id;
-    floe_ice_update_t up;
-    memset(&up, 0, sizeof up);
-    up.kind = FLOE_ICE_UP_REMOVE_SNAPSHOTS;
-    up.snapshot_ids = ids;
-    up.nsnapshot_ids = nids;
-    floe_ice_table_t *nt = NULL;
-    int rc = floe_ice_catalog_commit_on(x->cat, t, reqs, 2, &up, 1, &nt, err);
-    if (rc < 0 && err && err->code == FLOE_ECONFLICT) err->retriable = true; /* lost the race */
-    if (rc == 0) {
-        x->res->snapshots_removed = nids;
-        if (x->opts->delete_files && nt)
-            rc = expire_files(floe_ice_catalog_io(x->cat), md, ids, nids,
-                              floe_ice_table_metadata(nt), x->res, err);
-    }
-    free(ids);
-    floe_ice_table_free(nt);
-    return rc;
-}
-
-int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const char *name,
-                              const floe_ice_expire_opts_t *opts, floe_ice_expire_result_t *res,
-                              floe_err_t *err)
-{
-    floe_ice_expire_result_t dummy;
-    if (!res) res = &dummy;
-    memset(res, 0, sizeof *res);
-    expire_ctx_t x = {cat, opts, res};
-    return floe_ice_retry(cat, ns, name, "expire", 100, expire_attempt, &x, NULL, err);
 }

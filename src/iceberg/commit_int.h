@@ -23,4 +23,17 @@ int floe_ice_retry(floe_ice_catalog_t *cat, const char *ns, const char *name, co
                    int max_attempts, floe_ice_attempt_fn fn, void *ctx, int *attempts,
                    floe_err_t *err);
 
+/* reqs[0..2): the table is still md's (same uuid) and main is still at
+ * md's head: what every writer of a new table version requires. */
+void floe_ice_reqs_same_head(const floe_ice_metadata_t *md, floe_ice_req_t reqs[2]);
+
+/* Files one delete request takes at most (S3 DeleteObjects: 1,000). */
+#define FLOE_ICE_DELETE_BATCH 1000
+
+/* Delete paths[0..n) (borrowed) in batches of FLOE_ICE_DELETE_BATCH
+ * through floe_fileio_remove_batch; done[i] tells whether paths[i] is
+ * gone.  Failures are logged (one line per batch), not returned: returns
+ * how many paths could not be deleted. */
+size_t floe_ice_delete_batched(floe_fileio_t *io, const char *const *paths, size_t n, bool *done);
+
 #endif

@@ -67,21 +67,42 @@ int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *
 int floe_ice_commit_attempts(const floe_ice_commit_t *c);
 void floe_ice_commit_free(floe_ice_commit_t *c);
 
-/* Remove old snapshots from ns.name: keep every ref's head and the newest
- * keep_last snapshots (>= 1), remove the others older than
- * older_than_ms (0: no age limit), then, if delete_files, delete manifest
- * lists, manifests and data/delete files no remaining snapshot reaches. */
+/* Snapshot expiry: remove old snapshots from ns.name, then (delete_files)
+ * delete the manifest lists, manifests, data and delete files that no
+ * remaining snapshot reaches (the walk of maintain.h), in batches.
+ *
+ * Which snapshots stay (Iceberg's rules): every ref's head; along each
+ * branch's ancestry from its head, the newest keep_last snapshots and all
+ * those newer than the age limit (a branch's own min-snapshots-to-keep and
+ * max-snapshot-age-ms, when set, win); snapshots outside every ancestry
+ * when newer than the age limit; and with protect_summary_key, the newest
+ * snapshot of main's ancestry whose summary has that key (where floe
+ * finds its committed offsets after snapshots of other writers) with every
+ * snapshot between it and main's head, so walking back still finds it. */
 typedef struct floe_ice_expire_opts {
+    /* Expire snapshots older than this wall time (ms since the epoch).
+     * 0: now minus the table's history.expire.max-snapshot-age-ms (Iceberg
+     * default 5 days); -1: no age limit (only keep_last and refs keep). */
     int64_t older_than_ms;
+    /* Snapshots kept per branch.  0: the table's
+     * history.expire.min-snapshots-to-keep (default 1). */
     int keep_last;
     bool delete_files;
+    const char *protect_summary_key; /* borrowed; NULL: none */
 } floe_ice_expire_opts_t;
 
 typedef struct floe_ice_expire_result {
     size_t snapshots_removed;
-    size_t files_deleted;
+    size_t files_deleted; /* all kinds */
+    size_t manifest_lists_deleted, manifests_deleted, data_files_deleted, delete_files_deleted;
+    int64_t bytes_deleted;  /* of the deleted files whose size the table records */
+    size_t delete_failures; /* files that could not be deleted (logged; orphans later) */
 } floe_ice_expire_result_t;
 
+/* opts borrowed; res (may be NULL) filled.  -1 with *err: ECONFLICT after
+ * 100 lost races; when the snapshots were removed but a remaining
+ * snapshot's files could not be read, nothing is deleted and *err says so
+ * (res->snapshots_removed is set). */
 int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const char *name,
                               const floe_ice_expire_opts_t *opts, floe_ice_expire_result_t *res,
                               floe_err_t *err);

@@ -361,7 +361,8 @@ static void run_seed(uint64_t seed)
             CHECK(floe_ice_catalog_commit(cat, "db", "rand", NULL, 0, ups, 2, NULL, &e) == 0);
             floe_ice_spec_free(sp);
         } else {
-            floe_ice_expire_opts_t eo = {.keep_last = 1 + (int)(rnd() % 3), .delete_files = true};
+            floe_ice_expire_opts_t eo = {
+                .older_than_ms = -1, .keep_last = 1 + (int)(rnd() % 3), .delete_files = true};
             CHECK(floe_ice_expire_snapshots(cat, "db", "rand", &eo, NULL, &e) == 0);
         }
         floe_ice_table_free(t);

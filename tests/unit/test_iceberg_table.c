@@ -401,7 +401,7 @@ static void producers(void)
     floe_ice_table_free(t);
 
     /* expire all but the last 2 snapshots, deleting unreachable files */
-    floe_ice_expire_opts_t eo = {.older_than_ms = 0, .keep_last = 2, .delete_files = true};
+    floe_ice_expire_opts_t eo = {.older_than_ms = -1, .keep_last = 2, .delete_files = true};
     floe_ice_expire_result_t er;
     CHECK(floe_ice_expire_snapshots(cat, "db", "ops", &eo, &er, &e) == 0);
     CHECK_EQ(er.snapshots_removed, 6);
