@@ -1,6 +1,13 @@
 /* Snapshot producers (fast append, row delta, rewrite) with optimistic
  * commits, and snapshot expiry.
  *
+ * Every producer merges small manifests as it commits, as Iceberg's
+ * MergeAppend does, from the table properties commit.manifest-merge.enabled
+ * (default true), commit.manifest.min-count-to-merge (100) and
+ * commit.manifest.target-size-bytes (8 MiB): the manifest list then stays
+ * short however many commits happen.  Merged manifests carry the entries
+ * of others as EXISTING with their snapshot id and sequence numbers.
+ *
  * A producer collects files, then floe_ice_commit_run() loops: load the
  * table, ask the validate callback (the table engine checks there whether
  * its source offsets are already committed), write manifests and a
@@ -65,6 +72,16 @@ void floe_ice_commit_set_codec(floe_ice_commit_t *c, int codec);
 int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err);
 /* Attempts made by the last run (1 = no conflict). */
 int floe_ice_commit_attempts(const floe_ice_commit_t *c);
+
+/* What the last successful run did, for metrics. */
+typedef struct floe_ice_commit_stats {
+    int attempts;
+    size_t manifests;              /* in the new snapshot's manifest list */
+    size_t manifests_created;      /* of those, written by this commit (new, rewritten, merged) */
+    size_t manifests_merged;       /* small manifests folded into merged ones */
+    size_t metadata_files_deleted; /* old metadata files removed after the commit */
+} floe_ice_commit_stats_t;
+void floe_ice_commit_stats(const floe_ice_commit_t *c, floe_ice_commit_stats_t *out);
 void floe_ice_commit_free(floe_ice_commit_t *c);
 
 /* Snapshot expiry: remove old snapshots from ns.name, then (delete_files)
