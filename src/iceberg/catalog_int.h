@@ -36,6 +36,7 @@ struct floe_ice_table {
     char *metadata_location;
     int64_t version;
     floe_ice_metadata_t *md;
+    size_t metadata_files_deleted; /* by the commit that returned this table */
 };
 
 /* Build a table value; takes ownership of md (freed on failure). */

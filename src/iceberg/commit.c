@@ -705,10 +705,13 @@ static int commit_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
     ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
     ups[nu].ref.min_snapshots_to_keep = -1;
     nu++;
-    int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
+    floe_ice_table_t *nt = NULL;
+    int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, &nt, err);
     floe_ice_props_clear(&snap.summary);
     if (rc == 0) {
         note_stats(c, &a);
+        if (nt) c->stats.metadata_files_deleted = nt->metadata_files_deleted;
+        floe_ice_table_free(nt);
         attempt_cleanup(io, &a, DELETE_UNUSED);
         return 0;
     }

@@ -766,6 +766,113 @@ static void merge_deletes_target_and_off(void)
     CHECK_EQ(list_len("moff", NULL), 6);
 }
 
+/* ---- old metadata files ---- */
+
+/* The vN.metadata.json files in a table's metadata folder, as a bit set. */
+static uint64_t versions_on_disk(const char *loc)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/metadata", loc);
+    char **names;
+    size_t n;
+    floe_err_t e;
+    uint64_t bits = 0;
+    CHECK(floe_fileio_list(io, dir, &names, &n, &e) == 0);
+    for (size_t i = 0; i < n; i++) {
+        int v;
+        char tail[32];
+        if (sscanf(names[i], "v%d.%31s", &v, tail) == 2 && !strcmp(tail, "metadata.json") && v < 64)
+            bits |= 1ULL << v;
+    }
+    floe_fileio_names_free(names, n);
+    return bits;
+}
+
+static uint64_t range(int from, int to)
+{
+    uint64_t b = 0;
+    for (int v = from; v <= to; v++) b |= 1ULL << v;
+    return b;
+}
+
+static int append_with(floe_ice_catalog_t *c_, const char *name, const char *loc,
+                       floe_ice_commit_stats_t *st)
+{
+    floe_ice_data_file_t f;
+    data_file(&f, loc, NULL, 1, 16);
+    floe_err_t e;
+    floe_ice_commit_t *c = floe_ice_commit_new(c_, "db", name, FLOE_ICE_OP_APPEND, &e);
+    floe_ice_commit_add(c, &f, &e);
+    int rc = floe_ice_commit_run(c, NULL, &e);
+    floe_ice_commit_stats(c, st);
+    floe_ice_commit_free(c);
+    floe_ice_data_file_clear(&f);
+    return rc;
+}
+
+/* write.metadata.delete-after-commit.enabled with previous-versions-max N:
+ * the newest N+1 versions stay, the log names the N before the current
+ * one; off by default.  A commit whose version hint could not be written
+ * deletes nothing (a reader trusting the hint must find its version). */
+static void old_metadata_versions_go(void)
+{
+    const char *props[] = {"write.metadata.delete-after-commit.enabled=true",
+                           "write.metadata.previous-versions-max=3"};
+    const char *loc = create("mdv", NULL, props, 2);
+    size_t deleted = 0;
+    for (int i = 0; i < 20; i++) {
+        floe_ice_commit_stats_t st;
+        CHECK(append_with(cat, "mdv", loc, &st) == 0);
+        deleted += st.metadata_files_deleted;
+        /* at most 4 versions at any time */
+        CHECK_EQ(__builtin_popcountll(versions_on_disk(loc)), i + 2 < 4 ? i + 2 : 4);
+    }
+    CHECK_EQ(deleted, 17);
+    CHECK_EQ(versions_on_disk(loc), range(18, 21));
+    floe_ice_table_t *t = load("mdv");
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    CHECK_EQ(floe_ice_table_version(t), 21);
+    CHECK_EQ(md->nmetadata_log, 3);
+    for (size_t i = 0; i < md->nmetadata_log; i++) CHECK(exists(md->metadata_log[i].file));
+    CHECK(strstr(md->metadata_log[0].file, "/v18.metadata.json") != NULL);
+    floe_ice_table_free(t);
+    CHECK(table_whole("mdv", 20));
+
+    /* the ops of one commit; then the same commit with its hint write failing */
+    floe_err_t e;
+    floe_fileio_t *fio = floe_fileio_fault_new(io, &e);
+    floe_ice_catalog_t *fcat = floe_ice_catalog_fs_new(fio, root, &e);
+    floe_ice_commit_stats_t st;
+    floe_fileio_fault_disarm(fio);
+    CHECK(append_with(fcat, "mdv", loc, &st) == 0); /* v22: v18 goes */
+    CHECK_EQ(st.metadata_files_deleted, 1);
+    uint64_t ops = floe_fileio_fault_ops(fio);
+    floe_fileio_fault_arm(fio, ops - 1, FLOE_FAULT_FAIL); /* the hint's close */
+    floe_diag_set_level(FLOE_DIAG_ERROR);
+    CHECK(append_with(fcat, "mdv", loc, &st) == 0); /* v23 */
+    floe_diag_set_level(FLOE_DIAG_INFO);
+    CHECK(floe_fileio_fault_fired(fio));
+    CHECK_EQ(st.metadata_files_deleted, 0);
+    CHECK_EQ(versions_on_disk(loc), range(19, 23));
+    floe_fileio_fault_disarm(fio);
+    CHECK(append_with(fcat, "mdv", loc, &st) == 0); /* v24: v20 goes, v19 stays behind */
+    CHECK_EQ(versions_on_disk(loc), range(19, 19) | range(21, 24));
+    floe_ice_catalog_free(fcat);
+    floe_fileio_free(fio);
+    /* orphan removal takes what fell behind */
+    floe_ice_orphan_result_t orr;
+    floe_ice_orphan_opts_t oo = orphan_opts(0);
+    CHECK(floe_ice_remove_orphans(cat, "db", "mdv", &oo, &orr, &e) == 0);
+    floe_ice_orphan_result_clear(&orr);
+    CHECK_EQ(versions_on_disk(loc), range(21, 24));
+    CHECK(table_whole("mdv", 23));
+
+    /* default: every version stays (Iceberg's default), the log bounded at 100 */
+    loc = create("mdkeep", NULL, NULL, 0);
+    for (int i = 0; i < 5; i++) CHECK(append_with(cat, "mdkeep", loc, &st) == 0);
+    CHECK_EQ(versions_on_disk(loc), range(1, 6));
+}
+
 TEST_MAIN({
     snprintf(root, sizeof root, "/tmp/floe-ice-maint-%d", (int)getpid());
     char cmd[400];
@@ -784,6 +891,7 @@ TEST_MAIN({
     RUN(expire_races_appends);
     RUN(merge_bounds_the_list);
     RUN(merge_deletes_target_and_off);
+    RUN(old_metadata_versions_go);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
     if (!t_tests_failed && system(cmd) != 0) return 1;
