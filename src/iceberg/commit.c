@@ -29,6 +29,7 @@ struct floe_ice_commit {
     int codec;
     int attempts;
     int64_t snapshot_id;
+    int64_t base; /* rewrite: the snapshot it was planned on; -1 unset */
     floe_ice_commit_stats_t stats;
 };
 
@@ -47,6 +48,7 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
     c->cat = cat;
     c->op = op;
     c->max_attempts = 1000;
+    c->base = -1;
     c->snapshot_id = floe_ice_new_snapshot_id();
     return c;
 }
@@ -118,6 +120,11 @@ void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn,
 {
     c->validate = fn;
     c->validate_ctx = ctx;
+}
+
+void floe_ice_commit_set_base(floe_ice_commit_t *c, int64_t snapshot_id)
+{
+    c->base = snapshot_id;
 }
 
 void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n)
@@ -494,6 +501,32 @@ static int carry_rewritten(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     return rc;
 }
 
+/* A rewrite planned on snapshot base: no snapshot since may have added
+ * delete files, which could apply to the files it removes and would be
+ * lost with them.  Walks main's ancestry from its head back to base. */
+static int no_deletes_since(const floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                            floe_err_t *err)
+{
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
+    for (size_t steps = 0; s && steps <= md->nsnapshots; steps++) {
+        if (s->snapshot_id == c->base) return 0;
+        const char *d = floe_ice_props_get(&s->summary, "added-delete-files");
+        /* a writer that keeps no counts may have added some, unless all
+         * it did was append or replace */
+        bool unknown = !d && !floe_ice_props_get(&s->summary, "total-delete-files") &&
+                       strcmp(s->operation, "append") != 0 && strcmp(s->operation, "replace") != 0;
+        if ((d && strcmp(d, "0") != 0) || unknown)
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "rewrite: snapshot %lld added delete files since snapshot %lld "
+                                "it was planned on",
+                                (long long)s->snapshot_id, (long long)c->base);
+        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
+    }
+    return floe_err_set(err, FLOE_ECONFLICT,
+                        "rewrite: snapshot %lld it was planned on is no longer in the history",
+                        (long long)c->base);
+}
+
 /* The parent's manifests, after this snapshot's own (newest first). */
 static int carry_manifests(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
                            const floe_ice_schema_t *schema, const floe_ice_snapshot_t *parent,
@@ -505,8 +538,10 @@ static int carry_manifests(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
                                 "rewrite: %s is no longer live (table is empty)", c->removes[0]);
         return 0;
     }
-    if (c->op == FLOE_ICE_OP_REWRITE)
+    if (c->op == FLOE_ICE_OP_REWRITE) {
+        if (c->base >= 0 && no_deletes_since(c, md, err) < 0) return -1;
         return carry_rewritten(c, md, schema, parent, a, seq, tot, err);
+    }
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);
     floe_ice_manifest_file_t *pm;
     size_t np;

@@ -51,7 +51,9 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
  * partition values must match a spec of the table (checked at commit). */
 int floe_ice_commit_add(floe_ice_commit_t *c, const floe_ice_data_file_t *f, floe_err_t *err);
 /* Rewrite only: remove the live file at path (copied).  The commit fails
- * with FLOE_ECONFLICT if it is no longer live. */
+ * with FLOE_ECONFLICT (final, not retried) if it is no longer live.  Other
+ * commits landing meanwhile (appends) are no conflict: the rewrite is
+ * re-applied on the new head, keeping their files. */
 int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *err);
 /* Make schema (borrowed; copied) the table's current schema in the same
  * commit as the files (added unless an equal schema exists), so evolved
@@ -63,6 +65,11 @@ int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *sc
 int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value,
                                 floe_err_t *err);
 void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn, void *ctx);
+/* Rewrite only: the snapshot the rewrite was planned on.  The commit then
+ * also fails with FLOE_ECONFLICT (final) when a snapshot committed since
+ * added delete files (they might apply to the removed files and would be
+ * lost with them), or when that snapshot has left main's history. */
+void floe_ice_commit_set_base(floe_ice_commit_t *c, int64_t snapshot_id);
 /* Attempts before giving up with FLOE_ECONFLICT (default 1000). */
 void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n);
 /* Avro codec of manifests (floe_avro_codec_t; default null). */

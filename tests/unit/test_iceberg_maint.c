@@ -766,6 +766,118 @@ static void merge_deletes_target_and_off(void)
     CHECK_EQ(list_len("moff", NULL), 6);
 }
 
+/* ---- rewrites (compaction's commit) against concurrent commits ---- */
+
+typedef struct race {
+    const char *name, *loc;
+    int calls;
+} race_t;
+
+/* Validate callback: another writer appends during the first attempt,
+ * after the rewrite loaded the table and before it publishes. */
+static int append_meanwhile(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
+{
+    (void)cur;
+    race_t *r = ctx;
+    if (r->calls++ == 0 && append1(r->name, r->loc, 1, NULL, 0) < 0)
+        return floe_err_set(err, FLOE_EIO, "concurrent append failed");
+    return 0;
+}
+
+static int rewrite(const char *name, const char *loc, const char *const *rm, size_t n, int64_t rows,
+                   int64_t base, race_t *race, int *attempts, floe_err_t *e)
+{
+    floe_ice_data_file_t big;
+    data_file(&big, loc, NULL, rows, 64);
+    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", name, FLOE_ICE_OP_REWRITE, e);
+    for (size_t i = 0; i < n; i++) floe_ice_commit_remove(c, rm[i], e);
+    floe_ice_commit_add(c, &big, e);
+    if (base >= 0) floe_ice_commit_set_base(c, base);
+    if (race) floe_ice_commit_set_validate(c, append_meanwhile, race);
+    int rc = floe_ice_commit_run(c, NULL, e);
+    *attempts = floe_ice_commit_attempts(c);
+    floe_ice_commit_free(c);
+    floe_ice_data_file_clear(&big);
+    return rc;
+}
+
+static int64_t head_id(const char *name)
+{
+    floe_ice_table_t *t = load(name);
+    int64_t id = t ? floe_ice_table_metadata(t)->current_snapshot_id : -1;
+    floe_ice_table_free(t);
+    return id;
+}
+
+/* A compaction planned on one snapshot commits over appends that landed
+ * since (before its commit and during it), keeping their files; it fails,
+ * final and clean, only when a file it removes is gone, or (given its
+ * base) when delete files were added since. */
+static void rewrite_over_concurrent_commits(void)
+{
+    const char *loc = create("rw", NULL, NULL, 0);
+    char a[4][600];
+    for (int i = 0; i < 4; i++) CHECK(append1("rw", loc, 10, a[i], sizeof a[i]) == 0);
+    int64_t base = head_id("rw");
+    CHECK(append1("rw", loc, 5, NULL, 0) == 0); /* between plan and commit */
+    race_t race = {"rw", loc, 0};
+    const char *rm01[2] = {a[0], a[1]};
+    int attempts;
+    floe_err_t e;
+    CHECK(rewrite("rw", loc, rm01, 2, 20, base, &race, &attempts, &e) == 0);
+    CHECK_EQ(attempts, 2); /* lost to the append made during attempt 1, then re-applied */
+    CHECK(table_whole("rw", 2 + 2 + 1)); /* a2, a3, both appends, the new file */
+    floe_ice_table_t *t = load("rw");
+    const floe_ice_snapshot_t *h = floe_ice_metadata_current_snapshot(floe_ice_table_metadata(t));
+    CHECK(h && !strcmp(h->operation, "replace"));
+    CHECK_STR(floe_ice_props_get(&h->summary, "total-records"), "46");
+    CHECK_STR(floe_ice_props_get(&h->summary, "total-data-files"), "5");
+    CHECK_STR(floe_ice_props_get(&h->summary, "deleted-data-files"), "2");
+    floe_ice_table_free(t);
+
+    /* another compaction took a2 first: final conflict, nothing published */
+    const char *rm2[1] = {a[2]};
+    CHECK(rewrite("rw", loc, rm2, 1, 10, -1, NULL, &attempts, &e) == 0);
+    base = head_id("rw");
+    const char *rm23[2] = {a[2], a[3]};
+    CHECK(rewrite("rw", loc, rm23, 2, 20, -1, NULL, &attempts, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ECONFLICT);
+    CHECK(!e.retriable);
+    CHECK_EQ(attempts, 1);
+    CHECK_EQ(head_id("rw"), base);
+    CHECK(no_stray_manifests("rw", loc));
+
+    /* a position delete against a3 since the plan: with its base given the
+     * rewrite refuses (the delete would be lost with a3) */
+    floe_ice_data_file_t pd;
+    data_file(&pd, loc, NULL, 1, 16);
+    pd.content = FLOE_ICE_CONTENT_POSITION_DELETES;
+    CHECK(commit("rw", FLOE_ICE_OP_ROW_DELTA, &pd, 1, NULL, 0, NULL, NULL) == 0);
+    const char *rm3[1] = {a[3]};
+    CHECK(rewrite("rw", loc, rm3, 1, 10, base, NULL, &attempts, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ECONFLICT);
+    CHECK(strstr(e.msg, "delete files") != NULL);
+    CHECK_EQ(attempts, 1);
+    /* planned after the delete, it goes through */
+    CHECK(rewrite("rw", loc, rm3, 1, 9, head_id("rw"), NULL, &attempts, &e) == 0);
+    /* a base no longer in the history: refused */
+    floe_ice_expire_opts_t eo = {.older_than_ms = -1, .keep_last = 1, .delete_files = true};
+    CHECK(floe_ice_expire_snapshots(cat, "db", "rw", &eo, NULL, &e) == 0);
+    CHECK(append1("rw", loc, 1, NULL, 0) == 0);
+    t = load("rw");
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    char live[600];
+    floe_ice_scan_t *sc;
+    CHECK(floe_ice_scan_plan(io, md, -1, NULL, 0, &sc, &e) == 0);
+    snprintf(live, sizeof live, "%s", floe_ice_scan_task(sc, 0)->file->path);
+    floe_ice_scan_free(sc);
+    floe_ice_table_free(t);
+    const char *rml[1] = {live};
+    CHECK(rewrite("rw", loc, rml, 1, 1, base, NULL, &attempts, &e) == -1);
+    CHECK(strstr(e.msg, "no longer in the history") != NULL);
+    CHECK(no_stray_manifests("rw", loc));
+}
+
 /* ---- old metadata files ---- */
 
 /* The vN.metadata.json files in a table's metadata folder, as a bit set. */
@@ -892,6 +1004,7 @@ TEST_MAIN({
     RUN(merge_bounds_the_list);
     RUN(merge_deletes_target_and_off);
     RUN(old_metadata_versions_go);
+    RUN(rewrite_over_concurrent_commits);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
     if (!t_tests_failed && system(cmd) != 0) return 1;
