@@ -8,7 +8,8 @@
  *   - progress lookup: the newest snapshot of an ancestry carrying a
  *     summary key (floe's "floe.offsets"), across snapshots of other
  *     writers that lack it;
- *   - compaction planning: which small data files to bin-pack together.
+ *   - compaction planning: which small data files to bin-pack together
+ *     (the rewrite itself commits with FLOE_ICE_OP_REWRITE, snapshot.h).
  *
  * Threads: every function may run on any thread; a reach set or a plan is
  * used by one thread at a time.  Deletes go through the catalog's FileIO in
@@ -18,6 +19,7 @@
 
 #include "iceberg/catalog.h"
 #include "iceberg/manifest.h"
+#include "iceberg/scan.h"
 
 /* ---- the reachable-file walk ---- */
 
@@ -125,5 +127,55 @@ void floe_ice_orphan_result_clear(floe_ice_orphan_result_t *res);
  * stops at a parent that is no longer in the metadata (expired). */
 const floe_ice_snapshot_t *floe_ice_ancestor_with_summary(const floe_ice_metadata_t *md,
                                                           int64_t from, const char *key);
+
+/* ---- compaction planning ---- */
+
+typedef struct floe_ice_compaction_opts {
+    int64_t target_file_bytes; /* the size of the files to make (> 0) */
+    int64_t small_file_bytes;  /* files this big or bigger stay; 0: 3/4 of the target */
+    size_t min_input_files;    /* a group rewrites at least this many files (0: 5; at least 2) */
+    int64_t max_bytes;         /* budget of one run: input bytes planned at most (0: none;
+                                * the first group is planned whatever its size) */
+    /* Also plan data files that delete files apply to: rewriting them must
+     * apply the deletes (the upsert work); off, they are left out. */
+    bool with_deletes;
+} floe_ice_compaction_opts_t;
+
+/* One rewrite: files of one partition spec and one partition tuple, to be
+ * replaced (FLOE_ICE_OP_REWRITE) by files near the target size. */
+typedef struct floe_ice_compaction_group {
+    int32_t spec_id;
+    const floe_ice_value_t *partition; /* the tuple (borrowed from the plan) */
+    size_t npartition;
+    const floe_ice_scan_task_t *const *tasks; /* the files, oldest first (borrowed) */
+    size_t ntasks;
+    int64_t bytes;   /* their total size */
+    int64_t records; /* their total record count (before deletes) */
+    size_t ndeletes; /* delete files applying to them (only with with_deletes) */
+} floe_ice_compaction_group_t;
+
+typedef struct floe_ice_compaction_plan floe_ice_compaction_plan_t;
+
+/* Plan the compaction of snapshot_id of md (-1: the current snapshot; md
+ * and opts borrowed for the call): the live data files smaller than
+ * small_file_bytes, grouped by (spec id, partition tuple), each group cut
+ * in time order (data sequence number) into runs whose sizes add up to at
+ * most target_file_bytes; runs of at least min_input_files files become
+ * groups, those with the most files first, within max_bytes.  A partial
+ * last run waits for more files.  Commit each group with
+ * floe_ice_commit_set_base(c, floe_ice_compaction_plan_snapshot(plan)).
+ * Caller frees *out with floe_ice_compaction_plan_free. */
+int floe_ice_compaction_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t snapshot_id,
+                             const floe_ice_compaction_opts_t *opts,
+                             floe_ice_compaction_plan_t **out, floe_err_t *err);
+/* The snapshot planned on (-1: the table had none). */
+int64_t floe_ice_compaction_plan_snapshot(const floe_ice_compaction_plan_t *p);
+size_t floe_ice_compaction_plan_ngroups(const floe_ice_compaction_plan_t *p);
+/* Borrowed; valid until floe_ice_compaction_plan_free. */
+const floe_ice_compaction_group_t *
+floe_ice_compaction_plan_group(const floe_ice_compaction_plan_t *p, size_t i);
+/* The small files found (in groups or not). */
+size_t floe_ice_compaction_plan_small_files(const floe_ice_compaction_plan_t *p);
+void floe_ice_compaction_plan_free(floe_ice_compaction_plan_t *p);
 
 #endif

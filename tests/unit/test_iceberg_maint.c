@@ -771,6 +771,7 @@ static void merge_deletes_target_and_off(void)
 typedef struct race {
     const char *name, *loc;
     int calls;
+    const char *region; /* of the appended file; NULL: unpartitioned */
 } race_t;
 
 /* Validate callback: another writer appends during the first attempt,
@@ -779,7 +780,10 @@ static int append_meanwhile(void *ctx, const floe_ice_table_t *cur, floe_err_t *
 {
     (void)cur;
     race_t *r = ctx;
-    if (r->calls++ == 0 && append1(r->name, r->loc, 1, NULL, 0) < 0)
+    if (r->calls++) return 0;
+    floe_ice_data_file_t f;
+    data_file(&f, r->loc, r->region, 1, 16);
+    if (commit(r->name, FLOE_ICE_OP_APPEND, &f, 1, NULL, 0, NULL, NULL) < 0)
         return floe_err_set(err, FLOE_EIO, "concurrent append failed");
     return 0;
 }
@@ -820,7 +824,7 @@ static void rewrite_over_concurrent_commits(void)
     for (int i = 0; i < 4; i++) CHECK(append1("rw", loc, 10, a[i], sizeof a[i]) == 0);
     int64_t base = head_id("rw");
     CHECK(append1("rw", loc, 5, NULL, 0) == 0); /* between plan and commit */
-    race_t race = {"rw", loc, 0};
+    race_t race = {"rw", loc, 0, NULL};
     const char *rm01[2] = {a[0], a[1]};
     int attempts;
     floe_err_t e;
@@ -876,6 +880,124 @@ static void rewrite_over_concurrent_commits(void)
     CHECK(rewrite("rw", loc, rml, 1, 1, base, NULL, &attempts, &e) == -1);
     CHECK(strstr(e.msg, "no longer in the history") != NULL);
     CHECK(no_stray_manifests("rw", loc));
+}
+
+/* ---- compaction planning ---- */
+
+static void add_sized(const char *name, const char *loc, const char *region, int n, size_t bytes)
+{
+    for (int i = 0; i < n; i++) {
+        floe_ice_data_file_t f;
+        data_file(&f, loc, region, 2, bytes);
+        CHECK(commit(name, FLOE_ICE_OP_APPEND, &f, 1, NULL, 0, NULL, NULL) == 0);
+    }
+}
+
+/* Small files per partition, cut in time order into runs near the
+ * target; big files, short runs and files with deletes stay; the budget
+ * takes the groups with the most files first; a group commits as a
+ * rewrite over a concurrent append. */
+static void compaction_plan_groups(void)
+{
+    const char *loc = create("cp", "region", NULL, 0);
+    add_sized("cp", loc, "us", 12, 10);
+    add_sized("cp", loc, "eu", 3, 10);
+    add_sized("cp", loc, "ap", 8, 10);
+    add_sized("cp", loc, "ap", 2, 40); /* at or over 3/4 of the target: not small */
+    add_sized("cp", loc, "us", 1, 10);
+    floe_ice_table_t *t = load("cp");
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    floe_ice_compaction_opts_t o = {.target_file_bytes = 50, .min_input_files = 4};
+    floe_ice_compaction_plan_t *p;
+    floe_err_t e;
+    CHECK(floe_ice_compaction_plan(io, md, -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_snapshot(p), md->current_snapshot_id);
+    CHECK_EQ(floe_ice_compaction_plan_small_files(p), 13 + 3 + 8);
+    /* us: 13 files -> runs of 5, 5, 3 (too few); eu: 3 (too few); ap: 5, 3 */
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 3);
+    int us = 0, ap = 0;
+    for (size_t g = 0; g < floe_ice_compaction_plan_ngroups(p); g++) {
+        const floe_ice_compaction_group_t *gr = floe_ice_compaction_plan_group(p, g);
+        CHECK_EQ(gr->ntasks, 5);
+        CHECK_EQ(gr->bytes, 50);
+        CHECK_EQ(gr->records, 10);
+        CHECK(gr->npartition == 1 && gr->partition[0].len == 2);
+        const char *r = gr->npartition ? (const char *)gr->partition[0].bytes : "";
+        us += !strncmp(r, "us", 2);
+        ap += !strncmp(r, "ap", 2);
+        for (size_t k = 0; k < gr->ntasks; k++) {
+            CHECK(floe_ice_value_eq(&gr->tasks[k]->file->partition[0], &gr->partition[0]));
+            if (k) CHECK(gr->tasks[k]->sequence_number > gr->tasks[k - 1]->sequence_number);
+        }
+    }
+    CHECK_EQ(us, 2);
+    CHECK_EQ(ap, 1);
+    /* us's first run holds its oldest files */
+    bool oldest = false;
+    for (size_t g = 0; g < floe_ice_compaction_plan_ngroups(p); g++)
+        oldest |= floe_ice_compaction_plan_group(p, g)->tasks[0]->sequence_number == 1;
+    CHECK(oldest);
+    floe_ice_compaction_plan_free(p);
+    /* a budget of 120 bytes: two groups */
+    o.max_bytes = 120;
+    CHECK(floe_ice_compaction_plan(io, md, -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 2);
+    floe_ice_compaction_plan_free(p);
+    floe_ice_table_free(t);
+
+    /* a position delete in eu (its files have deletes now): left out, or
+     * planned with with_deletes */
+    add_sized("cp", loc, "eu", 2, 10);
+    floe_ice_data_file_t pd;
+    data_file(&pd, loc, "eu", 1, 4);
+    pd.content = FLOE_ICE_CONTENT_POSITION_DELETES;
+    CHECK(commit("cp", FLOE_ICE_OP_ROW_DELTA, &pd, 1, NULL, 0, NULL, NULL) == 0);
+    t = load("cp");
+    md = floe_ice_table_metadata(t);
+    o.max_bytes = 0;
+    CHECK(floe_ice_compaction_plan(io, md, -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 3);
+    floe_ice_compaction_plan_free(p);
+    o.with_deletes = true;
+    CHECK(floe_ice_compaction_plan(io, md, -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 4);
+    size_t with_del = 0;
+    for (size_t g = 0; g < floe_ice_compaction_plan_ngroups(p); g++)
+        with_del += floe_ice_compaction_plan_group(p, g)->ndeletes;
+    CHECK_EQ(with_del, 5);
+    floe_ice_compaction_plan_free(p);
+    o.with_deletes = false;
+
+    /* commit the first group as compaction would, with an append landing
+     * during the commit */
+    CHECK(floe_ice_compaction_plan(io, md, -1, &o, &p, &e) == 0);
+    const floe_ice_compaction_group_t *g0 = floe_ice_compaction_plan_group(p, 0);
+    floe_ice_data_file_t big;
+    char region[8];
+    snprintf(region, sizeof region, "%.*s", (int)g0->partition[0].len,
+             (const char *)g0->partition[0].bytes);
+    data_file(&big, loc, region, g0->records, (size_t)g0->bytes);
+    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "cp", FLOE_ICE_OP_REWRITE, &e);
+    for (size_t k = 0; k < g0->ntasks; k++) floe_ice_commit_remove(c, g0->tasks[k]->file->path, &e);
+    floe_ice_commit_add(c, &big, &e);
+    floe_ice_commit_set_base(c, floe_ice_compaction_plan_snapshot(p));
+    race_t race = {"cp", loc, 0, "us"};
+    floe_ice_commit_set_validate(c, append_meanwhile, &race);
+    CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+    CHECK_EQ(floe_ice_commit_attempts(c), 2);
+    floe_ice_commit_free(c);
+    floe_ice_data_file_clear(&big);
+    floe_ice_compaction_plan_free(p);
+    floe_ice_table_free(t);
+    /* 13 + 3 + 8 + 2 + 2 files (and the append), less 5, plus 1 */
+    CHECK(table_whole("cp", 28 + 1 - 5 + 1));
+    t = load("cp");
+    CHECK(floe_ice_compaction_plan(io, floe_ice_table_metadata(t), -1, &o, &p, &e) == 0);
+    /* ap's run is one file of 50 now (not small); us's 13 files and the
+     * concurrent append make runs of 5, 5 and 4 */
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 3);
+    floe_ice_compaction_plan_free(p);
+    floe_ice_table_free(t);
 }
 
 /* ---- old metadata files ---- */
@@ -1005,6 +1127,7 @@ TEST_MAIN({
     RUN(merge_deletes_target_and_off);
     RUN(old_metadata_versions_go);
     RUN(rewrite_over_concurrent_commits);
+    RUN(compaction_plan_groups);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
     if (!t_tests_failed && system(cmd) != 0) return 1;
