@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iceberg/commit_int.h"
 #include "util/diag.h"
 #include "util/fs.h"
 
@@ -189,7 +190,7 @@ static char *metadata_file(const char *mdir, int64_t v)
     return p;
 }
 
-static bool parse_version_name(const char *name, int64_t *v)
+bool floe_ice_fs_metadata_version(const char *name, int64_t *v)
 {
     char *end;
     if (name[0] != 'v' || !isdigit((unsigned char)name[1])) return false;
@@ -246,7 +247,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
         }
         for (size_t i = 0; i < n; i++) {
             int64_t x;
-            if (parse_version_name(names[i], &x) && x > v) v = x;
+            if (floe_ice_fs_metadata_version(names[i], &x) && x > v) v = x;
         }
         floe_fileio_names_free(names, n);
         if (v == 0) {
@@ -321,8 +322,9 @@ static int fs_load_table(floe_ice_catalog_t *cat, const char *ns, const char *na
 /* Publish metadata version v (create-if-absent), then the hint.
  * EEXIST -> ECONFLICT; a failure while publishing -> EUNKNOWN. */
 static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
-                   const floe_ice_metadata_t *md, char **path_out, floe_err_t *err)
+                   const floe_ice_metadata_t *md, char **path_out, bool *hinted, floe_err_t *err)
 {
+    if (hinted) *hinted = false;
     char *mdir = path_join(c->warehouse, ns, name, "metadata");
     char *path = mdir ? metadata_file(mdir, v) : NULL;
     char *hint = mdir ? path_join(mdir, "version-hint.text", NULL, NULL) : NULL;
@@ -360,6 +362,8 @@ static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
     if (floe_fileio_write(c->base.io, hint, vs, (size_t)n, 0, &e2) < 0)
         FLOE_WARN("iceberg: %s.%s v%" PRId64 " committed but version-hint not updated: %s", ns,
                   name, v, e2.msg);
+    else if (hinted)
+        *hinted = true;
     if (path_out) {
         *path_out = path;
         path = NULL;
@@ -396,7 +400,7 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
     free(loc);
     if (!md) return -1;
     char *path = NULL;
-    if (publish(c, ns, name, 1, md, &path, err) < 0) {
+    if (publish(c, ns, name, 1, md, &path, NULL, err) < 0) {
         if (err && err->code == FLOE_ECONFLICT)
             floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
         floe_ice_metadata_free(md);
@@ -437,6 +441,47 @@ static int fs_current(fs_catalog_t *c, const char *ns, const char *name,
     return fs_load(c, ns, name, out, err);
 }
 
+static bool in_log(const floe_ice_metadata_t *md, const char *file)
+{
+    for (size_t i = 0; i < md->nmetadata_log; i++)
+        if (!strcmp(md->metadata_log[i].file, file)) return true;
+    return false;
+}
+
+/* After publishing version v with metadata md over cur: delete the
+ * metadata files cur knew (its own and its log's) that md's log no longer
+ * names: what write.metadata.previous-versions-max lets go.  Only files of
+ * this table's metadata folder named vN.metadata.json with N < v are
+ * touched.  Returns how many went; failures are logged (orphan removal
+ * takes them later). */
+static size_t drop_old_versions(fs_catalog_t *c, const char *ns, const char *name,
+                                const floe_ice_table_t *cur, const floe_ice_metadata_t *md,
+                                int64_t v)
+{
+    char *mdir = path_join(c->warehouse, ns, name, "metadata");
+    const char **del = calloc(cur->md->nmetadata_log + 1, sizeof *del);
+    bool *done = calloc(cur->md->nmetadata_log + 1, sizeof *done);
+    size_t n = 0, deleted = 0;
+    if (!mdir || !del || !done) goto out;
+    size_t dl = strlen(mdir);
+    for (size_t i = 0; i <= cur->md->nmetadata_log; i++) {
+        const char *f =
+            i < cur->md->nmetadata_log ? cur->md->metadata_log[i].file : cur->metadata_location;
+        int64_t fv;
+        if (strncmp(f, mdir, dl) != 0 || f[dl] != '/' || strchr(f + dl + 1, '/') ||
+            !floe_ice_fs_metadata_version(f + dl + 1, &fv) || fv >= v || in_log(md, f))
+            continue;
+        del[n++] = f;
+    }
+    if (n) floe_ice_delete_batched(c->base.io, del, n, done);
+    for (size_t i = 0; i < n; i++) deleted += done[i];
+out:
+    free(mdir);
+    free(del);
+    free(done);
+    return deleted;
+}
+
 static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
                      const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
                      const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
@@ -462,10 +507,8 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
             return -1;
         }
     /* metadata log: the version this commit replaces, bounded */
-    long keep = 100;
-    const char *pv = floe_ice_props_get(&md->properties, "write.metadata.previous-versions-max");
-    if (pv) keep = strtol(pv, NULL, 10);
-    if (keep < 1) keep = 1;
+    int64_t keep = floe_ice_props_get_i64(&md->properties, "write.metadata.previous-versions-max",
+                                          1, INT32_MAX, 100);
     floe_ice_metadata_log_t *nl = realloc(md->metadata_log, (md->nmetadata_log + 1) * sizeof *nl);
     char *prev = strdup(cur->metadata_location);
     if (!nl || !prev) {
@@ -485,18 +528,28 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
         md->nmetadata_log--;
     }
     int64_t v = cur->version + 1;
-    floe_ice_table_free(cur);
     char *path = NULL;
-    if (publish(c, ns, name, v, md, &path, err) < 0) {
+    bool hinted;
+    if (publish(c, ns, name, v, md, &path, &hinted, err) < 0) {
         floe_ice_metadata_free(md);
+        floe_ice_table_free(cur);
         return -1;
     }
+    /* old versions go only while the hint names this one: a reader that
+     * trusts the hint alone must find the version it names */
+    size_t deleted = 0;
+    if (hinted && floe_ice_props_get_bool(&md->properties,
+                                          "write.metadata.delete-after-commit.enabled", false))
+        deleted = drop_old_versions(c, ns, name, cur, md, v);
+    floe_ice_table_free(cur);
     if (out) {
         *out = floe_ice_table_make(ns, name, path, v, md);
         md = NULL;
         if (!*out)
             FLOE_WARN("iceberg: committed %s.%s v%" PRId64 " but out of memory for the result", ns,
                       name, v);
+        else
+            (*out)->metadata_files_deleted = deleted;
     }
     floe_ice_metadata_free(md);
     free(path);

@@ -36,10 +36,15 @@ struct floe_ice_table {
     char *metadata_location;
     int64_t version;
     floe_ice_metadata_t *md;
+    size_t metadata_files_deleted; /* by the commit that returned this table */
 };
 
 /* Build a table value; takes ownership of md (freed on failure). */
 floe_ice_table_t *floe_ice_table_make(const char *ns, const char *name, const char *location,
                                       int64_t version, floe_ice_metadata_t *md);
+
+/* The filesystem catalog's metadata file names: true, with *v = N, when
+ * name is "vN.metadata.json" (N >= 1). */
+bool floe_ice_fs_metadata_version(const char *name, int64_t *v);
 
 #endif

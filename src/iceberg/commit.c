@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "iceberg/catalog_int.h"
+#include "iceberg/commit_int.h"
 #include "iceberg/scan.h"
 #include "util/clock.h"
 #include "util/diag.h"
+#include "util/rand.h"
 
 struct floe_ice_commit {
     floe_ice_catalog_t *cat;
@@ -27,6 +29,8 @@ struct floe_ice_commit {
     int codec;
     int attempts;
     int64_t snapshot_id;
+    int64_t base; /* rewrite: the snapshot it was planned on; -1 unset */
+    floe_ice_commit_stats_t stats;
 };
 
 floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, const char *name,
@@ -44,6 +48,7 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
     c->cat = cat;
     c->op = op;
     c->max_attempts = 1000;
+    c->base = -1;
     c->snapshot_id = floe_ice_new_snapshot_id();
     return c;
 }
@@ -117,6 +122,11 @@ void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn,
     c->validate_ctx = ctx;
 }
 
+void floe_ice_commit_set_base(floe_ice_commit_t *c, int64_t snapshot_id)
+{
+    c->base = snapshot_id;
+}
+
 void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n)
 {
     c->max_attempts = n < 1 ? 1 : n;
@@ -129,25 +139,61 @@ int floe_ice_commit_attempts(const floe_ice_commit_t *c)
 {
     return c->attempts;
 }
+void floe_ice_commit_stats(const floe_ice_commit_t *c, floe_ice_commit_stats_t *out)
+{
+    *out = c->stats;
+    out->attempts = c->attempts;
+}
 
 /* ---- one attempt ---- */
 
 typedef struct attempt {
     char **written;
     size_t nwritten; /* files this attempt created */
+    size_t replaced; /* manifests of the parent rewritten or merged away */
+    size_t merged;   /* manifests folded into merged ones */
     floe_ice_manifest_file_t *list;
     size_t nlist;
     char *list_path;
 } attempt_t;
 
-static void attempt_cleanup(floe_fileio_t *io, attempt_t *a, bool delete_files)
+typedef enum cleanup {
+    KEEP_FILES,   /* outcome unknown: the files may be referenced */
+    DELETE_FILES, /* not published */
+    DELETE_UNUSED /* published: delete what the snapshot does not use (merged away) */
+} cleanup_t;
+
+static bool in_list(const attempt_t *a, const char *path)
 {
-    for (size_t i = 0; i < a->nwritten; i++) {
-        floe_err_t e;
-        if (delete_files && floe_fileio_remove(io, a->written[i], &e) < 0)
-            FLOE_WARN("iceberg: could not delete orphan %s: %s", a->written[i], e.msg);
-        free(a->written[i]);
-    }
+    if (a->list_path && !strcmp(a->list_path, path)) return true;
+    for (size_t i = 0; i < a->nlist; i++)
+        if (!strcmp(a->list[i].path, path)) return true;
+    return false;
+}
+
+/* What a published attempt did, for floe_ice_commit_stats. */
+static void note_stats(floe_ice_commit_t *c, const attempt_t *a)
+{
+    floe_ice_commit_stats_t *st = &c->stats;
+    st->manifests = a->nlist;
+    st->manifests_created = 0;
+    for (size_t i = 0; i < a->nlist; i++)
+        st->manifests_created += a->list[i].added_snapshot_id == c->snapshot_id;
+    st->manifests_merged = a->merged;
+}
+
+static void attempt_cleanup(floe_fileio_t *io, attempt_t *a, cleanup_t how)
+{
+    const char **del =
+        how == KEEP_FILES ? NULL : calloc(a->nwritten ? a->nwritten : 1, sizeof *del);
+    bool *done = del ? calloc(a->nwritten ? a->nwritten : 1, sizeof *done) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; done && i < a->nwritten; i++)
+        if (how == DELETE_FILES || !in_list(a, a->written[i])) del[n++] = a->written[i];
+    if (n) floe_ice_delete_batched(io, del, n, done); /* failures logged: orphans later */
+    free(del);
+    free(done);
+    for (size_t i = 0; i < a->nwritten; i++) free(a->written[i]);
     free(a->written);
     floe_ice_manifest_files_free(a->list, a->nlist);
     free(a->list_path);
@@ -188,11 +234,12 @@ static char *new_path(const floe_ice_metadata_t *md, const char *fmt_prefix, int
     return p;
 }
 
-/* Write one manifest of entries for spec_id and record it. */
-static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
-                          const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id,
-                          int content, const floe_ice_manifest_entry_t *entries, size_t n,
-                          int64_t seq, floe_err_t *err)
+/* Write one manifest of entries for spec_id as this snapshot's, record it
+ * as written by the attempt, fill *mf (caller clears). */
+static int write_one(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                     const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id, int content,
+                     const floe_ice_manifest_entry_t *entries, size_t n, int64_t seq,
+                     floe_ice_manifest_file_t *mf, floe_err_t *err)
 {
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);
     const floe_ice_spec_t *spec = floe_ice_metadata_spec(md, spec_id);
@@ -200,19 +247,49 @@ static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     char *path = new_path(md, NULL, 0, (int)a->nwritten);
     if (!path) return floe_err_oom(err);
     floe_ice_manifest_opts_t mo = {c->codec};
-    floe_ice_manifest_file_t mf;
-    int rc = floe_ice_manifest_write(io, path, schema, spec, content, entries, n, &mo, &mf, err);
+    int rc = floe_ice_manifest_write(io, path, schema, spec, content, entries, n, &mo, mf, err);
     if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
         floe_err_t e2;
-        if (note_written(a, path, rc == 0 ? err : &e2) < 0 && rc == 0) rc = -1;
+        if (note_written(a, path, rc == 0 ? err : &e2) < 0 && rc == 0) {
+            floe_ice_manifest_file_clear(mf);
+            rc = -1;
+        }
     }
     free(path);
     if (rc < 0) return -1;
-    mf.sequence_number = seq;
-    mf.added_snapshot_id = c->snapshot_id;
-    rc = push_manifest(a, &mf, err);
+    mf->sequence_number = seq;
+    mf->added_snapshot_id = c->snapshot_id;
+    return 0;
+}
+
+/* Write one manifest and put it in the attempt's list. */
+static int write_manifest(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                          const floe_ice_schema_t *schema, attempt_t *a, int32_t spec_id,
+                          int content, const floe_ice_manifest_entry_t *entries, size_t n,
+                          int64_t seq, floe_err_t *err)
+{
+    floe_ice_manifest_file_t mf;
+    if (write_one(c, md, schema, a, spec_id, content, entries, n, seq, &mf, err) < 0) return -1;
+    int rc = push_manifest(a, &mf, err);
     floe_ice_manifest_file_clear(&mf);
     return rc;
+}
+
+/* The merge's writer (floe_ice_manifest_writer_fn): this attempt's. */
+typedef struct merge_ctx {
+    floe_ice_commit_t *c;
+    const floe_ice_metadata_t *md;
+    const floe_ice_schema_t *schema;
+    attempt_t *a;
+    int64_t seq;
+} merge_ctx_t;
+
+static int merge_write(void *ctx, int32_t spec_id, int content,
+                       const floe_ice_manifest_entry_t *entries, size_t n,
+                       floe_ice_manifest_file_t *out, floe_err_t *err)
+{
+    merge_ctx_t *m = ctx;
+    return write_one(m->c, m->md, m->schema, m->a, spec_id, content, entries, n, m->seq, out, err);
 }
 
 typedef struct totals {
@@ -262,7 +339,7 @@ static int put_i64(floe_ice_props_t *p, const char *k, int64_t v)
 
 /* Standard summary keys; totals continue the parent's when it has them. */
 static int build_summary(floe_ice_commit_t *c, const floe_ice_snapshot_t *parent, const totals_t *t,
-                         floe_ice_props_t *out)
+                         const attempt_t *a, floe_ice_props_t *out)
 {
     if (floe_ice_props_copy(out, &c->summary) < 0) return -1;
     int rc = 0;
@@ -278,6 +355,12 @@ static int build_summary(floe_ice_commit_t *c, const floe_ice_snapshot_t *parent
     if (t->deleted_records) rc |= put_i64(out, "deleted-records", t->deleted_records);
     if (t->removed_size) rc |= put_i64(out, "removed-files-size", t->removed_size);
     if (t->removed_del) rc |= put_i64(out, "removed-delete-files", t->removed_del);
+    /* Iceberg's manifest counts: written by this commit, carried, replaced */
+    size_t created = 0;
+    for (size_t i = 0; i < a->nlist; i++) created += a->list[i].added_snapshot_id == c->snapshot_id;
+    rc |= put_i64(out, "manifests-created", (int64_t)created);
+    rc |= put_i64(out, "manifests-kept", (int64_t)(a->nlist - created));
+    rc |= put_i64(out, "manifests-replaced", (int64_t)a->replaced);
     static const char *const keys[] = {"total-records",          "total-files-size",
                                        "total-data-files",       "total-delete-files",
                                        "total-position-deletes", "total-equality-deletes"};
@@ -303,87 +386,11 @@ static bool path_in(const char *p, char *const *list, size_t n)
     return false;
 }
 
-/* Manifests and manifest list of the new snapshot, with `schema`. */
-static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
-                       const floe_ice_schema_t *schema, attempt_t *a, floe_ice_snapshot_t *snap,
-                       floe_err_t *err)
+/* The new files' manifests: one per (spec, data/deletes). */
+static int add_new_manifests(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                             const floe_ice_schema_t *schema, attempt_t *a, int64_t seq,
+                             totals_t *tot, floe_err_t *err)
 {
-    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
-    const floe_ice_snapshot_t *parent = floe_ice_metadata_current_snapshot(md);
-    int64_t seq = md->last_sequence_number + 1;
-    totals_t tot;
-    memset(&tot, 0, sizeof tot);
-
-    /* carried manifests */
-    if (parent && c->op != FLOE_ICE_OP_REWRITE) {
-        floe_ice_manifest_file_t *pm;
-        size_t np;
-        if (floe_ice_manifest_list_read(io, parent->manifest_list, &pm, &np, err) < 0) return -1;
-        for (size_t i = 0; i < np; i++)
-            if (push_manifest(a, &pm[i], err) < 0) {
-                floe_ice_manifest_files_free(pm, np);
-                return -1;
-            }
-        floe_ice_manifest_files_free(pm, np);
-    } else if (parent) {
-        floe_ice_snapshot_content_t sc;
-        if (floe_ice_snapshot_content_read(io, parent, &sc, err) < 0) return -1;
-        bool *found = calloc(c->nremoves ? c->nremoves : 1, sizeof *found);
-        int rc = found ? 0 : floe_err_oom(err);
-        for (size_t m = 0; rc == 0 && m < sc.nmanifests; m++) {
-            bool touched = false;
-            for (size_t k = 0; k < sc.nentries[m]; k++) {
-                const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
-                if (e->status != FLOE_ICE_DELETED && path_in(e->file.path, c->removes, c->nremoves))
-                    touched = true;
-            }
-            if (!touched) {
-                rc = push_manifest(a, &sc.manifests[m], err);
-                continue;
-            }
-            /* rewrite the manifest: removed files become DELETED, the rest EXISTING */
-            floe_ice_manifest_entry_t *ne = calloc(sc.nentries[m], sizeof *ne);
-            size_t nn = 0;
-            if (!ne) {
-                rc = floe_err_oom(err);
-                break;
-            }
-            for (size_t k = 0; k < sc.nentries[m]; k++) {
-                const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
-                if (e->status == FLOE_ICE_DELETED) continue;
-                ne[nn] = *e;
-                bool gone = false;
-                for (size_t r = 0; r < c->nremoves; r++)
-                    if (strcmp(e->file.path, c->removes[r]) == 0) {
-                        found[r] = true;
-                        gone = true;
-                    }
-                if (gone) {
-                    ne[nn].status = FLOE_ICE_DELETED;
-                    ne[nn].snapshot_id = c->snapshot_id;
-                    count_remove(&tot, &e->file);
-                } else {
-                    ne[nn].status = FLOE_ICE_EXISTING;
-                }
-                nn++;
-            }
-            rc = write_manifest(c, md, schema, a, sc.manifests[m].spec_id, sc.manifests[m].content,
-                                ne, nn, seq, err);
-            free(ne);
-        }
-        for (size_t r = 0; rc == 0 && r < c->nremoves; r++)
-            if (!found[r])
-                rc = floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live",
-                                  c->removes[r]);
-        free(found);
-        floe_ice_snapshot_content_free(&sc);
-        if (rc < 0) return -1;
-    } else if (c->nremoves) {
-        return floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live (table is empty)",
-                            c->removes[0]);
-    }
-
-    /* new manifests: one per (spec, data/deletes) */
     bool *done = calloc(c->nadds ? c->nadds : 1, sizeof *done);
     floe_ice_manifest_entry_t *ents = calloc(c->nadds ? c->nadds : 1, sizeof *ents);
     if (!done || !ents) {
@@ -414,20 +421,167 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
             ents[n].sequence_number = seq;
             ents[n].file_sequence_number = seq;
             ents[n].file = c->adds[k]; /* shallow: borrowed for the write */
-            count_add(&tot, &c->adds[k]);
+            count_add(tot, &c->adds[k]);
             n++;
         }
         if (rc == 0) rc = write_manifest(c, md, schema, a, spec_id, content, ents, n, seq, err);
     }
     free(done);
     free(ents);
-    if (rc < 0) return -1;
+    return rc;
+}
+
+/* Whether a parent's manifest still has anything to carry: one with only
+ * entries deleted by an older snapshot has not (Iceberg drops it too).
+ * Counts missing from the list read as 0, so it takes a deleted count to
+ * tell. */
+static bool still_needed(const floe_ice_manifest_file_t *m)
+{
+    return m->added_files > 0 || m->existing_files > 0 || m->deleted_files == 0;
+}
+
+/* A rewrite: the parent's manifests that list a removed file are
+ * rewritten with it DELETED (the rest EXISTING); every removed file must
+ * still be live. */
+static int carry_rewritten(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                           const floe_ice_schema_t *schema, const floe_ice_snapshot_t *parent,
+                           attempt_t *a, int64_t seq, totals_t *tot, floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    floe_ice_snapshot_content_t sc;
+    if (floe_ice_snapshot_content_read(io, parent, &sc, err) < 0) return -1;
+    bool *found = calloc(c->nremoves ? c->nremoves : 1, sizeof *found);
+    int rc = found ? 0 : floe_err_oom(err);
+    for (size_t m = 0; rc == 0 && m < sc.nmanifests; m++) {
+        bool touched = false;
+        for (size_t k = 0; k < sc.nentries[m]; k++) {
+            const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
+            if (e->status != FLOE_ICE_DELETED && path_in(e->file.path, c->removes, c->nremoves))
+                touched = true;
+        }
+        if (!touched) {
+            if (still_needed(&sc.manifests[m])) rc = push_manifest(a, &sc.manifests[m], err);
+            continue;
+        }
+        floe_ice_manifest_entry_t *ne = calloc(sc.nentries[m], sizeof *ne);
+        size_t nn = 0;
+        if (!ne) {
+            rc = floe_err_oom(err);
+            break;
+        }
+        for (size_t k = 0; k < sc.nentries[m]; k++) {
+            const floe_ice_manifest_entry_t *e = &sc.entries[m][k];
+            if (e->status == FLOE_ICE_DELETED) continue;
+            ne[nn] = *e;
+            bool gone = false;
+            for (size_t r = 0; r < c->nremoves; r++)
+                if (strcmp(e->file.path, c->removes[r]) == 0) {
+                    found[r] = true;
+                    gone = true;
+                }
+            if (gone) {
+                ne[nn].status = FLOE_ICE_DELETED;
+                ne[nn].snapshot_id = c->snapshot_id;
+                count_remove(tot, &e->file);
+            } else {
+                ne[nn].status = FLOE_ICE_EXISTING;
+            }
+            nn++;
+        }
+        rc = write_manifest(c, md, schema, a, sc.manifests[m].spec_id, sc.manifests[m].content, ne,
+                            nn, seq, err);
+        a->replaced++;
+        free(ne);
+    }
+    for (size_t r = 0; rc == 0 && r < c->nremoves; r++)
+        if (!found[r])
+            rc = floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live", c->removes[r]);
+    free(found);
+    floe_ice_snapshot_content_free(&sc);
+    return rc;
+}
+
+/* A rewrite planned on snapshot base: no snapshot since may have added
+ * delete files, which could apply to the files it removes and would be
+ * lost with them.  Walks main's ancestry from its head back to base. */
+static int no_deletes_since(const floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                            floe_err_t *err)
+{
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
+    for (size_t steps = 0; s && steps <= md->nsnapshots; steps++) {
+        if (s->snapshot_id == c->base) return 0;
+        const char *d = floe_ice_props_get(&s->summary, "added-delete-files");
+        /* a writer that keeps no counts may have added some, unless all
+         * it did was append or replace */
+        bool unknown = !d && !floe_ice_props_get(&s->summary, "total-delete-files") &&
+                       strcmp(s->operation, "append") != 0 && strcmp(s->operation, "replace") != 0;
+        if ((d && strcmp(d, "0") != 0) || unknown)
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "rewrite: snapshot %lld added delete files since snapshot %lld "
+                                "it was planned on",
+                                (long long)s->snapshot_id, (long long)c->base);
+        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
+    }
+    return floe_err_set(err, FLOE_ECONFLICT,
+                        "rewrite: snapshot %lld it was planned on is no longer in the history",
+                        (long long)c->base);
+}
+
+/* The parent's manifests, after this snapshot's own (newest first). */
+static int carry_manifests(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                           const floe_ice_schema_t *schema, const floe_ice_snapshot_t *parent,
+                           attempt_t *a, int64_t seq, totals_t *tot, floe_err_t *err)
+{
+    if (!parent) {
+        if (c->nremoves)
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "rewrite: %s is no longer live (table is empty)", c->removes[0]);
+        return 0;
+    }
+    if (c->op == FLOE_ICE_OP_REWRITE) {
+        if (c->base >= 0 && no_deletes_since(c, md, err) < 0) return -1;
+        return carry_rewritten(c, md, schema, parent, a, seq, tot, err);
+    }
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    floe_ice_manifest_file_t *pm;
+    size_t np;
+    if (floe_ice_manifest_list_read(io, parent->manifest_list, &pm, &np, err) < 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < np; i++)
+        if (still_needed(&pm[i])) rc = push_manifest(a, &pm[i], err);
+    floe_ice_manifest_files_free(pm, np);
+    return rc;
+}
+
+/* Manifests and manifest list of the new snapshot, with `schema`. */
+static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                       const floe_ice_schema_t *schema, attempt_t *a, floe_ice_snapshot_t *snap,
+                       floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    const floe_ice_snapshot_t *parent = floe_ice_metadata_current_snapshot(md);
+    int64_t seq = md->last_sequence_number + 1;
+    totals_t tot;
+    memset(&tot, 0, sizeof tot);
+    if (add_new_manifests(c, md, schema, a, seq, &tot, err) < 0 ||
+        carry_manifests(c, md, schema, parent, a, seq, &tot, err) < 0)
+        return -1;
+    /* merge small manifests, so the list stays short however many commits */
+    floe_ice_merge_cfg_t mc;
+    floe_ice_merge_cfg_from(&md->properties, &mc);
+    merge_ctx_t mx = {c, md, schema, a, seq};
+    size_t merged = 0;
+    if (floe_ice_merge_manifests(io, &mc, c->snapshot_id, &a->list, &a->nlist, merge_write, &mx,
+                                 &merged, err) < 0)
+        return -1;
+    a->merged = merged;
+    a->replaced += merged;
 
     /* manifest list */
     if (!(a->list_path = new_path(md, "snap", c->snapshot_id, -1))) return floe_err_oom(err);
-    rc = floe_ice_manifest_list_write(io, a->list_path, c->snapshot_id,
-                                      parent ? parent->snapshot_id : -1, seq, a->list, a->nlist,
-                                      &(floe_ice_manifest_opts_t){c->codec}, err);
+    int rc = floe_ice_manifest_list_write(io, a->list_path, c->snapshot_id,
+                                          parent ? parent->snapshot_id : -1, seq, a->list, a->nlist,
+                                          &(floe_ice_manifest_opts_t){c->codec}, err);
     if (rc == 0 || (err && err->code != FLOE_EEXIST)) {
         floe_err_t e2;
         if (note_written(a, a->list_path, &e2) < 0 && rc == 0) return floe_err_oom(err);
@@ -456,7 +610,7 @@ static int build_files(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
         snap->operation = tot.added_del ? (tot.added_data ? "overwrite" : "delete") : "append";
         break;
     }
-    if (build_summary(c, parent, &tot, &snap->summary) < 0) {
+    if (build_summary(c, parent, &tot, a, &snap->summary) < 0) {
         floe_ice_props_clear(&snap->summary);
         return floe_err_oom(err);
     }
@@ -492,275 +646,136 @@ static int build(floe_ice_commit_t *c, const floe_ice_table_t *t, attempt_t *a,
     return rc;
 }
 
-static int load(floe_ice_commit_t *c, floe_ice_table_t **t, floe_err_t *err)
-{
-    return floe_ice_catalog_load_table(c->cat, c->ns, c->name, t, err);
-}
-
 /* After an unknown outcome: 1 if our snapshot is in the table, 0 if not,
  * -1 if we cannot tell. */
 static int landed(floe_ice_commit_t *c, floe_err_t *err)
 {
     floe_ice_table_t *t;
-    if (load(c, &t, err) < 0) return -1;
+    if (floe_ice_catalog_load_table(c->cat, c->ns, c->name, &t, err) < 0) return -1;
     int r = floe_ice_metadata_snapshot(floe_ice_table_metadata(t), c->snapshot_id) != NULL;
     floe_ice_table_free(t);
     return r;
 }
 
-int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err)
+/* The optimistic loop shared by every writer of a table (see commit_int.h). */
+int floe_ice_retry(floe_ice_catalog_t *cat, const char *ns, const char *name, const char *what,
+                   int max_attempts, floe_ice_attempt_fn fn, void *ctx, int *attempts,
+                   floe_err_t *err)
 {
-    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
-    c->attempts = 0;
+    int n = 0;
+    if (attempts) *attempts = 0;
     for (;;) {
-        if (c->attempts >= c->max_attempts)
+        if (n >= (max_attempts < 1 ? 1 : max_attempts))
             return floe_err_retry(err, FLOE_ECONFLICT,
-                                  "commit to %s.%s: gave up after %d conflicting attempts", c->ns,
-                                  c->name, c->attempts);
-        c->attempts++;
-        floe_ice_table_t *t;
-        if (load(c, &t, err) < 0) return -1;
-        if (c->validate) {
-            int v = c->validate(c->validate_ctx, t, err);
-            if (v != 0) {
-                floe_ice_table_free(t);
-                return v;
-            }
-        }
-        const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
-        attempt_t a;
-        memset(&a, 0, sizeof a);
-        floe_ice_snapshot_t snap;
-        memset(&snap, 0, sizeof snap);
-        if (build(c, t, &a, &snap, err) < 0) {
-            floe_ice_props_clear(&snap.summary);
-            floe_ice_table_free(t);
-            attempt_cleanup(io, &a, true);
-            return -1;
-        }
-        floe_ice_req_t reqs[3];
-        memset(reqs, 0, sizeof reqs);
-        reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
-        memcpy(reqs[0].uuid, md->table_uuid, 37);
-        reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
-        strcpy(reqs[1].ref, "main");
-        reqs[1].value = md->current_snapshot_id;
-        reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
-        reqs[2].value = md->current_schema_id;
-        floe_ice_update_t ups[5];
-        memset(ups, 0, sizeof ups);
-        size_t nu = 0;
-        if (md->format_version < 2) {
-            /* we write v2 manifests and sequence numbers: upgrade v1 tables */
-            ups[nu].kind = FLOE_ICE_UP_UPGRADE_FORMAT_VERSION;
-            ups[nu++].id = 2;
-        }
-        if (c->schema) {
-            ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
-            ups[nu++].schema = c->schema;
-            ups[nu].kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA;
-            ups[nu++].id = -1;
-        }
-        ups[nu].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
-        ups[nu++].snapshot = &snap;
-        ups[nu].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
-        ups[nu].ref.name = "main";
-        ups[nu].ref.snapshot_id = c->snapshot_id;
-        ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
-        ups[nu].ref.min_snapshots_to_keep = -1;
-        nu++;
-        int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, NULL, err);
-        floe_ice_props_clear(&snap.summary);
-        floe_ice_table_free(t);
-        if (rc == 0) {
-            attempt_cleanup(io, &a, false);
-            if (snapshot_id) *snapshot_id = c->snapshot_id;
-            return 0;
-        }
-        if (err && err->code == FLOE_EUNKNOWN) {
-            floe_err_t saved = *err, e2;
-            int l = landed(c, &e2);
-            if (l == 1) {
-                attempt_cleanup(io, &a, false);
-                if (snapshot_id) *snapshot_id = c->snapshot_id;
-                return 0;
-            }
-            if (l < 0) {
-                attempt_cleanup(io, &a, false); /* keep the files: they may be referenced */
-                *err = saved;
-                return -1;
-            }
-            attempt_cleanup(io, &a, true); /* not published: retry */
-            continue;
-        }
-        attempt_cleanup(io, &a, true);
-        if (!err || err->code != FLOE_ECONFLICT) return -1;
-        FLOE_INFO("iceberg: commit to %s.%s conflicted (attempt %d): %s", c->ns, c->name,
-                  c->attempts, err ? err->msg : "");
-        /* jittered backoff so racing writers stop colliding in lockstep */
-        int cap = c->attempts < 20 ? c->attempts : 20;
-        floe_sleep_ms((int64_t)(floe_ice_new_snapshot_id() % (uint64_t)(cap + 1)));
-    }
-}
-
-/* ---- expire ---- */
-
-typedef struct strset {
-    char **v;
-    size_t n, cap;
-} strset_t;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int set_add(strset_t *s, const char *p)
-{
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 64;
-        char **nv = realloc(s->v, nc * sizeof *nv);
-        if (!nv) return -1;
-        s->v = nv;
-        s->cap = nc;
-    }
-    if (!(s->v[s->n] = strdup(p))) return -1;
-    s->n++;
-    return 0;
-}
-
-static void set_sort(strset_t *s)
-{
-    if (s->n > 1) qsort(s->v, s->n, sizeof *s->v, cmp_str);
-}
-
-static bool set_has(const strset_t *s, const char *p)
-{
-    return s->n && bsearch(&p, s->v, s->n, sizeof *s->v, cmp_str) != NULL;
-}
-
-static void set_free(strset_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
-
-/* Every file a snapshot reaches: its manifest list, manifests, content
- * files (live ones only, unless all: a DELETED entry is no longer read). */
-static int reach(floe_fileio_t *io, const floe_ice_snapshot_t *s, bool all, strset_t *out,
-                 floe_err_t *err)
-{
-    floe_ice_snapshot_content_t c;
-    if (floe_ice_snapshot_content_read(io, s, &c, err) < 0) return -1;
-    int rc = set_add(out, s->manifest_list);
-    for (size_t m = 0; rc == 0 && m < c.nmanifests; m++) {
-        rc = set_add(out, c.manifests[m].path);
-        for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++)
-            if (all || c.entries[m][k].status != FLOE_ICE_DELETED)
-                rc = set_add(out, c.entries[m][k].file.path);
-    }
-    floe_ice_snapshot_content_free(&c);
-    if (rc < 0) return floe_err_oom(err);
-    return 0;
-}
-
-static int cmp_snap_ts(const void *a, const void *b)
-{
-    const floe_ice_snapshot_t *x = *(floe_ice_snapshot_t *const *)a,
-                              *y = *(floe_ice_snapshot_t *const *)b;
-    if (x->timestamp_ms != y->timestamp_ms) return x->timestamp_ms > y->timestamp_ms ? -1 : 1;
-    return x->sequence_number > y->sequence_number ? -1 : x->sequence_number < y->sequence_number;
-}
-
-int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const char *name,
-                              const floe_ice_expire_opts_t *opts, floe_ice_expire_result_t *res,
-                              floe_err_t *err)
-{
-    floe_ice_expire_result_t dummy;
-    if (!res) res = &dummy;
-    memset(res, 0, sizeof *res);
-    floe_fileio_t *io = floe_ice_catalog_io(cat);
-    int keep_last = opts->keep_last < 1 ? 1 : opts->keep_last;
-    for (int attempt = 0; attempt < 100; attempt++) {
+                                  "%s on %s.%s: gave up after %d conflicting attempts", what, ns,
+                                  name, n);
+        n++;
+        if (attempts) *attempts = n;
         floe_ice_table_t *t;
         if (floe_ice_catalog_load_table(cat, ns, name, &t, err) < 0) return -1;
-        const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
-        size_t ns_ = md->nsnapshots;
-        const floe_ice_snapshot_t **order = calloc(ns_ ? ns_ : 1, sizeof *order);
-        int64_t *ids = calloc(ns_ ? ns_ : 1, sizeof *ids);
-        if (!order || !ids) {
-            free(order);
-            free(ids);
-            floe_ice_table_free(t);
-            return floe_err_oom(err);
-        }
-        for (size_t i = 0; i < ns_; i++) order[i] = md->snapshots[i];
-        qsort(order, ns_, sizeof *order, cmp_snap_ts);
-        size_t nids = 0;
-        for (size_t i = (size_t)keep_last; i < ns_; i++) {
-            const floe_ice_snapshot_t *s = order[i];
-            bool is_head = false;
-            for (size_t r = 0; r < md->nrefs; r++)
-                if (md->refs[r].snapshot_id == s->snapshot_id) is_head = true;
-            if (is_head || s->snapshot_id == md->current_snapshot_id) continue;
-            if (opts->older_than_ms > 0 && s->timestamp_ms >= opts->older_than_ms) continue;
-            ids[nids++] = s->snapshot_id;
-        }
-        free(order);
-        if (!nids) {
-            free(ids);
-            floe_ice_table_free(t);
+        int rc = fn(ctx, t, err);
+        floe_ice_table_free(t);
+        if (rc >= 0) return rc;
+        if (!err || err->code != FLOE_ECONFLICT || !err->retriable) return -1;
+        FLOE_INFO("iceberg: %s on %s.%s conflicted (attempt %d): %s", what, ns, name, n, err->msg);
+        /* jittered backoff so racing writers stop colliding in lockstep */
+        int cap = n < 20 ? n : 20;
+        floe_sleep_ms((int64_t)(floe_rand_u64() % (uint64_t)(cap + 1)));
+    }
+}
+
+void floe_ice_reqs_same_head(const floe_ice_metadata_t *md, floe_ice_req_t reqs[2])
+{
+    memset(reqs, 0, 2 * sizeof *reqs);
+    reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
+    memcpy(reqs[0].uuid, md->table_uuid, 37);
+    reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
+    strcpy(reqs[1].ref, "main");
+    reqs[1].value = md->current_snapshot_id;
+}
+
+/* One attempt of a producer on the freshly loaded table t. */
+static int commit_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
+{
+    floe_ice_commit_t *c = ctx;
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    if (c->validate) {
+        int v = c->validate(c->validate_ctx, t, err);
+        if (v != 0) return v;
+    }
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    attempt_t a;
+    memset(&a, 0, sizeof a);
+    floe_ice_snapshot_t snap;
+    memset(&snap, 0, sizeof snap);
+    if (build(c, t, &a, &snap, err) < 0) {
+        floe_ice_props_clear(&snap.summary);
+        attempt_cleanup(io, &a, DELETE_FILES);
+        return -1;
+    }
+    floe_ice_req_t reqs[3];
+    memset(reqs, 0, sizeof reqs);
+    floe_ice_reqs_same_head(md, reqs);
+    reqs[2].kind = FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID;
+    reqs[2].value = md->current_schema_id;
+    floe_ice_update_t ups[5];
+    memset(ups, 0, sizeof ups);
+    size_t nu = 0;
+    if (md->format_version < 2) {
+        /* we write v2 manifests and sequence numbers: upgrade v1 tables */
+        ups[nu].kind = FLOE_ICE_UP_UPGRADE_FORMAT_VERSION;
+        ups[nu++].id = 2;
+    }
+    if (c->schema) {
+        ups[nu].kind = FLOE_ICE_UP_ADD_SCHEMA;
+        ups[nu++].schema = c->schema;
+        ups[nu].kind = FLOE_ICE_UP_SET_CURRENT_SCHEMA;
+        ups[nu++].id = -1;
+    }
+    ups[nu].kind = FLOE_ICE_UP_ADD_SNAPSHOT;
+    ups[nu++].snapshot = &snap;
+    ups[nu].kind = FLOE_ICE_UP_SET_SNAPSHOT_REF;
+    ups[nu].ref.name = "main";
+    ups[nu].ref.snapshot_id = c->snapshot_id;
+    ups[nu].ref.max_ref_age_ms = ups[nu].ref.max_snapshot_age_ms = -1;
+    ups[nu].ref.min_snapshots_to_keep = -1;
+    nu++;
+    floe_ice_table_t *nt = NULL;
+    int rc = floe_ice_catalog_commit_on(c->cat, t, reqs, c->schema ? 3 : 2, ups, nu, &nt, err);
+    floe_ice_props_clear(&snap.summary);
+    if (rc == 0) {
+        note_stats(c, &a);
+        if (nt) c->stats.metadata_files_deleted = nt->metadata_files_deleted;
+        floe_ice_table_free(nt);
+        attempt_cleanup(io, &a, DELETE_UNUSED);
+        return 0;
+    }
+    if (err && err->code == FLOE_EUNKNOWN) {
+        floe_err_t saved = *err, e2;
+        int l = landed(c, &e2);
+        if (l == 1) {
+            note_stats(c, &a);
+            attempt_cleanup(io, &a, DELETE_UNUSED);
             return 0;
         }
-        floe_ice_req_t reqs[2];
-        memset(reqs, 0, sizeof reqs);
-        reqs[0].kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID;
-        memcpy(reqs[0].uuid, md->table_uuid, 37);
-        reqs[1].kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID;
-        strcpy(reqs[1].ref, "main");
-        reqs[1].value = md->current_snapshot_id;
-        floe_ice_update_t up;
-        memset(&up, 0, sizeof up);
-        up.kind = FLOE_ICE_UP_REMOVE_SNAPSHOTS;
-        up.snapshot_ids = ids;
-        up.nsnapshot_ids = nids;
-        floe_ice_table_t *nt = NULL;
-        int rc = floe_ice_catalog_commit_on(cat, t, reqs, 2, &up, 1, &nt, err);
-        if (rc < 0) {
-            free(ids);
-            floe_ice_table_free(t);
-            if (err && err->code == FLOE_ECONFLICT) continue;
+        if (l < 0) {
+            attempt_cleanup(io, &a, KEEP_FILES); /* keep the files: they may be referenced */
+            *err = saved;
             return -1;
         }
-        res->snapshots_removed = nids;
-        if (opts->delete_files && nt) {
-            strset_t keep = {0}, gone = {0};
-            const floe_ice_metadata_t *nmd = floe_ice_table_metadata(nt);
-            for (size_t i = 0; rc == 0 && i < nmd->nsnapshots; i++)
-                rc = reach(io, nmd->snapshots[i], false, &keep, err);
-            for (size_t i = 0; rc == 0 && i < nids; i++) {
-                const floe_ice_snapshot_t *s = floe_ice_metadata_snapshot(md, ids[i]);
-                if (s) rc = reach(io, s, true, &gone, err);
-            }
-            set_sort(&keep);
-            set_sort(&gone);
-            for (size_t i = 0; rc == 0 && i < gone.n; i++) {
-                if (i && strcmp(gone.v[i], gone.v[i - 1]) == 0) continue;
-                if (set_has(&keep, gone.v[i])) continue;
-                floe_err_t e2;
-                if (floe_fileio_remove(io, gone.v[i], &e2) < 0)
-                    FLOE_WARN("iceberg: expire could not delete %s: %s", gone.v[i], e2.msg);
-                else
-                    res->files_deleted++;
-            }
-            set_free(&keep);
-            set_free(&gone);
-        }
-        free(ids);
-        floe_ice_table_free(t);
-        floe_ice_table_free(nt);
-        return rc;
+        attempt_cleanup(io, &a, DELETE_FILES); /* not published: go again */
+        return floe_err_retry(err, FLOE_ECONFLICT, "not published (%s)", saved.msg);
     }
-    return floe_err_retry(err, FLOE_ECONFLICT, "expire on %s.%s: too many conflicts", ns, name);
+    attempt_cleanup(io, &a, DELETE_FILES);
+    if (err && err->code == FLOE_ECONFLICT) err->retriable = true; /* lost the race */
+    return -1;
+}
+
+int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err)
+{
+    memset(&c->stats, 0, sizeof c->stats);
+    int rc = floe_ice_retry(c->cat, c->ns, c->name, "commit", c->max_attempts, commit_attempt, c,
+                            &c->attempts, err);
+    if (rc == 0 && snapshot_id) *snapshot_id = c->snapshot_id;
+    return rc;
 }

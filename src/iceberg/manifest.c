@@ -151,6 +151,18 @@ void floe_ice_manifest_file_clear(floe_ice_manifest_file_t *m)
     memset(m, 0, sizeof *m);
 }
 
+void floe_ice_manifest_entries_inherit(floe_ice_manifest_entry_t *entries, size_t n,
+                                       const floe_ice_manifest_file_t *m)
+{
+    for (size_t k = 0; k < n; k++) {
+        floe_ice_manifest_entry_t *e = &entries[k];
+        if (e->sequence_number < 0) e->sequence_number = m->sequence_number;
+        if (e->file_sequence_number < 0) e->file_sequence_number = m->sequence_number;
+        if (e->snapshot_id < 0) e->snapshot_id = m->added_snapshot_id;
+        e->file.spec_id = m->spec_id;
+    }
+}
+
 void floe_ice_manifest_entries_free(floe_ice_manifest_entry_t *entries, size_t n)
 {
     for (size_t i = 0; i < n; i++) floe_ice_data_file_clear(&entries[i].file);

@@ -123,6 +123,11 @@ int floe_ice_manifest_read(floe_fileio_t *io, const char *path, floe_ice_manifes
 int floe_ice_manifest_parse(const void *data, size_t len, floe_ice_manifest_entry_t **entries,
                             size_t *n, floe_err_t *err);
 void floe_ice_manifest_entries_free(floe_ice_manifest_entry_t *entries, size_t n);
+/* Fill what entries read from manifest m left to inheritance (v2 manifests
+ * we write carry every value; others may not): sequence numbers and the
+ * snapshot id from m (added entries take the manifest's), the spec id. */
+void floe_ice_manifest_entries_inherit(floe_ice_manifest_entry_t *entries, size_t n,
+                                       const floe_ice_manifest_file_t *m);
 
 /* Write a manifest list (create-if-absent) with header snapshot-id,
  * parent-snapshot-id (-1: omitted), sequence-number, format-version. */

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "util/clock.h"
+#include "util/parse.h"
 
 /* ---- properties ---- */
 
@@ -16,6 +17,23 @@ const char *floe_ice_props_get(const floe_ice_props_t *p, const char *key)
     for (size_t i = 0; i < p->n; i++)
         if (strcmp(p->kv[i].key, key) == 0) return p->kv[i].value;
     return NULL;
+}
+
+int64_t floe_ice_props_get_i64(const floe_ice_props_t *p, const char *key, int64_t min, int64_t max,
+                               int64_t def)
+{
+    const char *v = floe_ice_props_get(p, key);
+    int64_t x;
+    if (!v || floe_parse_int64(v, min, max, &x, NULL) < 0) return def;
+    return x;
+}
+
+bool floe_ice_props_get_bool(const floe_ice_props_t *p, const char *key, bool def)
+{
+    const char *v = floe_ice_props_get(p, key);
+    bool b;
+    if (!v || floe_parse_bool(v, &b, NULL) < 0) return def;
+    return b;
 }
 
 int floe_ice_props_set(floe_ice_props_t *p, const char *key, const char *value)

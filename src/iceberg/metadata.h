@@ -22,6 +22,13 @@ typedef struct floe_ice_props {
 
 /* Borrowed value or NULL. */
 const char *floe_ice_props_get(const floe_ice_props_t *p, const char *key);
+/* A property as an integer in [min, max], or def when absent or not such
+ * a number (table properties are strings any writer may set). */
+int64_t floe_ice_props_get_i64(const floe_ice_props_t *p, const char *key, int64_t min, int64_t max,
+                               int64_t def);
+/* A property as a boolean (floe_parse_bool: "true"/"false", any case), or
+ * def likewise. */
+bool floe_ice_props_get_bool(const floe_ice_props_t *p, const char *key, bool def);
 /* Copies key and value; replaces an existing key.  0 or -1 (ENOMEM). */
 int floe_ice_props_set(floe_ice_props_t *p, const char *key, const char *value);
 int floe_ice_props_remove(floe_ice_props_t *p, const char *key);

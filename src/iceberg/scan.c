@@ -56,16 +56,7 @@ static int content_read(floe_fileio_t *io, const floe_ice_snapshot_t *snap, keep
             floe_ice_snapshot_content_free(out);
             return -1;
         }
-        /* v2 manifests we write carry explicit sequence numbers; inherit for
-         * others (added entries take the manifest's) */
-        for (size_t k = 0; k < out->nentries[i]; k++) {
-            floe_ice_manifest_entry_t *e = &out->entries[i][k];
-            if (e->sequence_number < 0) e->sequence_number = out->manifests[i].sequence_number;
-            if (e->file_sequence_number < 0)
-                e->file_sequence_number = out->manifests[i].sequence_number;
-            if (e->snapshot_id < 0) e->snapshot_id = out->manifests[i].added_snapshot_id;
-            e->file.spec_id = out->manifests[i].spec_id;
-        }
+        floe_ice_manifest_entries_inherit(out->entries[i], out->nentries[i], &out->manifests[i]);
     }
     return 0;
 }

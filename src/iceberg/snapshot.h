@@ -1,6 +1,13 @@
 /* Snapshot producers (fast append, row delta, rewrite) with optimistic
  * commits, and snapshot expiry.
  *
+ * Every producer merges small manifests as it commits, as Iceberg's
+ * MergeAppend does, from the table properties commit.manifest-merge.enabled
+ * (default true), commit.manifest.min-count-to-merge (100) and
+ * commit.manifest.target-size-bytes (8 MiB): the manifest list then stays
+ * short however many commits happen.  Merged manifests carry the entries
+ * of others as EXISTING with their snapshot id and sequence numbers.
+ *
  * A producer collects files, then floe_ice_commit_run() loops: load the
  * table, ask the validate callback (the table engine checks there whether
  * its source offsets are already committed), write manifests and a
@@ -44,7 +51,9 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
  * partition values must match a spec of the table (checked at commit). */
 int floe_ice_commit_add(floe_ice_commit_t *c, const floe_ice_data_file_t *f, floe_err_t *err);
 /* Rewrite only: remove the live file at path (copied).  The commit fails
- * with FLOE_ECONFLICT if it is no longer live. */
+ * with FLOE_ECONFLICT (final, not retried) if it is no longer live.  Other
+ * commits landing meanwhile (appends) are no conflict: the rewrite is
+ * re-applied on the new head, keeping their files. */
 int floe_ice_commit_remove(floe_ice_commit_t *c, const char *path, floe_err_t *err);
 /* Make schema (borrowed; copied) the table's current schema in the same
  * commit as the files (added unless an equal schema exists), so evolved
@@ -56,6 +65,11 @@ int floe_ice_commit_set_schema(floe_ice_commit_t *c, const floe_ice_schema_t *sc
 int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const char *value,
                                 floe_err_t *err);
 void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn, void *ctx);
+/* Rewrite only: the snapshot the rewrite was planned on.  The commit then
+ * also fails with FLOE_ECONFLICT (final) when a snapshot committed since
+ * added delete files (they might apply to the removed files and would be
+ * lost with them), or when that snapshot has left main's history. */
+void floe_ice_commit_set_base(floe_ice_commit_t *c, int64_t snapshot_id);
 /* Attempts before giving up with FLOE_ECONFLICT (default 1000). */
 void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n);
 /* Avro codec of manifests (floe_avro_codec_t; default null). */
@@ -65,23 +79,54 @@ void floe_ice_commit_set_codec(floe_ice_commit_t *c, int codec);
 int floe_ice_commit_run(floe_ice_commit_t *c, int64_t *snapshot_id, floe_err_t *err);
 /* Attempts made by the last run (1 = no conflict). */
 int floe_ice_commit_attempts(const floe_ice_commit_t *c);
+
+/* What the last successful run did, for metrics. */
+typedef struct floe_ice_commit_stats {
+    int attempts;
+    size_t manifests;              /* in the new snapshot's manifest list */
+    size_t manifests_created;      /* of those, written by this commit (new, rewritten, merged) */
+    size_t manifests_merged;       /* small manifests folded into merged ones */
+    size_t metadata_files_deleted; /* old metadata files removed after the commit */
+} floe_ice_commit_stats_t;
+void floe_ice_commit_stats(const floe_ice_commit_t *c, floe_ice_commit_stats_t *out);
 void floe_ice_commit_free(floe_ice_commit_t *c);
 
-/* Remove old snapshots from ns.name: keep every ref's head and the newest
- * keep_last snapshots (>= 1), remove the others older than
- * older_than_ms (0: no age limit), then, if delete_files, delete manifest
- * lists, manifests and data/delete files no remaining snapshot reaches. */
+/* Snapshot expiry: remove old snapshots from ns.name, then (delete_files)
+ * delete the manifest lists, manifests, data and delete files that no
+ * remaining snapshot reaches (the walk of maintain.h), in batches.
+ *
+ * Which snapshots stay (Iceberg's rules): every ref's head; along each
+ * branch's ancestry from its head, the newest keep_last snapshots and all
+ * those newer than the age limit (a branch's own min-snapshots-to-keep and
+ * max-snapshot-age-ms, when set, win); snapshots outside every ancestry
+ * when newer than the age limit; and with protect_summary_key, the newest
+ * snapshot of main's ancestry whose summary has that key (where floe
+ * finds its committed offsets after snapshots of other writers) with every
+ * snapshot between it and main's head, so walking back still finds it. */
 typedef struct floe_ice_expire_opts {
+    /* Expire snapshots older than this wall time (ms since the epoch).
+     * 0: now minus the table's history.expire.max-snapshot-age-ms (Iceberg
+     * default 5 days); -1: no age limit (only keep_last and refs keep). */
     int64_t older_than_ms;
+    /* Snapshots kept per branch.  0: the table's
+     * history.expire.min-snapshots-to-keep (default 1). */
     int keep_last;
     bool delete_files;
+    const char *protect_summary_key; /* borrowed; NULL: none */
 } floe_ice_expire_opts_t;
 
 typedef struct floe_ice_expire_result {
     size_t snapshots_removed;
-    size_t files_deleted;
+    size_t files_deleted; /* all kinds */
+    size_t manifest_lists_deleted, manifests_deleted, data_files_deleted, delete_files_deleted;
+    int64_t bytes_deleted;  /* of the deleted files whose size the table records */
+    size_t delete_failures; /* files that could not be deleted (logged; orphans later) */
 } floe_ice_expire_result_t;
 
+/* opts borrowed; res (may be NULL) filled.  -1 with *err: ECONFLICT after
+ * 100 lost races; when the snapshots were removed but a remaining
+ * snapshot's files could not be read, nothing is deleted and *err says so
+ * (res->snapshots_removed is set). */
 int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const char *name,
                               const floe_ice_expire_opts_t *opts, floe_ice_expire_result_t *res,
                               floe_err_t *err);

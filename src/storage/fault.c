@@ -1,6 +1,7 @@
 /* Fault-injecting FileIO for tests (see fileio.h): counts every operation
  * and fails, "crashes" at, or loses the answer of the n-th one. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "storage/fileio.h"
 
@@ -152,13 +153,44 @@ static int f_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, 
     return s ? lost(err, rc) : rc;
 }
 
+static int f_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_entry_t **out, size_t *n,
+                          floe_err_t *err)
+{
+    fault_io_t *f = (fault_io_t *)io;
+    int s = step(f, err);
+    if (s < 0) return -1;
+    int rc = floe_fileio_list_entries(f->inner, dir, out, n, err);
+    if (s && rc == 0) {
+        floe_fileio_entries_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return s ? lost(err, rc) : rc;
+}
+
+/* One operation for the whole batch, as one DeleteObjects request. */
+static int f_remove_batch(floe_fileio_t *io, const char *const *paths, size_t n, bool *done,
+                          floe_err_t *err)
+{
+    fault_io_t *f = (fault_io_t *)io;
+    int s = step(f, err);
+    if (s < 0) {
+        if (done) memset(done, 0, n * sizeof *done);
+        return -1;
+    }
+    int rc = floe_fileio_remove_batch(f->inner, paths, n, done, err);
+    if (s && done) memset(done, 0, n * sizeof *done); /* the answer is lost */
+    return s ? lost(err, rc) : rc;
+}
+
 static void f_destroy(floe_fileio_t *io)
 {
     free(io);
 }
 
-static const floe_fileio_ops_t fault_ops = {f_create, f_read, f_exists, f_remove,
-                                            f_rename, f_list, f_destroy};
+static const floe_fileio_ops_t fault_ops = {f_create,  f_read,         f_exists,
+                                            f_remove,  f_rename,       f_list,
+                                            f_destroy, f_list_entries, f_remove_batch};
 
 floe_fileio_t *floe_fileio_fault_new(floe_fileio_t *inner, floe_err_t *err)
 {

@@ -91,6 +91,53 @@ void floe_fileio_names_free(char **names, size_t n)
     free(names);
 }
 
+void floe_fileio_entries_free(floe_fileio_entry_t *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(e[i].name);
+    free(e);
+}
+
+int floe_fileio_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_entry_t **out,
+                             size_t *n, floe_err_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (io->ops->list_entries) return io->ops->list_entries(io, dir, out, n, err);
+    char **names;
+    size_t nn;
+    if (floe_fileio_list(io, dir, &names, &nn, err) < 0) return -1;
+    floe_fileio_entry_t *e = nn ? calloc(nn, sizeof *e) : NULL;
+    if (nn && !e) {
+        floe_fileio_names_free(names, nn);
+        return floe_err_oom(err);
+    }
+    for (size_t i = 0; i < nn; i++) {
+        e[i].name = names[i];
+        e[i].size = e[i].mtime_ms = -1;
+    }
+    free(names);
+    *out = e;
+    *n = nn;
+    return 0;
+}
+
+int floe_fileio_remove_batch(floe_fileio_t *io, const char *const *paths, size_t n, bool *done,
+                             floe_err_t *err)
+{
+    if (io->ops->remove_batch) return io->ops->remove_batch(io, paths, n, done, err);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        floe_err_t e;
+        bool ok = floe_fileio_remove(io, paths[i], &e) == 0;
+        if (done) done[i] = ok;
+        if (!ok && rc == 0) {
+            if (err) *err = e;
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
 void floe_fileio_free(floe_fileio_t *io)
 {
     if (io) io->ops->destroy(io);
@@ -360,12 +407,13 @@ static int local_rename(floe_fileio_t *io, const char *from, const char *to, boo
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
+static int cmp_entry(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const floe_fileio_entry_t *)a)->name, ((const floe_fileio_entry_t *)b)->name);
 }
 
-static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
+static int local_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_entry_t **out,
+                              size_t *n, floe_err_t *err)
 {
     (void)io;
     const char *lp = floe_fileio_local_path(dir);
@@ -378,25 +426,55 @@ static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t 
     struct dirent *de;
     while ((de = readdir(d))) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno == ENOENT) continue; /* deleted meanwhile */
+            int e = errno;
+            closedir(d);
+            floe_fileio_entries_free(*out, *n);
+            *out = NULL;
+            *n = 0;
+            return floe_err_errno(err, e, de->d_name);
+        }
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(*names, nc * sizeof *nn);
-            if (!nn) goto oom;
-            *names = nn;
+            floe_fileio_entry_t *ne = realloc(*out, nc * sizeof *ne);
+            if (!ne) goto oom;
+            *out = ne;
             cap = nc;
         }
-        if (!((*names)[*n] = strdup(de->d_name))) goto oom;
+        floe_fileio_entry_t *e = &(*out)[*n];
+        if (!(e->name = strdup(de->d_name))) goto oom;
+        e->is_dir = S_ISDIR(st.st_mode);
+        e->size = e->is_dir ? -1 : (int64_t)st.st_size;
+        e->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
         (*n)++;
     }
     closedir(d);
-    if (*n > 1) qsort(*names, *n, sizeof **names, cmp_str);
+    if (*n > 1) qsort(*out, *n, sizeof **out, cmp_entry);
     return 0;
 oom:
     closedir(d);
-    floe_fileio_names_free(*names, *n);
-    *names = NULL;
+    floe_fileio_entries_free(*out, *n);
+    *out = NULL;
     *n = 0;
     return floe_err_oom(err);
+}
+
+static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
+{
+    floe_fileio_entry_t *e = NULL;
+    *n = 0;
+    if (local_list_entries(io, dir, &e, n, err) < 0) return -1;
+    if (!*n) return 0;
+    if (!(*names = malloc(*n * sizeof **names))) {
+        floe_fileio_entries_free(e, *n);
+        *n = 0;
+        return floe_err_oom(err);
+    }
+    for (size_t i = 0; i < *n; i++) (*names)[i] = e[i].name; /* moved */
+    free(e);
+    return 0;
 }
 
 static void local_destroy(floe_fileio_t *io)
@@ -404,8 +482,10 @@ static void local_destroy(floe_fileio_t *io)
     free(io);
 }
 
-static const floe_fileio_ops_t local_ops = {local_create, local_read, local_exists, local_remove,
-                                            local_rename, local_list, local_destroy};
+/* remove_batch: the dispatch's loop of unlinks is what a local batch is */
+static const floe_fileio_ops_t local_ops = {local_create,  local_read,         local_exists,
+                                            local_remove,  local_rename,       local_list,
+                                            local_destroy, local_list_entries, NULL};
 
 floe_fileio_t *floe_fileio_local_new(floe_err_t *err)
 {

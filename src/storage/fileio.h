@@ -26,6 +26,17 @@ typedef struct floe_outfile floe_outfile_t;
 /* floe_fileio_create flags */
 #define FLOE_IO_EXCL 1u /* close fails with FLOE_EEXIST if the path exists */
 
+/* One entry of a listing (floe_fileio_list_entries). */
+typedef struct floe_fileio_entry {
+    char *name;       /* owned; a name in the folder, not a path */
+    bool is_dir;      /* a folder (local) or a common prefix (object stores) */
+    int64_t size;     /* bytes; -1 unknown (folders) */
+    int64_t mtime_ms; /* last modification, ms since the Unix epoch; -1 unknown */
+} floe_fileio_entry_t;
+
+/* Operations.  Members after destroy are optional (NULL: the dispatch
+ * functions fall back on the required ones), so an implementation written
+ * before they existed still builds and works. */
 typedef struct floe_fileio_ops {
     int (*create)(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
                   floe_err_t *err);
@@ -36,6 +47,10 @@ typedef struct floe_fileio_ops {
                   floe_err_t *err);
     int (*list)(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err);
     void (*destroy)(floe_fileio_t *io);
+    int (*list_entries)(floe_fileio_t *io, const char *dir, floe_fileio_entry_t **out, size_t *n,
+                        floe_err_t *err);
+    int (*remove_batch)(floe_fileio_t *io, const char *const *paths, size_t n, bool *done,
+                        floe_err_t *err);
 } floe_fileio_ops_t;
 
 typedef struct floe_outfile_ops {
@@ -83,6 +98,22 @@ int floe_fileio_rename(floe_fileio_t *io, const char *from, const char *to, bool
  * plain file lists as empty.  Caller frees with floe_fileio_names_free. */
 int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err);
 void floe_fileio_names_free(char **names, size_t n);
+/* The entries of dir with their kind, size and modification time, sorted
+ * by name; an absent dir or a plain file lists as empty.  What a store
+ * cannot tell is -1 (an implementation without list_entries gives names
+ * only: is_dir false, size and mtime -1).  Maintenance decides from the
+ * times which unreferenced files are old enough to delete.  Caller frees
+ * *out with floe_fileio_entries_free. */
+int floe_fileio_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_entry_t **out,
+                             size_t *n, floe_err_t *err);
+void floe_fileio_entries_free(floe_fileio_entry_t *e, size_t n);
+/* Delete paths[0..n) (borrowed) in as few requests as the store allows
+ * (S3 DeleteObjects takes 1,000 keys; locally one unlink each).  Deleting
+ * an absent file succeeds.  done (may be NULL) receives, per path, whether
+ * it is gone.  0 when every path is gone; otherwise -1 with *err telling
+ * the first failure (the other paths were still tried). */
+int floe_fileio_remove_batch(floe_fileio_t *io, const char *const *paths, size_t n, bool *done,
+                             floe_err_t *err);
 void floe_fileio_free(floe_fileio_t *io);
 
 /* Local files.  Caller frees with floe_fileio_free. */
@@ -92,7 +123,8 @@ const char *floe_fileio_local_path(const char *path);
 
 /* Fault injection for tests: wraps `inner` (borrowed; must outlive the
  * wrapper).  Every call through the wrapper (create, each write, close,
- * read, exists, remove, rename, list) is one operation.  Once armed with
+ * read, exists, remove, rename, list, list_entries, and a whole
+ * remove_batch, as one DeleteObjects request would be) is one operation.  Once armed with
  * floe_fileio_fault_arm(io, n, mode), the n-th operation from then on:
  *   FAIL:     fails with FLOE_EIO without doing anything; later ones work;
  *   CRASH:    fails without doing anything, and so does every later one

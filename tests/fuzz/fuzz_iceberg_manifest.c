@@ -1,9 +1,11 @@
 /* libFuzzer target: manifest and manifest-list readers (Avro containers
- * with Iceberg header metadata) on arbitrary bytes. */
+ * with Iceberg header metadata) on arbitrary bytes; the paths they give
+ * go through the reachable-file set (normal forms, hashing), where each
+ * must then be found. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "iceberg/manifest.h"
+#include "iceberg/maintain.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -11,8 +13,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     floe_ice_manifest_entry_t *ents;
     size_t n;
     if (floe_ice_manifest_parse(data, size, &ents, &n, &e) == 0) {
-        for (size_t i = 0; i < n; i++)
+        floe_ice_reach_t *r = floe_ice_reach_new(true, &e);
+        for (size_t i = 0; i < n; i++) {
             if (!ents[i].file.path) abort();
+            if (r &&
+                floe_ice_reach_add_file(r, ents[i].file.path, FLOE_ICE_FILE_DATA,
+                                        ents[i].file.file_size, &e) == 0 &&
+                !floe_ice_reach_has(r, ents[i].file.path))
+                abort();
+        }
+        floe_ice_reach_free(r);
         floe_ice_manifest_entries_free(ents, n);
     } else if (e.msg[0] == '\0') {
         abort();

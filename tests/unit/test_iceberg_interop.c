@@ -15,6 +15,7 @@
 
 #include "test.h"
 #include "format/parquet.h"
+#include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
 
 static char root[256], interop[1024];
@@ -672,6 +673,71 @@ static void table_floe_writer(void)
     floe_ice_schema_free(s);
 }
 
+/* G: 1,000 commits of one file each, with Iceberg's manifest merging (the
+ * default minimum of 100), old metadata files deleted (20 kept) and an
+ * expiry every 100 commits: the manifest list never reaches 100, floe's
+ * planner sees every file, and peers read every row (merged manifests
+ * hold files of expired snapshots as EXISTING entries). */
+static void table_thousand_commits(void)
+{
+    floe_err_t e;
+    floe_ice_schema_t *s = id_region_schema(false);
+    floe_ice_props_t props = {0};
+    floe_ice_props_set(&props, "write.metadata.delete-after-commit.enabled", "true");
+    floe_ice_props_set(&props, "write.metadata.previous-versions-max", "20");
+    CHECK(floe_ice_catalog_create_table(cat, "db", "thousand", s, NULL, NULL, &props, NULL, &e) ==
+          0);
+    floe_ice_props_clear(&props);
+    json_t *rows = json_array();
+    size_t longest = 0, merged = 0;
+    int failed = 0;
+    for (int k = 0; k < 1000 && !failed; k++) {
+        int64_t id = k;
+        const char *rg = regions[k % 3];
+        char *p = data_path("thousand", NULL);
+        floe_ice_data_file_t f;
+        failed |= write_floe_parquet(p, s, &id, &rg, 1, &e) != 0;
+        describe(&f, p, FLOE_ICE_CONTENT_DATA, 1, NULL, 2);
+        free(p);
+        floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "thousand", FLOE_ICE_OP_APPEND, &e);
+        floe_ice_commit_add(c, &f, &e);
+        failed |= floe_ice_commit_run(c, NULL, &e) != 0;
+        floe_ice_commit_stats_t st;
+        floe_ice_commit_stats(c, &st);
+        if (st.manifests > longest) longest = st.manifests;
+        merged += st.manifests_merged;
+        floe_ice_commit_free(c);
+        floe_ice_data_file_clear(&f);
+        json_t *o = json_object();
+        json_object_set_new(o, "id", json_integer(id));
+        json_object_set_new(o, "region", json_string(rg));
+        json_array_append_new(rows, o);
+        if (k % 100 == 99) {
+            floe_ice_expire_opts_t eo = {
+                .older_than_ms = -1, .keep_last = 10, .delete_files = true};
+            failed |= floe_ice_expire_snapshots(cat, "db", "thousand", &eo, NULL, &e) != 0;
+        }
+    }
+    if (failed) fprintf(stderr, "thousand: %s\n", e.msg);
+    CHECK(!failed);
+    CHECK(longest < 100);
+    CHECK(merged >= 900);
+    floe_ice_table_t *t;
+    CHECK(floe_ice_catalog_load_table(cat, "db", "thousand", &t, &e) == 0);
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    CHECK_EQ(floe_ice_table_version(t), 1001 + 10);
+    CHECK_EQ(md->nmetadata_log, 20);
+    CHECK(md->nsnapshots <= 10 + 99);
+    floe_ice_scan_t *sc;
+    CHECK(floe_ice_scan_plan(io, md, -1, NULL, 0, &sc, &e) == 0);
+    CHECK_EQ(floe_ice_scan_ntasks(sc), 1000);
+    floe_ice_scan_free(sc);
+    floe_ice_table_free(t);
+    const char *cn[] = {"id", "region"};
+    add_expect("thousand", rows, cn, 2);
+    floe_ice_schema_free(s);
+}
+
 static void peers_read_tables(void)
 {
     char p[300];
@@ -681,8 +747,8 @@ static void peers_read_tables(void)
     CHECK(run_cmd("/usr/bin/python3 '%s/iceberg_verify_avro.py' %s/db/appends/metadata "
                   "%s/db/evolve/metadata "
                   "%s/db/parts/metadata %s/db/posdel/metadata %s/db/eqdel/metadata "
-                  "%s/db/floewriter/metadata",
-                  interop, root, root, root, root, root, root) == 0);
+                  "%s/db/floewriter/metadata %s/db/thousand/metadata",
+                  interop, root, root, root, root, root, root, root) == 0);
 }
 
 int main(void)
@@ -718,6 +784,7 @@ int main(void)
     RUN(table_posdel);
     RUN(table_eqdel);
     RUN(table_floe_writer);
+    RUN(table_thousand_commits);
     RUN(peers_read_tables);
     json_decref(jobs);
     json_decref(expect);

@@ -1,6 +1,8 @@
 /* Model-based test: random sequences of appends, position deletes,
- * equality deletes, rewrites, schema and spec evolutions and expirations.
- * After every step the rows a reader gets from floe's scan plan (data
+ * equality deletes, rewrites, schema and spec evolutions, expirations and
+ * orphan removals, with manifest merging at a random small minimum count
+ * and target size (so merges happen every few commits, across specs and
+ * with deleted entries).  After every step the rows a reader gets from floe's scan plan (data
  * files minus the delete files the plan says apply) must equal an
  * in-memory model of the live rows.  The test knows what each file holds
  * (row ids by position); data files on disk are placeholders because
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "iceberg/maintain.h"
 #include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
 #include "util/diag.h"
@@ -199,6 +202,35 @@ static bool check_scan(floe_ice_catalog_t *cat, floe_ice_scan_t **out, int step)
     return ok;
 }
 
+static size_t manifests_merged(const floe_ice_commit_t *c)
+{
+    floe_ice_commit_stats_t st;
+    floe_ice_commit_stats(c, &st);
+    return st.manifests_merged;
+}
+
+/* Every file a snapshot of the table reads is on disk (live entries: a
+ * DELETED one may name a file expiry removed with its last reader). */
+static bool all_present(floe_ice_catalog_t *cat)
+{
+    floe_err_t e;
+    floe_ice_table_t *t;
+    if (floe_ice_catalog_load_table(cat, "db", "rand", &t, &e) < 0) return false;
+    floe_ice_reach_t *r = floe_ice_reach_new(true, &e);
+    bool ok = r && floe_ice_reach_add_table(r, floe_ice_catalog_io(cat), t, &e) == 0;
+    for (size_t i = 0; ok && i < floe_ice_reach_count(r); i++) {
+        bool ex = false;
+        const char *p = floe_ice_reach_file(r, i).path;
+        if (floe_fileio_exists(floe_ice_catalog_io(cat), p, &ex, &e) < 0 || !ex) {
+            fprintf(stderr, "missing %s\n", p);
+            ok = false;
+        }
+    }
+    floe_ice_reach_free(r);
+    floe_ice_table_free(t);
+    return ok;
+}
+
 static void run_seed(uint64_t seed)
 {
     rng = seed;
@@ -209,8 +241,16 @@ static void run_seed(uint64_t seed)
     floe_ice_struct_add(r, 1, "id", true, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
     floe_ice_struct_add(r, 2, "region", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
     floe_ice_schema_t *s = floe_ice_schema_new(0, r);
-    CHECK(floe_ice_catalog_create_table(cat, "db", "rand", s, NULL, NULL, NULL, NULL, &e) == 0);
+    floe_ice_props_t props = {0};
+    char v[32];
+    snprintf(v, sizeof v, "%d", 2 + (int)(rnd() % 4));
+    floe_ice_props_set(&props, "commit.manifest.min-count-to-merge", v);
+    snprintf(v, sizeof v, "%d", rnd() % 2 ? 8 << 20 : 12000 + (int)(rnd() % 30000));
+    floe_ice_props_set(&props, "commit.manifest.target-size-bytes", v);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "rand", s, NULL, NULL, &props, NULL, &e) == 0);
+    floe_ice_props_clear(&props);
     int64_t next_id = 0;
+    size_t merged = 0;
     int bad_steps = 0;
     static const char *regions[] = {"a", "b"};
     floe_ice_scan_t *sc = NULL;
@@ -242,6 +282,7 @@ static void run_seed(uint64_t seed)
                 floe_ice_data_file_clear(&f);
             }
             CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+            merged += manifests_merged(c);
             floe_ice_commit_free(c);
         } else if (op < 50) {
             /* position deletes against one live data file */
@@ -264,6 +305,7 @@ static void run_seed(uint64_t seed)
                 floe_ice_commit_new(cat, "db", "rand", FLOE_ICE_OP_ROW_DELTA, &e);
             floe_ice_commit_add(c, &f, &e);
             CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+            merged += manifests_merged(c);
             floe_ice_commit_free(c);
             floe_ice_data_file_clear(&f);
         } else if (op < 62) {
@@ -302,6 +344,7 @@ static void run_seed(uint64_t seed)
                 floe_ice_commit_add(c, &f, &e);
             }
             CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+            merged += manifests_merged(c);
             floe_ice_commit_free(c);
             floe_ice_data_file_clear(&f);
         } else if (op < 75 && ntasks >= 2) {
@@ -334,6 +377,7 @@ static void run_seed(uint64_t seed)
                 floe_ice_commit_remove(c, cb->path, &e);
                 if (nw->n) floe_ice_commit_add(c, &f, &e);
                 CHECK(floe_ice_commit_run(c, NULL, &e) == 0);
+                merged += manifests_merged(c);
                 floe_ice_commit_free(c);
                 floe_ice_data_file_clear(&f);
             }
@@ -360,8 +404,17 @@ static void run_seed(uint64_t seed)
                                         {.kind = FLOE_ICE_UP_SET_DEFAULT_SPEC, .id = -1}};
             CHECK(floe_ice_catalog_commit(cat, "db", "rand", NULL, 0, ups, 2, NULL, &e) == 0);
             floe_ice_spec_free(sp);
+        } else if (op < 94) {
+            /* nothing reachable may go (what expiry removed is not listed) */
+            floe_ice_orphan_opts_t oo = {.min_age_ms = 0};
+            floe_ice_orphan_result_t orr;
+            CHECK(floe_ice_remove_orphans(cat, "db", "rand", &oo, &orr, &e) == 0);
+            CHECK_EQ(orr.failed, 0);
+            floe_ice_orphan_result_clear(&orr);
+            CHECK(all_present(cat));
         } else {
-            floe_ice_expire_opts_t eo = {.keep_last = 1 + (int)(rnd() % 3), .delete_files = true};
+            floe_ice_expire_opts_t eo = {
+                .older_than_ms = -1, .keep_last = 1 + (int)(rnd() % 3), .delete_files = true};
             CHECK(floe_ice_expire_snapshots(cat, "db", "rand", &eo, NULL, &e) == 0);
         }
         floe_ice_table_free(t);
@@ -371,6 +424,8 @@ static void run_seed(uint64_t seed)
     }
     floe_ice_scan_free(sc);
     CHECK_EQ(bad_steps, 0);
+    CHECK(merged > 0);
+    fprintf(stderr, "# %zu manifests merged\n", merged);
     floe_ice_schema_free(s);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);

@@ -352,6 +352,8 @@ static void producers(void)
     CHECK(floe_ice_commit_run(c, NULL, &e) == -1);
     CHECK_EQ(e.code, FLOE_ECONFLICT);
     CHECK(strstr(e.msg, "no longer live") != NULL);
+    CHECK(!e.retriable);
+    CHECK_EQ(floe_ice_commit_attempts(c), 1); /* final: retrying cannot bring the file back */
     floe_ice_commit_free(c);
 
     /* optimistic retry: the first attempt loses to a concurrent append */
@@ -399,7 +401,7 @@ static void producers(void)
     floe_ice_table_free(t);
 
     /* expire all but the last 2 snapshots, deleting unreachable files */
-    floe_ice_expire_opts_t eo = {.older_than_ms = 0, .keep_last = 2, .delete_files = true};
+    floe_ice_expire_opts_t eo = {.older_than_ms = -1, .keep_last = 2, .delete_files = true};
     floe_ice_expire_result_t er;
     CHECK(floe_ice_expire_snapshots(cat, "db", "ops", &eo, &er, &e) == 0);
     CHECK_EQ(er.snapshots_removed, 6);
