@@ -15,6 +15,7 @@
 
 #include "log/log_int.h"
 #include "util/diag.h"
+#include "util/fs.h"
 
 #define IDX_ENTRY 8
 #define TIDX_ENTRY 12
@@ -22,9 +23,10 @@
 
 static void unmap_indexes(floe_segment_t *s);
 
-void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext)
+int floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext,
+                      floe_err_t *err)
 {
-    snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
+    return floe_path_fmt(out, cap, err, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
 /* Open one of the segment's files; *created (if non-NULL) tells whether
@@ -33,7 +35,7 @@ static int open_file(const char *dir, int64_t base, const char *ext, bool create
                      bool *created, floe_err_t *err)
 {
     char path[PATH_MAX];
-    floe_segment_path(path, sizeof path, dir, base, ext);
+    if (floe_segment_path(path, sizeof path, dir, base, ext, err) != 0) return -1;
     *fd = open(path, O_RDWR | O_CLOEXEC, 0644);
     if (*fd < 0 && errno == ENOENT && create) {
         *fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
@@ -87,8 +89,10 @@ void floe_segment_unlink(const char *dir, const floe_segment_t *s)
     static const char *exts[] = {"log", "index", "timeindex"};
     char path[PATH_MAX];
     for (size_t i = 0; i < 3; i++) {
-        floe_segment_path(path, sizeof path, dir, s->base, exts[i]);
-        if (unlink(path) != 0 && errno != ENOENT)
+        floe_err_t e;
+        if (floe_segment_path(path, sizeof path, dir, s->base, exts[i], &e) != 0)
+            FLOE_WARN("log: cannot delete a segment file: %s", e.msg);
+        else if (unlink(path) != 0 && errno != ENOENT)
             FLOE_WARN("log: cannot delete %s: %s", path, strerror(errno));
     }
 }
