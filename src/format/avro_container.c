@@ -3,10 +3,9 @@
  * (datum count, byte size, compressed datums, sync marker). */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "format/avro_int.h"
+#include "util/rand.h"
 
 static const uint8_t MAGIC[4] = {'O', 'b', 'j', 1};
 
@@ -39,22 +38,6 @@ static int w_oom(floe_err_t *err)
     return floe_err_set(err, FLOE_ENOMEM, "avro writer: out of memory");
 }
 
-static void random_sync(uint8_t sync[16])
-{
-    if (getrandom(sync, 16, 0) == 16) return;
-    /* no entropy source: a clock-seeded mix is still unique enough for a
-     * marker, which only has to be unlikely to appear in the data */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)sync;
-    for (int i = 0; i < 16; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        sync[i] = (uint8_t)(x >> 24);
-    }
-}
-
 int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
                          const floe_avro_writer_opts_t *opts, floe_err_t *err)
 {
@@ -75,7 +58,7 @@ int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
     }
     if (w->o.sync) memcpy(w->sync, w->o.sync, 16);
     else
-        random_sync(w->sync);
+        floe_rand_bytes(w->sync, sizeof w->sync);
     w->o.sync = NULL;
     w->s = s;
     *out = w;
