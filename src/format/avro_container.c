@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format/avro_int.h"
+#include "util/mem.h"
 #include "util/rand.h"
 
 static const uint8_t MAGIC[4] = {'O', 'b', 'j', 1};
@@ -339,13 +340,8 @@ static int r_header(floe_avro_reader_t *r, floe_err_t *err)
         for (int64_t i = 0; i < count; i++) {
             int64_t kn, vn;
             /* grow as entries arrive, not by the count the file claims */
-            if (r->n_meta == r->meta_cap) {
-                size_t cap = r->meta_cap ? r->meta_cap * 2 : 8;
-                rmeta_t *nm = realloc(r->meta, cap * sizeof *nm);
-                if (!nm) return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
-                r->meta = nm;
-                r->meta_cap = cap;
-            }
+            if (floe_grow(&r->meta, &r->meta_cap, r->n_meta + 1, sizeof *r->meta) != 0)
+                return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
             rmeta_t *m = r->meta;
             if (avro_read_long(in, &kn, err) != 0) return -1;
             if (kn < 0 || (uint64_t)kn > in->len)

@@ -93,13 +93,10 @@ int64_t pq_dict_put(pq_col_t *c, const uint8_t *v, size_t n)
         }
         s = (s + 1) & mask;
     }
-    if (!c->width && c->dict_n + 2 > c->dict_cap) {
-        size_t cap = c->dict_cap ? c->dict_cap * 2 : 1024;
-        uint32_t *off = realloc(c->doff, (cap + 1) * sizeof *off);
-        if (!off) return -1;
-        if (!c->doff) off[0] = 0;
-        c->doff = off;
-        c->dict_cap = cap;
+    if (!c->width && c->dict_n + 2 > c->doff_cap) {
+        bool first = !c->doff;
+        if (floe_grow(&c->doff, &c->doff_cap, c->dict_n + 2, sizeof *c->doff) != 0) return -1;
+        if (first) c->doff[0] = 0;
     }
     if (!c->width && c->dvals.len + n > UINT32_MAX) return -1;
     if (floe_buf_append(&c->dvals, v, n) < 0) return -1;

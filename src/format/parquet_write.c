@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "format/parquet_write_int.h"
+#include "util/mem.h"
 
 enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
 
@@ -59,7 +60,8 @@ struct floe_pq_writer {
     uint64_t offset; /* bytes written to the sink */
     uint64_t rows, rg_rows;
     pq_row_group_meta_t *rgs;
-    int nrg, cap_rg;
+    int nrg;
+    size_t cap_rg;
     pq_kv_t *kv;
     int nkv;
     floe_pq_scratch_t own, *sc; /* sc: own or the caller's shared one */
@@ -365,7 +367,7 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
     c->slots = NULL;
     c->doff = NULL;
     c->idx = NULL;
-    c->nslots = c->dict_cap = c->cap_idx = 0;
+    c->nslots = c->doff_cap = c->cap_idx = 0;
     return 0;
 }
 
@@ -382,14 +384,8 @@ static size_t page_estimate(const pq_col_t *c)
 static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, floe_err_t *err)
 {
     if (c->mode == M_DICT) {
-        if (c->nidx + n > c->cap_idx) {
-            size_t cap = c->cap_idx ? c->cap_idx : 4096;
-            while (cap < c->nidx + n) cap *= 2;
-            uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
-            if (!ix) return floe_err_oom(err);
-            c->idx = ix;
-            c->cap_idx = cap;
-        }
+        if (floe_grow(&c->idx, &c->cap_idx, c->nidx + n, sizeof *c->idx) != 0)
+            return floe_err_oom(err);
         uint32_t *out = c->idx + c->nidx;
         if (c->width) {
             const uint8_t *v = (const uint8_t *)values + from * c->width;
@@ -887,13 +883,8 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
 static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
 {
     if (w->rg_rows == 0) return 0;
-    if (w->nrg == w->cap_rg) {
-        int cap = w->cap_rg ? w->cap_rg * 2 : 8;
-        pq_row_group_meta_t *r = realloc(w->rgs, sizeof *r * (size_t)cap);
-        if (!r) return floe_err_oom(err);
-        w->rgs = r;
-        w->cap_rg = cap;
-    }
+    if (floe_grow(&w->rgs, &w->cap_rg, (size_t)w->nrg + 1, sizeof *w->rgs) != 0)
+        return floe_err_oom(err);
     pq_row_group_meta_t *rg = &w->rgs[w->nrg];
     memset(rg, 0, sizeof *rg);
     rg->cols = calloc((size_t)w->ncols, sizeof *rg->cols);

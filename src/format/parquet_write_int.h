@@ -27,7 +27,8 @@ typedef struct pq_col {
     size_t nslots;
     floe_buf_t dvals; /* fixed width: entries back to back; bytes: data */
     uint32_t *doff;   /* byte arrays: entry start offsets (n + 1) */
-    size_t dict_n, dict_cap;
+    size_t doff_cap;
+    size_t dict_n;
     size_t dict_bytes; /* PLAIN size of the dictionary page */
     uint32_t *idx;
     size_t nidx, cap_idx;

@@ -17,6 +17,7 @@
 #include "util/clock.h"
 #include "util/diag.h"
 #include "util/fs.h"
+#include "util/mem.h"
 #include "util/parse.h"
 
 #define LOG_START_FILE "log-start-offset"
@@ -140,15 +141,10 @@ static int list_segments(const char *dir, int64_t **out, size_t *nout, floe_err_
     while ((de = readdir(d)) != NULL) {
         int64_t b = parse_seg_name(de->d_name, "log");
         if (b < 0) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            int64_t *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                free(v);
-                closedir(d);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory listing %s", dir);
-            }
-            v = nv;
+        if (floe_grow(&v, &cap, n + 1, sizeof *v) != 0) {
+            free(v);
+            closedir(d);
+            return floe_err_oom(err);
         }
         v[n++] = b;
     }
@@ -183,13 +179,7 @@ static int64_t end_off(floe_log_t *l)
 
 static int push_seg(floe_log_t *l, floe_segment_t *s)
 {
-    if (l->nsegs == l->capsegs) {
-        size_t nc = l->capsegs ? l->capsegs * 2 : 8;
-        floe_segment_t **n = realloc(l->segs, nc * sizeof *n);
-        if (!n) return -1;
-        l->segs = n;
-        l->capsegs = nc;
-    }
+    if (floe_grow(&l->segs, &l->capsegs, l->nsegs + 1, sizeof *l->segs) != 0) return -1;
     l->segs[l->nsegs++] = s;
     return 0;
 }

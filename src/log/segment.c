@@ -16,6 +16,7 @@
 #include "log/log_int.h"
 #include "util/diag.h"
 #include "util/fs.h"
+#include "util/mem.h"
 
 #define IDX_ENTRY 8
 #define TIDX_ENTRY 12
@@ -139,26 +140,14 @@ static uint8_t *slurp(int fd, size_t *n)
 
 static int push_idx(floe_segment_t *s, uint32_t rel, uint32_t pos)
 {
-    if (s->nidx == s->capidx) {
-        size_t nc = s->capidx ? s->capidx * 2 : 16;
-        floe_idx_entry_t *n = realloc(s->idx, nc * sizeof *n);
-        if (!n) return -1;
-        s->idx = n;
-        s->capidx = nc;
-    }
+    if (floe_grow(&s->idx, &s->capidx, s->nidx + 1, sizeof *s->idx) != 0) return -1;
     s->idx[s->nidx++] = (floe_idx_entry_t){rel, pos};
     return 0;
 }
 
 static int push_tidx(floe_segment_t *s, int64_t ts, uint32_t rel)
 {
-    if (s->ntidx == s->captidx) {
-        size_t nc = s->captidx ? s->captidx * 2 : 16;
-        floe_tidx_entry_t *n = realloc(s->tidx, nc * sizeof *n);
-        if (!n) return -1;
-        s->tidx = n;
-        s->captidx = nc;
-    }
+    if (floe_grow(&s->tidx, &s->captidx, s->ntidx + 1, sizeof *s->tidx) != 0) return -1;
     s->tidx[s->ntidx++] = (floe_tidx_entry_t){ts, rel};
     return 0;
 }

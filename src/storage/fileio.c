@@ -18,6 +18,7 @@
 
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/mem.h"
 
 /* ---- dispatch ---- */
 
@@ -333,13 +334,7 @@ static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t 
     struct dirent *de;
     while ((de = readdir(d))) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(*names, nc * sizeof *nn);
-            if (!nn) goto oom;
-            *names = nn;
-            cap = nc;
-        }
+        if (floe_grow(names, &cap, *n + 1, sizeof **names) != 0) goto oom;
         if (!((*names)[*n] = strdup(de->d_name))) goto oom;
         (*n)++;
     }
