@@ -1,4 +1,4 @@
-/* Avro container block codecs over the shared format/compress.h: null,
+/* Avro container block codecs over the compression core (util/compress.h): null,
  * deflate (raw RFC 1951), snappy (plus the 4-byte big-endian CRC32 of the
  * uncompressed bytes that Avro appends) and zstandard.  Decompression is
  * capped so a small hostile block cannot expand without bound. */
@@ -31,7 +31,8 @@ int floe_avro_codec_parse(const char *name, floe_avro_codec_t *out, floe_err_t *
                         name);
 }
 
-static floe_codec_t shared(floe_avro_codec_t c)
+/* The core codec of Avro codec c (the caller checked c). */
+static floe_codec_t core_codec(floe_avro_codec_t c)
 {
     switch (c) {
     case FLOE_AVRO_CODEC_DEFLATE: return FLOE_CODEC_DEFLATE;
@@ -48,7 +49,7 @@ int avro_codec_compress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_
         return floe_err_set(err, FLOE_EINVAL, "avro: bad codec %d", (int)c);
     if (n > UINT32_MAX)
         return floe_err_set(err, FLOE_EINVAL, "avro: block of %zu bytes too big", n);
-    if (floe_compress(ctx, shared(c), p, n, out, err) != 0) {
+    if (floe_compress(ctx, core_codec(c), p, n, out, err) != 0) {
         floe_err_wrap(err, "avro: %s", floe_avro_codec_name(c));
         return -1;
     }
@@ -71,7 +72,7 @@ int avro_codec_decompress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint
         data_n = n - 4;
     }
     size_t start = out->len;
-    if (floe_decompress(ctx, shared(c), p, data_n, out, max_out, err) != 0) {
+    if (floe_decompress(ctx, core_codec(c), p, data_n, out, max_out, err) != 0) {
         if (err && err->code == FLOE_ERANGE)
             return floe_err_set(err, FLOE_ECORRUPT,
                                 "avro: %s block decompresses past the %zu-byte limit",

@@ -3,10 +3,10 @@
  * (datum count, byte size, compressed datums, sync marker). */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "format/avro_int.h"
+#include "util/mem.h"
+#include "util/rand.h"
 
 static const uint8_t MAGIC[4] = {'O', 'b', 'j', 1};
 
@@ -39,22 +39,6 @@ static int w_oom(floe_err_t *err)
     return floe_err_set(err, FLOE_ENOMEM, "avro writer: out of memory");
 }
 
-static void random_sync(uint8_t sync[16])
-{
-    if (getrandom(sync, 16, 0) == 16) return;
-    /* no entropy source: a clock-seeded mix is still unique enough for a
-     * marker, which only has to be unlikely to appear in the data */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)sync;
-    for (int i = 0; i < 16; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        sync[i] = (uint8_t)(x >> 24);
-    }
-}
-
 int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
                          const floe_avro_writer_opts_t *opts, floe_err_t *err)
 {
@@ -75,7 +59,7 @@ int floe_avro_writer_new(floe_avro_writer_t **out, const floe_avro_schema_t *s,
     }
     if (w->o.sync) memcpy(w->sync, w->o.sync, 16);
     else
-        random_sync(w->sync);
+        floe_rand_bytes(w->sync, sizeof w->sync);
     w->o.sync = NULL;
     w->s = s;
     *out = w;
@@ -356,13 +340,8 @@ static int r_header(floe_avro_reader_t *r, floe_err_t *err)
         for (int64_t i = 0; i < count; i++) {
             int64_t kn, vn;
             /* grow as entries arrive, not by the count the file claims */
-            if (r->n_meta == r->meta_cap) {
-                size_t cap = r->meta_cap ? r->meta_cap * 2 : 8;
-                rmeta_t *nm = realloc(r->meta, cap * sizeof *nm);
-                if (!nm) return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
-                r->meta = nm;
-                r->meta_cap = cap;
-            }
+            if (floe_grow(&r->meta, &r->meta_cap, r->n_meta + 1, sizeof *r->meta) != 0)
+                return floe_err_set(err, FLOE_ENOMEM, "avro container: out of memory");
             rmeta_t *m = r->meta;
             if (avro_read_long(in, &kn, err) != 0) return -1;
             if (kn < 0 || (uint64_t)kn > in->len)

@@ -5,7 +5,7 @@
 #include <jansson.h>
 
 #include "format/avro.h"
-#include "format/compress.h"
+#include "util/compress.h"
 
 /* Nesting deeper than this is refused when parsing schemas and decoding
  * data (recursive schemas could otherwise exhaust the stack). */
@@ -116,7 +116,7 @@ int avro_read_long(floe_slice_t *in, int64_t *out, floe_err_t *err);
 int avro_put_long(floe_buf_t *b, int64_t v);
 int avro_put_bytes(floe_buf_t *b, const void *p, size_t n);
 
-/* avro_codec.c, over format/compress.h (ctx: the caller's, may be NULL):
+/* avro_codec.c, over util/compress.h (ctx: the caller's, may be NULL):
  * compress appends to out; decompress appends at most max_out bytes to out
  * (more is FLOE_ECORRUPT: a block bigger than the reader allows). */
 int avro_codec_compress(floe_codec_ctx_t *ctx, floe_avro_codec_t c, const uint8_t *p, size_t n,

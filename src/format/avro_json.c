@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "format/avro_int.h"
+#include "util/json.h"
 
 /* Decode a JSON string's UTF-8 into bytes, each code point 0..255 one byte
  * (the spec's encoding of bytes and fixed defaults).  -1 when a code point
@@ -271,24 +272,6 @@ bool floe_avro_value_equal(const floe_avro_value_t *a, const floe_avro_value_t *
 /* JSON rendering                                                       */
 /* ------------------------------------------------------------------ */
 
-static int put_json_string(floe_buf_t *o, const uint8_t *p, size_t n)
-{
-    int rc = floe_buf_append_u8(o, '"');
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        uint8_t c = p[i];
-        if (c == '"' || c == '\\') {
-            rc = floe_buf_append_u8(o, '\\');
-            if (rc == 0) rc = floe_buf_append_u8(o, c);
-        } else if (c < 0x20) {
-            rc = floe_buf_printf(o, "\\u%04x", c);
-        } else {
-            rc = floe_buf_append_u8(o, c);
-        }
-    }
-    if (rc == 0) rc = floe_buf_append_u8(o, '"');
-    return rc;
-}
-
 static int put_double(floe_buf_t *o, double d)
 {
     if (isnan(d)) return floe_buf_append_str(o, "\"NaN\"");
@@ -309,22 +292,20 @@ static int render(const floe_avro_value_t *v, floe_buf_t *o, int depth)
     case FLOE_AVRO_LONG: return floe_buf_printf(o, "%lld", (long long)v->u.l);
     case FLOE_AVRO_FLOAT: return put_double(o, (double)v->u.f);
     case FLOE_AVRO_DOUBLE: return put_double(o, v->u.d);
-    case FLOE_AVRO_STRING: return put_json_string(o, v->u.bytes.p, v->u.bytes.n);
+    case FLOE_AVRO_STRING: return floe_json_str(o, v->u.bytes.p, v->u.bytes.n);
     case FLOE_AVRO_BYTES:
     case FLOE_AVRO_FIXED:
         rc = floe_buf_append_str(o, "{\"$bytes\":\"");
         for (size_t i = 0; i < v->u.bytes.n && rc == 0; i++)
             rc = floe_buf_printf(o, "%02x", v->u.bytes.p[i]);
         return rc ? rc : floe_buf_append_str(o, "\"}");
-    case FLOE_AVRO_ENUM:
-        return put_json_string(o, (const uint8_t *)v->s->symbols[v->u.e],
-                               strlen(v->s->symbols[v->u.e]));
+    case FLOE_AVRO_ENUM: return floe_json_cstr(o, v->s->symbols[v->u.e]);
     case FLOE_AVRO_RECORD:
         rc = floe_buf_append_u8(o, '{');
         for (size_t i = 0; i < v->s->n_fields && rc == 0; i++) {
             if (i) rc = floe_buf_append_u8(o, ',');
             const char *name = v->s->fields[i].name;
-            if (rc == 0) rc = put_json_string(o, (const uint8_t *)name, strlen(name));
+            if (rc == 0) rc = floe_json_cstr(o, name);
             if (rc == 0) rc = floe_buf_append_u8(o, ':');
             if (rc == 0) rc = render(&v->u.fields[i], o, depth + 1);
         }
@@ -341,7 +322,7 @@ static int render(const floe_avro_value_t *v, floe_buf_t *o, int depth)
         for (size_t i = 0; i < v->u.map.n && rc == 0; i++) {
             if (i) rc = floe_buf_append_u8(o, ',');
             const char *k = v->u.map.keys[i];
-            if (rc == 0) rc = put_json_string(o, (const uint8_t *)k, strlen(k));
+            if (rc == 0) rc = floe_json_cstr(o, k);
             if (rc == 0) rc = floe_buf_append_u8(o, ':');
             if (rc == 0) rc = render(v->u.map.vals[i], o, depth + 1);
         }

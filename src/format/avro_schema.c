@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format/avro_int.h"
+#include "util/mem.h"
 
 static const char *const type_names[] = {"null",   "boolean", "int",    "long",   "float",
                                          "double", "bytes",   "string", "record", "enum",
@@ -166,13 +167,8 @@ static int set_name(pctx_t *c, floe_avro_schema_t *n, json_t *obj, const char *e
                 return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
         }
     }
-    if (c->n_named == c->cap_named) {
-        size_t cap = c->cap_named ? c->cap_named * 2 : 16;
-        floe_avro_schema_t **nn = realloc(c->named, cap * sizeof *nn);
-        if (!nn) return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
-        c->named = nn;
-        c->cap_named = cap;
-    }
+    if (floe_grow(&c->named, &c->cap_named, c->n_named + 1, sizeof *c->named) != 0)
+        return floe_err_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
     c->named[c->n_named++] = n;
     return 0;
 }
@@ -572,15 +568,9 @@ static bool jctx_seen(jctx_t *c, const floe_avro_schema_t *s)
 {
     for (size_t i = 0; i < c->n; i++)
         if (c->done[i] == s) return true;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        const floe_avro_schema_t **d = realloc(c->done, cap * sizeof *d);
-        if (!d) {
-            c->oom = true;
-            return true;
-        }
-        c->done = d;
-        c->cap = cap;
+    if (floe_grow(&c->done, &c->cap, c->n + 1, sizeof *c->done) != 0) {
+        c->oom = true;
+        return true;
     }
     c->done[c->n++] = s;
     return false;

@@ -50,8 +50,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format/compress.h"
 #include "util/buf.h"
+#include "util/compress.h"
 #include "util/err.h"
 
 typedef enum floe_pq_phys {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "format/parquet_int.h"
+#include "util/mem.h"
 
 #define MAX_PAGE_BYTES (256u << 20) /* uncompressed page cap */
 #define MAX_PAGE_VALUES (1u << 24)
@@ -202,19 +203,6 @@ static size_t out_esize(floe_pq_phys_t p)
     }
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t esize)
-{
-    if (need == 0) need = 1; /* never leave a NULL array to offset into */
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * esize);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* Decode n PLAIN values from p[0..len) into dst (output layout) or, with
  * to_dict, into the dictionary.  *used = bytes consumed. */
 static int plain_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t *dst,
@@ -296,7 +284,7 @@ static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t 
 static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t n, floe_err_t *err)
 {
     floe_pq_column_t *o = d->out;
-    if (grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0) return floe_err_oom(err);
+    if (floe_grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0) return floe_err_oom(err);
     uint8_t *dst = (uint8_t *)o->values + o->n_values * d->esize;
     floe_pq_phys_t ph = o->phys;
     size_t used;
@@ -511,8 +499,8 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
             continue;
         }
         size_t n = (size_t)h.num_values;
-        if (grow((void **)&out->def, &cap_def, out->n_levels + n, 2) < 0 ||
-            grow((void **)&out->rep, &cap_rep, out->n_levels + n, 2) < 0) {
+        if (floe_grow(&out->def, &cap_def, out->n_levels + n, 2) < 0 ||
+            floe_grow(&out->rep, &cap_rep, out->n_levels + n, 2) < 0) {
             rc = floe_err_oom(err);
             break;
         }

@@ -6,15 +6,15 @@
  * schema order (dictionary page first), then a new row group starts.
  * Encodings: RLE_DICTIONARY while the dictionary pays off and stays under
  * its limit; otherwise DELTA_BINARY_PACKED for integers, DELTA_LENGTH_/
- * DELTA_BYTE_ARRAY for byte arrays and PLAIN for the rest. */
+ * DELTA_BYTE_ARRAY for byte arrays and PLAIN for the rest.  Statistics are
+ * in parquet_stats.c, the dictionary in parquet_dict.c. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "format/parquet_int.h"
+#include "format/parquet_write_int.h"
 #include "util/mem.h"
 
 enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
@@ -46,51 +46,6 @@ void floe_pq_scratch_free(floe_pq_scratch_t *s)
     free(s);
 }
 
-typedef struct pq_col {
-    int node;
-    floe_pq_phys_t phys;
-    const floe_pq_node_t *spec;
-    size_t width;  /* fixed-width bytes; 0 for byte arrays */
-    size_t settle; /* page buffers stop growing near this */
-    int16_t max_def, max_rep;
-    int bw_def, bw_rep;
-    /* open page (levels are at most 64: the schema caps nesting) */
-    uint8_t *def, *rep;
-    size_t nlev, cap_lev;
-    size_t page_vals;
-    size_t page_rows;
-    int mode;
-    bool decided; /* dictionary kept past the first page */
-    /* dictionary */
-    uint64_t *slots; /* hash << 32 | (entry index + 1); 0 = empty */
-    size_t nslots;
-    floe_buf_t dvals; /* fixed width: entries back to back; bytes: data */
-    uint32_t *doff;   /* byte arrays: entry start offsets (n + 1) */
-    size_t dict_n, dict_cap;
-    size_t dict_bytes; /* PLAIN size of the dictionary page */
-    uint32_t *idx;
-    size_t nidx, cap_idx;
-    size_t plain_bytes; /* PLAIN size of the dictionary-encoded values so far */
-    bool dict_used;     /* the chunk has dictionary-encoded pages */
-    bool dict_failed;   /* a chunk of this file gave its dictionary up:
-                                 * later chunks start in the fallback */
-    /* fallback values */
-    floe_buf_t vals;
-    floe_buf_t lens; /* int32 lengths for DELTA_(LENGTH_)BYTE_ARRAY */
-    /* statistics */
-    bool has_minmax;
-    floe_buf_t min, max;
-    int64_t null_count;
-    bool has_fbounds; /* bounds over every row group flushed */
-    floe_buf_t fmin, fmax;
-    /* chunk */
-    floe_buf_t chunk;
-    int64_t chunk_uncompressed;
-    int64_t num_values;
-    uint32_t encodings;
-    size_t rows_pending;
-} pq_col_t;
-
 struct floe_pq_writer {
     const floe_pq_schema_t *s;
     floe_pq_write_opts_t o;
@@ -105,7 +60,8 @@ struct floe_pq_writer {
     uint64_t offset; /* bytes written to the sink */
     uint64_t rows, rg_rows;
     pq_row_group_meta_t *rgs;
-    int nrg, cap_rg;
+    int nrg;
+    size_t cap_rg;
     pq_kv_t *kv;
     int nkv;
     floe_pq_scratch_t own, *sc; /* sc: own or the caller's shared one */
@@ -321,178 +277,6 @@ int floe_pq_writer_set_kv(floe_pq_writer_t *w, const char *key, const char *valu
     return 0;
 }
 
-/* ---- statistics ---- */
-
-static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
-{
-    size_t m = an < bn ? an : bn;
-    int r = m ? memcmp(a, b, m) : 0;
-    if (r) return r;
-    return an < bn ? -1 : an > bn;
-}
-
-/* Compare two PLAIN-encoded values of column c in its sort order. */
-static int cmp_val(const pq_col_t *c, const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
-{
-    switch (c->phys) {
-    case FLOE_PQ_BOOLEAN: return (int)a[0] - (int)b[0];
-    case FLOE_PQ_INT32: {
-        int32_t x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return (x > y) - (x < y);
-    }
-    case FLOE_PQ_INT64: {
-        int64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return (x > y) - (x < y);
-    }
-    case FLOE_PQ_FLOAT: {
-        float x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return (x > y) - (x < y);
-    }
-    case FLOE_PQ_DOUBLE: {
-        double x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return (x > y) - (x < y);
-    }
-    case FLOE_PQ_FIXED:
-        if (c->spec->logical == FLOE_PQ_LT_DECIMAL && an > 0 && bn > 0) {
-            /* two's complement big-endian: the sign bit flips the order */
-            int sa = a[0] >> 7, sb = b[0] >> 7;
-            if (sa != sb) return sa ? -1 : 1;
-        }
-        return cmp_bytes(a, an, b, bn);
-    default: return cmp_bytes(a, an, b, bn);
-    }
-}
-
-/* Unsigned integer annotations sort differently: leave them without bounds. */
-static bool stats_ordered(const pq_col_t *c)
-{
-    if (c->spec->logical == FLOE_PQ_LT_INT && !c->spec->is_signed) return false;
-    if (c->phys == FLOE_PQ_BYTE_ARRAY && c->spec->logical == FLOE_PQ_LT_DECIMAL) return false;
-    return true;
-}
-
-static void stats_add(pq_col_t *c, const uint8_t *v, size_t n)
-{
-    if (c->phys == FLOE_PQ_FLOAT) {
-        float f;
-        memcpy(&f, v, 4);
-        if (isnan(f)) return;
-    } else if (c->phys == FLOE_PQ_DOUBLE) {
-        double d;
-        memcpy(&d, v, 8);
-        if (isnan(d)) return;
-    }
-    if (!c->has_minmax) {
-        c->min.len = c->max.len = 0;
-        if (floe_buf_append(&c->min, v, n) < 0 || floe_buf_append(&c->max, v, n) < 0) return;
-        c->has_minmax = true;
-        return;
-    }
-    if (cmp_val(c, v, n, c->min.data, c->min.len) < 0) {
-        c->min.len = 0;
-        floe_buf_append(&c->min, v, n);
-    } else if (cmp_val(c, v, n, c->max.data, c->max.len) > 0) {
-        c->max.len = 0;
-        floe_buf_append(&c->max, v, n);
-    }
-}
-
-/* cmp_bytes with the first 8 bytes compared as one big-endian word: most
- * pairs of distinct values differ there. */
-static inline int cmp_bytes_fast(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
-{
-    if (an >= 8 && bn >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
-    }
-    return cmp_bytes(a, an, b, bn);
-}
-
-/* Statistics of n values of a numeric column (layout per phys), found in
- * one loop and merged with two stats_add calls. */
-static void stats_batch(pq_col_t *c, const uint8_t *v, size_t n)
-{
-#define MINMAX(T, SKIP)                                    \
-    {                                                      \
-        T mn = 0, mx = 0, x;                               \
-        bool any = false;                                  \
-        for (size_t i = 0; i < n; i++) {                   \
-            memcpy(&x, v + i * sizeof(T), sizeof(T));      \
-            if (SKIP) continue;                            \
-            if (!any) {                                    \
-                mn = mx = x;                               \
-                any = true;                                \
-                continue;                                  \
-            }                                              \
-            mn = x < mn ? x : mn;                          \
-            mx = x > mx ? x : mx;                          \
-        }                                                  \
-        if (any) {                                         \
-            stats_add(c, (const uint8_t *)&mn, sizeof(T)); \
-            stats_add(c, (const uint8_t *)&mx, sizeof(T)); \
-        }                                                  \
-        return;                                            \
-    }
-    switch (c->phys) {
-    case FLOE_PQ_INT32: MINMAX(int32_t, false)
-    case FLOE_PQ_INT64: MINMAX(int64_t, false)
-    case FLOE_PQ_FLOAT: MINMAX(float, isnan(x))
-    case FLOE_PQ_DOUBLE: MINMAX(double, isnan(x))
-    default:
-        for (size_t i = 0; i < n; i++) stats_add(c, v + i * c->width, c->width);
-        return;
-    }
-#undef MINMAX
-}
-
-/* Statistics of n byte-array values. */
-static void stats_bytes(pq_col_t *c, const floe_slice_t *sl, size_t n)
-{
-    if (!n) return;
-    size_t mn = 0, mx = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mn].ptr, sl[mn].len) < 0) mn = i;
-        else if (cmp_bytes_fast(sl[i].ptr, sl[i].len, sl[mx].ptr, sl[mx].len) > 0)
-            mx = i;
-    }
-    stats_add(c, sl[mn].ptr, sl[mn].len);
-    stats_add(c, sl[mx].ptr, sl[mx].len);
-}
-
-/* Fold the closing chunk's bounds into the bounds over every row group. */
-static void fbounds_add(pq_col_t *c)
-{
-    if (!c->has_minmax) return;
-    if (!c->has_fbounds) {
-        c->fmin.len = c->fmax.len = 0;
-        if (floe_buf_append(&c->fmin, c->min.data, c->min.len) < 0 ||
-            floe_buf_append(&c->fmax, c->max.data, c->max.len) < 0)
-            return;
-        /* an empty first value leaves data NULL: give comparisons a pointer */
-        if (floe_buf_reserve(&c->fmin, 1) < 0 || floe_buf_reserve(&c->fmax, 1) < 0) return;
-        c->has_fbounds = true;
-        return;
-    }
-    if (cmp_val(c, c->min.data, c->min.len, c->fmin.data, c->fmin.len) < 0) {
-        c->fmin.len = 0;
-        floe_buf_append(&c->fmin, c->min.data, c->min.len);
-    }
-    if (cmp_val(c, c->max.data, c->max.len, c->fmax.data, c->fmax.len) > 0) {
-        c->fmax.len = 0;
-        floe_buf_append(&c->fmax, c->max.data, c->max.len);
-    }
-}
-
 bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min, floe_slice_t *max)
 {
     if (col < 0 || col >= w->ncols || !w->cols[col].has_fbounds) return false;
@@ -500,127 +284,6 @@ bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min
     *min = floe_buf_slice(&c->fmin);
     *max = floe_buf_slice(&c->fmax);
     return true;
-}
-
-/* ---- dictionary ---- */
-
-static inline uint64_t hash_bytes(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
-    while (n >= 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        h = (h ^ x) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    if (n) {
-        /* the tail byte by byte: a variable-length memcpy would be a call */
-        uint64_t x = 0;
-        for (size_t i = 0; i < n; i++) x |= (uint64_t)p[i] << (8 * i);
-        h = (h ^ x) * 0x94d049bb133111ebull;
-    }
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ull;
-    h ^= h >> 32;
-    return h;
-}
-
-static int dict_grow(pq_col_t *c)
-{
-    size_t ns = c->nslots ? c->nslots * 2 : 1024;
-    uint64_t *slots = calloc(ns, sizeof *slots);
-    if (!slots) return -1;
-    for (size_t i = 0; i < c->nslots; i++) {
-        uint64_t x = c->slots[i];
-        if (!x) continue;
-        size_t s = (size_t)(x >> 32) & (ns - 1);
-        while (slots[s]) s = (s + 1) & (ns - 1);
-        slots[s] = x;
-    }
-    free(c->slots);
-    c->slots = slots;
-    c->nslots = ns;
-    return 0;
-}
-
-static inline bool entry_eq(const pq_col_t *c, uint32_t e, const uint8_t *v, size_t n)
-{
-    if (c->width == 8) {
-        uint64_t a, b;
-        memcpy(&a, c->dvals.data + (size_t)e * 8, 8);
-        memcpy(&b, v, 8);
-        return a == b;
-    }
-    if (c->width == 4) {
-        uint32_t a, b;
-        memcpy(&a, c->dvals.data + (size_t)e * 4, 4);
-        memcpy(&b, v, 4);
-        return a == b;
-    }
-    if (c->width) return memcmp(c->dvals.data + (size_t)e * c->width, v, n) == 0;
-    uint32_t a = c->doff[e], b = c->doff[e + 1];
-    if (b - a != n) return false;
-    if (n > 32) return memcmp(c->dvals.data + a, v, n) == 0;
-    /* short values (the usual dictionary entry): inline, no call */
-    return floe_mem_eq_short(c->dvals.data + a, v, n);
-}
-
-/* Index of value v (n bytes) in the dictionary, inserting it if new;
- * returns -1 when out of memory. */
-static inline int64_t dict_put(pq_col_t *c, const uint8_t *v, size_t n)
-{
-    uint32_t h;
-    if (c->width == 8 || c->width == 4) {
-        uint64_t x = 0;
-        memcpy(&x, v, c->width);
-        x *= 0x9e3779b97f4a7c15ull;
-        h = (uint32_t)(x >> 32) ^ (uint32_t)x;
-    } else {
-        h = (uint32_t)hash_bytes(v, n);
-    }
-    if ((c->dict_n + 1) * 2 > c->nslots && dict_grow(c) < 0) return -1;
-    size_t mask = c->nslots - 1, s = h & mask;
-    for (;;) {
-        uint64_t x = c->slots[s];
-        if (!x) break;
-        if ((uint32_t)(x >> 32) == h) {
-            uint32_t e = (uint32_t)x - 1;
-            if (entry_eq(c, e, v, n)) return e;
-        }
-        s = (s + 1) & mask;
-    }
-    if (!c->width && c->dict_n + 2 > c->dict_cap) {
-        size_t cap = c->dict_cap ? c->dict_cap * 2 : 1024;
-        uint32_t *off = realloc(c->doff, (cap + 1) * sizeof *off);
-        if (!off) return -1;
-        if (!c->doff) off[0] = 0;
-        c->doff = off;
-        c->dict_cap = cap;
-    }
-    if (!c->width && c->dvals.len + n > UINT32_MAX) return -1;
-    if (floe_buf_append(&c->dvals, v, n) < 0) return -1;
-    size_t e = c->dict_n++;
-    if (!c->width) {
-        c->doff[e + 1] = (uint32_t)c->dvals.len;
-        c->dict_bytes += 4 + n;
-    } else {
-        c->dict_bytes += n;
-    }
-    c->slots[s] = ((uint64_t)h << 32) | (uint64_t)(e + 1);
-    return (int64_t)e;
-}
-
-static void dict_entry(const pq_col_t *c, size_t e, const uint8_t **p, size_t *n)
-{
-    if (c->width) {
-        *p = c->dvals.data + e * c->width;
-        *n = c->width;
-    } else {
-        *p = c->dvals.data + c->doff[e];
-        *n = c->doff[e + 1] - c->doff[e];
-    }
 }
 
 /* ---- values ---- */
@@ -665,7 +328,7 @@ static inline int put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
         break;
     }
     }
-    if (rc == 0 && stats_ordered(c)) stats_add(c, v, n);
+    if (rc == 0 && pq_stats_ordered(c)) pq_stats_add(c, v, n);
     return rc;
 }
 
@@ -687,7 +350,7 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
     for (size_t i = 0; i < c->nidx; i++) {
         const uint8_t *p;
         size_t n;
-        dict_entry(c, c->idx[i], &p, &n);
+        pq_dict_entry(c, c->idx[i], &p, &n);
         if (put_fallback(c, p, n) < 0) return floe_err_oom(err);
     }
     c->nidx = 0;
@@ -704,7 +367,7 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
     c->slots = NULL;
     c->doff = NULL;
     c->idx = NULL;
-    c->nslots = c->dict_cap = c->cap_idx = 0;
+    c->nslots = c->doff_cap = c->cap_idx = 0;
     return 0;
 }
 
@@ -721,27 +384,21 @@ static size_t page_estimate(const pq_col_t *c)
 static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, floe_err_t *err)
 {
     if (c->mode == M_DICT) {
-        if (c->nidx + n > c->cap_idx) {
-            size_t cap = c->cap_idx ? c->cap_idx : 4096;
-            while (cap < c->nidx + n) cap *= 2;
-            uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
-            if (!ix) return floe_err_oom(err);
-            c->idx = ix;
-            c->cap_idx = cap;
-        }
+        if (floe_grow(&c->idx, &c->cap_idx, c->nidx + n, sizeof *c->idx) != 0)
+            return floe_err_oom(err);
         uint32_t *out = c->idx + c->nidx;
         if (c->width) {
             const uint8_t *v = (const uint8_t *)values + from * c->width;
             if (c->phys == FLOE_PQ_FIXED) {
                 const floe_slice_t *sl = (const floe_slice_t *)values + from;
                 for (size_t i = 0; i < n; i++) {
-                    int64_t e = dict_put(c, sl[i].ptr, c->width);
+                    int64_t e = pq_dict_put(c, sl[i].ptr, c->width);
                     if (e < 0) return floe_err_oom(err);
                     out[i] = (uint32_t)e;
                 }
             } else {
                 for (size_t i = 0; i < n; i++) {
-                    int64_t e = dict_put(c, v + i * c->width, c->width);
+                    int64_t e = pq_dict_put(c, v + i * c->width, c->width);
                     if (e < 0) return floe_err_oom(err);
                     out[i] = (uint32_t)e;
                 }
@@ -750,7 +407,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
             const floe_slice_t *sl = (const floe_slice_t *)values + from;
             size_t pb = 0;
             for (size_t i = 0; i < n; i++) {
-                int64_t e = dict_put(c, sl[i].ptr, sl[i].len);
+                int64_t e = pq_dict_put(c, sl[i].ptr, sl[i].len);
                 if (e < 0) return floe_err_oom(err);
                 out[i] = (uint32_t)e;
                 pb += 4 + sl[i].len;
@@ -777,7 +434,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         }
         c->lens.len += n * 4;
         c->vals.len += total;
-        if (stats_ordered(c)) stats_bytes(c, sl, n);
+        if (pq_stats_ordered(c)) pq_stats_bytes(c, sl, n);
         return 0;
     }
     if (c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED) {
@@ -810,7 +467,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
                floe_buf_append(&c->vals, v, n * c->width) < 0) {
         return floe_err_oom(err);
     }
-    if (stats_ordered(c)) stats_batch(c, v, n);
+    if (pq_stats_ordered(c)) pq_stats_batch(c, v, n);
     return 0;
 }
 
@@ -1226,13 +883,8 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
 static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
 {
     if (w->rg_rows == 0) return 0;
-    if (w->nrg == w->cap_rg) {
-        int cap = w->cap_rg ? w->cap_rg * 2 : 8;
-        pq_row_group_meta_t *r = realloc(w->rgs, sizeof *r * (size_t)cap);
-        if (!r) return floe_err_oom(err);
-        w->rgs = r;
-        w->cap_rg = cap;
-    }
+    if (floe_grow(&w->rgs, &w->cap_rg, (size_t)w->nrg + 1, sizeof *w->rgs) != 0)
+        return floe_err_oom(err);
     pq_row_group_meta_t *rg = &w->rgs[w->nrg];
     memset(rg, 0, sizeof *rg);
     rg->cols = calloc((size_t)w->ncols, sizeof *rg->cols);
@@ -1254,10 +906,10 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
             for (size_t e = 0; e < c->dict_n; e++) {
                 const uint8_t *p;
                 size_t n;
-                dict_entry(c, e, &p, &n);
+                pq_dict_entry(c, e, &p, &n);
                 if (!c->width && floe_buf_append_le32(b, (uint32_t)n) < 0) goto oom;
                 if (floe_buf_append(b, p, n) < 0) goto oom;
-                if (stats_ordered(c)) stats_add(c, p, n);
+                if (pq_stats_ordered(c)) pq_stats_add(c, p, n);
             }
             pq_page_header_t h;
             memset(&h, 0, sizeof h);
@@ -1287,7 +939,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
         m->total_compressed = comp;
         m->has_stats = true;
         m->stats.null_count = c->null_count;
-        fbounds_add(c);
+        pq_fbounds_add(c);
         if (c->has_minmax && c->min.len <= 256 && c->max.len <= 256) {
             m->stats.has_minmax = true;
             if (c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE) {

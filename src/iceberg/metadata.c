@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "util/clock.h"
 #include "util/parse.h"
+#include "util/rand.h"
 
 /* ---- properties ---- */
 
@@ -126,13 +126,7 @@ floe_ice_snapshot_t *floe_ice_snapshot_dup(const floe_ice_snapshot_t *s)
 void floe_ice_uuid4(char out[37])
 {
     uint8_t b[16];
-    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
-        uint64_t t = (uint64_t)floe_mono_ns() ^ (uint64_t)floe_wall_us();
-        for (int i = 0; i < 16; i++) {
-            t = t * 6364136223846793005ULL + 1442695040888963407ULL;
-            b[i] = (uint8_t)(t >> 56);
-        }
-    }
+    floe_rand_bytes(b, sizeof b);
     b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
     b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
     static const char hex[] = "0123456789abcdef";
@@ -147,9 +141,7 @@ void floe_ice_uuid4(char out[37])
 
 int64_t floe_ice_new_snapshot_id(void)
 {
-    uint64_t v = 0;
-    if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
-        v = (uint64_t)floe_mono_ns() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)floe_wall_us();
+    uint64_t v = floe_rand_u64();
     v &= (1ULL << 53) - 1; /* exact in JSON readers that use doubles */
     return v ? (int64_t)v : 1;
 }

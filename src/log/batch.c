@@ -8,11 +8,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log/codec.h"
+#include "log/kcodec.h"
 #include "util/crc32c.h"
 #include "util/varint.h"
 
-const char *floe_compression_name(int codec)
+const char *floe_compression_name(floe_compression_t codec)
 {
     switch (codec) {
     case FLOE_COMPRESSION_NONE: return "none";
@@ -30,7 +30,7 @@ int floe_compression_parse(const char *name)
     if (!strcasecmp(name, "none") || !strcasecmp(name, "uncompressed"))
         return FLOE_COMPRESSION_NONE;
     for (int c = FLOE_COMPRESSION_GZIP; c <= FLOE_COMPRESSION_ZSTD; c++)
-        if (!strcasecmp(name, floe_compression_name(c))) return c;
+        if (!strcasecmp(name, floe_compression_name((floe_compression_t)c))) return c;
     return -1;
 }
 
@@ -145,16 +145,16 @@ int floe_batch_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h, 
         return floe_err_set(err, FLOE_ETRUNC, "record batch shorter than its length");
     const uint8_t *rec = b + FLOE_BATCH_HDR_SIZE;
     size_t rn = size - FLOE_BATCH_HDR_SIZE;
-    int codec = floe_batch_compression(h);
+    floe_compression_t codec = floe_batch_compression(h);
     if (codec == FLOE_COMPRESSION_NONE) {
         *out = floe_slice(rec, rn);
         return 0;
     }
     if (codec > FLOE_COMPRESSION_ZSTD)
-        return floe_err_set(err, FLOE_ECORRUPT, "unknown compression codec %d", codec);
+        return floe_err_set(err, FLOE_ECORRUPT, "unknown compression codec %d", (int)codec);
     floe_buf_reset(scratch);
-    if (floe_codec_decompress(codec, rec, rn, scratch,
-                              max_out ? max_out : FLOE_BATCH_MAX_DECOMPRESSED, err) != 0)
+    if (floe_kcodec_decompress(codec, rec, rn, scratch,
+                               max_out ? max_out : FLOE_BATCH_MAX_DECOMPRESSED, err) != 0)
         return -1;
     *out = floe_buf_slice(scratch);
     return 0;
@@ -450,8 +450,8 @@ int floe_batch_builder_finish(floe_batch_builder_t *b, floe_buf_t *out, floe_err
     size_t body_len = b->recs.len;
     if (o->compression != FLOE_COMPRESSION_NONE) {
         floe_buf_reset(&b->zbuf);
-        if (floe_codec_compress(o->compression, o->compression_level, b->recs.data, b->recs.len,
-                                &b->zbuf, err) != 0)
+        if (floe_kcodec_compress(o->compression, o->compression_level, b->recs.data, b->recs.len,
+                                 &b->zbuf, err) != 0)
             return -1;
         body = b->zbuf.data;
         body_len = b->zbuf.len;

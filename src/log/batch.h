@@ -15,7 +15,7 @@
  * Beyond LOG_CONTRACT.md: floe_batch_decode_hdr (no CRC check),
  * floe_batch_set_leader_epoch, floe_batch_update_crc,
  * floe_batch_validate_records, floe_header_iter_t, floe_batch_opts_t for
- * the builder's settings, and log/codec.h for the codecs alone. */
+ * the builder's settings, and log/kcodec.h for the codecs alone. */
 #ifndef FLOE_LOG_BATCH_H
 #define FLOE_LOG_BATCH_H
 
@@ -48,7 +48,7 @@ typedef enum floe_compression {
 } floe_compression_t;
 
 /* "none", "gzip", "snappy", "lz4", "zstd"; "unknown" otherwise. */
-const char *floe_compression_name(int codec);
+const char *floe_compression_name(floe_compression_t codec);
 /* Name -> codec: "none" (or "uncompressed"), "gzip", "snappy", "lz4",
  * "zstd"; -1 for anything else (including Kafka's "producer"). */
 int floe_compression_parse(const char *name);
@@ -72,9 +72,10 @@ typedef struct floe_batch_hdr {
     int32_t record_count;
 } floe_batch_hdr_t;
 
-static inline int floe_batch_compression(const floe_batch_hdr_t *h)
+/* The codec bits; 5..7 are not codecs (floe_batch_records refuses them). */
+static inline floe_compression_t floe_batch_compression(const floe_batch_hdr_t *h)
 {
-    return h->attributes & FLOE_BATCH_ATTR_COMPRESSION_MASK;
+    return (floe_compression_t)(h->attributes & FLOE_BATCH_ATTR_COMPRESSION_MASK);
 }
 static inline bool floe_batch_is_log_append_time(const floe_batch_hdr_t *h)
 {
@@ -224,7 +225,7 @@ int floe_batch_validate_records(const uint8_t *b, size_t len, const floe_batch_h
 /* ---- building ---- */
 
 typedef struct floe_batch_opts {
-    int compression;                /* floe_compression_t; default NONE */
+    floe_compression_t compression; /* default NONE */
     int compression_level;          /* 0 = codec default */
     int64_t base_offset;            /* default 0 (the log re-assigns it) */
     int32_t partition_leader_epoch; /* default -1 */

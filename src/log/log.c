@@ -16,6 +16,8 @@
 #include "log/log_int.h"
 #include "util/clock.h"
 #include "util/diag.h"
+#include "util/fs.h"
+#include "util/mem.h"
 #include "util/parse.h"
 
 #define LOG_START_FILE "log-start-offset"
@@ -77,57 +79,20 @@ bad:
 
 /* ---- small file helpers ---- */
 
-static int mkdir_p(const char *dir, floe_err_t *err)
-{
-    char tmp[PATH_MAX];
-    size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof tmp)
-        return floe_err_set(err, FLOE_EINVAL, "bad log directory '%s'", dir);
-    memcpy(tmp, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (tmp[i] == '/' || tmp[i] == 0) {
-            char c = tmp[i];
-            tmp[i] = 0;
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return floe_err_errno(err, errno, tmp);
-            tmp[i] = c;
-        }
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0) return floe_err_errno(err, errno, dir);
-    if (!S_ISDIR(st.st_mode)) return floe_err_set(err, FLOE_EINVAL, "%s is not a directory", dir);
-    return 0;
-}
-
-static void dir_path(char *out, size_t cap, const char *dir, const char *name)
-{
-    if ((size_t)snprintf(out, cap, "%s/%s", dir, name) >= cap) out[0] = 0;
-}
-
-/* Persist the log start offset: tmp file, fsync, rename, fsync dir. */
+/* Persist the log start offset durably (a DeleteRecords must survive a
+ * crash): floe_fs_write_atomic. */
 static int write_log_start(floe_log_t *l, floe_err_t *err)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 8], text[32];
-    dir_path(path, sizeof path, l->dir, LOG_START_FILE);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char path[PATH_MAX], text[32];
+    if (floe_path_join(path, sizeof path, l->dir, LOG_START_FILE, err) != 0) return -1;
     int n = snprintf(text, sizeof text, "%" PRId64 "\n", l->log_start);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return floe_err_errno(err, errno, tmp);
-    if (write(fd, text, (size_t)n) != n || fdatasync(fd) != 0) {
-        int e = errno ? errno : EIO;
-        close(fd);
-        unlink(tmp);
-        return floe_err_errno(err, e, tmp);
-    }
-    close(fd);
-    if (rename(tmp, path) != 0) return floe_err_errno(err, errno, path);
-    if (fsync(l->dir_fd) != 0) return floe_err_errno(err, errno, l->dir);
-    return 0;
+    return floe_fs_write_atomic(path, text, (size_t)n, err);
 }
 
 static int64_t read_log_start(const char *dir)
 {
     char path[PATH_MAX], text[32] = {0};
-    dir_path(path, sizeof path, dir, LOG_START_FILE);
+    if (floe_path_join(path, sizeof path, dir, LOG_START_FILE, NULL) != 0) return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     ssize_t r = read(fd, text, sizeof text - 1);
@@ -176,15 +141,10 @@ static int list_segments(const char *dir, int64_t **out, size_t *nout, floe_err_
     while ((de = readdir(d)) != NULL) {
         int64_t b = parse_seg_name(de->d_name, "log");
         if (b < 0) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            int64_t *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                free(v);
-                closedir(d);
-                return floe_err_set(err, FLOE_ENOMEM, "out of memory listing %s", dir);
-            }
-            v = nv;
+        if (floe_grow(&v, &cap, n + 1, sizeof *v) != 0) {
+            free(v);
+            closedir(d);
+            return floe_err_oom(err);
         }
         v[n++] = b;
     }
@@ -196,11 +156,9 @@ static int list_segments(const char *dir, int64_t **out, size_t *nout, floe_err_
         size_t len = strlen(de->d_name);
         bool orphan = b >= 0 && (n == 0 || !bsearch(&b, v, n, sizeof *v, cmp_i64));
         bool tmp = len > 4 && !strcmp(de->d_name + len - 4, ".tmp");
-        if (orphan || tmp) {
-            char path[PATH_MAX];
-            dir_path(path, sizeof path, dir, de->d_name);
+        char path[PATH_MAX];
+        if ((orphan || tmp) && floe_path_join(path, sizeof path, dir, de->d_name, NULL) == 0)
             unlink(path);
-        }
     }
     closedir(d);
     *out = v;
@@ -221,13 +179,7 @@ static int64_t end_off(floe_log_t *l)
 
 static int push_seg(floe_log_t *l, floe_segment_t *s)
 {
-    if (l->nsegs == l->capsegs) {
-        size_t nc = l->capsegs ? l->capsegs * 2 : 8;
-        floe_segment_t **n = realloc(l->segs, nc * sizeof *n);
-        if (!n) return -1;
-        l->segs = n;
-        l->capsegs = nc;
-    }
+    if (floe_grow(&l->segs, &l->capsegs, l->nsegs + 1, sizeof *l->segs) != 0) return -1;
     l->segs[l->nsegs++] = s;
     return 0;
 }
@@ -255,8 +207,8 @@ static void save_pstate(floe_log_t *l, bool durable)
 {
     char path[PATH_MAX];
     floe_err_t e;
-    dir_path(path, sizeof path, l->dir, PSTATE_FILE);
-    if (floe_pstate_save(&l->ps, path, end_off(l), durable, &e) != 0)
+    if (floe_path_join(path, sizeof path, l->dir, PSTATE_FILE, &e) != 0 ||
+        floe_pstate_save(&l->ps, path, end_off(l), durable, &e) != 0)
         FLOE_WARN("log: %s: cannot save producer state: %s", l->dir, e.msg);
 }
 
@@ -359,7 +311,7 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
         floe_err_set(err, FLOE_ENOMEM, "out of memory opening a log");
         goto fail;
     }
-    if (mkdir_p(dir, err) != 0) goto fail;
+    if (floe_fs_mkdirs(dir, err) != 0) goto fail;
     l->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (l->dir_fd < 0) {
         floe_err_errno(err, errno, dir);
@@ -417,9 +369,9 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     if (act->size > 0) {
         struct statx stx;
         char p[PATH_MAX];
-        floe_segment_path(p, sizeof p, dir, act->base, "log");
         act->roll_base_ms = now;
-        if (statx(AT_FDCWD, p, 0, STATX_BTIME, &stx) == 0 && (stx.stx_mask & STATX_BTIME)) {
+        if (floe_segment_path(p, sizeof p, dir, act->base, "log", NULL) == 0 &&
+            statx(AT_FDCWD, p, 0, STATX_BTIME, &stx) == 0 && (stx.stx_mask & STATX_BTIME)) {
             int64_t b = (int64_t)stx.stx_btime.tv_sec * 1000 + stx.stx_btime.tv_nsec / 1000000;
             if (b < now) act->roll_base_ms = b;
         }
@@ -429,10 +381,10 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     delete_below_start(l); /* a crash may have come between persist and delete */
     /* producer state: snapshot, then the batches after it */
     char path[PATH_MAX];
-    dir_path(path, sizeof path, dir, PSTATE_FILE);
     int64_t upto = -1;
     floe_err_t e2;
-    if (floe_pstate_load(&l->ps, path, &upto, &e2) != 0 || upto < l->segs[0]->base ||
+    if (floe_path_join(path, sizeof path, dir, PSTATE_FILE, &e2) != 0 ||
+        floe_pstate_load(&l->ps, path, &upto, &e2) != 0 || upto < l->segs[0]->base ||
         upto > end_off(l)) {
         floe_pstate_clear(&l->ps);
         upto = l->segs[0]->base;
@@ -478,24 +430,34 @@ void floe_log_close(floe_log_t *l)
 
 int floe_log_drop(floe_log_t *l, floe_err_t *err)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", l->dir);
+    char *dir = l->dir; /* outlives the log */
+    l->dir = NULL;
     /* no snapshot on the way out */
     for (size_t i = 0; i < l->nsegs; i++) floe_segment_free(l->segs[i]);
     l->nsegs = 0;
     floe_log_close(l);
-    DIR *d = opendir(dir);
-    if (!d) return floe_err_errno(err, errno, dir);
-    struct dirent *de;
     int rc = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        rc = floe_err_errno(err, errno, dir);
+        goto out;
+    }
+    struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         char path[PATH_MAX];
-        dir_path(path, sizeof path, dir, de->d_name);
-        if (unlink(path) != 0 && rc == 0) rc = floe_err_errno(err, errno, path);
+        floe_err_t e;
+        if (floe_path_join(path, sizeof path, dir, de->d_name, &e) != 0) {
+            if (rc == 0 && err) *err = e;
+            rc = -1;
+        } else if (unlink(path) != 0 && rc == 0) {
+            rc = floe_err_errno(err, errno, path);
+        }
     }
     closedir(d);
     if (rc == 0 && rmdir(dir) != 0) rc = floe_err_errno(err, errno, dir);
+out:
+    free(dir);
     return rc;
 }
 

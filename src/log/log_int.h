@@ -59,7 +59,9 @@ int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h, int64_t now
 size_t floe_pstate_expire(floe_pstate_t *ps, int64_t before_ms);
 
 /* Snapshot: the state as of log offset `upto` (every batch below it is
- * included), written atomically (tmp file + rename; fsync when durable).
+ * included), written atomically (floe_fs_write_atomic when durable, else
+ * floe_fs_write_nosync: the snapshot has a CRC and is rebuilt from the
+ * log when damaged).
  * Load returns -1 when the file is missing or corrupt (state cleared). */
 int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto, bool durable,
                      floe_err_t *err);
@@ -108,8 +110,10 @@ int floe_segment_open(const char *dir, int64_t base, bool create, floe_segment_t
 void floe_segment_free(floe_segment_t *s);
 /* Unlink the segment's files. */
 void floe_segment_unlink(const char *dir, const floe_segment_t *s);
-/* Path of one of the segment's files ("log", "index", "timeindex"). */
-void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext);
+/* Path of one of the segment's files ("log", "index", "timeindex") into
+ * out; FLOE_ERANGE when it does not fit (floe_path_fmt). */
+int floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext,
+                      floe_err_t *err);
 
 /* Load .index/.timeindex and check them against the .log (size, order,
  * ranges, the last entry naming a real batch).  next_base: base of the

@@ -4,8 +4,6 @@
  * rebuilds whatever a snapshot lacks from the batch headers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +11,7 @@
 
 #include "log/log_int.h"
 #include "util/crc32c.h"
+#include "util/fs.h"
 
 void floe_pstate_init(floe_pstate_t *ps)
 {
@@ -214,40 +213,10 @@ int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto, bo
         floe_buf_free(&b);
         return floe_err_set(err, FLOE_ENOMEM, "out of memory writing producer state");
     }
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        floe_buf_free(&b);
-        return floe_err_errno(err, errno, tmp);
-    }
-    size_t off = 0;
-    while (off < b.len) {
-        ssize_t w = write(fd, b.data + off, b.len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            floe_buf_free(&b);
-            return floe_err_errno(err, e ? e : EIO, tmp);
-        }
-        off += (size_t)w;
-    }
+    rc = durable ? floe_fs_write_atomic(path, b.data, b.len, err)
+                 : floe_fs_write_nosync(path, b.data, b.len, err);
     floe_buf_free(&b);
-    if (durable && fdatasync(fd) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return floe_err_errno(err, e, tmp);
-    }
-    close(fd);
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return floe_err_errno(err, e, path);
-    }
-    return 0;
+    return rc;
 }
 
 int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto, floe_err_t *err)

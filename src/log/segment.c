@@ -15,6 +15,8 @@
 
 #include "log/log_int.h"
 #include "util/diag.h"
+#include "util/fs.h"
+#include "util/mem.h"
 
 #define IDX_ENTRY 8
 #define TIDX_ENTRY 12
@@ -22,9 +24,10 @@
 
 static void unmap_indexes(floe_segment_t *s);
 
-void floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext)
+int floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext,
+                      floe_err_t *err)
 {
-    snprintf(out, cap, "%s/%020" PRId64 ".%s", dir, base, ext);
+    return floe_path_fmt(out, cap, err, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
 /* Open one of the segment's files; *created (if non-NULL) tells whether
@@ -33,7 +36,7 @@ static int open_file(const char *dir, int64_t base, const char *ext, bool create
                      bool *created, floe_err_t *err)
 {
     char path[PATH_MAX];
-    floe_segment_path(path, sizeof path, dir, base, ext);
+    if (floe_segment_path(path, sizeof path, dir, base, ext, err) != 0) return -1;
     *fd = open(path, O_RDWR | O_CLOEXEC, 0644);
     if (*fd < 0 && errno == ENOENT && create) {
         *fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
@@ -87,8 +90,10 @@ void floe_segment_unlink(const char *dir, const floe_segment_t *s)
     static const char *exts[] = {"log", "index", "timeindex"};
     char path[PATH_MAX];
     for (size_t i = 0; i < 3; i++) {
-        floe_segment_path(path, sizeof path, dir, s->base, exts[i]);
-        if (unlink(path) != 0 && errno != ENOENT)
+        floe_err_t e;
+        if (floe_segment_path(path, sizeof path, dir, s->base, exts[i], &e) != 0)
+            FLOE_WARN("log: cannot delete a segment file: %s", e.msg);
+        else if (unlink(path) != 0 && errno != ENOENT)
             FLOE_WARN("log: cannot delete %s: %s", path, strerror(errno));
     }
 }
@@ -135,26 +140,14 @@ static uint8_t *slurp(int fd, size_t *n)
 
 static int push_idx(floe_segment_t *s, uint32_t rel, uint32_t pos)
 {
-    if (s->nidx == s->capidx) {
-        size_t nc = s->capidx ? s->capidx * 2 : 16;
-        floe_idx_entry_t *n = realloc(s->idx, nc * sizeof *n);
-        if (!n) return -1;
-        s->idx = n;
-        s->capidx = nc;
-    }
+    if (floe_grow(&s->idx, &s->capidx, s->nidx + 1, sizeof *s->idx) != 0) return -1;
     s->idx[s->nidx++] = (floe_idx_entry_t){rel, pos};
     return 0;
 }
 
 static int push_tidx(floe_segment_t *s, int64_t ts, uint32_t rel)
 {
-    if (s->ntidx == s->captidx) {
-        size_t nc = s->captidx ? s->captidx * 2 : 16;
-        floe_tidx_entry_t *n = realloc(s->tidx, nc * sizeof *n);
-        if (!n) return -1;
-        s->tidx = n;
-        s->captidx = nc;
-    }
+    if (floe_grow(&s->tidx, &s->captidx, s->ntidx + 1, sizeof *s->tidx) != 0) return -1;
     s->tidx[s->ntidx++] = (floe_tidx_entry_t){ts, rel};
     return 0;
 }

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/fs.h"
+#include "util/mem.h"
 
 /* ---- dispatch ---- */
 
@@ -152,52 +154,27 @@ const char *floe_fileio_local_path(const char *path)
     return path;
 }
 
-static int mkdirs(const char *dir, floe_err_t *err)
+/* The directory part of path, malloc'd (floe_fs_dirname). */
+static char *dir_of(const char *path, floe_err_t *err)
 {
-    char *p = strdup(dir);
-    if (!p) return floe_err_oom(err);
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-                int e = errno;
-                floe_err_errno(err, e, p);
-                free(p);
-                return -1;
-            }
-            *s = c;
-            if (!c) break;
-        }
+    size_t n = strlen(path) + 2;
+    char *d = malloc(n);
+    if (!d) {
+        floe_err_oom(err);
+        return NULL;
     }
-    free(p);
-    return 0;
-}
-
-static int fsync_dir(const char *dir, floe_err_t *err)
-{
-    int fd = open(dir[0] ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return floe_err_errno(err, errno, dir);
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    if (rc < 0) return floe_err_errno(err, e, dir);
-    return 0;
-}
-
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) return strdup(".");
-    if (slash == path) return strdup("/");
-    return strndup(path, (size_t)(slash - path));
+    if (floe_fs_dirname(path, d, n, err) < 0) {
+        free(d);
+        return NULL;
+    }
+    return d;
 }
 
 typedef struct local_out {
     floe_outfile_t base;
     int fd;
     unsigned flags;
-    char *tmp, *final, *dir;
+    char *tmp, *final;
 } local_out_t;
 
 static void local_out_free(local_out_t *o)
@@ -205,7 +182,6 @@ static void local_out_free(local_out_t *o)
     if (o->fd >= 0) close(o->fd);
     free(o->tmp);
     free(o->final);
-    free(o->dir);
     free(o);
 }
 
@@ -236,18 +212,7 @@ static int local_out_close(floe_outfile_t *f, floe_err_t *err)
         rc = floe_err_errno(err, errno, o->tmp);
     } else {
         o->fd = -1;
-        if (o->flags & FLOE_IO_EXCL) {
-            if (link(o->tmp, o->final) < 0) {
-                int e = errno;
-                if (e == EEXIST) rc = floe_err_set(err, FLOE_EEXIST, "%s already exists", o->final);
-                else
-                    rc = floe_err_errno(err, e, o->final);
-            }
-            unlink(o->tmp);
-        } else if (rename(o->tmp, o->final) < 0) {
-            rc = floe_err_errno(err, errno, o->final);
-        }
-        if (rc == 0) rc = fsync_dir(o->dir, err);
+        rc = floe_fs_rename(o->tmp, o->final, (o->flags & FLOE_IO_EXCL) != 0, err);
     }
     if (rc < 0) unlink(o->tmp);
     local_out_free(o);
@@ -273,21 +238,27 @@ static int local_create(floe_fileio_t *io, const char *path, unsigned flags, flo
     o->base.ops = &local_out_ops;
     o->fd = -1;
     o->flags = flags;
-    o->final = strdup(lp);
-    o->dir = dir_of(lp);
+    if (!(o->final = strdup(lp))) {
+        local_out_free(o);
+        return floe_err_oom(err);
+    }
+    char *dir = dir_of(lp, err);
+    if (!dir) {
+        local_out_free(o);
+        return -1;
+    }
     static unsigned long counter;
     unsigned long c = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
     const char *base = strrchr(lp, '/');
     base = base ? base + 1 : lp;
-    size_t tl = strlen(o->dir ? o->dir : "") + strlen(base) + 64;
-    o->tmp = malloc(tl);
-    if (!o->final || !o->dir || !o->tmp) {
-        local_out_free(o);
-        return floe_err_oom(err);
-    }
-    snprintf(o->tmp, tl, "%s/.%s.%ld.%lu.%" PRId64 ".tmp", o->dir, base, (long)getpid(), c,
-             floe_mono_ns());
-    if (mkdirs(o->dir, err) < 0) {
+    size_t tl = strlen(dir) + strlen(base) + 64;
+    int rc = -1;
+    if (!(o->tmp = malloc(tl))) floe_err_oom(err);
+    else if (floe_path_fmt(o->tmp, tl, err, "%s/.%s.%ld.%lu.%" PRId64 ".tmp", dir, base,
+                           (long)getpid(), c, floe_mono_ns()) == 0)
+        rc = floe_fs_mkdirs(dir, err);
+    free(dir);
+    if (rc < 0) {
         local_out_free(o);
         return -1;
     }
@@ -384,26 +355,11 @@ static int local_rename(floe_fileio_t *io, const char *from, const char *to, boo
 {
     (void)io;
     const char *lf = floe_fileio_local_path(from), *lt = floe_fileio_local_path(to);
-    char *d = dir_of(lt);
-    if (!d) return floe_err_oom(err);
-    if (mkdirs(d, err) < 0) {
-        free(d);
-        return -1;
-    }
-    int rc = 0;
-    if (noreplace) {
-        if (link(lf, lt) < 0) {
-            rc = errno == EEXIST ? floe_err_set(err, FLOE_EEXIST, "%s already exists", lt)
-                                 : floe_err_errno(err, errno, lt);
-        } else {
-            unlink(lf);
-        }
-    } else if (rename(lf, lt) < 0) {
-        rc = errno == ENOENT ? floe_err_set(err, FLOE_ENOENT, "%s: no such file", lf)
-                             : floe_err_errno(err, errno, lt);
-    }
-    if (rc == 0) rc = fsync_dir(d, err);
+    char *d = dir_of(lt, err);
+    if (!d) return -1;
+    int rc = floe_fs_mkdirs(d, err);
     free(d);
+    if (rc == 0) rc = floe_fs_rename(lf, lt, noreplace, err);
     return rc;
 }
 
@@ -436,13 +392,7 @@ static int local_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_en
             *n = 0;
             return floe_err_errno(err, e, de->d_name);
         }
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            floe_fileio_entry_t *ne = realloc(*out, nc * sizeof *ne);
-            if (!ne) goto oom;
-            *out = ne;
-            cap = nc;
-        }
+        if (floe_grow(out, &cap, *n + 1, sizeof **out) != 0) goto oom;
         floe_fileio_entry_t *e = &(*out)[*n];
         if (!(e->name = strdup(de->d_name))) goto oom;
         e->is_dir = S_ISDIR(st.st_mode);

@@ -10,10 +10,10 @@
 #ifndef FLOE_TABLE_DATAFILE_H
 #define FLOE_TABLE_DATAFILE_H
 
-#include "format/compress.h"
 #include "iceberg/manifest.h"
 #include "storage/fileio.h"
 #include "table/rows.h"
+#include "util/compress.h"
 
 typedef struct floe_dfw_opts {
     floe_codec_t codec;              /* default zstd */

@@ -14,6 +14,8 @@ int floe_fs_mkdirs(const char *dir, floe_err_t *err)
 {
     size_t n = strlen(dir);
     if (n == 0) return floe_err_set(err, FLOE_EINVAL, "empty directory name");
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0; /* the usual case: one call */
     char *p = malloc(n + 1);
     if (!p) return floe_err_oom(err);
     memcpy(p, dir, n + 1);
@@ -30,7 +32,6 @@ int floe_fs_mkdirs(const char *dir, floe_err_t *err)
         p[i] = c;
     }
     free(p);
-    struct stat st;
     if (stat(dir, &st) < 0) return floe_err_errno(err, errno, dir);
     if (!S_ISDIR(st.st_mode)) return floe_err_set(err, FLOE_EINVAL, "%s is not a directory", dir);
     return 0;
@@ -56,19 +57,40 @@ int floe_fs_dirname(const char *path, char *out, size_t size, floe_err_t *err)
     return floe_path_fmt(out, size, err, "%.*s", (int)(slash - path), path);
 }
 
-int floe_fs_write_atomic(const char *path, const void *data, size_t n, floe_err_t *err)
+int floe_fs_rename(const char *from, const char *to, bool noreplace, floe_err_t *err)
+{
+    if (noreplace) {
+        if (link(from, to) < 0) {
+            int e = errno;
+            if (e == EEXIST) return floe_err_set(err, FLOE_EEXIST, "%s already exists", to);
+            return floe_err_errno(err, e, e == ENOENT ? from : to);
+        }
+        unlink(from);
+    } else if (rename(from, to) < 0) {
+        int e = errno;
+        return floe_err_errno(err, e, e == ENOENT ? from : to);
+    }
+    size_t tlen = strlen(to);
+    char *dir = malloc(tlen + 2);
+    if (!dir) return floe_err_oom(err);
+    int rc = floe_fs_dirname(to, dir, tlen + 2, err);
+    if (rc == 0) rc = floe_fs_fsync_dir(dir, err);
+    free(dir);
+    return rc;
+}
+
+/* Write path's content to "<path>.tmp" (fsynced when durable), then rename
+ * it over path (floe_fs_rename when durable). */
+static int write_replace(const char *path, const void *data, size_t n, bool durable,
+                         floe_err_t *err)
 {
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5), *dir = malloc(plen + 2);
-    int fd = -1, rc = -1;
-    if (!tmp || !dir) {
-        floe_err_oom(err);
-        goto out;
-    }
+    char *tmp = malloc(plen + 5);
+    if (!tmp) return floe_err_oom(err);
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
-    if (floe_fs_dirname(path, dir, plen + 2, err) < 0) goto out;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = -1;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         floe_err_errno(err, errno, tmp);
         goto out;
@@ -85,7 +107,7 @@ int floe_fs_write_atomic(const char *path, const void *data, size_t n, floe_err_
         p += w;
         left -= (size_t)w;
     }
-    if (fsync(fd) < 0) {
+    if (durable && fsync(fd) < 0) {
         floe_err_errno(err, errno, tmp);
         goto fail;
     }
@@ -95,21 +117,30 @@ int floe_fs_write_atomic(const char *path, const void *data, size_t n, floe_err_
         goto fail;
     }
     fd = -1;
-    if (rename(tmp, path) < 0) {
+    if (durable) {
+        if (floe_fs_rename(tmp, path, false, err) < 0) goto fail;
+    } else if (rename(tmp, path) < 0) {
         floe_err_errno(err, errno, path);
         goto fail;
     }
-    rc = floe_fs_fsync_dir(dir, err);
+    rc = 0;
     goto out;
 fail:
     if (fd >= 0) close(fd);
-    fd = -1;
     unlink(tmp);
 out:
-    if (fd >= 0) close(fd);
     free(tmp);
-    free(dir);
     return rc;
+}
+
+int floe_fs_write_atomic(const char *path, const void *data, size_t n, floe_err_t *err)
+{
+    return write_replace(path, data, n, true, err);
+}
+
+int floe_fs_write_nosync(const char *path, const void *data, size_t n, floe_err_t *err)
+{
+    return write_replace(path, data, n, false, err);
 }
 
 static int vfmt(char *out, size_t size, floe_err_t *err, const char *fmt, va_list ap)

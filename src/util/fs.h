@@ -5,6 +5,7 @@
 #ifndef FLOE_UTIL_FS_H
 #define FLOE_UTIL_FS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/err.h"
@@ -22,6 +23,18 @@ int floe_fs_fsync_dir(const char *dir, floe_err_t *err);
  * crash leaves either the old or the new content, never a mix; the temp
  * file is removed on failure. */
 int floe_fs_write_atomic(const char *path, const void *data, size_t n, floe_err_t *err);
+
+/* floe_fs_write_atomic without the fsyncs, for state a reader checks and
+ * can rebuild (a snapshot with a checksum): readers never see a mix, but
+ * after a crash the file may hold the old content, the new, or neither. */
+int floe_fs_write_nosync(const char *path, const void *data, size_t n, floe_err_t *err);
+
+/* Give the file `from` the name `to`, then fsync the directory of `to` so
+ * that the name survives a crash (make the file's data durable first).
+ * noreplace: an existing `to` is FLOE_EEXIST and stays as it was (link,
+ * then unlink from), else it is replaced.  A missing `from` is
+ * FLOE_ENOENT. */
+int floe_fs_rename(const char *from, const char *to, bool noreplace, floe_err_t *err);
 
 /* The directory part of path ("." when it has none, "/" for a file in the
  * root), into out.  FLOE_ERANGE when it does not fit. */

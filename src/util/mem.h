@@ -1,4 +1,4 @@
-/* Byte comparisons for hot paths. */
+/* Memory helpers: array growth, byte comparisons for hot paths. */
 #ifndef FLOE_UTIL_MEM_H
 #define FLOE_UTIL_MEM_H
 
@@ -6,6 +6,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+/* Make room in an array for at least `need` elements of elem bytes: pp
+ * points to the array pointer (T **, NULL when empty), *cap is its
+ * capacity in elements.  When need > *cap the array is reallocated to
+ * max(2 * *cap, need, 16) elements, so appends cost amortized O(1); need 0
+ * counts as 1 (the array is never left NULL).  Returns 0, or -1 with the
+ * array and *cap unchanged (still valid, still the caller's) when out of
+ * memory or when the size would overflow.  Inline for the common case of
+ * room to spare; floe_grow_to does the reallocation. */
+int floe_grow_to(void *pp, size_t *cap, size_t need, size_t elem);
+static inline int floe_grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    return need && need <= *cap ? 0 : floe_grow_to(pp, cap, need, elem);
+}
 
 /* Whether a[0..n) equals b[0..n).  Inline, 8 bytes a step: for the short
  * keys and dictionary entries that dominate, cheaper than a memcmp call. */

@@ -1,14 +1,16 @@
 /* libFuzzer target: the RecordBatch v2 decoder on arbitrary bytes.
  * Iterates batches, decompresses (capped), walks every record and header,
- * validates; also feeds the raw input to each decompressor.  So that the
- * fuzzer gets past the CRC, an input whose first byte is odd has the CRC
- * of each batch it contains fixed up before parsing. */
+ * validates; also feeds the raw input to each Kafka decompressor and to
+ * each of the compression core's.  So that the fuzzer gets past the CRC,
+ * an input whose first byte is odd has the CRC of each batch it contains
+ * fixed up before parsing. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log/batch.h"
-#include "log/codec.h"
+#include "log/kcodec.h"
+#include "util/compress.h"
 #include "util/crc32c.h"
 
 #define CAP (1u << 20)
@@ -67,10 +69,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         walk(p, n, &scratch);
     }
-    /* each decompressor on the raw bytes */
-    int codec = 1 + (mode >> 1) % 4;
+    /* each Kafka decompressor, and each of the core's, on the raw bytes */
+    floe_compression_t codec = (floe_compression_t)(1 + (mode >> 1) % 4);
     floe_err_t err;
-    if (floe_codec_decompress(codec, p, n, &out, CAP, &err) == 0 && out.len > CAP) abort();
+    if (floe_kcodec_decompress(codec, p, n, &out, CAP, &err) == 0 && out.len > CAP) abort();
+    floe_buf_reset(&out);
+    floe_codec_t core = (floe_codec_t)((mode >> 3) % FLOE_CODEC_COUNT);
+    if (floe_decompress(NULL, core, p, n, &out, CAP, &err) == 0 && out.len > CAP) abort();
     floe_buf_free(&out);
     floe_buf_free(&scratch);
     return 0;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json.h"
+
 void pqg_init(pqg_t *g, uint64_t seed)
 {
     memset(g, 0, sizeof *g);
@@ -545,22 +547,6 @@ int pqg_write(pqg_t *g, floe_pq_writer_t *w, pqg_val_t **rows, size_t n, floe_er
 
 /* ---- JSON ---- */
 
-static void json_str(floe_buf_t *o, const uint8_t *p, size_t n)
-{
-    floe_buf_append_u8(o, '"');
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = p[i];
-        if (c == '"' || c == '\\') {
-            floe_buf_append_u8(o, '\\');
-            floe_buf_append_u8(o, c);
-        } else if (c < 0x20)
-            floe_buf_printf(o, "\\u%04x", c);
-        else
-            floe_buf_append_u8(o, c);
-    }
-    floe_buf_append_u8(o, '"');
-}
-
 static void json_int(floe_buf_t *o, __int128 v)
 {
     /* |v| <= 2^53 as a number, else as a string (as the node side does) */
@@ -601,7 +587,7 @@ static void json_leaf(floe_buf_t *o, const floe_pq_node_t *n, const pqg_val_t *v
     }
     if (n->logical == FLOE_PQ_LT_STRING || n->logical == FLOE_PQ_LT_JSON ||
         n->logical == FLOE_PQ_LT_ENUM) {
-        json_str(o, v->b, v->blen);
+        floe_json_str(o, v->b, v->blen);
     } else if (n->logical == FLOE_PQ_LT_UUID && v->blen == 16) {
         char s[40];
         int k = 0;
@@ -609,7 +595,7 @@ static void json_leaf(floe_buf_t *o, const floe_pq_node_t *n, const pqg_val_t *v
             if (i == 4 || i == 6 || i == 8 || i == 10) s[k++] = '-';
             k += sprintf(s + k, "%02x", v->b[i]);
         }
-        json_str(o, (const uint8_t *)s, (size_t)k);
+        floe_json_str(o, s, (size_t)k);
     } else if (n->logical == FLOE_PQ_LT_DECIMAL && v->blen <= 16 && v->blen > 0) {
         __int128 x = (int8_t)v->b[0];
         for (uint32_t i = 1; i < v->blen; i++) x = x * 256 + v->b[i];
@@ -686,7 +672,7 @@ static void json_node(floe_buf_t *o, const floe_pq_schema_t *s, int node, const 
         if (i) floe_buf_append_u8(o, ',');
         int c = floe_pq_schema_child(s, node, (int)i);
         const char *nm = floe_pq_schema_node(s, c)->name;
-        json_str(o, (const uint8_t *)nm, strlen(nm));
+        floe_json_cstr(o, nm);
         floe_buf_append_u8(o, ':');
         json_field(o, s, c, &v->kids[i]);
     }
@@ -700,7 +686,7 @@ void pqg_json(const floe_pq_schema_t *s, const pqg_val_t *row, floe_buf_t *out)
         if (i) floe_buf_append_u8(out, ',');
         int c = floe_pq_schema_child(s, -1, (int)i);
         const char *nm = floe_pq_schema_node(s, c)->name;
-        json_str(out, (const uint8_t *)nm, strlen(nm));
+        floe_json_cstr(out, nm);
         floe_buf_append_u8(out, ':');
         json_field(out, s, c, &row->kids[i]);
     }

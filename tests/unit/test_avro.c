@@ -1141,9 +1141,27 @@ static void container_big_blocks(void)
     floe_avro_schema_free(s);
 }
 
-TEST_MAIN(RUN(container_big_blocks); RUN(canonical_and_fingerprint_vectors); RUN(api_corners);
-          RUN(schema_keeps_attributes); RUN(schema_names_and_canonical);
-          RUN(schema_errors_are_clear); RUN(binary_spec_vectors); RUN(values_round_trip);
-          RUN(setters_choose_branches_and_check); RUN(corrupt_datums_rejected);
-          RUN(container_round_trip); RUN(container_sink_and_empty); RUN(container_corrupt_rejected);
-          RUN(resolution_cases); RUN(decode_respects_arena_cap))
+/* Strings render as valid JSON whatever their bytes: controls escaped,
+ * bytes that are not UTF-8 as U+FFFD. */
+static void json_rendering_of_strings_is_valid_utf8(void)
+{
+    floe_avro_schema_t *s = parse("\"string\"");
+    floe_err_t err = {0};
+    floe_arena_t a;
+    floe_arena_init(&a, 0, 0);
+    floe_avro_value_t *v = floe_avro_value_new(&a, s);
+    CHECK_EQ(floe_avro_set_stringn(v, "a\"\n\xc3\xa9\xff", 6, &err), 0);
+    floe_buf_t js = FLOE_BUF_INIT;
+    CHECK_EQ(floe_avro_value_to_json(v, &js, &err), 0);
+    CHECK_STR(floe_buf_cstr(&js), "\"a\\\"\\n\xc3\xa9\\ufffd\"");
+    floe_buf_free(&js);
+    floe_arena_free(&a);
+    floe_avro_schema_free(s);
+}
+
+TEST_MAIN(RUN(container_big_blocks); RUN(json_rendering_of_strings_is_valid_utf8);
+          RUN(canonical_and_fingerprint_vectors); RUN(api_corners); RUN(schema_keeps_attributes);
+          RUN(schema_names_and_canonical); RUN(schema_errors_are_clear); RUN(binary_spec_vectors);
+          RUN(values_round_trip); RUN(setters_choose_branches_and_check);
+          RUN(corrupt_datums_rejected); RUN(container_round_trip); RUN(container_sink_and_empty);
+          RUN(container_corrupt_rejected); RUN(resolution_cases); RUN(decode_respects_arena_cap))

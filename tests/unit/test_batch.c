@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "log/batch.h"
-#include "log/codec.h"
+#include "log/kcodec.h"
 #include "test.h"
 #include "util/crc32c.h"
 #include "util/varint.h"
@@ -371,12 +371,12 @@ static void decompress_cap_and_garbage(void)
     for (int c = FLOE_COMPRESSION_GZIP; c <= FLOE_COMPRESSION_ZSTD; c++) {
         floe_buf_t z = FLOE_BUF_INIT, o = FLOE_BUF_INIT;
         floe_err_t err;
-        CHECK_EQ(floe_codec_compress(c, 0, zeros, 1 << 20, &z, &err), 0);
+        CHECK_EQ(floe_kcodec_compress(c, 0, zeros, 1 << 20, &z, &err), 0);
         CHECK(z.len < (1 << 16));
-        CHECK_EQ(floe_codec_decompress(c, z.data, z.len, &o, 1 << 20, &err), 0);
+        CHECK_EQ(floe_kcodec_decompress(c, z.data, z.len, &o, 1 << 20, &err), 0);
         CHECK_EQ(o.len, (size_t)1 << 20);
         floe_buf_reset(&o);
-        CHECK_EQ(floe_codec_decompress(c, z.data, z.len, &o, (1 << 20) - 1, &err), -1);
+        CHECK_EQ(floe_kcodec_decompress(c, z.data, z.len, &o, (1 << 20) - 1, &err), -1);
         CHECK_EQ(err.code, FLOE_ENOMEM);
         CHECK_EQ(o.len, 0);
         CHECK(o.cap <= (1 << 20) + (1 << 18));
@@ -384,7 +384,7 @@ static void decompress_cap_and_garbage(void)
          * complete, yields no more than the original) */
         for (size_t n = 0; n < z.len; n += 1 + z.len / 50) {
             floe_buf_reset(&o);
-            int rc = floe_codec_decompress(c, z.data, n, &o, 1 << 20, &err);
+            int rc = floe_kcodec_decompress(c, z.data, n, &o, 1 << 20, &err);
             if (rc == 0) CHECK(o.len <= (size_t)1 << 20);
             else
                 CHECK_EQ(o.len, 0);
@@ -393,7 +393,7 @@ static void decompress_cap_and_garbage(void)
         uint8_t junk[64];
         for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)(i * 37 + c);
         floe_buf_reset(&o);
-        CHECK_EQ(floe_codec_decompress(c, junk, sizeof junk, &o, 1 << 20, &err), -1);
+        CHECK_EQ(floe_kcodec_decompress(c, junk, sizeof junk, &o, 1 << 20, &err), -1);
         floe_buf_free(&z);
         floe_buf_free(&o);
     }
@@ -409,7 +409,7 @@ static void snappy_java_framing(void)
                               0x07, 0x18, 0x66, 0x6f, 0x6f, 0x62, 0x61, 0x72, 0x0a};
     floe_buf_t o = FLOE_BUF_INIT;
     floe_err_t err;
-    CHECK_EQ(floe_codec_decompress(FLOE_COMPRESSION_SNAPPY, framed, sizeof framed, &o, 100, &err),
+    CHECK_EQ(floe_kcodec_decompress(FLOE_COMPRESSION_SNAPPY, framed, sizeof framed, &o, 100, &err),
              0);
     CHECK_EQ(o.len, 7);
     CHECK(o.len == 7 && memcmp(o.data, "foobar\n", 7) == 0);
@@ -419,18 +419,18 @@ static void snappy_java_framing(void)
     const char *parts[] = {"first half, ", "second half"};
     for (int i = 0; i < 2; i++) {
         floe_buf_reset(&blk);
-        CHECK_EQ(floe_codec_compress(FLOE_COMPRESSION_SNAPPY, 0, (const uint8_t *)parts[i],
-                                     strlen(parts[i]), &blk, &err),
+        CHECK_EQ(floe_kcodec_compress(FLOE_COMPRESSION_SNAPPY, 0, (const uint8_t *)parts[i],
+                                      strlen(parts[i]), &blk, &err),
                  0);
         floe_buf_append_be32(&f, (uint32_t)blk.len);
         floe_buf_append(&f, blk.data, blk.len);
     }
     floe_buf_reset(&o);
-    CHECK_EQ(floe_codec_decompress(FLOE_COMPRESSION_SNAPPY, f.data, f.len, &o, 100, &err), 0);
+    CHECK_EQ(floe_kcodec_decompress(FLOE_COMPRESSION_SNAPPY, f.data, f.len, &o, 100, &err), 0);
     CHECK(o.len == 23 && memcmp(o.data, "first half, second half", 23) == 0);
     /* a block length past the end */
     floe_buf_reset(&o);
-    CHECK_EQ(floe_codec_decompress(FLOE_COMPRESSION_SNAPPY, f.data, f.len - 1, &o, 100, &err), -1);
+    CHECK_EQ(floe_kcodec_decompress(FLOE_COMPRESSION_SNAPPY, f.data, f.len - 1, &o, 100, &err), -1);
     floe_buf_free(&f);
     floe_buf_free(&blk);
     floe_buf_free(&o);

@@ -187,8 +187,8 @@ out:
 
 /* Decode every batch of bytes, check the records against what produce()
  * sent; returns the number of records seen. */
-static int check_batches(const uint8_t *p, size_t n, int codec, bool idem, int *nbatches,
-                         int *ncodec)
+static int check_batches(const uint8_t *p, size_t n, floe_compression_t codec, bool idem,
+                         int *nbatches, int *ncodec)
 {
     floe_batch_iter_t it;
     floe_batch_iter_init(&it, p, n);
@@ -328,7 +328,8 @@ static void librdkafka_batches_every_codec(void)
                 while (floe_batch_iter_next(&it, NULL, NULL, &h, &err) == 1)
                     got = (int)floe_batch_last_offset(&h) + 1;
             }
-            CHECK_EQ(check_batches(cap.data, cap.len, c, idem, &nb, &ncodec), NMSG);
+            CHECK_EQ(check_batches(cap.data, cap.len, (floe_compression_t)c, idem, &nb, &ncodec),
+                     NMSG);
             CHECK(nb >= NMSG / 120);
             CHECK(ncodec >= 3);
             printf("# %s%s: %d records in %d batches (%d %s), %zu bytes\n", codec_names[c],

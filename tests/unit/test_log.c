@@ -1,7 +1,9 @@
 /* The partition log: append/read, KIP-74, roll by size and time, index
  * lookups, offset for time, retention, DeleteRecords, flush policy,
  * idempotent producers, restart. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -224,13 +226,13 @@ static void roll_by_size_and_lookups(void)
         if (pass == 0) {
             /* a missing time index of the first segment */
             char path[512];
-            floe_segment_path(path, sizeof path, d, 0, "timeindex");
+            CHECK_EQ(floe_segment_path(path, sizeof path, d, 0, "timeindex", NULL), 0);
             CHECK_EQ(unlink(path), 0);
         }
         if (pass == 1) {
             /* garbage in the offset index of the first segment */
             char path[512];
-            floe_segment_path(path, sizeof path, d, 0, "index");
+            CHECK_EQ(floe_segment_path(path, sizeof path, d, 0, "index", NULL), 0);
             int fd = open(path, O_WRONLY | O_TRUNC);
             CHECK(write(fd, "garbage", 7) == 7);
             close(fd);
@@ -697,6 +699,40 @@ static void config_set(void)
     CHECK_EQ(floe_log_config_set(&c, "table.enable", "true", &err), 1);
 }
 
+/* A directory so deep that its segment file names do not fit in PATH_MAX:
+ * the open fails with FLOE_ERANGE instead of creating files under names
+ * cut short. */
+static void paths_too_long_fail_instead_of_truncating(void)
+{
+    char *d = tmpdir();
+    char *deep = malloc(PATH_MAX);
+    size_t n = (size_t)snprintf(deep, PATH_MAX, "%s", d);
+    while (n < PATH_MAX - 16) { /* the directory fits, "<dir>/<20 digits>.log" not */
+        size_t k = PATH_MAX - 16 - n < 200 ? PATH_MAX - 16 - n : 200;
+        deep[n++] = '/';
+        memset(deep + n, 'd', k);
+        n += k;
+        deep[n] = '\0';
+    }
+    floe_log_t *l = NULL;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(deep, NULL, &l, &err), -1);
+    CHECK_EQ(err.code, FLOE_ERANGE);
+    CHECK(l == NULL);
+    /* nothing was created under a shortened name */
+    DIR *dir = opendir(deep);
+    CHECK(dir != NULL);
+    int files = 0;
+    struct dirent *de;
+    while (dir && (de = readdir(dir)) != NULL) files += de->d_name[0] != '.';
+    if (dir) closedir(dir);
+    CHECK_EQ(files, 0);
+    rm_rf(d);
+    free(deep);
+    free(d);
+}
+
 TEST_MAIN(RUN(append_and_read); RUN(roll_by_size_and_lookups); RUN(roll_by_time); RUN(retention);
           RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors); RUN(idempotence);
-          RUN(producer_expiry); RUN(config_set); RUN(check_then_append))
+          RUN(producer_expiry); RUN(config_set); RUN(check_then_append);
+          RUN(paths_too_long_fail_instead_of_truncating))

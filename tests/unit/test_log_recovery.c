@@ -128,7 +128,7 @@ static void torn_tail_every_byte(void)
         size_t pos = 0, seg_start = 0;
         int64_t seg_base = 0;
         while (floe_batch_iter_next(&it, NULL, NULL, &h, &err) == 1) {
-            floe_segment_path(path, sizeof path, d, h.base_offset, "log");
+            CHECK_EQ(floe_segment_path(path, sizeof path, d, h.base_offset, "log", NULL), 0);
             if (access(path, F_OK) == 0) {
                 seg_base = h.base_offset;
                 seg_start = pos;
@@ -139,7 +139,7 @@ static void torn_tail_every_byte(void)
         (void)seg_start;
     }
     CHECK(active_base > 0);
-    floe_segment_path(path, sizeof path, d, active_base, "log");
+    CHECK_EQ(floe_segment_path(path, sizeof path, d, active_base, "log", NULL), 0);
     size_t seglen;
     uint8_t *seg = slurp(path, &seglen);
     /* offset of the last batch inside the segment */
@@ -213,7 +213,7 @@ static void torn_tail_every_byte(void)
     floe_log_close(l);
     /* leftovers are cleaned: an orphan index and a tmp file */
     char orphan[600];
-    floe_segment_path(orphan, sizeof orphan, d, 999999, "index");
+    CHECK_EQ(floe_segment_path(orphan, sizeof orphan, d, 999999, "index", NULL), 0);
     put(orphan, (const uint8_t *)"x", 1);
     snprintf(orphan + strlen(orphan), 8, ".tmp");
     put(orphan, (const uint8_t *)"x", 1);
@@ -248,7 +248,7 @@ static void sealed_segment_cut(void)
     floe_log_close(l);
     /* the first segment: find its last batch */
     char path[512];
-    floe_segment_path(path, sizeof path, d, 0, "log");
+    CHECK_EQ(floe_segment_path(path, sizeof path, d, 0, "log", NULL), 0);
     size_t n;
     uint8_t *seg = slurp(path, &n);
     floe_batch_iter_t it;
@@ -289,7 +289,7 @@ static void torn_tail_forgets_lost_idempotent_batch(void)
     CHECK_EQ(append(l, 2, 1, 0, 42, 4, &dup), 4);
     floe_log_close(l); /* writes a snapshot covering all three */
     char path[512];
-    floe_segment_path(path, sizeof path, d, 0, "log");
+    CHECK_EQ(floe_segment_path(path, sizeof path, d, 0, "log", NULL), 0);
     size_t n;
     uint8_t *seg = slurp(path, &n);
     put(path, seg, n - 3);

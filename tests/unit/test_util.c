@@ -8,6 +8,7 @@
 #include "util/crc32c.h"
 #include "util/err.h"
 #include "util/diag.h"
+#include "util/mem.h"
 #include "util/murmur3.h"
 #include "util/parse.h"
 #include "util/varint.h"
@@ -367,8 +368,37 @@ static void times_format_iso(void)
     CHECK_EQ(floe_time_iso(t, sizeof t, INT64_MIN, FLOE_TIME_DATE, false), -1);
 }
 
+/* floe_grow: doubling (at least 16, at least what is needed), contents
+ * kept, and on an impossible size the array stays as it was. */
+static void grow_doubles_and_fails_cleanly(void)
+{
+    int64_t *v = NULL;
+    size_t cap = 0;
+    CHECK_EQ(floe_grow(&v, &cap, 0, sizeof *v), 0);
+    CHECK(v != NULL);
+    CHECK_EQ(cap, 16);
+    for (size_t i = 0; i < 100; i++) {
+        CHECK_EQ(floe_grow(&v, &cap, i + 1, sizeof *v), 0);
+        v[i] = (int64_t)i * 3;
+    }
+    CHECK_EQ(cap, 128);
+    CHECK_EQ(floe_grow(&v, &cap, 1000, sizeof *v), 0);
+    CHECK_EQ(cap, 1000);
+    CHECK_EQ(floe_grow(&v, &cap, 1001, sizeof *v), 0);
+    CHECK_EQ(cap, 2000);
+    int64_t *before = v;
+    CHECK_EQ(floe_grow(&v, &cap, SIZE_MAX / 4, sizeof *v), -1);
+    CHECK(v == before);
+    CHECK_EQ(cap, 2000);
+    int sum_ok = 1;
+    for (size_t i = 0; i < 100; i++) sum_ok &= v[i] == (int64_t)i * 3;
+    CHECK(sum_ok);
+    free(v);
+}
+
 TEST_MAIN(RUN(crc32c_known_vector); RUN(crc32c_paths_agree); RUN(crc32c_long_buffers_agree);
           RUN(murmur3_iceberg_vectors); RUN(varint_round_trips); RUN(varint_rejects_bad_input);
           RUN(buf_grows_and_encodes); RUN(buf_reserve_settles); RUN(arena_allocates_and_caps);
           RUN(sizes_parse); RUN(durations_parse); RUN(ints_and_bools_parse);
-          RUN(errors_carry_context); RUN(clocks_move_forward); RUN(times_format_iso))
+          RUN(errors_carry_context); RUN(clocks_move_forward); RUN(times_format_iso);
+          RUN(grow_doubles_and_fails_cleanly))

@@ -70,6 +70,42 @@ static void write_atomic_replaces_and_leaves_no_temp(void)
     CHECK(system(cmd) == 0);
 }
 
+static void rename_replaces_or_refuses_and_nosync_writes(void)
+{
+    char *d = tmpdir();
+    char a[256], b[256], c[256], buf[64] = {0};
+    snprintf(a, sizeof a, "%s/a", d);
+    snprintf(b, sizeof b, "%s/b", d);
+    snprintf(c, sizeof c, "%s/c", d);
+    floe_err_t err;
+    CHECK_EQ(floe_fs_write_nosync(a, "one", 3, &err), 0);
+    CHECK_EQ(floe_fs_write_nosync(b, "two", 3, &err), 0);
+    /* noreplace: b stays, a stays */
+    CHECK_EQ(floe_fs_rename(a, b, true, &err), -1);
+    CHECK_EQ(err.code, FLOE_EEXIST);
+    CHECK(access(a, F_OK) == 0);
+    /* noreplace to a free name: moved */
+    CHECK_EQ(floe_fs_rename(a, c, true, &err), 0);
+    CHECK(access(a, F_OK) != 0);
+    /* replace */
+    CHECK_EQ(floe_fs_rename(c, b, false, &err), 0);
+    int fd = open(b, O_RDONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ(read(fd, buf, sizeof buf), 3);
+    close(fd);
+    CHECK_STR(buf, "one");
+    CHECK_EQ(floe_fs_rename(a, b, false, &err), -1);
+    CHECK_EQ(err.code, FLOE_ENOENT);
+    CHECK_EQ(floe_fs_rename(a, c, true, &err), -1);
+    CHECK_EQ(err.code, FLOE_ENOENT);
+    char tmp[270];
+    snprintf(tmp, sizeof tmp, "%s.tmp", b);
+    CHECK(access(tmp, F_OK) != 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    CHECK(system(cmd) == 0);
+}
+
 static void paths_join_or_fail_never_truncate(void)
 {
     char out[16];
@@ -126,5 +162,6 @@ static void random_bytes_differ(void)
 }
 
 TEST_MAIN(RUN(mkdirs_creates_parents_and_refuses_files);
-          RUN(write_atomic_replaces_and_leaves_no_temp); RUN(paths_join_or_fail_never_truncate);
+          RUN(write_atomic_replaces_and_leaves_no_temp);
+          RUN(rename_replaces_or_refuses_and_nosync_writes); RUN(paths_join_or_fail_never_truncate);
           RUN(json_strings_escape_and_stay_utf8); RUN(random_bytes_differ))
