@@ -207,6 +207,9 @@ uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w);
  * there is none.  The slices are borrowed until the next call on w. */
 bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min,
                            floe_slice_t *max);
+/* Bytes of column col in the row groups flushed so far (its chunks as
+ * written, compressed, page headers included): Iceberg's column_sizes. */
+uint64_t floe_pq_writer_column_bytes(const floe_pq_writer_t *w, int col);
 /* Flush and write the footer; the writer accepts nothing afterwards. */
 int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err);
 void floe_pq_writer_free(floe_pq_writer_t *w);

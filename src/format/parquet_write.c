@@ -502,6 +502,14 @@ bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min
     return true;
 }
 
+uint64_t floe_pq_writer_column_bytes(const floe_pq_writer_t *w, int col)
+{
+    uint64_t n = 0;
+    if (col < 0 || col >= w->ncols) return 0;
+    for (int g = 0; g < w->nrg; g++) n += (uint64_t)w->rgs[g].cols[col].total_compressed;
+    return n;
+}
+
 /* ---- dictionary ---- */
 
 static inline uint64_t hash_bytes(const uint8_t *p, size_t n)
