@@ -31,8 +31,7 @@ typedef struct floe_ice_colstats {
 } floe_ice_colstats_t;
 
 /* A zeroed collector for leaf `id` of type `kind`. */
-void floe_ice_colstats_init(floe_ice_colstats_t *st, int32_t id, floe_ice_kind_t kind,
-                            bool bounds);
+void floe_ice_colstats_init(floe_ice_colstats_t *st, int32_t id, floe_ice_kind_t kind, bool bounds);
 
 /* Count one batch of a leaf: nl entries with definition levels def (NULL
  * when every entry is defined, i.e. the leaf's max level is 0) against the
