@@ -174,10 +174,12 @@ typedef struct pq_chunk_scan {
 /* Scan chunk col of row group rg of r (parquet_read.c): 1 with *out when
  * it has no dictionary and (with nans, for FLOAT/DOUBLE) PLAIN values only,
  * so its pages can be copied as they are; 0 when it must be decoded
- * instead; -1 with *err when it is corrupt.  Levels are decoded (pages
- * decompressed when they hold levels or nans asks) to count rows, nulls
- * and NaNs: a copy is checked as a decode would be. */
-int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, pq_chunk_scan_t *out,
+ * instead; -1 with *err when it is corrupt.  With trust, the footer's
+ * null count and row count are taken as they are; else (or when the
+ * footer has none, or NaNs must be counted) levels are decoded, pages
+ * decompressed, to count rows, nulls and NaNs, so a copy is checked as a
+ * decode would be. */
+int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, pq_chunk_scan_t *out,
                   floe_err_t *err);
 
 /* Page header. */

@@ -689,7 +689,7 @@ static int count_levels(const uint8_t *p, size_t len, size_t n, int16_t max, int
     return 0;
 }
 
-int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, pq_chunk_scan_t *out,
+int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, pq_chunk_scan_t *out,
                   floe_err_t *err)
 {
     memset(out, 0, sizeof *out);
@@ -708,6 +708,8 @@ int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, pq_chunk_scan
     size_t pos = (size_t)cm->data_page_offset, end = pos + (size_t)cm->total_compressed;
     /* headers first: any dictionary page or dictionary-encoded page, or
      * values whose NaNs cannot be counted, and the chunk is decoded instead */
+    int64_t levels = 0, unc = 0;
+    uint32_t encs = max_def || max_rep ? 1u << PQ_ENC_RLE : 0;
     for (size_t at = pos; at < end;) {
         pq_page_header_t h;
         size_t hl;
@@ -721,12 +723,31 @@ int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, pq_chunk_scan
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) return 0;
         if (h.encoding == PQ_ENC_PLAIN_DICT || h.encoding == PQ_ENC_RLE_DICT) return 0;
         if (nans && h.encoding != PQ_ENC_PLAIN) return 0;
+        if (h.num_values < 0 || (size_t)h.uncompressed > MAX_PAGE_BYTES)
+            return corrupt(err, "bad page header", rg, col);
+        levels += h.num_values;
+        unc += (int64_t)(hl + (size_t)h.uncompressed);
+        encs |= 1u << h.encoding;
     }
-    /* then the levels of each page: values, nulls and rows counted */
+    if (levels != cm->num_values)
+        return corrupt(err, "chunk holds fewer values than its metadata says", rg, col);
     out->bytes = r->data + pos;
     out->len = end - pos;
     out->codec = cm->codec;
     out->stats = cm->has_stats ? &cm->stats : NULL;
+    out->encodings = encs;
+    out->uncompressed = unc;
+    if (trust && !nans && cm->has_stats && cm->stats.null_count >= 0 &&
+        cm->stats.null_count <= levels) {
+        /* the footer's counts, as its writer kept them */
+        out->levels = levels;
+        out->nulls = cm->stats.null_count;
+        out->rows = max_rep ? r->m.rgs[rg].num_rows : levels;
+        return 1;
+    }
+    /* else the levels of each page: values, nulls and rows counted */
+    out->encodings = 0;
+    out->uncompressed = 0;
     while (pos < end) {
         pq_page_header_t h;
         size_t hl;

@@ -1372,9 +1372,13 @@ int floe_pq_write_chunk(floe_pq_writer_t *w, int col, floe_pq_reader_t *r, int r
         (c->phys == FLOE_PQ_FIXED && rn->type_length != c->spec->type_length) ||
         rs->max_def[rcol] != c->max_def || rs->max_rep[rcol] != c->max_rep)
         return 0;
+    /* a file floe wrote counts nulls as this writer does: its footer is
+     * trusted; others' pages are counted */
+    const char *by = floe_pq_reader_created_by(r);
+    bool trust = by && !strncmp(by, "floe", 4);
     pq_chunk_scan_t sc;
-    int k =
-        pq_chunk_scan(r, rg, rcol, c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE, &sc, err);
+    int k = pq_chunk_scan(r, rg, rcol, c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE, trust,
+                          &sc, err);
     if (k < 0) return -1;
     if (k == 0) /* dictionary-encoded: merged into the column's dictionary */
         return c->mode == M_DICT ? merge_dict_chunk(w, c, r, rg, rcol, counts, err) : 0;

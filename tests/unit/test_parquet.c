@@ -627,6 +627,9 @@ static void copy_chunks(void)
             o.dict_limit = 50 + pqg_rand(&g) % 3000;
             o.dictionary = (t + f) % 4 != 0;
             o.page_v2 = (t + f) % 5 == 0;
+            /* a footer floe wrote is trusted for null counts; another
+             * writer's pages have their levels counted */
+            o.created_by = (t + f) % 2 ? "floe" : "parquet-mr version 1.13.1";
             floe_pq_writer_t *w = floe_pq_writer_new(g.s, &o, floe_pq_sink_buf, &files[f], &err);
             size_t nrows = 1 + pqg_rand(&g) % 300;
             pqg_val_t **rows = malloc(nrows * sizeof *rows);
