@@ -36,6 +36,7 @@
 #include "table/schema_map.h"
 #include "util/clock.h"
 
+#include "../duckdb_run.h"
 #include "../xorshift.h"
 #define next bench_next
 
@@ -298,15 +299,12 @@ int main(int argc, char **argv)
         if (s < xs) xs = s;
         if (c < xc) xc = c;
         fprintf(stderr, "maintenance: round %d of %d: DuckDB compacting\n", r + 1, rounds);
-        FILE *pp = popen(cmd, "r");
         double s2, b2, r2, c2;
-        if (!pp ||
-            fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf cpu=%lf", &s2, &b2, &r2, &c2) != 4 ||
-            s2 <= 0 || c2 <= 0 || (int64_t)r2 != t.rows) {
-            fprintf(stderr, "the DuckDB run failed\n");
+        if (bench_duckdb_run(cmd, &s2, &b2, &r2, &c2) < 0) return 1;
+        if ((int64_t)r2 != t.rows) {
+            fprintf(stderr, "DuckDB wrote %.0f rows of %lld\n", r2, (long long)t.rows);
             return 1;
         }
-        pclose(pp);
         if (s2 < ds) ds = s2;
         if (c2 < dc) dc = c2;
         dbytes = b2;

@@ -626,6 +626,23 @@ static int read_chunk(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *ou
     return 0;
 }
 
+/* The header of the page at *pos of a chunk ending at end into *h, its
+ * compressed bytes at *body; *pos moves past the page.  -1 with *err when
+ * the header is bad or the page passes the chunk's end. */
+static int next_page(const floe_pq_reader_t *r, size_t *pos, size_t end, pq_page_header_t *h,
+                     size_t *hl, const uint8_t **body, int rg, int col, floe_err_t *err)
+{
+    if (pq_page_header_decode(r->data + *pos, end - *pos, h, hl, err) < 0) {
+        floe_err_wrap(err, "row group %d column %d", rg, col);
+        return -1;
+    }
+    if (h->compressed < 0 || (size_t)h->compressed > end - *pos - *hl)
+        return corrupt(err, "page extends past its chunk", rg, col);
+    *body = r->data + *pos + *hl;
+    *pos += *hl + (size_t)h->compressed;
+    return 0;
+}
+
 int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
                         floe_err_t *err)
 {
@@ -647,13 +664,8 @@ int pq_read_column_dict(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     while (pos < end) {
         pq_page_header_t h;
         size_t hl;
-        if (pq_page_header_decode(r->data + pos, end - pos, &h, &hl, err) < 0) {
-            floe_err_wrap(err, "row group %d column %d", rg, col);
-            return -1;
-        }
-        if ((size_t)h.compressed > end - pos - hl)
-            return corrupt(err, "page extends past its chunk", rg, col);
-        pos += hl + (size_t)h.compressed;
+        const uint8_t *body;
+        if (next_page(r, &pos, end, &h, &hl, &body, rg, col, err) < 0) return -1;
         if (first != (h.type == PQ_PAGE_DICT)) return 0;
         if (!first && ((h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) ||
                        (h.encoding != PQ_ENC_RLE_DICT && h.encoding != PQ_ENC_PLAIN_DICT)))
@@ -713,13 +725,8 @@ int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, p
     for (size_t at = pos; at < end;) {
         pq_page_header_t h;
         size_t hl;
-        if (pq_page_header_decode(r->data + at, end - at, &h, &hl, err) < 0) {
-            floe_err_wrap(err, "row group %d column %d", rg, col);
-            return -1;
-        }
-        if ((size_t)h.compressed > end - at - hl)
-            return corrupt(err, "page extends past its chunk", rg, col);
-        at += hl + (size_t)h.compressed;
+        const uint8_t *body;
+        if (next_page(r, &at, end, &h, &hl, &body, rg, col, err) < 0) return -1;
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) return 0;
         if (h.encoding == PQ_ENC_PLAIN_DICT || h.encoding == PQ_ENC_RLE_DICT) return 0;
         if (nans && h.encoding != PQ_ENC_PLAIN) return 0;
@@ -751,11 +758,8 @@ int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, p
     while (pos < end) {
         pq_page_header_t h;
         size_t hl;
-        if (pq_page_header_decode(r->data + pos, end - pos, &h, &hl, err) < 0) return -1;
-        const uint8_t *body = r->data + pos + hl;
-        pos += hl + (size_t)h.compressed;
-        if (h.num_values < 0 || (size_t)h.uncompressed > MAX_PAGE_BYTES)
-            return corrupt(err, "bad page header", rg, col);
+        const uint8_t *body;
+        if (next_page(r, &pos, end, &h, &hl, &body, rg, col, err) < 0) return -1;
         size_t n = (size_t)h.num_values;
         int64_t full = (int64_t)n, rows = (int64_t)n;
         int16_t first_rep = 0, first_def;

@@ -732,18 +732,24 @@ static size_t page_estimate(const pq_col_t *c)
     return lev + c->vals.len + c->lens.len / 4;
 }
 
+/* Room for n more dictionary indices in the open page. */
+static int grow_idx(pq_col_t *c, size_t n)
+{
+    if (c->nidx + n <= c->cap_idx) return 0;
+    size_t cap = c->cap_idx ? c->cap_idx : 4096;
+    while (cap < c->nidx + n) cap *= 2;
+    uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
+    if (!ix) return -1;
+    c->idx = ix;
+    c->cap_idx = cap;
+    return 0;
+}
+
 /* Append one batch of values (n of them, layout per phys). */
 static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, floe_err_t *err)
 {
     if (c->mode == M_DICT) {
-        if (c->nidx + n > c->cap_idx) {
-            size_t cap = c->cap_idx ? c->cap_idx : 4096;
-            while (cap < c->nidx + n) cap *= 2;
-            uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
-            if (!ix) return floe_err_oom(err);
-            c->idx = ix;
-            c->cap_idx = cap;
-        }
+        if (grow_idx(c, n) < 0) return floe_err_oom(err);
         uint32_t *out = c->idx + c->nidx;
         if (c->width) {
             const uint8_t *v = (const uint8_t *)values + from * c->width;
@@ -835,14 +841,7 @@ static int put_dict_src(pq_col_t *c, const dict_src_t *ds, size_t from, size_t n
 {
     const uint32_t *in = ds->idx + from;
     if (c->mode == M_DICT) {
-        if (c->nidx + n > c->cap_idx) {
-            size_t cap = c->cap_idx ? c->cap_idx : 4096;
-            while (cap < c->nidx + n) cap *= 2;
-            uint32_t *ix = realloc(c->idx, cap * sizeof *ix);
-            if (!ix) return floe_err_oom(err);
-            c->idx = ix;
-            c->cap_idx = cap;
-        }
+        if (grow_idx(c, n) < 0) return floe_err_oom(err);
         uint32_t *out = c->idx + c->nidx;
         if (c->width) {
             for (size_t i = 0; i < n; i++) out[i] = ds->remap[in[i]];
@@ -1082,6 +1081,17 @@ static int grow_levels(pq_col_t *c, size_t extra)
     return 0;
 }
 
+/* Room for need narrowed levels in w->lev8. */
+static int grow_lev8(floe_pq_writer_t *w, size_t need)
+{
+    if (need <= w->cap_lev8) return 0;
+    uint8_t *l = realloc(w->lev8, need);
+    if (!l) return -1;
+    w->lev8 = l;
+    w->cap_lev8 = need;
+    return 0;
+}
+
 /* Checks shared by both level widths: the column exists and takes the
  * levels given. */
 static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def,
@@ -1116,12 +1126,7 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
     const char *name = c->spec->name;
     /* narrow the levels (checked against the column's maxima) */
     size_t need = (c->max_def ? n_levels : 0) + (c->max_rep ? n_levels : 0);
-    if (need > w->cap_lev8) {
-        uint8_t *l = realloc(w->lev8, need);
-        if (!l) return floe_err_oom(err);
-        w->lev8 = l;
-        w->cap_lev8 = need;
-    }
+    if (grow_lev8(w, need) < 0) return floe_err_oom(err);
     uint8_t *d8 = NULL, *r8 = NULL;
     if (c->max_def) {
         d8 = w->lev8;
@@ -1301,7 +1306,7 @@ static int merge_dict_chunk(floe_pq_writer_t *w, pq_col_t *c, floe_pq_reader_t *
     size_t esz = sliced ? sizeof(floe_slice_t) : c->width;
     uint32_t *remap = malloc((dc.ndict ? dc.ndict : 1) * sizeof *remap);
     size_t need = (c->max_def ? n : 0) + (c->max_rep ? n : 0);
-    if (!remap || (need > w->cap_lev8 && !(w->lev8 = realloc(w->lev8, w->cap_lev8 = need)))) {
+    if (!remap || grow_lev8(w, need) < 0) {
         floe_err_oom(err);
         goto out;
     }

@@ -34,28 +34,28 @@ static int64_t count_nans(floe_ice_kind_t kind, const void *vals, size_t nv)
     return n;
 }
 
+/* One batch's counts: nl entries, full of them defined, nv values. */
+static void tally(floe_ice_colstats_t *st, size_t nl, size_t full, const void *vals, size_t nv)
+{
+    st->values += (int64_t)nl;
+    st->nulls += (int64_t)(nl - full);
+    st->nans += count_nans(st->kind, vals, nv);
+}
+
 void floe_ice_colstats_add(floe_ice_colstats_t *st, const uint8_t *def, size_t nl, int maxdef,
                            const void *vals, size_t nv)
 {
-    st->values += (int64_t)nl;
-    if (def) {
-        size_t full = 0;
-        for (size_t i = 0; i < nl; i++) full += def[i] == maxdef;
-        st->nulls += (int64_t)(nl - full);
-    }
-    st->nans += count_nans(st->kind, vals, nv);
+    size_t full = def ? 0 : nl;
+    for (size_t i = 0; def && i < nl; i++) full += def[i] == maxdef;
+    tally(st, nl, full, vals, nv);
 }
 
 void floe_ice_colstats_add16(floe_ice_colstats_t *st, const int16_t *def, size_t nl, int maxdef,
                              const void *vals, size_t nv)
 {
-    st->values += (int64_t)nl;
-    if (def) {
-        size_t full = 0;
-        for (size_t i = 0; i < nl; i++) full += def[i] == maxdef;
-        st->nulls += (int64_t)(nl - full);
-    }
-    st->nans += count_nans(st->kind, vals, nv);
+    size_t full = def ? 0 : nl;
+    for (size_t i = 0; def && i < nl; i++) full += def[i] == maxdef;
+    tally(st, nl, full, vals, nv);
 }
 
 bool floe_ice_bound_truncate(floe_buf_t *b, bool upper, bool utf8)

@@ -40,8 +40,8 @@ struct floe_ice_rewriter {
     int col_rg, col_idx;
     bool col_ok;
     /* scratch */
-    uint8_t *def8, *rep8;
-    size_t cap_lev;
+    floe_buf_t lev;       /* output levels: definition, then repetition */
+    uint8_t *def8, *rep8; /* views into lev */
     floe_buf_t vsel, vconv, cbytes;
     floe_ice_rewrite_stats_t st;
     bool failed;
@@ -90,8 +90,7 @@ static void rw_free(floe_ice_rewriter_t *rw)
     free(rw->plans);
     free(rw->stats);
     free(rw->schema_json);
-    free(rw->def8);
-    free(rw->rep8);
+    floe_buf_free(&rw->lev);
     floe_buf_free(&rw->data);
     floe_buf_free(&rw->vsel);
     floe_buf_free(&rw->vconv);
@@ -221,18 +220,13 @@ static int get_column(floe_ice_rewriter_t *rw, int rg, int col, floe_err_t *err)
     return 0;
 }
 
+/* Room for n output levels of each kind. */
 static int grow_levels(floe_ice_rewriter_t *rw, size_t n, floe_err_t *err)
 {
-    if (n <= rw->cap_lev) return 0;
-    size_t cap = rw->cap_lev ? rw->cap_lev : 4096;
-    while (cap < n) cap *= 2;
-    uint8_t *d = realloc(rw->def8, cap);
-    if (!d) return floe_err_oom(err);
-    rw->def8 = d;
-    uint8_t *r = realloc(rw->rep8, cap);
-    if (!r) return floe_err_oom(err);
-    rw->rep8 = r;
-    rw->cap_lev = cap;
+    floe_buf_reset(&rw->lev);
+    if (floe_buf_reserve(&rw->lev, 2 * n + 2) < 0) return floe_err_oom(err);
+    rw->def8 = rw->lev.data;
+    rw->rep8 = rw->lev.data + n + 1;
     return 0;
 }
 
