@@ -701,6 +701,11 @@ static int count_levels(const uint8_t *p, size_t len, size_t n, int16_t max, int
     return 0;
 }
 
+/* Value encodings of pages that may be copied as they are. */
+#define COPY_ENCODINGS                                                     \
+    ((1u << PQ_ENC_PLAIN) | (1u << PQ_ENC_RLE) | (1u << PQ_ENC_DELTA_BP) | \
+     (1u << PQ_ENC_DELTA_LBA) | (1u << PQ_ENC_DELTA_BA) | (1u << PQ_ENC_BSS))
+
 int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, pq_chunk_scan_t *out,
                   floe_err_t *err)
 {
@@ -728,7 +733,8 @@ int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, p
         const uint8_t *body;
         if (next_page(r, &at, end, &h, &hl, &body, rg, col, err) < 0) return -1;
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) return 0;
-        if (h.encoding == PQ_ENC_PLAIN_DICT || h.encoding == PQ_ENC_RLE_DICT) return 0;
+        /* only encodings this reader decodes without a dictionary */
+        if (h.encoding < 0 || h.encoding > 31 || !((1u << h.encoding) & COPY_ENCODINGS)) return 0;
         if (nans && h.encoding != PQ_ENC_PLAIN) return 0;
         if (h.num_values < 0 || (size_t)h.uncompressed > MAX_PAGE_BYTES)
             return corrupt(err, "bad page header", rg, col);
