@@ -257,6 +257,11 @@ int64_t floe_pq_reader_row_group_rows(const floe_pq_reader_t *r, int rg);
 const char *floe_pq_reader_kv(const floe_pq_reader_t *r, const char *key);
 const char *floe_pq_reader_created_by(const floe_pq_reader_t *r);
 
+/* Bytes per value in the value arrays the writer takes and the reader
+ * returns, for physical type p (floe_slice_t for byte arrays, fixed and
+ * INT96). */
+size_t floe_pq_value_size(floe_pq_phys_t p);
+
 /* Decoded column chunk.  Owns its memory: free with floe_pq_column_free
  * (slices point into it).  def/rep are NULL when the max level is 0. */
 typedef struct floe_pq_column {

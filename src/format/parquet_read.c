@@ -193,18 +193,6 @@ typedef struct dec {
     size_t cap_idx;
 } dec_t;
 
-static size_t out_esize(floe_pq_phys_t p)
-{
-    switch (p) {
-    case FLOE_PQ_BOOLEAN: return 1;
-    case FLOE_PQ_INT32:
-    case FLOE_PQ_FLOAT: return 4;
-    case FLOE_PQ_INT64:
-    case FLOE_PQ_DOUBLE: return 8;
-    default: return sizeof(floe_slice_t);
-    }
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t esize)
 {
     if (need == 0) need = 1; /* never leave a NULL array to offset into */
@@ -475,7 +463,7 @@ static int read_chunk(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *ou
     d.col = col;
     d.dc = dc;
     out->phys = nd->phys;
-    d.esize = out_esize(nd->phys);
+    d.esize = floe_pq_value_size(nd->phys);
     d.width = nd->phys == FLOE_PQ_BYTE_ARRAY ? 0 : pq_phys_width(nd->phys, nd->type_length);
     if (nd->phys == FLOE_PQ_FIXED && d.width == 0)
         return corrupt(err, "fixed column without a length", rg, col);

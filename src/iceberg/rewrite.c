@@ -230,18 +230,6 @@ static int grow_levels(floe_ice_rewriter_t *rw, size_t n, floe_err_t *err)
     return 0;
 }
 
-static size_t value_size(floe_pq_phys_t p)
-{
-    switch (p) {
-    case FLOE_PQ_BOOLEAN: return 1;
-    case FLOE_PQ_INT32:
-    case FLOE_PQ_FLOAT: return 4;
-    case FLOE_PQ_INT64:
-    case FLOE_PQ_DOUBLE: return 8;
-    default: return sizeof(floe_slice_t);
-    }
-}
-
 /* A decimal's unscaled value as stored (in_phys), into *x; false when it
  * does not fit 128 bits. */
 static bool decimal_get(floe_pq_phys_t in_phys, const uint8_t *v, __int128 *x)
@@ -272,7 +260,7 @@ static bool decimal_get(floe_pq_phys_t in_phys, const uint8_t *v, __int128 *x)
 static const void *convert(floe_ice_rewriter_t *rw, const rw_plan_t *p, const floe_pq_node_t *out,
                            const void *vals, size_t n, floe_err_t *err)
 {
-    size_t osz = value_size(out->phys), isz = value_size(p->in_phys);
+    size_t osz = floe_pq_value_size(out->phys), isz = floe_pq_value_size(p->in_phys);
     floe_buf_reset(&rw->vconv);
     if (floe_buf_reserve(&rw->vconv, n * osz + 1) < 0) {
         floe_err_oom(err);
@@ -415,7 +403,7 @@ static int put_column(floe_ice_rewriter_t *rw, int j, int rg, int64_t base, size
     /* entry by entry: rows dropped, levels mapped, entries below the
      * shared prefix skipped */
     if (grow_levels(rw, c->n_levels, err) < 0) return -1;
-    size_t isz = value_size(p->in_phys);
+    size_t isz = floe_pq_value_size(p->in_phys);
     bool pick = p->same && ndel; /* values must be picked one by one */
     if (pick) {
         floe_buf_reset(&rw->vsel);

@@ -525,10 +525,31 @@ static int add(floe_pq_schema_t *s, const char *name, int parent, floe_pq_rep_t 
     return floe_pq_schema_add(s, &n, &e);
 }
 
+/* Close writer w of schema ps (the file's bytes in buf), free all three,
+ * and store the file at DIR/name, described in *f as a data file of nrows
+ * rows. */
+static void publish(floe_pq_writer_t *w, floe_pq_schema_t *ps, floe_buf_t *buf, const char *name,
+                    int64_t nrows, floe_ice_data_file_t *f)
+{
+    floe_err_t e;
+    CHECK_EQ(floe_pq_writer_rows(w, (size_t)nrows, &e), 0);
+    CHECK_EQ(floe_pq_writer_close(w, &e), 0);
+    floe_pq_writer_free(w);
+    floe_pq_schema_free(ps);
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    CHECK_EQ(floe_fileio_write(io, path, buf->data, buf->len, 0, &e), 0);
+    floe_ice_data_file_init(f);
+    floe_ice_data_file_set_path(f, path, "PARQUET");
+    f->record_count = nrows;
+    f->file_size = (int64_t)buf->len;
+    floe_buf_free(buf);
+}
+
 /* Four rows in the old schema: i int, f float, l long, w long, s struct<a
  * int>, lst list<struct<p long>>, r required long, m map<string,
  * struct<q int>>. */
-static void old_file(const char *path, floe_ice_data_file_t *f)
+static void old_file(const char *name, floe_ice_data_file_t *f)
 {
     floe_err_t e;
     floe_pq_schema_t *s = floe_pq_schema_new();
@@ -548,8 +569,6 @@ static void old_file(const char *path, floe_ice_data_file_t *f)
     add(s, "key", m, FLOE_PQ_REQUIRED, FLOE_PQ_BYTE_ARRAY, FLOE_PQ_LT_STRING, 12);
     m = add(s, "value", m, FLOE_PQ_OPTIONAL, FLOE_PQ_GROUP, 0, 13);
     add(s, "q", m, FLOE_PQ_OPTIONAL, FLOE_PQ_INT32, 0, 14);
-    floe_outfile_t *of;
-    CHECK_EQ(floe_fileio_create(io, path, 0, &of, &e), 0);
     floe_buf_t buf = FLOE_BUF_INIT;
     floe_pq_writer_t *w = floe_pq_writer_new(s, NULL, floe_pq_sink_buf, &buf, &e);
     floe_pq_writer_set_kv(w, "iceberg.schema", "{\"type\":\"struct\",\"fields\":[]}", &e);
@@ -575,17 +594,7 @@ static void old_file(const char *path, floe_ice_data_file_t *f)
     int16_t qd[] = {4, 2, 0, 1, 3};
     int32_t qv[] = {1};
     CHECK_EQ(floe_pq_write_column(w, 8, 5, qd, kr, qv, 1, &e), 0);
-    CHECK_EQ(floe_pq_writer_rows(w, 4, &e), 0);
-    CHECK_EQ(floe_pq_writer_close(w, &e), 0);
-    CHECK_EQ(floe_outfile_write(of, buf.data, buf.len, &e), 0);
-    CHECK_EQ(floe_outfile_close(of, &e), 0);
-    floe_ice_data_file_init(f);
-    floe_ice_data_file_set_path(f, path, "PARQUET");
-    f->record_count = 4;
-    f->file_size = (int64_t)buf.len;
-    floe_pq_writer_free(w);
-    floe_pq_schema_free(s);
-    floe_buf_free(&buf);
+    publish(w, s, &buf, name, 4, f);
 }
 
 static floe_ice_type_t *st1(int32_t id, const char *name, floe_ice_kind_t k)
@@ -644,10 +653,8 @@ static bool levels_are(const floe_pq_column_t *c, const int16_t *def, const int1
 
 static void promotions_and_added_fields(void)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/old.parquet", dir);
     floe_ice_data_file_t f;
-    old_file(path, &f);
+    old_file("old.parquet", &f);
     floe_ice_schema_t *s = new_schema();
     floe_ice_field_remap_t remap = {4, 20};
     for (int decode = 0; decode < 2; decode++) {
@@ -767,7 +774,7 @@ static void promotions_and_added_fields(void)
         floe_buf_free(&data);
         free_outs(outs, nout, true);
     }
-    unlink(path);
+    unlink(f.path);
     floe_ice_data_file_clear(&f);
     floe_ice_schema_free(s);
 }
@@ -810,18 +817,8 @@ static void decimals_and_millis_convert(void)
     CHECK_EQ(floe_pq_write_column(w, 1, 2, NULL, NULL, v2, 2, &e), 0);
     CHECK_EQ(floe_pq_write_column(w, 2, 2, NULL, NULL, v3, 2, &e), 0);
     CHECK_EQ(floe_pq_write_column(w, 3, 2, NULL, NULL, s3, 2, &e), 0);
-    CHECK_EQ(floe_pq_writer_rows(w, 2, &e), 0);
-    CHECK_EQ(floe_pq_writer_close(w, &e), 0);
-    floe_pq_writer_free(w);
-    floe_pq_schema_free(ps);
-    char path[600];
-    snprintf(path, sizeof path, "%s/dec.parquet", dir);
-    CHECK_EQ(floe_fileio_write(io, path, buf.data, buf.len, 0, &e), 0);
-    floe_buf_free(&buf);
     floe_ice_data_file_t f;
-    floe_ice_data_file_init(&f);
-    floe_ice_data_file_set_path(&f, path, "PARQUET");
-    f.record_count = 2;
+    publish(w, ps, &buf, "dec.parquet", 2, &f);
     floe_ice_type_t *root = floe_ice_type_struct();
     floe_ice_struct_add(root, 1, "d1", true, floe_ice_type_decimal(20, 2), NULL);
     floe_ice_struct_add(root, 2, "d2", true, floe_ice_type_decimal(18, 2), NULL);
@@ -878,7 +875,7 @@ static void decimals_and_millis_convert(void)
         }
         free_outs(outs, nout, true);
     }
-    unlink(path);
+    unlink(f.path);
     floe_ice_data_file_clear(&f);
     floe_ice_schema_free(s);
 }
@@ -888,10 +885,8 @@ static void decimals_and_millis_convert(void)
  * without field ids. */
 static void incompatible_columns_refused(void)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/old2.parquet", dir);
     floe_ice_data_file_t f;
-    old_file(path, &f);
+    old_file("old2.parquet", &f);
     floe_ice_type_t *root = floe_ice_type_struct();
     floe_ice_struct_add(root, 1, "i", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
     floe_ice_schema_t *s = floe_ice_schema_new(1, root);
@@ -918,18 +913,8 @@ static void incompatible_columns_refused(void)
     int16_t d[] = {1};
     int64_t v[] = {5};
     CHECK_EQ(floe_pq_write_column(w, 0, 1, d, NULL, v, 1, &e), 0);
-    CHECK_EQ(floe_pq_writer_rows(w, 1, &e), 0);
-    CHECK_EQ(floe_pq_writer_close(w, &e), 0);
-    floe_pq_writer_free(w);
-    floe_pq_schema_free(ps);
-    char np[600];
-    snprintf(np, sizeof np, "%s/noids.parquet", dir);
-    CHECK_EQ(floe_fileio_write(io, np, buf.data, buf.len, 0, &e), 0);
-    floe_buf_free(&buf);
     floe_ice_data_file_t nf;
-    floe_ice_data_file_init(&nf);
-    floe_ice_data_file_set_path(&nf, np, "PARQUET");
-    nf.record_count = 1;
+    publish(w, ps, &buf, "noids.parquet", 1, &nf);
     root = floe_ice_type_struct();
     floe_ice_struct_add(root, 1, "i", false, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
     s = floe_ice_schema_new(1, root);
@@ -937,10 +922,10 @@ static void incompatible_columns_refused(void)
     CHECK_EQ(floe_ice_rewrite(io, s, &nin, 1, name_out, "bad", NULL, &outs, &nout, &e), -1);
     CHECK(strstr(e.msg, "column i has no field id") != NULL);
     CHECK_EQ(count_files("out-bad"), 0);
-    unlink(np);
+    unlink(nf.path);
     floe_ice_data_file_clear(&nf);
     floe_ice_schema_free(s);
-    unlink(path);
+    unlink(f.path);
     floe_ice_data_file_clear(&f);
 }
 
@@ -1160,10 +1145,8 @@ static void storage_faults_leave_nothing(void)
  * not), a column made optional; hyparquet reads the same rows. */
 static void evolved_rows_read_by_duckdb_and_hyparquet(void)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/old3.parquet", dir);
     floe_ice_data_file_t f;
-    old_file(path, &f);
+    old_file("old3.parquet", &f);
     floe_ice_schema_t *s = new_schema();
     floe_ice_field_remap_t remap = {4, 20};
     floe_ice_rewrite_input_t in = {&f, NULL, 0};
@@ -1175,7 +1158,7 @@ static void evolved_rows_read_by_duckdb_and_hyparquet(void)
     floe_err_t e;
     CHECK_EQ(floe_ice_rewrite(io, s, &in, 1, name_out, "evpeer", &o, &outs, &nout, &e), 0);
     CHECK_EQ(nout, 1);
-    const char *op = nout ? outs[0].path : path;
+    const char *op = nout ? outs[0].path : f.path;
     char *got = peer_rows(&op, 1);
     CHECK(got != NULL);
     floe_buf_t duck = FLOE_BUF_INIT, hyp = FLOE_BUF_INIT, ids = FLOE_BUF_INIT;
@@ -1225,7 +1208,7 @@ static void evolved_rows_read_by_duckdb_and_hyparquet(void)
     floe_buf_free(&hyp);
     floe_buf_free(&ids);
     free_outs(outs, nout, true);
-    unlink(path);
+    unlink(f.path);
     floe_ice_data_file_clear(&f);
     floe_ice_schema_free(s);
 }
