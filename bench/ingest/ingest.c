@@ -24,6 +24,7 @@
 #include "table/schema_map.h"
 #include "util/clock.h"
 
+#include "../duckdb_run.h"
 #include "../xorshift.h"
 #define next bench_next
 
@@ -237,15 +238,8 @@ int main(int argc, char **argv)
         s = rs;
         if (s < fs) fs = s;
         fprintf(stderr, "ingest: round %d of %d: DuckDB converting\n", r + 1, rounds);
-        FILE *pp = popen(cmd, "r");
         double s2, b2, r2, c2;
-        if (!pp ||
-            fscanf(pp, "duckdb secs=%lf bytes=%lf rows=%lf cpu=%lf", &s2, &b2, &r2, &c2) != 4 ||
-            s2 <= 0 || c2 <= 0) {
-            fprintf(stderr, "the DuckDB run failed\n");
-            return 1;
-        }
-        pclose(pp);
+        if (bench_duckdb_run(cmd, &s2, &b2, &r2, &c2) < 0) return 1;
         if (s2 < ds) ds = s2;
         if (c2 < dc) dc = c2;
         dbytes = b2;

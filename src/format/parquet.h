@@ -176,6 +176,7 @@ void floe_pq_scratch_free(floe_pq_scratch_t *s);
 floe_pq_write_opts_t floe_pq_write_opts_default(void);
 
 typedef struct floe_pq_writer floe_pq_writer_t;
+typedef struct floe_pq_reader floe_pq_reader_t;
 
 /* A writer over schema s (borrowed: must outlive the writer) emitting to
  * sink(ctx, ...).  The 4-byte magic is written at once.  Caller frees with
@@ -192,6 +193,27 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
  * call only. */
 int floe_pq_write_column8(floe_pq_writer_t *w, int col, size_t n_levels, const uint8_t *def,
                           const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err);
+/* What a column chunk copied by floe_pq_write_chunk held. */
+typedef struct floe_pq_chunk_counts {
+    int64_t levels; /* entries (value_count) */
+    int64_t nulls;  /* entries below the max definition level */
+    int64_t nans;   /* NaN values (FLOAT and DOUBLE) */
+    int64_t rows;
+} floe_pq_chunk_counts_t;
+
+/* Append column chunk rcol of row group rg of reader r (borrowed for the
+ * call) to column col as it is stored: its compressed pages are copied,
+ * not decoded and encoded again.  Done only when the copy gives the file a
+ * decode-and-write would: same physical type and max levels, the writer's
+ * codec, no dictionary pages (one dictionary per chunk), PLAIN floats
+ * (NaNs are counted), and min/max statistics where the column keeps
+ * statistics.  The pages' levels are still decoded to count rows and
+ * nulls, so a copy is checked as a decode would be.  Returns 1 when
+ * copied (*counts filled; the column holds the chunk's rows, as after
+ * floe_pq_write_column), 0 when not (nothing changed: write the decoded
+ * column instead), -1 with *err (a corrupt chunk, ENOMEM). */
+int floe_pq_write_chunk(floe_pq_writer_t *w, int col, floe_pq_reader_t *r, int rg, int rcol,
+                        floe_pq_chunk_counts_t *counts, floe_err_t *err);
 /* Mark n_rows complete rows: every column must have received exactly the
  * levels of those rows.  May flush a row group to the sink. */
 int floe_pq_writer_rows(floe_pq_writer_t *w, size_t n_rows, floe_err_t *err);
@@ -207,6 +229,9 @@ uint64_t floe_pq_writer_num_rows(const floe_pq_writer_t *w);
  * there is none.  The slices are borrowed until the next call on w. */
 bool floe_pq_writer_bounds(const floe_pq_writer_t *w, int col, floe_slice_t *min,
                            floe_slice_t *max);
+/* Bytes of column col in the row groups flushed so far (its chunks as
+ * written, compressed, page headers included): Iceberg's column_sizes. */
+uint64_t floe_pq_writer_column_bytes(const floe_pq_writer_t *w, int col);
 /* Flush and write the footer; the writer accepts nothing afterwards. */
 int floe_pq_writer_close(floe_pq_writer_t *w, floe_err_t *err);
 void floe_pq_writer_free(floe_pq_writer_t *w);
@@ -216,8 +241,6 @@ int floe_pq_sink_buf(void *ctx, const void *p, size_t n, floe_err_t *err);
 int floe_pq_sink_file(void *ctx, const void *p, size_t n, floe_err_t *err);
 
 /* ---- reader ---- */
-
-typedef struct floe_pq_reader floe_pq_reader_t;
 
 /* Parse the footer of the file data[0..len) (borrowed until free).  Caller
  * frees with floe_pq_reader_free.  NULL with err filled on bad input. */
@@ -233,6 +256,11 @@ int64_t floe_pq_reader_row_group_rows(const floe_pq_reader_t *r, int rg);
 /* Value of a key-value metadata entry (borrowed, NUL-terminated), or NULL. */
 const char *floe_pq_reader_kv(const floe_pq_reader_t *r, const char *key);
 const char *floe_pq_reader_created_by(const floe_pq_reader_t *r);
+
+/* Bytes per value in the value arrays the writer takes and the reader
+ * returns, for physical type p (floe_slice_t for byte arrays, fixed and
+ * INT96). */
+size_t floe_pq_value_size(floe_pq_phys_t p);
 
 /* Decoded column chunk.  Owns its memory: free with floe_pq_column_free
  * (slices point into it).  def/rep are NULL when the max level is 0. */

@@ -99,6 +99,8 @@ int64_t pq_dict_put(pq_col_t *c, const uint8_t *v, size_t n)
         if (first) c->doff[0] = 0;
     }
     if (!c->width && c->dvals.len + n > UINT32_MAX) return -1;
+    /* allocated even when every entry so far is empty: entries point into it */
+    if (!c->dvals.data && floe_buf_reserve(&c->dvals, 64) < 0) return -1;
     if (floe_buf_append(&c->dvals, v, n) < 0) return -1;
     size_t e = c->dict_n++;
     if (!c->width) {

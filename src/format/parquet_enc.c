@@ -242,6 +242,7 @@ static int rle_next_run(pq_rle_dec_t *d)
             need = avail;
         }
         d->bp = d->p;
+        d->bp_len = need;
         d->bp_idx = 0;
         d->bp_left = nvals;
         d->p += need;
@@ -268,9 +269,21 @@ int pq_rle_dec_u32(pq_rle_dec_t *d, uint32_t *out, size_t n)
             i += k;
             d->rle_left -= (uint32_t)k;
         } else if (d->bp_left) {
-            size_t k = n - i < d->bp_left ? n - i : d->bp_left;
-            for (size_t j = 0; j < k; j++)
-                out[i + j] = (uint32_t)unpack_at(d->bp, d->bp_idx + j, d->bw);
+            size_t k = n - i < d->bp_left ? n - i : d->bp_left, j = 0;
+            if (d->bw <= 32) {
+                /* one unaligned 8-byte load per value while 8 bytes remain
+                 * in the run (a value spans at most 5) */
+                const int bw = d->bw;
+                const uint64_t mask = (1ull << bw) - 1;
+                for (; j < k; j++) {
+                    size_t bit = (d->bp_idx + j) * (size_t)bw;
+                    if ((bit >> 3) + 8 > d->bp_len) break;
+                    uint64_t x;
+                    memcpy(&x, d->bp + (bit >> 3), 8);
+                    out[i + j] = (uint32_t)((x >> (bit & 7)) & mask);
+                }
+            }
+            for (; j < k; j++) out[i + j] = (uint32_t)unpack_at(d->bp, d->bp_idx + j, d->bw);
             d->bp_idx += k;
             d->bp_left -= k;
             i += k;
@@ -278,6 +291,41 @@ int pq_rle_dec_u32(pq_rle_dec_t *d, uint32_t *out, size_t n)
             if (d->p >= d->end || rle_next_run(d) < 0) return -1;
         }
     }
+    return 0;
+}
+
+int pq_rle_count(pq_rle_dec_t *d, size_t n, uint32_t max, uint32_t want, uint64_t *count,
+                 uint32_t *first)
+{
+    uint32_t buf[256];
+    uint64_t c = 0;
+    size_t i = 0;
+    while (i < n) {
+        if (d->rle_left) {
+            /* a run: counted whole */
+            size_t k = n - i < d->rle_left ? n - i : d->rle_left;
+            if (d->rle_val > max) return -1;
+            if (i == 0) *first = d->rle_val;
+            if (d->rle_val == want) c += k;
+            d->rle_left -= (uint32_t)k;
+            i += k;
+        } else if (d->bp_left) {
+            size_t k = n - i < d->bp_left ? n - i : d->bp_left;
+            if (k > 256) k = 256;
+            if (pq_rle_dec_u32(d, buf, k) < 0) return -1;
+            if (i == 0) *first = buf[0];
+            uint32_t top = 0;
+            for (size_t j = 0; j < k; j++) {
+                top = buf[j] > top ? buf[j] : top;
+                c += buf[j] == want;
+            }
+            if (top > max) return -1;
+            i += k;
+        } else if (d->p >= d->end || rle_next_run(d) < 0) {
+            return -1;
+        }
+    }
+    *count = c;
     return 0;
 }
 

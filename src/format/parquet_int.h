@@ -84,12 +84,17 @@ typedef struct pq_rle_dec {
     int bw;
     uint32_t rle_left, rle_val;
     const uint8_t *bp;      /* data of the current bit-packed run */
+    size_t bp_len;          /* its bytes */
     size_t bp_idx, bp_left; /* next value index in it, values left */
 } pq_rle_dec_t;
 void pq_rle_dec_init(pq_rle_dec_t *d, const uint8_t *p, size_t n, int bw);
 /* Decode exactly n values into out; -1 when the data runs out or is bad. */
 int pq_rle_dec_u32(pq_rle_dec_t *d, uint32_t *out, size_t n);
 int pq_rle_dec_i16(pq_rle_dec_t *d, int16_t *out, size_t n, int16_t max);
+/* Decode n values (each checked <= max) counting those equal to want into
+ * *count, the first into *first; runs count whole, unexpanded. */
+int pq_rle_count(pq_rle_dec_t *d, size_t n, uint32_t max, uint32_t want, uint64_t *count,
+                 uint32_t *first);
 /* DELTA_BINARY_PACKED: decode up to cap values; *consumed bytes used. */
 int pq_delta_decode(const uint8_t *p, size_t n, int64_t *out, size_t count, bool is32,
                     size_t *consumed, floe_err_t *err);
@@ -140,6 +145,42 @@ typedef struct pq_file_meta {
 } pq_file_meta_t;
 int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *err);
 void pq_file_meta_free(pq_file_meta_t *m);
+
+/* A dictionary-encoded column chunk as its dictionary and indices. */
+typedef struct pq_dict_chunk {
+    void *dict; /* ndict entries in floe_pq_column_t's value layout (byte
+                    * arrays: slices into the column's bytes) */
+    size_t ndict;
+    uint32_t *idx; /* per value (n_values of the column), each < ndict */
+} pq_dict_chunk_t;
+/* Decode chunk col of row group rg like floe_pq_read_column, but keep its
+ * values as dictionary indices (out->values stays NULL; out->n_values
+ * counts them): 1 with *out and *dc (caller frees both), 0 when the chunk
+ * is not entirely dictionary-encoded (nothing decoded), -1 with *err. */
+int pq_read_column_dict(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
+                        pq_dict_chunk_t *dc, floe_err_t *err);
+void pq_dict_chunk_free(pq_dict_chunk_t *dc);
+
+/* A column chunk as stored, described for copying it page by page. */
+typedef struct pq_chunk_scan {
+    const uint8_t *bytes; /* its pages, headers included (borrowed from the reader) */
+    size_t len;
+    int codec;                         /* parquet codec number */
+    uint32_t encodings;                /* bit set of PQ_ENC_* of its pages */
+    int64_t uncompressed;              /* headers plus uncompressed bodies */
+    int64_t levels, nulls, rows, nans; /* counted from the pages' levels and values */
+    const pq_stats_t *stats;           /* the chunk's statistics (NULL: none), borrowed */
+} pq_chunk_scan_t;
+/* Scan chunk col of row group rg of r (parquet_read.c): 1 with *out when
+ * it has no dictionary and (with nans, for FLOAT/DOUBLE) PLAIN values only,
+ * so its pages can be copied as they are; 0 when it must be decoded
+ * instead; -1 with *err when it is corrupt.  With trust, the footer's
+ * null count and row count are taken as they are; else (or when the
+ * footer has none, or NaNs must be counted) levels are decoded, pages
+ * decompressed, to count rows, nulls and NaNs, so a copy is checked as a
+ * decode would be. */
+int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, pq_chunk_scan_t *out,
+                  floe_err_t *err);
 
 /* Page header. */
 typedef struct pq_page_header {

@@ -495,6 +495,37 @@ static int read_schema(floe_thrift_r_t *r, int t, pq_file_meta_t *m, floe_err_t 
     return 0;
 }
 
+/* Statistics: only null_count and the min_value/max_value pair, whose
+ * order the format defines (the deprecated min/max are ignored). */
+static void read_stats(floe_thrift_r_t *r, pq_chunk_meta_t *c)
+{
+    int t;
+    int16_t id;
+    bool has_min = false, has_max = false;
+    c->has_stats = true;
+    c->stats.null_count = -1;
+    floe_thrift_r_struct_begin(r);
+    while (floe_thrift_r_field(r, &t, &id)) {
+        if (id == 3) {
+            c->stats.null_count = floe_thrift_r_i64(r, t);
+        } else if (id == 5 || id == 6) {
+            floe_slice_t v = floe_thrift_r_bin(r, t);
+            floe_buf_t *b = id == 5 ? &c->stats.max : &c->stats.min;
+            if (floe_thrift_r_failed(r)) break;
+            b->len = 0;
+            /* a value of 0 bytes still counts: give it a buffer */
+            if (floe_buf_reserve(b, v.len + 1) < 0 || floe_buf_append(b, v.ptr, v.len) < 0) {
+                floe_thrift_r_fail(r, "out of memory");
+                break;
+            }
+            *(id == 5 ? &has_max : &has_min) = true;
+        } else {
+            floe_thrift_r_skip(r, t);
+        }
+    }
+    c->stats.has_minmax = has_min && has_max;
+}
+
 static void read_chunk_meta(floe_thrift_r_t *r, pq_chunk_meta_t *c)
 {
     int t, et;
@@ -517,6 +548,13 @@ static void read_chunk_meta(floe_thrift_r_t *r, pq_chunk_meta_t *c)
         case 7: c->total_compressed = floe_thrift_r_i64(r, t); break;
         case 9: c->data_page_offset = floe_thrift_r_i64(r, t); break;
         case 11: c->dict_page_offset = floe_thrift_r_i64(r, t); break;
+        case 12:
+            if (t != FLOE_TT_STRUCT) {
+                floe_thrift_r_fail(r, "bad statistics");
+                break;
+            }
+            read_stats(r, c);
+            break;
         default: floe_thrift_r_skip(r, t); break;
         }
     }
@@ -655,9 +693,15 @@ int pq_footer_decode(const uint8_t *p, size_t n, pq_file_meta_t *m, floe_err_t *
 
 void pq_file_meta_free(pq_file_meta_t *m)
 {
-    floe_pq_schema_free(m->schema);
-    for (int g = 0; g < m->nrg; g++) free(m->rgs[g].cols);
+    for (int g = 0; g < m->nrg; g++) {
+        for (int c = 0; m->rgs[g].cols && c < m->schema->ncols; c++) {
+            floe_buf_free(&m->rgs[g].cols[c].stats.min);
+            floe_buf_free(&m->rgs[g].cols[c].stats.max);
+        }
+        free(m->rgs[g].cols);
+    }
     free(m->rgs);
+    floe_pq_schema_free(m->schema);
     for (int i = 0; i < m->nkv; i++) {
         free(m->kv[i].key);
         free(m->kv[i].value);

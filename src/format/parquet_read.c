@@ -189,19 +189,10 @@ typedef struct dec {
     uint8_t *dict;
     size_t dict_n;
     int rg, col;
+    /* index mode (pq_read_column_dict): dictionary indices, not values */
+    pq_dict_chunk_t *dc;
+    size_t cap_idx;
 } dec_t;
-
-static size_t out_esize(floe_pq_phys_t p)
-{
-    switch (p) {
-    case FLOE_PQ_BOOLEAN: return 1;
-    case FLOE_PQ_INT32:
-    case FLOE_PQ_FLOAT: return 4;
-    case FLOE_PQ_INT64:
-    case FLOE_PQ_DOUBLE: return 8;
-    default: return sizeof(floe_slice_t);
-    }
-}
 
 /* Decode n PLAIN values from p[0..len) into dst (output layout) or, with
  * to_dict, into the dictionary.  *used = bytes consumed. */
@@ -284,8 +275,9 @@ static int bss_decode(dec_t *d, const uint8_t *p, size_t len, size_t n, uint8_t 
 static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t n, floe_err_t *err)
 {
     floe_pq_column_t *o = d->out;
-    if (floe_grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0) return floe_err_oom(err);
-    uint8_t *dst = (uint8_t *)o->values + o->n_values * d->esize;
+    if (!d->dc && floe_grow(&o->values, &d->cap_val, o->n_values + n, d->esize) < 0)
+        return floe_err_oom(err);
+    uint8_t *dst = d->dc ? NULL : (uint8_t *)o->values + o->n_values * d->esize;
     floe_pq_phys_t ph = o->phys;
     size_t used;
     switch (enc) {
@@ -300,6 +292,19 @@ static int values_decode(dec_t *d, int enc, const uint8_t *p, size_t len, size_t
         if (len < 1 || p[0] > 32) return corrupt(err, "bad dictionary index width", d->rg, d->col);
         pq_rle_dec_t rd;
         pq_rle_dec_init(&rd, p + 1, len - 1, p[0]);
+        if (d->dc) {
+            pq_dict_chunk_t *dc = d->dc;
+            if (floe_grow(&dc->idx, &d->cap_idx, o->n_values + n, sizeof *dc->idx) < 0)
+                return floe_err_oom(err);
+            uint32_t *ix = dc->idx + o->n_values;
+            if (pq_rle_dec_u32(&rd, ix, n) < 0)
+                return corrupt(err, "dictionary indices truncated", d->rg, d->col);
+            uint32_t top = 0;
+            for (size_t j = 0; j < n; j++) top = ix[j] > top ? ix[j] : top;
+            if (top >= d->dict_n)
+                return corrupt(err, "dictionary index out of range", d->rg, d->col);
+            break;
+        }
         uint32_t ix[512];
         for (size_t i = 0; i < n;) {
             size_t k = n - i < 512 ? n - i : 512;
@@ -413,8 +418,22 @@ static int levels_decode(dec_t *d, const uint8_t *p, size_t len, int16_t *dst, s
     return 0;
 }
 
-int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
-                        floe_err_t *err)
+/* The page whose header is h and compressed bytes body[0..h->compressed)
+ * into r->page (h->uncompressed bytes); the first lev_len bytes (v2
+ * levels) are stored as they are. */
+static int page_decompress(floe_pq_reader_t *r, const pq_page_header_t *h, const uint8_t *body,
+                           size_t lev_len, floe_codec_t codec, floe_err_t *err)
+{
+    r->page.len = 0;
+    if (floe_buf_reserve(&r->page, (size_t)h->uncompressed + 1) < 0) return floe_err_oom(err);
+    memcpy(r->page.data, body, lev_len);
+    size_t want = (size_t)h->uncompressed - lev_len;
+    return floe_decompress_exact(r->cctx, codec, body + lev_len, (size_t)h->compressed - lev_len,
+                                 r->page.data + lev_len, want, err);
+}
+
+static int read_chunk(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
+                      pq_dict_chunk_t *dc, floe_err_t *err)
 {
     memset(out, 0, sizeof *out);
     const floe_pq_schema_t *s = r->m.schema;
@@ -430,8 +449,9 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     d.out = out;
     d.rg = rg;
     d.col = col;
+    d.dc = dc;
     out->phys = nd->phys;
-    d.esize = out_esize(nd->phys);
+    d.esize = floe_pq_value_size(nd->phys);
     d.width = nd->phys == FLOE_PQ_BYTE_ARRAY ? 0 : pq_phys_width(nd->phys, nd->type_length);
     if (nd->phys == FLOE_PQ_FIXED && d.width == 0)
         return corrupt(err, "fixed column without a length", rg, col);
@@ -475,16 +495,7 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
             }
             compressed = h.is_compressed;
         }
-        r->page.len = 0;
-        if (floe_buf_reserve(&r->page, (size_t)h.uncompressed + 1) < 0) {
-            rc = floe_err_oom(err);
-            break;
-        }
-        memcpy(r->page.data, body, lev_len);
-        size_t want = (size_t)h.uncompressed - lev_len;
-        if (floe_decompress_exact(r->cctx, compressed ? codec : FLOE_CODEC_NONE, body + lev_len,
-                                  (size_t)h.compressed - lev_len, r->page.data + lev_len, want,
-                                  err) < 0) {
+        if (page_decompress(r, &h, body, lev_len, compressed ? codec : FLOE_CODEC_NONE, err) < 0) {
             floe_err_wrap(err, "row group %d column %d", rg, col);
             rc = -1;
             break;
@@ -556,8 +567,18 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     }
     if (!rc && out->n_levels != (size_t)cm->num_values)
         rc = corrupt(err, "chunk holds fewer values than its metadata says", rg, col);
-    free(d.dict);
+    if (!rc && dc && !d.dict) rc = corrupt(err, "no dictionary page", rg, col);
+    if (dc && !rc) {
+        dc->dict = d.dict;
+        dc->ndict = d.dict_n;
+    } else {
+        free(d.dict);
+    }
     if (rc) {
+        if (dc) {
+            free(dc->idx);
+            memset(dc, 0, sizeof *dc);
+        }
         floe_pq_column_free(out);
         return -1;
     }
@@ -572,10 +593,233 @@ int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *
     if (d.esize == sizeof(floe_slice_t) &&
         (nd->phys == FLOE_PQ_BYTE_ARRAY || nd->phys == FLOE_PQ_FIXED ||
          nd->phys == FLOE_PQ_INT96)) {
-        floe_slice_t *sl = out->values;
+        floe_slice_t *sl = dc ? dc->dict : out->values;
+        size_t n = dc ? dc->ndict : out->n_values;
         static const uint8_t empty[1];
         const uint8_t *base = out->bytes.data ? out->bytes.data : empty;
-        for (size_t i = 0; i < out->n_values; i++) sl[i].ptr = base + (uintptr_t)sl[i].ptr;
+        for (size_t i = 0; i < n; i++) sl[i].ptr = base + (uintptr_t)sl[i].ptr;
     }
     return 0;
+}
+
+/* The header of the page at *pos of a chunk ending at end into *h, its
+ * compressed bytes at *body; *pos moves past the page.  -1 with *err when
+ * the header is bad or the page passes the chunk's end. */
+static int next_page(const floe_pq_reader_t *r, size_t *pos, size_t end, pq_page_header_t *h,
+                     size_t *hl, const uint8_t **body, int rg, int col, floe_err_t *err)
+{
+    if (pq_page_header_decode(r->data + *pos, end - *pos, h, hl, err) < 0) {
+        floe_err_wrap(err, "row group %d column %d", rg, col);
+        return -1;
+    }
+    if (h->compressed < 0 || (size_t)h->compressed > end - *pos - *hl)
+        return corrupt(err, "page extends past its chunk", rg, col);
+    *body = r->data + *pos + *hl;
+    *pos += *hl + (size_t)h->compressed;
+    return 0;
+}
+
+int floe_pq_read_column(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
+                        floe_err_t *err)
+{
+    return read_chunk(r, rg, col, out, NULL, err);
+}
+
+int pq_read_column_dict(floe_pq_reader_t *r, int rg, int col, floe_pq_column_t *out,
+                        pq_dict_chunk_t *dc, floe_err_t *err)
+{
+    memset(dc, 0, sizeof *dc);
+    const floe_pq_schema_t *s = r->m.schema;
+    if (rg < 0 || rg >= r->m.nrg || col < 0 || col >= s->ncols)
+        return floe_err_set(err, FLOE_EINVAL, "no row group %d column %d", rg, col);
+    const pq_chunk_meta_t *cm = &r->m.rgs[rg].cols[col];
+    /* a dictionary page first, then only dictionary-encoded data pages */
+    size_t pos = (size_t)(cm->dict_page_offset >= 0 ? cm->dict_page_offset : cm->data_page_offset);
+    size_t end = pos + (size_t)cm->total_compressed;
+    bool first = true;
+    while (pos < end) {
+        pq_page_header_t h;
+        size_t hl;
+        const uint8_t *body;
+        if (next_page(r, &pos, end, &h, &hl, &body, rg, col, err) < 0) return -1;
+        if (first != (h.type == PQ_PAGE_DICT)) return 0;
+        if (!first && ((h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) ||
+                       (h.encoding != PQ_ENC_RLE_DICT && h.encoding != PQ_ENC_PLAIN_DICT)))
+            return 0;
+        first = false;
+    }
+    if (first) return 0;
+    if (read_chunk(r, rg, col, out, dc, err) < 0) return -1;
+    return 1;
+}
+
+void pq_dict_chunk_free(pq_dict_chunk_t *dc)
+{
+    free(dc->dict);
+    free(dc->idx);
+    memset(dc, 0, sizeof *dc);
+}
+
+/* ---- chunks as stored ---- */
+
+/* Decode n levels (bit width of max) from p[0..len) and count those equal
+ * to `want`; -1 when the data is bad. */
+static int count_levels(const uint8_t *p, size_t len, size_t n, int16_t max, int16_t want,
+                        int64_t *count, int16_t *first)
+{
+    pq_rle_dec_t rd;
+    pq_rle_dec_init(&rd, p, len, pq_bit_width((uint64_t)max));
+    uint64_t c = 0;
+    uint32_t f = 0;
+    if (pq_rle_count(&rd, n, (uint32_t)max, (uint32_t)want, &c, &f) < 0) return -1;
+    *count = (int64_t)c;
+    *first = (int16_t)f;
+    return 0;
+}
+
+/* Value encodings of pages that may be copied as they are. */
+#define COPY_ENCODINGS                                                     \
+    ((1u << PQ_ENC_PLAIN) | (1u << PQ_ENC_RLE) | (1u << PQ_ENC_DELTA_BP) | \
+     (1u << PQ_ENC_DELTA_LBA) | (1u << PQ_ENC_DELTA_BA) | (1u << PQ_ENC_BSS))
+
+int pq_chunk_scan(floe_pq_reader_t *r, int rg, int col, bool nans, bool trust, pq_chunk_scan_t *out,
+                  floe_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const floe_pq_schema_t *s = r->m.schema;
+    if (rg < 0 || rg >= r->m.nrg || col < 0 || col >= s->ncols)
+        return floe_err_set(err, FLOE_EINVAL, "no row group %d column %d", rg, col);
+    const pq_chunk_meta_t *cm = &r->m.rgs[rg].cols[col];
+    if (cm->dict_page_offset >= 0 ||
+        (cm->encodings & ((1u << PQ_ENC_PLAIN_DICT) | (1u << PQ_ENC_RLE_DICT))))
+        return 0;
+    int16_t max_def = s->max_def[col], max_rep = s->max_rep[col];
+    floe_pq_phys_t phys = s->nodes[s->col_node[col]].phys;
+    size_t width = phys == FLOE_PQ_DOUBLE ? 8 : 4;
+    floe_codec_t codec;
+    pq_codec_to_floe(cm->codec, &codec);
+    size_t pos = (size_t)cm->data_page_offset, end = pos + (size_t)cm->total_compressed;
+    /* headers first: any dictionary page or dictionary-encoded page, or
+     * values whose NaNs cannot be counted, and the chunk is decoded instead */
+    int64_t levels = 0, unc = 0;
+    uint32_t encs = max_def || max_rep ? 1u << PQ_ENC_RLE : 0;
+    for (size_t at = pos; at < end;) {
+        pq_page_header_t h;
+        size_t hl;
+        const uint8_t *body;
+        if (next_page(r, &at, end, &h, &hl, &body, rg, col, err) < 0) return -1;
+        if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) return 0;
+        /* only encodings this reader decodes without a dictionary */
+        if (h.encoding < 0 || h.encoding > 31 || !((1u << h.encoding) & COPY_ENCODINGS)) return 0;
+        if (nans && h.encoding != PQ_ENC_PLAIN) return 0;
+        if (h.num_values < 0 || (size_t)h.uncompressed > MAX_PAGE_BYTES)
+            return corrupt(err, "bad page header", rg, col);
+        levels += h.num_values;
+        unc += (int64_t)(hl + (size_t)h.uncompressed);
+        encs |= 1u << h.encoding;
+    }
+    if (levels != cm->num_values)
+        return corrupt(err, "chunk holds fewer values than its metadata says", rg, col);
+    out->bytes = r->data + pos;
+    out->len = end - pos;
+    out->codec = cm->codec;
+    out->stats = cm->has_stats ? &cm->stats : NULL;
+    out->encodings = encs;
+    out->uncompressed = unc;
+    if (trust && !nans && cm->has_stats && cm->stats.null_count >= 0 &&
+        cm->stats.null_count <= levels) {
+        /* the footer's counts, as its writer kept them */
+        out->levels = levels;
+        out->nulls = cm->stats.null_count;
+        out->rows = max_rep ? r->m.rgs[rg].num_rows : levels;
+        return 1;
+    }
+    /* else the levels of each page: values, nulls and rows counted */
+    out->encodings = 0;
+    out->uncompressed = 0;
+    while (pos < end) {
+        pq_page_header_t h;
+        size_t hl;
+        const uint8_t *body;
+        if (next_page(r, &pos, end, &h, &hl, &body, rg, col, err) < 0) return -1;
+        size_t n = (size_t)h.num_values;
+        int64_t full = (int64_t)n, rows = (int64_t)n;
+        int16_t first_rep = 0, first_def;
+        out->uncompressed += (int64_t)(hl + (size_t)h.uncompressed);
+        out->encodings |= 1u << h.encoding;
+        if (max_def || max_rep) out->encodings |= 1u << PQ_ENC_RLE;
+        if (h.type == PQ_PAGE_DATA_V2) {
+            size_t lev_len = (size_t)h.def_len + (size_t)h.rep_len;
+            if (h.def_len < 0 || h.rep_len < 0 || lev_len > (size_t)h.compressed ||
+                lev_len > (size_t)h.uncompressed)
+                return corrupt(err, "bad v2 level lengths", rg, col);
+            if ((max_rep &&
+                 count_levels(body, (size_t)h.rep_len, n, max_rep, 0, &rows, &first_rep) < 0) ||
+                (max_def && count_levels(body + h.rep_len, (size_t)h.def_len, n, max_def, max_def,
+                                         &full, &first_def) < 0))
+                return corrupt(err, "bad levels", rg, col);
+            if (nans && full) {
+                if (page_decompress(r, &h, body, lev_len, h.is_compressed ? codec : FLOE_CODEC_NONE,
+                                    err) < 0)
+                    return -1;
+                if ((size_t)full > ((size_t)h.uncompressed - lev_len) / width)
+                    return corrupt(err, "PLAIN values truncated", rg, col);
+                const uint8_t *v = r->page.data + lev_len;
+                for (int64_t i = 0; i < full; i++) {
+                    if (width == 8) {
+                        double x;
+                        memcpy(&x, v + 8 * i, 8);
+                        out->nans += x != x;
+                    } else {
+                        float x;
+                        memcpy(&x, v + 4 * i, 4);
+                        out->nans += x != x;
+                    }
+                }
+            }
+        } else if (max_def || max_rep || nans) {
+            if (page_decompress(r, &h, body, 0, codec, err) < 0) {
+                floe_err_wrap(err, "row group %d column %d", rg, col);
+                return -1;
+            }
+            const uint8_t *pg = r->page.data;
+            size_t plen = (size_t)h.uncompressed, vp = 0;
+            for (int pass = 0; pass < 2; pass++) {
+                int16_t mx = pass == 0 ? max_rep : max_def;
+                if (!mx) continue;
+                if (plen - vp < 4) return corrupt(err, "levels truncated", rg, col);
+                uint32_t l = floe_rd_le32(pg + vp);
+                vp += 4;
+                if (l > plen - vp) return corrupt(err, "levels truncated", rg, col);
+                if (count_levels(pg + vp, l, n, mx, pass == 0 ? 0 : max_def,
+                                 pass == 0 ? &rows : &full,
+                                 pass == 0 ? &first_rep : &first_def) < 0)
+                    return corrupt(err, "bad levels", rg, col);
+                vp += l;
+            }
+            if (nans) {
+                if ((size_t)full > (plen - vp) / width)
+                    return corrupt(err, "PLAIN values truncated", rg, col);
+                for (int64_t i = 0; i < full; i++) {
+                    if (width == 8) {
+                        double x;
+                        memcpy(&x, pg + vp + 8 * i, 8);
+                        out->nans += x != x;
+                    } else {
+                        float x;
+                        memcpy(&x, pg + vp + 4 * i, 4);
+                        out->nans += x != x;
+                    }
+                }
+            }
+        }
+        if (out->levels == 0 && n && first_rep != 0)
+            return corrupt(err, "first repetition level is not 0", rg, col);
+        out->levels += (int64_t)n;
+        out->nulls += (int64_t)n - full;
+        out->rows += rows;
+    }
+    if (out->levels != cm->num_values)
+        return corrupt(err, "chunk holds fewer values than its metadata says", rg, col);
+    return 1;
 }

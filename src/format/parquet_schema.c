@@ -44,7 +44,7 @@ void floe_pq_schema_free(floe_pq_schema_t *s)
     free(s);
 }
 
-size_t pq_phys_width(floe_pq_phys_t p, int32_t type_length)
+size_t floe_pq_value_size(floe_pq_phys_t p)
 {
     switch (p) {
     case FLOE_PQ_BOOLEAN: return 1;
@@ -52,9 +52,18 @@ size_t pq_phys_width(floe_pq_phys_t p, int32_t type_length)
     case FLOE_PQ_FLOAT: return 4;
     case FLOE_PQ_INT64:
     case FLOE_PQ_DOUBLE: return 8;
+    default: return sizeof(floe_slice_t);
+    }
+}
+
+size_t pq_phys_width(floe_pq_phys_t p, int32_t type_length)
+{
+    switch (p) {
     case FLOE_PQ_INT96: return 12;
     case FLOE_PQ_FIXED: return type_length > 0 ? (size_t)type_length : 0;
-    default: return 0;
+    case FLOE_PQ_BYTE_ARRAY:
+    case FLOE_PQ_GROUP: return 0;
+    default: return floe_pq_value_size(p); /* the numbers: stored as they are held */
     }
 }
 

@@ -1,21 +1,11 @@
 #include "table/datafile.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/parquet.h"
+#include "iceberg/colstats.h"
 #include "table/rows_int.h"
-
-#define BOUND_CHARS 16 /* Iceberg's default metrics mode: truncate(16) */
-
-/* Metrics of one leaf column, accumulated over appends. */
-typedef struct leaf_stats {
-    int32_t id;
-    floe_tkind_t kind;
-    bool bounds; /* only for columns outside lists and maps */
-    int64_t values, nulls, nans;
-} leaf_stats_t;
 
 struct floe_dfw {
     floe_outfile_t *out;
@@ -24,7 +14,7 @@ struct floe_dfw {
     char *path;
     uint64_t shape_version;
     size_t nleaves;
-    leaf_stats_t *stats;
+    floe_ice_colstats_t *stats;
     uint8_t *def, *rep; /* scratch: levels of the selected rows */
     floe_slice_t *slices;
     floe_buf_t vals; /* selected fixed-width values */
@@ -87,6 +77,20 @@ static int add_node(floe_pq_schema_t *s, floe_rnode_t *n, int parent, floe_err_t
     return floe_pq_schema_add(s, &pn, err) < 0 ? -1 : 0;
 }
 
+/* The Iceberg type of a leaf kind, for its metrics. */
+static floe_ice_kind_t ice_kind_of(floe_tkind_t k)
+{
+    switch (k) {
+    case FLOE_TK_BOOL: return FLOE_ICE_BOOLEAN;
+    case FLOE_TK_INT: return FLOE_ICE_INT;
+    case FLOE_TK_DOUBLE: return FLOE_ICE_DOUBLE;
+    case FLOE_TK_STRING: return FLOE_ICE_STRING;
+    case FLOE_TK_BINARY: return FLOE_ICE_BINARY;
+    case FLOE_TK_TIMESTAMPTZ: return FLOE_ICE_TIMESTAMPTZ;
+    default: return FLOE_ICE_LONG;
+    }
+}
+
 /* ---- open / append ----------------------------------------------------- */
 
 floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows,
@@ -115,9 +119,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
     }
     for (size_t i = 0; i < n; i++) {
         floe_rnode_t *nd = leaves[i]->node;
-        w->stats[i].id = nd->field_id;
-        w->stats[i].kind = nd->kind;
-        w->stats[i].bounds = nd->rep == 0;
+        floe_ice_colstats_init(&w->stats[i], nd->field_id, ice_kind_of(nd->kind), nd->rep == 0);
     }
     w->shape_version = floe_rows_shape_version(rows);
     if (floe_fileio_create(io, path, FLOE_IO_EXCL, &w->out, err) < 0) goto fail;
@@ -172,28 +174,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-/* Counts over one append's entries of a leaf: levels def[0..nl) with
- * maxdef (NULL: all defined), and NaNs among its nv double values.  The
- * bounds come from the Parquet writer's statistics at close. */
-static void collect(leaf_stats_t *st, const uint8_t *def, size_t nl, int maxdef, const void *vals,
-                    size_t nv)
-{
-    st->values += (int64_t)nl;
-    if (def) {
-        size_t full = 0;
-        for (size_t i = 0; i < nl; i++) full += def[i] == maxdef;
-        st->nulls += (int64_t)(nl - full);
-    }
-    if (st->kind == FLOE_TK_DOUBLE) {
-        const uint8_t *v8 = vals;
-        for (size_t j = 0; j < nv; j++) {
-            double x;
-            memcpy(&x, v8 + 8 * j, 8);
-            st->nans += isnan(x);
-        }
-    }
-}
-
 static size_t width_of(floe_tkind_t k)
 {
     switch (k) {
@@ -225,7 +205,8 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
             if (!wdt)
                 for (size_t v = 0; v < c->nvals; v++) w->slices[v] = floe_rcol_bytes(c, v);
             const void *all = wdt ? (const void *)c->vals.data : (const void *)w->slices;
-            collect(&w->stats[i], maxdef ? c->defs.data : NULL, nl, maxdef, c->vals.data, c->nvals);
+            floe_ice_colstats_add(&w->stats[i], maxdef ? c->defs.data : NULL, nl, maxdef,
+                                  c->vals.data, c->nvals);
             if (floe_pq_write_column8(w->pq, (int)i, nl, maxdef ? c->defs.data : NULL,
                                       c->node->rep ? c->reps.data : NULL, all, c->nvals, err) < 0)
                 return -1;
@@ -257,7 +238,7 @@ int floe_dfw_append_sel(floe_dfw_t *w, floe_rows_t *rows, const uint32_t *sel, s
             if (full) j++;
         }
         const void *vals = wdt ? (const void *)w->vals.data : (const void *)w->slices;
-        collect(&w->stats[i], maxdef ? w->def : NULL, ol, maxdef, w->vals.data, ov);
+        floe_ice_colstats_add(&w->stats[i], maxdef ? w->def : NULL, ol, maxdef, w->vals.data, ov);
         if (floe_pq_write_column8(w->pq, (int)i, ol, maxdef ? w->def : NULL,
                                   c->node->rep ? w->rep : NULL, vals, ov, err) < 0)
             return -1;
@@ -276,108 +257,6 @@ int floe_dfw_flush(floe_dfw_t *w, floe_err_t *err)
 }
 
 /* ---- close ------------------------------------------------------------- */
-
-/* Truncate a UTF-8 string to BOUND_CHARS code points.  For an upper bound,
- * the truncated string's last code point is incremented so it stays above
- * every value it stands for; false when no such bound exists. */
-static bool truncate_bound(floe_buf_t *b, bool upper, bool utf8)
-{
-    size_t cut = b->len, chars = 0;
-    for (size_t i = 0; i < b->len; chars++) {
-        if (chars == BOUND_CHARS) {
-            cut = i;
-            break;
-        }
-        uint8_t c = b->data[i];
-        i += !utf8 || c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-    }
-    if (cut == b->len) return true;
-    b->len = cut;
-    if (!upper) return true;
-    if (!utf8) {
-        while (b->len) {
-            if (b->data[b->len - 1] != 0xff) {
-                b->data[b->len - 1]++;
-                return true;
-            }
-            b->len--;
-        }
-        return false;
-    }
-    while (b->len) {
-        size_t s = b->len - 1;
-        while (s && (b->data[s] & 0xc0) == 0x80) s--;
-        /* decode the last code point */
-        uint32_t cp = b->data[s];
-        size_t k = b->len - s;
-        if (k == 2) cp = cp & 0x1f;
-        else if (k == 3)
-            cp = cp & 0x0f;
-        else if (k == 4)
-            cp = cp & 0x07;
-        for (size_t i = s + 1; i < b->len; i++) cp = (cp << 6) | (b->data[i] & 0x3f);
-        b->len = s;
-        if (cp >= 0x10ffff) continue;
-        cp++;
-        if (cp == 0xd800) cp = 0xe000;
-        uint8_t u[4];
-        size_t m;
-        if (cp < 0x80) {
-            u[0] = (uint8_t)cp;
-            m = 1;
-        } else if (cp < 0x800) {
-            u[0] = (uint8_t)(0xc0 | (cp >> 6));
-            u[1] = (uint8_t)(0x80 | (cp & 0x3f));
-            m = 2;
-        } else if (cp < 0x10000) {
-            u[0] = (uint8_t)(0xe0 | (cp >> 12));
-            u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-            u[2] = (uint8_t)(0x80 | (cp & 0x3f));
-            m = 3;
-        } else {
-            u[0] = (uint8_t)(0xf0 | (cp >> 18));
-            u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-            u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-            u[3] = (uint8_t)(0x80 | (cp & 0x3f));
-            m = 4;
-        }
-        floe_buf_append(b, u, m);
-        return true;
-    }
-    return false;
-}
-
-static int fill_metrics(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
-{
-    for (size_t i = 0; i < w->nleaves; i++) {
-        leaf_stats_t *st = &w->stats[i];
-        floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(f, st->id);
-        if (!m) return floe_err_oom(err);
-        m->values = st->values;
-        m->nulls = st->nulls;
-        m->nans = st->kind == FLOE_TK_DOUBLE ? st->nans : -1;
-        floe_slice_t lo, hi;
-        if (!st->bounds || !floe_pq_writer_bounds(w->pq, (int)i, &lo, &hi)) continue;
-        /* the writer's bounds are PLAIN values: little-endian numbers as
-         * Iceberg's single-value serialization has them, one byte for a
-         * boolean, the bytes of a string */
-        floe_buf_reset(&m->lower);
-        floe_buf_reset(&m->upper);
-        if (floe_buf_append(&m->lower, lo.ptr, lo.len) < 0 ||
-            floe_buf_append(&m->upper, hi.ptr, hi.len) < 0)
-            return floe_err_oom(err);
-        if (st->kind == FLOE_TK_STRING || st->kind == FLOE_TK_BINARY) {
-            bool utf8 = st->kind == FLOE_TK_STRING;
-            truncate_bound(&m->lower, false, utf8);
-            if (!truncate_bound(&m->upper, true, utf8)) {
-                m->has_lower = true;
-                continue;
-            }
-        }
-        m->has_lower = m->has_upper = true;
-    }
-    return 0;
-}
 
 static void dfw_free(floe_dfw_t *w)
 {
@@ -411,7 +290,7 @@ int floe_dfw_close(floe_dfw_t *w, floe_ice_data_file_t *f, floe_err_t *err)
     f->content = FLOE_ICE_CONTENT_DATA;
     f->record_count = (int64_t)rows;
     f->file_size = (int64_t)size;
-    if (fill_metrics(w, f, err) < 0) goto fail;
+    if (floe_ice_colstats_fill(w->stats, w->nleaves, w->pq, f, err) < 0) goto fail;
     dfw_free(w);
     return 0;
 fail:

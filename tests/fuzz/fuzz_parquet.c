@@ -1,7 +1,9 @@
 /* libFuzzer target: the Parquet reader on arbitrary bytes never crashes,
  * leaks or reads out of bounds; it opens the footer and decodes every
  * column chunk of every row group, or fails with an error.  Also feeds the
- * page-header and thrift decoders directly. */
+ * page-header and thrift decoders directly, and copies every chunk into a
+ * writer of the same schema (floe_pq_write_chunk: page copies, dictionary
+ * merges), as compaction does. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
     }
+    /* chunk by chunk into a writer, as compaction copies them */
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_pq_writer_t *w = floe_pq_writer_new(s, NULL, floe_pq_sink_buf, &out, &err);
+    for (int g = 0; w && g < floe_pq_reader_num_row_groups(r); g++) {
+        int ok = 1;
+        for (int c = 0; ok && c < floe_pq_schema_num_columns(s); c++) {
+            floe_pq_chunk_counts_t k;
+            int done = floe_pq_write_chunk(w, c, r, g, c, &k, &err);
+            if (done < 0) ok = 0;
+            if (done > 0 && (k.nulls > k.levels || k.rows > k.levels)) abort();
+            if (done != 0) continue;
+            floe_pq_column_t col;
+            if (floe_pq_read_column(r, g, c, &col, &err) < 0) {
+                ok = 0;
+                break;
+            }
+            if (floe_pq_write_column(w, c, col.n_levels, col.def, col.rep, col.values, col.n_values,
+                                     &err) < 0)
+                ok = 0;
+            floe_pq_column_free(&col);
+        }
+        if (!ok || floe_pq_writer_rows(w, (size_t)floe_pq_reader_row_group_rows(r, g), &err) < 0)
+            break;
+    }
+    if (w && floe_pq_writer_close(w, &err) == 0) {
+        /* what was written reads back */
+        floe_pq_reader_t *r2 = floe_pq_reader_open(out.data, out.len, &err);
+        if (!r2) abort();
+        floe_pq_reader_free(r2);
+    }
+    floe_pq_writer_free(w);
+    floe_buf_free(&out);
     floe_pq_reader_free(r);
     return 0;
 }

@@ -138,6 +138,7 @@ static void rows_to_parquet_read_by_duckdb(void)
     int32_t el_id = floe_ice_schema_find_name(s, "tags.element")->id;
     for (size_t i = 0; i < f.nmetrics; i++) {
         floe_ice_col_metrics_t *m = &f.metrics[i];
+        CHECK(m->size > 0); /* column_sizes: every leaf's chunks */
         if (m->id == id_id) {
             CHECK_EQ(m->values, 4);
             CHECK_EQ(m->nulls, 0);
