@@ -77,7 +77,7 @@ static int conv_flush(conv_t *c, bool cut, floe_err_t *e)
 {
     if (!c->w) {
         bool changed;
-        floe_tschema_sync(c->rows, c->schema, &c->last, &changed, e);
+        floe_tschema_merge(c->rows, c->schema, &c->last, &changed, e);
         c->sj = floe_ice_schema_to_json(c->schema, e);
         floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};
         unlink(c->out);

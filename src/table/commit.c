@@ -9,13 +9,13 @@
 
 #include "iceberg/scan.h"
 #include "table/engine_int.h"
-#include "table/partition.h"
+#include "table/ptuple.h"
 #include "table/offsets.h"
 #include "table/schema_map.h"
 #include "util/clock.h"
 #include "util/diag.h"
 
-int floe_tout_data_dir(const tout_t *o, char *buf, size_t size)
+int floe_tout_data_dir(const floe_tout_t *o, char *buf, size_t size)
 {
     const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
     if (!md || !md->location) return -1;
@@ -23,7 +23,7 @@ int floe_tout_data_dir(const tout_t *o, char *buf, size_t size)
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err)
+int floe_tout_add_pending(floe_tout_t *o, floe_ice_data_file_t *f, floe_err_t *err)
 {
     if (o->npending == o->cappending) {
         size_t cap = o->cappending ? o->cappending * 2 : 16;
@@ -39,7 +39,7 @@ int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err)
     return 0;
 }
 
-void floe_tout_drop_pending(tout_t *o, bool keep, floe_fileio_t *io)
+void floe_tout_drop_pending(floe_tout_t *o, bool keep, floe_fileio_t *io)
 {
     for (size_t i = 0; i < o->npending; i++) {
         floe_err_t e;
@@ -50,7 +50,7 @@ void floe_tout_drop_pending(tout_t *o, bool keep, floe_fileio_t *io)
     o->npending = 0;
 }
 
-void floe_tout_clear(tout_t *o)
+void floe_tout_clear(floe_tout_t *o)
 {
     floe_tout_drop_pending(o, true, NULL);
     free(o->pending);
@@ -66,7 +66,7 @@ void floe_tout_clear(tout_t *o)
     memset(o, 0, sizeof *o);
 }
 
-static int set_work(tout_t *o, floe_ice_schema_t *work, floe_err_t *err)
+static int set_work(floe_tout_t *o, floe_ice_schema_t *work, floe_err_t *err)
 {
     char *json = floe_ice_schema_to_json(work, err);
     if (!json) {
@@ -81,14 +81,14 @@ static int set_work(tout_t *o, floe_ice_schema_t *work, floe_err_t *err)
     return 0;
 }
 
-int floe_tout_sync(tout_t *o, tsink_t *s, floe_err_t *err)
+int floe_tout_merge_schema(floe_tout_t *o, floe_tsink_t *s, floe_err_t *err)
 {
     bool changed;
     int32_t last = o->last_column_id;
     /* sync into a copy: a refused field must not leave half an addition */
     floe_ice_schema_t *w = floe_ice_schema_dup(o->work);
     if (!w) return floe_err_oom(err);
-    if (floe_tschema_sync(s->rows, w, &last, &changed, err) < 0) {
+    if (floe_tschema_merge(s->rows, w, &last, &changed, err) < 0) {
         floe_ice_schema_free(w);
         floe_err_wrap(err, "table %s.%s", o->ns, o->name);
         return -1;
@@ -136,7 +136,7 @@ static int read_offsets(const floe_ice_metadata_t *md, int64_t *out, int32_t npa
 }
 
 /* Take the loaded table `ice` (owned) as the output's state. */
-static int adopt(tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *err)
+static int adopt(floe_tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(ice);
     const floe_ice_schema_t *cur = floe_ice_metadata_current_schema(md);
@@ -169,7 +169,7 @@ static int adopt(tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *e
     return 0;
 }
 
-void floe_tout_resolve_spec(tout_t *o, const char *text)
+void floe_tout_resolve_spec(floe_tout_t *o, const char *text)
 {
     if (!strcmp(text, o->spec_text) && !o->spec_waiting) return;
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
@@ -292,7 +292,7 @@ static int sweep(floe_fileio_t *io, const char *dir, const strset_t *refs, bool 
 /* Delete the data files and manifests under the table that no snapshot
  * references: what a run wrote before it died uncommitted.  Only safe
  * before this engine writes: floe is the table's one writer. */
-static int remove_orphans(tout_t *o, floe_fileio_t *io, size_t *removed, floe_err_t *err)
+static int remove_orphans(floe_tout_t *o, floe_fileio_t *io, size_t *removed, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
     strset_t refs = {0};
@@ -333,7 +333,7 @@ out:
 
 /* ---- open ----------------------------------------------------------------- */
 
-static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *err)
+static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe_err_t *err)
 {
     floe_ice_catalog_t *cat = t->e->cfg.catalog;
     floe_ice_table_t *ice = NULL;
@@ -344,7 +344,7 @@ static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *er
         int32_t last = 0;
         bool changed;
         floe_ice_props_t props = {0};
-        int rc = floe_tschema_sync(initial, s, &last, &changed, err);
+        int rc = floe_tschema_merge(initial, s, &last, &changed, err);
         if (rc == 0 && (floe_ice_props_set(&props, "floe.topic", t->topic) < 0 ||
                         floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0))
             rc = floe_err_oom(err);
@@ -368,7 +368,7 @@ static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *er
     return 0;
 }
 
-int floe_ttable_open(ttable_t *t, floe_err_t *err)
+int floe_ttable_open(floe_ttable_t *t, floe_err_t *err)
 {
     snprintf(t->main.ns, sizeof t->main.ns, "%s", t->cfg.namespace_);
     snprintf(t->main.name, sizeof t->main.name, "%s", t->cfg.name);
@@ -398,7 +398,7 @@ int floe_ttable_open(ttable_t *t, floe_err_t *err)
 /* ---- commit --------------------------------------------------------------- */
 
 typedef struct vctx {
-    const tout_t *o;
+    const floe_tout_t *o;
     const char *commit_id;
     int32_t nparts;
 } vctx_t;
@@ -426,7 +426,7 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
     return 0;
 }
 
-static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
+static int commit_schema(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
     floe_ice_req_t reqs[2] = {
@@ -453,7 +453,7 @@ static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
     return 0;
 }
 
-static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
+static int commit_spec(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
     floe_ice_req_t reqs[2] = {
@@ -489,8 +489,9 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
  * files replace the old ones in the same snapshot as the schema that
  * needs them.  Returns 1 when a snapshot was made (or found made), 0 when
  * there was nothing to commit, -1 on failure. */
-static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always, bool with_pending,
-                      const char *extra_key, const char *extra_value, floe_err_t *err)
+static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, bool always,
+                      bool with_pending, const char *extra_key, const char *extra_value,
+                      floe_err_t *err)
 {
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
@@ -557,7 +558,7 @@ out:
     return rc;
 }
 
-int floe_tout_commit(ttable_t *t, tout_t *o, const int64_t *next, bool always,
+int floe_tout_commit(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, bool always,
                      const char *extra_key, const char *extra_value, floe_err_t *err)
 {
     /* a widened column: rewrite the files that hold the old field (they
@@ -570,11 +571,11 @@ int floe_tout_commit(ttable_t *t, tout_t *o, const int64_t *next, bool always,
  * files are dropped, buffers emptied, pending files deleted (kept when the
  * outcome is unknown: the next open's orphan sweep decides), and every
  * partition reads again from the committed offsets. */
-void floe_ttable_reset(ttable_t *t, bool keep_files)
+void floe_ttable_reset(floe_ttable_t *t, bool keep_files)
 {
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
     for (int32_t i = 0; i < t->nparts; i++) {
-        tpart_t *p = t->parts[i];
+        floe_tpart_t *p = t->parts[i];
         floe_tsink_abort(&p->main);
         floe_tsink_abort(&p->dlq);
         floe_rows_clear(p->main.rows);
@@ -584,7 +585,7 @@ void floe_ttable_reset(ttable_t *t, bool keep_files)
     floe_tout_drop_pending(&t->dlq, keep_files, io);
     floe_tout_drop_rewrites(&t->main, keep_files, io);
     floe_tout_drop_rewrites(&t->dlq, keep_files, io);
-    tout_t *outs[2] = {&t->main, &t->dlq};
+    floe_tout_t *outs[2] = {&t->main, &t->dlq};
     for (int k = 0; k < 2; k++) {
         floe_ice_table_t *ice;
         floe_err_t e;
@@ -596,7 +597,7 @@ void floe_ttable_reset(ttable_t *t, bool keep_files)
         t->parts[i]->next = t->main.committed[i] >= 0 ? t->main.committed[i] : 0;
 }
 
-int floe_ttable_commit_spec(ttable_t *t, floe_err_t *err)
+int floe_ttable_commit_spec(floe_ttable_t *t, floe_err_t *err)
 {
     /* a new partition spec may name fields only the grown schema has: that
      * schema goes first then (with the rewrites of a widening, at the
@@ -612,7 +613,7 @@ int floe_ttable_commit_spec(ttable_t *t, floe_err_t *err)
     return commit_spec(t, &t->main, err);
 }
 
-int floe_ttable_commit(ttable_t *t, floe_err_t *err)
+int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err)
 {
     int64_t t0 = floe_mono_ms();
     int64_t *next = malloc((size_t)t->nparts * sizeof *next);
@@ -636,7 +637,7 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     t->last_commit_ms = floe_wall_ms();
     for (int32_t i = 0; i < t->nparts; i++) {
         /* what was read is in the table now; what arrived since waits */
-        tpart_t *p = t->parts[i];
+        floe_tpart_t *p = t->parts[i];
         p->pending_ts_ms = -1;
         p->behind_since_ms = p->log_end > t->main.committed[i] ? t->last_commit_ms : -1;
     }

@@ -49,7 +49,7 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
     return e;
 }
 
-static void table_free(ttable_t *t)
+static void table_free(floe_ttable_t *t)
 {
     if (!t) return;
     for (int32_t i = 0; i < t->nparts; i++) floe_tpart_free(t->parts[i]);
@@ -70,17 +70,17 @@ static const char *topic_get(void *ctx, const char *key)
     return NULL;
 }
 
-static ttable_t *find_table(floe_engine_t *e, const char *topic)
+static floe_ttable_t *find_table(floe_engine_t *e, const char *topic)
 {
     for (size_t i = 0; i < e->ntables; i++)
         if (!strcmp(e->tables[i]->topic, topic)) return e->tables[i];
     return NULL;
 }
 
-static int add_parts(ttable_t *t, int32_t n, floe_err_t *err)
+static int add_parts(floe_ttable_t *t, int32_t n, floe_err_t *err)
 {
     if (n <= t->nparts) return 0;
-    tpart_t **p = realloc(t->parts, (size_t)n * sizeof *p);
+    floe_tpart_t **p = realloc(t->parts, (size_t)n * sizeof *p);
     if (!p) return floe_err_oom(err);
     t->parts = p;
     int32_t old = t->nparts;
@@ -90,7 +90,7 @@ static int add_parts(ttable_t *t, int32_t n, floe_err_t *err)
         t->parts[i]->next = 0;
     }
     /* the committed arrays follow the partition count */
-    tout_t *outs[2] = {&t->main, &t->dlq};
+    floe_tout_t *outs[2] = {&t->main, &t->dlq};
     for (int k = 0; k < 2; k++) {
         if (!outs[k]->committed) continue;
         int64_t *c = realloc(outs[k]->committed, (size_t)n * sizeof *c);
@@ -104,7 +104,7 @@ static int add_parts(ttable_t *t, int32_t n, floe_err_t *err)
 /* Remove table i from the engine after a last commit. */
 static void drop_table(floe_engine_t *e, size_t i, const char *why)
 {
-    ttable_t *t = e->tables[i];
+    floe_ttable_t *t = e->tables[i];
     floe_err_t err;
     if (t->state != T_FAILED && t->main.ice) floe_ttable_commit(t, &err);
     FLOE_INFO("table %s.%s: topic %s %s; the engine stops writing it", t->main.ns, t->main.name,
@@ -125,7 +125,7 @@ static void discover(floe_engine_t *e)
     for (size_t i = 0; i < e->ntables; i++) e->tables[i]->seen = false;
     for (size_t i = 0; i < n; i++) {
         floe_table_config_t cfg;
-        ttable_t *t = find_table(e, topics[i].name);
+        floe_ttable_t *t = find_table(e, topics[i].name);
         int rc = floe_table_config_load(&cfg, topics[i].name, topic_get, &topics[i],
                                         e->cfg.get_default, e->cfg.default_ctx, &err);
         if (rc == 0 && !cfg.enable) continue;
@@ -167,7 +167,7 @@ static void discover(floe_engine_t *e)
             continue;
         }
         if (topics[i].partitions <= 0) continue;
-        ttable_t **tv = realloc(e->tables, (e->ntables + 1) * sizeof *tv);
+        floe_ttable_t **tv = realloc(e->tables, (e->ntables + 1) * sizeof *tv);
         t = calloc(1, sizeof *t);
         if (!tv || !t || !(t->topic = strdup(topics[i].name))) {
             if (tv) e->tables = tv;
@@ -218,14 +218,14 @@ static void json_str(floe_buf_t *b, const char *s)
 /* Seconds the oldest record not yet in a snapshot has waited: from its
  * timestamp once read, from when the engine saw it arrive before that;
  * 0 when the table holds everything in the log. */
-static double freshness_lag_s(const tpart_t *p, int64_t committed, int64_t now_ms)
+static double freshness_lag_s(const floe_tpart_t *p, int64_t committed, int64_t now_ms)
 {
     if (p->log_end <= (committed >= 0 ? committed : p->log_start)) return 0;
     int64_t since = p->pending_ts_ms >= 0 ? p->pending_ts_ms : p->behind_since_ms;
     return since >= 0 && now_ms > since ? (double)(now_ms - since) / 1000.0 : 0;
 }
 
-static int64_t lag_offsets(const tpart_t *p, int64_t committed)
+static int64_t lag_offsets(const floe_tpart_t *p, int64_t committed)
 {
     int64_t lag = p->log_end - (committed >= 0 ? committed : p->log_start);
     return lag > 0 ? lag : 0;
@@ -299,7 +299,7 @@ static void snapshot_status(floe_engine_t *e)
     int64_t now = floe_wall_ms();
     floe_buf_append_str(&js, "{\"tables\":[");
     for (size_t i = 0; i < e->ntables; i++) {
-        ttable_t *t = e->tables[i];
+        floe_ttable_t *t = e->tables[i];
         char tn[450];
         snprintf(tn, sizeof tn, "%s.%s", t->main.ns, t->main.name);
         floe_buf_printf(&js, "%s{\"topic\":", i ? "," : "");
@@ -329,7 +329,7 @@ static void snapshot_status(floe_engine_t *e)
                         (unsigned long long)t->files_written, (unsigned long long)t->bytes_written,
                         t->main.npending);
         for (int32_t k = 0; k < t->nparts; k++) {
-            tpart_t *p = t->parts[k];
+            floe_tpart_t *p = t->parts[k];
             int64_t c = t->main.committed ? t->main.committed[k] : -1;
             floe_buf_printf(
                 &js,
@@ -351,9 +351,9 @@ static void snapshot_status(floe_engine_t *e)
         floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", part_families[f].name,
                         part_families[f].help, part_families[f].name, part_families[f].type);
         for (size_t i = 0; i < e->ntables; i++) {
-            ttable_t *t = e->tables[i];
+            floe_ttable_t *t = e->tables[i];
             for (int32_t k = 0; k < t->nparts; k++) {
-                tpart_t *p = t->parts[k];
+                floe_tpart_t *p = t->parts[k];
                 int64_t c = t->main.committed ? t->main.committed[k] : -1;
                 floe_buf_printf(&m, "%s{table=\"%s.%s\",partition=\"%d\"} ", part_families[f].name,
                                 t->main.ns, t->main.name, (int)k);
@@ -381,7 +381,7 @@ static void snapshot_status(floe_engine_t *e)
         floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", table_families[f].name,
                         table_families[f].help, table_families[f].name, table_families[f].type);
         for (size_t i = 0; i < e->ntables; i++) {
-            ttable_t *t = e->tables[i];
+            floe_ttable_t *t = e->tables[i];
             if (f == TM_REASON && t->state == T_RUNNING) continue;
             floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns,
                             t->main.name);
@@ -448,7 +448,7 @@ struct redrive_req {
 
 static void redrive_now(floe_engine_t *e, struct redrive_req *rq)
 {
-    ttable_t *t = NULL;
+    floe_ttable_t *t = NULL;
     for (size_t i = 0; i < e->ntables && !t; i++) {
         char tn[450];
         snprintf(tn, sizeof tn, "%s.%s", e->tables[i]->main.ns, e->tables[i]->main.name);
@@ -517,7 +517,7 @@ static int64_t round_(floe_engine_t *e, bool drain, bool force_commit)
     }
     int64_t total = 0;
     for (size_t i = 0; i < e->ntables; i++) {
-        ttable_t *t = e->tables[i];
+        floe_ttable_t *t = e->tables[i];
         for (int32_t k = 0; k < t->nparts && t->state == T_RUNNING; k++) {
             floe_err_t err;
             int64_t n;

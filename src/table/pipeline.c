@@ -7,7 +7,7 @@
 
 #include "log/batch.h"
 #include "table/engine_int.h"
-#include "table/partition.h"
+#include "table/ptuple.h"
 #include "table/schema_map.h"
 #include "util/clock.h"
 #include "util/diag.h"
@@ -37,9 +37,9 @@ static int dlq_shape(floe_rows_t *r, floe_err_t *err)
     return 0;
 }
 
-tpart_t *floe_tpart_new(ttable_t *t, int32_t id, floe_err_t *err)
+floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
 {
-    tpart_t *p = calloc(1, sizeof *p);
+    floe_tpart_t *p = calloc(1, sizeof *p);
     if (!p) {
         floe_err_oom(err);
         return NULL;
@@ -66,10 +66,10 @@ fail:
     return NULL;
 }
 
-void floe_tsink_abort(tsink_t *s)
+void floe_tsink_abort(floe_tsink_t *s)
 {
     for (size_t i = 0; i < s->nfiles; i++) {
-        tfile_t *f = &s->files[i];
+        floe_tsink_file_t *f = &s->files[i];
         floe_dfw_abort(f->w);
         floe_buf_free(&f->key);
         for (size_t k = 0; k < f->nvalues; k++) floe_ice_value_clear(&f->values[k]);
@@ -78,7 +78,7 @@ void floe_tsink_abort(tsink_t *s)
     s->nfiles = 0;
 }
 
-void floe_tpart_free(tpart_t *p)
+void floe_tpart_free(floe_tpart_t *p)
 {
     if (!p) return;
     floe_tsink_abort(&p->main);
@@ -94,9 +94,9 @@ void floe_tpart_free(tpart_t *p)
 /* ---- writing ----------------------------------------------------------- */
 
 /* Close open file i of s and hand it to the output's pending list. */
-static int close_file(tpart_t *p, tsink_t *s, size_t i, tout_t *o, floe_err_t *err)
+static int close_file(floe_tpart_t *p, floe_tsink_t *s, size_t i, floe_tout_t *o, floe_err_t *err)
 {
-    tfile_t f = s->files[i];
+    floe_tsink_file_t f = s->files[i];
     s->files[i] = s->files[--s->nfiles];
     floe_ice_data_file_t df;
     int rc = floe_dfw_close(f.w, &df, err);
@@ -116,7 +116,7 @@ static int close_file(tpart_t *p, tsink_t *s, size_t i, tout_t *o, floe_err_t *e
     return floe_tout_add_pending(o, &df, err);
 }
 
-static int close_all(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+static int close_all(floe_tpart_t *p, floe_tsink_t *s, floe_tout_t *o, floe_err_t *err)
 {
     while (s->nfiles)
         if (close_file(p, s, s->nfiles - 1, o, err) < 0) return -1;
@@ -126,12 +126,13 @@ static int close_all(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
 /* The open file for (spec, key), opened for the buffer's shape when there
  * is none; the least recently used one closes past TSINK_MAX_OPEN.  Takes
  * *values when it opens a file. */
-static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *key,
-                         floe_ice_value_t **values, size_t nvalues, floe_err_t *err)
+static floe_tsink_file_t *file_for(floe_tpart_t *p, floe_tsink_t *s, floe_tout_t *o,
+                                   const floe_buf_t *key, floe_ice_value_t **values, size_t nvalues,
+                                   floe_err_t *err)
 {
     int32_t spec_id = o->spec ? o->spec->spec_id : 0;
     for (size_t i = 0; i < s->nfiles; i++) {
-        tfile_t *f = &s->files[i];
+        floe_tsink_file_t *f = &s->files[i];
         if (f->spec_id == spec_id && f->key.len == key->len &&
             (!key->len || !memcmp(f->key.data, key->data, key->len))) {
             if (floe_dfw_shape_version(f->w) == floe_rows_shape_version(s->rows)) {
@@ -150,7 +151,7 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
     }
     if (s->nfiles == s->capfiles) {
         size_t cap = s->capfiles ? s->capfiles * 2 : 4;
-        tfile_t *v = realloc(s->files, cap * sizeof *v);
+        floe_tsink_file_t *v = realloc(s->files, cap * sizeof *v);
         if (!v) {
             floe_err_oom(err);
             return NULL;
@@ -178,7 +179,7 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
     floe_dfw_t *w = floe_dfw_open(floe_ice_catalog_io(p->t->e->cfg.catalog), path, s->rows,
                                   o->schema_json, &fo, err);
     if (!w) return NULL;
-    tfile_t *f = &s->files[s->nfiles++];
+    floe_tsink_file_t *f = &s->files[s->nfiles++];
     memset(f, 0, sizeof *f);
     f->w = w;
     f->spec_id = spec_id;
@@ -194,10 +195,10 @@ static tfile_t *file_for(tpart_t *p, tsink_t *s, tout_t *o, const floe_buf_t *ke
 }
 
 /* Cut a row group in every open file of s; roll those at the target size. */
-static int cut_row_groups(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
+static int cut_row_groups(floe_tpart_t *p, floe_tsink_t *s, floe_tout_t *o, floe_err_t *err)
 {
     for (size_t i = s->nfiles; i-- > 0;) {
-        tfile_t *f = &s->files[i];
+        floe_tsink_file_t *f = &s->files[i];
         if (floe_dfw_flush(f->w, err) < 0) return -1;
         if (floe_dfw_bytes(f->w) >= p->t->cfg.target_file_bytes && close_file(p, s, i, o, err) < 0)
             return -1;
@@ -209,29 +210,30 @@ static int cut_row_groups(tpart_t *p, tsink_t *s, tout_t *o, floe_err_t *err)
 /* Hand the buffered rows to the open files (one per partition tuple) and
  * empty the buffer; once table.flush.bytes of rows went there since the
  * last cut, or with cut, every open file gets a row group. */
-static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, bool cut, floe_err_t *err)
+static int flush_sink(floe_tpart_t *p, floe_tsink_t *s, floe_tout_t *o, bool cut, floe_err_t *err)
 {
     size_t bytes = floe_rows_bytes(s->rows);
     if (floe_rows_count(s->rows)) {
-        if (floe_tout_sync(o, s, err) < 0) return -1;
+        if (floe_tout_merge_schema(o, s, err) < 0) return -1;
         if (o == &p->t->main) floe_tout_resolve_spec(o, p->t->cfg.partition_by);
         int rc = 0;
         if (!o->spec || !o->spec->nfields) {
             floe_buf_t none = FLOE_BUF_INIT;
             floe_ice_value_t *nov = NULL;
-            tfile_t *f = file_for(p, s, o, &none, &nov, 0, err);
+            floe_tsink_file_t *f = file_for(p, s, o, &none, &nov, 0, err);
             rc = f ? floe_dfw_append(f->w, s->rows, err) : -1;
         } else {
-            tgroups_t gs = {0};
-            rc = floe_tpartition_group(s->rows, o->spec, o->work, &gs, err);
+            floe_tptuples_t gs = {0};
+            rc = floe_tptuples_group(s->rows, o->spec, o->work, &gs, err);
             for (size_t g = 0; rc == 0 && g < gs.n; g++) {
-                tgroup_t *grp = &gs.g[g];
-                tfile_t *f = file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
+                floe_tptuple_t *grp = &gs.g[g];
+                floe_tsink_file_t *f =
+                    file_for(p, s, o, &grp->key, &grp->values, grp->nvalues, err);
                 if (!f) rc = -1;
                 else
                     rc = floe_dfw_append_sel(f->w, s->rows, grp->rows, grp->nrows, err);
             }
-            floe_tgroups_free(&gs);
+            floe_tptuples_free(&gs);
         }
         if (rc < 0) return -1;
         p->rows_written += floe_rows_count(s->rows);
@@ -242,9 +244,9 @@ static int flush_sink(tpart_t *p, tsink_t *s, tout_t *o, bool cut, floe_err_t *e
     return 0;
 }
 
-int floe_tpart_flush_due(tpart_t *p, floe_err_t *err)
+int floe_tpart_flush_due(floe_tpart_t *p, floe_err_t *err)
 {
-    ttable_t *t = p->t;
+    floe_ttable_t *t = p->t;
     uint64_t drain =
         t->cfg.flush_bytes < TSINK_DRAIN_BYTES ? t->cfg.flush_bytes : TSINK_DRAIN_BYTES;
     if (floe_rows_bytes(p->main.rows) >= drain && flush_sink(p, &p->main, &t->main, false, err) < 0)
@@ -254,16 +256,16 @@ int floe_tpart_flush_due(tpart_t *p, floe_err_t *err)
     return 0;
 }
 
-uint64_t floe_tpart_buffered(const tpart_t *p)
+uint64_t floe_tpart_buffered(const floe_tpart_t *p)
 {
     uint64_t b = floe_rows_bytes(p->main.rows);
     for (size_t i = 0; i < p->main.nfiles; i++) b += floe_dfw_buffered(p->main.files[i].w);
     return b;
 }
 
-int floe_tpart_seal(tpart_t *p, floe_err_t *err)
+int floe_tpart_seal(floe_tpart_t *p, floe_err_t *err)
 {
-    ttable_t *t = p->t;
+    floe_ttable_t *t = p->t;
     if (flush_sink(p, &p->main, &t->main, true, err) < 0 ||
         close_all(p, &p->main, &t->main, err) < 0 ||
         flush_sink(p, &p->dlq, &t->dlq, true, err) < 0 || close_all(p, &p->dlq, &t->dlq, err) < 0)
@@ -273,7 +275,7 @@ int floe_tpart_seal(tpart_t *p, floe_err_t *err)
 
 /* ---- bad records --------------------------------------------------------- */
 
-int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, int64_t offset,
+int floe_tpart_dlq_row(floe_tpart_t *p, int32_t partition, const floe_record_t *rec, int64_t offset,
                        int64_t ts_ms, floe_slice_t raw, const char *stage, const char *why)
 {
     floe_rows_t *r = p->dlq.rows;
@@ -323,10 +325,10 @@ int floe_tpart_dlq_row(tpart_t *p, int32_t partition, const floe_record_t *rec, 
 
 /* A record (rec, or a whole undecodable batch when rec is NULL) that did
  * not convert.  Returns 0 to go on, 1 when the table pauses on it. */
-static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
+static int bad_record(floe_tpart_t *p, const floe_record_t *rec, int64_t offset, int64_t ts_ms,
                       floe_slice_t raw, floe_conv_stage_t stage, const char *why)
 {
-    ttable_t *t = p->t;
+    floe_ttable_t *t = p->t;
     switch (t->cfg.invalid_action) {
     case FLOE_INVALID_PAUSE:
         t->state = T_PAUSED;
@@ -363,10 +365,10 @@ static int bad_record(tpart_t *p, const floe_record_t *rec, int64_t offset, int6
 
 /* Convert the records of one stored batch from p->next on.  Returns 1
  * when the table paused, 0 otherwise, -1 on an engine failure. */
-static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
+static int one_batch(floe_tpart_t *p, const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
                      int64_t *converted, floe_err_t *err)
 {
-    ttable_t *t = p->t;
+    floe_ttable_t *t = p->t;
     int64_t last = h->base_offset + h->last_offset_delta;
     if (last < p->next) return 0;
     if (h->attributes & 0x20) { /* control batch: transaction markers */
@@ -422,7 +424,7 @@ static int one_batch(tpart_t *p, const uint8_t *b, size_t len, const floe_batch_
         p->next = last + 1;
     }
     if (floe_rows_shape_version(p->main.rows) != shape &&
-        floe_tout_sync(&t->main, &p->main, err) < 0)
+        floe_tout_merge_schema(&t->main, &p->main, err) < 0)
         return -1;
     return 0;
 }
@@ -438,7 +440,7 @@ static bool is_source(const floe_ice_spec_t *sp, int32_t id)
  * new files get) takes values from: such a long column cannot become a
  * new double field (the specs name its id), so fractions there go to the
  * dead-letter table. */
-static void pin_sources(const tout_t *o, floe_rnode_t *n)
+static void pin_sources(const floe_tout_t *o, floe_rnode_t *n)
 {
     const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
     for (size_t i = 0; i < n->nkids; i++) {
@@ -453,9 +455,9 @@ static void pin_sources(const tout_t *o, floe_rnode_t *n)
     }
 }
 
-int64_t floe_tpart_step(tpart_t *p, floe_err_t *err)
+int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
 {
-    ttable_t *t = p->t;
+    floe_ttable_t *t = p->t;
     floe_engine_t *e = t->e;
     if (t->state != T_RUNNING) return 0;
     /* fields other partitions added */

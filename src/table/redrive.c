@@ -190,8 +190,8 @@ static int cmp_pair(const void *a, const void *b)
 }
 
 typedef struct pass {
-    ttable_t *t;
-    tpart_t *rp;        /* buffers of the moved rows and of the kept ones */
+    floe_ttable_t *t;
+    floe_tpart_t *rp;   /* buffers of the moved rows and of the kept ones */
     const pair_t *done; /* reconcile: rows the main table holds already */
     size_t ndone;
     /* per file */
@@ -236,7 +236,7 @@ static int decide(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
         ps->res->undecodable++; /* the batch's bytes, not a record: stays */
         return 0;
     }
-    tpart_t *rp = ps->rp;
+    floe_tpart_t *rp = ps->rp;
     uint64_t shape = floe_rows_shape_version(rp->main.rows);
     floe_conv_stage_t stage;
     floe_err_t e;
@@ -249,7 +249,7 @@ static int decide(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     ps->file_moved++;
     ps->res->moved++;
     if (floe_rows_shape_version(rp->main.rows) != shape &&
-        floe_tout_sync(&ps->t->main, &rp->main, err) < 0)
+        floe_tout_merge_schema(&ps->t->main, &rp->main, err) < 0)
         return -1;
     return floe_tpart_flush_due(rp, err);
 }
@@ -281,7 +281,7 @@ static int keep(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
  * in *removes, its kept rows written anew).  Returns 0 or -1. */
 static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *err)
 {
-    ttable_t *t = ps->t;
+    floe_ttable_t *t = ps->t;
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
     const floe_ice_metadata_t *md = floe_ice_table_metadata(t->dlq.ice);
     floe_ice_scan_t *scan = NULL;
@@ -330,10 +330,10 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
 /* ---- commits ------------------------------------------------------------ */
 
 /* Replace the DLQ files removes[] by the pending files (their kept rows). */
-static int commit_dlq(ttable_t *t, char *const *removes, size_t nremoves, const char *ids,
+static int commit_dlq(floe_ttable_t *t, char *const *removes, size_t nremoves, const char *ids,
                       floe_err_t *err)
 {
-    tout_t *o = &t->dlq;
+    floe_tout_t *o = &t->dlq;
     floe_ice_catalog_t *cat = t->e->cfg.catalog;
     floe_ice_commit_t *c = floe_ice_commit_new(cat, o->ns, o->name, FLOE_ICE_OP_REWRITE, err);
     int rc = c ? 0 : -1;
@@ -372,7 +372,7 @@ static bool chain_has_id(const floe_ice_metadata_t *md, const char *id)
 }
 
 /* (partition, offset) of every row the main snapshot s added. */
-static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs, size_t *n,
+static int added_pairs(floe_ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs, size_t *n,
                        size_t *cap, floe_err_t *err)
 {
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
@@ -446,9 +446,9 @@ static void free_removes(char **removes, size_t n)
     free(removes);
 }
 
-static tpart_t *redrive_part(ttable_t *t, floe_err_t *err)
+static floe_tpart_t *redrive_part(floe_ttable_t *t, floe_err_t *err)
 {
-    tpart_t *rp = floe_tpart_new(t, 0, err); /* id names its files only */
+    floe_tpart_t *rp = floe_tpart_new(t, 0, err); /* id names its files only */
     if (!rp) return NULL;
     if (floe_tschema_seed(rp->main.rows, t->main.work, err) < 0) {
         floe_tpart_free(rp);
@@ -466,7 +466,7 @@ static void pass_free(pass_t *ps)
     floe_tpart_free(ps->rp);
 }
 
-int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
+int floe_ttable_redrive_finish(floe_ttable_t *t, size_t *finished, floe_err_t *err)
 {
     *finished = 0;
     const floe_ice_metadata_t *mm = floe_ice_table_metadata(t->main.ice);
@@ -511,7 +511,7 @@ int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
 
 /* ---- the re-drive ------------------------------------------------------- */
 
-int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err)
+int floe_ttable_redrive(floe_ttable_t *t, floe_redrive_result_t *res, floe_err_t *err)
 {
     memset(res, 0, sizeof *res);
     snprintf(res->table, sizeof res->table, "%s.%s", t->main.ns, t->main.name);

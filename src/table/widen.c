@@ -255,7 +255,7 @@ out:
 
 /* ---- the engine's side ------------------------------------------------- */
 
-int floe_tout_note_widened(tout_t *o, const floe_ice_schema_t *before,
+int floe_tout_note_widened(floe_tout_t *o, const floe_ice_schema_t *before,
                            const floe_ice_schema_t *after, floe_err_t *err)
 {
     size_t n0 = o->nwidened;
@@ -284,7 +284,7 @@ static bool may_hold(const floe_ice_data_file_t *f, const floe_twiden_t *w, size
 }
 
 /* Path of a rewrite of `in`: same folder (partition folders stay). */
-static int rewrite_path(ttable_t *t, tout_t *o, const char *in, char *buf, size_t size)
+static int rewrite_path(floe_ttable_t *t, floe_tout_t *o, const char *in, char *buf, size_t size)
 {
     const char *slash = strrchr(in, '/');
     int dirlen = slash ? (int)(slash - in) : 0;
@@ -293,7 +293,7 @@ static int rewrite_path(ttable_t *t, tout_t *o, const char *in, char *buf, size_
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-static int push_rewrite(tout_t *o, floe_ice_data_file_t *f, const char *removed)
+static int push_rewrite(floe_tout_t *o, floe_ice_data_file_t *f, const char *removed)
 {
     floe_ice_data_file_t *v = realloc(o->rewrites, (o->nrewrites + 1) * sizeof *v);
     if (!v) return -1;
@@ -315,7 +315,7 @@ typedef struct progress {
 
 /* Rewrite `in` if it holds a widened field: 1 with *out, 0 when it holds
  * none, -1 with *err. */
-static int rewrite_one(ttable_t *t, tout_t *o, const floe_ice_data_file_t *in,
+static int rewrite_one(floe_ttable_t *t, floe_tout_t *o, const floe_ice_data_file_t *in,
                        floe_ice_data_file_t *out, progress_t *pg, floe_err_t *err)
 {
     char path[2400];
@@ -342,7 +342,7 @@ static int rewrite_one(ttable_t *t, tout_t *o, const floe_ice_data_file_t *in,
     return 1;
 }
 
-int floe_tout_widen(ttable_t *t, tout_t *o, floe_err_t *err)
+int floe_tout_widen(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     if (!o->nwidened) return 0;
     floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
@@ -408,7 +408,7 @@ int floe_tout_widen(ttable_t *t, tout_t *o, floe_err_t *err)
     return rc;
 }
 
-void floe_tout_drop_rewrites(tout_t *o, bool keep, floe_fileio_t *io)
+void floe_tout_drop_rewrites(floe_tout_t *o, bool keep, floe_fileio_t *io)
 {
     for (size_t i = 0; i < o->nrewrites; i++) {
         floe_err_t e;
@@ -420,7 +420,7 @@ void floe_tout_drop_rewrites(tout_t *o, bool keep, floe_fileio_t *io)
     o->nrewrites = o->nremoves = 0;
 }
 
-void floe_tout_clear_widened(tout_t *o)
+void floe_tout_clear_widened(floe_tout_t *o)
 {
     free(o->widened);
     o->widened = NULL;
