@@ -110,31 +110,6 @@ int floe_tout_merge_schema(floe_tout_t *o, floe_tsink_t *s, floe_err_t *err)
     return 0;
 }
 
-/* The latest snapshot of the current chain that carries floe.offsets. */
-static const floe_ice_snapshot_t *offsets_snapshot(const floe_ice_metadata_t *md)
-{
-    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
-    while (s && !floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY))
-        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
-    return s;
-}
-
-static int read_offsets(const floe_ice_metadata_t *md, int64_t *out, int32_t nparts,
-                        floe_err_t *err)
-{
-    for (int32_t i = 0; i < nparts; i++) out[i] = -1;
-    const floe_ice_snapshot_t *s = offsets_snapshot(md);
-    if (!s) return 0;
-    size_t n;
-    int64_t tmp[4096];
-    size_t cap = nparts > 4096 ? 4096 : (size_t)nparts;
-    if (floe_offsets_decode(floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY), tmp, 4096, &n, err) <
-        0)
-        return -1;
-    for (size_t i = 0; i < cap; i++) out[i] = tmp[i];
-    return 0;
-}
-
 /* Take the loaded table `ice` (owned) as the output's state. */
 static int adopt(floe_tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *err)
 {
@@ -148,7 +123,7 @@ static int adopt(floe_tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err
         floe_ice_table_free(ice);
         return floe_err_oom(err);
     }
-    if (read_offsets(md, committed, nparts, err) < 0 || set_work(o, w, err) < 0) {
+    if (floe_offsets_read(md, committed, (size_t)nparts, err) < 0 || set_work(o, w, err) < 0) {
         free(committed);
         floe_ice_table_free(ice);
         return -1;
@@ -410,20 +385,21 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
 {
     vctx_t *v = ctx;
     const floe_ice_metadata_t *md = floe_ice_table_metadata(cur);
-    const floe_ice_snapshot_t *s = offsets_snapshot(md);
+    const floe_ice_snapshot_t *s = floe_offsets_snapshot(md);
     const char *id = s ? floe_ice_props_get(&s->summary, FLOE_COMMIT_ID_KEY) : NULL;
     if (id && !strcmp(id, v->commit_id)) return 1;
-    int64_t now[4096];
-    int32_t n = v->nparts > 4096 ? 4096 : v->nparts;
-    if (read_offsets(md, now, n, err) < 0) return -1;
-    for (int32_t i = 0; i < n; i++)
+    int64_t *now = malloc((size_t)(v->nparts > 0 ? v->nparts : 1) * sizeof *now);
+    if (!now) return floe_err_oom(err);
+    int rc = floe_offsets_read(md, now, (size_t)v->nparts, err);
+    for (int32_t i = 0; rc == 0 && i < v->nparts; i++)
         if (now[i] != v->o->committed[i])
-            return floe_err_set(err, FLOE_ECONFLICT,
-                                "%s.%s: partition %d offsets moved to %lld (expected %lld): "
-                                "another writer commits to this table",
-                                v->o->ns, v->o->name, (int)i, (long long)now[i],
-                                (long long)v->o->committed[i]);
-    return 0;
+            rc = floe_err_set(err, FLOE_ECONFLICT,
+                              "%s.%s: partition %d offsets moved to %lld (expected %lld): "
+                              "another writer commits to this table",
+                              v->o->ns, v->o->name, (int)i, (long long)now[i],
+                              (long long)v->o->committed[i]);
+    free(now);
+    return rc;
 }
 
 static int commit_schema(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
