@@ -42,8 +42,9 @@ int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_confi
                            void *ctx, floe_config_get_fn get_default, void *default_ctx,
                            floe_err_t *err);
 
-/* Whether key is one the table engine reads (for validation at
- * CreateTopics/AlterConfigs time). */
+/* Whether key is one the table engine reads.  Meant for validating
+ * table.* keys at CreateTopics/AlterConfigs; nothing calls it there yet
+ * (the broker accepts any table.* key). */
 bool floe_table_config_known(const char *key);
 
 const char *floe_invalid_action_name(floe_invalid_action_t a);

@@ -15,8 +15,11 @@ static int add(floe_rows_t *r, const char *json)
     floe_err_t e;
     if (conv) {
         static int64_t offset;
-        floe_record_t rec = {
-            .offset = offset++, .timestamp = 1, .key_null = true, .value = floe_slice_str(json)};
+        floe_tmsg_t rec = {.kind = FLOE_TMSG_RECORD,
+                           .offset = offset++,
+                           .timestamp = 1,
+                           .key_null = true,
+                           .value = floe_slice_str(json)};
         floe_conv_stage_t st;
         return floe_conv_record(conv, 0, &rec, &st, &e);
     }
