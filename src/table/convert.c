@@ -154,7 +154,7 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         c->hcap = cap;
     }
     floe_theaders_iter_t hi;
-    floe_theaders_iter_init(&hi, &m->headers);
+    if (nh) floe_theaders_iter_init(&hi, &m->headers);
     for (size_t i = 0; i < nh; i++) {
         floe_record_header_t h;
         if (floe_theaders_iter_next(&hi, &h) != 1) {

@@ -185,18 +185,19 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
             p->next = m.last + 1;
             continue;
         }
+        size_t in = m.value.len + m.key.len;
         if (m.offset >= main_from) {
             floe_conv_stage_t stage;
             if (floe_conv_record(p->conv, p->id, &m, &stage, &e) == 0) {
                 converted++;
                 p->records++;
-                p->bytes += m.value.len + m.key.len;
+                p->bytes += in;
             } else if (bad_record(p, &m, stage, e.msg)) {
                 break;
             }
         }
         p->next = m.offset + 1;
-        if (floe_tsink_consumed(&p->main, m.value.len + m.key.len, err) < 0) return -1;
+        if (floe_tsink_consumed(&p->main, in, err) < 0) return -1;
     }
     if (rc < 0)
         floe_ttable_pause(t, FLOE_TPAUSE_UNREADABLE, "partition %d offset %lld: %s", (int)p->id,

@@ -8,6 +8,14 @@
 #include "table/ptuple.h"
 #include "util/diag.h"
 
+/* The drain step: FLOE_TSINK_DRAIN_BYTES, or table.flush.bytes when that
+ * is smaller. */
+static uint64_t drain_step(const floe_tsink_t *s)
+{
+    uint64_t fb = s->env->cfg->flush_bytes;
+    return fb < FLOE_TSINK_DRAIN_BYTES ? fb : FLOE_TSINK_DRAIN_BYTES;
+}
+
 int floe_tsink_init(floe_tsink_t *s, floe_tsink_env_t *env, floe_tout_t *out, int32_t file_id,
                     unsigned flags, floe_err_t *err)
 {
@@ -22,6 +30,7 @@ int floe_tsink_init(floe_tsink_t *s, floe_tsink_env_t *env, floe_tout_t *out, in
     s->out = out;
     s->file_id = file_id;
     s->flags = flags;
+    s->look_every = (size_t)(drain_step(s) / 4);
     return 0;
 }
 
@@ -225,25 +234,12 @@ static int drain(floe_tsink_t *s, bool cut, floe_err_t *err)
     return 0;
 }
 
-/* The drain step: FLOE_TSINK_DRAIN_BYTES, or table.flush.bytes when that
- * is smaller. */
-static uint64_t drain_step(const floe_tsink_t *s)
-{
-    uint64_t fb = s->env->cfg->flush_bytes;
-    return fb < FLOE_TSINK_DRAIN_BYTES ? fb : FLOE_TSINK_DRAIN_BYTES;
-}
-
 int floe_tsink_drain_due(floe_tsink_t *s, floe_err_t *err)
 {
+    uint64_t step = drain_step(s); /* table.flush.bytes is live */
     s->since = 0;
-    return floe_rows_bytes(s->rows) >= drain_step(s) ? drain(s, false, err) : 0;
-}
-
-int floe_tsink_consumed(floe_tsink_t *s, size_t in_bytes, floe_err_t *err)
-{
-    s->since += in_bytes;
-    if (s->since < drain_step(s) / 4) return 0;
-    return floe_tsink_drain_due(s, err);
+    s->look_every = (size_t)(step / 4);
+    return floe_rows_bytes(s->rows) >= step ? drain(s, false, err) : 0;
 }
 
 int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err)

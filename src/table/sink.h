@@ -62,10 +62,11 @@ typedef struct floe_tsink {
     floe_tsink_file_t *files;
     size_t nfiles, capfiles;
     uint64_t clock;
-    uint64_t seeded;  /* out's schema version the buffer last took fields from */
-    uint64_t drained; /* buffer bytes handed to the open files since their last
+    uint64_t seeded;   /* out's schema version the buffer last took fields from */
+    uint64_t drained;  /* buffer bytes handed to the open files since their last
                        * row group (cut at table.flush.bytes) */
-    size_t since;     /* input bytes since the buffer's size was looked at */
+    size_t since;      /* input bytes since the buffer's size was looked at */
+    size_t look_every; /* a quarter of the drain step (floe_tsink_consumed) */
     uint64_t rows_written;
 } floe_tsink_t;
 
@@ -88,13 +89,17 @@ int floe_tsink_seed(floe_tsink_t *s, floe_err_t *err);
  * (floe_tout_merge_schema); the buffer then has every field of it. */
 int floe_tsink_merge_schema(floe_tsink_t *s, floe_err_t *err);
 
-/* After each row put into s->rows, with the input bytes it came from:
- * every quarter of a drain step of input, a buffer that holds a drain step
- * (FLOE_TSINK_DRAIN_BYTES, or table.flush.bytes when smaller) goes to the
- * open files, so a large input keeps the buffer about that size. */
-int floe_tsink_consumed(floe_tsink_t *s, size_t in_bytes, floe_err_t *err);
-/* Hand the buffer to the open files if it holds a drain step. */
+/* Hand the buffer to the open files if it holds a drain step
+ * (FLOE_TSINK_DRAIN_BYTES, or table.flush.bytes when smaller). */
 int floe_tsink_drain_due(floe_tsink_t *s, floe_err_t *err);
+/* After each row put into s->rows, with the input bytes it came from:
+ * every quarter of a drain step of input, floe_tsink_drain_due, so a large
+ * input keeps the buffer about a drain step.  (Inline: once per record.) */
+static inline int floe_tsink_consumed(floe_tsink_t *s, size_t in_bytes, floe_err_t *err)
+{
+    s->since += in_bytes;
+    return s->since < s->look_every ? 0 : floe_tsink_drain_due(s, err);
+}
 /* Hand the buffer to the open files, cut a row group in each, close them
  * all (their files become pending in the output).  Before a commit. */
 int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err);

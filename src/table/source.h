@@ -105,10 +105,29 @@ typedef struct floe_theaders_iter {
     floe_header_iter_t raw;
 } floe_theaders_iter_t;
 
-/* h is borrowed until the iteration ends. */
-void floe_theaders_iter_init(floe_theaders_iter_t *it, const floe_theaders_t *h);
+/* h is borrowed until the iteration ends.  (Inline: once per record.) */
+static inline void floe_theaders_iter_init(floe_theaders_iter_t *it, const floe_theaders_t *h)
+{
+    it->h = h;
+    it->i = 0;
+    if (!h->list) {
+        floe_record_t r; /* the iterator reads only these two fields */
+        r.header_count = (int32_t)h->count;
+        r.headers_raw = h->raw;
+        floe_header_iter_init(&it->raw, &r);
+    }
+}
+
 /* 1 with *out (borrowed), 0 after the last, -1 when raw bytes are
  * malformed or hold fewer headers than count. */
-int floe_theaders_iter_next(floe_theaders_iter_t *it, floe_record_header_t *out);
+static inline int floe_theaders_iter_next(floe_theaders_iter_t *it, floe_record_header_t *out)
+{
+    if (it->i >= it->h->count) return 0;
+    if (it->h->list) *out = it->h->list[it->i];
+    else if (floe_header_iter_next(&it->raw, out) != 1)
+        return -1;
+    it->i++;
+    return 1;
+}
 
 #endif
