@@ -202,15 +202,16 @@ static int discover(floe_engine_t *e, floe_err_t *err)
     return 0;
 }
 
-/* ---- re-drive ------------------------------------------------------------------ */
-
 /* What a round does beyond stepping every partition once. */
 typedef enum round_flags {
     ROUND_DRAIN = 1 << 0,  /* step each partition until it is caught up */
     ROUND_COMMIT = 1 << 1, /* commit every table, due or not */
 } round_flags_t;
 
+/* Defined with the rounds below. */
 static int64_t run_round(floe_engine_t *e, unsigned flags, floe_err_t *err);
+
+/* ---- re-drive ------------------------------------------------------------------ */
 
 struct redrive_req {
     const char *name;
