@@ -11,6 +11,14 @@
  * pairs fill a floe_theaders_t list in place).  Either way a message
  * borrows the source's memory, so neither source re-encodes anything.
  *
+ * A consumer source maps the calls so: fetch seeks the partition to the
+ * offset when it is elsewhere and polls up to max_bytes of messages,
+ * start/end being its low and high watermarks; next hands them out one by
+ * one (transaction markers and, with isolation.level=read_committed,
+ * aborted records never reach it: the offsets they leave out are simply
+ * skipped); the messages are destroyed at the next fetch; committed
+ * commits the group's offset.
+ *
  * Threads: topics and committed may come from the engine's thread while
  * the store keeps working in others; implementations do their own
  * locking.  fetch and next come from one thread at a time (the engine's),
