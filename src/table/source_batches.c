@@ -1,6 +1,7 @@
 /* Stored RecordBatch v2 bytes as messages (source_batches.h). */
 #include "table/source_batches.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void floe_tbatches_init(floe_tbatches_t *d)
@@ -23,6 +24,12 @@ void floe_tbatches_start(floe_tbatches_t *d, const uint8_t *p, size_t n, int64_t
     d->pos = from;
 }
 
+/* The offset after o (hostile headers may say INT64_MAX). */
+static int64_t after(int64_t o)
+{
+    return o < INT64_MAX ? o + 1 : o;
+}
+
 /* Offsets [offset, last] as bytes that do not decode (d->why says why). */
 static int bad(floe_tbatches_t *d, floe_tmsg_t *m, int64_t offset, int64_t last, int64_t ts,
                const uint8_t *p, size_t n)
@@ -36,7 +43,7 @@ static int bad(floe_tbatches_t *d, floe_tmsg_t *m, int64_t offset, int64_t last,
     m->value = floe_slice(p, n);
     m->value_null = n == 0;
     m->why = d->why.msg;
-    d->pos = last + 1;
+    d->pos = after(last);
     return 1;
 }
 
@@ -66,7 +73,7 @@ int floe_tbatches_next(floe_tbatches_t *d, floe_tmsg_t *m, floe_err_t *err)
             int rc = floe_record_iter_next(&d->records, &r, &d->why);
             if (rc == 1) {
                 if (r.offset < d->pos) continue;
-                d->pos = r.offset + 1;
+                d->pos = after(r.offset);
                 floe_tmsg_from_record(m, &r);
                 return 1;
             }
@@ -90,7 +97,7 @@ int floe_tbatches_next(floe_tbatches_t *d, floe_tmsg_t *m, floe_err_t *err)
             m->kind = FLOE_TMSG_SKIP;
             m->offset = d->h.base_offset > d->pos ? d->h.base_offset : d->pos;
             m->last = last;
-            d->pos = last + 1;
+            d->pos = after(last);
             return 1;
         }
         floe_slice_t records;
