@@ -1,9 +1,9 @@
 /* bench/ingest (part 1): JSON -> Parquet (zstd) on one core.
  *
  * Generates a ~200 MB events.jsonl (FLOE_INGEST_MB overrides), converts it
- * with floe's table pipeline code (the single-pass shredder into the L1
- * buffer, row groups at table.flush.bytes, the data-file writer with the
- * table's zstd level) and with DuckDB (`SET threads=1`; COPY (SELECT *
+ * with the table engine's own code (the single-pass shredder into a sink's
+ * L1 buffer, drained to the data-file writer and cut into row groups at
+ * table.flush.bytes as the engine does: table/sink.h) and with DuckDB (`SET threads=1`; COPY (SELECT *
  * FROM read_json_auto(...)) TO ... (FORMAT parquet, COMPRESSION zstd)) in
  * one run, in alternating rounds
  * (FLOE_INGEST_ROUNDS, default 3; in each, either side converts twice, as
@@ -18,11 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "iceberg/metadata.h"
-#include "table/datafile.h"
-#include "table/engine_int.h"
-#include "table/schema_map.h"
+#include "iceberg/catalog.h"
+#include "table/sink.h"
 #include "util/clock.h"
+#include "util/diag.h"
 
 #include "../duckdb_run.h"
 #include "../xorshift.h"
@@ -60,44 +59,12 @@ static size_t generate(const char *path, size_t target)
     return rows;
 }
 
-typedef struct conv {
-    floe_fileio_t *io;
-    floe_rows_t *rows;
-    floe_ice_schema_t *schema;
-    int32_t last;
-    char *sj;
-    floe_dfw_t *w;
-    const char *out;
-    size_t drained; /* L1 bytes in the open row group */
-} conv_t;
-
-/* As the pipeline's flush_sink: the L1 buffer goes to the file's writer
- * (the first time fixes the file's shape, as the schema sync does); a row
- * group is cut once table.flush.bytes went there, or with cut. */
-static int conv_flush(conv_t *c, bool cut, floe_err_t *e)
-{
-    if (!c->w) {
-        bool changed;
-        floe_tschema_sync(c->rows, c->schema, &c->last, &changed, e);
-        c->sj = floe_ice_schema_to_json(c->schema, e);
-        floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};
-        unlink(c->out);
-        if (!(c->w = floe_dfw_open(c->io, c->out, c->rows, c->sj, &o, e))) return -1;
-    }
-    c->drained += floe_rows_bytes(c->rows);
-    if (floe_dfw_append(c->w, c->rows, e) < 0) return -1;
-    floe_rows_clear(c->rows);
-    if (cut || c->drained >= (32u << 20)) { /* table.flush.bytes default */
-        if (floe_dfw_flush(c->w, e) < 0) return -1;
-        c->drained = 0;
-    }
-    return 0;
-}
-
 /* floe's side: streams the file in 1 MiB reads (timed, as DuckDB's read
- * of the file is), one record per line into the L1 buffer, drained to the
- * writer every TSINK_DRAIN_BYTES and cut into row groups at
- * table.flush.bytes, as the pipeline does; one data file. */
+ * of the file is), one record per line into the L1 buffer of a sink of
+ * table default.events in warehouse (created when missing), with the
+ * engine's default table configuration; one data file unless it passes
+ * table.target.file.size.  *bytes_out: bytes of the files written (then
+ * deleted). */
 static double cpu_secs(void)
 {
     struct timespec ts;
@@ -105,8 +72,8 @@ static double cpu_secs(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int floe_convert(const char *src, const char *out, size_t *rows_out, double *secs,
-                        double *cpu)
+static int floe_convert(const char *src, const char *warehouse, size_t *rows_out, double *secs,
+                        double *cpu, double *bytes_out)
 {
     FILE *f = fopen(src, "r");
     if (!f) return -1;
@@ -115,15 +82,37 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
     char *data = malloc(cap);
     if (!data) return -1;
     floe_err_t e;
-    conv_t c = {.io = floe_fileio_local_new(&e),
-                .rows = floe_rows_new(NULL),
-                .schema = floe_ice_schema_new(0, floe_ice_type_struct()),
-                .out = out};
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = io ? floe_ice_catalog_fs_new(io, warehouse, &e) : NULL;
+    floe_table_config_t cfg;
+    floe_ice_table_t *ice = NULL;
+    if (!cat || floe_table_config_load(&cfg, "events", NULL, NULL, NULL, NULL, &e) < 0) {
+        fprintf(stderr, "setup: %s\n", e.msg);
+        return -1;
+    }
+    if (floe_ice_catalog_load_table(cat, "default", "events", &ice, &e) < 0) {
+        floe_ice_schema_t *empty = floe_ice_schema_new(0, floe_ice_type_struct());
+        int rc = floe_ice_catalog_create_table(cat, "default", "events", empty, NULL, NULL, NULL,
+                                               &ice, &e);
+        floe_ice_schema_free(empty);
+        if (rc < 0) {
+            fprintf(stderr, "create table: %s\n", e.msg);
+            return -1;
+        }
+    }
+    floe_tout_t out = {0};
+    floe_tout_init(&out, "default", "events");
+    floe_tsink_env_t env = {
+        .io = io, .pq_scratch = floe_pq_scratch_new(), .cfg = &cfg, .writer_id = "bench"};
+    floe_tsink_t sink;
+    if (floe_tout_adopt(&out, ice, 1, &e) < 0 || floe_tsink_init(&sink, &env, &out, 0, 0, &e) < 0) {
+        fprintf(stderr, "sink: %s\n", e.msg);
+        return -1;
+    }
     size_t nrows = 0;
     int64_t t0 = floe_mono_ns();
     double c0 = cpu_secs();
     bool eof = false;
-    size_t since = 0;
     while (!eof) {
         if (cap - have < chunk) { /* a line longer than the window grows it */
             cap *= 2;
@@ -137,20 +126,16 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (!nl && !eof) break; /* a partial line waits for the next read */
             size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-            floe_rows_begin(c.rows);
-            if (floe_rows_json(c.rows, floe_rows_root(c.rows), (const uint8_t *)p, len, &e) < 0 ||
-                floe_rows_end(c.rows, &e) < 0) {
+            floe_rows_begin(sink.rows);
+            if (floe_rows_json(sink.rows, floe_rows_root(sink.rows), (const uint8_t *)p, len, &e) <
+                    0 ||
+                floe_rows_end(sink.rows, &e) < 0) {
                 fprintf(stderr, "row %zu: %s\n", nrows, e.msg);
                 return -1;
             }
             nrows++;
             p += nl ? len + 1 : len;
-            /* as the pipeline: the buffer's size is looked at every quarter
-             * drain of input */
-            since += len;
-            if (since < TSINK_DRAIN_BYTES / 4) continue;
-            since = 0;
-            if (floe_rows_bytes(c.rows) >= TSINK_DRAIN_BYTES && conv_flush(&c, false, &e) < 0) {
+            if (floe_tsink_consumed(&sink, len, &e) < 0) {
                 fprintf(stderr, "write: %s\n", e.msg);
                 return -1;
             }
@@ -159,24 +144,21 @@ static int floe_convert(const char *src, const char *out, size_t *rows_out, doub
         memmove(data, p, have);
     }
     fclose(f);
-    if (conv_flush(&c, true, &e) < 0) {
+    if (floe_tsink_seal(&sink, &e) < 0) {
         fprintf(stderr, "write: %s\n", e.msg);
-        return -1;
-    }
-    floe_dfw_t *w = c.w;
-    floe_ice_data_file_t df;
-    if (floe_dfw_close(w, &df, &e) < 0) {
-        fprintf(stderr, "close: %s\n", e.msg);
         return -1;
     }
     *secs = (double)(floe_mono_ns() - t0) / 1e9;
     *cpu = cpu_secs() - c0;
     *rows_out = nrows;
-    floe_ice_data_file_clear(&df);
-    free(c.sj);
-    floe_ice_schema_free(c.schema);
-    floe_rows_free(c.rows);
-    floe_fileio_free(c.io);
+    *bytes_out = 0;
+    for (size_t i = 0; i < out.npending; i++) *bytes_out += (double)out.pending[i].file_size;
+    floe_tout_drop_pending(&out, FLOE_TFILES_DELETE, io);
+    floe_tsink_clear(&sink);
+    floe_tout_clear(&out);
+    floe_pq_scratch_free(env.pq_scratch);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
     free(data);
     return 0;
 }
@@ -190,21 +172,24 @@ int main(int argc, char **argv)
         size_t mb = getenv("FLOE_INGEST_MB") ? strtoul(getenv("FLOE_INGEST_MB"), NULL, 10) : 200;
         return generate(argv[1], mb << 20) ? 0 : 1;
     }
+    floe_diag_set_level(FLOE_DIAG_WARN); /* no "schema grows" line per conversion */
     if (argc == 3 && !strcmp(argv[2], "floe-only")) {
         size_t n;
-        double s, c;
-        if (floe_convert(argv[1], "/tmp/floe-ingest-only.parquet", &n, &s, &c) < 0) return 1;
-        printf("floe: %zu rows in %.3f s (%.3f s CPU)\n", n, s, c);
-        if (!getenv("FLOE_INGEST_KEEP")) unlink("/tmp/floe-ingest-only.parquet");
-        return 0;
+        double s, c, b;
+        char wh[] = "/tmp/floe-ingest-only-XXXXXX";
+        if (!mkdtemp(wh) || floe_convert(argv[1], wh, &n, &s, &c, &b) < 0) return 1;
+        printf("floe: %zu rows in %.3f s (%.3f s CPU), %.0f bytes out\n", n, s, c, b);
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", wh);
+        return system(cmd) == 0 ? 0 : 1;
     }
     const char *root = getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".";
     size_t mb = getenv("FLOE_INGEST_MB") ? strtoul(getenv("FLOE_INGEST_MB"), NULL, 10) : 200;
     char dir[] = "/tmp/floe-bench-ingest-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    char src[256], fo[256], dout[256], cmd[1024];
+    char src[256], wh[256], dout[256], cmd[1024];
     snprintf(src, sizeof src, "%s/events.jsonl", dir);
-    snprintf(fo, sizeof fo, "%s/floe.parquet", dir);
+    snprintf(wh, sizeof wh, "%s/warehouse", dir);
     snprintf(dout, sizeof dout, "%s/duck.parquet", dir);
     fprintf(stderr, "ingest: generating %zu MB of events JSON\n", mb);
     size_t rows = generate(src, mb << 20);
@@ -220,7 +205,7 @@ int main(int argc, char **argv)
     int rounds = getenv("FLOE_INGEST_ROUNDS") ? atoi(getenv("FLOE_INGEST_ROUNDS")) : 3;
     if (rounds < 1) rounds = 1;
     size_t frows = 0;
-    double fs = 1e9, fc = 1e9, ds = 1e9, dc = 1e9, dbytes = 0, drows = 0, s, c;
+    double fs = 1e9, fc = 1e9, ds = 1e9, dc = 1e9, dbytes = 0, drows = 0, fbytes = 0, s, c;
     snprintf(cmd, sizeof cmd,
              "cd '%s/tests/interop' && node '%s/bench/ingest/duckdb_json.mjs' '%s' '%s'", root,
              root, src, dout);
@@ -228,7 +213,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ingest: round %d of %d: floe converting\n", r + 1, rounds);
         double rs = 1e9;
         for (int k = 0; k < 2; k++) { /* two per round, as DuckDB's script does */
-            if (floe_convert(src, fo, &frows, &s, &c) < 0 || frows != rows) {
+            if (floe_convert(src, wh, &frows, &s, &c, &fbytes) < 0 || frows != rows) {
                 fprintf(stderr, "floe converted %zu rows of %zu\n", frows, rows);
                 return 1;
             }
@@ -247,8 +232,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "ingest: round %d: floe %.3f s, DuckDB %.3f s (ratio %.2f)\n", r + 1, s, s2,
                 s2 / s);
     }
-    stat(fo, &st);
-    double fbytes = (double)st.st_size;
 
     printf("events:  %zu rows, %.1f MB of JSON\n", rows, json_mb);
     printf("floe:    %.3f s, %.1f MB/s, %.0f rows/s, %.0f bytes out; %.3f s CPU\n", fs,

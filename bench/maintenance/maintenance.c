@@ -32,8 +32,9 @@
 #include "iceberg/rewrite.h"
 #include "table/convert.h"
 #include "table/datafile.h"
-#include "table/engine_int.h"
+#include "table/sink.h"
 #include "table/schema_map.h"
+#include "table/source_batches.h"
 #include "util/clock.h"
 
 #include "../duckdb_run.h"
@@ -87,9 +88,11 @@ static void event(floe_conv_t *c, int64_t off, int64_t ts, char *json, size_t ca
                        .value = floe_slice(json, (size_t)n),
                        .header_count = 2,
                        .headers_raw = floe_slice(hdr, h)};
+    floe_tmsg_t m;
+    floe_tmsg_from_record(&m, &r);
     floe_conv_stage_t st;
     floe_err_t e;
-    if (floe_conv_record(c, 0, &r, &st, &e) < 0) {
+    if (floe_conv_record(c, 0, &m, &st, &e) < 0) {
         fprintf(stderr, "convert: %s\n", e.msg);
         exit(1);
     }
@@ -104,7 +107,7 @@ typedef struct table {
 } table_t;
 
 /* The small files, as the engine writes them: the L1 buffer drained to the
- * file's writer every TSINK_DRAIN_BYTES, one row group per file.  The
+ * file's writer every FLOE_TSINK_DRAIN_BYTES, one row group per file.  The
  * first file, of 10,000 rows, sizes the others' row count. */
 static int generate(floe_fileio_t *io, const char *dir, size_t nfiles, double file_mb, table_t *t)
 {
@@ -122,10 +125,10 @@ static int generate(floe_fileio_t *io, const char *dir, size_t nfiles, double fi
         for (int64_t k = 0; k < per_file; k++) {
             ts += (int64_t)(next() % 20);
             event(c, off++, ts, json, sizeof json);
-            if (floe_rows_bytes(rows) < TSINK_DRAIN_BYTES && k + 1 < per_file) continue;
+            if (floe_rows_bytes(rows) < FLOE_TSINK_DRAIN_BYTES && k + 1 < per_file) continue;
             if (!w) {
                 bool changed;
-                if (floe_tschema_sync(rows, t->schema, &last, &changed, &e) < 0) goto fail;
+                if (floe_tschema_merge(rows, t->schema, &last, &changed, &e) < 0) goto fail;
                 if (!t->schema_json && !(t->schema_json = floe_ice_schema_to_json(t->schema, &e)))
                     goto fail;
                 floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};

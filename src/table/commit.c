@@ -1,341 +1,24 @@
-/* Table side of the engine: opening (or creating) a table topic's tables,
- * resuming from their snapshot summaries, deleting files no snapshot
- * references, and the commit: schema first, then the dead-letter table,
- * then the main table, each snapshot recording the next offset of every
- * partition it covers. */
+/* Opening a table topic's tables and committing to them (commit.h). */
+#include "table/commit.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "iceberg/scan.h"
-#include "table/engine_int.h"
-#include "table/partition.h"
+#include "iceberg/snapshot.h"
 #include "table/offsets.h"
-#include "table/schema_map.h"
+#include "table/orphans.h"
+#include "table/widen.h"
 #include "util/clock.h"
 #include "util/diag.h"
 
-int floe_tout_data_dir(const tout_t *o, char *buf, size_t size)
-{
-    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
-    if (!md || !md->location) return -1;
-    int n = snprintf(buf, size, "%s/data", md->location);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
-int floe_tout_add_pending(tout_t *o, floe_ice_data_file_t *f, floe_err_t *err)
-{
-    if (o->npending == o->cappending) {
-        size_t cap = o->cappending ? o->cappending * 2 : 16;
-        floe_ice_data_file_t *p = realloc(o->pending, cap * sizeof *p);
-        if (!p) {
-            floe_ice_data_file_clear(f);
-            return floe_err_oom(err);
-        }
-        o->pending = p;
-        o->cappending = cap;
-    }
-    o->pending[o->npending++] = *f;
-    return 0;
-}
-
-void floe_tout_drop_pending(tout_t *o, bool keep, floe_fileio_t *io)
-{
-    for (size_t i = 0; i < o->npending; i++) {
-        floe_err_t e;
-        if (!keep && floe_fileio_remove(io, o->pending[i].path, &e) < 0)
-            FLOE_WARN("cannot delete uncommitted file %s: %s", o->pending[i].path, e.msg);
-        floe_ice_data_file_clear(&o->pending[i]);
-    }
-    o->npending = 0;
-}
-
-void floe_tout_clear(tout_t *o)
-{
-    floe_tout_drop_pending(o, true, NULL);
-    free(o->pending);
-    floe_tout_drop_rewrites(o, true, NULL);
-    free(o->rewrites);
-    free(o->removes);
-    floe_tout_clear_widened(o);
-    floe_ice_table_free(o->ice);
-    floe_ice_schema_free(o->work);
-    free(o->schema_json);
-    free(o->committed);
-    floe_ice_spec_free(o->spec);
-    memset(o, 0, sizeof *o);
-}
-
-static int set_work(tout_t *o, floe_ice_schema_t *work, floe_err_t *err)
-{
-    char *json = floe_ice_schema_to_json(work, err);
-    if (!json) {
-        floe_ice_schema_free(work);
-        return -1;
-    }
-    floe_ice_schema_free(o->work);
-    free(o->schema_json);
-    o->work = work;
-    o->schema_json = json;
-    o->schema_version++;
-    return 0;
-}
-
-int floe_tout_sync(tout_t *o, tsink_t *s, floe_err_t *err)
-{
-    bool changed;
-    int32_t last = o->last_column_id;
-    /* sync into a copy: a refused field must not leave half an addition */
-    floe_ice_schema_t *w = floe_ice_schema_dup(o->work);
-    if (!w) return floe_err_oom(err);
-    if (floe_tschema_sync(s->rows, w, &last, &changed, err) < 0) {
-        floe_ice_schema_free(w);
-        floe_err_wrap(err, "table %s.%s", o->ns, o->name);
-        return -1;
-    }
-    if (!changed) {
-        floe_ice_schema_free(w);
-        return 0;
-    }
-    if (floe_tout_note_widened(o, o->work, w, err) < 0) {
-        floe_ice_schema_free(w);
-        return -1;
-    }
-    o->last_column_id = last;
-    o->schema_dirty = true;
-    if (set_work(o, w, err) < 0) return -1;
-    s->seeded = o->schema_version; /* this buffer has every field already */
-    FLOE_INFO("table %s.%s: schema grows to %d columns (last column id %d)", o->ns, o->name,
-              (int)o->work->root->nfields, (int)last);
-    return 0;
-}
-
-/* The latest snapshot of the current chain that carries floe.offsets. */
-static const floe_ice_snapshot_t *offsets_snapshot(const floe_ice_metadata_t *md)
-{
-    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
-    while (s && !floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY))
-        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
-    return s;
-}
-
-static int read_offsets(const floe_ice_metadata_t *md, int64_t *out, int32_t nparts,
-                        floe_err_t *err)
-{
-    for (int32_t i = 0; i < nparts; i++) out[i] = -1;
-    const floe_ice_snapshot_t *s = offsets_snapshot(md);
-    if (!s) return 0;
-    size_t n;
-    int64_t tmp[4096];
-    size_t cap = nparts > 4096 ? 4096 : (size_t)nparts;
-    if (floe_offsets_decode(floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY), tmp, 4096, &n, err) <
-        0)
-        return -1;
-    for (size_t i = 0; i < cap; i++) out[i] = tmp[i];
-    return 0;
-}
-
-/* Take the loaded table `ice` (owned) as the output's state. */
-static int adopt(tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *err)
-{
-    const floe_ice_metadata_t *md = floe_ice_table_metadata(ice);
-    const floe_ice_schema_t *cur = floe_ice_metadata_current_schema(md);
-    floe_ice_schema_t *w = cur ? floe_ice_schema_dup(cur) : NULL;
-    int64_t *committed = calloc((size_t)(nparts > 0 ? nparts : 1), sizeof *committed);
-    if (!w || !committed) {
-        floe_ice_schema_free(w);
-        free(committed);
-        floe_ice_table_free(ice);
-        return floe_err_oom(err);
-    }
-    if (read_offsets(md, committed, nparts, err) < 0 || set_work(o, w, err) < 0) {
-        free(committed);
-        floe_ice_table_free(ice);
-        return -1;
-    }
-    floe_ice_table_free(o->ice);
-    o->ice = ice;
-    free(o->committed);
-    o->committed = committed;
-    o->last_column_id = md->last_column_id;
-    o->schema_dirty = false;
-    floe_tout_clear_widened(o);
-    const floe_ice_spec_t *ds = floe_ice_metadata_default_spec(md);
-    floe_ice_spec_free(o->spec);
-    o->spec = ds ? floe_ice_spec_dup(ds) : NULL;
-    o->spec_dirty = false;
-    o->spec_text[0] = '\0';
-    o->spec_waiting = false;
-    return 0;
-}
-
-void floe_tout_resolve_spec(tout_t *o, const char *text)
-{
-    if (!strcmp(text, o->spec_text) && !o->spec_waiting) return;
-    const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
-    int32_t last_pid = md->last_partition_id;
-    floe_err_t err;
-    floe_ice_spec_t *want =
-        text[0] ? floe_ice_spec_parse(o->work, text, 0, &last_pid, &err) : floe_ice_spec_new(0);
-    if (!want) {
-        /* the source fields may come with later records: keep the current
-         * spec and try again at the next flush */
-        if (!o->spec_waiting || strcmp(text, o->spec_text))
-            FLOE_WARN("table %s.%s: table.partition.by '%s' not applied yet: %s", o->ns, o->name,
-                      text, err.msg);
-        snprintf(o->spec_text, sizeof o->spec_text, "%s", text);
-        o->spec_waiting = true;
-        return;
-    }
-    snprintf(o->spec_text, sizeof o->spec_text, "%s", text);
-    o->spec_waiting = false;
-    if (o->spec && floe_tspec_equiv(o->spec, want)) {
-        floe_ice_spec_free(want);
-        return;
-    }
-    /* an equal spec the table already has keeps its ids; else a new one */
-    int32_t next_id = 0;
-    for (size_t i = 0; i < md->nspecs; i++) {
-        if (floe_tspec_equiv(md->specs[i], want)) {
-            floe_ice_spec_free(want);
-            floe_ice_spec_free(o->spec);
-            o->spec = floe_ice_spec_dup(md->specs[i]);
-            o->spec_dirty = md->specs[i]->spec_id != md->default_spec_id;
-            return;
-        }
-        if (md->specs[i]->spec_id >= next_id) next_id = md->specs[i]->spec_id + 1;
-    }
-    want->spec_id = next_id;
-    floe_ice_spec_free(o->spec);
-    o->spec = want;
-    o->spec_dirty = true;
-    FLOE_INFO("table %s.%s: partitioning by '%s' (spec %d) from the next files", o->ns, o->name,
-              text, (int)next_id);
-}
-
-/* ---- orphans -------------------------------------------------------------- */
-
-typedef struct strset {
-    char **v;
-    size_t n, cap;
-} strset_t;
-
-static int strset_add(strset_t *s, const char *x)
-{
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        char **v = realloc(s->v, cap * sizeof *v);
-        if (!v) return -1;
-        s->v = v;
-        s->cap = cap;
-    }
-    if (!(s->v[s->n] = strdup(x))) return -1;
-    s->n++;
-    return 0;
-}
-
-static int cmpstr(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool strset_has(const strset_t *s, const char *x)
-{
-    return s->n && bsearch(&x, s->v, s->n, sizeof *s->v, cmpstr) != NULL;
-}
-
-static void strset_free(strset_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-}
-
-/* Delete unreferenced files under dir: in data/ (recursively: partition
- * folders) every file floe wrote that no snapshot references, temp files of
- * interrupted writes included; in metadata/ unreferenced manifests and temp
- * files.  A name that lists as empty is a file (or an empty folder, whose
- * removal fails harmlessly). */
-static int sweep(floe_fileio_t *io, const char *dir, const strset_t *refs, bool data,
-                 size_t *removed, floe_err_t *err)
-{
-    char **names;
-    size_t n;
-    if (floe_fileio_list(io, dir, &names, &n, err) < 0) return -1;
-    for (size_t i = 0; i < n; i++) {
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char **sub;
-        size_t nsub;
-        floe_err_t le;
-        if (data && floe_fileio_list(io, path, &sub, &nsub, &le) == 0) {
-            floe_fileio_names_free(sub, nsub);
-            if (nsub) {
-                if (sweep(io, path, refs, data, removed, err) < 0) {
-                    floe_fileio_names_free(names, n);
-                    return -1;
-                }
-                continue;
-            }
-        }
-        size_t len = strlen(names[i]);
-        bool tmp = names[i][0] == '.' && len > 4 && !strcmp(names[i] + len - 4, ".tmp");
-        bool candidate = data || tmp || (len > 5 && !strcmp(names[i] + len - 5, ".avro"));
-        if (!candidate || strset_has(refs, path)) continue;
-        floe_err_t e;
-        if (floe_fileio_remove(io, path, &e) < 0) continue; /* e.g. an empty folder */
-        (*removed)++;
-    }
-    floe_fileio_names_free(names, n);
-    return 0;
-}
-
-/* Delete the data files and manifests under the table that no snapshot
- * references: what a run wrote before it died uncommitted.  Only safe
- * before this engine writes: floe is the table's one writer. */
-static int remove_orphans(tout_t *o, floe_fileio_t *io, size_t *removed, floe_err_t *err)
-{
-    const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
-    strset_t refs = {0};
-    int rc = -1;
-    *removed = 0;
-    for (size_t i = 0; i < md->nsnapshots; i++) {
-        const floe_ice_snapshot_t *s = md->snapshots[i];
-        floe_ice_snapshot_content_t c;
-        if (s->manifest_list && strset_add(&refs, s->manifest_list) < 0) goto oom;
-        if (floe_ice_snapshot_content_read(io, s, &c, err) < 0) goto out;
-        for (size_t m = 0; m < c.nmanifests; m++) {
-            if (strset_add(&refs, c.manifests[m].path) < 0) {
-                floe_ice_snapshot_content_free(&c);
-                goto oom;
-            }
-            for (size_t k = 0; k < c.nentries[m]; k++)
-                if (strset_add(&refs, c.entries[m][k].file.path) < 0) {
-                    floe_ice_snapshot_content_free(&c);
-                    goto oom;
-                }
-        }
-        floe_ice_snapshot_content_free(&c);
-    }
-    if (refs.n) qsort(refs.v, refs.n, sizeof *refs.v, cmpstr);
-    char dir[1100];
-    snprintf(dir, sizeof dir, "%s/data", md->location);
-    if (sweep(io, dir, &refs, true, removed, err) < 0) goto out;
-    snprintf(dir, sizeof dir, "%s/metadata", md->location);
-    if (sweep(io, dir, &refs, false, removed, err) < 0) goto out;
-    rc = 0;
-    goto out;
-oom:
-    floe_err_oom(err);
-out:
-    strset_free(&refs);
-    return rc;
-}
-
 /* ---- open ----------------------------------------------------------------- */
 
-static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *err)
+/* Load o's table, or create it with the columns of initial (an empty
+ * buffer of the right shape), and take it as o's state. */
+static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe_err_t *err)
 {
-    floe_ice_catalog_t *cat = t->e->cfg.catalog;
+    floe_ice_catalog_t *cat = t->catalog;
     floe_ice_table_t *ice = NULL;
     if (floe_ice_catalog_load_table(cat, o->ns, o->name, &ice, err) < 0) {
         if (err->code != FLOE_ENOENT) return -1;
@@ -344,7 +27,7 @@ static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *er
         int32_t last = 0;
         bool changed;
         floe_ice_props_t props = {0};
-        int rc = floe_tschema_sync(initial, s, &last, &changed, err);
+        int rc = floe_tschema_merge(initial, s, &last, &changed, err);
         if (rc == 0 && (floe_ice_props_set(&props, "floe.topic", t->topic) < 0 ||
                         floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0))
             rc = floe_err_oom(err);
@@ -360,35 +43,29 @@ static int open_out(ttable_t *t, tout_t *o, floe_rows_t *initial, floe_err_t *er
             FLOE_INFO("table %s.%s created for topic %s", o->ns, o->name, t->topic);
         }
     }
-    if (adopt(o, ice, t->nparts, err) < 0) return -1;
+    if (floe_tout_adopt(o, ice, t->nparts, err) < 0) return -1;
     size_t removed;
-    if (remove_orphans(o, floe_ice_catalog_io(cat), &removed, err) < 0) return -1;
+    if (floe_torphans_remove(floe_ice_table_metadata(o->ice), floe_ice_catalog_io(cat), &removed,
+                             err) < 0)
+        return -1;
     if (removed)
         FLOE_INFO("table %s.%s: deleted %zu files no snapshot references", o->ns, o->name, removed);
     return 0;
 }
 
-int floe_ttable_open(ttable_t *t, floe_err_t *err)
+int floe_ttable_open(floe_ttable_t *t, floe_err_t *err)
 {
-    snprintf(t->main.ns, sizeof t->main.ns, "%s", t->cfg.namespace_);
-    snprintf(t->main.name, sizeof t->main.name, "%s", t->cfg.name);
-    snprintf(t->dlq.ns, sizeof t->dlq.ns, "%s", t->cfg.namespace_);
-    snprintf(t->dlq.name, sizeof t->dlq.name, "%s_dlq", t->cfg.name);
-    floe_ice_uuid4(t->writer_id);
+    char dlq[300];
+    snprintf(dlq, sizeof dlq, "%s_dlq", t->cfg.name);
+    floe_tout_init(&t->main, t->cfg.namespace_, t->cfg.name);
+    floe_tout_init(&t->dlq, t->cfg.namespace_, dlq);
     if (open_out(t, &t->main, t->parts[0]->main.rows, err) < 0 ||
         open_out(t, &t->dlq, t->parts[0]->dlq.rows, err) < 0)
         return -1;
-    size_t finished;
-    floe_err_t fe;
-    if (floe_ttable_redrive_finish(t, &finished, &fe) < 0)
-        FLOE_WARN("table %s.%s: cannot finish an interrupted re-drive yet: %s", t->main.ns,
-                  t->main.name, fe.msg);
+    for (int32_t i = 0; i < t->nparts; i++) floe_tpart_restart(t->parts[i]);
     floe_buf_t b = FLOE_BUF_INIT;
-    for (int32_t i = 0; i < t->nparts; i++) {
-        int64_t c = t->main.committed[i];
-        t->parts[i]->next = c >= 0 ? c : 0;
-    }
-    floe_offsets_encode(t->main.committed, (size_t)t->nparts, &b);
+    if (floe_offsets_encode(t->main.committed, (size_t)t->nparts, &b) < 0 || !floe_buf_cstr(&b))
+        floe_buf_reset(&b);
     FLOE_INFO("table %s.%s: topic %s, %d partitions, resuming at %s", t->main.ns, t->main.name,
               t->topic, (int)t->nparts, b.len ? floe_buf_cstr(&b) : "{}");
     floe_buf_free(&b);
@@ -398,7 +75,7 @@ int floe_ttable_open(ttable_t *t, floe_err_t *err)
 /* ---- commit --------------------------------------------------------------- */
 
 typedef struct vctx {
-    const tout_t *o;
+    const floe_tout_t *o;
     const char *commit_id;
     int32_t nparts;
 } vctx_t;
@@ -410,23 +87,24 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
 {
     vctx_t *v = ctx;
     const floe_ice_metadata_t *md = floe_ice_table_metadata(cur);
-    const floe_ice_snapshot_t *s = offsets_snapshot(md);
+    const floe_ice_snapshot_t *s = floe_offsets_snapshot(md);
     const char *id = s ? floe_ice_props_get(&s->summary, FLOE_COMMIT_ID_KEY) : NULL;
     if (id && !strcmp(id, v->commit_id)) return 1;
-    int64_t now[4096];
-    int32_t n = v->nparts > 4096 ? 4096 : v->nparts;
-    if (read_offsets(md, now, n, err) < 0) return -1;
-    for (int32_t i = 0; i < n; i++)
+    int64_t *now = malloc((size_t)(v->nparts > 0 ? v->nparts : 1) * sizeof *now);
+    if (!now) return floe_err_oom(err);
+    int rc = floe_offsets_read(md, now, (size_t)v->nparts, err);
+    for (int32_t i = 0; rc == 0 && i < v->nparts; i++)
         if (now[i] != v->o->committed[i])
-            return floe_err_set(err, FLOE_ECONFLICT,
-                                "%s.%s: partition %d offsets moved to %lld (expected %lld): "
-                                "another writer commits to this table",
-                                v->o->ns, v->o->name, (int)i, (long long)now[i],
-                                (long long)v->o->committed[i]);
-    return 0;
+            rc = floe_err_set(err, FLOE_ECONFLICT,
+                              "%s.%s: partition %d offsets moved to %lld (expected %lld): "
+                              "another writer commits to this table",
+                              v->o->ns, v->o->name, (int)i, (long long)now[i],
+                              (long long)v->o->committed[i]);
+    free(now);
+    return rc;
 }
 
-static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
+static int commit_schema(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
     floe_ice_req_t reqs[2] = {
@@ -442,18 +120,16 @@ static int commit_schema(ttable_t *t, tout_t *o, floe_err_t *err)
     if (!ups[0].schema) return floe_err_oom(err);
     ups[0].schema->schema_id = next_id;
     floe_ice_table_t *nt = NULL;
-    int rc = floe_ice_catalog_commit(t->e->cfg.catalog, o->ns, o->name, reqs, 2, ups, 2, &nt, err);
+    int rc = floe_ice_catalog_commit(t->catalog, o->ns, o->name, reqs, 2, ups, 2, &nt, err);
     floe_ice_update_clear(&ups[0]);
     if (rc < 0) return -1;
-    floe_ice_table_free(o->ice);
-    o->ice = nt;
-    o->schema_dirty = false;
+    floe_tout_schema_committed(o, nt);
     FLOE_INFO("table %s.%s: schema %d committed (%d top-level columns)", o->ns, o->name,
               (int)next_id, (int)o->work->root->nfields);
     return 0;
 }
 
-static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
+static int commit_spec(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
     floe_ice_req_t reqs[2] = {
@@ -473,33 +149,36 @@ static int commit_spec(ttable_t *t, tout_t *o, floe_err_t *err)
         return floe_err_oom(err);
     }
     floe_ice_table_t *nt = NULL;
-    int rc =
-        floe_ice_catalog_commit(t->e->cfg.catalog, o->ns, o->name, reqs, 2, ups, nups, &nt, err);
+    int rc = floe_ice_catalog_commit(t->catalog, o->ns, o->name, reqs, 2, ups, nups, &nt, err);
     if (!exists) floe_ice_update_clear(&ups[0]);
     if (rc < 0) return -1;
-    floe_ice_table_free(o->ice);
-    o->ice = nt;
-    o->spec_dirty = false;
+    floe_tout_spec_committed(o, nt);
     FLOE_INFO("table %s.%s: partition spec %d committed", o->ns, o->name, (int)o->spec->spec_id);
     return 0;
 }
 
-/* Commit the pending files of o (unless !with_pending) with offsets next[]
- * (one per partition), together with a widening's rewrites: the rewritten
+/* What commit_out puts in the snapshot besides rewrites. */
+typedef enum out_flags {
+    OUT_PENDING = 1 << 8, /* the pending files (else only a widening's rewrites) */
+} out_flags_t;
+
+/* Commit o's pending files (with OUT_PENDING) with offsets next[] (one
+ * per partition), together with a widening's rewrites: the rewritten
  * files replace the old ones in the same snapshot as the schema that
- * needs them.  Returns 1 when a snapshot was made (or found made), 0 when
- * there was nothing to commit, -1 on failure. */
-static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always, bool with_pending,
+ * needs them.  flags: floe_tcommit_flags_t | out_flags_t.  Returns 1 when
+ * a snapshot was made (or found made), 0 when there was nothing to
+ * commit, -1 on failure. */
+static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, unsigned flags,
                       const char *extra_key, const char *extra_value, floe_err_t *err)
 {
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
     bool moved = false;
-    size_t npending = with_pending ? o->npending : 0;
+    size_t npending = flags & OUT_PENDING ? o->npending : 0;
     for (int32_t i = 0; i < t->nparts; i++)
         if (next[i] != o->committed[i]) moved = true;
-    if (!npending && !o->nrewrites && !(always && moved)) return 0;
-    floe_ice_catalog_t *cat = t->e->cfg.catalog;
+    if (!npending && !o->nrewrites && !((flags & FLOE_TCOMMIT_OFFSETS) && moved)) return 0;
+    floe_ice_catalog_t *cat = t->catalog;
     char commit_id[37];
     floe_ice_uuid4(commit_id);
     floe_buf_t offs = FLOE_BUF_INIT;
@@ -530,24 +209,19 @@ static int commit_out(ttable_t *t, tout_t *o, const int64_t *next, bool always, 
     int r = floe_ice_commit_run(c, &snap, err);
     if (r < 0) goto out;
     /* committed now (r == 0) or found committed by an earlier attempt (1) */
-    if (with_pending) floe_tout_drop_pending(o, true, NULL);
     if (o->nremoves)
         FLOE_INFO("table %s.%s: %zu rewritten files replace %zu in snapshot %lld", o->ns, o->name,
                   o->nrewrites, o->nremoves, (long long)snap);
-    floe_tout_drop_rewrites(o, true, NULL);
-    floe_tout_clear_widened(o);
-    if (o->committed != next) memcpy(o->committed, next, (size_t)t->nparts * sizeof *next);
+    floe_tout_snapshot_committed(o, next, t->nparts,
+                                 (flags & OUT_PENDING ? FLOE_TSNAP_PENDING : 0) |
+                                     (with_schema ? FLOE_TSNAP_SCHEMA : 0));
     if (with_schema) {
-        o->schema_dirty = false;
         FLOE_INFO("table %s.%s: schema with %d top-level columns committed with the data", o->ns,
                   o->name, (int)o->work->root->nfields);
     }
     floe_ice_table_t *nt = NULL;
     floe_err_t le;
-    if (floe_ice_catalog_load_table(cat, o->ns, o->name, &nt, &le) == 0) {
-        floe_ice_table_free(o->ice);
-        o->ice = nt;
-    }
+    if (floe_ice_catalog_load_table(cat, o->ns, o->name, &nt, &le) == 0) floe_tout_reloaded(o, nt);
     FLOE_DEBUG("table %s.%s: snapshot %lld, offsets %s", o->ns, o->name, (long long)snap,
                (char *)offs.data);
     rc = 1;
@@ -557,62 +231,56 @@ out:
     return rc;
 }
 
-int floe_tout_commit(ttable_t *t, tout_t *o, const int64_t *next, bool always,
+/* Rewrite the files holding a widened column (they go in with the schema
+ * that needs them). */
+static int widen(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
+{
+    return floe_twiden_prepare(o, floe_ice_catalog_io(t->catalog), t->writer_id, err);
+}
+
+int floe_tout_commit(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, unsigned flags,
                      const char *extra_key, const char *extra_value, floe_err_t *err)
 {
-    /* a widened column: rewrite the files that hold the old field (they
-     * go in with the schema that needs them) */
-    if (o->nwidened && floe_tout_widen(t, o, err) < 0) return -1;
-    return commit_out(t, o, next, always, true, extra_key, extra_value, err);
+    if (widen(t, o, err) < 0) return -1;
+    return commit_out(t, o, next, (flags & FLOE_TCOMMIT_OFFSETS) | OUT_PENDING, extra_key,
+                      extra_value, err);
 }
 
 /* After a failed write or commit: back to the last committed state.  Open
  * files are dropped, buffers emptied, pending files deleted (kept when the
  * outcome is unknown: the next open's orphan sweep decides), and every
  * partition reads again from the committed offsets. */
-void floe_ttable_reset(ttable_t *t, bool keep_files)
+void floe_ttable_reset(floe_ttable_t *t, floe_tfiles_t fate)
 {
-    floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
-    for (int32_t i = 0; i < t->nparts; i++) {
-        tpart_t *p = t->parts[i];
-        floe_tsink_abort(&p->main);
-        floe_tsink_abort(&p->dlq);
-        floe_rows_clear(p->main.rows);
-        floe_rows_clear(p->dlq.rows);
-    }
-    floe_tout_drop_pending(&t->main, keep_files, io);
-    floe_tout_drop_pending(&t->dlq, keep_files, io);
-    floe_tout_drop_rewrites(&t->main, keep_files, io);
-    floe_tout_drop_rewrites(&t->dlq, keep_files, io);
-    tout_t *outs[2] = {&t->main, &t->dlq};
+    floe_fileio_t *io = floe_ice_catalog_io(t->catalog);
+    floe_tout_t *outs[2] = {&t->main, &t->dlq};
     for (int k = 0; k < 2; k++) {
+        floe_tout_drop_pending(outs[k], fate, io);
+        floe_tout_drop_rewrites(outs[k], fate, io);
         floe_ice_table_t *ice;
         floe_err_t e;
-        if (floe_ice_catalog_load_table(t->e->cfg.catalog, outs[k]->ns, outs[k]->name, &ice, &e) ==
-            0)
-            adopt(outs[k], ice, t->nparts, &e);
+        if (floe_ice_catalog_load_table(t->catalog, outs[k]->ns, outs[k]->name, &ice, &e) == 0)
+            floe_tout_adopt(outs[k], ice, t->nparts, &e);
     }
-    for (int32_t i = 0; i < t->nparts; i++)
-        t->parts[i]->next = t->main.committed[i] >= 0 ? t->main.committed[i] : 0;
+    for (int32_t i = 0; i < t->nparts; i++) floe_tpart_restart(t->parts[i]);
 }
 
-int floe_ttable_commit_spec(ttable_t *t, floe_err_t *err)
+int floe_ttable_commit_spec(floe_ttable_t *t, floe_err_t *err)
 {
     /* a new partition spec may name fields only the grown schema has: that
      * schema goes first then (with the rewrites of a widening, at the
      * offsets already committed); otherwise it rides with the data */
     if (!t->main.spec_dirty) return 0;
     if (t->main.schema_dirty) {
-        if (t->main.nwidened && floe_tout_widen(t, &t->main, err) < 0) return -1;
-        if ((t->main.nrewrites
-                 ? commit_out(t, &t->main, t->main.committed, false, false, NULL, NULL, err)
-                 : commit_schema(t, &t->main, err)) < 0)
+        if (widen(t, &t->main, err) < 0) return -1;
+        if ((t->main.nrewrites ? commit_out(t, &t->main, t->main.committed, 0, NULL, NULL, err)
+                               : commit_schema(t, &t->main, err)) < 0)
             return -1;
     }
     return commit_spec(t, &t->main, err);
 }
 
-int floe_ttable_commit(ttable_t *t, floe_err_t *err)
+int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err)
 {
     int64_t t0 = floe_mono_ms();
     int64_t *next = malloc((size_t)t->nparts * sizeof *next);
@@ -624,9 +292,9 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     if (floe_ttable_commit_spec(t, err) < 0) goto fail;
     /* the DLQ first: a main snapshot at offset N implies every bad record
      * below N is in the DLQ table already */
-    int d = floe_tout_commit(t, &t->dlq, next, false, NULL, NULL, err);
+    int d = floe_tout_commit(t, &t->dlq, next, 0, NULL, NULL, err);
     if (d < 0) goto fail;
-    int m = floe_tout_commit(t, &t->main, next, true, NULL, NULL, err);
+    int m = floe_tout_commit(t, &t->main, next, FLOE_TCOMMIT_OFFSETS, NULL, NULL, err);
     if (m < 0) goto fail;
     if (m == 0 && d == 0) {
         free(next);
@@ -636,12 +304,12 @@ int floe_ttable_commit(ttable_t *t, floe_err_t *err)
     t->last_commit_ms = floe_wall_ms();
     for (int32_t i = 0; i < t->nparts; i++) {
         /* what was read is in the table now; what arrived since waits */
-        tpart_t *p = t->parts[i];
+        floe_tpart_t *p = t->parts[i];
         p->pending_ts_ms = -1;
         p->behind_since_ms = p->log_end > t->main.committed[i] ? t->last_commit_ms : -1;
     }
     t->last_commit_latency_ms = floe_mono_ms() - t0;
-    floe_tsource_t *src = t->e->src;
+    floe_tsource_t *src = t->src;
     if (src->ops->committed)
         for (int32_t i = 0; i < t->nparts; i++)
             src->ops->committed(src, t->topic, i, t->main.committed[i]);
@@ -651,7 +319,7 @@ fail:
     t->commit_failures++;
     FLOE_ERROR("table %s.%s: commit failed (%s): %s; re-reading from the committed offsets",
                t->main.ns, t->main.name, floe_code_name(err->code), err->msg);
-    floe_ttable_reset(t, err->code == FLOE_EUNKNOWN);
+    floe_ttable_reset(t, err->code == FLOE_EUNKNOWN ? FLOE_TFILES_KEEP : FLOE_TFILES_DELETE);
     free(next);
     return -1;
 }

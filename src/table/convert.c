@@ -45,6 +45,15 @@ const char *floe_conv_stage_name(floe_conv_stage_t s)
     return "?";
 }
 
+floe_conv_stage_t floe_conv_stage_parse(floe_slice_t s)
+{
+    for (int k = FLOE_STAGE_DECODE; k <= FLOE_STAGE_SCHEMA; k++) {
+        const char *name = floe_conv_stage_name((floe_conv_stage_t)k);
+        if (s.len == strlen(name) && !memcmp(s.ptr, name, s.len)) return (floe_conv_stage_t)k;
+    }
+    return 0;
+}
+
 floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_kind_t key,
                            floe_err_t *err)
 {
@@ -107,31 +116,30 @@ static int utf8_or_fail(floe_slice_t s, const char *what, floe_err_t *err)
     return floe_err_set(err, FLOE_ECORRUPT, "%s is not valid UTF-8 (byte %zu)", what, bad);
 }
 
-int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec,
+int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                      floe_conv_stage_t *stage, floe_err_t *err)
 {
     floe_rows_t *r = c->rows;
     floe_rows_begin(r);
     if (floe_rows_put_int(r, c->partition, partition) < 0 ||
-        floe_rows_put_long(r, c->offset, rec->offset) < 0 ||
-        floe_rows_put_long(r, c->timestamp, rec->timestamp * 1000) < 0)
+        floe_rows_put_long(r, c->offset, m->offset) < 0 ||
+        floe_rows_put_long(r, c->timestamp, m->timestamp * 1000) < 0)
         goto oom;
 
-    if (rec->key_null) {
+    if (m->key_null) {
         if (floe_rows_put_null(r, c->keyn) < 0) goto oom;
     } else {
-        if (c->key != FLOE_CONV_RAW && utf8_or_fail(rec->key, "key", err) < 0)
+        if (c->key != FLOE_CONV_RAW && utf8_or_fail(m->key, "key", err) < 0)
             return fail(c, FLOE_STAGE_CONVERT, stage);
-        if (floe_rows_put_bytes(r, c->keyn, rec->key.ptr, rec->key.len) < 0) goto oom;
+        if (floe_rows_put_bytes(r, c->keyn, m->key.ptr, m->key.len) < 0) goto oom;
     }
 
     /* headers: a map of string -> binary */
-    if (rec->header_count < 0 || (size_t)rec->header_count > rec->headers_raw.len) {
-        floe_err_set(err, FLOE_ECORRUPT, "header count %d does not fit the record",
-                     (int)rec->header_count);
+    size_t nh = m->headers.count;
+    if (!m->headers.list && nh > m->headers.raw.len) {
+        floe_err_set(err, FLOE_ECORRUPT, "header count %zu does not fit the record", nh);
         return fail(c, FLOE_STAGE_DECODE, stage);
     }
-    size_t nh = (size_t)rec->header_count;
     if (nh > c->hcap) {
         size_t cap = nh < 16 ? 16 : nh;
         floe_slice_t *hk = realloc(c->hk, cap * sizeof *hk);
@@ -145,11 +153,11 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec
         c->hnull = hn;
         c->hcap = cap;
     }
-    floe_header_iter_t hi;
-    floe_header_iter_init(&hi, rec);
+    floe_theaders_iter_t hi;
+    if (nh) floe_theaders_iter_init(&hi, &m->headers);
     for (size_t i = 0; i < nh; i++) {
         floe_record_header_t h;
-        if (floe_header_iter_next(&hi, &h) != 1) {
+        if (floe_theaders_iter_next(&hi, &h) != 1) {
             floe_err_set(err, FLOE_ECORRUPT, "header %zu of %zu is malformed", i, nh);
             return fail(c, FLOE_STAGE_DECODE, stage);
         }
@@ -163,17 +171,17 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec
     /* the value */
     switch (c->value) {
     case FLOE_CONV_STRING:
-        if (!rec->value_null && utf8_or_fail(rec->value, "value", err) < 0)
+        if (!m->value_null && utf8_or_fail(m->value, "value", err) < 0)
             return fail(c, FLOE_STAGE_CONVERT, stage);
         /* fall through */
     case FLOE_CONV_RAW:
-        if (rec->value_null ? floe_rows_put_null(r, c->valuen) < 0
-                            : floe_rows_put_bytes(r, c->valuen, rec->value.ptr, rec->value.len) < 0)
+        if (m->value_null ? floe_rows_put_null(r, c->valuen) < 0
+                          : floe_rows_put_bytes(r, c->valuen, m->value.ptr, m->value.len) < 0)
             goto oom;
         break;
     case FLOE_CONV_JSON:
-        if (!rec->value_null &&
-            floe_rows_json(r, floe_rows_root(r), rec->value.ptr, rec->value.len, err) < 0)
+        if (!m->value_null &&
+            floe_rows_json(r, floe_rows_root(r), m->value.ptr, m->value.len, err) < 0)
             return fail(c,
                         err && err->code == FLOE_ECORRUPT ? FLOE_STAGE_CONVERT : FLOE_STAGE_SCHEMA,
                         stage);
@@ -183,6 +191,6 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec
     return 0;
 oom:
     floe_err_set(err, FLOE_ENOMEM, "out of memory converting record at offset %lld",
-                 (long long)rec->offset);
+                 (long long)m->offset);
     return fail(c, FLOE_STAGE_CONVERT, stage);
 }

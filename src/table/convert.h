@@ -1,4 +1,5 @@
-/* Record converters: one Kafka record -> one row of the table buffer.
+/* Record converters: one Kafka record (a source message, source.h) -> one
+ * row of the table buffer.
  *
  * Every row carries a `_kafka` struct (partition, offset, timestamp, key,
  * headers) and the value's columns: `value` (binary) for raw, `value`
@@ -10,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "log/batch.h"
 #include "table/rows.h"
+#include "table/source.h"
 #include "util/err.h"
 
 typedef enum floe_conv_kind {
@@ -30,7 +31,10 @@ typedef enum floe_conv_stage {
     FLOE_STAGE_CONVERT,    /* key, value or headers do not convert */
     FLOE_STAGE_SCHEMA,     /* the value does not fit the table's shape */
 } floe_conv_stage_t;
+/* "decode", "convert", "schema" (the DLQ's words); "?" for anything else. */
 const char *floe_conv_stage_name(floe_conv_stage_t s);
+/* The stage a DLQ row names (s: its `stage` column), or 0 for none. */
+floe_conv_stage_t floe_conv_stage_parse(floe_slice_t s);
 
 typedef struct floe_conv floe_conv_t;
 
@@ -42,9 +46,10 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
                            floe_err_t *err);
 void floe_conv_free(floe_conv_t *c);
 
-/* Append rec (borrowed) as a row.  Returns 0, or -1 with *stage and *err
- * set and the buffer as before the call. */
-int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_record_t *rec,
+/* Append record m (borrowed; kind FLOE_TMSG_RECORD) of Kafka partition
+ * `partition` as a row.  Returns 0, or -1 with *stage and *err set and the
+ * buffer as before the call. */
+int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                      floe_conv_stage_t *stage, floe_err_t *err);
 
 #endif

@@ -2,7 +2,7 @@
  * a FileIO, with the Iceberg metrics a manifest entry carries.
  *
  * A file is opened for the buffer's current shape (its nodes must carry
- * field ids: floe_tschema_sync first) and stays with that shape: when the
+ * field ids: floe_tschema_merge first) and stays with that shape: when the
  * shape changes, close the file and open another.  Each append writes the
  * buffered rows' columns; each flush cuts a row group (the L2 layer); the
  * caller rolls the file when floe_dfw_bytes passes the target (L3).  The

@@ -46,8 +46,10 @@ void floe_engine_free(floe_engine_t *e);
 /* One synchronous round, for tests and one-shot sinks (not while the
  * thread runs): list topics, read every partition up to its end, commit
  * every table whose interval passed (all of them with force_commit).
- * Returns records converted, or -1 with *err on an engine-level failure
- * (table-level failures pause that table and show in the status). */
+ * Returns records converted, or -1 with *err when the source cannot list
+ * its topics (the tables found earlier are read and committed all the
+ * same).  A table's own failures pause that table and show in the
+ * status, not here. */
 int64_t floe_engine_run_once(floe_engine_t *e, bool force_commit, floe_err_t *err);
 
 /* Re-drive table `name` ("ns.table", its topic, or the bare table name in

@@ -19,7 +19,10 @@ int floe_offsets_encode(const int64_t *offsets, size_t n, floe_buf_t *out)
     return floe_buf_append_u8(out, '}');
 }
 
-int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n, floe_err_t *err)
+/* Parse text into offsets[0..cap) (-1 where absent).  Partitions in
+ * [cap, limit) are checked and left out; from limit on they are refused. */
+static int decode(const char *text, int64_t *offsets, size_t cap, int64_t limit, size_t *n,
+                  floe_err_t *err)
 {
     for (size_t i = 0; i < cap; i++) offsets[i] = -1;
     *n = 0;
@@ -37,15 +40,42 @@ int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *
     {
         int64_t p;
         floe_err_t pe;
-        if (floe_parse_int64(k, 0, (int64_t)cap - 1, &p, &pe) < 0 || !json_is_integer(v) ||
+        if (floe_parse_int64(k, 0, limit - 1, &p, &pe) < 0 || !json_is_integer(v) ||
             json_integer_value(v) < 0) {
             floe_err_set(err, FLOE_ECORRUPT, "%s: bad entry \"%s\"", FLOE_OFFSETS_KEY, k);
             json_decref(j); /* owns k */
             return -1;
         }
+        if ((size_t)p >= cap) continue;
         offsets[p] = json_integer_value(v);
         if ((size_t)p + 1 > *n) *n = (size_t)p + 1;
     }
     json_decref(j);
     return 0;
+}
+
+int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n, floe_err_t *err)
+{
+    return decode(text, offsets, cap, (int64_t)cap, n, err);
+}
+
+const floe_ice_snapshot_t *floe_offsets_snapshot(const floe_ice_metadata_t *md)
+{
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
+    while (s && !floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY))
+        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
+    return s;
+}
+
+int floe_offsets_read(const floe_ice_metadata_t *md, int64_t *out, size_t nparts, floe_err_t *err)
+{
+    const floe_ice_snapshot_t *s = floe_offsets_snapshot(md);
+    if (!s) {
+        for (size_t i = 0; i < nparts; i++) out[i] = -1;
+        return 0;
+    }
+    size_t n;
+    /* Kafka partition numbers are int32 */
+    return decode(floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY), out, nparts,
+                  (int64_t)INT32_MAX + 1, &n, err);
 }

@@ -8,172 +8,24 @@
  *   2. the DLQ files that held them are rewritten without them, in a
  *      snapshot carrying the same floe.redrive-id.
  * A crash between 1 and 2 leaves a main snapshot whose id the DLQ lacks.
- * Before any re-drive (and when a table opens) that step 2 is finished:
+ * Before any re-drive (and when the engine opens a table) that step 2 is
+ * finished:
  * the (partition, offset) of every row the main snapshot added leave the
  * DLQ.  So a record is in the DLQ or in the table, never both for long
  * and never twice in the table. */
+#include "table/redrive.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/parquet.h"
+#include "iceberg/snapshot.h"
+#include "iceberg/read.h"
 #include "iceberg/scan.h"
-#include "table/engine_int.h"
-#include "table/schema_map.h"
+#include "table/dlq.h"
 #include "util/diag.h"
-#include "util/varint.h"
 
 #define REDRIVE_KEY "floe.redrive-id"
-
-/* ---- reading DLQ files ------------------------------------------------- */
-
-enum { C_PART, C_OFF, C_TS, C_KEY, C_VAL, C_STAGE, C_REASON, C_HKEY, C_HVAL, NCOLS };
-
-static const char *const col_names[NCOLS] = {"partition", "offset",      "timestamp",
-                                             "key",       "value",       "stage",
-                                             "reason",    "headers.key", "headers.value"};
-
-/* One DLQ row, borrowed from the decoded columns. */
-typedef struct drow {
-    int32_t partition;
-    int64_t offset, ts_ms;
-    floe_record_t rec; /* key, value, headers as the record had them */
-    floe_slice_t stage, reason;
-} drow_t;
-
-typedef int (*drow_fn)(void *ctx, const drow_t *r, size_t index, floe_err_t *err);
-
-static int corrupt(floe_err_t *err, const char *path, const char *what)
-{
-    return floe_err_set(err, FLOE_ECORRUPT, "dead-letter file %s: %s", path, what);
-}
-
-/* Parquet column of each DLQ field, found by field id. */
-static int dlq_columns(const floe_ice_schema_t *schema, const floe_pq_schema_t *ps,
-                       const char *path, int cols[NCOLS], floe_err_t *err)
-{
-    for (int i = 0; i < NCOLS; i++) {
-        const floe_ice_field_t *f = floe_ice_schema_find_name(schema, col_names[i]);
-        int node = f ? floe_pq_schema_find_field(ps, f->id) : -1;
-        cols[i] = node >= 0 ? floe_pq_schema_column_of(ps, node) : -1;
-        if (cols[i] < 0) return corrupt(err, path, col_names[i]);
-    }
-    return 0;
-}
-
-/* Value j of a column as a slice / integer; the caller checked bounds. */
-static floe_slice_t col_bytes(const floe_pq_column_t *c, size_t j)
-{
-    return ((const floe_slice_t *)c->values)[j];
-}
-
-/* Call fn for every row of the DLQ file rd (rows in file order). */
-static int dlq_each(floe_pq_reader_t *rd, const int cols[NCOLS], const char *path, drow_fn fn,
-                    void *ctx, floe_err_t *err)
-{
-    const floe_pq_schema_t *ps = floe_pq_reader_schema(rd);
-    int16_t maxdef[NCOLS];
-    for (int i = 0; i < NCOLS; i++) maxdef[i] = (int16_t)floe_pq_schema_max_def(ps, cols[i]);
-    floe_buf_t hdrs = FLOE_BUF_INIT;
-    size_t index = 0;
-    int rc = 0;
-    for (int rg = 0; rc == 0 && rg < floe_pq_reader_num_row_groups(rd); rg++) {
-        floe_pq_column_t c[NCOLS];
-        int ok = 0;
-        for (; ok < NCOLS; ok++)
-            if (floe_pq_read_column(rd, rg, cols[ok], &c[ok], err) < 0) break;
-        size_t nrows = (size_t)floe_pq_reader_row_group_rows(rd, rg);
-        if (ok < NCOLS) {
-            rc = -1;
-        } else {
-            /* required columns hold one value per row; optional ones one
-             * level per row; the headers map one level per entry */
-            for (int i = 0; i < C_HKEY && rc == 0; i++) {
-                bool optional = i == C_KEY || i == C_VAL;
-                if ((optional ? c[i].n_levels : c[i].n_values) != nrows || (optional && !c[i].def))
-                    rc = corrupt(err, path, "column lengths disagree");
-            }
-            if (rc == 0 && (c[C_HKEY].n_levels != c[C_HVAL].n_levels || !c[C_HKEY].def ||
-                            !c[C_HKEY].rep || !c[C_HVAL].def))
-                rc = corrupt(err, path, "headers columns disagree");
-        }
-        size_t kv = 0, vv = 0, hl = 0, hk = 0, hv = 0;
-        for (size_t r = 0; rc == 0 && r < nrows; r++) {
-            drow_t d;
-            memset(&d, 0, sizeof d);
-            d.partition = ((const int32_t *)c[C_PART].values)[r];
-            d.offset = ((const int64_t *)c[C_OFF].values)[r];
-            d.ts_ms = ((const int64_t *)c[C_TS].values)[r] / 1000;
-            d.stage = col_bytes(&c[C_STAGE], r);
-            d.reason = col_bytes(&c[C_REASON], r);
-            d.rec.offset = d.offset;
-            d.rec.timestamp = d.ts_ms;
-            d.rec.key_null = c[C_KEY].def[r] < maxdef[C_KEY];
-            if (!d.rec.key_null) {
-                if (kv >= c[C_KEY].n_values) rc = corrupt(err, path, "key values short");
-                else
-                    d.rec.key = col_bytes(&c[C_KEY], kv++);
-            }
-            d.rec.value_null = c[C_VAL].def[r] < maxdef[C_VAL];
-            if (!d.rec.value_null) {
-                if (vv >= c[C_VAL].n_values) rc = corrupt(err, path, "value values short");
-                else
-                    d.rec.value = col_bytes(&c[C_VAL], vv++);
-            }
-            /* the headers of row r: levels from a rep-0 one up to the next */
-            floe_buf_reset(&hdrs);
-            int32_t nh = 0;
-            if (hl >= c[C_HKEY].n_levels || c[C_HKEY].rep[hl] != 0) {
-                rc = corrupt(err, path, "headers levels out of step");
-                break;
-            }
-            do {
-                if (c[C_HKEY].def[hl] == maxdef[C_HKEY]) {
-                    if (hk >= c[C_HKEY].n_values) {
-                        rc = corrupt(err, path, "header keys short");
-                        break;
-                    }
-                    floe_slice_t k = col_bytes(&c[C_HKEY], hk++);
-                    bool vnull = c[C_HVAL].def[hl] < maxdef[C_HVAL];
-                    floe_slice_t v = {0};
-                    if (!vnull) {
-                        if (hv >= c[C_HVAL].n_values) {
-                            rc = corrupt(err, path, "header values short");
-                            break;
-                        }
-                        v = col_bytes(&c[C_HVAL], hv++);
-                    }
-                    uint8_t vb[10];
-                    if (floe_buf_append(&hdrs, vb, floe_varint_encode(vb, (int32_t)k.len)) < 0 ||
-                        floe_buf_append(&hdrs, k.ptr, k.len) < 0 ||
-                        floe_buf_append(&hdrs, vb,
-                                        floe_varint_encode(vb, vnull ? -1 : (int32_t)v.len)) < 0 ||
-                        (!vnull && floe_buf_append(&hdrs, v.ptr, v.len) < 0)) {
-                        rc = floe_err_oom(err);
-                        break;
-                    }
-                    nh++;
-                }
-                hl++;
-            } while (hl < c[C_HKEY].n_levels && c[C_HKEY].rep[hl] != 0);
-            if (rc < 0) break;
-            d.rec.header_count = nh;
-            d.rec.headers_raw = floe_slice(hdrs.data, hdrs.len);
-            rc = fn(ctx, &d, index++, err);
-        }
-        for (int i = 0; i < ok; i++) floe_pq_column_free(&c[i]);
-    }
-    floe_buf_free(&hdrs);
-    return rc;
-}
-
-static floe_pq_reader_t *open_parquet(floe_fileio_t *io, const char *path, floe_buf_t *data,
-                                      floe_err_t *err)
-{
-    floe_buf_reset(data);
-    if (floe_fileio_read(io, path, (size_t)1 << 34, data, err) < 0) return NULL;
-    return floe_pq_reader_open(data->data, data->len, err);
-}
 
 /* ---- one pass over the DLQ ---------------------------------------------- */
 
@@ -190,9 +42,10 @@ static int cmp_pair(const void *a, const void *b)
 }
 
 typedef struct pass {
-    ttable_t *t;
-    tpart_t *rp;        /* buffers of the moved rows and of the kept ones */
-    const pair_t *done; /* reconcile: rows the main table holds already */
+    floe_ttable_t *t;
+    floe_tsink_t main, dlq; /* the moved rows, the kept ones */
+    floe_conv_t *conv;      /* into main.rows */
+    const pair_t *done;     /* reconcile: rows the main table holds already */
     size_t ndone;
     /* per file */
     uint8_t *moved; /* per row: 1 moved */
@@ -218,29 +71,35 @@ static int grow(pass_t *ps, size_t index, floe_err_t *err)
     return 0;
 }
 
+/* Hand a sink that holds a drain step to its files. */
+static int drain_due(pass_t *ps, floe_err_t *err)
+{
+    return floe_tsink_drain_due(&ps->main, err) < 0 || floe_tsink_drain_due(&ps->dlq, err) < 0 ? -1
+                                                                                               : 0;
+}
+
 /* First look at a row: does it move? */
-static int decide(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
+static int decide(void *ctx, const floe_tdlq_entry_t *r, size_t index, floe_err_t *err)
 {
     pass_t *ps = ctx;
     if (grow(ps, index, err) < 0) return -1;
     ps->moved[index] = 0;
     ps->why[index] = NULL;
     if (ps->done) { /* finishing an interrupted re-drive */
-        pair_t key = {r->partition, r->offset};
+        pair_t key = {r->partition, r->msg.offset};
         ps->moved[index] = bsearch(&key, ps->done, ps->ndone, sizeof key, cmp_pair) != NULL;
         ps->file_moved += ps->moved[index];
         return 0;
     }
     ps->res->examined++;
-    if (r->stage.len == 6 && !memcmp(r->stage.ptr, "decode", 6)) {
+    if (r->stage == FLOE_STAGE_DECODE) {
         ps->res->undecodable++; /* the batch's bytes, not a record: stays */
         return 0;
     }
-    tpart_t *rp = ps->rp;
-    uint64_t shape = floe_rows_shape_version(rp->main.rows);
+    uint64_t shape = floe_rows_shape_version(ps->main.rows);
     floe_conv_stage_t stage;
     floe_err_t e;
-    if (floe_conv_record(rp->conv, r->partition, &r->rec, &stage, &e) < 0) {
+    if (floe_conv_record(ps->conv, r->partition, &r->msg, &stage, &e) < 0) {
         ps->res->still_invalid++;
         if (!(ps->why[index] = strdup(e.msg))) return floe_err_oom(err);
         return 0;
@@ -248,20 +107,18 @@ static int decide(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
     ps->moved[index] = 1;
     ps->file_moved++;
     ps->res->moved++;
-    if (floe_rows_shape_version(rp->main.rows) != shape &&
-        floe_tout_sync(&ps->t->main, &rp->main, err) < 0)
+    if (floe_rows_shape_version(ps->main.rows) != shape &&
+        floe_tsink_merge_schema(&ps->main, err) < 0)
         return -1;
-    return floe_tpart_flush_due(rp, err);
+    return drain_due(ps, err);
 }
 
-/* Second look, in a file that loses rows: the kept ones go to the new file. */
-static int keep(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
+/* Second look, in a file that loses rows: the kept ones go to the new
+ * file, with today's reason when they were tried again. */
+static int keep(void *ctx, const floe_tdlq_entry_t *r, size_t index, floe_err_t *err)
 {
     pass_t *ps = ctx;
     if (ps->moved[index]) return 0;
-    char stage[32];
-    snprintf(stage, sizeof stage, "%.*s", (int)(r->stage.len < 31 ? r->stage.len : 31),
-             (const char *)r->stage.ptr);
     char *why = ps->why[index];
     char *old = NULL;
     if (!why) {
@@ -269,20 +126,18 @@ static int keep(void *ctx, const drow_t *r, size_t index, floe_err_t *err)
         memcpy(old, r->reason.ptr, r->reason.len);
         old[r->reason.len] = '\0';
     }
-    bool undecodable = !strcmp(stage, "decode");
-    int rc = floe_tpart_dlq_row(ps->rp, r->partition, undecodable ? NULL : &r->rec, r->offset,
-                                r->ts_ms, r->rec.value, stage, why ? why : old);
+    int rc = floe_tdlq_row(ps->dlq.rows, r->partition, &r->msg, r->stage, why ? why : old, err);
     free(old);
-    if (rc < 0) return floe_err_oom(err);
-    return floe_tpart_flush_due(ps->rp, err);
+    if (rc < 0) return -1;
+    return drain_due(ps, err);
 }
 
 /* Walk every live DLQ file: rows that move leave it (the file is listed
  * in *removes, its kept rows written anew).  Returns 0 or -1. */
 static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *err)
 {
-    ttable_t *t = ps->t;
-    floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
+    floe_ttable_t *t = ps->t;
+    floe_fileio_t *io = floe_ice_catalog_io(t->catalog);
     const floe_ice_metadata_t *md = floe_ice_table_metadata(t->dlq.ice);
     floe_ice_scan_t *scan = NULL;
     if (floe_ice_scan_plan(io, md, -1, NULL, 0, &scan, err) < 0) return -1;
@@ -290,15 +145,13 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < floe_ice_scan_ntasks(scan); i++) {
         const char *path = floe_ice_scan_task(scan, i)->file->path;
-        floe_pq_reader_t *rd = open_parquet(io, path, &data, err);
-        int cols[NCOLS];
-        if (!rd || dlq_columns(t->dlq.work, floe_pq_reader_schema(rd), path, cols, err) < 0) {
-            floe_pq_reader_free(rd);
+        floe_pq_reader_t *rd = floe_ice_parquet_open(io, path, &data, err);
+        if (!rd) {
             rc = -1;
             break;
         }
         ps->file_moved = 0;
-        rc = dlq_each(rd, cols, path, decide, ps, err);
+        rc = floe_tdlq_each(rd, t->dlq.work, path, decide, ps, err);
         if (rc == 0 && ps->file_moved) {
             char **nr = realloc(*removes, (*nremoves + 1) * sizeof *nr);
             if (!nr || !(nr[*nremoves] = strdup(path))) {
@@ -308,7 +161,7 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
                 *removes = nr;
                 (*nremoves)++;
                 ps->res->files_rewritten++;
-                rc = dlq_each(rd, cols, path, keep, ps, err);
+                rc = floe_tdlq_each(rd, t->dlq.work, path, keep, ps, err);
             }
         }
         if (rc == 0 && (i + 1) % 16 == 0)
@@ -330,11 +183,11 @@ static int dlq_pass(pass_t *ps, char ***removes, size_t *nremoves, floe_err_t *e
 /* ---- commits ------------------------------------------------------------ */
 
 /* Replace the DLQ files removes[] by the pending files (their kept rows). */
-static int commit_dlq(ttable_t *t, char *const *removes, size_t nremoves, const char *ids,
+static int commit_dlq(floe_ttable_t *t, char *const *removes, size_t nremoves, const char *ids,
                       floe_err_t *err)
 {
-    tout_t *o = &t->dlq;
-    floe_ice_catalog_t *cat = t->e->cfg.catalog;
+    floe_tout_t *o = &t->dlq;
+    floe_ice_catalog_t *cat = t->catalog;
     floe_ice_commit_t *c = floe_ice_commit_new(cat, o->ns, o->name, FLOE_ICE_OP_REWRITE, err);
     int rc = c ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < nremoves; i++)
@@ -345,13 +198,12 @@ static int commit_dlq(ttable_t *t, char *const *removes, size_t nremoves, const 
     if (rc == 0) rc = floe_ice_commit_set_summary(c, "floe.topic", t->topic, err);
     if (rc == 0 && floe_ice_commit_run(c, NULL, err) < 0) rc = -1;
     floe_ice_commit_free(c);
-    floe_tout_drop_pending(o, rc == 0 || err->code == FLOE_EUNKNOWN, floe_ice_catalog_io(cat));
+    floe_tout_drop_pending(
+        o, rc == 0 || err->code == FLOE_EUNKNOWN ? FLOE_TFILES_KEEP : FLOE_TFILES_DELETE,
+        floe_ice_catalog_io(cat));
     floe_ice_table_t *nt = NULL;
     floe_err_t le;
-    if (floe_ice_catalog_load_table(cat, o->ns, o->name, &nt, &le) == 0) {
-        floe_ice_table_free(o->ice);
-        o->ice = nt;
-    }
+    if (floe_ice_catalog_load_table(cat, o->ns, o->name, &nt, &le) == 0) floe_tout_reloaded(o, nt);
     return rc;
 }
 
@@ -372,10 +224,10 @@ static bool chain_has_id(const floe_ice_metadata_t *md, const char *id)
 }
 
 /* (partition, offset) of every row the main snapshot s added. */
-static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs, size_t *n,
+static int added_pairs(floe_ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs, size_t *n,
                        size_t *cap, floe_err_t *err)
 {
-    floe_fileio_t *io = floe_ice_catalog_io(t->e->cfg.catalog);
+    floe_fileio_t *io = floe_ice_catalog_io(t->catalog);
     const floe_ice_field_t *fp = floe_ice_schema_find_name(t->main.work, "_kafka.partition");
     const floe_ice_field_t *fo = floe_ice_schema_find_name(t->main.work, "_kafka.offset");
     if (!fp || !fo)
@@ -391,7 +243,7 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
             if (e->status != FLOE_ICE_ADDED || e->snapshot_id != s->snapshot_id ||
                 e->file.content != FLOE_ICE_CONTENT_DATA)
                 continue;
-            floe_pq_reader_t *rd = open_parquet(io, e->file.path, &data, err);
+            floe_pq_reader_t *rd = floe_ice_parquet_open(io, e->file.path, &data, err);
             if (!rd) {
                 rc = -1;
                 break;
@@ -401,7 +253,9 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
                 no = floe_pq_schema_find_field(ps, fo->id);
             int cp = np >= 0 ? floe_pq_schema_column_of(ps, np) : -1;
             int co = no >= 0 ? floe_pq_schema_column_of(ps, no) : -1;
-            if (cp < 0 || co < 0) rc = corrupt(err, e->file.path, "no _kafka.partition/offset");
+            if (cp < 0 || co < 0)
+                rc = floe_err_set(err, FLOE_ECORRUPT, "data file %s: no _kafka.partition/offset",
+                                  e->file.path);
             for (int rg = 0; rc == 0 && rg < floe_pq_reader_num_row_groups(rd); rg++) {
                 floe_pq_column_t a, b;
                 if (floe_pq_read_column(rd, rg, cp, &a, err) < 0) {
@@ -414,7 +268,8 @@ static int added_pairs(ttable_t *t, const floe_ice_snapshot_t *s, pair_t **pairs
                     break;
                 }
                 if (a.n_values != b.n_values)
-                    rc = corrupt(err, e->file.path, "_kafka columns disagree");
+                    rc = floe_err_set(err, FLOE_ECORRUPT, "data file %s: _kafka columns disagree",
+                                      e->file.path);
                 for (size_t j = 0; rc == 0 && j < a.n_values; j++) {
                     if (*n == *cap) {
                         size_t nc = *cap ? *cap * 2 : 1024;
@@ -446,16 +301,22 @@ static void free_removes(char **removes, size_t n)
     free(removes);
 }
 
-static tpart_t *redrive_part(ttable_t *t, floe_err_t *err)
+/* The pass's sinks and converter, as the partition pipeline has them
+ * (file names say partition 0), the main buffer seeded with the table's
+ * columns. */
+static int pass_init(pass_t *ps, floe_ttable_t *t, floe_err_t *err)
 {
-    tpart_t *rp = floe_tpart_new(t, 0, err); /* id names its files only */
-    if (!rp) return NULL;
-    if (floe_tschema_seed(rp->main.rows, t->main.work, err) < 0) {
-        floe_tpart_free(rp);
-        return NULL;
-    }
-    rp->main.seeded = t->main.schema_version;
-    return rp;
+    if (floe_tsink_init(&ps->main, &t->files, &t->main, 0, FLOE_TSINK_PARTITIONED, err) < 0 ||
+        floe_tsink_init(&ps->dlq, &t->files, &t->dlq, 0, 0, err) < 0 ||
+        !(ps->conv = floe_conv_new(ps->main.rows, t->cfg.value_conv, t->cfg.key_conv, err)) ||
+        floe_tdlq_shape(ps->dlq.rows, err) < 0 || floe_tsink_seed(&ps->main, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int pass_seal(pass_t *ps, floe_err_t *err)
+{
+    return floe_tsink_seal(&ps->main, err) < 0 || floe_tsink_seal(&ps->dlq, err) < 0 ? -1 : 0;
 }
 
 static void pass_free(pass_t *ps)
@@ -463,10 +324,12 @@ static void pass_free(pass_t *ps)
     for (size_t k = 0; k < ps->cap; k++) free(ps->why[k]);
     free(ps->why);
     free(ps->moved);
-    floe_tpart_free(ps->rp);
+    floe_conv_free(ps->conv);
+    floe_tsink_clear(&ps->main);
+    floe_tsink_clear(&ps->dlq);
 }
 
-int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
+int floe_ttable_redrive_finish(floe_ttable_t *t, size_t *finished, floe_err_t *err)
 {
     *finished = 0;
     const floe_ice_metadata_t *mm = floe_ice_table_metadata(t->main.ice);
@@ -492,15 +355,16 @@ int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
         pass_t ps = {.t = t, .done = pairs, .ndone = n, .res = &scratch};
         char **removes = NULL;
         size_t nremoves = 0;
-        if (!(ps.rp = redrive_part(t, err)) || dlq_pass(&ps, &removes, &nremoves, err) < 0 ||
-            floe_tpart_seal(ps.rp, err) < 0 ||
+        if (pass_init(&ps, t, err) < 0 || dlq_pass(&ps, &removes, &nremoves, err) < 0 ||
+            pass_seal(&ps, err) < 0 ||
             (nremoves && commit_dlq(t, removes, nremoves, floe_buf_cstr(&ids), err) < 0))
             rc = -1;
         else
             *finished = n;
         if (rc < 0)
-            floe_tout_drop_pending(&t->dlq, err->code == FLOE_EUNKNOWN,
-                                   floe_ice_catalog_io(t->e->cfg.catalog));
+            floe_tout_drop_pending(
+                &t->dlq, err->code == FLOE_EUNKNOWN ? FLOE_TFILES_KEEP : FLOE_TFILES_DELETE,
+                floe_ice_catalog_io(t->catalog));
         free_removes(removes, nremoves);
         pass_free(&ps);
     }
@@ -511,13 +375,13 @@ int floe_ttable_redrive_finish(ttable_t *t, size_t *finished, floe_err_t *err)
 
 /* ---- the re-drive ------------------------------------------------------- */
 
-int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err)
+int floe_ttable_redrive(floe_ttable_t *t, floe_redrive_result_t *res, floe_err_t *err)
 {
     memset(res, 0, sizeof *res);
     snprintf(res->table, sizeof res->table, "%s.%s", t->main.ns, t->main.name);
-    if (t->state != T_RUNNING)
-        return floe_err_set(err, FLOE_EINVAL, "table %s is %s (%s): resolve that first", res->table,
-                            t->state == T_PAUSED ? "paused" : "failed", t->reason);
+    if (t->paused)
+        return floe_err_set(err, FLOE_EINVAL, "table %s is paused (%s): resolve that first",
+                            res->table, t->reason);
     /* everything read so far into the tables first: then the only pending
      * files are the re-drive's own */
     if (floe_ttable_commit(t, err) < 0) return -1;
@@ -530,13 +394,13 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     size_t nremoves = 0;
     int64_t *next = NULL;
     int rc = -1;
-    if (!(ps.rp = redrive_part(t, err)) || dlq_pass(&ps, &removes, &nremoves, err) < 0) goto fail;
+    if (pass_init(&ps, t, err) < 0 || dlq_pass(&ps, &removes, &nremoves, err) < 0) goto fail;
     if (!res->moved) { /* nothing converts yet: the DLQ stays as it is */
-        floe_tsink_abort(&ps.rp->dlq);
+        floe_tsink_abort(&ps.dlq);
         rc = 0;
         goto out;
     }
-    if (floe_tpart_seal(ps.rp, err) < 0) goto fail;
+    if (pass_seal(&ps, err) < 0) goto fail;
     if (!(next = malloc((size_t)t->nparts * sizeof *next))) {
         floe_err_oom(err);
         goto fail;
@@ -544,7 +408,7 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     memcpy(next, t->main.committed, (size_t)t->nparts * sizeof *next);
     /* the DLQ's new files wait (pending) while the main table commits */
     if (floe_ttable_commit_spec(t, err) < 0 ||
-        floe_tout_commit(t, &t->main, next, false, REDRIVE_KEY, res->redrive_id, err) < 0)
+        floe_tout_commit(t, &t->main, next, 0, REDRIVE_KEY, res->redrive_id, err) < 0)
         goto fail;
     FLOE_INFO("table %s: re-drive %s moved %llu dead-letter rows into the table", res->table,
               res->redrive_id, (unsigned long long)res->moved);
@@ -557,7 +421,7 @@ int floe_ttable_redrive(ttable_t *t, floe_redrive_result_t *res, floe_err_t *err
     goto out;
 fail:
     FLOE_ERROR("table %s: re-drive failed: %s", res->table, err->msg);
-    floe_ttable_reset(t, err->code == FLOE_EUNKNOWN);
+    floe_ttable_reset(t, err->code == FLOE_EUNKNOWN ? FLOE_TFILES_KEEP : FLOE_TFILES_DELETE);
 out:
     free(next);
     free_removes(removes, nremoves);

@@ -1,4 +1,7 @@
-/* Internals shared by rows.c and json_shred.c. */
+/* Internals of the L1 buffer (rows.h) for the files that build or read
+ * its columns directly: rows.c, json_shred.c (shredding), schema_map.c
+ * (seeding, ids, widening), datafile.c (writing columns) and ptuple.c
+ * (grouping rows by partition tuple). */
 #ifndef FLOE_TABLE_ROWS_INT_H
 #define FLOE_TABLE_ROWS_INT_H
 

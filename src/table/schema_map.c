@@ -265,8 +265,8 @@ static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_
     return 0;
 }
 
-int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
-                      bool *changed, floe_err_t *err)
+int floe_tschema_merge(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
+                       bool *changed, floe_err_t *err)
 {
     *changed = false;
     return sync_struct(rows, floe_rows_root(rows), schema->root, last_column_id, changed, err);

@@ -3,10 +3,10 @@
  *
  * Seeding gives a fresh buffer the table's columns and types before any
  * row, so inference starts from what is committed (a double column stays
- * double when a record brings an integer).  Syncing goes the other way
+ * double when a record brings an integer).  Merging goes the other way
  * before a flush: every shape node gets its field id, and fields the table
  * does not have yet are added to a working copy of its schema with fresh
- * ids, ready for an add-schema update. */
+ * ids, ready for an add-schema update.  Neither writes anything to disk. */
 #ifndef FLOE_TABLE_SCHEMA_MAP_H
 #define FLOE_TABLE_SCHEMA_MAP_H
 
@@ -33,8 +33,8 @@ int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_e
  * floe_tschema_widened).  Any other kind difference is refused with
  * FLOE_EINVAL naming the field; schema may then hold some of the
  * additions. */
-int floe_tschema_sync(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
-                      bool *changed, floe_err_t *err);
+int floe_tschema_merge(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
+                       bool *changed, floe_err_t *err);
 
 /* One long field replaced by a double field (ids). */
 typedef struct floe_twiden {

@@ -1,8 +1,12 @@
+/* The table-engine source over registered partition logs
+ * (source_logs.h). */
 #include "table/source_logs.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "table/source_batches.h"
 
 typedef struct ltopic {
     char *name;
@@ -15,9 +19,14 @@ typedef struct ltopic {
 
 struct floe_tsource_logs {
     floe_tsource_t base;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* guards the registry (t, n, cap) and reading */
+    pthread_cond_t idle;
+    floe_log_t *reading; /* the log a fetch reads outside mu, or NULL */
     ltopic_t *t;
     size_t n, cap;
+    /* the engine's fetch: the batches read and their decoder */
+    floe_buf_t buf;
+    floe_tbatches_t dec;
 };
 
 static void ltopic_clear(ltopic_t *t)
@@ -39,6 +48,19 @@ static ltopic_t *find(floe_tsource_logs_t *s, const char *name)
     for (size_t i = 0; i < s->n; i++)
         if (!strcmp(s->t[i].name, name)) return &s->t[i];
     return NULL;
+}
+
+/* Topic name once no fetch reads one of its logs (they may be closed
+ * after it is replaced or removed), or NULL.  Under s->mu. */
+static ltopic_t *find_unread(floe_tsource_logs_t *s, const char *name)
+{
+    for (;;) {
+        ltopic_t *t = find(s, name);
+        bool busy = false;
+        for (int32_t i = 0; t && s->reading && i < t->nparts; i++) busy |= t->logs[i] == s->reading;
+        if (!busy) return t;
+        pthread_cond_wait(&s->idle, &s->mu);
+    }
 }
 
 static int topics(floe_tsource_t *src, floe_tsource_topic_t **out, size_t *n, floe_err_t *err)
@@ -72,10 +94,16 @@ oom:
     return floe_err_set(err, FLOE_ENOMEM, "out of memory listing topics");
 }
 
-static int readp(floe_tsource_t *src, const char *topic, int32_t partition, int64_t offset,
-                 size_t max_bytes, floe_buf_t *out, int64_t *start, int64_t *end, floe_err_t *err)
+/* The registry lock is not held while the log reads from disk: the log
+ * pointer is marked as being read instead, and replacing or removing its
+ * topic waits for the read (find_unread), so the broker's changes to other
+ * topics never wait for the engine's disk I/O. */
+static int fetch(floe_tsource_t *src, const char *topic, int32_t partition, int64_t offset,
+                 size_t max_bytes, int64_t *start, int64_t *end, floe_err_t *err)
 {
     floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    floe_buf_reset(&s->buf);
+    floe_tbatches_start(&s->dec, NULL, 0, offset);
     pthread_mutex_lock(&s->mu);
     ltopic_t *t = find(s, topic);
     if (!t || partition < 0 || partition >= t->nparts) {
@@ -83,6 +111,8 @@ static int readp(floe_tsource_t *src, const char *topic, int32_t partition, int6
         return floe_err_set(err, FLOE_ENOENT, "no partition %s-%d", topic, (int)partition);
     }
     floe_log_t *l = t->logs[partition];
+    s->reading = l;
+    pthread_mutex_unlock(&s->mu);
     *start = floe_log_start_offset(l);
     *end = floe_log_end_offset(l);
     int rc = 0;
@@ -91,14 +121,24 @@ static int readp(floe_tsource_t *src, const char *topic, int32_t partition, int6
                           (long long)offset, (long long)*start);
     } else if (offset < *end) {
         floe_log_read_info_t info;
-        rc = floe_log_read(l, offset, max_bytes, out, &info, err);
+        rc = floe_log_read(l, offset, max_bytes, &s->buf, &info, err);
         if (rc == 0) {
             *start = info.log_start_offset;
             *end = info.end_offset;
         }
     }
+    pthread_mutex_lock(&s->mu);
+    s->reading = NULL;
+    pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->mu);
+    if (rc == 0) floe_tbatches_start(&s->dec, s->buf.data, s->buf.len, offset);
     return rc;
+}
+
+static int next(floe_tsource_t *src, floe_tmsg_t *m, floe_err_t *err)
+{
+    floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    return floe_tbatches_next(&s->dec, m, err);
 }
 
 static void committed(floe_tsource_t *src, const char *topic, int32_t partition, int64_t next)
@@ -110,7 +150,7 @@ static void committed(floe_tsource_t *src, const char *topic, int32_t partition,
     pthread_mutex_unlock(&s->mu);
 }
 
-static const floe_tsource_ops_t ops = {topics, readp, committed};
+static const floe_tsource_ops_t ops = {topics, fetch, next, committed};
 
 floe_tsource_logs_t *floe_tsource_logs_new(void)
 {
@@ -118,6 +158,8 @@ floe_tsource_logs_t *floe_tsource_logs_new(void)
     if (!s) return NULL;
     s->base.ops = &ops;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->idle, NULL);
+    floe_tbatches_init(&s->dec);
     return s;
 }
 
@@ -126,7 +168,10 @@ void floe_tsource_logs_free(floe_tsource_logs_t *s)
     if (!s) return;
     for (size_t i = 0; i < s->n; i++) ltopic_clear(&s->t[i]);
     free(s->t);
+    floe_buf_free(&s->buf);
+    floe_tbatches_free(&s->dec);
     pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->idle);
     free(s);
 }
 
@@ -155,7 +200,7 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
     for (size_t i = 0; i < nconfigs; i++)
         if (!(nt.keys[i] = strdup(keys[i])) || !(nt.values[i] = strdup(values[i]))) goto oom;
     pthread_mutex_lock(&s->mu);
-    ltopic_t *old = find(s, name);
+    ltopic_t *old = find_unread(s, name);
     if (old) {
         for (int32_t i = 0; i < nparts && i < old->nparts; i++) nt.cursor[i] = old->cursor[i];
         ltopic_clear(old);
@@ -183,7 +228,7 @@ oom:
 void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name)
 {
     pthread_mutex_lock(&s->mu);
-    ltopic_t *t = find(s, name);
+    ltopic_t *t = find_unread(s, name);
     if (t) {
         ltopic_clear(t);
         *t = s->t[--s->n];

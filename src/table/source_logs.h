@@ -1,9 +1,13 @@
 /* A table-engine source over partition logs (log/log.h) that their owner
  * registers: the broker in `floe serve` mirrors its topics here, tests
- * register logs they opened.  Thread-safe: the owner sets and removes
- * topics from its thread while the engine reads from its own; a read holds
- * the registry lock, so a topic removed by floe_tsource_logs_remove is
- * never read again once the call returns, and its logs may then be
+ * register logs they opened.  Fetches read whole stored batches and hand
+ * them out as messages (source_batches.h).
+ *
+ * Thread-safe: the owner sets and removes topics from its thread while the
+ * engine reads from its own.  A fetch reads the disk without the registry
+ * lock; replacing or removing the topic it reads waits for it, so a topic
+ * replaced by floe_tsource_logs_set or removed by floe_tsource_logs_remove
+ * is never read again once the call returns, and its old logs may then be
  * closed. */
 #ifndef FLOE_TABLE_SOURCE_LOGS_H
 #define FLOE_TABLE_SOURCE_LOGS_H
@@ -26,8 +30,9 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
                           floe_log_t *const *logs, const char *const *keys,
                           const char *const *values, size_t nconfigs, floe_err_t *err);
 void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name);
-/* The committed cursor the engine last reported for name/partition, or
- * -1 (for lag and describe). */
+/* The committed cursor the engine last reported for name/partition (the
+ * committed() call of source.h), or -1.  Nothing calls it yet: retention
+ * does not look at it. */
 int64_t floe_tsource_logs_cursor(floe_tsource_logs_t *s, const char *name, int32_t partition);
 
 #endif

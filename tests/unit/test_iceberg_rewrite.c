@@ -18,6 +18,7 @@
 #include "table/convert.h"
 #include "table/datafile.h"
 #include "table/schema_map.h"
+#include "table/source_batches.h"
 #include "test.h"
 
 static char dir[256];
@@ -85,10 +86,12 @@ static void rec(tbl_t *t, const char *key, const char *json, int nh, bool keep)
                        .header_count = nh,
                        .headers_raw = floe_slice(hdr, n)};
     t->off++;
+    floe_tmsg_t m;
+    floe_tmsg_from_record(&m, &r);
     floe_conv_stage_t st;
     floe_err_t e;
-    CHECK_EQ(floe_conv_record(t->conv, 3, &r, &st, &e), 0);
-    if (keep) CHECK_EQ(floe_conv_record(t->conv_all, 3, &r, &st, &e), 0);
+    CHECK_EQ(floe_conv_record(t->conv, 3, &m, &st, &e), 0);
+    if (keep) CHECK_EQ(floe_conv_record(t->conv_all, 3, &m, &st, &e), 0);
 }
 
 /* The buffered rows as one row group of the open file (opened, with the
@@ -99,7 +102,7 @@ static void rg(tbl_t *t, const char *name)
     if (!t->w) {
         floe_ice_schema_t *before = floe_ice_schema_dup(t->schema);
         bool changed;
-        CHECK_EQ(floe_tschema_sync(t->rows, t->schema, &t->last, &changed, &e), 0);
+        CHECK_EQ(floe_tschema_merge(t->rows, t->schema, &t->last, &changed, &e), 0);
         floe_twiden_t *wd = NULL;
         size_t nw = 0;
         CHECK_EQ(floe_tschema_widened(before, t->schema, &wd, &nw), 0);
@@ -143,7 +146,7 @@ static void reference(tbl_t *t, floe_ice_data_file_t *ref)
     floe_ice_schema_t *s = floe_ice_schema_dup(t->schema);
     int32_t last = t->last;
     bool changed;
-    CHECK_EQ(floe_tschema_sync(t->all, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(t->all, s, &last, &changed, &e), 0);
     CHECK(!changed);
     char path[512];
     snprintf(path, sizeof path, "%s/reference.parquet", dir);

@@ -1,6 +1,7 @@
 /* table.* configuration parsing and checking (every key from its table),
- * and the floe.offsets summary codec. */
+ * the floe.offsets summary codec, and reading the offsets a table committed. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "table/config.h"
 #include "table/offsets.h"
@@ -285,7 +286,66 @@ static void offsets_round_trip(void)
     floe_buf_free(&b);
 }
 
+/* A snapshot (id, parent) of md whose summary holds floe.offsets = offs
+ * (NULL: no offsets), made the current one. */
+static void add_snapshot(floe_ice_metadata_t *md, int64_t id, int64_t parent, const char *offs)
+{
+    floe_ice_update_t u = {.kind = FLOE_ICE_UP_ADD_SNAPSHOT};
+    floe_err_t e;
+    u.snapshot = calloc(1, sizeof *u.snapshot);
+    *u.snapshot = (floe_ice_snapshot_t){.snapshot_id = id,
+                                        .parent_id = parent,
+                                        .sequence_number = id,
+                                        .timestamp_ms = 1700000000000LL + id,
+                                        .manifest_list = strdup("/t/metadata/snap.avro"),
+                                        .operation = strdup("append"),
+                                        .schema_id = 0};
+    if (offs) floe_ice_props_set(&u.snapshot->summary, FLOE_OFFSETS_KEY, offs);
+    CHECK_EQ(floe_ice_update_apply(md, &u, &e), 0);
+    floe_ice_update_clear(&u);
+    floe_ice_update_t r = {.kind = FLOE_ICE_UP_SET_SNAPSHOT_REF};
+    r.ref = (floe_ice_ref_t){.name = strdup("main"),
+                             .snapshot_id = id,
+                             .max_ref_age_ms = -1,
+                             .max_snapshot_age_ms = -1,
+                             .min_snapshots_to_keep = -1};
+    CHECK_EQ(floe_ice_update_apply(md, &r, &e), 0);
+    floe_ice_update_clear(&r);
+}
+
+/* A topic of any partition count resumes from the table: 5,000 partitions
+ * (once a hidden limit of 4,096), offsets from the latest snapshot that
+ * carries them, entries past the topic's partitions left out. */
+static void offsets_of_any_partition_count(void)
+{
+    floe_err_t e;
+    floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
+    floe_ice_metadata_t *md = floe_ice_metadata_new_table(s, NULL, NULL, "/t", NULL, &e);
+    CHECK(md != NULL);
+    size_t n = 5000;
+    int64_t *out = malloc(n * sizeof *out);
+    out[0] = 7;
+    CHECK_EQ(floe_offsets_read(md, out, n, &e), 0); /* no snapshot yet */
+    CHECK_EQ(out[0], -1);
+    add_snapshot(md, 1, -1, "{\"0\":5,\"4096\":11,\"4999\":42,\"6000\":9}");
+    add_snapshot(md, 2, 1, NULL); /* e.g. a compaction: no offsets of its own */
+    CHECK_EQ(floe_offsets_read(md, out, n, &e), 0);
+    CHECK_EQ(out[0], 5);
+    CHECK_EQ(out[1], -1);
+    CHECK_EQ(out[4096], 11);
+    CHECK_EQ(out[4999], 42);
+    CHECK_EQ(floe_offsets_read(md, out, 2, &e), 0); /* fewer partitions now */
+    CHECK_EQ(out[0], 5);
+    add_snapshot(md, 3, 2, "{\"2147483648\":1}"); /* not a Kafka partition */
+    CHECK_EQ(floe_offsets_read(md, out, n, &e), -1);
+    CHECK_EQ(e.code, FLOE_ECORRUPT);
+    free(out);
+    floe_ice_metadata_free(md);
+    floe_ice_schema_free(s);
+}
+
 TEST_MAIN(RUN(defaults_and_overrides); RUN(bad_values_named);
           RUN(every_key_checked_where_it_enters); RUN(messages_name_the_key);
           RUN(flush_above_target_file_size); RUN(live_keys_apply_others_rebuild);
-          RUN(wanted_unless_a_valid_false); RUN(reference_lists_every_key); RUN(offsets_round_trip))
+          RUN(wanted_unless_a_valid_false); RUN(reference_lists_every_key); RUN(offsets_round_trip);
+          RUN(offsets_of_any_partition_count))

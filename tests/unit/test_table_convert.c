@@ -6,6 +6,7 @@
 
 #include "log/batch.h"
 #include "table/convert.h"
+#include "table/source_batches.h"
 #include "test.h"
 
 typedef struct rec {
@@ -47,7 +48,9 @@ static int feed(floe_conv_t *c, const rec_t *recs, size_t n, int *ok, int *bad,
     *ok = *bad = 0;
     while (floe_record_iter_next(&it, &r, &e) == 1) {
         floe_conv_stage_t st;
-        if (floe_conv_record(c, 3, &r, &st, &e) == 0) {
+        floe_tmsg_t m;
+        floe_tmsg_from_record(&m, &r);
+        if (floe_conv_record(c, 3, &m, &st, &e) == 0) {
             (*ok)++;
         } else {
             stages[*bad] = st;

@@ -11,6 +11,7 @@
 #include "table/convert.h"
 #include "table/datafile.h"
 #include "table/schema_map.h"
+#include "table/source_batches.h"
 #include "test.h"
 
 static char dir[256];
@@ -41,7 +42,9 @@ static void add(floe_conv_t *c, int64_t off, const char *key, const char *json, 
     r.headers_raw = floe_slice(hdr, n);
     floe_conv_stage_t st;
     floe_err_t e;
-    if (floe_conv_record(c, 2, &r, &st, &e) < 0) printf("# convert failed: %s\n", e.msg);
+    floe_tmsg_t m;
+    floe_tmsg_from_record(&m, &r);
+    if (floe_conv_record(c, 2, &m, &st, &e) < 0) printf("# convert failed: %s\n", e.msg);
 }
 
 static char *run(const char *cmd)
@@ -86,7 +89,7 @@ static floe_dfw_t *fx_open(fixture_t *x, const char *name)
     x->s = floe_ice_schema_new(0, floe_ice_type_struct());
     int32_t last = 0;
     bool changed;
-    CHECK_EQ(floe_tschema_sync(x->rows, x->s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(x->rows, x->s, &last, &changed, &e), 0);
     x->sj = floe_ice_schema_to_json(x->s, &e);
     snprintf(x->path, sizeof x->path, "%s/%s", dir, name);
     floe_dfw_t *w = floe_dfw_open(x->io, x->path, x->rows, x->sj, NULL, &e);

@@ -834,6 +834,57 @@ static void redrive_broken_anywhere_moves_each_record_once(void)
     CHECK_EQ(run_engine(), 0);
 }
 
+/* ---- a bad configuration ------------------------------------------------ */
+
+static bool status_has(floe_engine_t *eng, const char *want)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_engine_status_json(eng, &b);
+    bool has = strstr(floe_buf_cstr(&b), want) != NULL;
+    if (!has) printf("# status: %s\n", floe_buf_cstr(&b));
+    floe_buf_free(&b);
+    return has;
+}
+
+/* A topic whose table.* configs go bad pauses its table with the reason
+ * and runs again once they are fixed, losing nothing. */
+static void bad_configuration_pauses_until_fixed(void)
+{
+    floe_log_t *pl;
+    floe_err_t e;
+    char path[512];
+    snprintf(path, sizeof path, "%s/log/cfg-0", dir);
+    CHECK_EQ(floe_log_open(path, NULL, &pl, &e), 0);
+    const char *keys[] = {"table.enable", "table.flush.bytes"};
+    const char *good[] = {"true", "1MiB"}, *bad[] = {"true", "lots"};
+    CHECK_EQ(floe_tsource_logs_set(src, "cfg", 1, &pl, keys, good, 2, &e), 0);
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    const char *v[] = {"{\"n\":1}", "{\"n\":2}"};
+    produce_to(pl, 1700000000000LL, v, 1);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"topic\":\"cfg\",\"table\":\"default.cfg\",\"dlq_table\":"
+                          "\"default.cfg_dlq\",\"state\":\"running\",\"reason\":\"\""));
+    CHECK_EQ(floe_tsource_logs_set(src, "cfg", 1, &pl, keys, bad, 2, &e), 0);
+    produce_to(pl, 1700000000000LL, v + 1, 1);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"state\":\"paused\",\"reason\":\"bad configuration: topic 'cfg': "
+                          "table.flush.bytes"));
+    live_t l;
+    CHECK_EQ(live_files("cfg", &l), 0);
+    CHECK_EQ(l.records, 1); /* the second record waits */
+    live_free(&l);
+    CHECK_EQ(floe_tsource_logs_set(src, "cfg", 1, &pl, keys, good, 2, &e), 0);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"dlq_table\":\"default.cfg_dlq\",\"state\":\"running\""));
+    CHECK_EQ(live_files("cfg", &l), 0);
+    CHECK_EQ(l.records, 2);
+    live_free(&l);
+    floe_engine_free(eng);
+    floe_tsource_logs_remove(src, "cfg");
+    floe_log_close(pl);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/floe-test-engine-%d", (int)getpid());
@@ -866,6 +917,7 @@ int main(void)
     RUN(committed_long_widens_to_double);
     RUN(widening_keeps_partitions);
     RUN(widening_broken_anywhere_reads_whole);
+    RUN(bad_configuration_pauses_until_fixed);
 
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);

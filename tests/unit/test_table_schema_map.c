@@ -15,8 +15,11 @@ static int add(floe_rows_t *r, const char *json)
     floe_err_t e;
     if (conv) {
         static int64_t offset;
-        floe_record_t rec = {
-            .offset = offset++, .timestamp = 1, .key_null = true, .value = floe_slice_str(json)};
+        floe_tmsg_t rec = {.kind = FLOE_TMSG_RECORD,
+                           .offset = offset++,
+                           .timestamp = 1,
+                           .key_null = true,
+                           .value = floe_slice_str(json)};
         floe_conv_stage_t st;
         return floe_conv_record(conv, 0, &rec, &st, &e);
     }
@@ -44,7 +47,7 @@ static void new_table_schema_from_shape(void)
     floe_ice_schema_t *s = empty_schema();
     int32_t last = 0;
     bool changed;
-    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), 0);
     CHECK(changed);
     CHECK_EQ(floe_ice_schema_validate(s, &e), 0);
     /* ids in shape order, each field before its subtree: _kafka 1,
@@ -69,11 +72,11 @@ static void new_table_schema_from_shape(void)
 
     /* a later record adds a nested field: one new id, the rest unchanged */
     CHECK_EQ(add(r, "{\"u\":{\"city\":\"b\"}}"), 0);
-    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), 0);
     CHECK(changed);
     CHECK_EQ(last, 15);
     CHECK_EQ(floe_ice_schema_find_name(s, "u.city")->id, 15);
-    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), 0);
     CHECK(!changed);
 
     /* round trip through the schema JSON, then seed a new buffer from it */
@@ -91,7 +94,7 @@ static void new_table_schema_from_shape(void)
     floe_rnode_t *amount = floe_rows_child(floe_rows_root(r2), "amount");
     CHECK_EQ(amount->kind, FLOE_TK_DOUBLE);
     CHECK(floe_rcol_double(amount->col, 0) == 3.0);
-    CHECK_EQ(floe_tschema_sync(r2, back, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r2, back, &last, &changed, &e), 0);
     CHECK(!changed);
     CHECK_EQ(amount->field_id, floe_ice_schema_find_name(s, "amount")->id);
     /* a string where the table has a long is a conflict at the row */
@@ -126,7 +129,7 @@ static void long_widens_to_new_double_field(void)
     int32_t last = 5;
     bool changed;
     floe_ice_schema_t *w = floe_ice_schema_dup(s);
-    CHECK_EQ(floe_tschema_sync(r, w, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, w, &last, &changed, &e), 0);
     CHECK(changed);
     CHECK_EQ(last, 8);
     const floe_ice_field_t *n = floe_ice_schema_find_name(w, "n");
@@ -149,7 +152,7 @@ static void long_widens_to_new_double_field(void)
     CHECK(saw[0] && saw[1] && saw[2]);
     free(wd);
     /* synced again: nothing new */
-    CHECK_EQ(floe_tschema_sync(r, w, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, w, &last, &changed, &e), 0);
     CHECK(!changed);
 
     /* another buffer still holds longs: it widens to the table's doubles */
@@ -157,7 +160,7 @@ static void long_widens_to_new_double_field(void)
     floe_rows_t *r2 = floe_rows_new(&o);
     CHECK_EQ(floe_tschema_seed(r2, s, &e), 0); /* seeded before the widening */
     CHECK_EQ(add(r2, "{\"n\":7,\"m\":{\"v\":8},\"l\":[9]}"), 0);
-    CHECK_EQ(floe_tschema_sync(r2, w, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r2, w, &last, &changed, &e), 0);
     CHECK(!changed);
     floe_rnode_t *n2 = floe_rows_child(floe_rows_root(r2), "n");
     CHECK_EQ(n2->kind, FLOE_TK_DOUBLE);
@@ -181,7 +184,7 @@ static void long_widens_to_new_double_field(void)
     s = empty_schema();
     floe_ice_struct_add(s->root, 1, "n", true, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
     last = 1;
-    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), -1);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), -1);
     CHECK(strstr(e.msg, "'n' is a required long") != NULL);
     floe_ice_schema_free(s);
     floe_rows_free(r);
@@ -196,7 +199,7 @@ static void incompatible_kinds_refused(void)
     floe_ice_struct_add(s->root, 1, "n", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
     int32_t last = 1;
     bool changed;
-    CHECK_EQ(floe_tschema_sync(r, s, &last, &changed, &e), -1);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), -1);
     CHECK_EQ(e.code, FLOE_EINVAL);
     CHECK(strstr(e.msg, "'n' is string in the table but long in the records") != NULL);
     floe_ice_schema_free(s);

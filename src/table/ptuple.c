@@ -1,4 +1,4 @@
-#include "table/partition.h"
+#include "table/ptuple.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@ bool floe_tspec_equiv(const floe_ice_spec_t *a, const floe_ice_spec_t *b)
     return true;
 }
 
-static void group_clear(tgroup_t *g)
+static void group_clear(floe_tptuple_t *g)
 {
     floe_buf_free(&g->key);
     for (size_t i = 0; g->values && i < g->nvalues; i++)
@@ -26,7 +26,7 @@ static void group_clear(tgroup_t *g)
     free(g->rows);
 }
 
-void floe_tgroups_free(tgroups_t *g)
+void floe_tptuples_free(floe_tptuples_t *g)
 {
     for (size_t i = 0; i < g->n; i++) group_clear(&g->g[i]);
     free(g->g);
@@ -41,7 +41,7 @@ static uint64_t hash(const uint8_t *p, size_t n)
     return h;
 }
 
-static int reindex(tgroups_t *gs)
+static int reindex(floe_tptuples_t *gs)
 {
     size_t ns = gs->nslots ? gs->nslots * 2 : 64;
     uint32_t *s = calloc(ns, sizeof *s);
@@ -58,23 +58,24 @@ static int reindex(tgroups_t *gs)
 }
 
 /* The group of key (created, taking *vals, when new); NULL on ENOMEM. */
-static tgroup_t *lookup(tgroups_t *gs, const floe_buf_t *key, floe_ice_value_t **vals, size_t nv)
+static floe_tptuple_t *lookup(floe_tptuples_t *gs, const floe_buf_t *key, floe_ice_value_t **vals,
+                              size_t nv)
 {
     if ((gs->n + 1) * 2 > gs->nslots && reindex(gs) < 0) return NULL;
     size_t k = hash(key->data, key->len) & (gs->nslots - 1);
     while (gs->slots[k]) {
-        tgroup_t *g = &gs->g[gs->slots[k] - 1];
+        floe_tptuple_t *g = &gs->g[gs->slots[k] - 1];
         if (g->key.len == key->len && !memcmp(g->key.data, key->data, key->len)) return g;
         k = (k + 1) & (gs->nslots - 1);
     }
     if (gs->n == gs->cap) {
         size_t cap = gs->cap ? gs->cap * 2 : 8;
-        tgroup_t *v = realloc(gs->g, cap * sizeof *v);
+        floe_tptuple_t *v = realloc(gs->g, cap * sizeof *v);
         if (!v) return NULL;
         gs->g = v;
         gs->cap = cap;
     }
-    tgroup_t *g = &gs->g[gs->n];
+    floe_tptuple_t *g = &gs->g[gs->n];
     memset(g, 0, sizeof *g);
     if (floe_buf_append(&g->key, key->data, key->len) < 0) return NULL;
     g->values = *vals;
@@ -116,8 +117,8 @@ static int source_value(const src_t *s, size_t row, floe_ice_value_t *v)
     }
 }
 
-int floe_tpartition_group(floe_rows_t *rows, const floe_ice_spec_t *spec,
-                          const floe_ice_schema_t *schema, tgroups_t *out, floe_err_t *err)
+int floe_tptuples_group(floe_rows_t *rows, const floe_ice_spec_t *spec,
+                        const floe_ice_schema_t *schema, floe_tptuples_t *out, floe_err_t *err)
 {
     for (size_t i = 0; i < out->n; i++) group_clear(&out->g[i]);
     out->n = 0;
@@ -175,7 +176,7 @@ int floe_tpartition_group(floe_rows_t *rows, const floe_ice_spec_t *spec,
                 memcpy(key.data + mark + 1, &len, 4);
             }
         }
-        tgroup_t *g = lookup(out, &key, &vals, nf);
+        floe_tptuple_t *g = lookup(out, &key, &vals, nf);
         if (!g) goto oom;
         if (g->nrows == g->caprows) {
             size_t cap = g->caprows ? g->caprows * 2 : 256;

@@ -1,0 +1,256 @@
+/* The engine's status JSON and Prometheus metrics: a snapshot of every
+ * table taken by the engine thread after each round, read by any thread
+ * (engine.h). */
+#include <stdio.h>
+
+#include "table/engine_int.h"
+#include "table/pipeline.h"
+#include "util/clock.h"
+#include "util/json.h"
+
+static const char *state_name(const floe_ttable_t *t)
+{
+    return t->paused ? "paused" : "running";
+}
+
+/* Seconds the oldest record not yet in a snapshot has waited: from its
+ * timestamp once read, from when the engine saw it arrive before that;
+ * 0 when the table holds everything in the log. */
+static double freshness_lag_s(const floe_tpart_t *p, int64_t committed, int64_t now_ms)
+{
+    if (p->log_end <= (committed >= 0 ? committed : p->log_start)) return 0;
+    int64_t since = p->pending_ts_ms >= 0 ? p->pending_ts_ms : p->behind_since_ms;
+    return since >= 0 && now_ms > since ? (double)(now_ms - since) / 1000.0 : 0;
+}
+
+static int64_t lag_offsets(const floe_tpart_t *p, int64_t committed)
+{
+    int64_t lag = p->log_end - (committed >= 0 ? committed : p->log_start);
+    return lag > 0 ? lag : 0;
+}
+
+/* Metric families, each printed whole (Prometheus wants a family's samples
+ * together): per partition first, then per table. */
+enum {
+    PM_RECORDS,
+    PM_BYTES,
+    PM_DLQ,
+    PM_DROPPED,
+    PM_LAG,
+    PM_FRESH,
+    PM_BUFFERED,
+    PM_NPART,
+    TM_COMMITS = 0,
+    TM_FAILURES,
+    TM_LATENCY,
+    TM_FILES,
+    TM_FBYTES,
+    TM_PAUSED,
+    TM_STATE,
+    TM_REASON,
+    TM_NTABLE
+};
+
+static const struct family {
+    const char *name, *type, *help;
+} part_families[PM_NPART] =
+    {
+        {"floe_table_records_total", "counter", "Records converted into the table."},
+        {"floe_table_bytes_total", "counter", "Key and value bytes of the records converted."},
+        {"floe_table_dlq_records_total", "counter", "Records sent to the dead-letter table."},
+        {"floe_table_dropped_records_total", "counter", "Invalid records dropped (action drop)."},
+        {"floe_table_lag_offsets", "gauge", "Records in the log not yet in a committed snapshot."},
+        {"floe_table_freshness_lag_seconds", "gauge",
+         "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
+        {"floe_table_buffered_bytes", "gauge",
+         "Bytes the partition holds: its L1 buffer and open row groups not yet written."},
+},
+  table_families[TM_NTABLE] = {
+      {"floe_table_commits_total", "counter", "Snapshots committed."},
+      {"floe_table_commit_failures_total", "counter",
+       "Commits that failed and were retried from the table."},
+      {"floe_table_commit_latency_ms", "gauge",
+       "Duration of the last commit, sealing files included."},
+      {"floe_table_files_written_total", "counter", "Data files closed by the pipeline."},
+      {"floe_table_bytes_written_total", "counter", "Bytes of the data files closed."},
+      {"floe_table_paused", "gauge", "1 when the table stopped on an error (see its reason)."},
+      {"floe_table_state", "gauge", "1 for the table's pipeline state."},
+      {"floe_table_pause_reason", "gauge",
+       "1, labelled with why the table stopped (paused tables only)."},
+};
+
+/* A Prometheus label value: backslash, quote and newline escaped. */
+static void label_value(floe_buf_t *m, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"') floe_buf_printf(m, "\\%c", *s);
+        else if (*s == '\n')
+            floe_buf_append_str(m, "\\n");
+        else
+            floe_buf_append_u8(m, (uint8_t)*s);
+    }
+}
+
+void floe_engine_publish_status(floe_engine_t *e)
+{
+    floe_buf_t js = FLOE_BUF_INIT, m = FLOE_BUF_INIT;
+    int64_t now = floe_wall_ms();
+    floe_buf_append_str(&js, "{\"tables\":[");
+    for (size_t i = 0; i < e->ntables; i++) {
+        floe_ttable_t *t = e->tables[i];
+        char tn[450];
+        snprintf(tn, sizeof tn, "%s.%s", t->main.ns, t->main.name);
+        floe_buf_printf(&js, "%s{\"topic\":", i ? "," : "");
+        floe_json_cstr(&js, t->topic);
+        floe_buf_append_str(&js, ",\"table\":");
+        floe_json_cstr(&js, tn);
+        floe_buf_printf(&js, ",\"dlq_table\":\"%s.%s\",\"state\":\"%s\",\"reason\":", t->dlq.ns,
+                        t->dlq.name, state_name(t));
+        floe_json_cstr(&js, t->reason);
+        floe_buf_printf(
+            &js,
+            ",\"config\":{\"value_converter\":\"%s\",\"key_converter\":\"%s\","
+            "\"invalid_record_action\":\"%s\",\"json_infer_timestamps\":%s,"
+            "\"json_coerce\":%s,\"commit_interval_ms\":%lld,\"partition_by\":",
+            floe_conv_kind_name(t->cfg.value_conv), floe_conv_kind_name(t->cfg.key_conv),
+            floe_invalid_action_name(t->cfg.invalid_action),
+            t->cfg.json_infer_timestamps ? "true" : "false", t->cfg.json_coerce ? "true" : "false",
+            (long long)t->cfg.commit_interval_ms);
+        floe_json_cstr(&js, t->cfg.partition_by);
+        floe_buf_append_u8(&js, '}');
+        floe_buf_printf(&js,
+                        ",\"commits\":%llu,\"commit_failures\":%llu,\"last_commit_ms\":%lld,"
+                        "\"last_commit_latency_ms\":%lld,\"files_written\":%llu,"
+                        "\"bytes_written\":%llu,\"pending_files\":%zu,\"partitions\":[",
+                        (unsigned long long)t->commits, (unsigned long long)t->commit_failures,
+                        (long long)t->last_commit_ms, (long long)t->last_commit_latency_ms,
+                        (unsigned long long)t->files.files_written,
+                        (unsigned long long)t->files.bytes_written, t->main.npending);
+        for (int32_t k = 0; k < t->nparts; k++) {
+            floe_tpart_t *p = t->parts[k];
+            int64_t c = t->main.committed ? t->main.committed[k] : -1;
+            floe_buf_printf(
+                &js,
+                "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"
+                "\"log_end\":%lld,\"lag\":%lld,\"freshness_lag_s\":%.3f,\"records\":%llu,"
+                "\"bytes\":%llu,\"dlq\":%llu,\"dropped\":%llu,\"buffered_rows\":%zu,"
+                "\"buffered_bytes\":%zu}",
+                k ? "," : "", (int)k, (long long)c, (long long)p->next, (long long)p->log_start,
+                (long long)p->log_end, (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
+                (unsigned long long)p->records, (unsigned long long)p->bytes,
+                (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
+                floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p));
+        }
+        floe_buf_append_str(&js, "]}");
+    }
+    for (size_t i = 0; i < e->nbadcfg; i++) {
+        floe_buf_append_str(&js, e->ntables + i ? ",{\"topic\":" : "{\"topic\":");
+        floe_json_cstr(&js, e->badcfg[i].topic);
+        floe_buf_append_str(&js, ",\"table\":");
+        floe_json_cstr(&js, e->badcfg[i].table);
+        floe_buf_append_str(&js, ",\"state\":\"paused\",\"reason\":");
+        floe_json_cstr(&js, e->badcfg[i].reason);
+        floe_buf_append_str(&js, ",\"partitions\":[]}");
+    }
+    floe_buf_append_str(&js, "]}");
+
+    for (int f = 0; f < PM_NPART; f++) {
+        floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", part_families[f].name,
+                        part_families[f].help, part_families[f].name, part_families[f].type);
+        for (size_t i = 0; i < e->ntables; i++) {
+            floe_ttable_t *t = e->tables[i];
+            for (int32_t k = 0; k < t->nparts; k++) {
+                floe_tpart_t *p = t->parts[k];
+                int64_t c = t->main.committed ? t->main.committed[k] : -1;
+                floe_buf_printf(&m, "%s{table=\"%s.%s\",partition=\"%d\"} ", part_families[f].name,
+                                t->main.ns, t->main.name, (int)k);
+                switch (f) {
+                case PM_RECORDS:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->records);
+                    break;
+                case PM_BYTES: floe_buf_printf(&m, "%llu\n", (unsigned long long)p->bytes); break;
+                case PM_DLQ:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dlq_records);
+                    break;
+                case PM_DROPPED:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->dropped);
+                    break;
+                case PM_LAG: floe_buf_printf(&m, "%lld\n", (long long)lag_offsets(p, c)); break;
+                case PM_FRESH: floe_buf_printf(&m, "%.3f\n", freshness_lag_s(p, c, now)); break;
+                default:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)floe_tpart_buffered(p));
+                    break;
+                }
+            }
+        }
+    }
+    for (int f = 0; f < TM_NTABLE; f++) {
+        floe_buf_printf(&m, "# HELP %s %s\n# TYPE %s %s\n", table_families[f].name,
+                        table_families[f].help, table_families[f].name, table_families[f].type);
+        for (size_t i = 0; i < e->ntables; i++) {
+            floe_ttable_t *t = e->tables[i];
+            if (f == TM_REASON && !t->paused) continue;
+            floe_buf_printf(&m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns,
+                            t->main.name);
+            switch (f) {
+            case TM_COMMITS: floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commits); break;
+            case TM_FAILURES:
+                floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->commit_failures);
+                break;
+            case TM_LATENCY:
+                floe_buf_printf(&m, "} %lld\n", (long long)t->last_commit_latency_ms);
+                break;
+            case TM_FILES:
+                floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files.files_written);
+                break;
+            case TM_FBYTES:
+                floe_buf_printf(&m, "} %llu\n", (unsigned long long)t->files.bytes_written);
+                break;
+            case TM_PAUSED: floe_buf_printf(&m, "} %d\n", t->paused != FLOE_TPAUSE_NONE); break;
+            case TM_REASON:
+                floe_buf_append_str(&m, ",reason=\"");
+                label_value(&m, t->reason);
+                floe_buf_append_str(&m, "\"} 1\n");
+                break;
+            default: floe_buf_printf(&m, ",state=\"%s\"} 1\n", state_name(t)); break;
+            }
+        }
+        for (size_t i = 0; i < e->nbadcfg; i++) {
+            if (f != TM_PAUSED && f != TM_STATE && f != TM_REASON) break;
+            floe_buf_printf(&m, "%s{table=\"", table_families[f].name);
+            label_value(&m, e->badcfg[i].table);
+            if (f == TM_PAUSED) {
+                floe_buf_append_str(&m, "\"} 1\n");
+            } else if (f == TM_STATE) {
+                floe_buf_append_str(&m, "\",state=\"paused\"} 1\n");
+            } else {
+                floe_buf_append_str(&m, "\",reason=\"");
+                label_value(&m, e->badcfg[i].reason);
+                floe_buf_append_str(&m, "\"} 1\n");
+            }
+        }
+    }
+    pthread_mutex_lock(&e->mu);
+    floe_buf_free(&e->status);
+    floe_buf_free(&e->metrics);
+    e->status = js;
+    e->metrics = m;
+    pthread_mutex_unlock(&e->mu);
+}
+
+int floe_engine_status_json(floe_engine_t *e, floe_buf_t *out)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = e->status.len ? floe_buf_append(out, e->status.data, e->status.len)
+                           : floe_buf_append_str(out, "{\"tables\":[]}");
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int floe_engine_metrics(floe_engine_t *e, floe_buf_t *out)
+{
+    pthread_mutex_lock(&e->mu);
+    int rc = floe_buf_append(out, e->metrics.data, e->metrics.len);
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}

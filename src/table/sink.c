@@ -1,0 +1,256 @@
+/* Rows on their way into an output table: buffer, open files, row groups,
+ * file rolls (sink.h). */
+#include "table/sink.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "table/ptuple.h"
+#include "util/diag.h"
+
+/* The drain step: FLOE_TSINK_DRAIN_BYTES, or table.flush.bytes when that
+ * is smaller. */
+static uint64_t drain_step(const floe_tsink_t *s)
+{
+    uint64_t fb = s->env->cfg->flush_bytes;
+    return fb < FLOE_TSINK_DRAIN_BYTES ? fb : FLOE_TSINK_DRAIN_BYTES;
+}
+
+int floe_tsink_init(floe_tsink_t *s, floe_tsink_env_t *env, floe_tout_t *out, int32_t file_id,
+                    unsigned flags, floe_err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    floe_rows_opts_t ro = {.widen_long_to_double = true,
+                           .infer_timestamps = env->cfg->json_infer_timestamps,
+                           .coerce = env->cfg->json_coerce,
+                           .max_depth = 32,
+                           .max_leaves = 2048};
+    if (!(s->rows = floe_rows_new(&ro))) return floe_err_oom(err);
+    s->env = env;
+    s->out = out;
+    s->file_id = file_id;
+    s->flags = flags;
+    s->look_every = (size_t)(drain_step(s) / 4);
+    return 0;
+}
+
+void floe_tsink_abort(floe_tsink_t *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        floe_tsink_file_t *f = &s->files[i];
+        floe_dfw_abort(f->w);
+        floe_buf_free(&f->key);
+        for (size_t k = 0; k < f->nvalues; k++) floe_ice_value_clear(&f->values[k]);
+        free(f->values);
+    }
+    s->nfiles = 0;
+}
+
+void floe_tsink_discard(floe_tsink_t *s)
+{
+    floe_tsink_abort(s);
+    floe_rows_clear(s->rows);
+    s->drained = 0;
+    s->since = 0;
+}
+
+void floe_tsink_clear(floe_tsink_t *s)
+{
+    floe_tsink_abort(s);
+    free(s->files);
+    floe_rows_free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+int floe_tsink_seed(floe_tsink_t *s, floe_err_t *err)
+{
+    if (s->seeded == s->out->schema_version) return 0;
+    if (floe_tschema_seed(s->rows, s->out->work, err) < 0) return -1;
+    s->seeded = s->out->schema_version;
+    return 0;
+}
+
+int floe_tsink_merge_schema(floe_tsink_t *s, floe_err_t *err)
+{
+    bool grew;
+    if (floe_tout_merge_schema(s->out, s->rows, &grew, err) < 0) return -1;
+    if (grew) s->seeded = s->out->schema_version; /* this buffer has every field already */
+    return 0;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+/* Close open file i and hand it to the output's pending list. */
+static int close_file(floe_tsink_t *s, size_t i, floe_err_t *err)
+{
+    floe_tsink_file_t f = s->files[i];
+    s->files[i] = s->files[--s->nfiles];
+    floe_ice_data_file_t df;
+    int rc = floe_dfw_close(f.w, &df, err);
+    floe_buf_free(&f.key);
+    if (rc < 0) {
+        for (size_t k = 0; k < f.nvalues; k++) floe_ice_value_clear(&f.values[k]);
+        free(f.values);
+        return -1;
+    }
+    df.spec_id = f.spec_id;
+    df.partition = f.values; /* ownership moves to the data file */
+    df.npartition = f.nvalues;
+    s->env->files_written++;
+    s->env->bytes_written += (uint64_t)df.file_size;
+    FLOE_DEBUG("table %s.%s: closed %s (%lld rows, %lld bytes)", s->out->ns, s->out->name, df.path,
+               (long long)df.record_count, (long long)df.file_size);
+    return floe_tout_add_pending(s->out, &df, err);
+}
+
+static int close_all(floe_tsink_t *s, floe_err_t *err)
+{
+    while (s->nfiles)
+        if (close_file(s, s->nfiles - 1, err) < 0) return -1;
+    return 0;
+}
+
+/* The folder of a partition tuple's files under data/ ("a=1/b=2/"; ""
+ * unpartitioned), as a C string in part. */
+static int tuple_folder(const floe_tout_t *o, const floe_ice_value_t *values, floe_buf_t *part,
+                        floe_err_t *err)
+{
+    if (o->spec && o->spec->nfields) {
+        if (floe_ice_spec_partition_path(o->spec, values, part, err) < 0) return -1;
+        if (floe_buf_append_u8(part, '/') < 0) return floe_err_oom(err);
+    }
+    return floe_buf_cstr(part) ? 0 : floe_err_oom(err);
+}
+
+/* The open file for (spec, key), opened for the buffer's shape when there
+ * is none; the least recently used one closes past FLOE_TSINK_MAX_OPEN.
+ * Takes *values when it opens a file. */
+static floe_tsink_file_t *file_for(floe_tsink_t *s, const floe_buf_t *key,
+                                   floe_ice_value_t **values, size_t nvalues, floe_err_t *err)
+{
+    floe_tout_t *o = s->out;
+    int32_t spec_id = o->spec ? o->spec->spec_id : 0;
+    for (size_t i = 0; i < s->nfiles; i++) {
+        floe_tsink_file_t *f = &s->files[i];
+        if (f->spec_id == spec_id && f->key.len == key->len &&
+            (!key->len || !memcmp(f->key.data, key->data, key->len))) {
+            if (floe_dfw_shape_version(f->w) == floe_rows_shape_version(s->rows)) {
+                f->used = ++s->clock;
+                return f;
+            }
+            if (close_file(s, i, err) < 0) return NULL; /* old shape */
+            break;
+        }
+    }
+    if (s->nfiles >= FLOE_TSINK_MAX_OPEN) {
+        size_t lru = 0;
+        for (size_t i = 1; i < s->nfiles; i++)
+            if (s->files[i].used < s->files[lru].used) lru = i;
+        if (close_file(s, lru, err) < 0) return NULL;
+    }
+    if (s->nfiles == s->capfiles) {
+        size_t cap = s->capfiles ? s->capfiles * 2 : 4;
+        floe_tsink_file_t *v = realloc(s->files, cap * sizeof *v);
+        if (!v) {
+            floe_err_oom(err);
+            return NULL;
+        }
+        s->files = v;
+        s->capfiles = cap;
+    }
+    char path[2400];
+    floe_buf_t part = FLOE_BUF_INIT;
+    int rc = tuple_folder(o, *values, &part, err);
+    if (rc == 0)
+        rc = floe_tout_file_path(o, s->env->writer_id, s->file_id, (const char *)part.data, path,
+                                 sizeof path, err);
+    floe_buf_free(&part);
+    if (rc < 0) return NULL;
+    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1, .scratch = s->env->pq_scratch};
+    floe_dfw_t *w = floe_dfw_open(s->env->io, path, s->rows, o->schema_json, &fo, err);
+    if (!w) return NULL;
+    floe_tsink_file_t *f = &s->files[s->nfiles++];
+    memset(f, 0, sizeof *f);
+    f->w = w;
+    f->spec_id = spec_id;
+    f->used = ++s->clock;
+    f->values = *values;
+    f->nvalues = nvalues;
+    *values = NULL;
+    if (floe_buf_append(&f->key, key->data, key->len) < 0) {
+        floe_err_oom(err);
+        return NULL;
+    }
+    return f;
+}
+
+/* Cut a row group in every open file; roll those at the target size. */
+static int cut_row_groups(floe_tsink_t *s, floe_err_t *err)
+{
+    for (size_t i = s->nfiles; i-- > 0;) {
+        floe_tsink_file_t *f = &s->files[i];
+        if (floe_dfw_flush(f->w, err) < 0) return -1;
+        if (floe_dfw_bytes(f->w) >= s->env->cfg->target_file_bytes && close_file(s, i, err) < 0)
+            return -1;
+    }
+    s->drained = 0;
+    return 0;
+}
+
+/* Hand the buffered rows to the open files (one per partition tuple) and
+ * empty the buffer; once table.flush.bytes of rows went there since the
+ * last cut, or with cut, every open file gets a row group. */
+static int drain(floe_tsink_t *s, bool cut, floe_err_t *err)
+{
+    floe_tout_t *o = s->out;
+    size_t bytes = floe_rows_bytes(s->rows);
+    if (floe_rows_count(s->rows)) {
+        if (floe_tsink_merge_schema(s, err) < 0) return -1;
+        if (s->flags & FLOE_TSINK_PARTITIONED) floe_tout_resolve_spec(o, s->env->cfg->partition_by);
+        int rc = 0;
+        if (!o->spec || !o->spec->nfields) {
+            floe_buf_t none = FLOE_BUF_INIT;
+            floe_ice_value_t *nov = NULL;
+            floe_tsink_file_t *f = file_for(s, &none, &nov, 0, err);
+            rc = f ? floe_dfw_append(f->w, s->rows, err) : -1;
+        } else {
+            floe_tptuples_t gs = {0};
+            rc = floe_tptuples_group(s->rows, o->spec, o->work, &gs, err);
+            for (size_t g = 0; rc == 0 && g < gs.n; g++) {
+                floe_tptuple_t *grp = &gs.g[g];
+                floe_tsink_file_t *f = file_for(s, &grp->key, &grp->values, grp->nvalues, err);
+                if (!f) rc = -1;
+                else
+                    rc = floe_dfw_append_sel(f->w, s->rows, grp->rows, grp->nrows, err);
+            }
+            floe_tptuples_free(&gs);
+        }
+        if (rc < 0) return -1;
+        s->rows_written += floe_rows_count(s->rows);
+        floe_rows_clear(s->rows);
+        s->drained += bytes;
+    }
+    if ((cut || s->drained >= s->env->cfg->flush_bytes) && cut_row_groups(s, err) < 0) return -1;
+    return 0;
+}
+
+int floe_tsink_drain_due(floe_tsink_t *s, floe_err_t *err)
+{
+    uint64_t step = drain_step(s); /* table.flush.bytes is live */
+    s->since = 0;
+    s->look_every = (size_t)(step / 4);
+    return floe_rows_bytes(s->rows) >= step ? drain(s, false, err) : 0;
+}
+
+int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err)
+{
+    s->since = 0;
+    return drain(s, true, err) < 0 || close_all(s, err) < 0 ? -1 : 0;
+}
+
+uint64_t floe_tsink_buffered(const floe_tsink_t *s)
+{
+    uint64_t b = floe_rows_bytes(s->rows);
+    for (size_t i = 0; i < s->nfiles; i++) b += floe_dfw_buffered(s->files[i].w);
+    return b;
+}

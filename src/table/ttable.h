@@ -1,0 +1,65 @@
+/* One table topic inside the engine: the data every layer of src/table
+ * works on.  The layers, each calling only the ones below it:
+ *
+ *   engine.c, engine_status.c  thread, discovery, rounds; status JSON and
+ *                              metrics (engine_int.h)
+ *   redrive.c                  dead-letter rows back into the table
+ *   commit.c                   open, commit, reset a table (commit.h)
+ *     widen.c, orphans.c       a widening's rewrites; the orphan sweep
+ *   pipeline.c                 one Kafka partition: fetch, convert, route
+ *                              bad records (pipeline.h)
+ *   sink.c, dlq.c              rows into files (sink.h); the dead-letter
+ *                              layout (dlq.h)
+ *   tout.c                     an output table's state (tout.h)
+ *
+ * This header holds only data and the pause state; the functions are in
+ * the layers' headers.  The engine thread owns every table. */
+#ifndef FLOE_TABLE_TTABLE_H
+#define FLOE_TABLE_TTABLE_H
+
+#include "iceberg/catalog.h"
+#include "table/config.h"
+#include "table/sink.h"
+#include "table/source.h"
+#include "table/tout.h"
+
+/* Why a table stopped; FLOE_TPAUSE_NONE while it runs. */
+typedef enum floe_tpause {
+    FLOE_TPAUSE_NONE = 0,
+    FLOE_TPAUSE_CONFIG,     /* its table.* configs do not load; lifts when they do */
+    FLOE_TPAUSE_INVALID,    /* a record did not convert under invalid.record.action=pause */
+    FLOE_TPAUSE_DLQ,        /* a dead-letter row could not be written (out of memory) */
+    FLOE_TPAUSE_UNREADABLE, /* stored bytes that can be neither read nor skipped */
+    FLOE_TPAUSE_FAILED,     /* reading, converting or writing failed (storage, memory) */
+} floe_tpause_t;
+
+typedef struct floe_tpart floe_tpart_t; /* pipeline.h */
+
+typedef struct floe_ttable {
+    char *topic;
+    floe_table_config_t cfg;
+    floe_ice_catalog_t *catalog; /* borrowed from the engine */
+    floe_tsource_t *src;         /* borrowed from the engine */
+    size_t read_bytes;           /* per partition per step */
+    floe_tsink_env_t files;      /* what the sinks share (cfg, writer_id) */
+    floe_tout_t main, dlq;
+    floe_tpart_t **parts;
+    int32_t nparts;
+    int64_t next_commit_ms;
+    floe_tpause_t paused;
+    char reason[640]; /* why, while paused */
+    bool seen;        /* still listed at the last discovery */
+    char writer_id[37];
+    /* counters (files and bytes written are in files) */
+    uint64_t commits, commit_failures;
+    int64_t last_commit_ms, last_commit_latency_ms;
+} floe_ttable_t;
+
+/* Stop the table for `why` (not FLOE_TPAUSE_NONE), the reason printf-style;
+ * logged as an error.  A table paused already keeps its first reason. */
+void floe_ttable_pause(floe_ttable_t *t, floe_tpause_t why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Run the table again (the cause is gone). */
+void floe_ttable_resume(floe_ttable_t *t);
+
+#endif
