@@ -30,7 +30,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 ASAN_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all test asan check valgrind fuzz fuzz-smoke bench clean gen gen-check format format-check \
+.PHONY: layers all test asan check valgrind fuzz fuzz-smoke bench clean gen gen-check format format-check \
         config-check
 # keep object files of tests and benchmarks (make would delete them as intermediates)
 .SECONDARY:
@@ -75,8 +75,14 @@ CHECK_FUZZ_SECONDS ?= 5
 check: format-check gen-check
 	$(MAKE) -j$(NPROC) all
 	$(MAKE) -j$(NPROC) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
+	python3 tools/layers.py $(BUILD) table --check
 	$(MAKE) -j$(NPROC) fuzz-smoke FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	tests/run $(BUILD) build-asan
+
+# The files of src/table from the top layer down, with what each includes
+# and calls; `make check` fails on an include or call cycle among them.
+layers: all
+	python3 tools/layers.py $(BUILD) table
 
 # Unit tests under valgrind's leak checker.
 valgrind: all
