@@ -7,7 +7,7 @@
 
 #include "iceberg/snapshot.h"
 #include "table/offsets.h"
-#include "table/orphans.h"
+#include "iceberg/maintain.h"
 #include "table/widen.h"
 #include "util/clock.h"
 #include "util/diag.h"
@@ -44,13 +44,17 @@ static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe
         }
     }
     if (floe_tout_adopt(o, ice, t->nparts, err) < 0) return -1;
-    size_t removed;
-    if (floe_torphans_remove(floe_ice_table_metadata(o->ice), floe_ice_catalog_io(cat), &removed,
-                             err) < 0)
-        return -1;
-    if (removed)
-        FLOE_INFO("table %s.%s: deleted %zu files no snapshot references", o->ns, o->name, removed);
-    return 0;
+    /* what a run wrote before it died uncommitted: no other writer is
+     * between writing and committing files of this table while it opens,
+     * so no safety age is needed */
+    floe_ice_orphan_opts_t oo = {.min_age_ms = 0};
+    floe_ice_orphan_result_t res;
+    int rc = floe_ice_remove_orphans(cat, o->ns, o->name, &oo, &res, err);
+    if (rc == 0 && res.files_deleted)
+        FLOE_INFO("table %s.%s: deleted %zu files no snapshot references", o->ns, o->name,
+                  res.files_deleted);
+    floe_ice_orphan_result_clear(&res);
+    return rc;
 }
 
 int floe_ttable_open(floe_ttable_t *t, floe_err_t *err)
