@@ -1,6 +1,6 @@
 /* `floe config --markdown`: the configuration reference, made from the
  * key tables of the server (cmd/serve.c), the consumer-group coordinator
- * (kafka/handle_group.c) and table topics (table/config.c).  README.md
+ * (kafka/h_group.c) and table topics (table/config.c).  README.md
  * holds its output between `<!-- config:begin -->` and
  * `<!-- config:end -->`; `make config-check` fails when that copy is stale
  * and `make gen` rewrites it. */

@@ -4,7 +4,7 @@
  *
  * Config file (--config): `key = value` lines, `#` comments.  The keys are
  * declared once: the server's below (KEYS), the group coordinator's in
- * kafka/handle_group.c, the table topics' defaults (`table.*`) in
+ * kafka/h_group.c, the table topics' defaults (`table.*`) in
  * table/config.c; `log.<topic config>` sets the server-wide default of a
  * Kafka topic config.  `floe config --markdown` prints them all.  Flags
  * override the file and are checked the same way.  A bad line stops the
