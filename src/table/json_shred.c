@@ -7,616 +7,17 @@
  * change (a key never seen, a fraction in a long field), the attempt stops,
  * the row's writes are undone, the shape changes at the row boundary, and
  * the value is shredded again: shape changes are rare, rows are many. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "table/rows_int.h"
+#include "table/json_int.h"
 #include "table/tstamp.h"
 #include "util/mem.h"
-#include "util/utf8.h"
-
-enum { SH_OK = 0, SH_ERR = -1, SH_EVOLVE = -2 };
-
-typedef struct sh {
-    floe_rows_t *r;
-    const uint8_t *start, *p, *end;
-    floe_err_t *err;
-    int depth;
-    /* the shape change an attempt asked for */
-    floe_rnode_t *ev_parent; /* attach ev_sub under it ... */
-    floe_rnode_t *ev_sub;
-    floe_rnode_t *ev_widen; /* ... or widen this long node */
-    floe_buf_t key;         /* unescaped key scratch */
-} sh_t;
-
-static int syntax(sh_t *s, const char *what)
-{
-    return floe_err_set(s->err, FLOE_ECORRUPT, "invalid JSON at byte %zu: %s",
-                        (size_t)(s->p - s->start), what);
-}
 
 static int misfit(sh_t *s, const floe_rnode_t *n, const char *got)
 {
     return floe_err_set(s->err, FLOE_EINVAL, "field '%s' is %s, value at byte %zu is %s", n->name,
                         floe_tkind_name(n->kind), (size_t)(s->p - s->start), got);
-}
-
-static int oom(sh_t *s)
-{
-    return floe_err_set(s->err, FLOE_ENOMEM, "out of memory shredding JSON");
-}
-
-static inline void ws(sh_t *s)
-{
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
-        s->p++;
-}
-
-/* The first byte of [p, end) that ends a plain string run: '"', '\\', a
- * control character or a byte >= 0x80.  Eight bytes at a time: a word
- * with none of them is skipped whole (the tests may flag a clean byte
- * after a real hit, never miss one, and the byte loop decides). */
-static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end)
-{
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    while (end - p >= 8) {
-        uint64_t x, q, b;
-        memcpy(&x, p, 8);
-        q = x ^ (ones * '"');
-        b = x ^ (ones * '\\');
-        uint64_t hit =
-            (x | ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) & high;
-        if (hit) break;
-        p += 8;
-    }
-    while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) p++;
-    return p;
-}
-
-static int lit(sh_t *s, const char *word, size_t n)
-{
-    if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
-        return syntax(s, "unknown literal");
-    s->p += n;
-    return SH_OK;
-}
-
-/* After an item of an object or array: 1 when a ',' announces another,
- * 0 when `close` ends the container (consumed), else a syntax error. */
-static int next_item(sh_t *s, uint8_t close)
-{
-    ws(s);
-    if (s->p < s->end && *s->p == ',') {
-        s->p++;
-        ws(s);
-        return 1;
-    }
-    if (s->p < s->end && *s->p == close) {
-        s->p++;
-        return 0;
-    }
-    return syntax(s, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-}
-
-/* ---- strings ---------------------------------------------------------- */
-
-static int hex4(const uint8_t *p, uint32_t *out)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        uint8_t c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (uint32_t)(c - 'A' + 10);
-        else
-            return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Unescape the string at s->p (just past the opening quote) onto out,
- * checking UTF-8.  Leaves s->p past the closing quote. */
-static int string_into(sh_t *s, floe_buf_t *out)
-{
-    /* the common case: printable ASCII up to the closing quote, one copy */
-    const uint8_t *q = plain_run(s->p, s->end);
-    if (q < s->end && *q == '"') {
-        size_t n = (size_t)(q - s->p);
-        size_t left = (size_t)(s->end - s->p);
-        if (n <= 16 && left >= 16) { /* near the record's end: 16 bytes */
-            if (out->cap - out->len < 17 && floe_buf_reserve(out, 17) < 0) return oom(s);
-            memcpy(out->data + out->len, s->p, 16);
-        } else if (n <= 64 && left >= 64) {
-            /* short: copy a fixed 32 or 64 bytes (inline moves, no call);
-             * the bytes past n land in spare capacity */
-            if (out->cap - out->len < 65 && floe_buf_reserve(out, 65) < 0) return oom(s);
-            memcpy(out->data + out->len, s->p, 32);
-            if (n > 32) memcpy(out->data + out->len + 32, s->p + 32, 32);
-        } else {
-            if (floe_buf_reserve(out, n + 1) < 0) return oom(s); /* +1: never NULL */
-            memcpy(out->data + out->len, s->p, n);
-        }
-        out->len += n;
-        s->p = q + 1;
-        return SH_OK;
-    }
-    /* the unescaped text is never longer than the raw text */
-    q = s->p;
-    while (q < s->end && *q != '"') q += (*q == '\\' && q + 1 < s->end) ? 2 : 1;
-    if (q >= s->end) return syntax(s, "unterminated string");
-    if (floe_buf_reserve(out, (size_t)(q - s->p) + 1) < 0) return oom(s); /* +1: never NULL */
-    uint8_t *w = out->data + out->len;
-    const uint8_t *p = s->p;
-    for (;;) {
-        const uint8_t *run = p;
-        while (p < q && *p >= 0x20 && *p < 0x80 && *p != '\\') p++;
-        memcpy(w, run, (size_t)(p - run));
-        w += p - run;
-        if (p == q) break;
-        uint8_t c = *p;
-        if (c < 0x20) {
-            s->p = p;
-            return syntax(s, "control character in string");
-        }
-        if (c >= 0x80) {
-            size_t n = floe_utf8_seq(p, q);
-            if (!n) {
-                s->p = p;
-                return syntax(s, "invalid UTF-8 in string");
-            }
-            memcpy(w, p, n);
-            w += n;
-            p += n;
-            continue;
-        }
-        /* escape */
-        if (p + 1 >= q) {
-            s->p = p;
-            return syntax(s, "bad escape");
-        }
-        c = p[1];
-        p += 2;
-        switch (c) {
-        case '"': *w++ = '"'; break;
-        case '\\': *w++ = '\\'; break;
-        case '/': *w++ = '/'; break;
-        case 'b': *w++ = '\b'; break;
-        case 'f': *w++ = '\f'; break;
-        case 'n': *w++ = '\n'; break;
-        case 'r': *w++ = '\r'; break;
-        case 't': *w++ = '\t'; break;
-        case 'u': {
-            uint32_t cp, lo;
-            if (q - p < 4 || hex4(p, &cp) < 0) {
-                s->p = p;
-                return syntax(s, "bad \\u escape");
-            }
-            p += 4;
-            if (cp >= 0xdc00 && cp <= 0xdfff) {
-                s->p = p;
-                return syntax(s, "lone low surrogate");
-            }
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-                if (q - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 ||
-                    lo < 0xdc00 || lo > 0xdfff) {
-                    s->p = p;
-                    return syntax(s, "lone high surrogate");
-                }
-                p += 6;
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            }
-            /* 12 raw bytes (two escapes) always cover 4 UTF-8 bytes, 6 cover 3 */
-            if (cp < 0x80) {
-                *w++ = (uint8_t)cp;
-            } else if (cp < 0x800) {
-                *w++ = (uint8_t)(0xc0 | (cp >> 6));
-                *w++ = (uint8_t)(0x80 | (cp & 0x3f));
-            } else if (cp < 0x10000) {
-                *w++ = (uint8_t)(0xe0 | (cp >> 12));
-                *w++ = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-                *w++ = (uint8_t)(0x80 | (cp & 0x3f));
-            } else {
-                *w++ = (uint8_t)(0xf0 | (cp >> 18));
-                *w++ = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-                *w++ = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-                *w++ = (uint8_t)(0x80 | (cp & 0x3f));
-            }
-            break;
-        }
-        default: s->p = p - 1; return syntax(s, "bad escape");
-        }
-    }
-    out->len = (size_t)(w - out->data);
-    s->p = q + 1;
-    return SH_OK;
-}
-
-/* A key: a borrowed slice of the input when it has no escape (the common
- * case), else unescaped into s->key. */
-static int key(sh_t *s, floe_slice_t *k)
-{
-    if (s->p >= s->end || *s->p != '"') return syntax(s, "expected a key");
-    s->p++;
-    const uint8_t *b = s->p;
-    s->p = plain_run(b, s->end);
-    if (s->p < s->end && *s->p == '"') {
-        *k = floe_slice(b, (size_t)(s->p - b));
-        s->p++;
-    } else {
-        s->p = b;
-        floe_buf_reset(&s->key);
-        if (string_into(s, &s->key) < 0) return SH_ERR;
-        *k = floe_buf_slice(&s->key);
-    }
-    ws(s);
-    if (s->p >= s->end || *s->p != ':') return syntax(s, "expected ':'");
-    s->p++;
-    ws(s);
-    return SH_OK;
-}
-
-/* ---- numbers ---------------------------------------------------------- */
-
-static const double pow10tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* Parse a JSON number.  *is_int when it has no fraction or exponent and fits
- * an int64.  Doubles are exact: the Clinger fast path when the digits fit
- * 2^53 and the power of ten is exact, else strtod. */
-static int number(sh_t *s, bool *is_int, int64_t *iv, double *dv)
-{
-    const uint8_t *b = s->p, *p = s->p;
-    bool neg = false;
-    if (p < s->end && *p == '-') {
-        neg = true;
-        p++;
-    }
-    if (p >= s->end || *p < '0' || *p > '9') return syntax(s, "bad number");
-    uint64_t mant = 0;
-    int digits = 0, dropped = 0;
-    if (*p == '0') {
-        p++;
-    } else {
-        while (p < s->end && *p >= '0' && *p <= '9') {
-            if (digits < 19) {
-                mant = mant * 10 + (uint64_t)(*p - '0');
-                if (mant) digits++;
-            } else {
-                dropped++;
-            }
-            p++;
-        }
-    }
-    int frac_digits = 0;
-    bool frac = false, expo = false;
-    if (p < s->end && *p == '.') {
-        frac = true;
-        p++;
-        if (p >= s->end || *p < '0' || *p > '9') {
-            s->p = p;
-            return syntax(s, "bad number fraction");
-        }
-        while (p < s->end && *p >= '0' && *p <= '9') {
-            if (digits < 19) {
-                mant = mant * 10 + (uint64_t)(*p - '0');
-                if (mant) digits++;
-                frac_digits++;
-            }
-            p++;
-        }
-    }
-    int e = 0;
-    if (p < s->end && (*p == 'e' || *p == 'E')) {
-        expo = true;
-        p++;
-        bool eneg = false;
-        if (p < s->end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
-        if (p >= s->end || *p < '0' || *p > '9') {
-            s->p = p;
-            return syntax(s, "bad number exponent");
-        }
-        while (p < s->end && *p >= '0' && *p <= '9') {
-            if (e < 100000) e = e * 10 + (*p - '0');
-            p++;
-        }
-        if (eneg) e = -e;
-    }
-    s->p = p;
-    if (!frac && !expo && !dropped &&
-        (mant <= (uint64_t)INT64_MAX || (neg && mant == (uint64_t)INT64_MAX + 1))) {
-        *is_int = true;
-        *iv = neg ? (int64_t)(0 - mant) : (int64_t)mant;
-        return SH_OK;
-    }
-    *is_int = false;
-    int e10 = e - frac_digits + dropped;
-    if (!dropped && mant < (1ull << 53) && e10 >= -22 && e10 <= 22) {
-        double d = (double)mant;
-        d = e10 < 0 ? d / pow10tab[-e10] : d * pow10tab[e10];
-        *dv = neg ? -d : d;
-        return SH_OK;
-    }
-    char tmp[128];
-    size_t n = (size_t)(p - b);
-    char *heap = NULL, *t = tmp;
-    if (n >= sizeof tmp) {
-        if (n > 4096) return syntax(s, "number too long");
-        t = heap = malloc(n + 1);
-        if (!heap) return oom(s);
-    }
-    memcpy(t, b, n);
-    t[n] = '\0';
-    *dv = strtod(t, NULL);
-    free(heap);
-    if (!isfinite(*dv)) return syntax(s, "number out of double range");
-    return SH_OK;
-}
-
-/* ---- skipping and inference ------------------------------------------- */
-
-static int skip_value(sh_t *s);
-
-static int skip_string(sh_t *s)
-{
-    /* validate as we would write: escapes and UTF-8 */
-    floe_buf_reset(&s->key);
-    return string_into(s, &s->key);
-}
-
-static int skip_value(sh_t *s)
-{
-    if (s->p >= s->end) return syntax(s, "expected a value");
-    switch (*s->p) {
-    case '"': s->p++; return skip_string(s);
-    case '{':
-    case '[': {
-        if (++s->depth > s->r->opts.max_depth)
-            return floe_err_set(s->err, FLOE_ERANGE, "JSON nested deeper than %d",
-                                s->r->opts.max_depth);
-        uint8_t close = *s->p == '{' ? '}' : ']';
-        bool obj = close == '}';
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == close) {
-            s->p++;
-            s->depth--;
-            return SH_OK;
-        }
-        for (;;) {
-            if (obj) {
-                floe_slice_t k;
-                if (key(s, &k) < 0) return SH_ERR;
-            }
-            if (skip_value(s) < 0) return SH_ERR;
-            int k = next_item(s, close);
-            if (k > 0) continue;
-            if (k < 0) return SH_ERR;
-            s->depth--;
-            return SH_OK;
-        }
-    }
-    case 't': return lit(s, "true", 4);
-    case 'f': return lit(s, "false", 5);
-    case 'n': return lit(s, "null", 4);
-    default: {
-        bool is_int;
-        int64_t iv;
-        double dv;
-        return number(s, &is_int, &iv, &dv);
-    }
-    }
-}
-
-/* Merge inferred shape b into a (both owned, a may be NULL); returns the
- * merged tree or NULL with s->err set on a conflict (both freed then). */
-static floe_rnode_t *merge(sh_t *s, floe_rnode_t *a, floe_rnode_t *b, int *failed)
-{
-    if (!a) return b;
-    if (!b) return a;
-    if (a->kind == b->kind && a->kind != FLOE_TK_STRUCT && a->kind != FLOE_TK_LIST) {
-        floe_rnode_free(b);
-        return a;
-    }
-    if ((a->kind == FLOE_TK_LONG && b->kind == FLOE_TK_DOUBLE) ||
-        (a->kind == FLOE_TK_DOUBLE && b->kind == FLOE_TK_LONG)) {
-        a->kind = FLOE_TK_DOUBLE;
-        floe_rnode_free(b);
-        return a;
-    }
-    /* timestamps mixed with other strings: all strings */
-    if ((a->kind == FLOE_TK_STRING && b->kind == FLOE_TK_TIMESTAMPTZ) ||
-        (a->kind == FLOE_TK_TIMESTAMPTZ && b->kind == FLOE_TK_STRING)) {
-        a->kind = FLOE_TK_STRING;
-        floe_rnode_free(b);
-        return a;
-    }
-    if (a->kind == b->kind && a->kind == FLOE_TK_LIST) {
-        floe_rnode_t *ea = a->nkids ? a->kids[0] : NULL, *eb = b->nkids ? b->kids[0] : NULL;
-        a->nkids = b->nkids = 0;
-        floe_rnode_free(b);
-        floe_rnode_t *m = merge(s, ea, eb, failed);
-        if (*failed) {
-            floe_rnode_free(a);
-            return NULL;
-        }
-        if (m && floe_rnode_add_kid(a, m) < 0) {
-            floe_rnode_free(m);
-            floe_rnode_free(a);
-            *failed = 1;
-            oom(s);
-            return NULL;
-        }
-        return a;
-    }
-    if (a->kind == b->kind && a->kind == FLOE_TK_STRUCT) {
-        for (size_t i = 0; i < b->nkids; i++) {
-            floe_rnode_t *bk = b->kids[i], *ak = NULL;
-            size_t ai = 0;
-            for (; ai < a->nkids; ai++)
-                if (a->kids[ai]->name_len == bk->name_len &&
-                    memcmp(a->kids[ai]->name, bk->name, bk->name_len) == 0) {
-                    ak = a->kids[ai];
-                    break;
-                }
-            b->kids[i] = NULL;
-            if (!ak) {
-                if (floe_rnode_add_kid(a, bk) < 0) {
-                    floe_rnode_free(bk);
-                    goto fail_oom;
-                }
-                continue;
-            }
-            floe_rnode_t *m = merge(s, ak, bk, failed);
-            if (*failed) {
-                a->kids[ai] = NULL; /* merge freed it */
-                goto fail;
-            }
-            a->kids[ai] = m;
-            m->parent = a;
-        }
-        floe_rnode_free(b);
-        return a;
-    fail_oom:
-        oom(s);
-        *failed = 1;
-    fail:
-        /* drop NULL holes before freeing */
-        {
-            size_t w = 0;
-            for (size_t i = 0; i < a->nkids; i++)
-                if (a->kids[i]) a->kids[w++] = a->kids[i];
-            a->nkids = w;
-            w = 0;
-            for (size_t i = 0; i < b->nkids; i++)
-                if (b->kids[i]) b->kids[w++] = b->kids[i];
-            b->nkids = w;
-        }
-        floe_rnode_free(a);
-        floe_rnode_free(b);
-        return NULL;
-    }
-    floe_err_set(s->err, FLOE_EINVAL, "values of '%s' mix %s and %s", a->name,
-                 floe_tkind_name(a->kind), floe_tkind_name(b->kind));
-    *failed = 1;
-    floe_rnode_free(a);
-    floe_rnode_free(b);
-    return NULL;
-}
-
-/* Infer the shape of the value at s->p under `name`.  *out is NULL when the
- * value carries no type (null, {}, [], or only such inside). */
-static int infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **out)
-{
-    *out = NULL;
-    if (s->p >= s->end) return syntax(s, "expected a value");
-    floe_tkind_t k;
-    switch (*s->p) {
-    case '"': {
-        k = FLOE_TK_STRING;
-        if (skip_value(s) < 0) return SH_ERR; /* leaves the text in s->key */
-        int64_t us;
-        if (s->r->opts.infer_timestamps && floe_tstamp_parse(s->key.data, s->key.len, &us))
-            k = FLOE_TK_TIMESTAMPTZ;
-        break;
-    }
-    case 't':
-    case 'f':
-        k = FLOE_TK_BOOL;
-        if (skip_value(s) < 0) return SH_ERR;
-        break;
-    case 'n': return lit(s, "null", 4);
-    case '{':
-    case '[': {
-        if (++s->depth > s->r->opts.max_depth)
-            return floe_err_set(s->err, FLOE_ERANGE, "JSON nested deeper than %d",
-                                s->r->opts.max_depth);
-        bool obj = *s->p == '{';
-        uint8_t close = obj ? '}' : ']';
-        floe_rnode_t *acc = NULL;
-        int failed = 0;
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == close) {
-            s->p++;
-            s->depth--;
-            return SH_OK;
-        }
-        for (;;) {
-            floe_rnode_t *kid;
-            if (obj) {
-                floe_slice_t kn;
-                if (key(s, &kn) < 0) goto fail;
-                /* the key may live in s->key, which infer reuses: copy */
-                char kb[256];
-                char *kname = kb;
-                if (kn.len >= sizeof kb && !(kname = malloc(kn.len + 1))) {
-                    oom(s);
-                    goto fail;
-                }
-                memcpy(kname, kn.ptr, kn.len);
-                int rc = infer(s, (const uint8_t *)kname, kn.len, &kid);
-                if (rc == 0 && kid) {
-                    floe_rnode_t *st = floe_rnode_new((const char *)name, name_len, FLOE_TK_STRUCT);
-                    if (!st || floe_rnode_add_kid(st, kid) < 0) {
-                        floe_rnode_free(st);
-                        floe_rnode_free(kid);
-                        if (kname != kb) free(kname);
-                        oom(s);
-                        goto fail;
-                    }
-                    kid = st;
-                }
-                if (kname != kb) free(kname);
-                if (rc < 0) goto fail;
-            } else {
-                if (infer(s, (const uint8_t *)"element", 7, &kid) < 0) goto fail;
-                if (kid) {
-                    floe_rnode_t *l = floe_rnode_new((const char *)name, name_len, FLOE_TK_LIST);
-                    if (!l || floe_rnode_add_kid(l, kid) < 0) {
-                        floe_rnode_free(l);
-                        floe_rnode_free(kid);
-                        oom(s);
-                        goto fail;
-                    }
-                    kid = l;
-                }
-            }
-            acc = merge(s, acc, kid, &failed);
-            if (failed) return SH_ERR;
-            int k = next_item(s, close);
-            if (k > 0) continue;
-            if (k < 0) goto fail;
-            s->depth--;
-            break;
-        }
-        /* a list whose elements carried no type is untyped too */
-        if (acc && acc->kind == FLOE_TK_LIST && acc->nkids == 0) {
-            floe_rnode_free(acc);
-            acc = NULL;
-        }
-        *out = acc;
-        return SH_OK;
-    fail:
-        floe_rnode_free(acc);
-        return SH_ERR;
-    }
-    default: {
-        bool is_int;
-        int64_t iv;
-        double dv;
-        if (number(s, &is_int, &iv, &dv) < 0) return SH_ERR;
-        k = is_int ? FLOE_TK_LONG : FLOE_TK_DOUBLE;
-        break;
-    }
-    }
-    if (!(*out = floe_rnode_new((const char *)name, name_len, k))) return oom(s);
-    return SH_OK;
 }
 
 /* ---- shredding --------------------------------------------------------- */
@@ -627,7 +28,7 @@ static inline int push_fixed(sh_t *s, floe_rnode_t *n, int rep, const void *v, s
 {
     floe_rcol_t *c = n->col;
     if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_rbuf_put(&c->vals, v, w) < 0)
-        return oom(s);
+        return js_oom(s);
     c->nvals++;
     return SH_OK;
 }
@@ -635,7 +36,7 @@ static inline int push_fixed(sh_t *s, floe_rnode_t *n, int rep, const void *v, s
 static int null_at(sh_t *s, floe_rnode_t *n, int rep)
 {
     if (n->required) return misfit(s, n, "null");
-    if (floe_rows_write_nulls(n, n->def - 1, rep) < 0) return oom(s);
+    if (floe_rows_write_nulls(n, n->def - 1, rep) < 0) return js_oom(s);
     return SH_OK;
 }
 
@@ -652,14 +53,14 @@ static int array(sh_t *s, floe_rnode_t *l, int rep)
     if (s->p < s->end && *s->p == ']') {
         s->p++;
         s->depth--;
-        if (floe_rows_write_nulls(e, l->def, rep) < 0) return oom(s); /* empty */
+        if (floe_rows_write_nulls(e, l->def, rep) < 0) return js_oom(s); /* empty */
         return SH_OK;
     }
     for (int i = 0;; i++) {
         int r = i ? e->rep : rep;
         if (s->p < s->end && *s->p == 'n') {
             if (lit(s, "null", 4) < 0) return SH_ERR;
-            if (floe_rows_write_nulls(e, l->def + 1, r) < 0) return oom(s);
+            if (floe_rows_write_nulls(e, l->def + 1, r) < 0) return js_oom(s);
         } else {
             int rc = value(s, e, r);
             if (rc < 0) return rc;
@@ -673,7 +74,6 @@ static int array(sh_t *s, floe_rnode_t *l, int rep)
 }
 
 static const char *json_kind(uint8_t c);
-static int skip_value(sh_t *s);
 
 /* The value at s->p does not fit n: report it, unless the value is not even
  * valid JSON, which is the better reason. */
@@ -681,7 +81,7 @@ static int misfit_value(sh_t *s, const floe_rnode_t *n)
 {
     const uint8_t *at = s->p;
     int depth = s->depth;
-    if (skip_value(s) < 0) return SH_ERR;
+    if (js_skip_value(s) < 0) return SH_ERR;
     s->p = at;
     s->depth = depth;
     return misfit(s, n, json_kind(*at));
@@ -705,7 +105,7 @@ static int string_text(sh_t *s)
 {
     s->p++;
     floe_buf_reset(&s->key);
-    return string_into(s, &s->key);
+    return js_string_into(s, &s->key);
 }
 
 /* table.json.coerce: a scalar of another JSON type goes into n when the
@@ -717,9 +117,9 @@ static int coerce(sh_t *s, floe_rnode_t *n, int rep)
     const uint8_t *at = s->p;
     uint8_t c = *at;
     if (n->kind == FLOE_TK_STRING) {
-        if (c == '"' || skip_value(s) < 0) goto misfit;
+        if (c == '"' || js_skip_value(s) < 0) goto misfit;
         floe_rcol_t *col = n->col;
-        if (floe_buf_append(&col->bytes, at, (size_t)(s->p - at)) < 0) return oom(s);
+        if (floe_buf_append(&col->bytes, at, (size_t)(s->p - at)) < 0) return js_oom(s);
         if (col->bytes.len > UINT32_MAX)
             return floe_err_set(s->err, FLOE_ERANGE, "string column over 4 GiB");
         uint32_t end = (uint32_t)col->bytes.len;
@@ -740,7 +140,7 @@ static int coerce(sh_t *s, floe_rnode_t *n, int rep)
         bool is_int;
         int64_t iv;
         double dv;
-        if (number(&sub, &is_int, &iv, &dv) < 0 || sub.p != sub.end) goto misfit;
+        if (js_number(&sub, &is_int, &iv, &dv) < 0 || sub.p != sub.end) goto misfit;
         if (n->kind == FLOE_TK_DOUBLE) {
             if (is_int) dv = (double)iv;
             return push_fixed(s, n, rep, &dv, 8);
@@ -759,7 +159,7 @@ static inline int mismatch(sh_t *s, floe_rnode_t *n, int rep)
 
 static int value(sh_t *s, floe_rnode_t *n, int rep)
 {
-    if (s->p >= s->end) return syntax(s, "expected a value");
+    if (s->p >= s->end) return js_syntax(s, "expected a value");
     uint8_t c = *s->p;
     if (c == 'n') {
         if (lit(s, "null", 4) < 0) return SH_ERR;
@@ -776,7 +176,7 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
         if (c != '"') return mismatch(s, n, rep);
         floe_rcol_t *col = n->col;
         s->p++;
-        if (string_into(s, &col->bytes) < 0) return SH_ERR;
+        if (js_string_into(s, &col->bytes) < 0) return SH_ERR;
         if (col->bytes.len > UINT32_MAX)
             return floe_err_set(s->err, FLOE_ERANGE, "string column over 4 GiB");
         uint32_t end = (uint32_t)col->bytes.len;
@@ -801,7 +201,7 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
         int64_t iv;
         double dv;
         const uint8_t *at = s->p;
-        if (number(s, &is_int, &iv, &dv) < 0) return SH_ERR;
+        if (js_number(s, &is_int, &iv, &dv) < 0) return SH_ERR;
         if (n->kind == FLOE_TK_DOUBLE) {
             if (is_int) dv = (double)iv;
             return push_fixed(s, n, rep, &dv, 8);
@@ -869,7 +269,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                     floe_mem_eq_short(g->name, q + 1, len)) {
                     s->p = q + len + 2;
                     ws(s);
-                    if (s->p >= s->end || *s->p != ':') return syntax(s, "expected ':'");
+                    if (s->p >= s->end || *s->p != ':') return js_syntax(s, "expected ':'");
                     s->p++;
                     ws(s);
                     kid = g;
@@ -877,16 +277,16 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 }
             }
             if (!kid) {
-                if (key(s, &k) < 0) return SH_ERR;
+                if (js_key(s, &k) < 0) return SH_ERR;
                 kid = find_kid(st, k);
             }
             if (!kid) {
                 floe_rnode_t *sub;
                 /* an escaped key sits in s->key, which skipping reuses */
                 char kb[256], *kname = kb;
-                if (k.len >= sizeof kb && !(kname = malloc(k.len + 1))) return oom(s);
+                if (k.len >= sizeof kb && !(kname = malloc(k.len + 1))) return js_oom(s);
                 memcpy(kname, k.ptr, k.len);
-                int irc = infer(s, (const uint8_t *)kname, k.len, &sub);
+                int irc = js_infer(s, (const uint8_t *)kname, k.len, &sub);
                 if (kname != kb) free(kname);
                 if (irc < 0) return SH_ERR;
                 if (sub) {
@@ -922,7 +322,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
             floe_rnode_t *kid = st->kids[i];
             if (kid->stamp == stamp) continue;
             if (kid->required) return misfit(s, kid, "missing");
-            if (floe_rows_write_nulls(kid, st->def, rep) < 0) return oom(s);
+            if (floe_rows_write_nulls(kid, st->def, rep) < 0) return js_oom(s);
         }
     }
     return SH_OK;
@@ -955,7 +355,7 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, si
         if (r->nleaves > capm) {
             mark_t *nm = malloc(r->nleaves * sizeof *nm);
             if (!nm) {
-                oom(&s);
+                js_oom(&s);
                 break;
             }
             if (m != stackm) free(m);
@@ -974,10 +374,10 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, si
             /* not an object: say so only when it is valid JSON at all */
             const uint8_t *v = s.p;
             if (s.p >= s.end) {
-                rc = syntax(&s, "empty value");
-            } else if (skip_value(&s) == 0) {
+                rc = js_syntax(&s, "empty value");
+            } else if (js_skip_value(&s) == 0) {
                 ws(&s);
-                rc = s.p != s.end ? syntax(&s, "trailing bytes after the value")
+                rc = s.p != s.end ? js_syntax(&s, "trailing bytes after the value")
                                   : floe_err_set(err, FLOE_EINVAL,
                                                  "JSON value is %s, not an object", json_kind(*v));
             }
@@ -988,7 +388,7 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, si
         rc = object(&s, parent, parent->rep, ++r->stamp_seq, !is_root);
         if (rc == SH_OK) {
             ws(&s);
-            if (s.p != s.end) rc = syntax(&s, "trailing bytes after the value");
+            if (s.p != s.end) rc = js_syntax(&s, "trailing bytes after the value");
             else if (!is_root)
                 parent->stamp = r->row_stamp;
         }
