@@ -17,14 +17,6 @@
 #include "format/parquet_write_int.h"
 #include "util/mem.h"
 
-enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
-
-struct floe_pq_scratch {
-    floe_buf_t page, z, hdr; /* encoded page, compressed page, page header */
-    floe_codec_ctx_t *cctx;  /* shared by writers of level `level` */
-    int level;
-};
-
 floe_pq_scratch_t *floe_pq_scratch_new(void)
 {
     return calloc(1, sizeof(floe_pq_scratch_t));
@@ -45,37 +37,6 @@ void floe_pq_scratch_free(floe_pq_scratch_t *s)
     scratch_clear(s);
     free(s);
 }
-
-/* Values given as indices into another chunk's dictionary (floe_pq_write_chunk). */
-typedef struct dict_src {
-    const uint8_t *vals;   /* its entries, in the reader's value layout */
-    const uint32_t *idx;   /* per value: an entry */
-    const uint32_t *remap; /* entry -> index in the column's own dictionary */
-} dict_src_t;
-
-struct floe_pq_writer {
-    const floe_pq_schema_t *s;
-    floe_pq_write_opts_t o;
-    char *created_by;
-    floe_pq_sink_fn sink;
-    void *sink_ctx;
-    floe_codec_ctx_t *cctx; /* the scratch's (shared) or own_cctx */
-    floe_codec_ctx_t *own_cctx;
-    int pq_codec;
-    pq_col_t *cols;
-    int ncols;
-    uint64_t offset; /* bytes written to the sink */
-    uint64_t rows, rg_rows;
-    pq_row_group_meta_t *rgs;
-    int nrg;
-    size_t cap_rg;
-    pq_kv_t *kv;
-    int nkv;
-    floe_pq_scratch_t own, *sc; /* sc: own or the caller's shared one */
-    uint8_t *lev8;              /* int16 levels narrowed: def then rep */
-    size_t cap_lev8;
-    bool closed, failed;
-};
 
 floe_pq_write_opts_t floe_pq_write_opts_default(void)
 {
@@ -122,17 +83,9 @@ static bool dict_allowed(const floe_pq_writer_t *w, const pq_col_t *c)
     return w->o.dictionary && c->phys != FLOE_PQ_BOOLEAN;
 }
 
-static int fallback_mode(const floe_pq_writer_t *w, const pq_col_t *c)
-{
-    if (!w->o.delta) return M_PLAIN;
-    if (c->phys == FLOE_PQ_INT32 || c->phys == FLOE_PQ_INT64) return M_DELTA;
-    if (c->phys == FLOE_PQ_BYTE_ARRAY) return M_DLBA;
-    return M_PLAIN;
-}
-
 static void col_reset_chunk(floe_pq_writer_t *w, pq_col_t *c)
 {
-    c->mode = dict_allowed(w, c) && !c->dict_failed ? M_DICT : fallback_mode(w, c);
+    c->mode = dict_allowed(w, c) && !c->dict_failed ? M_DICT : pq_fallback_mode(w, c);
     c->decided = false;
     c->dict_used = false;
     if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
@@ -303,61 +256,15 @@ uint64_t floe_pq_writer_column_bytes(const floe_pq_writer_t *w, int col)
 
 /* ---- values ---- */
 
-/* Append n raw bytes; the buffer was reserved by the caller's batch
- * reservation or grows here. */
-static inline int app(floe_buf_t *b, const void *p, size_t n)
-{
-    if (b->cap - b->len < n && floe_buf_reserve(b, n) < 0) return -1;
-    if (n) memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
-/* Append one value in a non-dictionary mode. */
-static inline int put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
-{
-    int rc = 0;
-    switch (c->mode) {
-    case M_PLAIN:
-        if (!c->width) {
-            uint32_t l = (uint32_t)n;
-            rc = app(&c->vals, &l, 4); /* little-endian hosts only (x86-64, arm64) */
-        }
-        if (!rc) rc = app(&c->vals, v, n);
-        break;
-    case M_DELTA: {
-        int64_t x;
-        if (c->phys == FLOE_PQ_INT32) {
-            int32_t y;
-            memcpy(&y, v, 4);
-            x = y;
-        } else
-            memcpy(&x, v, 8);
-        rc = app(&c->vals, &x, 8);
-        break;
-    }
-    default: { /* DLBA (DELTA_BYTE_ARRAY chosen per page) */
-        int32_t l = (int32_t)n;
-        rc = app(&c->lens, &l, 4);
-        if (!rc) rc = app(&c->vals, v, n);
-        break;
-    }
-    }
-    if (rc == 0 && pq_stats_ordered(c)) pq_stats_add(c, v, n);
-    return rc;
-}
-
-static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err);
-
 /* Leave dictionary mode.  At the first page the dictionary is dropped and
  * the page's values re-encoded; later, the dictionary pages written so far
  * stay and the rest of the chunk uses the fallback encoding. */
-static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t *err)
+int pq_dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t *err)
 {
-    int mode = fallback_mode(w, c);
+    int mode = pq_fallback_mode(w, c);
     c->dict_failed = true;
     if (!drop) {
-        if (page_flush(w, c, err) < 0) return -1;
+        if (pq_page_flush(w, c, err) < 0) return -1;
         c->mode = mode;
         return 0;
     }
@@ -366,7 +273,7 @@ static int dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t 
         const uint8_t *p;
         size_t n;
         pq_dict_entry(c, c->idx[i], &p, &n);
-        if (put_fallback(c, p, n) < 0) return floe_err_oom(err);
+        if (pq_put_fallback(c, p, n) < 0) return floe_err_oom(err);
     }
     c->nidx = 0;
     c->plain_bytes = 0;
@@ -455,7 +362,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
     if (c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED) {
         const floe_slice_t *sl = (const floe_slice_t *)values + from;
         for (size_t i = 0; i < n; i++)
-            if (put_fallback(c, sl[i].ptr, c->width ? c->width : sl[i].len) < 0)
+            if (pq_put_fallback(c, sl[i].ptr, c->width ? c->width : sl[i].len) < 0)
                 return floe_err_oom(err);
         return 0;
     }
@@ -463,7 +370,7 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
     if (c->phys == FLOE_PQ_BOOLEAN) {
         for (size_t i = 0; i < n; i++) {
             uint8_t b = v[i] != 0;
-            if (put_fallback(c, &b, 1) < 0) return floe_err_oom(err);
+            if (pq_put_fallback(c, &b, 1) < 0) return floe_err_oom(err);
         }
         return 0;
     }
@@ -483,41 +390,6 @@ static int put_values(pq_col_t *c, const void *values, size_t from, size_t n, fl
         return floe_err_oom(err);
     }
     if (pq_stats_ordered(c)) pq_stats_batch(c, v, n);
-    return 0;
-}
-
-/* Append n values given as dictionary indices ds->idx[from..from+n): as
- * indices into the column's dictionary while it has one, else as values. */
-static int put_dict_src(pq_col_t *c, const dict_src_t *ds, size_t from, size_t n, floe_err_t *err)
-{
-    const uint32_t *in = ds->idx + from;
-    if (c->mode == M_DICT) {
-        if (floe_grow(&c->idx, &c->cap_idx, c->nidx + n, sizeof *c->idx) != 0)
-            return floe_err_oom(err);
-        uint32_t *out = c->idx + c->nidx;
-        if (c->width) {
-            for (size_t i = 0; i < n; i++) out[i] = ds->remap[in[i]];
-        } else {
-            size_t pb = 0;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t e = ds->remap[in[i]];
-                out[i] = e;
-                pb += 4 + c->doff[e + 1] - c->doff[e];
-            }
-            c->plain_bytes += pb;
-        }
-        c->nidx += n;
-        return 0;
-    }
-    /* the dictionary was given up: the entries' values */
-    bool sliced = c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED;
-    size_t esz = sliced ? sizeof(floe_slice_t) : c->width;
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *v = ds->vals + (size_t)in[i] * esz;
-        floe_slice_t sl = {v, c->width};
-        if (sliced) memcpy(&sl, v, sizeof sl);
-        if (put_fallback(c, sl.ptr, sl.len) < 0) return floe_err_oom(err);
-    }
     return 0;
 }
 
@@ -602,7 +474,7 @@ static int encode_values(floe_pq_writer_t *w, pq_col_t *c, floe_buf_t *b, int *e
  * chunks): past 2 MiB, grow in 2 MiB-aligned blocks advised as huge pages,
  * which cuts page faults (the dominant kernel cost of buffering a row
  * group) by up to 512x.  Memory stays free()-able like floe_buf_t's. */
-static int big_reserve(floe_buf_t *b, size_t extra)
+int pq_big_reserve(floe_buf_t *b, size_t extra)
 {
     const size_t huge = 2u << 20;
     if (b->cap - b->len >= extra) return 0;
@@ -634,7 +506,7 @@ static int put_page(floe_pq_writer_t *w, pq_col_t *c, pq_page_header_t *h, const
     h->compressed = (int32_t)(raw_len + w->sc->z.len);
     w->sc->hdr.len = 0;
     if (pq_page_header_encode(&w->sc->hdr, h) < 0 ||
-        big_reserve(&c->chunk, w->sc->hdr.len + raw_len + w->sc->z.len) < 0 ||
+        pq_big_reserve(&c->chunk, w->sc->hdr.len + raw_len + w->sc->z.len) < 0 ||
         floe_buf_append(&c->chunk, w->sc->hdr.data, w->sc->hdr.len) < 0 ||
         floe_buf_append(&c->chunk, raw, raw_len) < 0 ||
         floe_buf_append(&c->chunk, w->sc->z.data, w->sc->z.len) < 0)
@@ -654,12 +526,12 @@ static bool dict_pays(const floe_pq_writer_t *w, const pq_col_t *c)
     return (double)dict <= factor * (double)plain;
 }
 
-static int page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
+int pq_page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err)
 {
     if (c->nlev == 0) return 0;
     if (c->mode == M_DICT && !c->decided) {
         /* first page: keep the dictionary only when it pays */
-        if (!dict_pays(w, c) && dict_abandon(w, c, true, err) < 0) return -1;
+        if (!dict_pays(w, c) && pq_dict_abandon(w, c, true, err) < 0) return -1;
         c->decided = true;
     }
     floe_buf_t *b = &w->sc->page;
@@ -735,8 +607,8 @@ static int grow_levels(pq_col_t *c, size_t extra)
 
 /* Checks shared by both level widths: the column exists and takes the
  * levels given. */
-static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def,
-                            bool has_rep, floe_err_t *err)
+pq_col_t *pq_column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def, bool has_rep,
+                        floe_err_t *err)
 {
     if (w->closed || w->failed) {
         floe_err_set(err, FLOE_ECLOSED, "parquet writer is closed or failed");
@@ -755,14 +627,10 @@ static pq_col_t *column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool 
     return c;
 }
 
-static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
-                        const uint8_t *rep, const void *values, size_t n_values,
-                        const dict_src_t *ds, floe_err_t *err);
-
 int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const int16_t *def,
                          const int16_t *rep, const void *values, size_t n_values, floe_err_t *err)
 {
-    pq_col_t *c = column_for(w, col, n_levels, def != NULL, rep != NULL, err);
+    pq_col_t *c = pq_column_for(w, col, n_levels, def != NULL, rep != NULL, err);
     if (!c) return -1;
     const char *name = c->spec->name;
     /* narrow the levels (checked against the column's maxima) */
@@ -787,22 +655,22 @@ int floe_pq_write_column(floe_pq_writer_t *w, int col, size_t n_levels, const in
             r8[i] = (uint8_t)rep[i];
         }
     }
-    return write_levels(w, c, n_levels, d8, r8, values, n_values, NULL, err);
+    return pq_write_levels(w, c, n_levels, d8, r8, values, n_values, NULL, err);
 }
 
 int floe_pq_write_column8(floe_pq_writer_t *w, int col, size_t n_levels, const uint8_t *def,
                           const uint8_t *rep, const void *values, size_t n_values, floe_err_t *err)
 {
-    pq_col_t *c = column_for(w, col, n_levels, def != NULL, rep != NULL, err);
+    pq_col_t *c = pq_column_for(w, col, n_levels, def != NULL, rep != NULL, err);
     if (!c) return -1;
-    return write_levels(w, c, n_levels, c->max_def ? def : NULL, c->max_rep ? rep : NULL, values,
-                        n_values, NULL, err);
+    return pq_write_levels(w, c, n_levels, c->max_def ? def : NULL, c->max_rep ? rep : NULL, values,
+                           n_values, NULL, err);
 }
 
 /* The levels (unchecked) and values of one batch into column c. */
-static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
-                        const uint8_t *rep, const void *values, size_t n_values,
-                        const dict_src_t *ds, floe_err_t *err)
+int pq_write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
+                    const uint8_t *rep, const void *values, size_t n_values, const dict_src_t *ds,
+                    floe_err_t *err)
 {
     const char *name = c->spec->name;
     /* check levels and count values and rows: one branch-free pass each */
@@ -895,7 +763,7 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
             }
         }
         if (kv &&
-            (ds ? put_dict_src(c, ds, vi, kv, err) : put_values(c, values, vi, kv, err)) < 0) {
+            (ds ? pq_put_dict_src(c, ds, vi, kv, err) : put_values(c, values, vi, kv, err)) < 0) {
             w->failed = true;
             return -1;
         }
@@ -908,160 +776,26 @@ static int write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const
             (c->nidx >= 16384 || (c->nidx >= 64 && c->dict_bytes * 8 > w->o.dict_limit)) &&
             c->dict_n * 10 > c->nidx * 9 && !dict_pays(w, c)) {
             /* clearly high cardinality: stop hashing early */
-            if (dict_abandon(w, c, true, err) < 0) {
+            if (pq_dict_abandon(w, c, true, err) < 0) {
                 w->failed = true;
                 return -1;
             }
             c->decided = true;
         }
         if (c->mode == M_DICT && c->dict_bytes > w->o.dict_limit) {
-            if (dict_abandon(w, c, !c->dict_used, err) < 0) {
+            if (pq_dict_abandon(w, c, !c->dict_used, err) < 0) {
                 w->failed = true;
                 return -1;
             }
             c->decided = true;
         }
-        if (page_estimate(c) >= w->o.page_size && page_flush(w, c, err) < 0) {
+        if (page_estimate(c) >= w->o.page_size && pq_page_flush(w, c, err) < 0) {
             w->failed = true;
             return -1;
         }
     }
     c->rows_pending += rows;
     return 0;
-}
-
-/* A dictionary-encoded chunk into column c while it is in dictionary mode:
- * each entry of the chunk's dictionary is looked up (or added) once, and
- * the chunk's indices are mapped onto the column's dictionary; no value is
- * hashed per row.  1 done, 0 not dictionary-encoded, -1 with *err. */
-static int merge_dict_chunk(floe_pq_writer_t *w, pq_col_t *c, floe_pq_reader_t *r, int rg, int rcol,
-                            floe_pq_chunk_counts_t *counts, floe_err_t *err)
-{
-    floe_pq_column_t col;
-    pq_dict_chunk_t dc;
-    int k = pq_read_column_dict(r, rg, rcol, &col, &dc, err);
-    if (k <= 0) return k;
-    int rc = -1;
-    size_t n = col.n_levels;
-    bool sliced = c->phys == FLOE_PQ_BYTE_ARRAY || c->phys == FLOE_PQ_FIXED;
-    size_t esz = sliced ? sizeof(floe_slice_t) : c->width;
-    uint32_t *remap = malloc((dc.ndict ? dc.ndict : 1) * sizeof *remap);
-    size_t need = (c->max_def ? n : 0) + (c->max_rep ? n : 0);
-    if (!remap || floe_grow(&w->lev8, &w->cap_lev8, need, 1) != 0) {
-        floe_err_oom(err);
-        goto out;
-    }
-    memset(counts, 0, sizeof *counts);
-    for (size_t e = 0; e < dc.ndict; e++) {
-        const uint8_t *v = (const uint8_t *)dc.dict + e * esz;
-        floe_slice_t sl = {v, c->width};
-        if (sliced) memcpy(&sl, v, sizeof sl);
-        int64_t x = pq_dict_put(c, sl.ptr, sl.len);
-        if (x < 0) {
-            floe_err_oom(err);
-            goto out;
-        }
-        remap[e] = (uint32_t)x;
-        if (c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE) {
-            bool nan;
-            if (c->phys == FLOE_PQ_FLOAT) {
-                float f;
-                memcpy(&f, v, 4);
-                nan = f != f;
-            } else {
-                double d;
-                memcpy(&d, v, 8);
-                nan = d != d;
-            }
-            /* NaN entries flagged in the high bit of their slot for the count */
-            if (nan) remap[e] |= 1u << 31;
-        }
-    }
-    if (c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE) {
-        for (size_t i = 0; i < col.n_values; i++) counts->nans += remap[dc.idx[i]] >> 31;
-        for (size_t e = 0; e < dc.ndict; e++) remap[e] &= ~(1u << 31);
-    }
-    uint8_t *d8 = c->max_def ? w->lev8 : NULL, *r8 = c->max_rep ? w->lev8 + (d8 ? n : 0) : NULL;
-    counts->rows = (int64_t)n;
-    if (d8)
-        for (size_t i = 0; i < n; i++) d8[i] = (uint8_t)col.def[i];
-    if (r8) {
-        counts->rows = 0;
-        for (size_t i = 0; i < n; i++) {
-            r8[i] = (uint8_t)col.rep[i];
-            counts->rows += r8[i] == 0;
-        }
-    }
-    dict_src_t ds = {dc.dict, dc.idx, remap};
-    if (write_levels(w, c, n, d8, r8, NULL, col.n_values, &ds, err) < 0) goto out;
-    counts->levels = (int64_t)n;
-    counts->nulls = (int64_t)(n - col.n_values);
-    rc = 1;
-out:
-    if (rc < 0) w->failed = true;
-    free(remap);
-    pq_dict_chunk_free(&dc);
-    floe_pq_column_free(&col);
-    return rc;
-}
-
-int floe_pq_write_chunk(floe_pq_writer_t *w, int col, floe_pq_reader_t *r, int rg, int rcol,
-                        floe_pq_chunk_counts_t *counts, floe_err_t *err)
-{
-    pq_col_t *c = column_for(w, col, 0, true, true, err);
-    if (!c) return -1;
-    const floe_pq_schema_t *rs = floe_pq_reader_schema(r);
-    if (rcol < 0 || rcol >= rs->ncols)
-        return floe_err_set(err, FLOE_EINVAL, "no column %d in the file read", rcol);
-    const floe_pq_node_t *rn = &rs->nodes[rs->col_node[rcol]];
-    if (rn->phys != c->phys ||
-        (c->phys == FLOE_PQ_FIXED && rn->type_length != c->spec->type_length) ||
-        rs->max_def[rcol] != c->max_def || rs->max_rep[rcol] != c->max_rep)
-        return 0;
-    /* a file floe wrote counts nulls as this writer does: its footer is
-     * trusted; others' pages are counted */
-    const char *by = floe_pq_reader_created_by(r);
-    bool trust = by && !strncmp(by, "floe", 4);
-    pq_chunk_scan_t sc;
-    int k = pq_chunk_scan(r, rg, rcol, c->phys == FLOE_PQ_FLOAT || c->phys == FLOE_PQ_DOUBLE, trust,
-                          &sc, err);
-    if (k < 0) return -1;
-    if (k == 0) /* dictionary-encoded: merged into the column's dictionary */
-        return c->mode == M_DICT ? merge_dict_chunk(w, c, r, rg, rcol, counts, err) : 0;
-    bool has_vals = sc.levels > sc.nulls;
-    if (sc.codec != w->pq_codec ||
-        (pq_stats_ordered(c) && has_vals && (!sc.stats || !sc.stats->has_minmax)))
-        return 0;
-    /* this chunk's own pages so far go first; the copied ones use no
-     * dictionary, so the chunk leaves dictionary mode */
-    if (c->mode == M_DICT) {
-        if (!c->dict_used && c->nlev == 0 && c->dict_n == 0) c->mode = fallback_mode(w, c);
-        else if (dict_abandon(w, c, !c->dict_used, err) < 0)
-            goto fail;
-        c->decided = true;
-    }
-    if (page_flush(w, c, err) < 0) goto fail;
-    if (big_reserve(&c->chunk, sc.len) < 0 || floe_buf_append(&c->chunk, sc.bytes, sc.len) < 0) {
-        floe_err_oom(err);
-        goto fail;
-    }
-    c->chunk_uncompressed += sc.uncompressed;
-    c->num_values += sc.levels;
-    c->null_count += sc.nulls;
-    c->encodings |= sc.encodings;
-    c->rows_pending += (size_t)sc.rows;
-    if (pq_stats_ordered(c) && has_vals) {
-        pq_stats_add(c, sc.stats->min.data, sc.stats->min.len);
-        pq_stats_add(c, sc.stats->max.data, sc.stats->max.len);
-    }
-    counts->levels = sc.levels;
-    counts->nulls = sc.nulls;
-    counts->nans = sc.nans;
-    counts->rows = sc.rows;
-    return 1;
-fail:
-    w->failed = true;
-    return -1;
 }
 
 static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
@@ -1079,7 +813,7 @@ static int rg_flush(floe_pq_writer_t *w, floe_err_t *err)
     for (int i = 0; i < w->ncols; i++) {
         pq_col_t *c = &w->cols[i];
         pq_chunk_meta_t *m = &rg->cols[i];
-        if (page_flush(w, c, err) < 0) goto fail;
+        if (pq_page_flush(w, c, err) < 0) goto fail;
         int64_t start = (int64_t)w->offset;
         int64_t unc = c->chunk_uncompressed, comp = 0;
         m->dict_page_offset = -1;

@@ -1,5 +1,6 @@
 /* Parquet writer internals shared by parquet_write.c (pages, row groups),
- * parquet_stats.c (statistics) and parquet_dict.c (dictionary encoding). */
+ * parquet_stats.c (statistics), parquet_dict.c (dictionary encoding) and
+ * parquet_chunk.c (column chunks copied from a file read). */
 #ifndef FLOE_FORMAT_PARQUET_WRITE_INT_H
 #define FLOE_FORMAT_PARQUET_WRITE_INT_H
 
@@ -127,5 +128,122 @@ static inline void pq_dict_entry(const pq_col_t *c, size_t e, const uint8_t **p,
         *n = c->doff[e + 1] - c->doff[e];
     }
 }
+
+/* ---- parquet_write.c ---- */
+
+enum { M_DICT, M_PLAIN, M_DELTA, M_DLBA };
+
+struct floe_pq_scratch {
+    floe_buf_t page, z, hdr; /* encoded page, compressed page, page header */
+    floe_codec_ctx_t *cctx;  /* shared by writers of level `level` */
+    int level;
+};
+
+/* Values given as indices into another chunk's dictionary (floe_pq_write_chunk). */
+typedef struct dict_src {
+    const uint8_t *vals;   /* its entries, in the reader's value layout */
+    const uint32_t *idx;   /* per value: an entry */
+    const uint32_t *remap; /* entry -> index in the column's own dictionary */
+} dict_src_t;
+
+struct floe_pq_writer {
+    const floe_pq_schema_t *s;
+    floe_pq_write_opts_t o;
+    char *created_by;
+    floe_pq_sink_fn sink;
+    void *sink_ctx;
+    floe_codec_ctx_t *cctx; /* the scratch's (shared) or own_cctx */
+    floe_codec_ctx_t *own_cctx;
+    int pq_codec;
+    pq_col_t *cols;
+    int ncols;
+    uint64_t offset; /* bytes written to the sink */
+    uint64_t rows, rg_rows;
+    pq_row_group_meta_t *rgs;
+    int nrg;
+    size_t cap_rg;
+    pq_kv_t *kv;
+    int nkv;
+    floe_pq_scratch_t own, *sc; /* sc: own or the caller's shared one */
+    uint8_t *lev8;              /* int16 levels narrowed: def then rep */
+    size_t cap_lev8;
+    bool closed, failed;
+};
+
+/* The encoding of a column once it has no dictionary. */
+static inline int pq_fallback_mode(const floe_pq_writer_t *w, const pq_col_t *c)
+{
+    if (!w->o.delta) return M_PLAIN;
+    if (c->phys == FLOE_PQ_INT32 || c->phys == FLOE_PQ_INT64) return M_DELTA;
+    if (c->phys == FLOE_PQ_BYTE_ARRAY) return M_DLBA;
+    return M_PLAIN;
+}
+
+/* Append n raw bytes; the buffer was reserved by the caller's batch
+ * reservation or grows here. */
+static inline int pq_app(floe_buf_t *b, const void *p, size_t n)
+{
+    if (b->cap - b->len < n && floe_buf_reserve(b, n) < 0) return -1;
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+/* Append one value in a non-dictionary mode. */
+static inline int pq_put_fallback(pq_col_t *c, const uint8_t *v, size_t n)
+{
+    int rc = 0;
+    switch (c->mode) {
+    case M_PLAIN:
+        if (!c->width) {
+            uint32_t l = (uint32_t)n;
+            rc = pq_app(&c->vals, &l, 4); /* little-endian hosts only (x86-64, arm64) */
+        }
+        if (!rc) rc = pq_app(&c->vals, v, n);
+        break;
+    case M_DELTA: {
+        int64_t x;
+        if (c->phys == FLOE_PQ_INT32) {
+            int32_t y;
+            memcpy(&y, v, 4);
+            x = y;
+        } else
+            memcpy(&x, v, 8);
+        rc = pq_app(&c->vals, &x, 8);
+        break;
+    }
+    default: { /* DLBA (DELTA_BYTE_ARRAY chosen per page) */
+        int32_t l = (int32_t)n;
+        rc = pq_app(&c->lens, &l, 4);
+        if (!rc) rc = pq_app(&c->vals, v, n);
+        break;
+    }
+    }
+    if (rc == 0 && pq_stats_ordered(c)) pq_stats_add(c, v, n);
+    return rc;
+}
+
+/* The column col of w, checked to exist and to take the levels given;
+ * NULL with *err otherwise. */
+pq_col_t *pq_column_for(floe_pq_writer_t *w, int col, size_t n_levels, bool has_def, bool has_rep,
+                        floe_err_t *err);
+/* The levels (unchecked) and values of one batch into column c; values
+ * come from ds instead when it is not NULL. */
+int pq_write_levels(floe_pq_writer_t *w, pq_col_t *c, size_t n_levels, const uint8_t *def,
+                    const uint8_t *rep, const void *values, size_t n_values, const dict_src_t *ds,
+                    floe_err_t *err);
+/* Leave dictionary mode; with drop, the open page's values are re-encoded
+ * and the dictionary freed. */
+int pq_dict_abandon(floe_pq_writer_t *w, pq_col_t *c, bool drop, floe_err_t *err);
+/* Encode the open page of c and append it to the column chunk. */
+int pq_page_flush(floe_pq_writer_t *w, pq_col_t *c, floe_err_t *err);
+/* Room for extra more bytes in a buffer that may grow large (column
+ * chunks); -1 when out of memory. */
+int pq_big_reserve(floe_buf_t *b, size_t extra);
+
+/* ---- parquet_chunk.c ---- */
+
+/* Append n values given as dictionary indices ds->idx[from..from+n). */
+int pq_put_dict_src(pq_col_t *c, const dict_src_t *ds, size_t from, size_t n, floe_err_t *err);
 
 #endif

@@ -1,7 +1,8 @@
 /* JSON for schemas, specs, sort orders, snapshots and table metadata (spec
- * "Table Metadata and Snapshots", Appendix C), and REST updates and
- * requirements.  The reader takes untrusted text: every member is type-
- * checked, nesting is bounded, and errors say which member is wrong. */
+ * "Table Metadata and Snapshots", Appendix C); the REST updates and
+ * requirements are in rest_json.c.  The reader takes untrusted text: every
+ * member is type-checked, nesting is bounded, and errors say which member
+ * is wrong. */
 #include "iceberg/metadata.h"
 
 #include <jansson.h>
@@ -9,16 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iceberg/metadata_json_int.h"
+
 #define MAX_DEPTH 64
 
 /* ---- small helpers ---- */
 
-static int bad(floe_err_t *err, const char *what)
+int mj_bad(floe_err_t *err, const char *what)
 {
     return floe_err_set(err, FLOE_ECORRUPT, "metadata: %s", what);
 }
 
-static int get_i64(json_t *o, const char *key, bool required, int64_t *out, floe_err_t *err)
+int mj_get_i64(json_t *o, const char *key, bool required, int64_t *out, floe_err_t *err)
 {
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v)) {
@@ -31,10 +34,10 @@ static int get_i64(json_t *o, const char *key, bool required, int64_t *out, floe
     return 0;
 }
 
-static int get_i32(json_t *o, const char *key, bool required, int32_t *out, floe_err_t *err)
+int mj_get_i32(json_t *o, const char *key, bool required, int32_t *out, floe_err_t *err)
 {
     int64_t v = 0;
-    int rc = get_i64(o, key, required, &v, err);
+    int rc = mj_get_i64(o, key, required, &v, err);
     if (rc) return rc;
     if (v < INT32_MIN || v > INT32_MAX)
         return floe_err_set(err, FLOE_ECORRUPT, "metadata: '%s' out of range", key);
@@ -42,7 +45,7 @@ static int get_i32(json_t *o, const char *key, bool required, int32_t *out, floe
     return 0;
 }
 
-static const char *get_str(json_t *o, const char *key, bool required, floe_err_t *err)
+const char *mj_get_str(json_t *o, const char *key, bool required, floe_err_t *err)
 {
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v)) {
@@ -65,7 +68,7 @@ static int get_bool(json_t *o, const char *key, bool *out, floe_err_t *err)
     return 0;
 }
 
-static int set_new(json_t *o, const char *key, json_t *v)
+int mj_set_new(json_t *o, const char *key, json_t *v)
 {
     if (!v) return -1;
     return json_object_set_new(o, key, v);
@@ -83,8 +86,8 @@ static json_t *type_to_json(const floe_ice_type_t *t)
     int rc = 0;
     if (t->kind == FLOE_ICE_STRUCT) {
         json_t *fs = json_array();
-        rc |= set_new(o, "type", json_string("struct"));
-        rc |= set_new(o, "fields", fs);
+        rc |= mj_set_new(o, "type", json_string("struct"));
+        rc |= mj_set_new(o, "fields", fs);
         for (size_t i = 0; rc == 0 && i < t->nfields; i++) {
             const floe_ice_field_t *f = &t->fields[i];
             json_t *fo = json_object();
@@ -93,24 +96,24 @@ static json_t *type_to_json(const floe_ice_type_t *t)
                 break;
             }
             rc |= json_array_append_new(fs, fo);
-            rc |= set_new(fo, "id", json_integer(f->id));
-            rc |= set_new(fo, "name", json_string(f->name));
-            rc |= set_new(fo, "required", json_boolean(f->required));
-            rc |= set_new(fo, "type", type_to_json(f->type));
-            if (f->doc) rc |= set_new(fo, "doc", json_string(f->doc));
+            rc |= mj_set_new(fo, "id", json_integer(f->id));
+            rc |= mj_set_new(fo, "name", json_string(f->name));
+            rc |= mj_set_new(fo, "required", json_boolean(f->required));
+            rc |= mj_set_new(fo, "type", type_to_json(f->type));
+            if (f->doc) rc |= mj_set_new(fo, "doc", json_string(f->doc));
         }
     } else if (t->kind == FLOE_ICE_LIST) {
-        rc |= set_new(o, "type", json_string("list"));
-        rc |= set_new(o, "element-id", json_integer(t->fields[0].id));
-        rc |= set_new(o, "element", type_to_json(t->fields[0].type));
-        rc |= set_new(o, "element-required", json_boolean(t->fields[0].required));
+        rc |= mj_set_new(o, "type", json_string("list"));
+        rc |= mj_set_new(o, "element-id", json_integer(t->fields[0].id));
+        rc |= mj_set_new(o, "element", type_to_json(t->fields[0].type));
+        rc |= mj_set_new(o, "element-required", json_boolean(t->fields[0].required));
     } else {
-        rc |= set_new(o, "type", json_string("map"));
-        rc |= set_new(o, "key-id", json_integer(t->fields[0].id));
-        rc |= set_new(o, "key", type_to_json(t->fields[0].type));
-        rc |= set_new(o, "value-id", json_integer(t->fields[1].id));
-        rc |= set_new(o, "value", type_to_json(t->fields[1].type));
-        rc |= set_new(o, "value-required", json_boolean(t->fields[1].required));
+        rc |= mj_set_new(o, "type", json_string("map"));
+        rc |= mj_set_new(o, "key-id", json_integer(t->fields[0].id));
+        rc |= mj_set_new(o, "key", type_to_json(t->fields[0].type));
+        rc |= mj_set_new(o, "value-id", json_integer(t->fields[1].id));
+        rc |= mj_set_new(o, "value", type_to_json(t->fields[1].type));
+        rc |= mj_set_new(o, "value-required", json_boolean(t->fields[1].required));
     }
     if (rc) {
         json_decref(o);
@@ -119,13 +122,13 @@ static json_t *type_to_json(const floe_ice_type_t *t)
     return o;
 }
 
-static json_t *schema_to_json(const floe_ice_schema_t *s)
+json_t *mj_schema_to_json(const floe_ice_schema_t *s)
 {
     json_t *o = type_to_json(s->root);
     if (!o) return NULL;
     json_t *ids = json_array();
-    int rc = set_new(o, "schema-id", json_integer(s->schema_id));
-    rc |= set_new(o, "identifier-field-ids", ids);
+    int rc = mj_set_new(o, "schema-id", json_integer(s->schema_id));
+    rc |= mj_set_new(o, "identifier-field-ids", ids);
     for (size_t i = 0; rc == 0 && i < s->n_identifier_ids; i++)
         rc |= json_array_append_new(ids, json_integer(s->identifier_ids[i]));
     if (rc) {
@@ -138,20 +141,20 @@ static json_t *schema_to_json(const floe_ice_schema_t *s)
 static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
 {
     if (depth > MAX_DEPTH) {
-        bad(err, "types nested too deeply");
+        mj_bad(err, "types nested too deeply");
         return NULL;
     }
     if (json_is_string(j)) return floe_ice_type_parse(json_string_value(j), err);
     if (!json_is_object(j)) {
-        bad(err, "type must be a string or an object");
+        mj_bad(err, "type must be a string or an object");
         return NULL;
     }
-    const char *kind = get_str(j, "type", true, err);
+    const char *kind = mj_get_str(j, "type", true, err);
     if (!kind) return NULL;
     if (strcmp(kind, "struct") == 0) {
         json_t *fs = json_object_get(j, "fields");
         if (!json_is_array(fs)) {
-            bad(err, "struct 'fields' must be an array");
+            mj_bad(err, "struct 'fields' must be an array");
             return NULL;
         }
         floe_ice_type_t *st = floe_ice_type_struct();
@@ -166,9 +169,10 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
             int32_t id = 0;
             bool req = false;
             const char *name, *doc = NULL;
-            if (!json_is_object(f) || get_i32(f, "id", true, &id, err) != 0 ||
-                !(name = get_str(f, "name", true, err)) || get_bool(f, "required", &req, err) < 0) {
-                if (!json_is_object(f)) bad(err, "field must be an object");
+            if (!json_is_object(f) || mj_get_i32(f, "id", true, &id, err) != 0 ||
+                !(name = mj_get_str(f, "name", true, err)) ||
+                get_bool(f, "required", &req, err) < 0) {
+                if (!json_is_object(f)) mj_bad(err, "field must be an object");
                 floe_ice_type_free(st);
                 return NULL;
             }
@@ -190,7 +194,7 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
     if (strcmp(kind, "list") == 0) {
         int32_t id = 0;
         bool req = false;
-        if (get_i32(j, "element-id", true, &id, err) != 0 ||
+        if (mj_get_i32(j, "element-id", true, &id, err) != 0 ||
             get_bool(j, "element-required", &req, err) < 0)
             return NULL;
         floe_ice_type_t *et = type_from_json(json_object_get(j, "element"), depth + 1, err);
@@ -202,8 +206,8 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
     if (strcmp(kind, "map") == 0) {
         int32_t kid = 0, vid = 0;
         bool req = false;
-        if (get_i32(j, "key-id", true, &kid, err) != 0 ||
-            get_i32(j, "value-id", true, &vid, err) != 0 ||
+        if (mj_get_i32(j, "key-id", true, &kid, err) != 0 ||
+            mj_get_i32(j, "value-id", true, &vid, err) != 0 ||
             get_bool(j, "value-required", &req, err) < 0)
             return NULL;
         floe_ice_type_t *kt = type_from_json(json_object_get(j, "key"), depth + 1, err);
@@ -221,20 +225,20 @@ static floe_ice_type_t *type_from_json(json_t *j, int depth, floe_err_t *err)
     return NULL;
 }
 
-static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
+floe_ice_schema_t *mj_schema_from_json(json_t *j, floe_err_t *err)
 {
     if (!json_is_object(j)) {
-        bad(err, "schema must be an object");
+        mj_bad(err, "schema must be an object");
         return NULL;
     }
-    const char *kind = get_str(j, "type", true, err);
+    const char *kind = mj_get_str(j, "type", true, err);
     if (!kind) return NULL;
     if (strcmp(kind, "struct") != 0) {
-        bad(err, "schema type must be struct");
+        mj_bad(err, "schema type must be struct");
         return NULL;
     }
     int32_t sid = 0;
-    if (get_i32(j, "schema-id", false, &sid, err) < 0) return NULL;
+    if (mj_get_i32(j, "schema-id", false, &sid, err) < 0) return NULL;
     floe_ice_type_t *root = type_from_json(j, 0, err);
     if (!root) return NULL;
     floe_ice_schema_t *s = floe_ice_schema_new(sid, root);
@@ -245,7 +249,7 @@ static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
     json_t *ids = json_object_get(j, "identifier-field-ids");
     if (ids && !json_is_null(ids)) {
         if (!json_is_array(ids)) {
-            bad(err, "identifier-field-ids must be an array");
+            mj_bad(err, "identifier-field-ids must be an array");
             goto fail;
         }
         size_t n = json_array_size(ids);
@@ -259,7 +263,7 @@ static floe_ice_schema_t *schema_from_json(json_t *j, floe_err_t *err)
                 json_t *v = json_array_get(ids, i);
                 if (!json_is_integer(v) || json_integer_value(v) < 1 ||
                     json_integer_value(v) > INT32_MAX) {
-                    bad(err, "identifier-field-ids must hold field ids");
+                    mj_bad(err, "identifier-field-ids must hold field ids");
                     goto fail;
                 }
                 s->identifier_ids[i] = (int32_t)json_integer_value(v);
@@ -277,7 +281,7 @@ fail:
     return NULL;
 }
 
-static char *dump(json_t *j, floe_err_t *err)
+char *mj_dump(json_t *j, floe_err_t *err)
 {
     if (!j) {
         floe_err_oom(err);
@@ -289,7 +293,7 @@ static char *dump(json_t *j, floe_err_t *err)
     return s;
 }
 
-static json_t *load(const char *text, size_t len, floe_err_t *err)
+json_t *mj_load(const char *text, size_t len, floe_err_t *err)
 {
     json_error_t je;
     json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -300,14 +304,14 @@ static json_t *load(const char *text, size_t len, floe_err_t *err)
 
 char *floe_ice_schema_to_json(const floe_ice_schema_t *s, floe_err_t *err)
 {
-    return dump(schema_to_json(s), err);
+    return mj_dump(mj_schema_to_json(s), err);
 }
 
 floe_ice_schema_t *floe_ice_schema_from_json(const char *json, size_t len, floe_err_t *err)
 {
-    json_t *j = load(json, len, err);
+    json_t *j = mj_load(json, len, err);
     if (!j) return NULL;
-    floe_ice_schema_t *s = schema_from_json(j, err);
+    floe_ice_schema_t *s = mj_schema_from_json(j, err);
     json_decref(j);
     return s;
 }
@@ -322,11 +326,12 @@ static json_t *spec_fields_to_json(const floe_ice_spec_t *s)
         const floe_ice_partition_field_t *f = &s->fields[i];
         char tn[48];
         json_t *o = json_object();
-        if (!o || json_array_append_new(a, o) < 0 || set_new(o, "name", json_string(f->name)) < 0 ||
-            set_new(o, "transform",
-                    json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
-            set_new(o, "source-id", json_integer(f->source_id)) < 0 ||
-            set_new(o, "field-id", json_integer(f->field_id)) < 0) {
+        if (!o || json_array_append_new(a, o) < 0 ||
+            mj_set_new(o, "name", json_string(f->name)) < 0 ||
+            mj_set_new(o, "transform",
+                       json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
+            mj_set_new(o, "source-id", json_integer(f->source_id)) < 0 ||
+            mj_set_new(o, "field-id", json_integer(f->field_id)) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -334,11 +339,11 @@ static json_t *spec_fields_to_json(const floe_ice_spec_t *s)
     return a;
 }
 
-static json_t *spec_to_json(const floe_ice_spec_t *s)
+json_t *mj_spec_to_json(const floe_ice_spec_t *s)
 {
     json_t *o = json_object();
-    if (!o || set_new(o, "spec-id", json_integer(s->spec_id)) < 0 ||
-        set_new(o, "fields", spec_fields_to_json(s)) < 0) {
+    if (!o || mj_set_new(o, "spec-id", json_integer(s->spec_id)) < 0 ||
+        mj_set_new(o, "fields", spec_fields_to_json(s)) < 0) {
         json_decref(o);
         return NULL;
     }
@@ -347,19 +352,19 @@ static json_t *spec_to_json(const floe_ice_spec_t *s)
 
 char *floe_ice_spec_fields_to_json(const floe_ice_spec_t *s, floe_err_t *err)
 {
-    return dump(spec_fields_to_json(s), err);
+    return mj_dump(spec_fields_to_json(s), err);
 }
 
 char *floe_ice_spec_to_json(const floe_ice_spec_t *s, floe_err_t *err)
 {
-    return dump(spec_to_json(s), err);
+    return mj_dump(mj_spec_to_json(s), err);
 }
 
-static floe_ice_spec_t *spec_from_fields(json_t *fs, int32_t spec_id, int32_t *next_v1_id,
-                                         floe_err_t *err)
+floe_ice_spec_t *mj_spec_from_fields(json_t *fs, int32_t spec_id, int32_t *next_v1_id,
+                                     floe_err_t *err)
 {
     if (!json_is_array(fs)) {
-        bad(err, "partition spec fields must be an array");
+        mj_bad(err, "partition spec fields must be an array");
         return NULL;
     }
     floe_ice_spec_t *s = floe_ice_spec_new(spec_id);
@@ -375,14 +380,15 @@ static floe_ice_spec_t *spec_from_fields(json_t *fs, int32_t spec_id, int32_t *n
         const char *name, *tr;
         floe_ice_transform_t t;
         if (!json_is_object(f)) {
-            bad(err, "partition field must be an object");
+            mj_bad(err, "partition field must be an object");
             goto fail;
         }
-        if (get_i32(f, "source-id", true, &src, err) != 0) goto fail;
-        int rc = get_i32(f, "field-id", false, &fid, err);
+        if (mj_get_i32(f, "source-id", true, &src, err) != 0) goto fail;
+        int rc = mj_get_i32(f, "field-id", false, &fid, err);
         if (rc < 0) goto fail;
         if (rc == 1) fid = (*next_v1_id)++; /* v1 specs may omit field ids */
-        if (!(name = get_str(f, "name", true, err)) || !(tr = get_str(f, "transform", true, err)))
+        if (!(name = mj_get_str(f, "name", true, err)) ||
+            !(tr = mj_get_str(f, "transform", true, err)))
             goto fail;
         if (floe_ice_transform_parse(tr, &t, err) < 0) {
             err->code = FLOE_ECORRUPT;
@@ -402,30 +408,30 @@ fail:
 floe_ice_spec_t *floe_ice_spec_fields_from_json(const char *json, size_t len, int32_t spec_id,
                                                 floe_err_t *err)
 {
-    json_t *j = load(json, len, err);
+    json_t *j = mj_load(json, len, err);
     if (!j) return NULL;
     int32_t next = 1000;
-    floe_ice_spec_t *s = spec_from_fields(j, spec_id, &next, err);
+    floe_ice_spec_t *s = mj_spec_from_fields(j, spec_id, &next, err);
     json_decref(j);
     return s;
 }
 
-static floe_ice_spec_t *spec_from_json(json_t *j, int32_t *next_v1_id, floe_err_t *err)
+floe_ice_spec_t *mj_spec_from_json(json_t *j, int32_t *next_v1_id, floe_err_t *err)
 {
     int32_t id = 0;
     if (!json_is_object(j)) {
-        bad(err, "partition spec must be an object");
+        mj_bad(err, "partition spec must be an object");
         return NULL;
     }
-    if (get_i32(j, "spec-id", true, &id, err) != 0) return NULL;
-    return spec_from_fields(json_object_get(j, "fields"), id, next_v1_id, err);
+    if (mj_get_i32(j, "spec-id", true, &id, err) != 0) return NULL;
+    return mj_spec_from_fields(json_object_get(j, "fields"), id, next_v1_id, err);
 }
 
-static json_t *order_to_json(const floe_ice_sort_order_t *o)
+json_t *mj_order_to_json(const floe_ice_sort_order_t *o)
 {
     json_t *j = json_object(), *fs = json_array();
-    if (!j || !fs || set_new(j, "order-id", json_integer(o->order_id)) < 0 ||
-        set_new(j, "fields", fs) < 0) {
+    if (!j || !fs || mj_set_new(j, "order-id", json_integer(o->order_id)) < 0 ||
+        mj_set_new(j, "fields", fs) < 0) {
         json_decref(j);
         return NULL;
     }
@@ -434,12 +440,12 @@ static json_t *order_to_json(const floe_ice_sort_order_t *o)
         const floe_ice_sort_field_t *f = &o->fields[i];
         json_t *fo = json_object();
         if (!fo || json_array_append_new(fs, fo) < 0 ||
-            set_new(fo, "transform",
-                    json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
-            set_new(fo, "source-id", json_integer(f->source_id)) < 0 ||
-            set_new(fo, "direction", json_string(f->descending ? "desc" : "asc")) < 0 ||
-            set_new(fo, "null-order", json_string(f->nulls_last ? "nulls-last" : "nulls-first")) <
-                0) {
+            mj_set_new(fo, "transform",
+                       json_string(floe_ice_transform_name(f->transform, tn, sizeof tn))) < 0 ||
+            mj_set_new(fo, "source-id", json_integer(f->source_id)) < 0 ||
+            mj_set_new(fo, "direction", json_string(f->descending ? "desc" : "asc")) < 0 ||
+            mj_set_new(fo, "null-order",
+                       json_string(f->nulls_last ? "nulls-last" : "nulls-first")) < 0) {
             json_decref(j);
             return NULL;
         }
@@ -447,17 +453,17 @@ static json_t *order_to_json(const floe_ice_sort_order_t *o)
     return j;
 }
 
-static floe_ice_sort_order_t *order_from_json(json_t *j, floe_err_t *err)
+floe_ice_sort_order_t *mj_order_from_json(json_t *j, floe_err_t *err)
 {
     int32_t id = 0;
     if (!json_is_object(j)) {
-        bad(err, "sort order must be an object");
+        mj_bad(err, "sort order must be an object");
         return NULL;
     }
-    if (get_i32(j, "order-id", true, &id, err) != 0) return NULL;
+    if (mj_get_i32(j, "order-id", true, &id, err) != 0) return NULL;
     json_t *fs = json_object_get(j, "fields");
     if (!json_is_array(fs)) {
-        bad(err, "sort order fields must be an array");
+        mj_bad(err, "sort order fields must be an array");
         return NULL;
     }
     floe_ice_sort_order_t *o = floe_ice_sort_order_new(id);
@@ -473,24 +479,24 @@ static floe_ice_sort_order_t *order_from_json(json_t *j, floe_err_t *err)
         memset(&sf, 0, sizeof sf);
         const char *tr, *dir, *no;
         if (!json_is_object(f)) {
-            bad(err, "sort field must be an object");
+            mj_bad(err, "sort field must be an object");
             goto fail;
         }
-        if (!(tr = get_str(f, "transform", true, err)) ||
-            get_i32(f, "source-id", true, &sf.source_id, err) != 0 ||
-            !(dir = get_str(f, "direction", true, err)) ||
-            !(no = get_str(f, "null-order", true, err)))
+        if (!(tr = mj_get_str(f, "transform", true, err)) ||
+            mj_get_i32(f, "source-id", true, &sf.source_id, err) != 0 ||
+            !(dir = mj_get_str(f, "direction", true, err)) ||
+            !(no = mj_get_str(f, "null-order", true, err)))
             goto fail;
         if (floe_ice_transform_parse(tr, &sf.transform, err) < 0) {
             err->code = FLOE_ECORRUPT;
             goto fail;
         }
         if (strcmp(dir, "asc") && strcmp(dir, "desc")) {
-            bad(err, "sort direction must be asc or desc");
+            mj_bad(err, "sort direction must be asc or desc");
             goto fail;
         }
         if (strcmp(no, "nulls-first") && strcmp(no, "nulls-last")) {
-            bad(err, "bad null-order");
+            mj_bad(err, "bad null-order");
             goto fail;
         }
         sf.descending = strcmp(dir, "desc") == 0;
@@ -508,21 +514,21 @@ fail:
 
 /* ---- snapshots ---- */
 
-static json_t *props_to_json(const floe_ice_props_t *p)
+json_t *mj_props_to_json(const floe_ice_props_t *p)
 {
     json_t *o = json_object();
     for (size_t i = 0; o && i < p->n; i++)
-        if (set_new(o, p->kv[i].key, json_string(p->kv[i].value)) < 0) {
+        if (mj_set_new(o, p->kv[i].key, json_string(p->kv[i].value)) < 0) {
             json_decref(o);
             return NULL;
         }
     return o;
 }
 
-static int props_from_json(json_t *j, floe_ice_props_t *p, const char *skip, floe_err_t *err)
+int mj_props_from_json(json_t *j, floe_ice_props_t *p, const char *skip, floe_err_t *err)
 {
     if (!j || json_is_null(j)) return 0;
-    if (!json_is_object(j)) return bad(err, "properties must be an object");
+    if (!json_is_object(j)) return mj_bad(err, "properties must be an object");
     const char *k;
     json_t *v;
     json_object_foreach(j, k, v)
@@ -536,22 +542,23 @@ static int props_from_json(json_t *j, floe_ice_props_t *p, const char *skip, flo
     return 0;
 }
 
-static json_t *snapshot_to_json(const floe_ice_snapshot_t *s)
+json_t *mj_snapshot_to_json(const floe_ice_snapshot_t *s)
 {
     json_t *o = json_object(), *sum = json_object();
     int rc = !o || !sum;
     if (!rc) {
-        rc |= set_new(o, "snapshot-id", json_integer(s->snapshot_id));
-        if (s->parent_id >= 0) rc |= set_new(o, "parent-snapshot-id", json_integer(s->parent_id));
-        rc |= set_new(o, "sequence-number", json_integer(s->sequence_number));
-        rc |= set_new(o, "timestamp-ms", json_integer(s->timestamp_ms));
-        if (s->manifest_list) rc |= set_new(o, "manifest-list", json_string(s->manifest_list));
+        rc |= mj_set_new(o, "snapshot-id", json_integer(s->snapshot_id));
+        if (s->parent_id >= 0)
+            rc |= mj_set_new(o, "parent-snapshot-id", json_integer(s->parent_id));
+        rc |= mj_set_new(o, "sequence-number", json_integer(s->sequence_number));
+        rc |= mj_set_new(o, "timestamp-ms", json_integer(s->timestamp_ms));
+        if (s->manifest_list) rc |= mj_set_new(o, "manifest-list", json_string(s->manifest_list));
         /* operation first, as other writers do */
-        rc |= set_new(sum, "operation", json_string(s->operation ? s->operation : "append"));
+        rc |= mj_set_new(sum, "operation", json_string(s->operation ? s->operation : "append"));
         for (size_t i = 0; i < s->summary.n; i++)
-            rc |= set_new(sum, s->summary.kv[i].key, json_string(s->summary.kv[i].value));
+            rc |= mj_set_new(sum, s->summary.kv[i].key, json_string(s->summary.kv[i].value));
         rc |= json_object_set(o, "summary", sum);
-        if (s->schema_id >= 0) rc |= set_new(o, "schema-id", json_integer(s->schema_id));
+        if (s->schema_id >= 0) rc |= mj_set_new(o, "schema-id", json_integer(s->schema_id));
     }
     json_decref(sum);
     if (rc) {
@@ -561,10 +568,10 @@ static json_t *snapshot_to_json(const floe_ice_snapshot_t *s)
     return o;
 }
 
-static floe_ice_snapshot_t *snapshot_from_json(json_t *j, floe_err_t *err)
+floe_ice_snapshot_t *mj_snapshot_from_json(json_t *j, floe_err_t *err)
 {
     if (!json_is_object(j)) {
-        bad(err, "snapshot must be an object");
+        mj_bad(err, "snapshot must be an object");
         return NULL;
     }
     floe_ice_snapshot_t *s = calloc(1, sizeof *s);
@@ -575,23 +582,23 @@ static floe_ice_snapshot_t *snapshot_from_json(json_t *j, floe_err_t *err)
     s->parent_id = -1;
     s->schema_id = -1;
     const char *ml, *op = NULL;
-    if (get_i64(j, "snapshot-id", true, &s->snapshot_id, err) != 0 ||
-        get_i64(j, "parent-snapshot-id", false, &s->parent_id, err) < 0 ||
-        get_i64(j, "sequence-number", false, &s->sequence_number, err) < 0 ||
-        get_i64(j, "timestamp-ms", true, &s->timestamp_ms, err) != 0 ||
-        get_i32(j, "schema-id", false, &s->schema_id, err) < 0)
+    if (mj_get_i64(j, "snapshot-id", true, &s->snapshot_id, err) != 0 ||
+        mj_get_i64(j, "parent-snapshot-id", false, &s->parent_id, err) < 0 ||
+        mj_get_i64(j, "sequence-number", false, &s->sequence_number, err) < 0 ||
+        mj_get_i64(j, "timestamp-ms", true, &s->timestamp_ms, err) != 0 ||
+        mj_get_i32(j, "schema-id", false, &s->schema_id, err) < 0)
         goto fail;
-    ml = get_str(j, "manifest-list", false, err);
+    ml = mj_get_str(j, "manifest-list", false, err);
     if (!ml && json_object_get(j, "manifest-list") &&
         !json_is_null(json_object_get(j, "manifest-list")))
         goto fail;
     if (ml && !(s->manifest_list = strdup(ml))) goto oom;
     json_t *sum = json_object_get(j, "summary");
     if (sum && json_is_object(sum)) {
-        op = get_str(sum, "operation", false, err);
-        if (props_from_json(sum, &s->summary, "operation", err) < 0) goto fail;
+        op = mj_get_str(sum, "operation", false, err);
+        if (mj_props_from_json(sum, &s->summary, "operation", err) < 0) goto fail;
     } else if (sum && !json_is_null(sum)) {
-        bad(err, "snapshot summary must be an object");
+        mj_bad(err, "snapshot summary must be an object");
         goto fail;
     }
     if (!(s->operation = strdup(op ? op : "append"))) goto oom;
@@ -603,19 +610,19 @@ fail:
     return NULL;
 }
 
-static json_t *ref_to_json(const floe_ice_ref_t *r)
+json_t *mj_ref_to_json(const floe_ice_ref_t *r)
 {
     json_t *o = json_object();
     int rc = !o;
     if (o) {
-        rc |= set_new(o, "snapshot-id", json_integer(r->snapshot_id));
-        rc |= set_new(o, "type", json_string(r->is_tag ? "tag" : "branch"));
+        rc |= mj_set_new(o, "snapshot-id", json_integer(r->snapshot_id));
+        rc |= mj_set_new(o, "type", json_string(r->is_tag ? "tag" : "branch"));
         if (r->max_ref_age_ms >= 0)
-            rc |= set_new(o, "max-ref-age-ms", json_integer(r->max_ref_age_ms));
+            rc |= mj_set_new(o, "max-ref-age-ms", json_integer(r->max_ref_age_ms));
         if (r->max_snapshot_age_ms >= 0)
-            rc |= set_new(o, "max-snapshot-age-ms", json_integer(r->max_snapshot_age_ms));
+            rc |= mj_set_new(o, "max-snapshot-age-ms", json_integer(r->max_snapshot_age_ms));
         if (r->min_snapshots_to_keep >= 0)
-            rc |= set_new(o, "min-snapshots-to-keep", json_integer(r->min_snapshots_to_keep));
+            rc |= mj_set_new(o, "min-snapshots-to-keep", json_integer(r->min_snapshots_to_keep));
     }
     if (rc) {
         json_decref(o);
@@ -624,20 +631,20 @@ static json_t *ref_to_json(const floe_ice_ref_t *r)
     return o;
 }
 
-static int ref_from_json(json_t *j, floe_ice_ref_t *r, const char *id_key, floe_err_t *err)
+int mj_ref_from_json(json_t *j, floe_ice_ref_t *r, const char *id_key, floe_err_t *err)
 {
     r->max_ref_age_ms = r->max_snapshot_age_ms = -1;
     r->min_snapshots_to_keep = -1;
-    if (!json_is_object(j)) return bad(err, "ref must be an object");
-    const char *type = get_str(j, "type", true, err);
+    if (!json_is_object(j)) return mj_bad(err, "ref must be an object");
+    const char *type = mj_get_str(j, "type", true, err);
     if (!type) return -1;
     if (strcmp(type, "tag") && strcmp(type, "branch"))
-        return bad(err, "ref type must be branch or tag");
+        return mj_bad(err, "ref type must be branch or tag");
     r->is_tag = strcmp(type, "tag") == 0;
-    if (get_i64(j, id_key, true, &r->snapshot_id, err) != 0 ||
-        get_i64(j, "max-ref-age-ms", false, &r->max_ref_age_ms, err) < 0 ||
-        get_i64(j, "max-snapshot-age-ms", false, &r->max_snapshot_age_ms, err) < 0 ||
-        get_i32(j, "min-snapshots-to-keep", false, &r->min_snapshots_to_keep, err) < 0)
+    if (mj_get_i64(j, id_key, true, &r->snapshot_id, err) != 0 ||
+        mj_get_i64(j, "max-ref-age-ms", false, &r->max_ref_age_ms, err) < 0 ||
+        mj_get_i64(j, "max-snapshot-age-ms", false, &r->max_snapshot_age_ms, err) < 0 ||
+        mj_get_i32(j, "min-snapshots-to-keep", false, &r->min_snapshots_to_keep, err) < 0)
         return -1;
     return 0;
 }
@@ -647,66 +654,66 @@ static int ref_from_json(json_t *j, floe_ice_ref_t *r, const char *id_key, floe_
 char *floe_ice_metadata_to_json(const floe_ice_metadata_t *m, floe_err_t *err)
 {
     json_t *o = json_object();
-    if (!o) return dump(NULL, err);
+    if (!o) return mj_dump(NULL, err);
     int rc = 0;
-    rc |= set_new(o, "format-version", json_integer(m->format_version));
-    rc |= set_new(o, "table-uuid", json_string(m->table_uuid));
-    rc |= set_new(o, "location", json_string(m->location));
+    rc |= mj_set_new(o, "format-version", json_integer(m->format_version));
+    rc |= mj_set_new(o, "table-uuid", json_string(m->table_uuid));
+    rc |= mj_set_new(o, "location", json_string(m->location));
     if (m->format_version >= 2)
-        rc |= set_new(o, "last-sequence-number", json_integer(m->last_sequence_number));
-    rc |= set_new(o, "last-updated-ms", json_integer(m->last_updated_ms));
-    rc |= set_new(o, "last-column-id", json_integer(m->last_column_id));
+        rc |= mj_set_new(o, "last-sequence-number", json_integer(m->last_sequence_number));
+    rc |= mj_set_new(o, "last-updated-ms", json_integer(m->last_updated_ms));
+    rc |= mj_set_new(o, "last-column-id", json_integer(m->last_column_id));
     json_t *a = json_array();
-    rc |= set_new(o, "schemas", a);
+    rc |= mj_set_new(o, "schemas", a);
     for (size_t i = 0; !rc && i < m->nschemas; i++)
-        rc |= json_array_append_new(a, schema_to_json(m->schemas[i]));
-    rc |= set_new(o, "current-schema-id", json_integer(m->current_schema_id));
+        rc |= json_array_append_new(a, mj_schema_to_json(m->schemas[i]));
+    rc |= mj_set_new(o, "current-schema-id", json_integer(m->current_schema_id));
     if (m->format_version == 1) {
         const floe_ice_schema_t *cs = floe_ice_metadata_current_schema(m);
-        if (cs) rc |= set_new(o, "schema", schema_to_json(cs));
+        if (cs) rc |= mj_set_new(o, "schema", mj_schema_to_json(cs));
         const floe_ice_spec_t *ds = floe_ice_metadata_default_spec(m);
-        if (ds) rc |= set_new(o, "partition-spec", spec_fields_to_json(ds));
+        if (ds) rc |= mj_set_new(o, "partition-spec", spec_fields_to_json(ds));
     }
     a = json_array();
-    rc |= set_new(o, "partition-specs", a);
+    rc |= mj_set_new(o, "partition-specs", a);
     for (size_t i = 0; !rc && i < m->nspecs; i++)
-        rc |= json_array_append_new(a, spec_to_json(m->specs[i]));
-    rc |= set_new(o, "default-spec-id", json_integer(m->default_spec_id));
-    rc |= set_new(o, "last-partition-id", json_integer(m->last_partition_id));
-    rc |= set_new(o, "properties", props_to_json(&m->properties));
-    rc |= set_new(o, "current-snapshot-id", json_integer(m->current_snapshot_id));
+        rc |= json_array_append_new(a, mj_spec_to_json(m->specs[i]));
+    rc |= mj_set_new(o, "default-spec-id", json_integer(m->default_spec_id));
+    rc |= mj_set_new(o, "last-partition-id", json_integer(m->last_partition_id));
+    rc |= mj_set_new(o, "properties", mj_props_to_json(&m->properties));
+    rc |= mj_set_new(o, "current-snapshot-id", json_integer(m->current_snapshot_id));
     a = json_array();
-    rc |= set_new(o, "snapshots", a);
+    rc |= mj_set_new(o, "snapshots", a);
     for (size_t i = 0; !rc && i < m->nsnapshots; i++)
-        rc |= json_array_append_new(a, snapshot_to_json(m->snapshots[i]));
+        rc |= json_array_append_new(a, mj_snapshot_to_json(m->snapshots[i]));
     a = json_array();
-    rc |= set_new(o, "snapshot-log", a);
+    rc |= mj_set_new(o, "snapshot-log", a);
     for (size_t i = 0; !rc && i < m->nsnapshot_log; i++) {
         json_t *e = json_object();
         rc |= json_array_append_new(a, e);
-        rc |= set_new(e, "timestamp-ms", json_integer(m->snapshot_log[i].timestamp_ms));
-        rc |= set_new(e, "snapshot-id", json_integer(m->snapshot_log[i].snapshot_id));
+        rc |= mj_set_new(e, "timestamp-ms", json_integer(m->snapshot_log[i].timestamp_ms));
+        rc |= mj_set_new(e, "snapshot-id", json_integer(m->snapshot_log[i].snapshot_id));
     }
     a = json_array();
-    rc |= set_new(o, "metadata-log", a);
+    rc |= mj_set_new(o, "metadata-log", a);
     for (size_t i = 0; !rc && i < m->nmetadata_log; i++) {
         json_t *e = json_object();
         rc |= json_array_append_new(a, e);
-        rc |= set_new(e, "timestamp-ms", json_integer(m->metadata_log[i].timestamp_ms));
-        rc |= set_new(e, "metadata-file", json_string(m->metadata_log[i].file));
+        rc |= mj_set_new(e, "timestamp-ms", json_integer(m->metadata_log[i].timestamp_ms));
+        rc |= mj_set_new(e, "metadata-file", json_string(m->metadata_log[i].file));
     }
     a = json_array();
-    rc |= set_new(o, "sort-orders", a);
+    rc |= mj_set_new(o, "sort-orders", a);
     for (size_t i = 0; !rc && i < m->norders; i++)
-        rc |= json_array_append_new(a, order_to_json(m->orders[i]));
-    rc |= set_new(o, "default-sort-order-id", json_integer(m->default_sort_order_id));
+        rc |= json_array_append_new(a, mj_order_to_json(m->orders[i]));
+    rc |= mj_set_new(o, "default-sort-order-id", json_integer(m->default_sort_order_id));
     a = json_object();
-    rc |= set_new(o, "refs", a);
+    rc |= mj_set_new(o, "refs", a);
     for (size_t i = 0; !rc && i < m->nrefs; i++)
-        rc |= set_new(a, m->refs[i].name, ref_to_json(&m->refs[i]));
+        rc |= mj_set_new(a, m->refs[i].name, mj_ref_to_json(&m->refs[i]));
     if (rc) {
         json_decref(o);
-        return dump(NULL, err);
+        return mj_dump(NULL, err);
     }
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
@@ -725,27 +732,27 @@ static int push(void ***arr, size_t *n, void *p)
 
 static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
 {
-    if (!json_is_object(j)) return bad(err, "top level must be an object");
+    if (!json_is_object(j)) return mj_bad(err, "top level must be an object");
     int32_t fv;
-    if (get_i32(j, "format-version", true, &fv, err) != 0) return -1;
+    if (mj_get_i32(j, "format-version", true, &fv, err) != 0) return -1;
     if (fv != 1 && fv != 2)
         return floe_err_set(err, FLOE_EUNSUPPORTED, "metadata: format-version %d not supported",
                             fv);
     m->format_version = fv;
-    const char *uuid = get_str(j, "table-uuid", fv >= 2, err);
+    const char *uuid = mj_get_str(j, "table-uuid", fv >= 2, err);
     if (!uuid && fv >= 2) return -1;
     if (uuid) {
-        if (strlen(uuid) != 36) return bad(err, "table-uuid must be 36 characters");
+        if (strlen(uuid) != 36) return mj_bad(err, "table-uuid must be 36 characters");
         memcpy(m->table_uuid, uuid, 37);
     } else {
         floe_ice_uuid4(m->table_uuid);
     }
-    const char *loc = get_str(j, "location", true, err);
+    const char *loc = mj_get_str(j, "location", true, err);
     if (!loc) return -1;
     if (!(m->location = strdup(loc))) return floe_err_oom(err);
-    if (get_i64(j, "last-sequence-number", fv >= 2, &m->last_sequence_number, err) < 0 ||
-        get_i64(j, "last-updated-ms", true, &m->last_updated_ms, err) != 0 ||
-        get_i32(j, "last-column-id", true, &m->last_column_id, err) != 0)
+    if (mj_get_i64(j, "last-sequence-number", fv >= 2, &m->last_sequence_number, err) < 0 ||
+        mj_get_i64(j, "last-updated-ms", true, &m->last_updated_ms, err) != 0 ||
+        mj_get_i32(j, "last-column-id", true, &m->last_column_id, err) != 0)
         return -1;
 
     /* schemas */
@@ -755,16 +762,16 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         json_t *sj;
         json_array_foreach(schemas, i, sj)
         {
-            floe_ice_schema_t *s = schema_from_json(sj, err);
+            floe_ice_schema_t *s = mj_schema_from_json(sj, err);
             if (!s) return -1;
             if (push((void ***)&m->schemas, &m->nschemas, s) < 0) {
                 floe_ice_schema_free(s);
                 return floe_err_oom(err);
             }
         }
-        if (get_i32(j, "current-schema-id", true, &m->current_schema_id, err) != 0) return -1;
+        if (mj_get_i32(j, "current-schema-id", true, &m->current_schema_id, err) != 0) return -1;
     } else if (fv == 1 && json_object_get(j, "schema")) {
-        floe_ice_schema_t *s = schema_from_json(json_object_get(j, "schema"), err);
+        floe_ice_schema_t *s = mj_schema_from_json(json_object_get(j, "schema"), err);
         if (!s) return -1;
         if (push((void ***)&m->schemas, &m->nschemas, s) < 0) {
             floe_ice_schema_free(s);
@@ -772,10 +779,11 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         }
         m->current_schema_id = s->schema_id;
     } else {
-        return bad(err, "missing 'schemas'");
+        return mj_bad(err, "missing 'schemas'");
     }
-    if (!m->nschemas) return bad(err, "no schemas");
-    if (!floe_ice_metadata_current_schema(m)) return bad(err, "current-schema-id names no schema");
+    if (!m->nschemas) return mj_bad(err, "no schemas");
+    if (!floe_ice_metadata_current_schema(m))
+        return mj_bad(err, "current-schema-id names no schema");
 
     /* partition specs */
     int32_t next_v1 = 1000;
@@ -785,17 +793,17 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         json_t *sj;
         json_array_foreach(specs, i, sj)
         {
-            floe_ice_spec_t *s = spec_from_json(sj, &next_v1, err);
+            floe_ice_spec_t *s = mj_spec_from_json(sj, &next_v1, err);
             if (!s) return -1;
             if (push((void ***)&m->specs, &m->nspecs, s) < 0) {
                 floe_ice_spec_free(s);
                 return floe_err_oom(err);
             }
         }
-        if (get_i32(j, "default-spec-id", true, &m->default_spec_id, err) != 0) return -1;
+        if (mj_get_i32(j, "default-spec-id", true, &m->default_spec_id, err) != 0) return -1;
     } else if (fv == 1 && json_object_get(j, "partition-spec")) {
         floe_ice_spec_t *s =
-            spec_from_fields(json_object_get(j, "partition-spec"), 0, &next_v1, err);
+            mj_spec_from_fields(json_object_get(j, "partition-spec"), 0, &next_v1, err);
         if (!s) return -1;
         if (push((void ***)&m->specs, &m->nspecs, s) < 0) {
             floe_ice_spec_free(s);
@@ -803,16 +811,16 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         }
         m->default_spec_id = 0;
     } else {
-        return bad(err, "missing 'partition-specs'");
+        return mj_bad(err, "missing 'partition-specs'");
     }
-    if (!floe_ice_metadata_default_spec(m)) return bad(err, "default-spec-id names no spec");
+    if (!floe_ice_metadata_default_spec(m)) return mj_bad(err, "default-spec-id names no spec");
     m->last_partition_id = 999;
     for (size_t i = 0; i < m->nspecs; i++)
         for (size_t k = 0; k < m->specs[i]->nfields; k++)
             if (m->specs[i]->fields[k].field_id > m->last_partition_id)
                 m->last_partition_id = m->specs[i]->fields[k].field_id;
     int32_t lpi = m->last_partition_id;
-    if (get_i32(j, "last-partition-id", fv >= 2, &lpi, err) < 0) return -1;
+    if (mj_get_i32(j, "last-partition-id", fv >= 2, &lpi, err) < 0) return -1;
     if (lpi > m->last_partition_id) m->last_partition_id = lpi;
 
     /* sort orders */
@@ -822,17 +830,17 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         json_t *oj;
         json_array_foreach(orders, i, oj)
         {
-            floe_ice_sort_order_t *o = order_from_json(oj, err);
+            floe_ice_sort_order_t *o = mj_order_from_json(oj, err);
             if (!o) return -1;
             if (push((void ***)&m->orders, &m->norders, o) < 0) {
                 floe_ice_sort_order_free(o);
                 return floe_err_oom(err);
             }
         }
-        if (get_i32(j, "default-sort-order-id", fv >= 2, &m->default_sort_order_id, err) < 0)
+        if (mj_get_i32(j, "default-sort-order-id", fv >= 2, &m->default_sort_order_id, err) < 0)
             return -1;
     } else if (fv >= 2) {
-        return bad(err, "missing 'sort-orders'");
+        return mj_bad(err, "missing 'sort-orders'");
     }
     if (!m->norders) {
         floe_ice_sort_order_t *o = floe_ice_sort_order_new(0);
@@ -843,18 +851,19 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         m->default_sort_order_id = 0;
     }
 
-    if (props_from_json(json_object_get(j, "properties"), &m->properties, NULL, err) < 0) return -1;
+    if (mj_props_from_json(json_object_get(j, "properties"), &m->properties, NULL, err) < 0)
+        return -1;
     m->current_snapshot_id = -1;
-    if (get_i64(j, "current-snapshot-id", false, &m->current_snapshot_id, err) < 0) return -1;
+    if (mj_get_i64(j, "current-snapshot-id", false, &m->current_snapshot_id, err) < 0) return -1;
 
     json_t *snaps = json_object_get(j, "snapshots");
     if (snaps && !json_is_null(snaps)) {
-        if (!json_is_array(snaps)) return bad(err, "snapshots must be an array");
+        if (!json_is_array(snaps)) return mj_bad(err, "snapshots must be an array");
         size_t i;
         json_t *sj;
         json_array_foreach(snaps, i, sj)
         {
-            floe_ice_snapshot_t *s = snapshot_from_json(sj, err);
+            floe_ice_snapshot_t *s = mj_snapshot_from_json(sj, err);
             if (!s) return -1;
             if (push((void ***)&m->snapshots, &m->nsnapshots, s) < 0) {
                 floe_ice_snapshot_free(s);
@@ -863,33 +872,33 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         }
     }
     if (m->current_snapshot_id >= 0 && !floe_ice_metadata_current_snapshot(m))
-        return bad(err, "current-snapshot-id names no snapshot");
+        return mj_bad(err, "current-snapshot-id names no snapshot");
 
     json_t *log = json_object_get(j, "snapshot-log");
     if (log && !json_is_null(log)) {
-        if (!json_is_array(log)) return bad(err, "snapshot-log must be an array");
+        if (!json_is_array(log)) return mj_bad(err, "snapshot-log must be an array");
         size_t n = json_array_size(log);
         if (n && !(m->snapshot_log = calloc(n, sizeof *m->snapshot_log))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(log, i);
-            if (!json_is_object(e)) return bad(err, "snapshot-log entry must be an object");
-            if (get_i64(e, "timestamp-ms", true, &m->snapshot_log[i].timestamp_ms, err) != 0 ||
-                get_i64(e, "snapshot-id", true, &m->snapshot_log[i].snapshot_id, err) != 0)
+            if (!json_is_object(e)) return mj_bad(err, "snapshot-log entry must be an object");
+            if (mj_get_i64(e, "timestamp-ms", true, &m->snapshot_log[i].timestamp_ms, err) != 0 ||
+                mj_get_i64(e, "snapshot-id", true, &m->snapshot_log[i].snapshot_id, err) != 0)
                 return -1;
             m->nsnapshot_log++;
         }
     }
     log = json_object_get(j, "metadata-log");
     if (log && !json_is_null(log)) {
-        if (!json_is_array(log)) return bad(err, "metadata-log must be an array");
+        if (!json_is_array(log)) return mj_bad(err, "metadata-log must be an array");
         size_t n = json_array_size(log);
         if (n && !(m->metadata_log = calloc(n, sizeof *m->metadata_log))) return floe_err_oom(err);
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(log, i);
             const char *f;
-            if (!json_is_object(e)) return bad(err, "metadata-log entry must be an object");
-            if (get_i64(e, "timestamp-ms", true, &m->metadata_log[i].timestamp_ms, err) != 0 ||
-                !(f = get_str(e, "metadata-file", true, err)))
+            if (!json_is_object(e)) return mj_bad(err, "metadata-log entry must be an object");
+            if (mj_get_i64(e, "timestamp-ms", true, &m->metadata_log[i].timestamp_ms, err) != 0 ||
+                !(f = mj_get_str(e, "metadata-file", true, err)))
                 return -1;
             if (!(m->metadata_log[i].file = strdup(f))) return floe_err_oom(err);
             m->nmetadata_log++;
@@ -898,7 +907,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
 
     json_t *refs = json_object_get(j, "refs");
     if (refs && !json_is_null(refs)) {
-        if (!json_is_object(refs)) return bad(err, "refs must be an object");
+        if (!json_is_object(refs)) return mj_bad(err, "refs must be an object");
         size_t n = json_object_size(refs);
         if (n && !(m->refs = calloc(n, sizeof *m->refs))) return floe_err_oom(err);
         const char *k;
@@ -906,7 +915,7 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         json_object_foreach(refs, k, v)
         {
             floe_ice_ref_t *r = &m->refs[m->nrefs];
-            if (ref_from_json(v, r, "snapshot-id", err) < 0) return -1;
+            if (mj_ref_from_json(v, r, "snapshot-id", err) < 0) return -1;
             if (!floe_ice_metadata_snapshot(m, r->snapshot_id))
                 return floe_err_set(err, FLOE_ECORRUPT, "metadata: ref '%.64s' names no snapshot",
                                     k);
@@ -927,14 +936,14 @@ static int parse_metadata(json_t *j, floe_ice_metadata_t *m, floe_err_t *err)
         m->nrefs++;
     } else if (floe_ice_metadata_ref(m, "main") &&
                floe_ice_metadata_ref(m, "main")->snapshot_id != m->current_snapshot_id) {
-        return bad(err, "refs.main disagrees with current-snapshot-id");
+        return mj_bad(err, "refs.main disagrees with current-snapshot-id");
     }
     return 0;
 }
 
 floe_ice_metadata_t *floe_ice_metadata_from_json(const char *json, size_t len, floe_err_t *err)
 {
-    json_t *j = load(json, len, err);
+    json_t *j = mj_load(json, len, err);
     if (!j) return NULL;
     floe_ice_metadata_t *m = calloc(1, sizeof *m);
     if (!m) {
@@ -950,273 +959,4 @@ floe_ice_metadata_t *floe_ice_metadata_from_json(const char *json, size_t len, f
         return NULL;
     }
     return m;
-}
-
-/* ---- REST updates and requirements ---- */
-
-static const char *const update_names[] = {
-    NULL,
-    "assign-uuid",
-    "upgrade-format-version",
-    "add-schema",
-    "set-current-schema",
-    "add-spec",
-    "set-default-spec",
-    "add-sort-order",
-    "set-default-sort-order",
-    "add-snapshot",
-    "set-snapshot-ref",
-    "remove-snapshots",
-    "remove-snapshot-ref",
-    "set-location",
-    "set-properties",
-    "remove-properties",
-};
-
-static int append_dump(json_t *o, floe_buf_t *out, floe_err_t *err)
-{
-    char *s = dump(o, err);
-    if (!s) return -1;
-    int rc = floe_buf_append_str(out, s);
-    free(s);
-    if (rc < 0) return floe_err_oom(err);
-    return 0;
-}
-
-int floe_ice_update_to_json(const floe_ice_update_t *u, floe_buf_t *out, floe_err_t *err)
-{
-    if (u->kind < FLOE_ICE_UP_ASSIGN_UUID || u->kind > FLOE_ICE_UP_REMOVE_PROPERTIES)
-        return floe_err_set(err, FLOE_EINVAL, "unknown update kind");
-    json_t *o = json_object();
-    int rc = !o;
-    if (o) rc |= set_new(o, "action", json_string(update_names[u->kind]));
-    switch (u->kind) {
-    case FLOE_ICE_UP_ASSIGN_UUID:
-        rc |= set_new(o, "uuid", json_string(u->str ? u->str : ""));
-        break;
-    case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION:
-        rc |= set_new(o, "format-version", json_integer(u->id));
-        break;
-    case FLOE_ICE_UP_ADD_SCHEMA:
-        rc |= !u->schema || set_new(o, "schema", schema_to_json(u->schema));
-        break;
-    case FLOE_ICE_UP_SET_CURRENT_SCHEMA: rc |= set_new(o, "schema-id", json_integer(u->id)); break;
-    case FLOE_ICE_UP_ADD_SPEC: rc |= !u->spec || set_new(o, "spec", spec_to_json(u->spec)); break;
-    case FLOE_ICE_UP_SET_DEFAULT_SPEC: rc |= set_new(o, "spec-id", json_integer(u->id)); break;
-    case FLOE_ICE_UP_ADD_SORT_ORDER:
-        rc |= !u->order || set_new(o, "sort-order", order_to_json(u->order));
-        break;
-    case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER:
-        rc |= set_new(o, "sort-order-id", json_integer(u->id));
-        break;
-    case FLOE_ICE_UP_ADD_SNAPSHOT:
-        rc |= !u->snapshot || set_new(o, "snapshot", snapshot_to_json(u->snapshot));
-        break;
-    case FLOE_ICE_UP_SET_SNAPSHOT_REF: {
-        json_t *r = ref_to_json(&u->ref);
-        rc |= !r || !u->ref.name;
-        if (r) {
-            const char *k;
-            json_t *v;
-            json_object_foreach(r, k, v) rc |= json_object_set(o, k, v);
-            json_decref(r);
-        }
-        if (u->ref.name) rc |= set_new(o, "ref-name", json_string(u->ref.name));
-        break;
-    }
-    case FLOE_ICE_UP_REMOVE_SNAPSHOTS: {
-        json_t *a = json_array();
-        rc |= set_new(o, "snapshot-ids", a);
-        for (size_t i = 0; !rc && i < u->nsnapshot_ids; i++)
-            rc |= json_array_append_new(a, json_integer(u->snapshot_ids[i]));
-        break;
-    }
-    case FLOE_ICE_UP_REMOVE_SNAPSHOT_REF:
-        rc |= set_new(o, "ref-name", json_string(u->ref.name ? u->ref.name : ""));
-        break;
-    case FLOE_ICE_UP_SET_LOCATION:
-        rc |= set_new(o, "location", json_string(u->str ? u->str : ""));
-        break;
-    case FLOE_ICE_UP_SET_PROPERTIES: rc |= set_new(o, "updates", props_to_json(&u->props)); break;
-    case FLOE_ICE_UP_REMOVE_PROPERTIES: {
-        json_t *a = json_array();
-        rc |= set_new(o, "removals", a);
-        for (size_t i = 0; !rc && i < u->props.n; i++)
-            rc |= json_array_append_new(a, json_string(u->props.kv[i].key));
-        break;
-    }
-    }
-    if (rc) {
-        json_decref(o);
-        return floe_err_set(err, FLOE_ENOMEM, "cannot render update");
-    }
-    return append_dump(o, out, err);
-}
-
-static int update_from(json_t *j, floe_ice_update_t *u, floe_err_t *err)
-{
-    if (!json_is_object(j)) return bad(err, "update must be an object");
-    const char *a = get_str(j, "action", true, err);
-    if (!a) return -1;
-    for (int k = 1; k <= FLOE_ICE_UP_REMOVE_PROPERTIES; k++)
-        if (strcmp(a, update_names[k]) == 0) u->kind = (floe_ice_update_kind_t)k;
-    int32_t dummy = 0;
-    switch (u->kind) {
-    case FLOE_ICE_UP_ASSIGN_UUID:
-    case FLOE_ICE_UP_SET_LOCATION: {
-        const char *s =
-            get_str(j, u->kind == FLOE_ICE_UP_ASSIGN_UUID ? "uuid" : "location", true, err);
-        if (!s) return -1;
-        if (!(u->str = strdup(s))) return floe_err_oom(err);
-        return 0;
-    }
-    case FLOE_ICE_UP_UPGRADE_FORMAT_VERSION:
-        return get_i32(j, "format-version", true, &u->id, err) ? -1 : 0;
-    case FLOE_ICE_UP_ADD_SCHEMA:
-        if (get_i32(j, "last-column-id", false, &dummy, err) < 0) return -1;
-        return (u->schema = schema_from_json(json_object_get(j, "schema"), err)) ? 0 : -1;
-    case FLOE_ICE_UP_SET_CURRENT_SCHEMA: return get_i32(j, "schema-id", true, &u->id, err) ? -1 : 0;
-    case FLOE_ICE_UP_ADD_SPEC: {
-        int32_t next = 1000;
-        json_t *sj = json_object_get(j, "spec");
-        if (json_is_object(sj) && !json_object_get(sj, "spec-id"))
-            return (u->spec = spec_from_fields(json_object_get(sj, "fields"), 0, &next, err)) ? 0
-                                                                                              : -1;
-        return (u->spec = spec_from_json(sj, &next, err)) ? 0 : -1;
-    }
-    case FLOE_ICE_UP_SET_DEFAULT_SPEC: return get_i32(j, "spec-id", true, &u->id, err) ? -1 : 0;
-    case FLOE_ICE_UP_ADD_SORT_ORDER:
-        return (u->order = order_from_json(json_object_get(j, "sort-order"), err)) ? 0 : -1;
-    case FLOE_ICE_UP_SET_DEFAULT_SORT_ORDER:
-        return get_i32(j, "sort-order-id", true, &u->id, err) ? -1 : 0;
-    case FLOE_ICE_UP_ADD_SNAPSHOT:
-        return (u->snapshot = snapshot_from_json(json_object_get(j, "snapshot"), err)) ? 0 : -1;
-    case FLOE_ICE_UP_SET_SNAPSHOT_REF: {
-        const char *n = get_str(j, "ref-name", true, err);
-        if (!n || ref_from_json(j, &u->ref, "snapshot-id", err) < 0) return -1;
-        if (!(u->ref.name = strdup(n))) return floe_err_oom(err);
-        return 0;
-    }
-    case FLOE_ICE_UP_REMOVE_SNAPSHOT_REF: {
-        const char *n = get_str(j, "ref-name", true, err);
-        if (!n) return -1;
-        if (!(u->ref.name = strdup(n))) return floe_err_oom(err);
-        return 0;
-    }
-    case FLOE_ICE_UP_REMOVE_SNAPSHOTS: {
-        json_t *ids = json_object_get(j, "snapshot-ids");
-        if (!json_is_array(ids)) return bad(err, "snapshot-ids must be an array");
-        size_t n = json_array_size(ids);
-        if (n && !(u->snapshot_ids = calloc(n, sizeof *u->snapshot_ids))) return floe_err_oom(err);
-        for (size_t i = 0; i < n; i++) {
-            json_t *v = json_array_get(ids, i);
-            if (!json_is_integer(v)) return bad(err, "snapshot-ids must hold integers");
-            u->snapshot_ids[u->nsnapshot_ids++] = json_integer_value(v);
-        }
-        return 0;
-    }
-    case FLOE_ICE_UP_SET_PROPERTIES:
-        return props_from_json(json_object_get(j, "updates"), &u->props, NULL, err);
-    case FLOE_ICE_UP_REMOVE_PROPERTIES: {
-        json_t *r = json_object_get(j, "removals");
-        if (!json_is_array(r)) return bad(err, "removals must be an array");
-        size_t i;
-        json_t *v;
-        json_array_foreach(r, i, v)
-        {
-            if (!json_is_string(v)) return bad(err, "removals must hold strings");
-            if (floe_ice_props_set(&u->props, json_string_value(v), "") < 0)
-                return floe_err_oom(err);
-        }
-        return 0;
-    }
-    }
-    return floe_err_set(err, FLOE_EUNSUPPORTED, "update action '%.64s' not supported", a);
-}
-
-int floe_ice_update_from_json(const char *json, size_t len, floe_ice_update_t *u, floe_err_t *err)
-{
-    memset(u, 0, sizeof *u);
-    json_t *j = load(json, len, err);
-    if (!j) return -1;
-    int rc = update_from(j, u, err);
-    json_decref(j);
-    if (rc < 0) floe_ice_update_clear(u);
-    return rc;
-}
-
-static const struct {
-    floe_ice_req_kind_t k;
-    const char *name, *key;
-} req_names[] = {
-    {FLOE_ICE_REQ_ASSERT_CREATE, "assert-create", NULL},
-    {FLOE_ICE_REQ_ASSERT_TABLE_UUID, "assert-table-uuid", NULL},
-    {FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID, "assert-ref-snapshot-id", "snapshot-id"},
-    {FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_FIELD_ID, "assert-last-assigned-field-id",
-     "last-assigned-field-id"},
-    {FLOE_ICE_REQ_ASSERT_CURRENT_SCHEMA_ID, "assert-current-schema-id", "current-schema-id"},
-    {FLOE_ICE_REQ_ASSERT_LAST_ASSIGNED_PARTITION_ID, "assert-last-assigned-partition-id",
-     "last-assigned-partition-id"},
-    {FLOE_ICE_REQ_ASSERT_DEFAULT_SPEC_ID, "assert-default-spec-id", "default-spec-id"},
-    {FLOE_ICE_REQ_ASSERT_DEFAULT_SORT_ORDER_ID, "assert-default-sort-order-id",
-     "default-sort-order-id"},
-};
-
-int floe_ice_req_to_json(const floe_ice_req_t *r, floe_buf_t *out, floe_err_t *err)
-{
-    for (size_t i = 0; i < sizeof req_names / sizeof req_names[0]; i++) {
-        if (req_names[i].k != r->kind) continue;
-        json_t *o = json_object();
-        int rc = !o || set_new(o, "type", json_string(req_names[i].name));
-        if (r->kind == FLOE_ICE_REQ_ASSERT_TABLE_UUID)
-            rc |= set_new(o, "uuid", json_string(r->uuid));
-        if (r->kind == FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID) {
-            rc |= set_new(o, "ref", json_string(r->ref));
-            rc |= set_new(o, "snapshot-id", r->value < 0 ? json_null() : json_integer(r->value));
-        } else if (req_names[i].key) {
-            rc |= set_new(o, req_names[i].key, json_integer(r->value));
-        }
-        if (rc) {
-            json_decref(o);
-            return floe_err_oom(err);
-        }
-        return append_dump(o, out, err);
-    }
-    return floe_err_set(err, FLOE_EINVAL, "unknown requirement kind");
-}
-
-int floe_ice_req_from_json(const char *json, size_t len, floe_ice_req_t *r, floe_err_t *err)
-{
-    memset(r, 0, sizeof *r);
-    json_t *j = load(json, len, err);
-    if (!j) return -1;
-    int rc = -1;
-    const char *t = json_is_object(j) ? get_str(j, "type", true, err) : NULL;
-    if (!json_is_object(j)) bad(err, "requirement must be an object");
-    for (size_t i = 0; t && i < sizeof req_names / sizeof req_names[0]; i++) {
-        if (strcmp(t, req_names[i].name) != 0) continue;
-        r->kind = req_names[i].k;
-        rc = 0;
-        if (r->kind == FLOE_ICE_REQ_ASSERT_TABLE_UUID) {
-            const char *u = get_str(j, "uuid", true, err);
-            if (!u || strlen(u) != 36) rc = bad(err, "assert-table-uuid needs a uuid");
-            else
-                memcpy(r->uuid, u, 37);
-        } else if (r->kind == FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID) {
-            const char *ref = get_str(j, "ref", true, err);
-            if (!ref || strlen(ref) >= sizeof r->ref)
-                rc = bad(err, "assert-ref-snapshot-id needs a ref");
-            else {
-                memcpy(r->ref, ref, strlen(ref) + 1);
-                r->value = -1;
-                if (get_i64(j, "snapshot-id", false, &r->value, err) < 0) rc = -1;
-            }
-        } else if (req_names[i].key) {
-            if (get_i64(j, req_names[i].key, true, &r->value, err) != 0) rc = -1;
-        }
-    }
-    if (t && rc < 0 && !r->kind)
-        floe_err_set(err, FLOE_EUNSUPPORTED, "requirement '%.64s' not supported", t);
-    json_decref(j);
-    return rc;
 }

@@ -123,7 +123,7 @@ int js_infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **out)
         k = FLOE_TK_BOOL;
         if (js_skip_value(s) < 0) return SH_ERR;
         break;
-    case 'n': return lit(s, "null", 4);
+    case 'n': return js_lit(s, "null", 4);
     case '{':
     case '[': {
         if (++s->depth > s->r->opts.max_depth)
@@ -134,7 +134,7 @@ int js_infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **out)
         floe_rnode_t *acc = NULL;
         int failed = 0;
         s->p++;
-        ws(s);
+        js_ws(s);
         if (s->p < s->end && *s->p == close) {
             s->p++;
             s->depth--;
@@ -182,7 +182,7 @@ int js_infer(sh_t *s, const uint8_t *name, size_t name_len, floe_rnode_t **out)
             }
             acc = merge(s, acc, kid, &failed);
             if (failed) return SH_ERR;
-            int k = next_item(s, close);
+            int k = js_next_item(s, close);
             if (k > 0) continue;
             if (k < 0) goto fail;
             s->depth--;

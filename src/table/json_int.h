@@ -30,7 +30,8 @@ int js_syntax(sh_t *s, const char *what);
 /* Set the out-of-memory error on s->err; returns SH_ERR. */
 int js_oom(sh_t *s);
 
-static inline void ws(sh_t *s)
+/* Skip JSON whitespace. */
+static inline void js_ws(sh_t *s)
 {
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
         s->p++;
@@ -40,7 +41,7 @@ static inline void ws(sh_t *s)
  * control character or a byte >= 0x80.  Eight bytes at a time: a word
  * with none of them is skipped whole (the tests may flag a clean byte
  * after a real hit, never miss one, and the byte loop decides). */
-static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end)
+static inline const uint8_t *js_plain_run(const uint8_t *p, const uint8_t *end)
 {
     const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
     while (end - p >= 8) {
@@ -57,7 +58,7 @@ static inline const uint8_t *plain_run(const uint8_t *p, const uint8_t *end)
     return p;
 }
 
-static inline int lit(sh_t *s, const char *word, size_t n)
+static inline int js_lit(sh_t *s, const char *word, size_t n)
 {
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
         return js_syntax(s, "unknown literal");
@@ -67,12 +68,12 @@ static inline int lit(sh_t *s, const char *word, size_t n)
 
 /* After an item of an object or array: 1 when a ',' announces another,
  * 0 when `close` ends the container (consumed), else a syntax error. */
-static inline int next_item(sh_t *s, uint8_t close)
+static inline int js_next_item(sh_t *s, uint8_t close)
 {
-    ws(s);
+    js_ws(s);
     if (s->p < s->end && *s->p == ',') {
         s->p++;
-        ws(s);
+        js_ws(s);
         return 1;
     }
     if (s->p < s->end && *s->p == close) {

@@ -44,7 +44,7 @@ static int hex4(const uint8_t *p, uint32_t *out)
 int js_string_into(sh_t *s, floe_buf_t *out)
 {
     /* the common case: printable ASCII up to the closing quote, one copy */
-    const uint8_t *q = plain_run(s->p, s->end);
+    const uint8_t *q = js_plain_run(s->p, s->end);
     if (q < s->end && *q == '"') {
         size_t n = (size_t)(q - s->p);
         size_t left = (size_t)(s->end - s->p);
@@ -163,7 +163,7 @@ int js_key(sh_t *s, floe_slice_t *k)
     if (s->p >= s->end || *s->p != '"') return js_syntax(s, "expected a key");
     s->p++;
     const uint8_t *b = s->p;
-    s->p = plain_run(b, s->end);
+    s->p = js_plain_run(b, s->end);
     if (s->p < s->end && *s->p == '"') {
         *k = floe_slice(b, (size_t)(s->p - b));
         s->p++;
@@ -173,10 +173,10 @@ int js_key(sh_t *s, floe_slice_t *k)
         if (js_string_into(s, &s->key) < 0) return SH_ERR;
         *k = floe_buf_slice(&s->key);
     }
-    ws(s);
+    js_ws(s);
     if (s->p >= s->end || *s->p != ':') return js_syntax(s, "expected ':'");
     s->p++;
-    ws(s);
+    js_ws(s);
     return SH_OK;
 }
 
@@ -300,7 +300,7 @@ int js_skip_value(sh_t *s)
         uint8_t close = *s->p == '{' ? '}' : ']';
         bool obj = close == '}';
         s->p++;
-        ws(s);
+        js_ws(s);
         if (s->p < s->end && *s->p == close) {
             s->p++;
             s->depth--;
@@ -312,16 +312,16 @@ int js_skip_value(sh_t *s)
                 if (js_key(s, &k) < 0) return SH_ERR;
             }
             if (js_skip_value(s) < 0) return SH_ERR;
-            int k = next_item(s, close);
+            int k = js_next_item(s, close);
             if (k > 0) continue;
             if (k < 0) return SH_ERR;
             s->depth--;
             return SH_OK;
         }
     }
-    case 't': return lit(s, "true", 4);
-    case 'f': return lit(s, "false", 5);
-    case 'n': return lit(s, "null", 4);
+    case 't': return js_lit(s, "true", 4);
+    case 'f': return js_lit(s, "false", 5);
+    case 'n': return js_lit(s, "null", 4);
     default: {
         bool is_int;
         int64_t iv;

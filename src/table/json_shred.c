@@ -49,7 +49,7 @@ static int array(sh_t *s, floe_rnode_t *l, int rep)
         return floe_err_set(s->err, FLOE_ERANGE, "JSON nested deeper than %d",
                             s->r->opts.max_depth);
     s->p++; /* '[' */
-    ws(s);
+    js_ws(s);
     if (s->p < s->end && *s->p == ']') {
         s->p++;
         s->depth--;
@@ -59,13 +59,13 @@ static int array(sh_t *s, floe_rnode_t *l, int rep)
     for (int i = 0;; i++) {
         int r = i ? e->rep : rep;
         if (s->p < s->end && *s->p == 'n') {
-            if (lit(s, "null", 4) < 0) return SH_ERR;
+            if (js_lit(s, "null", 4) < 0) return SH_ERR;
             if (floe_rows_write_nulls(e, l->def + 1, r) < 0) return js_oom(s);
         } else {
             int rc = value(s, e, r);
             if (rc < 0) return rc;
         }
-        int k = next_item(s, ']');
+        int k = js_next_item(s, ']');
         if (k > 0) continue;
         if (k < 0) return SH_ERR;
         s->depth--;
@@ -162,7 +162,7 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
     if (s->p >= s->end) return js_syntax(s, "expected a value");
     uint8_t c = *s->p;
     if (c == 'n') {
-        if (lit(s, "null", 4) < 0) return SH_ERR;
+        if (js_lit(s, "null", 4) < 0) return SH_ERR;
         return null_at(s, n, rep);
     }
     switch (n->kind) {
@@ -184,12 +184,12 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
     }
     case FLOE_TK_BOOL:
         if (c == 't') {
-            if (lit(s, "true", 4) < 0) return SH_ERR;
+            if (js_lit(s, "true", 4) < 0) return SH_ERR;
             uint8_t b = 1;
             return push_fixed(s, n, rep, &b, 1);
         }
         if (c == 'f') {
-            if (lit(s, "false", 5) < 0) return SH_ERR;
+            if (js_lit(s, "false", 5) < 0) return SH_ERR;
             uint8_t b = 0;
             return push_fixed(s, n, rep, &b, 1);
         }
@@ -251,7 +251,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
         return floe_err_set(s->err, FLOE_ERANGE, "JSON nested deeper than %d",
                             s->r->opts.max_depth);
     s->p++; /* '{' */
-    ws(s);
+    js_ws(s);
     if (s->p < s->end && *s->p == '}') {
         s->p++;
     } else {
@@ -268,10 +268,10 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 if ((size_t)(s->end - q) >= len + 2 && q[0] == '"' && q[len + 1] == '"' &&
                     floe_mem_eq_short(g->name, q + 1, len)) {
                     s->p = q + len + 2;
-                    ws(s);
+                    js_ws(s);
                     if (s->p >= s->end || *s->p != ':') return js_syntax(s, "expected ':'");
                     s->p++;
-                    ws(s);
+                    js_ws(s);
                     kid = g;
                     st->hint = h + 1;
                 }
@@ -310,7 +310,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
                 int rc = value(s, kid, rep);
                 if (rc < 0) return rc;
             }
-            int more = next_item(s, '}');
+            int more = js_next_item(s, '}');
             if (more > 0) continue;
             if (more < 0) return SH_ERR;
             break;
@@ -369,14 +369,14 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, si
         s.p = json;
         s.depth = 0;
         s.ev_parent = s.ev_sub = s.ev_widen = NULL;
-        ws(&s);
+        js_ws(&s);
         if (s.p >= s.end || *s.p != '{') {
             /* not an object: say so only when it is valid JSON at all */
             const uint8_t *v = s.p;
             if (s.p >= s.end) {
                 rc = js_syntax(&s, "empty value");
             } else if (js_skip_value(&s) == 0) {
-                ws(&s);
+                js_ws(&s);
                 rc = s.p != s.end ? js_syntax(&s, "trailing bytes after the value")
                                   : floe_err_set(err, FLOE_EINVAL,
                                                  "JSON value is %s, not an object", json_kind(*v));
@@ -387,7 +387,7 @@ int floe_rows_json(floe_rows_t *r, floe_rnode_t *parent, const uint8_t *json, si
         bool is_root = parent == &r->root;
         rc = object(&s, parent, parent->rep, ++r->stamp_seq, !is_root);
         if (rc == SH_OK) {
-            ws(&s);
+            js_ws(&s);
             if (s.p != s.end) rc = js_syntax(&s, "trailing bytes after the value");
             else if (!is_root)
                 parent->stamp = r->row_stamp;
