@@ -187,13 +187,19 @@ static int push_seg(floe_log_t *l, floe_segment_t *s)
 void floe_log_unpin(floe_log_t *l, floe_segment_t *s)
 {
     (void)l;
-    if (--s->refs == 0 && s->deleted) floe_segment_free(s);
+    if (--s->refs == 0 && s->deleted) {
+        if (s->held) floe_fdc_put(&s->log);
+        floe_segment_free(s);
+    }
 }
 
-/* Remove segment i (not the active one): unlink now, free when unpinned. */
+/* Remove segment i (not the active one): unlink now, free when unpinned.
+ * A reader or flusher still using it keeps reading the unlinked file: its
+ * descriptor is held open (out of the cache's reach) until then. */
 static void remove_seg(floe_log_t *l, size_t i)
 {
     floe_segment_t *s = l->segs[i];
+    if (s->refs > 0) s->held = floe_fdc_get(&s->log, NULL) >= 0;
     floe_segment_unlink(l->dir, s);
     memmove(&l->segs[i], &l->segs[i + 1], (l->nsegs - i - 1) * sizeof *l->segs);
     l->nsegs--;
@@ -221,14 +227,20 @@ static int roll(floe_log_t *l, floe_err_t *err)
     floe_segment_map_indexes(old);
     floe_segment_t *s;
     if (floe_segment_open(l->dir, old->next, true, &s, err) != 0) return -1;
-    if (s->size != 0 && ftruncate(s->fd, 0) != 0) {
-        floe_segment_free(s);
-        return floe_err_errno(err, errno, "truncate new segment");
+    if (s->size != 0) { /* a leftover of a crash: the log never had these offsets */
+        int fd = floe_fdc_get(&s->log, err);
+        int rc = fd < 0 ? -1 : ftruncate(fd, 0) != 0 ? floe_err_errno(err, errno, s->log.path) : 0;
+        if (fd >= 0) floe_fdc_put(&s->log);
+        if (rc) {
+            floe_segment_free(s);
+            return -1;
+        }
     }
     s->size = 0;
-    if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0) {
+    /* (a segment file that was there may come with index files) */
+    if (floe_segment_truncate_indexes(s, err) != 0) {
         floe_segment_free(s);
-        return floe_err_errno(err, errno, "truncate new index");
+        return -1;
     }
     if (push_seg(l, s) != 0) {
         floe_segment_unlink(l->dir, s);
@@ -298,7 +310,6 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     if (!l) return floe_err_set(err, FLOE_ENOMEM, "out of memory opening a log");
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->flush_mu, NULL);
-    l->dir_fd = -1;
     floe_pstate_init(&l->ps);
     l->now_ms = floe_wall_ms;
     if (cfg) l->cfg = *cfg;
@@ -312,11 +323,6 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
         goto fail;
     }
     if (floe_fs_mkdirs(dir, err) != 0) goto fail;
-    l->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (l->dir_fd < 0) {
-        floe_err_errno(err, errno, dir);
-        goto fail;
-    }
     if (list_segments(dir, &bases, &nb, err) != 0) goto fail;
     l->log_start = read_log_start(dir);
     if (nb == 0) {
@@ -419,7 +425,6 @@ void floe_log_close(floe_log_t *l)
     }
     for (size_t i = 0; i < l->nsegs; i++) floe_segment_free(l->segs[i]);
     free(l->segs);
-    if (l->dir_fd >= 0) close(l->dir_fd);
     floe_pstate_free(&l->ps);
     floe_buf_free(&l->scratch);
     pthread_mutex_destroy(&l->mu);
@@ -638,13 +643,18 @@ int floe_log_append_checked(floe_log_t *l, uint8_t *batches, size_t len,
         off += sz;
     }
     uint64_t pos0 = s->size;
-    if (write_all(s->fd, batches, len, pos0) != 0) {
-        floe_err_errno(err, errno, "append to segment");
-        if (ftruncate(s->fd, (off_t)pos0) != 0)
-            FLOE_ERROR("log: %s: cannot undo a failed append", l->dir);
+    int fd = floe_fdc_get(&s->log, err);
+    if (fd < 0 || write_all(fd, batches, len, pos0) != 0) {
+        if (fd >= 0) {
+            floe_err_errno(err, errno, "append to segment");
+            if (ftruncate(fd, (off_t)pos0) != 0)
+                FLOE_ERROR("log: %s: cannot undo a failed append", l->dir);
+            floe_fdc_put(&s->log);
+        }
         pthread_mutex_unlock(&l->mu);
         return fail_append(res, FLOE_LOG_KERR_KAFKA_STORAGE_ERROR);
     }
+    floe_fdc_put(&s->log);
     s->size = pos0 + len;
     s->dirty = true;
     if (s->roll_base_ms < 0) s->roll_base_ms = now;
@@ -709,12 +719,13 @@ int floe_log_flush(floe_log_t *l, floe_err_t *err)
 
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        floe_segment_t *s = pin[i].s;
-        if ((pin[i].data && fdatasync(s->fd) != 0) ||
-            (pin[i].idx && (fdatasync(s->idx_fd) != 0 || fdatasync(s->tidx_fd) != 0)))
-            rc = floe_err_errno(err, errno, "fsync segment");
+        if (floe_segment_sync(pin[i].s, pin[i].data, pin[i].idx, err) == 0) continue;
+        /* deleted meanwhile (retention, DeleteRecords): nothing to keep */
+        pthread_mutex_lock(&l->mu);
+        if (!pin[i].s->deleted) rc = -1;
+        pthread_mutex_unlock(&l->mu);
     }
-    if (rc == 0 && dir && fsync(l->dir_fd) != 0) rc = floe_err_errno(err, errno, l->dir);
+    if (rc == 0 && dir) rc = floe_fs_fsync_dir(l->dir, err);
 
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < n; i++) {

@@ -207,4 +207,22 @@ int floe_log_producer_state(floe_log_t *l, int64_t producer_id, int16_t *epoch,
 /* Number of segment files (for tests and metrics). */
 size_t floe_log_segment_count(floe_log_t *l);
 
+/* ---- open descriptors ----
+ * A broker keeps thousands of partitions: a segment's .log is open only
+ * while it sits in one process-wide cache of descriptors (the most
+ * recently used, up to a limit; the active segment of a busy partition in
+ * practice), its index files only while they are read or written (a
+ * sealed segment's are mapped, which holds no descriptor), the log's
+ * directory only to fsync it.  A log opened at start therefore holds no
+ * descriptor once the cache has moved on. */
+
+/* Limit of open .log descriptors, for every log of the process (the
+ * server key log.max.open.files); beyond it the least recently used one
+ * nobody is reading or writing is closed.  0: half the process's
+ * RLIMIT_NOFILE as it is now (the default).  Any thread, any time. */
+void floe_log_set_max_open_files(size_t n);
+size_t floe_log_max_open_files(void);
+/* .log descriptors open now, all logs together (tests, metrics). */
+size_t floe_log_open_files(void);
+
 #endif

@@ -67,6 +67,31 @@ int floe_pstate_save(const floe_pstate_t *ps, const char *path, int64_t upto, bo
                      floe_err_t *err);
 int floe_pstate_load(floe_pstate_t *ps, const char *path, int64_t *upto, floe_err_t *err);
 
+/* ---- open descriptors (fdcache.c) ---- */
+
+/* A file kept open through the process-wide descriptor cache: closed when
+ * it is the least recently used beyond floe_log_max_open_files() and
+ * nobody holds it, opened again (O_RDWR) on its next use.  Every use of
+ * the fd sits between floe_fdc_get and floe_fdc_put, so a closed
+ * descriptor is never used.  The fields are the cache's (under its lock). */
+typedef struct floe_fdc {
+    struct floe_fdc *prev, *next; /* LRU list, while open */
+    char *path;                   /* owned */
+    int fd;                       /* -1 while closed */
+    int pins;                     /* users between get and put */
+} floe_fdc_t;
+
+/* Closed entry for path (copied).  0, or -1 when out of memory. */
+int floe_fdc_init(floe_fdc_t *c, const char *path, floe_err_t *err);
+/* Hand a freshly opened fd of c's file to the cache (c closed before). */
+void floe_fdc_adopt(floe_fdc_t *c, int fd);
+/* The fd of c's file, opened when it is not, held until floe_fdc_put.
+ * -1 with *err (the path and errno) when it cannot be opened. */
+int floe_fdc_get(floe_fdc_t *c, floe_err_t *err);
+void floe_fdc_put(floe_fdc_t *c);
+/* Close the fd if open and free the path; nobody may hold it. */
+void floe_fdc_close(floe_fdc_t *c);
+
 /* ---- segments ---- */
 
 typedef struct floe_idx_entry {
@@ -80,10 +105,11 @@ typedef struct floe_tidx_entry {
 } floe_tidx_entry_t;
 
 typedef struct floe_segment {
-    int64_t base;  /* base offset (file name) */
-    int64_t next;  /* offset after the last batch (base if empty) */
-    uint64_t size; /* bytes of whole batches in the .log */
-    int fd, idx_fd, tidx_fd;
+    int64_t base;          /* base offset (file name) */
+    int64_t next;          /* offset after the last batch (base if empty) */
+    uint64_t size;         /* bytes of whole batches in the .log */
+    floe_fdc_t log;        /* the .log; the index files are opened when read or
+                       written, and a sealed segment's are mapped */
     int64_t max_ts;        /* newest timestamp in the segment, -1 if none */
     int64_t max_ts_off;    /* base offset of the batch holding max_ts */
     int64_t roll_base_ms;  /* age origin for segment.ms, -1 if empty */
@@ -95,18 +121,21 @@ typedef struct floe_segment {
     uint8_t *map_idx, *map_tidx;      /* mapped index files of a sealed segment */
     int refs;                         /* readers / flushers holding it */
     bool deleted;                     /* unlinked; freed when refs drops to 0 */
+    bool held;                        /* deleted while in use: the .log stays
+                                         open (floe_fdc_get) until then */
     size_t idx_written, tidx_written; /* entries already in the files */
     bool dirty;                       /* .log written since the last fsync */
     bool idx_dirty;                   /* index files written since the last fsync */
-    bool idx_missing;                 /* an index file did not exist at open */
 } floe_segment_t;
 
-/* Open or create the files of the segment with base offset `base` in dir.
- * The .log is opened read-write; indexes are not loaded.  *out is the
- * caller's (floe_segment_free). */
+/* Open (create when create) the .log of the segment with base offset
+ * `base` in dir and learn its size; the descriptor goes to the cache.
+ * Index files are neither opened nor loaded.  *out is the caller's
+ * (floe_segment_free). */
 int floe_segment_open(const char *dir, int64_t base, bool create, floe_segment_t **out,
                       floe_err_t *err);
-/* Close fds and free memory (does not unlink). */
+/* Close the .log if cached, unmap, free (does not unlink).  Nobody may be
+ * using it (refs 0). */
 void floe_segment_free(floe_segment_t *s);
 /* Unlink the segment's files. */
 void floe_segment_unlink(const char *dir, const floe_segment_t *s);
@@ -117,8 +146,8 @@ int floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, cons
 
 /* Load .index/.timeindex and check them against the .log (size, order,
  * ranges, the last entry naming a real batch).  next_base: base of the
- * following segment (its end).  Returns 0 when usable; -1 when missing
- * or inconsistent (the caller rebuilds). */
+ * following segment (its end).  Returns 0 when usable; -1 when missing,
+ * unreadable or inconsistent (the caller rebuilds). */
 int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base);
 
 /* Scan the .log from the start: every batch header (and its CRC when
@@ -146,6 +175,10 @@ int floe_segment_index_batch(floe_segment_t *s, const floe_batch_hdr_t *h, uint6
 int floe_segment_seal_timeindex(floe_segment_t *s, floe_err_t *err);
 /* Write the index entries not yet in the files (marks idx_dirty). */
 int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err);
+/* Empty both index files (creating them), as for a new segment. */
+int floe_segment_truncate_indexes(floe_segment_t *s, floe_err_t *err);
+/* fdatasync the .log (data) and/or both index files (idx). */
+int floe_segment_sync(floe_segment_t *s, bool data, bool idx, floe_err_t *err);
 /* A sealed segment whose index files hold all its entries: map the files
  * and free the arrays (no-op otherwise, or when mmap fails). */
 void floe_segment_map_indexes(floe_segment_t *s);
@@ -156,12 +189,14 @@ uint64_t floe_segment_lookup_pos(const floe_segment_t *s, int64_t offset);
  * earlier batch can hold a timestamp >= ts. */
 int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts);
 
-/* Find the position of the batch that contains offset, walking headers
- * from position start (from floe_segment_lookup_pos, taken under the log
- * lock: the index arrays grow under appends) up to limit.  Returns 0 and fills pos and h, 1 when
- * no batch below limit contains it, -1 on I/O error or a bad header. */
-int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_t limit,
-                      uint64_t *pos, floe_batch_hdr_t *h, floe_err_t *err);
+/* Find the position of the batch that contains offset in a segment's
+ * .log (fd, from floe_fdc_get(&s->log)), walking headers from position
+ * start (from floe_segment_lookup_pos, taken under the log lock: the index
+ * arrays grow under appends) up to limit.  Returns 0 and fills pos and h,
+ * 1 when no batch below limit contains it, -1 on I/O error or a bad
+ * header. */
+int floe_segment_find(int fd, uint64_t start, int64_t offset, uint64_t limit, uint64_t *pos,
+                      floe_batch_hdr_t *h, floe_err_t *err);
 
 /* ---- the log ---- */
 
@@ -169,7 +204,6 @@ struct floe_log {
     pthread_mutex_t mu;
     pthread_mutex_t flush_mu; /* serializes floe_log_flush; taken before mu */
     char *dir;
-    int dir_fd;
     floe_log_config_t cfg;
     floe_segment_t **segs; /* ascending base; last is active */
     size_t nsegs, capsegs;

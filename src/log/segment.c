@@ -23,6 +23,8 @@
 #define WINDOW (1u << 20) /* read-ahead when scanning a segment */
 
 static void unmap_indexes(floe_segment_t *s);
+static int recover_fd(floe_segment_t *s, int fd, uint32_t index_interval, bool check_crc,
+                      floe_segment_batch_cb cb, void *arg, uint64_t *truncated, floe_err_t *err);
 
 int floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, const char *ext,
                       floe_err_t *err)
@@ -30,45 +32,68 @@ int floe_segment_path(char *out, size_t cap, const char *dir, int64_t base, cons
     return floe_path_fmt(out, cap, err, "%s/%020" PRId64 ".%s", dir, base, ext);
 }
 
-/* Open one of the segment's files; *created (if non-NULL) tells whether
- * it did not exist before. */
-static int open_file(const char *dir, int64_t base, const char *ext, bool create, int *fd,
-                     bool *created, floe_err_t *err)
+int floe_segment_truncate_indexes(floe_segment_t *s, floe_err_t *err);
+
+/* Path of one of the segment's index files: its .log path with another
+ * extension. */
+static int index_path(const floe_segment_t *s, const char *ext, char *out, size_t cap,
+                      floe_err_t *err)
+{
+    size_t n = strlen(s->log.path);
+    return floe_path_fmt(out, cap, err, "%.*s%s", (int)(n - 3), s->log.path, ext);
+}
+
+/* Open one index file for a moment: flags as for open(2).  -1 with *err
+ * (errno kept, so a caller can tell ENOENT). */
+static int open_index(const floe_segment_t *s, const char *ext, int flags, floe_err_t *err)
 {
     char path[PATH_MAX];
-    if (floe_segment_path(path, sizeof path, dir, base, ext, err) != 0) return -1;
-    *fd = open(path, O_RDWR | O_CLOEXEC, 0644);
-    if (*fd < 0 && errno == ENOENT && create) {
-        *fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
-        if (created) *created = true;
+    if (index_path(s, ext, path, sizeof path, err) != 0) return -1;
+    int fd = open(path, flags | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        floe_err_errno(err, e, path);
+        errno = e;
     }
-    if (*fd < 0) return floe_err_errno(err, errno, path);
-    return 0;
+    return fd;
 }
 
 int floe_segment_open(const char *dir, int64_t base, bool create, floe_segment_t **out,
                       floe_err_t *err)
 {
+    char path[PATH_MAX];
+    if (floe_segment_path(path, sizeof path, dir, base, "log", err) != 0) return -1;
     floe_segment_t *s = calloc(1, sizeof *s);
     if (!s) return floe_err_set(err, FLOE_ENOMEM, "out of memory opening a segment");
-    s->fd = s->idx_fd = s->tidx_fd = -1;
     s->base = s->next = base;
     s->max_ts = -1;
     s->max_ts_off = base;
     s->roll_base_ms = -1;
-    if (open_file(dir, base, "log", create, &s->fd, NULL, err) != 0 ||
-        open_file(dir, base, "index", true, &s->idx_fd, &s->idx_missing, err) != 0 ||
-        open_file(dir, base, "timeindex", true, &s->tidx_fd, &s->idx_missing, err) != 0) {
-        floe_segment_free(s);
+    if (floe_fdc_init(&s->log, path, err) != 0) {
+        free(s);
         return -1;
     }
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    bool created = false;
+    if (fd < 0 && errno == ENOENT && create) {
+        fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0644);
+        created = true;
+    }
     struct stat st;
-    if (fstat(s->fd, &st) != 0) {
-        floe_err_errno(err, errno, "fstat segment");
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        floe_err_errno(err, errno, path);
+        if (fd >= 0) close(fd);
         floe_segment_free(s);
         return -1;
     }
     s->size = (uint64_t)st.st_size;
+    floe_fdc_adopt(&s->log, fd);
+    /* a new segment has (empty) index files from the start: a sealed one
+     * without them is rebuilt at open */
+    if (created && floe_segment_truncate_indexes(s, err) != 0) {
+        floe_segment_free(s);
+        return -1;
+    }
     *out = s;
     return 0;
 }
@@ -76,9 +101,7 @@ int floe_segment_open(const char *dir, int64_t base, bool create, floe_segment_t
 void floe_segment_free(floe_segment_t *s)
 {
     if (!s) return;
-    if (s->fd >= 0) close(s->fd);
-    if (s->idx_fd >= 0) close(s->idx_fd);
-    if (s->tidx_fd >= 0) close(s->tidx_fd);
+    floe_fdc_close(&s->log);
     unmap_indexes(s);
     free(s->idx);
     free(s->tidx);
@@ -123,18 +146,23 @@ static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
     return 0;
 }
 
-/* Read a whole small file into a malloc'd buffer. */
-static uint8_t *slurp(int fd, size_t *n)
+/* Read a whole small index file of s into a malloc'd buffer; NULL when
+ * it is missing or unreadable. */
+static uint8_t *slurp(const floe_segment_t *s, const char *ext, size_t *n)
 {
+    int fd = open_index(s, ext, O_RDONLY, NULL);
+    if (fd < 0) return NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < 0 || st.st_size > (1 << 30)) return NULL;
-    *n = (size_t)st.st_size;
-    uint8_t *p = malloc(*n ? *n : 1);
-    if (!p) return NULL;
-    if (*n && pread_full(fd, p, *n, 0) != 0) {
-        free(p);
-        return NULL;
+    uint8_t *p = NULL;
+    if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size <= (1 << 30)) {
+        *n = (size_t)st.st_size;
+        p = malloc(*n ? *n : 1);
+        if (p && *n && pread_full(fd, p, *n, 0) != 0) {
+            free(p);
+            p = NULL;
+        }
     }
+    close(fd);
     return p;
 }
 
@@ -183,13 +211,19 @@ void floe_segment_map_indexes(floe_segment_t *s)
 {
     if (s->map_idx || s->map_tidx || s->idx_written != s->nidx || s->tidx_written != s->ntidx)
         return;
+    /* a mapping outlives its descriptor: the files are open only here */
     uint8_t *mi = NULL, *mt = NULL;
     if (s->nidx) {
-        mi = mmap(NULL, s->nidx * IDX_ENTRY, PROT_READ, MAP_SHARED, s->idx_fd, 0);
+        int fd = open_index(s, "index", O_RDONLY, NULL);
+        if (fd < 0) return;
+        mi = mmap(NULL, s->nidx * IDX_ENTRY, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
         if (mi == MAP_FAILED) return;
     }
     if (s->ntidx) {
-        mt = mmap(NULL, s->ntidx * TIDX_ENTRY, PROT_READ, MAP_SHARED, s->tidx_fd, 0);
+        int fd = open_index(s, "timeindex", O_RDONLY, NULL);
+        mt = fd < 0 ? MAP_FAILED : mmap(NULL, s->ntidx * TIDX_ENTRY, PROT_READ, MAP_SHARED, fd, 0);
+        if (fd >= 0) close(fd);
         if (mt == MAP_FAILED) {
             if (mi) munmap(mi, s->nidx * IDX_ENTRY);
             return;
@@ -208,17 +242,23 @@ void floe_segment_map_indexes(floe_segment_t *s)
 int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
 {
     size_t n, tn;
-    uint8_t *p = slurp(s->idx_fd, &n);
+    uint8_t *p = slurp(s, "index", &n);
     if (!p) return -1;
-    uint8_t *tp = slurp(s->tidx_fd, &tn);
+    uint8_t *tp = slurp(s, "timeindex", &tn);
     if (!tp) {
         free(p);
         return -1;
     }
     int rc = -1;
+    int fd = floe_fdc_get(&s->log, NULL);
+    if (fd < 0) {
+        free(p);
+        free(tp);
+        return -1;
+    }
     unmap_indexes(s);
     s->nidx = s->ntidx = 0;
-    if (s->idx_missing || n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
+    if (n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
     if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
     if (s->size == 0 && next_base != s->base) goto out;
     /* a non-empty segment always gets a time-index entry when sealed,
@@ -248,7 +288,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         uint32_t erel = s->idx[s->nidx - 1].rel, epos = s->idx[s->nidx - 1].pos;
         uint8_t hb[FLOE_BATCH_HDR_SIZE];
         floe_batch_hdr_t h;
-        if (pread_full(s->fd, hb, sizeof hb, epos) != 0) goto out;
+        if (pread_full(fd, hb, sizeof hb, epos) != 0) goto out;
         if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
         if (h.base_offset != s->base + erel || epos + floe_batch_size(&h) > s->size) goto out;
     }
@@ -262,7 +302,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         uint8_t hb[FLOE_BATCH_HDR_SIZE];
         floe_batch_hdr_t h;
         while (pos < s->size) {
-            if (pread_full(s->fd, hb, sizeof hb, pos) != 0) goto out;
+            if (pread_full(fd, hb, sizeof hb, pos) != 0) goto out;
             if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
             if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
                 floe_batch_last_offset(&h) < h.base_offset ||
@@ -284,6 +324,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
     }
     rc = 0;
 out:
+    floe_fdc_put(&s->log);
     if (rc != 0) s->nidx = s->ntidx = 0;
     free(p);
     free(tp);
@@ -340,7 +381,9 @@ static int write_entries(floe_segment_t *s, bool time, size_t from)
             floe_wr_be32(e + 4, s->idx[i].pos);
         }
     }
-    int rc = pwrite_full(time ? s->tidx_fd : s->idx_fd, b, (n - from) * esz, (uint64_t)from * esz);
+    int fd = open_index(s, time ? "timeindex" : "index", O_WRONLY | O_CREAT, NULL);
+    int rc = fd < 0 ? -1 : pwrite_full(fd, b, (n - from) * esz, (uint64_t)from * esz);
+    if (fd >= 0 && close(fd) != 0 && rc == 0) rc = -1;
     free(b);
     return rc;
 }
@@ -358,6 +401,37 @@ int floe_segment_write_indexes(floe_segment_t *s, floe_err_t *err)
             return floe_err_errno(err, errno, "write time index");
         s->tidx_written = s->ntidx;
         s->idx_dirty = true;
+    }
+    return 0;
+}
+
+int floe_segment_truncate_indexes(floe_segment_t *s, floe_err_t *err)
+{
+    static const char *const exts[] = {"index", "timeindex"};
+    for (int i = 0; i < 2; i++) {
+        int fd = open_index(s, exts[i], O_WRONLY | O_CREAT | O_TRUNC, err);
+        if (fd < 0) return -1;
+        close(fd);
+    }
+    return 0;
+}
+
+int floe_segment_sync(floe_segment_t *s, bool data, bool idx, floe_err_t *err)
+{
+    if (data) {
+        int fd = floe_fdc_get(&s->log, err);
+        if (fd < 0) return -1;
+        int rc = fdatasync(fd) != 0 ? floe_err_errno(err, errno, s->log.path) : 0;
+        floe_fdc_put(&s->log);
+        if (rc) return -1;
+    }
+    static const char *const exts[] = {"index", "timeindex"};
+    for (int i = 0; idx && i < 2; i++) {
+        int fd = open_index(s, exts[i], O_RDONLY, err);
+        if (fd < 0) return -1;
+        int rc = fdatasync(fd) != 0 ? floe_err_errno(err, errno, "fsync index") : 0;
+        close(fd);
+        if (rc) return -1;
     }
     return 0;
 }
@@ -416,8 +490,8 @@ static const uint8_t *win_get(window_t *w, uint64_t pos, size_t need, bool *ioer
 static bool index_files_match(floe_segment_t *s)
 {
     size_t n, tn;
-    uint8_t *p = slurp(s->idx_fd, &n);
-    uint8_t *tp = p ? slurp(s->tidx_fd, &tn) : NULL;
+    uint8_t *p = slurp(s, "index", &n);
+    uint8_t *tp = p ? slurp(s, "timeindex", &tn) : NULL;
     bool same = p && tp && n == s->nidx * IDX_ENTRY && tn == s->ntidx * TIDX_ENTRY;
     for (size_t i = 0; same && i < s->nidx; i++)
         same = floe_rd_be32(p + i * IDX_ENTRY) == s->idx[i].rel &&
@@ -433,7 +507,17 @@ static bool index_files_match(floe_segment_t *s)
 int floe_segment_recover(floe_segment_t *s, uint32_t index_interval, bool check_crc,
                          floe_segment_batch_cb cb, void *arg, uint64_t *truncated, floe_err_t *err)
 {
-    window_t w = {s->fd, s->size, FLOE_BUF_INIT, 0};
+    int fd = floe_fdc_get(&s->log, err);
+    if (fd < 0) return -1;
+    int rc = recover_fd(s, fd, index_interval, check_crc, cb, arg, truncated, err);
+    floe_fdc_put(&s->log);
+    return rc;
+}
+
+static int recover_fd(floe_segment_t *s, int fd, uint32_t index_interval, bool check_crc,
+                      floe_segment_batch_cb cb, void *arg, uint64_t *truncated, floe_err_t *err)
+{
+    window_t w = {fd, s->size, FLOE_BUF_INIT, 0};
     unmap_indexes(s);
     s->nidx = s->ntidx = 0;
     s->max_ts = -1;
@@ -496,15 +580,13 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval, bool check_
         FLOE_WARN("log: segment %020" PRId64 ": truncating %" PRIu64 " bytes at position %" PRIu64
                   " (%s)",
                   s->base, s->size - pos, pos, why ? why : "?");
-        if (ftruncate(s->fd, (off_t)pos) != 0)
-            return floe_err_errno(err, errno, "truncate segment");
+        if (ftruncate(fd, (off_t)pos) != 0) return floe_err_errno(err, errno, "truncate segment");
         s->size = pos;
         s->dirty = true;
     }
     /* rewrite the index files from memory unless they already match */
     if (!index_files_match(s)) {
-        if (ftruncate(s->idx_fd, 0) != 0 || ftruncate(s->tidx_fd, 0) != 0)
-            return floe_err_errno(err, errno, "truncate index");
+        if (floe_segment_truncate_indexes(s, err) != 0) return -1;
         s->idx_written = s->tidx_written = 0;
         if (floe_segment_write_indexes(s, err) != 0) return -1;
     }
@@ -516,7 +598,9 @@ int floe_segment_recover(floe_segment_t *s, uint32_t index_interval, bool check_
 int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
                       floe_segment_batch_cb cb, void *arg, floe_err_t *err)
 {
-    window_t w = {s->fd, limit, FLOE_BUF_INIT, 0};
+    int fd = floe_fdc_get(&s->log, err);
+    if (fd < 0) return -1;
+    window_t w = {fd, limit, FLOE_BUF_INIT, 0};
     uint64_t pos = from_pos;
     int rc = 0;
     bool ioerr = false;
@@ -537,6 +621,7 @@ int floe_segment_walk(floe_segment_t *s, uint64_t from_pos, uint64_t limit,
         pos += floe_batch_size(&h);
     }
     floe_buf_free(&w.buf);
+    floe_fdc_put(&s->log);
     return rc;
 }
 
@@ -566,13 +651,13 @@ int64_t floe_segment_lookup_time(const floe_segment_t *s, int64_t ts)
     return lo ? s->base + tidx_rel(s, lo - 1) : s->base;
 }
 
-int floe_segment_find(floe_segment_t *s, uint64_t start, int64_t offset, uint64_t limit,
-                      uint64_t *pos, floe_batch_hdr_t *h, floe_err_t *err)
+int floe_segment_find(int fd, uint64_t start, int64_t offset, uint64_t limit, uint64_t *pos,
+                      floe_batch_hdr_t *h, floe_err_t *err)
 {
     uint64_t p = start;
     uint8_t hb[FLOE_BATCH_HDR_SIZE];
     while (p + FLOE_BATCH_HDR_SIZE <= limit) {
-        int r = pread_full(s->fd, hb, sizeof hb, p);
+        int r = pread_full(fd, hb, sizeof hb, p);
         if (r < 0) return floe_err_errno(err, errno, "read segment");
         if (r > 0) return 1;
         if (floe_batch_decode_hdr(hb, sizeof hb, h, err) != 0) return -1;
