@@ -846,35 +846,76 @@ int floe_log_delete_records(floe_log_t *l, int64_t before, floe_err_t *err)
     return rc;
 }
 
-int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms, floe_err_t *err)
+/* How many segments from the front retention wants gone (never the
+ * active one): those past retention_ms, and enough to bring the log under
+ * retention_bytes.  An expired active segment is rolled away first, as
+ * Kafka does.  Caller holds the lock. */
+static size_t retention_wants(floe_log_t *l, int64_t now_ms, floe_err_t *err, int *rc)
 {
-    pthread_mutex_lock(&l->mu);
-    int rc = 0;
     int64_t rms = l->cfg.retention_ms, rbytes = l->cfg.retention_bytes;
+    size_t want = 0;
     if (rms >= 0) {
-        /* an expired active segment is rolled away first, as Kafka does */
         floe_segment_t *a = active_seg(l);
         bool all_old = a->size > 0 && a->max_ts >= 0 && now_ms - a->max_ts > rms;
         for (size_t i = 0; all_old && i + 1 < l->nsegs; i++)
             if (!(l->segs[i]->max_ts >= 0 && now_ms - l->segs[i]->max_ts > rms)) all_old = false;
-        if (all_old && roll(l, err) != 0) rc = -1;
-        while (l->nsegs > 1) {
-            floe_segment_t *s = l->segs[0];
+        if (all_old && roll(l, err) != 0) *rc = -1;
+        while (want + 1 < l->nsegs) {
+            floe_segment_t *s = l->segs[want];
             if (!(s->size == 0 || (s->max_ts >= 0 && now_ms - s->max_ts > rms))) break;
-            remove_seg(l, 0);
+            want++;
         }
     }
     if (rbytes >= 0) {
         uint64_t total = 0;
         for (size_t i = 0; i < l->nsegs; i++) total += l->segs[i]->size;
-        while (l->nsegs > 1 && total - l->segs[0]->size >= (uint64_t)rbytes) {
-            total -= l->segs[0]->size;
-            remove_seg(l, 0);
-        }
+        size_t k = 0;
+        while (k + 1 < l->nsegs && total - l->segs[k]->size >= (uint64_t)rbytes)
+            total -= l->segs[k++]->size;
+        if (k > want) want = k;
     }
+    return want;
+}
+
+int floe_log_enforce_retention_floor(floe_log_t *l, int64_t now_ms, floe_log_retention_t *r,
+                                     floe_err_t *err)
+{
+    pthread_mutex_lock(&l->mu);
+    int rc = 0;
+    size_t want = retention_wants(l, now_ms, err, &rc);
+    /* the segments wholly below the floor may go; from the first one that
+     * holds an offset at or above it, what retention wanted is held back,
+     * unless more than max_held_bytes is */
+    size_t may = 0;
+    while (may < want && l->segs[may]->next <= r->floor) may++;
+    uint64_t held = 0;
+    for (size_t i = may; i < want; i++) held += l->segs[i]->size;
+    while (may < want && r->max_held_bytes >= 0 && held > (uint64_t)r->max_held_bytes)
+        held -= l->segs[may++]->size;
+    int64_t from = l->log_start > r->floor ? l->log_start : r->floor;
+    r->held_bytes = held;
+    r->skipped_from = r->skipped_to = from;
+    r->deleted_segments = may;
+    for (size_t i = 0; i < may; i++) remove_seg(l, 0);
     if (l->segs[0]->base > l->log_start) l->log_start = l->segs[0]->base;
+    if (l->log_start > from) r->skipped_to = l->log_start;
+    l->held_bytes = held;
     if (l->cfg.producer_id_expiration_ms > 0)
         floe_pstate_expire(&l->ps, now_ms - l->cfg.producer_id_expiration_ms);
     pthread_mutex_unlock(&l->mu);
     return rc;
+}
+
+int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms, floe_err_t *err)
+{
+    floe_log_retention_t r = {.floor = FLOE_LOG_NO_FLOOR, .max_held_bytes = -1};
+    return floe_log_enforce_retention_floor(l, now_ms, &r, err);
+}
+
+uint64_t floe_log_retention_held(floe_log_t *l)
+{
+    pthread_mutex_lock(&l->mu);
+    uint64_t v = l->held_bytes;
+    pthread_mutex_unlock(&l->mu);
+    return v;
 }

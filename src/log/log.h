@@ -199,6 +199,36 @@ int floe_log_delete_records(floe_log_t *l, int64_t before, floe_err_t *err);
  * forgets producers idle longer than producer_id_expiration_ms. */
 int floe_log_enforce_retention(floe_log_t *l, int64_t now_ms, floe_err_t *err);
 
+#define FLOE_LOG_NO_FLOOR INT64_MAX
+
+/* Retention under a floor: what a reader that has not taken the records
+ * yet (a table topic's table, design.md invariant 8) needs kept. */
+typedef struct floe_log_retention {
+    /* in: segments holding an offset at or above floor stay, whatever
+     * retention says (FLOE_LOG_NO_FLOOR: none; 0 keeps everything) */
+    int64_t floor;
+    /* in: when what the floor keeps of what retention wanted gone exceeds
+     * this many bytes, the oldest of it goes anyway, down to this; -1 no
+     * limit */
+    int64_t max_held_bytes;
+    /* out: bytes retention wanted gone but kept for the floor */
+    uint64_t held_bytes;
+    /* out: offsets at or above the floor deleted anyway (max_held_bytes),
+     * [skipped_from, skipped_to); equal when none */
+    int64_t skipped_from, skipped_to;
+    size_t deleted_segments;
+} floe_log_retention_t;
+
+/* floe_log_enforce_retention, keeping every segment that holds an offset
+ * at or above r->floor, unless more than r->max_held_bytes would be kept
+ * that way; fills r's outputs.  Returns 0, or -1 with *err when rolling
+ * an expired active segment failed (the rest still ran). */
+int floe_log_enforce_retention_floor(floe_log_t *l, int64_t now_ms, floe_log_retention_t *r,
+                                     floe_err_t *err);
+
+/* held_bytes of the last retention run (0 before the first). */
+uint64_t floe_log_retention_held(floe_log_t *l);
+
 /* Idempotence state of one producer id in this log: returns 0 and fills
  * epoch / last sequence (either may be NULL), -1 when unknown. */
 int floe_log_producer_state(floe_log_t *l, int64_t producer_id, int16_t *epoch,

@@ -216,6 +216,7 @@ struct floe_log {
     floe_buf_t scratch;      /* decompression on the append path */
     int64_t (*now_ms)(void); /* wall clock, replaceable for tests */
     size_t rebuilt;          /* sealed segments rebuilt at open (tests) */
+    uint64_t held_bytes;     /* kept for a floor at the last retention run */
 };
 
 /* Drop a pin (refs) taken on a segment; frees it when it was deleted

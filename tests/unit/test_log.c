@@ -342,6 +342,81 @@ static void retention(void)
     free(d);
 }
 
+/* Retention under a floor (a table that has not taken the records yet):
+ * time and size retention keep every segment holding an offset at or
+ * above the floor and report the bytes they kept; a limit on those bytes
+ * lets the oldest go anyway and names the offsets past the floor that
+ * went; no floor is the plain retention. */
+static void retention_keeps_what_the_floor_needs(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t cfg;
+    floe_log_config_default(&cfg);
+    cfg.segment_bytes = 1000;
+    cfg.retention_ms = 5000;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &cfg, &l, &err), 0);
+    for (int i = 0; i < 100; i++) append1(l, 2, 100000 + 100 * i); /* offsets 0..199 */
+    size_t n0 = floe_log_segment_count(l);
+    CHECK(n0 > 8);
+    uint64_t size0 = floe_log_size_bytes(l);
+    /* everything expired, nothing taken yet (floor 0): all kept */
+    floe_log_retention_t r = {.floor = 0, .max_held_bytes = -1};
+    CHECK_EQ(floe_log_enforce_retention_floor(l, 1000000, &r, &err), 0);
+    CHECK_EQ(floe_log_start_offset(l), 0);
+    CHECK_EQ(r.deleted_segments, 0);
+    CHECK_EQ(r.skipped_from, r.skipped_to);
+    /* what retention wanted: every segment, the active one rolled away */
+    CHECK_EQ_U64(r.held_bytes, size0);
+    CHECK_EQ_U64(floe_log_retention_held(l), size0);
+    size_t n1 = floe_log_segment_count(l);
+    CHECK_EQ(n1, n0 + 1); /* the rolled active one and a new empty one */
+    /* the table took [0, 57): only segments wholly below 57 go */
+    r = (floe_log_retention_t){.floor = 57, .max_held_bytes = -1};
+    CHECK_EQ(floe_log_enforce_retention_floor(l, 1000000, &r, &err), 0);
+    int64_t start = floe_log_start_offset(l);
+    CHECK(start > 0 && start <= 57);
+    CHECK(r.deleted_segments > 0);
+    CHECK_EQ(r.skipped_from, r.skipped_to);
+    CHECK_EQ_U64(r.held_bytes, floe_log_size_bytes(l));
+    floe_buf_t out = FLOE_BUF_INIT;
+    CHECK_EQ(floe_log_read(l, 57, 1 << 20, &out, NULL, &err), 0);
+    CHECK_EQ(check_read(&out, 57), 200);
+    /* a stuck table with a limit of 2500 held bytes: the oldest go down to
+     * it, and the offsets past the floor that went are named */
+    uint64_t before = floe_log_size_bytes(l);
+    r = (floe_log_retention_t){.floor = 57, .max_held_bytes = 2500};
+    CHECK_EQ(floe_log_enforce_retention_floor(l, 1000000, &r, &err), 0);
+    int64_t start2 = floe_log_start_offset(l);
+    CHECK(start2 > 57);
+    CHECK(r.held_bytes <= 2500 && r.held_bytes > 0);
+    CHECK_EQ_U64(r.held_bytes, floe_log_size_bytes(l));
+    CHECK(floe_log_size_bytes(l) < before);
+    CHECK_EQ(r.skipped_from, 57);
+    CHECK_EQ(r.skipped_to, start2);
+    /* size retention waits the same way: 500 bytes wanted, the floor at
+     * the start keeps all, and reports what it kept */
+    cfg.retention_ms = -1;
+    cfg.retention_bytes = 500;
+    floe_log_set_config(l, &cfg);
+    uint64_t sz = floe_log_size_bytes(l);
+    r = (floe_log_retention_t){.floor = start2, .max_held_bytes = -1};
+    CHECK_EQ(floe_log_enforce_retention_floor(l, 1000000, &r, &err), 0);
+    CHECK_EQ(floe_log_start_offset(l), start2);
+    CHECK_EQ_U64(floe_log_size_bytes(l), sz);
+    CHECK(r.held_bytes > 0 && r.held_bytes <= sz);
+    /* no floor: plain retention */
+    CHECK_EQ(floe_log_enforce_retention(l, 1000000, &err), 0);
+    CHECK(floe_log_size_bytes(l) <= 500 + 1000);
+    CHECK(floe_log_start_offset(l) > start2);
+    CHECK_EQ_U64(floe_log_retention_held(l), 0);
+    floe_buf_free(&out);
+    floe_log_close(l);
+    rm_rf(d);
+    free(d);
+}
+
 static void delete_records(void)
 {
     char *d = tmpdir();
@@ -733,6 +808,6 @@ static void paths_too_long_fail_instead_of_truncating(void)
 }
 
 TEST_MAIN(RUN(append_and_read); RUN(roll_by_size_and_lookups); RUN(roll_by_time); RUN(retention);
-          RUN(delete_records); RUN(flush_policy); RUN(log_append_time_and_errors); RUN(idempotence);
-          RUN(producer_expiry); RUN(config_set); RUN(check_then_append);
-          RUN(paths_too_long_fail_instead_of_truncating))
+          RUN(retention_keeps_what_the_floor_needs); RUN(delete_records); RUN(flush_policy);
+          RUN(log_append_time_and_errors); RUN(idempotence); RUN(producer_expiry); RUN(config_set);
+          RUN(check_then_append); RUN(paths_too_long_fail_instead_of_truncating))
