@@ -38,6 +38,24 @@
 typedef int (*floe_topic_configs_check_fn)(void *arg, const char *topic, const char *const *keys,
                                            const char *const *values, size_t n, floe_err_t *err);
 
+/* What retention and DeleteRecords must keep of one partition: the
+ * records a reader has not taken yet (a table topic's table, design.md
+ * invariant 8). */
+typedef struct floe_retention_floor {
+    int64_t offset;         /* records at or above it stay; 0 keeps all */
+    int64_t max_held_bytes; /* retention holds back at most this many bytes
+                               for the floor, then deletes the oldest of
+                               them anyway; -1 no limit (DeleteRecords
+                               never passes the floor) */
+} floe_retention_floor_t;
+
+/* The floor of partition p of topic t: 1 with *out filled, 0 when the
+ * partition has none (retention deletes as Kafka does).  Called on the
+ * thread that runs floe_broker_tick and DeleteRecords (the loop), without
+ * the registry lock: it may read t's configs (floe_topic_config). */
+typedef int (*floe_retention_floor_fn)(void *arg, floe_topic_t *t, int32_t partition,
+                                       floe_retention_floor_t *out);
+
 typedef struct floe_broker_config {
     const char *data_dir;       /* required */
     bool auto_create_topics;    /* default true */
@@ -56,6 +74,11 @@ typedef struct floe_broker_config {
      * ones too.  `floe serve` wires the table configs' check. */
     floe_topic_configs_check_fn check_configs;
     void *check_arg;
+    /* Table topics keep what their table has not committed: retention
+     * and DeleteRecords ask this (NULL: no partition has a floor).  `floe
+     * serve` wires the table engine's committed offsets. */
+    floe_retention_floor_fn retention_floor;
+    void *floor_arg;
 } floe_broker_config_t;
 
 /* Open the data dir (creating it), load every topic and open its logs
@@ -87,7 +110,24 @@ int64_t floe_broker_next_producer_id(floe_broker_t *b, floe_err_t *err);
 int floe_broker_when_durable(floe_broker_t *b, floe_log_t *l, int64_t offset,
                              void (*fn)(void *arg, bool ok), void *arg);
 /* Flush logs whose flush.ms elapsed, and enforce retention every
- * retention_check_ms (called from a periodic timer). */
+ * retention_check_ms (called from a periodic timer).  A partition with a
+ * floor (retention_floor) keeps every segment holding an offset at or
+ * above it, up to the floor's max_held_bytes; while it holds bytes back a
+ * WARN line says so, at most once a minute per partition; a range past
+ * the floor deleted anyway is logged with its offsets. */
 void floe_broker_tick(floe_broker_t *b);
+
+/* DeleteRecords of one partition: raise its log start to `before` (-1:
+ * the high watermark).  A partition with a floor is deleted up to the
+ * floor at most: records its table has not committed stay, whatever
+ * max_held_bytes says; the answer is then POLICY_VIOLATION (44), with
+ * *low the log start actually reached, so that an admin client reports
+ * the partition as not done (kafkajs's deleteTopicRecords throws, Java's
+ * lowWatermarks future fails) instead of passing over records it asked
+ * to delete and that are still there.  *kerr: 0, 3 (no such partition),
+ * 1 (before past the high watermark), 44, or -1 on an I/O error (err,
+ * logged).  *low: the log start afterwards (-1 when no partition). */
+void floe_broker_delete_records(floe_broker_t *b, floe_topic_t *t, int32_t partition,
+                                int64_t before, int64_t *low, int16_t *kerr);
 
 #endif

@@ -1,7 +1,8 @@
 /* Internals of the broker (broker.h) shared by its files: topics.c (the
  * topic registry, topic configs and their JSON files, opening and closing
- * the broker), producer_ids.c (producer-id blocks) and durability.c (the
- * flusher thread and the acks=all waits). */
+ * the broker), producer_ids.c (producer-id blocks), durability.c (the
+ * flusher thread and the acks=all waits) and retention.c (retention and
+ * DeleteRecords under a table's floor). */
 #ifndef FLOE_KAFKA_BROKER_INT_H
 #define FLOE_KAFKA_BROKER_INT_H
 
@@ -16,7 +17,9 @@ struct floe_topic {
     uint8_t id[16];
     int32_t nparts;
     floe_log_t **logs;
-    json_t *configs; /* object: the topic's own settings */
+    int64_t *held_warned_ms; /* per partition: last "retention held back"
+                                WARN (loop thread) */
+    json_t *configs;         /* object: the topic's own settings */
     floe_log_config_t logcfg;
     bool log_append_time;
 };
@@ -54,6 +57,12 @@ struct floe_broker {
     waiter_t *w;
     int nw, capw;
 };
+
+/* ---- retention.c ---- */
+
+/* Retention of partition p of t under its floor, at wall time now (the
+ * retention tick). */
+void floe_broker_retention_run(floe_broker_t *b, floe_topic_t *t, int32_t p, int64_t now);
 
 /* ---- producer_ids.c ---- */
 

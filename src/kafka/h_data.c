@@ -343,22 +343,12 @@ static void h_delete_records(floe_kafka_req_t *req, void *ctx)
             floe_k_delete_records_resp_delete_records_partition_result_t *r = &rt->partitions.v[j];
             r->partition_index = qp->partition_index;
             r->low_watermark = -1;
-            floe_log_t *l = t ? floe_topic_log(t, qp->partition_index) : NULL;
-            if (!l) {
+            if (!t) {
                 r->error_code = FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
-            int64_t before = qp->offset == -1 ? floe_log_end_offset(l) : qp->offset;
-            floe_err_t err;
-            if (before < 0 || before > floe_log_end_offset(l)) {
-                r->error_code = FLOE_KERR_OFFSET_OUT_OF_RANGE;
-            } else if (floe_log_delete_records(l, before, &err)) {
-                FLOE_WARN("kafka: delete records %s-%d: %s", floe_topic_name(t),
-                          qp->partition_index, err.msg);
-                r->error_code = err.code == FLOE_ERANGE ? FLOE_KERR_OFFSET_OUT_OF_RANGE
-                                                        : FLOE_KERR_UNKNOWN_SERVER_ERROR;
-            }
-            r->low_watermark = floe_log_start_offset(l);
+            floe_broker_delete_records(bm->b, t, qp->partition_index, qp->offset, &r->low_watermark,
+                                       &r->error_code);
         }
     }
     floe_kafka_respond(req, rs);

@@ -218,6 +218,7 @@ static void topic_free(floe_topic_t *t)
     if (!t) return;
     for (int32_t i = 0; i < t->nparts; i++) floe_log_close(t->logs[i]);
     free(t->logs);
+    free(t->held_warned_ms);
     json_decref(t->configs);
     free(t->name);
     free(t);
@@ -252,6 +253,10 @@ static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t 
     floe_log_t **logs = realloc(t->logs, (size_t)to * sizeof *logs);
     if (!logs) return floe_err_oom(err);
     t->logs = logs;
+    int64_t *warned = realloc(t->held_warned_ms, (size_t)to * sizeof *warned);
+    if (!warned) return floe_err_oom(err);
+    t->held_warned_ms = warned;
+    for (int32_t p = t->nparts; p < to; p++) warned[p] = 0;
     for (int32_t p = t->nparts; p < to; p++) {
         char dir[4096];
         if (floe_broker_partition_dir(b->data_dir, t->name, p, dir, sizeof dir, err) ||
@@ -620,8 +625,7 @@ void floe_broker_tick(floe_broker_t *b)
             floe_err_t e;
             if (floe_log_maybe_flush(v[i]->logs[p], now, &e))
                 FLOE_ERROR("kafka: %s-%d: flush: %s", v[i]->name, p, e.msg);
-            if (retention && floe_log_enforce_retention(v[i]->logs[p], now, &e))
-                FLOE_ERROR("kafka: %s-%d: retention: %s", v[i]->name, p, e.msg);
+            if (retention) floe_broker_retention_run(b, v[i], p, now);
         }
     if (n >= 0) free(v);
 }

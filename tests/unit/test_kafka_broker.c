@@ -3,6 +3,7 @@
  * durability callbacks, metadata writes that fail; table.* configs checked
  * as a whole at create and alter by the table engine's check, wired as
  * `floe serve` wires it. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -287,6 +288,153 @@ static void durability_wait(void)
     floe_loop_free(loop);
 }
 
+/* ---- retention and DeleteRecords under a table's floor ---- */
+
+static int64_t g_floor, g_max_held;
+
+/* As `floe serve` wires it: topic "tbl" is a table topic whose table has
+ * committed up to g_floor; other topics have no floor. */
+static int floor_hook(void *arg, floe_topic_t *t, int32_t p, floe_retention_floor_t *out)
+{
+    (void)arg;
+    (void)p;
+    if (strcmp(floe_topic_name(t), "tbl")) return 0;
+    out->offset = g_floor;
+    out->max_held_bytes = g_max_held;
+    return 1;
+}
+
+static void append_old(floe_log_t *l, int n)
+{
+    floe_batch_opts_t o;
+    floe_batch_opts_default(&o);
+    floe_err_t err;
+    for (int i = 0; i < n; i++) {
+        floe_batch_builder_t *bb = floe_batch_builder_new(&o);
+        floe_slice_t v = floe_slice("0123456789abcdef", 16);
+        CHECK_EQ(floe_batch_builder_add(bb, 1000 + i, NULL, &v, NULL, 0, &err), 0);
+        CHECK_EQ(floe_batch_builder_add(bb, 1000 + i, NULL, &v, NULL, 0, &err), 0);
+        floe_buf_t out = FLOE_BUF_INIT;
+        CHECK_EQ(floe_batch_builder_finish(bb, &out, &err), 0);
+        CHECK_EQ(floe_log_append(l, out.data, out.len, -1, NULL, &err), 0);
+        floe_buf_free(&out);
+        floe_batch_builder_free(bb);
+    }
+}
+
+/* Run the tick so that retention runs (its interval is 1 ms). */
+static void retention_tick(floe_broker_t *b)
+{
+    usleep(3000);
+    floe_broker_tick(b);
+}
+
+/* Lines of path holding needle. */
+static int count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) n += strstr(line, needle) != NULL;
+    if (f) fclose(f);
+    return n;
+}
+
+/* Time and size retention and DeleteRecords never pass the floor of a
+ * table topic (design.md invariant 8): an unknown floor (0) keeps
+ * everything, a committed offset keeps what is at or above it, and one
+ * WARN line a minute says retention is held back; max_held_bytes lets the
+ * oldest go and the offsets past the floor are logged; DeleteRecords
+ * stops at the floor with POLICY_VIOLATION and the low watermark reached,
+ * whatever max_held_bytes says; a topic without a floor is Kafka's. */
+static void retention_waits_for_the_table(void)
+{
+    floe_broker_config_t c = {.data_dir = dir,
+                              .default_partitions = 1,
+                              .flush_interval_ms = 1000,
+                              .retention_check_ms = 1,
+                              .retention_floor = floor_hook};
+    floe_broker_t *b = NULL;
+    floe_err_t err;
+    CHECK_EQ(floe_broker_open(&c, &b, &err), 0);
+    if (!b) return;
+    floe_kv_t cfg[] = {{"segment.bytes", "500"}, {"retention.ms", "1000"}};
+    int16_t kerr;
+    floe_topic_t *tbl, *plain;
+    CHECK_EQ(floe_broker_create_topic(b, "tbl", 1, cfg, 2, false, &tbl, &kerr, &err), 0);
+    CHECK_EQ(floe_broker_create_topic(b, "plain", 1, cfg, 2, false, &plain, &kerr, &err), 0);
+    floe_log_t *lt = floe_topic_log(tbl, 0), *lp = floe_topic_log(plain, 0);
+    append_old(lt, 50); /* offsets 0..99, every record long expired */
+    append_old(lp, 50);
+    uint64_t size0 = floe_log_size_bytes(lt);
+    g_floor = 0; /* the engine has not said yet */
+    g_max_held = -1;
+    char path[300];
+    snprintf(path, sizeof path, "%s.stderr", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    floe_broker_tick(b); /* the first tick only schedules retention */
+    retention_tick(b);
+    CHECK_EQ(floe_log_start_offset(lt), 0);
+    CHECK_EQ_U64(floe_log_size_bytes(lt), size0);
+    CHECK_EQ_U64(floe_log_retention_held(lt), size0);
+    CHECK_EQ(floe_log_start_offset(lp), 100); /* plain: all gone */
+    /* the table committed [0, 57) */
+    g_floor = 57;
+    retention_tick(b);
+    int64_t start = floe_log_start_offset(lt);
+    CHECK(start > 0 && start <= 57);
+    CHECK(floe_log_retention_held(lt) > 0);
+    /* DeleteRecords: up to the floor, and the client hears it stopped */
+    int64_t low;
+    floe_broker_delete_records(b, tbl, 0, 90, &low, &kerr);
+    CHECK_EQ(kerr, FLOE_KERR_POLICY_VIOLATION);
+    CHECK_EQ(low, 57);
+    CHECK_EQ(floe_log_start_offset(lt), 57);
+    floe_broker_delete_records(b, tbl, 0, -1, &low, &kerr);
+    CHECK_EQ(kerr, FLOE_KERR_POLICY_VIOLATION);
+    CHECK_EQ(low, 57);
+    floe_broker_delete_records(b, tbl, 0, 40, &low, &kerr); /* below: nothing to do */
+    CHECK_EQ(kerr, 0);
+    CHECK_EQ(low, 57);
+    floe_broker_delete_records(b, tbl, 0, 101, &low, &kerr);
+    CHECK_EQ(kerr, FLOE_KERR_OFFSET_OUT_OF_RANGE);
+    floe_broker_delete_records(b, tbl, 1, 10, &low, &kerr);
+    CHECK_EQ(kerr, FLOE_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    /* the limit lets the oldest go, down to 600 held bytes; DeleteRecords
+     * still stops at the floor */
+    g_max_held = 600;
+    retention_tick(b);
+    int64_t start2 = floe_log_start_offset(lt);
+    CHECK(start2 > 57);
+    CHECK(floe_log_retention_held(lt) <= 600);
+    floe_broker_delete_records(b, tbl, 0, 100, &low, &kerr);
+    CHECK_EQ(kerr, FLOE_KERR_POLICY_VIOLATION);
+    CHECK_EQ(low, start2);
+    /* caught up: everything may go */
+    g_floor = 100;
+    retention_tick(b);
+    CHECK_EQ(floe_log_start_offset(lt), 100);
+    CHECK_EQ_U64(floe_log_retention_held(lt), 0);
+    floe_broker_delete_records(b, plain, 0, -1, &low, &kerr);
+    CHECK_EQ(kerr, 0);
+    CHECK_EQ(low, 100);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    /* three runs held bytes back within a minute: one line */
+    CHECK_EQ(count_lines(path, "tbl-0: retention is held back"), 1);
+    CHECK_EQ(count_lines(path, "plain-0: retention is held back"), 0);
+    char want[200];
+    snprintf(want, sizeof want, "tbl-0: retention deleted offsets [57, %lld)", (long long)start2);
+    CHECK_EQ(count_lines(path, want), 1);
+    CHECK_EQ(count_lines(path, "delete records tbl-0 before 90: held at 57"), 1);
+    unlink(path);
+    floe_broker_close(b);
+}
+
 int main(void)
 {
     floe_diag_set_level(FLOE_DIAG_WARN);
@@ -299,6 +447,8 @@ int main(void)
     RUN(metadata_failures_are_errors);
     rm_rf(dir);
     RUN(table_configs_checked_where_they_enter);
+    rm_rf(dir);
+    RUN(retention_waits_for_the_table);
     rm_rf(dir);
     return t_tests_failed ? 1 : 0;
 }
