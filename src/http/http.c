@@ -1,5 +1,5 @@
-/* libmicrohttpd glue: one internal polling thread, prefix routing, request
- * bodies gathered up to a cap. */
+/* libmicrohttpd glue: one internal poll() thread and a thread per
+ * connection, prefix routing, request bodies gathered up to a cap. */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -180,9 +180,12 @@ int floe_http_start(floe_http_t *h, const char *host, int port, floe_err_t *err)
         return floe_err_set(err, FLOE_EINVAL, "http: cannot resolve '%s': %s", host,
                             gai_strerror(rc));
     /* a thread per connection: a slow handler (a re-drive) holds up only
-     * its own client, never /metrics or /health */
+     * its own client, never /metrics or /health.  poll(), not select(): a
+     * broker with thousands of partitions has descriptors above
+     * FD_SETSIZE, which select mode refuses (epoll does not go with a
+     * thread per connection) */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+        MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
                             ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_done, h,

@@ -2,7 +2,10 @@
  * handler with its own argument; /health; /metrics from the writers
  * modules add) driven by floe's HTTP client (libcurl): methods, bodies,
  * statuses, the answer cap, a server that is gone. */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "http/client.h"
 #include "http/http.h"
@@ -67,6 +70,44 @@ static char *call(const char *method, const char *url, const char *body, size_t 
     floe_buf_append_u8(&b, 0);
     size_t n;
     return (char *)floe_buf_detach(&b, &n);
+}
+
+/* A broker with thousands of partitions has descriptors above
+ * FD_SETSIZE (1024) open when the listener starts; the server's own
+ * descriptors then land above it too, and it still serves. */
+static void serves_with_descriptors_above_fd_setsize(void)
+{
+    struct rlimit rl;
+    CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+    if (rl.rlim_cur < 2048) {
+        rl.rlim_cur = rl.rlim_max < 2048 ? rl.rlim_max : 2048;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+    if (rl.rlim_cur < 1200) {
+        printf("ok - serves_with_descriptors_above_fd_setsize # SKIP open-file limit %llu\n",
+               (unsigned long long)rl.rlim_cur);
+        return;
+    }
+    /* every descriptor below 1100 taken: whatever the server opens is
+     * above FD_SETSIZE */
+    int held[1100], n = 0;
+    int fd;
+    while ((fd = open("/dev/null", O_RDONLY)) >= 0 && fd < 1100) held[n++] = fd;
+    CHECK(fd >= 1024);
+    if (fd >= 0) held[n++] = fd;
+    int port;
+    floe_http_t *h = start(&port);
+    char url[200];
+    floe_err_t e;
+    long st = 0;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x/fd", port);
+    char *got = call("POST", url, "high", 0, &st, &e);
+    CHECK_EQ(st, 200);
+    CHECK_STR(got, "A POST /x/fd high");
+    free(got);
+    floe_http_free(h);
+    for (int i = 0; i < n; i++) close(held[i]);
 }
 
 static void routes_answer_with_their_argument(void)
@@ -187,4 +228,5 @@ TEST_MAIN({
     RUN(routes_answer_with_their_argument);
     RUN(health_and_metrics);
     RUN(client_errors);
+    RUN(serves_with_descriptors_above_fd_setsize);
 })
