@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cmd/cmd.h"
 #include "cmd/serve_tables.h"
@@ -34,7 +35,7 @@
 typedef struct serve_cfg {
     char listen[300], http[300], data_dir[4096], adv_host[256], cluster_id[256];
     int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
-        retention_check_ms;
+        retention_check_ms, max_open_files;
     bool auto_create, acks_all_fsync;
     floe_kv_t defaults[MAX_KV]; /* log.* (as topic config names) and table.* */
     int ndefaults;
@@ -140,6 +141,15 @@ static const floe_conf_key_t KEYS[] = {
      .def = "300000",
      F(retention_check_ms),
      .doc = "How often retention (`retention.ms`, `retention.bytes`) runs, as in Kafka."},
+    {.name = "log.max.open.files",
+     .type = FLOE_CONF_INT,
+     .min = 16,
+     .max = 1 << 24,
+     .def_doc = "half the open-file limit",
+     F(max_open_files),
+     .doc = "Partition log segments open at once, all partitions together; the least recently "
+            "used beyond it are closed and opened again when read. The open-file limit "
+            "(RLIMIT_NOFILE) is raised to its hard limit at start."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -213,6 +223,34 @@ static int check_topic_configs(void *arg, const char *topic, const char *const *
                                const char *const *values, size_t n, floe_err_t *err)
 {
     return floe_table_config_check(topic, keys, values, n, default_get, arg, err);
+}
+
+/* A broker keeps a descriptor per open segment, socket and data file:
+ * the soft open-file limit goes up to the hard one (Kafka asks for the
+ * same of its operators), and the logs' descriptor cache takes its share
+ * of it (log.max.open.files). */
+static void raise_open_files(int64_t max_open_files)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != rl.rlim_max) {
+        struct rlimit want = rl;
+        want.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &want) != 0 && rl.rlim_max == RLIM_INFINITY) {
+            FILE *f = fopen("/proc/sys/fs/nr_open", "r"); /* the kernel's ceiling */
+            unsigned long long nr = 0;
+            if (f && fscanf(f, "%llu", &nr) == 1 && nr > rl.rlim_cur) {
+                want.rlim_cur = (rlim_t)nr;
+                setrlimit(RLIMIT_NOFILE, &want);
+            }
+            if (f) fclose(f);
+        }
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    floe_log_set_max_open_files((size_t)max_open_files);
+    FLOE_INFO(
+        "serve: open-file limit %llu (hard %llu); partition logs keep up to %zu segments open",
+        (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max,
+        floe_log_max_open_files());
 }
 
 static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err)
@@ -392,6 +430,7 @@ int floe_cmd_serve(int argc, char **argv)
         goto out;
 
     signal(SIGPIPE, SIG_IGN);
+    raise_open_files(c.max_open_files);
     if (floe_loop_new(&loop, &err)) goto out;
     floe_broker_config_t bc = {
         .data_dir = c.data_dir,
