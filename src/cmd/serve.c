@@ -225,6 +225,16 @@ static int check_topic_configs(void *arg, const char *topic, const char *const *
     return floe_table_config_check(topic, keys, values, n, default_get, arg, err);
 }
 
+/* The broker's retention floor of a partition: its table's committed
+ * offset, once the tables run (arg: the serve_tables_t pointer, NULL
+ * before; table topics then keep everything). */
+static int retention_floor(void *arg, floe_topic_t *t, int32_t partition,
+                           floe_retention_floor_t *out)
+{
+    serve_tables_t *const *tables = arg;
+    return serve_tables_retention_floor(*tables, t, partition, out);
+}
+
 /* A broker keeps a descriptor per open segment, socket and data file:
  * the soft open-file limit goes up to the hard one (Kafka asks for the
  * same of its operators), and the logs' descriptor cache takes its share
@@ -443,6 +453,8 @@ int floe_cmd_serve(int argc, char **argv)
         .ntopic_defaults = c.ndefaults,
         .check_configs = check_topic_configs,
         .check_arg = &c,
+        .retention_floor = retention_floor,
+        .floor_arg = &tables,
     };
     if (floe_broker_open(&bc, &broker, &err)) goto out;
     floe_broker_attach_loop(broker, loop);
@@ -494,6 +506,7 @@ out:
     if (srv) floe_kafka_srv_shutdown(srv, 2000);
     /* the engine's last commit reads the logs: before the broker closes them */
     serve_tables_stop(tables);
+    tables = NULL;
     if (srv) floe_kafka_srv_free(srv);
     floe_broker_close(broker);
     g_loop = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "iceberg/catalog.h"
+#include "table/config.h"
 #include "table/engine.h"
 #include "table/source_logs.h"
 #include "util/diag.h"
@@ -124,4 +125,26 @@ void serve_tables_stop(serve_tables_t *st)
 floe_engine_t *serve_tables_engine(serve_tables_t *st)
 {
     return st->engine;
+}
+
+/* A topic's config: its own, else the server default. */
+static const char *topic_config(void *ctx, const char *key)
+{
+    return floe_topic_config(ctx, key, NULL);
+}
+
+int serve_tables_retention_floor(serve_tables_t *st, floe_topic_t *t, int32_t p,
+                                 floe_retention_floor_t *out)
+{
+    /* a table.enable that does not parse asks too (its table shows the
+     * error): the log keeps its records until it is fixed */
+    if (floe_topic_internal(t) || !floe_table_config_wanted(topic_config, t, NULL, NULL)) return 0;
+    floe_table_config_t cfg;
+    floe_err_t err; /* a bad key leaves its default; the others apply */
+    floe_table_config_load(&cfg, floe_topic_name(t), topic_config, t, NULL, NULL, &err);
+    int64_t c = st ? floe_tsource_logs_cursor(st->src, floe_topic_name(t), p) : -1;
+    out->offset = c > 0 ? c : 0;
+    out->max_held_bytes =
+        cfg.retention_max_lag_bytes == FLOE_TABLE_UNLIMITED ? -1 : cfg.retention_max_lag_bytes;
+    return 1;
 }

@@ -21,5 +21,12 @@ void serve_tables_stop(serve_tables_t *st);
 /* The table engine (borrowed until serve_tables_stop), for its HTTP
  * routes. */
 floe_engine_t *serve_tables_engine(serve_tables_t *st);
+/* The broker's retention floor (floe_retention_floor_fn) of partition p
+ * of topic t: for a topic that asks to be a table (table.enable), the
+ * offset its table has committed (0 until the engine has said, since
+ * this start; st may be NULL before the tables run) and
+ * table.retention.max.lag.bytes; 0 for any other topic.  Loop thread. */
+int serve_tables_retention_floor(serve_tables_t *st, floe_topic_t *t, int32_t p,
+                                 floe_retention_floor_t *out);
 
 #endif

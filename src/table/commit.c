@@ -73,7 +73,16 @@ int floe_ttable_open(floe_ttable_t *t, floe_err_t *err)
     FLOE_INFO("table %s.%s: topic %s, %d partitions, resuming at %s", t->main.ns, t->main.name,
               t->topic, (int)t->nparts, b.len ? floe_buf_cstr(&b) : "{}");
     floe_buf_free(&b);
+    floe_ttable_report_committed(t); /* the log may now let go of what is below */
     return 0;
+}
+
+void floe_ttable_report_committed(floe_ttable_t *t)
+{
+    floe_tsource_t *src = t->src;
+    if (src->ops->committed)
+        for (int32_t i = 0; i < t->nparts; i++)
+            src->ops->committed(src, t->topic, i, t->main.committed[i]);
 }
 
 /* ---- commit --------------------------------------------------------------- */
@@ -313,10 +322,7 @@ int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err)
         p->behind_since_ms = p->log_end > t->main.committed[i] ? t->last_commit_ms : -1;
     }
     t->last_commit_latency_ms = floe_mono_ms() - t0;
-    floe_tsource_t *src = t->src;
-    if (src->ops->committed)
-        for (int32_t i = 0; i < t->nparts; i++)
-            src->ops->committed(src, t->topic, i, t->main.committed[i]);
+    floe_ttable_report_committed(t);
     free(next);
     return 0;
 fail:

@@ -19,6 +19,11 @@ int floe_ttable_open(floe_ttable_t *t, floe_err_t *err);
  * reset (floe_ttable_reset) and counted.  0, or -1 with *err. */
 int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err);
 
+/* Tell the source the main table's committed offsets (the log keeps the
+ * records above them: design.md invariant 8): after an open and after
+ * each commit. */
+void floe_ttable_report_committed(floe_ttable_t *t);
+
 /* Commit the main table's new partition spec (and, first, the schema it
  * needs) when files are about to be written under it.  0 or -1. */
 int floe_ttable_commit_spec(floe_ttable_t *t, floe_err_t *err);

@@ -1,5 +1,6 @@
 #include "table/config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +112,19 @@ static const floe_conf_key_t KEYS[] = {
      F(json_coerce),
      .doc = "A JSON value that does not fit its column is converted when nothing is lost "
             "(`\"42\"` into a long) instead of going to the dead-letter table."},
+    {.name = "table.retention.max.lag.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 0,
+     .max = INT64_MAX,
+     .def = "9223372036854775807",
+     .def_doc = "unlimited",
+     .live = true,
+     F(retention_max_lag_bytes),
+     .doc = "Log retention (`retention.ms`, `retention.bytes`) and DeleteRecords never delete "
+            "records the table has not committed; while it waits, this many bytes at most are "
+            "kept past retention. Beyond it retention deletes the oldest anyway and the skipped "
+            "offsets go to the dead-letter table as one `retention` row per range. "
+            "DeleteRecords always stops at the table."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 

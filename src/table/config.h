@@ -32,7 +32,14 @@ typedef struct floe_table_config {
     char partition_by[512];     /* Iceberg spec syntax, "" = unpartitioned */
     bool json_infer_timestamps; /* RFC 3339 strings -> timestamptz; default true */
     bool json_coerce;           /* lossless scalar conversions; default false */
+    /* bytes the topic's log retention holds back for the table (design.md
+     * invariant 8) before it deletes anyway; FLOE_TABLE_UNLIMITED
+     * (default): no limit.  Read by the broker's retention, not the
+     * engine. */
+    int64_t retention_max_lag_bytes;
 } floe_table_config_t;
+
+#define FLOE_TABLE_UNLIMITED INT64_MAX
 
 /* Look up one config value of the topic; NULL when unset. */
 typedef const char *(*floe_config_get_fn)(void *ctx, const char *key);

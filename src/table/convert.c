@@ -41,13 +41,14 @@ const char *floe_conv_stage_name(floe_conv_stage_t s)
     case FLOE_STAGE_DECODE: return "decode";
     case FLOE_STAGE_CONVERT: return "convert";
     case FLOE_STAGE_SCHEMA: return "schema";
+    case FLOE_STAGE_RETENTION: return "retention";
     }
     return "?";
 }
 
 floe_conv_stage_t floe_conv_stage_parse(floe_slice_t s)
 {
-    for (int k = FLOE_STAGE_DECODE; k <= FLOE_STAGE_SCHEMA; k++) {
+    for (int k = FLOE_STAGE_DECODE; k <= FLOE_STAGE_RETENTION; k++) {
         const char *name = floe_conv_stage_name((floe_conv_stage_t)k);
         if (s.len == strlen(name) && !memcmp(s.ptr, name, s.len)) return (floe_conv_stage_t)k;
     }

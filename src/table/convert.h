@@ -30,8 +30,11 @@ typedef enum floe_conv_stage {
     FLOE_STAGE_DECODE = 1, /* the batch or record bytes */
     FLOE_STAGE_CONVERT,    /* key, value or headers do not convert */
     FLOE_STAGE_SCHEMA,     /* the value does not fit the table's shape */
+    FLOE_STAGE_RETENTION,  /* not a record: a range of offsets the log
+                              deleted before the table read it */
 } floe_conv_stage_t;
-/* "decode", "convert", "schema" (the DLQ's words); "?" for anything else. */
+/* "decode", "convert", "schema", "retention" (the DLQ's words); "?" for
+ * anything else. */
 const char *floe_conv_stage_name(floe_conv_stage_t s);
 /* The stage a DLQ row names (s: its `stage` column), or 0 for none. */
 floe_conv_stage_t floe_conv_stage_parse(floe_slice_t s);

@@ -29,6 +29,12 @@ static int64_t lag_offsets(const floe_tpart_t *p, int64_t committed)
     return lag > 0 ? lag : 0;
 }
 
+/* Bytes the source's retention keeps for partition k of t's table. */
+static uint64_t retention_blocked(const floe_ttable_t *t, int32_t k)
+{
+    return t->src->ops->retention_held ? t->src->ops->retention_held(t->src, t->topic, k) : 0;
+}
+
 /* Metric families, each printed whole (Prometheus wants a family's samples
  * together): per partition first, then per table. */
 enum {
@@ -39,6 +45,8 @@ enum {
     PM_LAG,
     PM_FRESH,
     PM_BUFFERED,
+    PM_BLOCKED,
+    PM_SKIPPED,
     PM_NPART,
     TM_COMMITS = 0,
     TM_FAILURES,
@@ -64,6 +72,12 @@ static const struct family {
          "Age of the oldest record not yet in a committed snapshot (0 when caught up)."},
         {"floe_table_buffered_bytes", "gauge",
          "Bytes the partition holds: its L1 buffer and open row groups not yet written."},
+        {"floe_table_retention_blocked_bytes", "gauge",
+         "Bytes log retention wanted to delete at its last run but kept because the table has "
+         "not committed them."},
+        {"floe_table_retention_skipped_records_total", "counter",
+         "Records deleted from the log before the table read them (past "
+         "table.retention.max.lag.bytes); each range is a row in the dead-letter table."},
 },
   table_families[TM_NTABLE] = {
       {"floe_table_commits_total", "counter", "Snapshots committed."},
@@ -134,12 +148,15 @@ void floe_engine_publish_status(floe_engine_t *e)
                 "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"
                 "\"log_end\":%lld,\"lag\":%lld,\"freshness_lag_s\":%.3f,\"records\":%llu,"
                 "\"bytes\":%llu,\"dlq\":%llu,\"dropped\":%llu,\"buffered_rows\":%zu,"
-                "\"buffered_bytes\":%zu}",
+                "\"buffered_bytes\":%zu,\"retention_blocked_bytes\":%llu,"
+                "\"retention_skipped_records\":%llu}",
                 k ? "," : "", (int)k, (long long)c, (long long)p->next, (long long)p->log_start,
                 (long long)p->log_end, (long long)lag_offsets(p, c), freshness_lag_s(p, c, now),
                 (unsigned long long)p->records, (unsigned long long)p->bytes,
                 (unsigned long long)p->dlq_records, (unsigned long long)p->dropped,
-                floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p));
+                floe_rows_count(p->main.rows), (size_t)floe_tpart_buffered(p),
+                (unsigned long long)(p->retention_blocked = retention_blocked(t, k)),
+                (unsigned long long)p->retention_skipped);
         }
         floe_buf_append_str(&js, "]}");
     }
@@ -177,6 +194,12 @@ void floe_engine_publish_status(floe_engine_t *e)
                     break;
                 case PM_LAG: floe_buf_printf(&m, "%lld\n", (long long)lag_offsets(p, c)); break;
                 case PM_FRESH: floe_buf_printf(&m, "%.3f\n", freshness_lag_s(p, c, now)); break;
+                case PM_BLOCKED:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->retention_blocked);
+                    break;
+                case PM_SKIPPED:
+                    floe_buf_printf(&m, "%llu\n", (unsigned long long)p->retention_skipped);
+                    break;
                 default:
                     floe_buf_printf(&m, "%llu\n", (unsigned long long)floe_tpart_buffered(p));
                     break;

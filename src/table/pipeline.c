@@ -2,6 +2,7 @@
  * convert records into the main sink, route bad ones (pipeline.h). */
 #include "table/pipeline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "table/dlq.h"
@@ -127,6 +128,44 @@ static void pin_sources(const floe_tout_t *o, floe_rnode_t *n)
     }
 }
 
+/* Records [p->next, start) were deleted from the log before the table
+ * read them: retention went past table.retention.max.lag.bytes, or they
+ * were gone before the log kept them for the table.  One dead-letter row
+ * says so, with the range, whatever table.invalid.record.action says (a
+ * gap is never silent: design.md invariant 8), and the partition goes on
+ * at start.  Unlike a bad record's row this one is written even below
+ * the dead-letter table's committed offset: records read and converted
+ * by a run whose main commit never landed may be in the gap too, so a
+ * range is recorded at least once (twice when a main commit failed after
+ * the dead-letter commit), never zero times.  The table pauses when the
+ * row cannot be written. */
+static void skipped_by_retention(floe_tpart_t *p, int64_t start)
+{
+    floe_ttable_t *t = p->t;
+    char why[256];
+    snprintf(why, sizeof why,
+             "skipped by retention: offsets [%lld, %lld) (%lld records) were deleted from the log "
+             "before reaching the table",
+             (long long)p->next, (long long)start, (long long)(start - p->next));
+    floe_tmsg_t gap = {.kind = FLOE_TMSG_SKIP,
+                       .offset = p->next,
+                       .last = start - 1,
+                       .timestamp = floe_wall_ms(),
+                       .key_null = true,
+                       .value_null = true};
+    floe_err_t e;
+    if (floe_tdlq_row(p->dlq.rows, p->id, &gap, FLOE_STAGE_RETENTION, why, &e) < 0) {
+        floe_ttable_pause(t, FLOE_TPAUSE_DLQ,
+                          "partition %d offset %lld: cannot write the dead-letter row (%s)",
+                          (int)p->id, (long long)p->next, e.msg);
+        return;
+    }
+    p->retention_skipped += (uint64_t)(start - p->next);
+    FLOE_WARN("table %s.%s: partition %d: %s; one row in %s.%s says so", t->main.ns, t->main.name,
+              (int)p->id, why, t->dlq.ns, t->dlq.name);
+    p->next = start;
+}
+
 /* Fetch from p->next.  1 when there is something to take, 0 when not
  * (caught up, records gone to retention, topic going away), -1 on
  * failure. */
@@ -138,10 +177,7 @@ static int fetch(floe_tpart_t *p, floe_err_t *err)
     if (t->src->ops->fetch(t->src, t->topic, p->id, p->next, t->read_bytes, &start, &end, &re) <
         0) {
         if (re.code == FLOE_ERANGE) {
-            FLOE_WARN("table %s.%s: partition %d records [%lld, %lld) were deleted by retention "
-                      "before reaching the table",
-                      t->main.ns, t->main.name, (int)p->id, (long long)p->next, (long long)start);
-            p->next = start;
+            skipped_by_retention(p, start);
             return 0;
         }
         if (re.code == FLOE_ENOENT) return 0; /* topic going away: discovery drops it */

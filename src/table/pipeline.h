@@ -20,6 +20,8 @@ struct floe_tpart {
     floe_conv_t *conv; /* into main.rows */
     /* counters */
     uint64_t records, bytes, dlq_records, dropped;
+    uint64_t retention_skipped; /* records deleted from the log unread */
+    uint64_t retention_blocked; /* the source's retention_held, at the last status */
     /* freshness: timestamp of the first record read since the last commit,
      * and wall time the engine first saw records waiting (-1: none) */
     int64_t pending_ts_ms, behind_since_ms;

@@ -92,8 +92,8 @@ static int decide(void *ctx, const floe_tdlq_entry_t *r, size_t index, floe_err_
         return 0;
     }
     ps->res->examined++;
-    if (r->stage == FLOE_STAGE_DECODE) {
-        ps->res->undecodable++; /* the batch's bytes, not a record: stays */
+    if (r->stage == FLOE_STAGE_DECODE || r->stage == FLOE_STAGE_RETENTION) {
+        ps->res->undecodable++; /* a batch's bytes or a gap, not a record: stays */
         return 0;
     }
     uint64_t shape = floe_rows_shape_version(ps->main.rows);

@@ -12,7 +12,8 @@ typedef struct floe_redrive_result {
     uint64_t examined;         /* DLQ rows looked at */
     uint64_t moved;            /* now in the main table */
     uint64_t still_invalid;    /* convert no better: stay, with today's reason */
-    uint64_t undecodable;      /* whole batches that did not decode: stay */
+    uint64_t undecodable;      /* rows without a record (whole batches that did not
+                                  decode, ranges retention deleted): stay */
     uint64_t files_rewritten;  /* DLQ files replaced without the moved rows */
     uint64_t finished_earlier; /* rows of an interrupted re-drive taken out now */
 } floe_redrive_result_t;

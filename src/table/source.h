@@ -93,9 +93,16 @@ typedef struct floe_tsource_ops {
      * with *err when the rest of the fetch can be neither read nor skipped
      * (the engine pauses the table; the store needs repair). */
     int (*next)(floe_tsource_t *s, floe_tmsg_t *m, floe_err_t *err);
-    /* Told after a commit: records of topic/partition below next_offset
-     * are in the table (the partition's cursor).  May be NULL. */
+    /* Told when a table opens and after each commit: records of
+     * topic/partition below next_offset are in the table (-1: none yet),
+     * the partition's cursor, which the log's retention keeps.  May be
+     * NULL. */
     void (*committed)(floe_tsource_t *s, const char *topic, int32_t partition, int64_t next_offset);
+    /* Bytes of topic/partition that the store's retention wanted to
+     * delete at its last run but kept because the table had not committed
+     * them (design.md invariant 8); 0 when none.  May be NULL (a store
+     * whose retention is not floe's: floe sink). */
+    uint64_t (*retention_held)(floe_tsource_t *s, const char *topic, int32_t partition);
 } floe_tsource_ops_t;
 
 /* Implementations embed this as their first member. */

@@ -43,11 +43,24 @@ static void ltopic_clear(ltopic_t *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Index of the first topic whose name is >= name (s->t is sorted by
+ * name: every fetch and every status line looks a topic up). */
+static size_t lower_bound(const floe_tsource_logs_t *s, const char *name)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(s->t[mid].name, name) < 0) lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static ltopic_t *find(floe_tsource_logs_t *s, const char *name)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->t[i].name, name)) return &s->t[i];
-    return NULL;
+    size_t i = lower_bound(s, name);
+    return i < s->n && !strcmp(s->t[i].name, name) ? &s->t[i] : NULL;
 }
 
 /* Topic name once no fetch reads one of its logs (they may be closed
@@ -150,7 +163,19 @@ static void committed(floe_tsource_t *src, const char *topic, int32_t partition,
     pthread_mutex_unlock(&s->mu);
 }
 
-static const floe_tsource_ops_t ops = {topics, fetch, next, committed};
+static uint64_t retention_held(floe_tsource_t *src, const char *topic, int32_t partition)
+{
+    floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    pthread_mutex_lock(&s->mu);
+    ltopic_t *t = find(s, topic);
+    uint64_t v = t && partition >= 0 && partition < t->nparts
+                     ? floe_log_retention_held(t->logs[partition])
+                     : 0;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+static const floe_tsource_ops_t ops = {topics, fetch, next, committed, retention_held};
 
 floe_tsource_logs_t *floe_tsource_logs_new(void)
 {
@@ -216,7 +241,10 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
             s->t = v;
             s->cap = cap;
         }
-        s->t[s->n++] = nt;
+        size_t at = lower_bound(s, name);
+        memmove(&s->t[at + 1], &s->t[at], (s->n - at) * sizeof *s->t);
+        s->t[at] = nt;
+        s->n++;
     }
     pthread_mutex_unlock(&s->mu);
     return 0;
@@ -231,7 +259,9 @@ void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name)
     ltopic_t *t = find_unread(s, name);
     if (t) {
         ltopic_clear(t);
-        *t = s->t[--s->n];
+        size_t at = (size_t)(t - s->t);
+        memmove(&s->t[at], &s->t[at + 1], (s->n - at - 1) * sizeof *s->t);
+        s->n--;
     }
     pthread_mutex_unlock(&s->mu);
 }

@@ -31,8 +31,8 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
                           const char *const *values, size_t nconfigs, floe_err_t *err);
 void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name);
 /* The committed cursor the engine last reported for name/partition (the
- * committed() call of source.h), or -1.  Nothing calls it yet: retention
- * does not look at it. */
+ * committed() call of source.h), or -1 when it reported none since the
+ * topic was set: `floe serve`'s retention floor (design.md invariant 8). */
 int64_t floe_tsource_logs_cursor(floe_tsource_logs_t *s, const char *name, int32_t partition);
 
 #endif

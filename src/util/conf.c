@@ -232,7 +232,7 @@ int floe_conf_markdown(const floe_conf_key_t *keys, size_t n, bool live_column, 
         rc |= floe_buf_printf(out, "| `%s` | ", k->name);
         rc |= value_text(k, out);
         rc |= floe_buf_append_str(out, " | ");
-        if (k->def && *k->def) {
+        if (k->def && *k->def && !k->def_doc) {
             rc |= floe_buf_append_u8(out, '`');
             rc |= cell(out, k->def);
             rc |= floe_buf_append_u8(out, '`');

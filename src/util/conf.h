@@ -40,6 +40,8 @@ typedef struct floe_conf_key {
     /* The default, written as a user would write the value (it goes
      * through the same parser); NULL: none, def_doc says what happens. */
     const char *def;
+    /* The default in words for the reference: what happens without def,
+     * or what a def such as Kafka's Long.MAX "never" means. */
     const char *def_doc;
     const floe_conf_enum_t *values; /* ENUM: ended by {NULL, 0} */
     /* A change applies to what runs (what "runs" is the scope's to say:

@@ -91,6 +91,7 @@ static const struct {
     {"table.partition.by", "bucket(user_id, 16)", {NULL}},
     {"table.json.infer.timestamps", "off", {"maybe"}},
     {"table.json.coerce", "yes", {"sure"}},
+    {"table.retention.max.lag.bytes", "10GiB", {"lots", "-1", "", "1e9"}},
 };
 
 static int check1(const char *key, const char *value, floe_err_t *e)
@@ -141,7 +142,7 @@ static void every_key_checked_where_it_enters(void)
             CHECK_EQ(check1(k->name, v, &e), 0);
             snprintf(v, sizeof v, "%lld", (long long)k->max);
             CHECK_EQ(check1(k->name, v, &e), 0);
-            snprintf(v, sizeof v, "%lld", (long long)k->max + 1);
+            snprintf(v, sizeof v, "%llu", (unsigned long long)k->max + 1);
             CHECK_EQ(check1(k->name, v, &e), -1);
             CHECK(strstr(e.msg, "is outside") != NULL);
             if (k->min > 0) {
@@ -228,7 +229,8 @@ static void live_keys_apply_others_rebuild(void)
         CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
         live += keys[i].live;
     }
-    CHECK_EQ(live, 5); /* interval, flush, file size, invalid action, partition spec */
+    CHECK_EQ(live, 6); /* interval, flush, file size, invalid action, partition spec,
+                          retention lag (the broker reads it) */
 }
 
 static void wanted_unless_a_valid_false(void)
