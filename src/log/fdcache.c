@@ -78,6 +78,19 @@ static void push_head(floe_fdc_t *c)
     if (!g_tail) g_tail = c;
 }
 
+/* c was used: most recently now.  Caller holds g_mu; c is open. */
+static void touch(floe_fdc_t *c)
+{
+    if (g_head == c) return;
+    unlink_node(c);
+    push_head(c);
+}
+
+/* c (closed) is open now on fd; then the least recently used beyond the
+ * limit close: their fds go to victims[] (up to 8) for the caller to close
+ * after the lock.  Returns how many.  Caller holds g_mu. */
+static size_t opened_locked(floe_fdc_t *c, int fd, int *victims);
+
 /* Take the least recently used unpinned entries out while more than the
  * limit are open; their fds go to victims[] (at most cap) to be closed
  * after the lock.  Caller holds g_mu. */
@@ -112,14 +125,19 @@ int floe_fdc_init(floe_fdc_t *c, const char *path, floe_err_t *err)
     return 0;
 }
 
+static size_t opened_locked(floe_fdc_t *c, int fd, int *victims)
+{
+    c->fd = fd;
+    push_head(c);
+    g_open++;
+    return evict_locked(victims, 8);
+}
+
 void floe_fdc_adopt(floe_fdc_t *c, int fd)
 {
     int victims[8];
     pthread_mutex_lock(&g_mu);
-    c->fd = fd;
-    push_head(c);
-    g_open++;
-    size_t n = evict_locked(victims, 8);
+    size_t n = opened_locked(c, fd, victims);
     pthread_mutex_unlock(&g_mu);
     close_all(victims, n);
 }
@@ -129,10 +147,7 @@ int floe_fdc_get(floe_fdc_t *c, floe_err_t *err)
     pthread_mutex_lock(&g_mu);
     c->pins++;
     if (c->fd >= 0) {
-        if (g_head != c) {
-            unlink_node(c);
-            push_head(c);
-        }
+        touch(c);
         int fd = c->fd;
         pthread_mutex_unlock(&g_mu);
         return fd;
@@ -149,20 +164,15 @@ int floe_fdc_get(floe_fdc_t *c, floe_err_t *err)
         return floe_err_errno(err, e, c->path);
     }
     int victims[8], extra = -1;
+    size_t n = 0;
     pthread_mutex_lock(&g_mu);
     if (c->fd >= 0) { /* another user opened it meanwhile: take theirs */
         extra = fd;
         fd = c->fd;
-        if (g_head != c) {
-            unlink_node(c);
-            push_head(c);
-        }
+        touch(c);
     } else {
-        c->fd = fd;
-        push_head(c);
-        g_open++;
+        n = opened_locked(c, fd, victims);
     }
-    size_t n = evict_locked(victims, 8);
     pthread_mutex_unlock(&g_mu);
     close_all(victims, n);
     if (extra >= 0) close(extra);
