@@ -46,40 +46,6 @@ static void die(const char *what, const char *why)
     exit(1);
 }
 
-/* VmRSS of pid in KiB, or -1. */
-static long rss_kb(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long kb = -1;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) {
-            kb = strtol(line + 6, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kb;
-}
-
-/* User + system CPU seconds used so far by pid, or -1. */
-static double cpu_s(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    unsigned long ut = 0, st = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* ---- floe process -------------------------------------------------- */
 
 typedef struct {
@@ -211,7 +177,7 @@ static phase_result_t produce_phase(const char *bootstrap, const char *topic, do
             double t = now_s();
             if (t >= end) break;
             if (watch_pid > 0 && t >= next_sample) {
-                long kb = rss_kb(watch_pid);
+                long kb = floe_proc_rss_kb(watch_pid);
                 if (kb > res.rss_peak_kb) res.rss_peak_kb = kb;
                 next_sample = t + 0.1;
             }
@@ -229,7 +195,7 @@ static phase_result_t produce_phase(const char *bootstrap, const char *topic, do
     while (rd_kafka_outq_len(rk) > 0 && now_s() < end + seconds) {
         rd_kafka_poll(rk, 50);
         if (watch_pid > 0) {
-            long kb = rss_kb(watch_pid);
+            long kb = floe_proc_rss_kb(watch_pid);
             if (kb > res.rss_peak_kb) res.rss_peak_kb = kb;
         }
     }
@@ -276,7 +242,7 @@ static phase_result_t consume_phase(const char *bootstrap, const char *topic, lo
     while (res.messages < want && eofs < PARTITIONS && now_s() < end) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         if (watch_pid > 0 && now_s() >= next_sample) {
-            long kb = rss_kb(watch_pid);
+            long kb = floe_proc_rss_kb(watch_pid);
             if (kb > res.rss_peak_kb) res.rss_peak_kb = kb;
             next_sample = now_s() + 0.1;
         }
@@ -346,20 +312,20 @@ int main(int argc, char **argv)
     bench_floe_t fp;
     floe_start(&fp, bin, NULL);
     usleep(500000);
-    long rss_idle = rss_kb(fp.proc.pid);
+    long rss_idle = floe_proc_rss_kb(fp.proc.pid);
     printf("floe at %s (pid %d), idle RSS %.1f MB\n", fp.proc.kafka, (int)fp.proc.pid,
            rss_idle / 1024.0);
     create_topic(fp.proc.kafka, topic);
-    double cpu0 = cpu_s(fp.proc.pid);
+    double cpu0 = floe_proc_cpu_s(fp.proc.pid);
     phase_result_t fprod = produce_phase(fp.proc.kafka, topic, secs, fp.proc.pid);
-    double prod_cpu = cpu_s(fp.proc.pid) - cpu0;
+    double prod_cpu = floe_proc_cpu_s(fp.proc.pid) - cpu0;
     printf(
         "floe produce: %ld x 1 KiB acked in %.0f s: %.1f MB/s, peak RSS %.1f MB, floe CPU %.1f s\n",
         fprod.messages, secs, fprod.mb_s, fprod.rss_peak_kb / 1024.0, prod_cpu);
     phase_result_t fcons = consume_phase(fp.proc.kafka, topic, fprod.messages, secs, fp.proc.pid);
     printf("floe consume: %ld messages: %.1f MB/s, peak RSS %.1f MB\n", fcons.messages, fcons.mb_s,
            fcons.rss_peak_kb / 1024.0);
-    long rss_after = rss_kb(fp.proc.pid);
+    long rss_after = floe_proc_rss_kb(fp.proc.pid);
     int st = floe_stop(&fp);
     if (st != 0) fprintf(stderr, "bench/broker: floe exited with status %d after SIGTERM\n", st);
     long rss_load = fprod.rss_peak_kb > fcons.rss_peak_kb ? fprod.rss_peak_kb : fcons.rss_peak_kb;

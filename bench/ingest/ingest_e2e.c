@@ -46,18 +46,6 @@ static long rss_peak_kb;
 static double buffered_at_peak, heap_at_peak;
 static int PARTS = 4;
 
-static long rss_kb(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) kb = atol(line + 6);
-    if (f) fclose(f);
-    return kb;
-}
-
 static size_t sink(char *p, size_t sz, size_t n, void *ctx)
 {
     floe_buf_append(ctx, p, sz * n);
@@ -128,7 +116,7 @@ static void *monitor(void *arg)
                     samples[i].fresh_ms = now - samples[i].ack_ms;
             while (next < nsamples && samples[next].fresh_ms >= 0) next++;
             pthread_mutex_unlock(&mu);
-            long kb = rss_kb(floe_pid);
+            long kb = floe_proc_rss_kb(floe_pid);
             if (kb > rss_peak_kb) {
                 rss_peak_kb = kb;
                 buffered_at_peak = buffered;
@@ -208,7 +196,7 @@ static int run_once(const char *bin, int parts, double rate, int secs, run_t *r)
     rd_kafka_queue_destroy(q);
     rd_kafka_NewTopic_destroy(nt);
     floe_sleep_ms(1500); /* the engine picks the topic up */
-    long rss_idle = rss_kb(floe_pid);
+    long rss_idle = floe_proc_rss_kb(floe_pid);
 
     pthread_t th;
     pthread_create(&th, NULL, monitor, NULL);

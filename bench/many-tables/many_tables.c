@@ -53,38 +53,6 @@ static void die(const char *what, const char *why)
     exit(1);
 }
 
-/* utime + stime of pid, in seconds. */
-static double cpu_s(pid_t pid)
-{
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) die("cpu", "no /proc/PID/stat");
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    /* fields after the command (which may hold spaces) in parentheses */
-    char *p = strrchr(buf, ')');
-    if (!p) die("cpu", "bad /proc/PID/stat");
-    unsigned long long ut = 0, st = 0;
-    /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        die("cpu", "bad /proc/PID/stat");
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static long rss_kb(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) kb = strtol(line + 6, NULL, 10);
-    if (f) fclose(f);
-    return kb;
-}
-
 static int count_fds(pid_t pid)
 {
     char path[64];
@@ -197,9 +165,9 @@ static double wait_committed(const floe_proc_t *p, int ntopics, double timeout)
 
 static double idle_cpu_pct(pid_t pid, int seconds)
 {
-    double c0 = cpu_s(pid), t0 = now_s();
+    double c0 = floe_proc_cpu_s(pid), t0 = now_s();
     sleep((unsigned)seconds);
-    return 100.0 * (cpu_s(pid) - c0) / (now_s() - t0);
+    return 100.0 * (floe_proc_cpu_s(pid) - c0) / (now_s() - t0);
 }
 
 /* Open, read and close every file of every partition log under
@@ -247,7 +215,7 @@ int main(int argc, char **argv)
     double commit1 = wait_committed(&p, IDLE_TOPICS, 300);
     sleep(2); /* the last commits and their files settle */
     double cpu1 = idle_cpu_pct(p.pid, idle);
-    long rss1 = rss_kb(p.pid);
+    long rss1 = floe_proc_rss_kb(p.pid);
     int fds1 = count_fds(p.pid);
     printf("# %d idle table partitions: CPU %.2f%% of a core over %d s, RSS %.1f MB, %d "
            "descriptors (tables committed %.1f s after the last produce)\n",
@@ -269,7 +237,7 @@ int main(int argc, char **argv)
     int fds2 = count_fds(p.pid);
     sleep(2);
     double cpu2 = idle_cpu_pct(p.pid, idle < 10 ? idle : 10);
-    long rss2 = rss_kb(p.pid);
+    long rss2 = floe_proc_rss_kb(p.pid);
     printf("# %d partitions: stop %.2f s; restart to ready %.2f s, tables reopened %.2f s after "
            "the start; %d descriptors; idle CPU %.2f%%, RSS %.1f MB; opening and reading every "
            "segment file once takes %.3f s here\n",

@@ -43,4 +43,9 @@ int floe_proc_start(floe_proc_t *p, const char *bin, const char *data, const cha
  * or -1 when it was not running. */
 int floe_proc_stop(floe_proc_t *p, int sig);
 
+/* Resident set size of process pid in KiB (VmRSS), or -1. */
+long floe_proc_rss_kb(pid_t pid);
+/* User + system CPU seconds process pid has used so far, or -1. */
+double floe_proc_cpu_s(pid_t pid);
+
 #endif
