@@ -32,6 +32,13 @@ typedef struct floe_table_config {
     char partition_by[512];     /* Iceberg spec syntax, "" = unpartitioned */
     bool json_infer_timestamps; /* RFC 3339 strings -> timestamptz; default true */
     bool json_coerce;           /* lossless scalar conversions; default false */
+    /* maintenance (table/maint.h) */
+    bool compaction_enable;             /* default true */
+    int32_t compaction_min_input_files; /* files a compaction group rewrites at least; 5 */
+    int64_t compaction_interval_ms;     /* between compaction runs of a table; 1 min */
+    uint64_t compaction_max_bytes;      /* input bytes one run rewrites at most; 1 GiB */
+    int64_t expire_interval_ms;         /* between snapshot expiries of a table; 1 min */
+    int64_t orphan_min_age_ms;          /* unreferenced files younger than this stay; 1 h */
 } floe_table_config_t;
 
 /* Look up one config value of the topic; NULL when unset. */

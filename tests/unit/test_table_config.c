@@ -91,6 +91,12 @@ static const struct {
     {"table.partition.by", "bucket(user_id, 16)", {NULL}},
     {"table.json.infer.timestamps", "off", {"maybe"}},
     {"table.json.coerce", "yes", {"sure"}},
+    {"table.compaction.enable", "false", {"sometimes", ""}},
+    {"table.compaction.min.input.files", "12", {"1", "0", "many", "100001"}},
+    {"table.compaction.interval.ms", "30s", {"99ms", "8d", "soon"}},
+    {"table.compaction.max.bytes.per.run", "256MiB", {"1023", "lots", "-5"}},
+    {"table.expire.interval.ms", "5min", {"10us", "8d", "x"}},
+    {"table.orphan.min.age", "3d", {"999ms", "31d", "old"}},
 };
 
 static int check1(const char *key, const char *value, floe_err_t *e)
@@ -228,7 +234,8 @@ static void live_keys_apply_others_rebuild(void)
         CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
         live += keys[i].live;
     }
-    CHECK_EQ(live, 5); /* interval, flush, file size, invalid action, partition spec */
+    CHECK_EQ(live, 11); /* interval, flush, file size, invalid action, partition spec, and
+                         * the six of maintenance */
 }
 
 static void wanted_unless_a_valid_false(void)
