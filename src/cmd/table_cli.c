@@ -458,9 +458,15 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
 
 /* ---- compact, expire, remove-orphans ---- */
 
+/* Progress on stderr; in front of the first line, the note ctx (when
+ * set: then cleared). */
 static void progress_line(void *ctx, const char *line)
 {
-    (void)ctx;
+    const char **note = ctx;
+    if (note && *note) {
+        fprintf(stderr, "%s\n", *note);
+        *note = NULL;
+    }
     fprintf(stderr, "%s\n", line);
 }
 
@@ -483,6 +489,7 @@ typedef struct poller {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool done;
+    char last[512]; /* the last line printed */
 } poller_t;
 
 /* While the POST waits: the operation's progress, as the server tells it
@@ -490,7 +497,7 @@ typedef struct poller {
 static void *poll_progress(void *arg)
 {
     poller_t *p = arg;
-    char url[800], last[512] = "";
+    char url[800];
     snprintf(url, sizeof url, "http://%s/admin/tables/%s/maintenance", p->http, p->name);
     pthread_mutex_lock(&p->mu);
     while (!p->done) {
@@ -512,9 +519,9 @@ static void *poll_progress(void *arg)
             json_t *j = json_loadb((const char *)body.data, body.len, 0, NULL);
             const char *pr =
                 json_string_value(json_object_get(json_object_get(j, "maintenance"), "progress"));
-            if (pr && *pr && strcmp(pr, last)) {
+            if (pr && *pr && strcmp(pr, p->last)) {
                 fprintf(stderr, "%s\n", pr);
-                snprintf(last, sizeof last, "%s", pr);
+                snprintf(p->last, sizeof p->last, "%s", pr);
             }
             json_decref(j);
         }
@@ -564,7 +571,23 @@ static int maint_remote(const table_opts_t *o, const char *verb, floe_buf_t *out
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
     if (rc < 0) return floe_err_set(err, e.code, "no answer from http://%s: %s", o->http, e.msg);
-    if (status == 200) return 0;
+    if (status == 200) {
+        /* the lines the polls missed (a quick operation): after the last
+         * one printed */
+        json_t *j = json_loadb((const char *)out->data, out->len, 0, NULL);
+        json_t *lines = json_object_get(j, "progress");
+        size_t from = 0;
+        for (size_t i = 0; p.last[0] && i < json_array_size(lines); i++) {
+            const char *l = json_string_value(json_array_get(lines, i));
+            if (l && !strcmp(l, p.last)) from = i + 1;
+        }
+        for (size_t i = from; i < json_array_size(lines); i++) {
+            const char *l = json_string_value(json_array_get(lines, i));
+            if (l) fprintf(stderr, "%s\n", l);
+        }
+        json_decref(j);
+        return 0;
+    }
     json_t *j = json_loadb((const char *)out->data, out->len, 0, NULL);
     const char *msg = json_string_value(json_object_get(j, "error"));
     rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s",
@@ -584,10 +607,14 @@ static int maint_local(const table_opts_t *o, floe_tmaint_req_t *req, floe_buf_t
         close_catalog(&c);
         return -1;
     }
-    fprintf(stderr, "no floe server answers%s%s; working on %s directly\n",
-            o->http ? " at http://" : "", o->http ? o->http : "", o->data_dir);
+    char note[1200];
+    snprintf(note, sizeof note, "no floe server answers%s%s; working on %s directly",
+             o->http ? " at http://" : "", o->http ? o->http : "", o->data_dir);
+    const char *pending = note; /* said with the first progress, or at the end */
+    req->progress_ctx = (void *)&pending;
     floe_tmaint_t *m = floe_tmaint_new(c.cat, err);
     int rc = m ? floe_tmaint_run(m, o->name, req, out, err) : -1;
+    if (rc == 0 && pending) fprintf(stderr, "%s\n", pending);
     if (rc < 0 && err->code == FLOE_ENOENT)
         floe_err_wrap(err, "no table '%s' under %s (see 'floe table list')", o->name, o->data_dir);
     floe_tmaint_free(m);

@@ -333,6 +333,7 @@ static void free_paths(char **p, size_t n)
 typedef struct progress_ctx {
     floe_tmaint_table_t *h; /* may be NULL */
     const floe_tmaint_req_t *req;
+    floe_buf_t *lines; /* an operator's request: every line, a JSON array's items */
 } progress_ctx_t;
 
 static void on_progress(void *ctx, const char *line)
@@ -344,6 +345,10 @@ static void on_progress(void *ctx, const char *line)
         pthread_mutex_unlock(&pc->h->m->mu);
     }
     if (pc->req && pc->req->progress) pc->req->progress(pc->req->progress_ctx, line);
+    if (pc->lines) {
+        if (pc->lines->len) floe_buf_append_u8(pc->lines, ',');
+        floe_json_cstr(pc->lines, line);
+    }
     FLOE_INFO("maintenance: %s", line);
 }
 
@@ -541,8 +546,8 @@ static void run_due(floe_tmaint_t *m, floe_tmaint_table_t *h, due_t what)
         if (do_expire(m, h, h->ns, h->name, 0, 0, &r, &err) < 0)
             FLOE_WARN("table %s.%s: snapshot expiry failed: %s", h->ns, h->name, err.msg);
         else if (r.snapshots_removed)
-            FLOE_DEBUG("table %s.%s: expired %zu snapshots, %zu files deleted", h->ns, h->name,
-                       r.snapshots_removed, r.files_deleted);
+            FLOE_INFO("table %s.%s: expired %zu snapshots, %zu files deleted", h->ns, h->name,
+                      r.snapshots_removed, r.files_deleted);
     } else if (what == DUE_ORPHANS) {
         floe_ice_orphan_result_t r;
         if (do_orphans(m, h, h->ns, h->name, safe_orphan_age(&s, s.orphan_age), false, &r, &err) <
@@ -815,7 +820,8 @@ static void run_request(floe_tmaint_t *m, opreq_t *rq)
         s = h->set;
         pthread_mutex_unlock(&m->mu);
     }
-    progress_ctx_t pc = {.h = h, .req = req};
+    floe_buf_t lines = FLOE_BUF_INIT;
+    progress_ctx_t pc = {.h = h, .req = req, .lines = &lines};
     floe_buf_t *o = rq->out;
     char full[450];
     snprintf(full, sizeof full, "%s.%s", rq->ns, rq->name);
@@ -828,10 +834,12 @@ static void run_request(floe_tmaint_t *m, opreq_t *rq)
         floe_buf_printf(o,
                         ",\"small_files\":%zu,\"groups\":%zu,\"files_in\":%zu,\"files_out\":%zu,"
                         "\"bytes_in\":%lld,\"bytes_out\":%lld,\"records\":%lld,"
-                        "\"snapshot_id\":%lld,\"duration_ms\":%lld}",
+                        "\"snapshot_id\":%lld,\"duration_ms\":%lld,\"progress\":[",
                         r.small_files, r.groups, r.files_in, r.files_out, (long long)r.bytes_in,
                         (long long)r.bytes_out, (long long)r.records, (long long)r.snapshot_id,
                         (long long)r.duration_ms);
+        floe_buf_append(o, lines.data, lines.len);
+        floe_buf_append_str(o, "]}");
         floe_tmaint_compact_result_clear(&r);
     } else if (req->op == FLOE_TMAINT_EXPIRE) {
         floe_tmaint_expire_result_t r;
@@ -862,6 +870,7 @@ static void run_request(floe_tmaint_t *m, opreq_t *rq)
         floe_buf_append_str(o, "]}");
         floe_ice_orphan_result_clear(&r);
     }
+    floe_buf_free(&lines);
     if (h) refresh_stats(m, h);
 }
 

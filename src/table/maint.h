@@ -130,7 +130,8 @@ typedef struct floe_tmaint_req {
  * table name in namespace default; any table of the catalog) on the
  * maintenance thread (in the caller's thread when it does not run), after
  * the operation under way; blocks until done.  The outcome as JSON
- * ({"table", "op", ...figures}) is appended to out.  0, or -1 with *err:
+ * ({"table", "op", ...figures; a compaction's "progress" lines too}) is
+ * appended to out.  0, or -1 with *err:
  * FLOE_ENOENT for an unknown table, FLOE_ECLOSED while stopping. */
 int floe_tmaint_run(floe_tmaint_t *m, const char *name, const floe_tmaint_req_t *req,
                     floe_buf_t *out, floe_err_t *err);
