@@ -64,8 +64,13 @@ def figures(location):
     metadata JSON bytes, snapshots, manifests in the current list, live
     data files per partition tuple (max and total), live records."""
     mdir = os.path.join(location, 'metadata')
-    names = os.listdir(mdir)
-    folder = sum(os.path.getsize(os.path.join(mdir, n)) for n in names)
+    folder = files = 0
+    for n in os.listdir(mdir):
+        try:  # a writer's temp file may go between the listing and the look
+            folder += os.path.getsize(os.path.join(mdir, n))
+            files += 1
+        except FileNotFoundError:
+            pass
     for _ in range(20):  # a commit may replace the current file meanwhile
         try:
             _, path, md = current(location)
@@ -86,7 +91,7 @@ def figures(location):
             time.sleep(0.05)
     else:
         raise AssertionError('cannot read the current state of %s' % location)
-    return {'metadata_folder_bytes': folder, 'metadata_files': len(names),
+    return {'metadata_folder_bytes': folder, 'metadata_files': files,
             'metadata_json_bytes': json_bytes, 'snapshots': len(md.get('snapshots', [])),
             'manifests': len(manifests), 'files_per_partition': max(per_tuple.values() or [0]),
             'live_files': sum(per_tuple.values()), 'records': records}
