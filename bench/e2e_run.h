@@ -42,8 +42,8 @@ typedef struct e2e_result {
     uint64_t sent, bytes;
     double produce_s, mb_s;
     int nsamples, nfresh;
-    int64_t p50, p99;                 /* freshness, ms */
-    int64_t produce_p50, produce_p99; /* produce latency, ms */
+    int64_t p50, p99;                          /* freshness, ms */
+    int64_t produce_p50, produce_p99;          /* produce latency, ms */
     double rss_idle, rss_load, buffered, heap; /* MiB; buffered, heap: at the RSS peak */
     long long compactions, compacted_bytes;    /* the table's, at the end */
     long long data_files, files_written;       /* live at the end; written by the engine */
@@ -150,8 +150,7 @@ static void *e2e_monitor(void *arg)
             int64_t now = floe_wall_ms();
             pthread_mutex_lock(&e2e.mu);
             for (int i = next; i < e2e.nsamples; i++)
-                if (e2e.samples[i].fresh_ms < 0 &&
-                    e2e.samples[i].off < committed[e2e.samples[i].p])
+                if (e2e.samples[i].fresh_ms < 0 && e2e.samples[i].off < committed[e2e.samples[i].p])
                     e2e.samples[i].fresh_ms = now - e2e.samples[i].ack_ms;
             while (next < e2e.nsamples && e2e.samples[next].fresh_ms >= 0) next++;
             pthread_mutex_unlock(&e2e.mu);
@@ -178,8 +177,8 @@ static void e2e_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     int64_t sent = (int64_t)(intptr_t)m->_private - 1;
     pthread_mutex_lock(&e2e.mu);
     if (e2e.nsamples < E2E_MAXS)
-        e2e.samples[e2e.nsamples++] = (e2e_sample_t){m->partition, m->offset, floe_wall_ms(), -1,
-                                                     floe_mono_ms() - sent};
+        e2e.samples[e2e.nsamples++] =
+            (e2e_sample_t){m->partition, m->offset, floe_wall_ms(), -1, floe_mono_ms() - sent};
     pthread_mutex_unlock(&e2e.mu);
 }
 

@@ -55,9 +55,9 @@ int main(void)
             printf("round %d, compaction %s: %.1f MB/s; freshness p50 %lld ms, p99 %lld ms; "
                    "produce p50 %lld ms, p99 %lld ms; %lld compactions rewrote %.1f MB; %lld "
                    "files written, %lld live at the end\n",
-                   r + 1, side ? "every 2 s" : "off", e.mb_s, (long long)e.p50,
-                   (long long)e.p99, (long long)e.produce_p50, (long long)e.produce_p99,
-                   e.compactions, e.compacted_bytes / 1e6, e.files_written, e.data_files);
+                   r + 1, side ? "every 2 s" : "off", e.mb_s, (long long)e.p50, (long long)e.p99,
+                   (long long)e.produce_p50, (long long)e.produce_p99, e.compactions,
+                   e.compacted_bytes / 1e6, e.files_written, e.data_files);
             fflush(stdout);
             if (e.p99 >= 0 && e.p99 < best[side].p99) best[side].p99 = e.p99;
             if (e.produce_p99 >= 0 && e.produce_p99 < best[side].produce_p99)
@@ -69,7 +69,8 @@ int main(void)
             }
         }
     double fr = (double)best[1].p99 / (double)(best[0].p99 > 0 ? best[0].p99 : 1);
-    double pr = (double)best[1].produce_p99 / (double)(best[0].produce_p99 > 0 ? best[0].produce_p99 : 1);
+    double pr =
+        (double)best[1].produce_p99 / (double)(best[0].produce_p99 > 0 ? best[0].produce_p99 : 1);
     printf("best p99 of %d rounds: freshness %lld ms without compaction, %lld ms with (x%.2f); "
            "produce %lld ms without, %lld ms with (x%.2f)\n",
            rounds, (long long)best[0].p99, (long long)best[1].p99, fr,

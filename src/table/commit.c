@@ -338,8 +338,9 @@ int floe_ttable_commit_spec(floe_ttable_t *t, floe_err_t *err)
 
 int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err)
 {
-    /* a widening commits its rewrite: ours would be of the old form */
-    if (t->fenced) return 0;
+    /* a widening commits its rewrite (ours would be of the old form), or
+     * a maintenance commit that kept losing to ours goes first */
+    if (t->fenced || t->maint_fenced) return 0;
     int64_t t0 = floe_mono_ms();
     int64_t *next = malloc((size_t)t->nparts * sizeof *next);
     if (!next) return floe_err_oom(err);

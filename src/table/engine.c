@@ -141,6 +141,7 @@ static void drop_table(floe_engine_t *e, size_t i, const char *why)
     floe_ttable_t *t = e->tables[i];
     floe_err_t err;
     floe_ttable_widen_poll(t); /* a widening that landed is taken before the commit */
+    t->maint_fenced = floe_tmaint_fence_poll(t->maint_main) | floe_tmaint_fence_poll(t->maint_dlq);
     if (t->main.ice) floe_ttable_commit(t, &err);
     FLOE_INFO("table %s.%s: topic %s %s; the engine stops writing it", t->main.ns, t->main.name,
               t->topic, why);
@@ -374,6 +375,8 @@ static int64_t run_round(floe_engine_t *e, unsigned flags, floe_err_t *err)
     for (size_t i = 0; i < e->ntables; i++) {
         floe_ttable_t *t = e->tables[i];
         floe_ttable_widen_poll(t);
+        t->maint_fenced =
+            floe_tmaint_fence_poll(t->maint_main) | floe_tmaint_fence_poll(t->maint_dlq);
         for (int32_t k = 0; k < t->nparts && !t->paused; k++) {
             floe_err_t se;
             int64_t n;
@@ -506,8 +509,10 @@ static void *thread_main(void *arg)
     floe_tmaint_stop(e->maint);
     for (size_t i = 0; i < e->ntables; i++) {
         floe_err_t err;
-        floe_ttable_widen_poll(e->tables[i]);
-        floe_ttable_commit(e->tables[i], &err);
+        floe_ttable_t *t = e->tables[i];
+        floe_ttable_widen_poll(t);
+        t->maint_fenced = false; /* the maintenance commits are over */
+        floe_ttable_commit(t, &err);
     }
     floe_engine_publish_status(e);
     FLOE_INFO("table engine stopped");

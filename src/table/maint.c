@@ -30,6 +30,7 @@ typedef struct doubt {
 } doubt_t;
 
 typedef struct opreq {
+    int64_t queued_ms; /* monotonic */
     char ns[128], name[300];
     floe_tmaint_table_t *h; /* the attached table, or NULL */
     const floe_tmaint_req_t *req;
@@ -52,6 +53,10 @@ struct floe_tmaint_table {
     bool busy;      /* an operation works on it (the lock is not held then) */
     bool detaching; /* floe_tmaint_detach waits for it */
     atomic_bool cancel;
+    /* the fence a maintenance commit that keeps losing to the engine asks
+     * for: FENCE_NONE, FENCE_WANTED, FENCE_HELD (the engine holds its
+     * commits of the table) */
+    atomic_int fence;
     /* widening */
     floe_tmaint_widen_state_t wstate;
     floe_twiden_t *asked; /* for the next job */
@@ -61,6 +66,9 @@ struct floe_tmaint_table {
     floe_tmaint_widen_t *job;
     int rounds, commit_tries;
     int64_t retry_at, widen_t0;
+    int64_t widen_last; /* when its last step ended (monotonic) */
+    int64_t late_said;  /* when the catch-up worker last said it took over */
+    uint64_t late_runs; /* operations the catch-up worker ran */
     /* figures and counters */
     floe_tmaint_stats_t st;
     bool has_st;
@@ -69,24 +77,43 @@ struct floe_tmaint_table {
     uint64_t expiries, expired_snapshots, expired_files;
     uint64_t orphan_runs, orphans_deleted;
     uint64_t widenings, widen_files;
+    uint64_t fences; /* maintenance commits that made the engine hold its commits */
     char running[16];
     char progress[256];
     char last_error[320];
 };
 
+/* A thread doing the work.  The background worker runs at low priority and
+ * takes everything; the catch-up worker keeps normal priority and takes
+ * only what is late by more than lag() (a request queued 5 s, a widening
+ * step waiting 5 s): when the background one starves under a busy CPU, the
+ * tables still stay bounded, at the cost of competing for the CPU then. */
+typedef struct worker {
+    floe_tmaint_t *m;
+    bool catchup;
+    floe_pq_scratch_t *scratch; /* its Parquet temporaries */
+    pthread_t thread;
+} worker_t;
+
 struct floe_tmaint {
     floe_ice_catalog_t *cat;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pthread_t thread;
+    worker_t workers[2]; /* background, catch-up */
     bool running, stop;
     floe_tmaint_table_t **tables;
     size_t ntables;
     doubt_t *doubts;
     size_t ndoubts;
     opreq_t *head, *tail;
-    floe_pq_scratch_t *scratch; /* the working thread's Parquet temporaries */
+    bool inline_busy; /* without the threads: an operation runs in a caller's thread */
 };
+
+enum { FENCE_NONE, FENCE_WANTED, FENCE_HELD };
+/* A maintenance commit asks for the fence at this attempt (two lost). */
+#define CONTENDED_AT 3
+/* and waits this long at most for the engine to hold its commits */
+#define FENCE_WAIT_MS 10000
 
 /* A widening's rewrite rounds stop and ask for the fence once a round
  * rewrote at most this many files (or after this many rounds): what the
@@ -102,8 +129,15 @@ struct floe_tmaint {
 floe_tmaint_t *floe_tmaint_new(floe_ice_catalog_t *cat, floe_err_t *err)
 {
     floe_tmaint_t *m = calloc(1, sizeof *m);
-    if (!m || !(m->scratch = floe_pq_scratch_new())) {
-        free(m);
+    for (int i = 0; m && i < 2; i++) {
+        m->workers[i] = (worker_t){.m = m, .catchup = i == 1};
+        if (!(m->workers[i].scratch = floe_pq_scratch_new())) {
+            floe_pq_scratch_free(m->workers[0].scratch);
+            free(m);
+            m = NULL;
+        }
+    }
+    if (!m) {
         floe_err_oom(err);
         return NULL;
     }
@@ -124,7 +158,7 @@ void floe_tmaint_free(floe_tmaint_t *m)
     }
     free(m->doubts);
     free(m->tables);
-    floe_pq_scratch_free(m->scratch);
+    for (int i = 0; i < 2; i++) floe_pq_scratch_free(m->workers[i].scratch);
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->cv);
     free(m);
@@ -173,7 +207,9 @@ floe_tmaint_table_t *floe_tmaint_attach(floe_tmaint_t *m, const char *ns, const 
     h->main = main;
     settings_of(&h->set, cfg);
     atomic_init(&h->cancel, false);
+    atomic_init(&h->fence, FENCE_NONE);
     int64_t now = floe_mono_ms();
+    h->late_said = now - 60000;
     h->next_compact = now + h->set.compact_every;
     h->next_expire = now + h->set.expire_every;
     h->next_orphans = now + orphan_every(&h->set);
@@ -222,9 +258,16 @@ void floe_tmaint_detach(floe_tmaint_table_t *h)
 
 void floe_tmaint_configure(floe_tmaint_table_t *h, const floe_table_config_t *cfg)
 {
+    settings_t now_set;
+    memset(&now_set, 0, sizeof now_set);
+    settings_of(&now_set, cfg);
     pthread_mutex_lock(&h->m->mu);
+    if (!memcmp(&now_set, &h->set, sizeof now_set)) { /* the engine asks every discovery */
+        pthread_mutex_unlock(&h->m->mu);
+        return;
+    }
     settings_t old = h->set;
-    settings_of(&h->set, cfg);
+    h->set = now_set;
     /* a shorter interval takes effect now, not after the old one */
     int64_t now = floe_mono_ms();
     if (h->set.compact_every < old.compact_every && h->next_compact > now + h->set.compact_every)
@@ -328,6 +371,64 @@ static void free_paths(char **p, size_t n)
     free(p);
 }
 
+/* ---- the fence of a contended commit ------------------------------------------ */
+
+/* Before each attempt of a maintenance commit on h: from the third on
+ * (two lost to the engine's commits), ask the engine to hold its commits
+ * of the table and wait until it does (or FENCE_WAIT_MS, a stop, a
+ * detach): the attempts after it cannot lose. */
+static void contended(void *ctx, int attempt)
+{
+    floe_tmaint_table_t *h = ctx;
+    floe_tmaint_t *m = h->m;
+    if (attempt < CONTENDED_AT) return;
+    pthread_mutex_lock(&m->mu);
+    if (atomic_load(&h->fence) == FENCE_NONE) {
+        atomic_store(&h->fence, FENCE_WANTED);
+        h->fences++;
+        FLOE_INFO("table %s.%s: maintenance lost %d commit races to the engine: the engine "
+                  "holds its commits of the table until this one lands",
+                  h->ns, h->name, attempt - 1);
+    }
+    int64_t deadline = floe_mono_ms() + FENCE_WAIT_MS;
+    while (atomic_load(&h->fence) == FENCE_WANTED && !m->stop && !h->detaching &&
+           floe_mono_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* The maintenance commit is over: the engine commits again. */
+static void fence_release(floe_tmaint_table_t *h)
+{
+    if (!h || atomic_load(&h->fence) == FENCE_NONE) return;
+    pthread_mutex_lock(&h->m->mu);
+    atomic_store(&h->fence, FENCE_NONE);
+    pthread_cond_broadcast(&h->m->cv);
+    pthread_mutex_unlock(&h->m->mu);
+}
+
+bool floe_tmaint_fence_poll(floe_tmaint_table_t *h)
+{
+    if (!h) return false;
+    int f = atomic_load(&h->fence);
+    if (f == FENCE_WANTED) {
+        pthread_mutex_lock(&h->m->mu);
+        if (atomic_load(&h->fence) == FENCE_WANTED) atomic_store(&h->fence, FENCE_HELD);
+        pthread_cond_broadcast(&h->m->cv);
+        pthread_mutex_unlock(&h->m->mu);
+        return true;
+    }
+    return f == FENCE_HELD;
+}
+
 /* ---- progress ------------------------------------------------------------------ */
 
 typedef struct progress_ctx {
@@ -364,6 +465,7 @@ static void begin(floe_tmaint_table_t *h, const char *op)
 /* Lock held. */
 static void end(floe_tmaint_table_t *h)
 {
+    if (!strcmp(h->running, "widen")) h->widen_last = floe_mono_ms();
     h->busy = false;
     h->running[0] = '\0';
     h->progress[0] = '\0';
@@ -393,17 +495,23 @@ static void note_error(floe_tmaint_table_t *h, const char *what, const floe_err_
 }
 
 static int do_compact(floe_tmaint_t *m, floe_tmaint_table_t *h, const char *ns, const char *name,
-                      const settings_t *s, bool all, progress_ctx_t *pc,
+                      const settings_t *s, bool all, floe_pq_scratch_t *scratch, progress_ctx_t *pc,
                       floe_tmaint_compact_result_t *r, floe_err_t *err)
 {
     floe_tmaint_compact_opts_t o = {.target_file_bytes = s->target,
                                     .min_input_files = all ? 2 : s->min_files,
                                     .max_bytes = all ? 0 : s->max_bytes,
-                                    .scratch = m->scratch,
+                                    /* on a schedule, a compacted file is rewritten
+                                     * once the new data reaches a quarter of it */
+                                    .tier_ratio = all ? 0 : 4,
+                                    .scratch = scratch,
                                     .cancel = h ? &h->cancel : NULL,
                                     .progress = on_progress,
-                                    .progress_ctx = pc};
+                                    .progress_ctx = pc,
+                                    .contended = h && m->running ? contended : NULL,
+                                    .contended_ctx = h};
     int rc = floe_tmaint_compact(m->cat, ns, name, &o, r, err);
+    fence_release(h);
     if (!h) return rc;
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < r->nin_doubt; i++) doubt_add(m, ns, name, r->in_doubt[i]);
@@ -425,8 +533,12 @@ static int do_compact(floe_tmaint_t *m, floe_tmaint_table_t *h, const char *ns, 
 static int do_expire(floe_tmaint_t *m, floe_tmaint_table_t *h, const char *ns, const char *name,
                      int64_t older_than, int keep, floe_tmaint_expire_result_t *r, floe_err_t *err)
 {
-    floe_tmaint_expire_opts_t o = {.older_than_ms = older_than, .keep_last = keep};
+    floe_tmaint_expire_opts_t o = {.older_than_ms = older_than,
+                                   .keep_last = keep,
+                                   .contended = h && m->running ? contended : NULL,
+                                   .contended_ctx = h};
     int rc = floe_tmaint_expire(m->cat, ns, name, &o, r, err);
+    fence_release(h);
     if (!h) return rc;
     pthread_mutex_lock(&m->mu);
     if (rc == 0) {
@@ -506,8 +618,23 @@ static int64_t next_due(const floe_tmaint_table_t *h)
     return t;
 }
 
+/* When the work of kind `what` of h fell due, and how late it may get
+ * before the catch-up worker takes it (lock held). */
+static int64_t due_at(const floe_tmaint_table_t *h, due_t what, int64_t *lag)
+{
+    int64_t every = what == DUE_COMPACT  ? h->set.compact_every
+                    : what == DUE_EXPIRE ? h->set.expire_every
+                                         : orphan_every(&h->set);
+    *lag = what == DUE_STATS ? INT64_MAX / 2 : every * 2 > 5000 ? every * 2 : 5000;
+    return what == DUE_COMPACT   ? h->next_compact
+           : what == DUE_EXPIRE  ? h->next_expire
+           : what == DUE_ORPHANS ? h->next_orphans
+                                 : h->next_stats;
+}
+
 /* Run what is due for h (h->busy set by the caller, lock not held). */
-static void run_due(floe_tmaint_t *m, floe_tmaint_table_t *h, due_t what)
+static void run_due(floe_tmaint_t *m, floe_tmaint_table_t *h, due_t what,
+                    floe_pq_scratch_t *scratch)
 {
     pthread_mutex_lock(&m->mu);
     settings_t s = h->set;
@@ -532,7 +659,7 @@ static void run_due(floe_tmaint_t *m, floe_tmaint_table_t *h, due_t what)
     progress_ctx_t pc = {.h = h};
     if (what == DUE_COMPACT && changed) {
         floe_tmaint_compact_result_t r;
-        if (do_compact(m, h, h->ns, h->name, &s, false, &pc, &r, &err) < 0 &&
+        if (do_compact(m, h, h->ns, h->name, &s, false, scratch, &pc, &r, &err) < 0 &&
             err.code != FLOE_ECLOSED)
             FLOE_WARN("table %s.%s: compaction failed (next run in %lld ms): %s", h->ns, h->name,
                       (long long)s.compact_every, err.msg);
@@ -678,7 +805,7 @@ static void widen_run(floe_tmaint_t *m, floe_tmaint_table_t *h, bool fence_ok)
         pthread_mutex_unlock(&m->mu);
         if (!n) return;
         floe_tmaint_widen_t *job =
-            v ? floe_tmaint_widen_new(m->cat, h->ns, h->name, v, n, m->scratch, &err) : NULL;
+            v ? floe_tmaint_widen_new(m->cat, h->ns, h->name, v, n, NULL, &err) : NULL;
         if (!v) floe_err_oom(&err);
         pthread_mutex_lock(&m->mu);
         if (!job) {
@@ -762,13 +889,21 @@ floe_tmaint_widen_state_t floe_tmaint_widen_step(floe_tmaint_table_t *h)
 {
     floe_tmaint_t *m = h->m;
     pthread_mutex_lock(&m->mu);
-    /* inline: a failed job is tried again at once */
+    /* inline: a failed job is tried again at once; one inline operation
+     * at a time (they share the scratch) */
+    while (m->inline_busy) pthread_cond_wait(&m->cv, &m->mu);
     bool go = widen_ready(h, INT64_MAX);
-    if (go) begin(h, "widen");
+    if (go) {
+        begin(h, "widen");
+        m->inline_busy = true;
+    }
     pthread_mutex_unlock(&m->mu);
     if (go) widen_run(m, h, true);
     pthread_mutex_lock(&m->mu);
-    if (go) end(h);
+    if (go) {
+        m->inline_busy = false;
+        end(h);
+    }
     floe_tmaint_widen_state_t s = h->wstate;
     pthread_mutex_unlock(&m->mu);
     return s;
@@ -810,7 +945,7 @@ static const char *op_name(floe_tmaint_op_t op)
 }
 
 /* Run request rq (lock not held; rq->h busy when set). */
-static void run_request(floe_tmaint_t *m, opreq_t *rq)
+static void run_request(floe_tmaint_t *m, opreq_t *rq, floe_pq_scratch_t *scratch)
 {
     const floe_tmaint_req_t *req = rq->req;
     floe_tmaint_table_t *h = rq->h;
@@ -830,7 +965,7 @@ static void run_request(floe_tmaint_t *m, opreq_t *rq)
     floe_buf_printf(o, ",\"op\":\"%s\"", op_name(req->op));
     if (req->op == FLOE_TMAINT_COMPACT) {
         floe_tmaint_compact_result_t r;
-        rq->rc = do_compact(m, h, rq->ns, rq->name, &s, true, &pc, &r, &rq->err);
+        rq->rc = do_compact(m, h, rq->ns, rq->name, &s, true, scratch, &pc, &r, &rq->err);
         floe_buf_printf(o,
                         ",\"small_files\":%zu,\"groups\":%zu,\"files_in\":%zu,\"files_out\":%zu,"
                         "\"bytes_in\":%lld,\"bytes_out\":%lld,\"records\":%lld,"
@@ -891,6 +1026,7 @@ int floe_tmaint_run(floe_tmaint_t *m, const char *name, const floe_tmaint_req_t 
             pthread_mutex_unlock(&m->mu);
             return floe_err_set(err, FLOE_ECLOSED, "the table engine is stopping");
         }
+        rq.queued_ms = floe_mono_ms();
         if (m->tail) m->tail->next = &rq;
         else
             m->head = &rq;
@@ -899,14 +1035,24 @@ int floe_tmaint_run(floe_tmaint_t *m, const char *name, const floe_tmaint_req_t 
         while (!rq.done) pthread_cond_wait(&m->cv, &m->mu);
         pthread_mutex_unlock(&m->mu);
     } else {
+        /* one inline operation at a time (they share the scratch); the
+         * table may go meanwhile (then it runs on the name alone) */
+        while (m->inline_busy) pthread_cond_wait(&m->cv, &m->mu);
+        m->inline_busy = true;
+        rq.h = NULL;
+        opreq_t again;
+        memset(&again, 0, sizeof again);
+        if (resolve(m, name, &again, err) == 0) rq.h = again.h;
         if (rq.h) {
             while (rq.h->busy) pthread_cond_wait(&m->cv, &m->mu);
             begin(rq.h, op_name(req->op));
         }
         pthread_mutex_unlock(&m->mu);
-        run_request(m, &rq);
+        run_request(m, &rq, m->workers[0].scratch);
         pthread_mutex_lock(&m->mu);
         if (rq.h) end(rq.h);
+        m->inline_busy = false;
+        pthread_cond_broadcast(&m->cv);
         pthread_mutex_unlock(&m->mu);
     }
     if (rq.rc < 0) *err = rq.err;
@@ -928,46 +1074,60 @@ static void lower_priority(void)
 #endif
 }
 
-static void *thread_main(void *arg)
+/* The next piece of work for w (lock held): a request, a widening step or
+ * something due; the catch-up worker only takes what is late.  *wake: when
+ * to look again when there is nothing. */
+typedef struct pick {
+    opreq_t *rq;
+    floe_tmaint_table_t *h;
+    due_t what;
+    bool widen;
+} pick_t;
+
+static bool pick_work(floe_tmaint_t *m, const worker_t *w, int64_t now, pick_t *p, int64_t *wake)
 {
-    floe_tmaint_t *m = arg;
-    lower_priority();
+    memset(p, 0, sizeof *p);
+    *wake = now + 1000;
+    if (m->head && (!w->catchup || now - m->head->queued_ms >= 5000)) {
+        p->rq = m->head;
+        m->head = p->rq->next;
+        if (!m->head) m->tail = NULL;
+        return true;
+    }
+    for (size_t i = 0; i < m->ntables; i++) {
+        floe_tmaint_table_t *h = m->tables[i];
+        if (widen_ready(h, now) && (!w->catchup || now - h->widen_last >= 5000)) {
+            p->h = h;
+            p->widen = true;
+            return true;
+        }
+    }
+    for (size_t i = 0; i < m->ntables; i++) {
+        floe_tmaint_table_t *h = m->tables[i];
+        due_t d = due_of(h, now);
+        int64_t lag;
+        if (d != DUE_NONE && (!w->catchup || now - due_at(h, d, &lag) >= lag)) {
+            p->h = h;
+            p->what = d;
+            return true;
+        }
+        if (!w->catchup && d == DUE_NONE && !h->busy && !h->detaching && !widening(h) &&
+            next_due(h) < *wake)
+            *wake = next_due(h);
+    }
+    return false;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    floe_tmaint_t *m = w->m;
+    if (!w->catchup) lower_priority();
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
-        if (m->head) {
-            opreq_t *rq = m->head;
-            m->head = rq->next;
-            if (!m->head) m->tail = NULL;
-            if (rq->h && (rq->h->detaching || rq->h->busy)) rq->h = NULL; /* gone meanwhile */
-            if (rq->h) begin(rq->h, op_name(rq->req->op));
-            pthread_mutex_unlock(&m->mu);
-            run_request(m, rq);
-            pthread_mutex_lock(&m->mu);
-            if (rq->h) end(rq->h);
-            rq->done = true;
-            pthread_cond_broadcast(&m->cv);
-            continue;
-        }
-        int64_t now = floe_mono_ms(), wake = now + 1000;
-        floe_tmaint_table_t *pick = NULL;
-        due_t what = DUE_NONE;
-        bool widen = false;
-        for (size_t i = 0; i < m->ntables && !pick; i++)
-            if (widen_ready(m->tables[i], now)) {
-                pick = m->tables[i];
-                widen = true;
-            }
-        for (size_t i = 0; i < m->ntables && !pick; i++) {
-            floe_tmaint_table_t *h = m->tables[i];
-            due_t d = due_of(h, now);
-            if (d != DUE_NONE) {
-                pick = h;
-                what = d;
-            } else if (!h->busy && !h->detaching && !widening(h) && next_due(h) < wake) {
-                wake = next_due(h);
-            }
-        }
-        if (!pick) {
+        int64_t now = floe_mono_ms(), wake;
+        pick_t p;
+        if (!pick_work(m, w, now, &p, &wake)) {
             if (wake > now) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -978,17 +1138,45 @@ static void *thread_main(void *arg)
             }
             continue;
         }
-        begin(pick, widen                 ? "widen"
-                    : what == DUE_COMPACT ? "compact"
-                    : what == DUE_EXPIRE  ? "expire"
-                    : what == DUE_ORPHANS ? "remove-orphans"
-                                          : "stats");
+        if (p.rq) {
+            opreq_t *rq = p.rq;
+            if (rq->h && (rq->h->detaching || rq->h->busy)) {
+                if (rq->h->busy && !rq->h->detaching) { /* the other worker has it: later */
+                    rq->next = m->head;
+                    m->head = rq;
+                    if (!m->tail) m->tail = rq;
+                    pthread_cond_wait(&m->cv, &m->mu);
+                    continue;
+                }
+                rq->h = NULL; /* gone meanwhile */
+            }
+            if (rq->h) begin(rq->h, op_name(rq->req->op));
+            pthread_mutex_unlock(&m->mu);
+            run_request(m, rq, w->scratch);
+            pthread_mutex_lock(&m->mu);
+            if (rq->h) end(rq->h);
+            rq->done = true;
+            pthread_cond_broadcast(&m->cv);
+            continue;
+        }
+        begin(p.h, p.widen                 ? "widen"
+                   : p.what == DUE_COMPACT ? "compact"
+                   : p.what == DUE_EXPIRE  ? "expire"
+                   : p.what == DUE_ORPHANS ? "remove-orphans"
+                                           : "stats");
+        bool say = w->catchup && now - p.h->late_said >= 60000;
+        if (w->catchup) p.h->late_runs++;
+        if (say) p.h->late_said = now;
         pthread_mutex_unlock(&m->mu);
-        if (widen) widen_run(m, pick, false);
+        if (say)
+            FLOE_INFO("table %s.%s: maintenance is late (its low-priority thread gets too little "
+                      "CPU): %s and what else is late run at normal priority",
+                      p.h->ns, p.h->name, p.h->running);
+        if (p.widen) widen_run(m, p.h, false);
         else
-            run_due(m, pick, what);
+            run_due(m, p.h, p.what, w->scratch);
         pthread_mutex_lock(&m->mu);
-        end(pick);
+        end(p.h);
     }
     /* requests still queued are refused */
     for (opreq_t *rq = m->head; rq; rq = rq->next) {
@@ -1005,8 +1193,19 @@ int floe_tmaint_start(floe_tmaint_t *m, floe_err_t *err)
 {
     if (m->running) return 0;
     m->stop = false;
-    int rc = pthread_create(&m->thread, NULL, thread_main, m);
-    if (rc) return floe_err_errno(err, rc, "starting the table maintenance thread");
+    for (int i = 0; i < 2; i++) {
+        int rc = pthread_create(&m->workers[i].thread, NULL, worker_main, &m->workers[i]);
+        if (rc) {
+            if (i) { /* the first one runs: stop it */
+                pthread_mutex_lock(&m->mu);
+                m->stop = true;
+                pthread_cond_broadcast(&m->cv);
+                pthread_mutex_unlock(&m->mu);
+                pthread_join(m->workers[0].thread, NULL);
+            }
+            return floe_err_errno(err, rc, "starting the table maintenance threads");
+        }
+    }
     pthread_mutex_lock(&m->mu);
     m->running = true;
     pthread_mutex_unlock(&m->mu);
@@ -1021,7 +1220,7 @@ void floe_tmaint_stop(floe_tmaint_t *m)
     for (size_t i = 0; i < m->ntables; i++) atomic_store(&m->tables[i]->cancel, true);
     pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->mu);
-    pthread_join(m->thread, NULL);
+    for (int i = 0; i < 2; i++) pthread_join(m->workers[i].thread, NULL);
     pthread_mutex_lock(&m->mu);
     m->running = false;
     for (size_t i = 0; i < m->ntables; i++) atomic_store(&m->tables[i]->cancel, false);
@@ -1066,7 +1265,8 @@ static int table_json(const floe_tmaint_table_t *h, floe_buf_t *js)
         "\"compacted_bytes_in\":%llu,\"compacted_bytes_out\":%llu,"
         "\"compaction_ms\":%llu,\"expiries\":%llu,\"expired_snapshots\":%llu,"
         "\"expired_files\":%llu,\"orphan_runs\":%llu,\"orphans_deleted\":%llu,"
-        "\"widenings\":%llu,\"widened_files\":%llu,\"widening\":\"%s\",\"running\":",
+        "\"widenings\":%llu,\"widened_files\":%llu,\"widening\":\"%s\",\"late_runs\":%llu,"
+        "\"fences\":%llu,\"running\":",
         (unsigned long long)h->compactions, (unsigned long long)h->compact_failures,
         (unsigned long long)h->compact_files_in, (unsigned long long)h->compact_files_out,
         (unsigned long long)h->compact_bytes_in, (unsigned long long)h->compact_bytes_out,
@@ -1074,7 +1274,8 @@ static int table_json(const floe_tmaint_table_t *h, floe_buf_t *js)
         (unsigned long long)h->expired_snapshots, (unsigned long long)h->expired_files,
         (unsigned long long)h->orphan_runs, (unsigned long long)h->orphans_deleted,
         (unsigned long long)h->widenings, (unsigned long long)h->widen_files,
-        wstate_name(h->wstate == FLOE_TMW_NONE && h->nasked ? FLOE_TMW_RUNNING : h->wstate));
+        wstate_name(h->wstate == FLOE_TMW_NONE && h->nasked ? FLOE_TMW_RUNNING : h->wstate),
+        (unsigned long long)h->late_runs, (unsigned long long)h->fences);
     if (h->running[0]) floe_json_cstr(js, h->running);
     else
         floe_buf_append_str(js, "null");

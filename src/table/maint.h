@@ -2,9 +2,9 @@
  * table topics bounded while they run (design.md, invariant 9).
  *
  * Every table the engine writes (a topic's main table and its dead-letter
- * table) is attached here with its table.* settings.  One thread, at low
- * priority (nice 10, lowest best-effort I/O priority), runs per table and
- * on a schedule:
+ * table) is attached here with its table.* settings.  A background thread
+ * at low priority (nice 10, lowest best-effort I/O priority) runs per
+ * table and on a schedule:
  *   - compaction every table.compaction.interval.ms when the table
  *     committed since (maint_ops.h; budget table.compaction.max.bytes.per.run);
  *   - snapshot expiry every table.expire.interval.ms (every tenth tick
@@ -16,14 +16,22 @@
  *   - widenings asked for by the engine (table/widen.c): rounds of
  *     rewrites, then a "fence" the engine acknowledges (it holds its
  *     commits of the table), the last round and one replace snapshot;
- *   - operator requests (compact, expire, remove-orphans), one at a time.
+ *   - operator requests (compact, expire, remove-orphans).
+ * A low-priority thread starves while the CPU is busy, and a table that
+ * commits every 100 ms then grows; so a second, catch-up thread keeps
+ * normal priority and takes only what is late: scheduled work overdue by
+ * twice its interval (at least 5 s), a widening step or a request waiting
+ * 5 s.  The two never work on the same table at once.  A table committing
+ * every 100 ms can win every race against a slower rewrite's commit: after
+ * two lost races the commit asks the engine to hold its commits of that
+ * table until it lands (floe_tmaint_fence_poll).
  * It never shares a loaded table with the engine: each operation loads
  * the table itself and commits optimistically; the engine's commits retry
  * over its snapshots (they keep the engine's offsets, maint_ops.h).
  *
  * Threads: the engine thread attaches, configures and detaches tables and
  * polls widenings; any thread may ask for an operation (blocking) or the
- * status; the maintenance thread does the work.  Shared state sits behind
+ * status; the two maintenance threads do the work.  Shared state sits behind
  * one mutex, held only for bookkeeping, never across storage I/O.  When
  * the thread is not started (tests, one-shot runs), operations run in the
  * caller's thread and widenings advance through floe_tmaint_widen_step. */
@@ -40,9 +48,9 @@ typedef struct floe_tmaint_table floe_tmaint_table_t;
 /* A maintenance service over catalog cat (borrowed; it must outlive the
  * service).  Caller frees with floe_tmaint_free.  NULL with *err. */
 floe_tmaint_t *floe_tmaint_new(floe_ice_catalog_t *cat, floe_err_t *err);
-/* Run the thread.  0, or -1 with *err. */
+/* Run the threads.  0, or -1 with *err. */
 int floe_tmaint_start(floe_tmaint_t *m, floe_err_t *err);
-/* Stop the thread: the operation under way is cancelled between files
+/* Stop the threads: the operations under way are cancelled between files
  * (its uncommitted outputs removed), requests still queued fail with
  * FLOE_ECLOSED.  Idempotent. */
 void floe_tmaint_stop(floe_tmaint_t *m);
@@ -77,6 +85,13 @@ void floe_tmaint_in_doubt_add(floe_tmaint_t *m, const char *ns, const char *name
  * no orphan removal may run). */
 int floe_tmaint_in_doubt(floe_tmaint_t *m, const char *ns, const char *name, char ***paths,
                          size_t *n, floe_err_t *err);
+
+/* Whether the engine must hold its commits of h's table now: a
+ * maintenance commit (compaction, expiry) that lost two races to the
+ * engine's commits asks for it, and this acknowledges the ask; it ends
+ * once that commit is over.  Engine thread, once per round between its
+ * commits; an atomic load when nothing is asked.  NULL: false. */
+bool floe_tmaint_fence_poll(floe_tmaint_table_t *h);
 
 /* ---- widenings (engine thread; see table/widen.c) ---- */
 

@@ -19,6 +19,7 @@ static const char *const progress_keys[] = {FLOE_OFFSETS_KEY, FLOE_COMMIT_ID_KEY
 static int keep_attempt(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
 {
     floe_tmaint_keep_t *k = ctx;
+    if (k->contended) k->contended(k->contended_ctx, ++k->attempt);
     const floe_ice_metadata_t *md = floe_ice_table_metadata(cur);
     const floe_ice_snapshot_t *s = floe_ice_ancestor_with_summary(md, -1, FLOE_OFFSETS_KEY);
     for (size_t i = 0; s && i < sizeof progress_keys / sizeof *progress_keys; i++) {
@@ -172,7 +173,7 @@ static void keep_in_doubt(const outputs_t *outs, floe_tmaint_compact_result_t *r
  * snapshot based on the planned one. */
 static int commit_run(floe_ice_catalog_t *cat, const char *ns, const char *name,
                       const floe_ice_compaction_plan_t *p, size_t ngroups, const outputs_t *outs,
-                      int64_t *snap, floe_err_t *err)
+                      const floe_tmaint_compact_opts_t *o, int64_t *snap, floe_err_t *err)
 {
     floe_ice_commit_t *c = floe_ice_commit_new(cat, ns, name, FLOE_ICE_OP_REWRITE, err);
     if (!c) return -1;
@@ -183,7 +184,7 @@ static int commit_run(floe_ice_catalog_t *cat, const char *ns, const char *name,
             rc = floe_ice_commit_remove(c, gr->tasks[i]->file->path, err);
     }
     for (size_t i = 0; rc == 0 && i < outs->n; i++) rc = floe_ice_commit_add(c, &outs->v[i], err);
-    floe_tmaint_keep_t keep = {0};
+    floe_tmaint_keep_t keep = {.contended = o->contended, .contended_ctx = o->contended_ctx};
     if (rc == 0) {
         floe_ice_commit_set_base(c, floe_ice_compaction_plan_snapshot(p));
         floe_tmaint_keep_progress(c, &keep);
@@ -210,7 +211,8 @@ int floe_tmaint_compact(floe_ice_catalog_t *cat, const char *ns, const char *nam
     const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     floe_ice_compaction_opts_t po = {.target_file_bytes = o->target_file_bytes,
                                      .min_input_files = o->min_input_files,
-                                     .max_bytes = o->max_bytes};
+                                     .max_bytes = o->max_bytes,
+                                     .tier_ratio = o->tier_ratio};
     if (floe_ice_compaction_plan(io, md, -1, &po, &p, err) < 0) goto out;
     size_t ng = floe_ice_compaction_plan_ngroups(p);
     res->small_files = floe_ice_compaction_plan_small_files(p);
@@ -241,7 +243,7 @@ int floe_tmaint_compact(floe_ice_catalog_t *cat, const char *ns, const char *nam
             name, g + 1, ng, gr->ntasks, (double)gr->bytes / 1e6, (long long)gr->records,
             outs.n - before, (double)ob / 1e6);
     }
-    if (commit_run(cat, ns, name, p, ng, &outs, &res->snapshot_id, err) < 0) {
+    if (commit_run(cat, ns, name, p, ng, &outs, o, &res->snapshot_id, err) < 0) {
         if (err->code == FLOE_EUNKNOWN) keep_in_doubt(&outs, res);
         else
             outputs_remove(io, &outs);
@@ -317,7 +319,9 @@ int floe_tmaint_expire(floe_ice_catalog_t *cat, const char *ns, const char *name
     floe_ice_expire_opts_t eo = {.older_than_ms = opts->older_than_ms,
                                  .keep_last = opts->keep_last,
                                  .delete_files = true,
-                                 .protect_summary_key = FLOE_OFFSETS_KEY};
+                                 .protect_summary_key = FLOE_OFFSETS_KEY,
+                                 .before_attempt = opts->contended,
+                                 .before_attempt_ctx = opts->contended_ctx};
     floe_ice_expire_result_t r;
     memset(&r, 0, sizeof r);
     rc = floe_ice_expire_snapshots(cat, ns, name, &eo, &r, err);

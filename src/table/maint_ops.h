@@ -37,10 +37,15 @@ typedef struct floe_tmaint_compact_opts {
     int64_t target_file_bytes;        /* files to make (> 0): table.target.file.size */
     size_t min_input_files;           /* table.compaction.min.input.files (at least 2) */
     int64_t max_bytes;                /* input bytes of one run at most; 0: no limit */
+    int64_t tier_ratio;               /* floe_ice_compaction_opts_t's; 0: every small file goes */
     floe_pq_scratch_t *scratch;       /* Parquet temporaries (borrowed); NULL: own */
     const atomic_bool *cancel;        /* set: stop between files (outputs removed) */
     floe_tmaint_progress_fn progress; /* may be NULL */
     void *progress_ctx;
+    /* before each commit attempt (1, 2, ...; may be NULL): see
+     * floe_tmaint_keep_t.contended */
+    void (*contended)(void *ctx, int attempt);
+    void *contended_ctx;
 } floe_tmaint_compact_opts_t;
 
 typedef struct floe_tmaint_compact_result {
@@ -80,6 +85,12 @@ typedef struct floe_tmaint_keep {
     /* called after the copy, may be NULL: the caller's own checks */
     int (*then)(void *ctx, const floe_ice_table_t *current, floe_err_t *err);
     void *then_ctx;
+    /* called first at each attempt with its number (may be NULL): a rewrite
+     * that keeps losing the race to a writer committing every 100 ms can
+     * ask that writer to hold off (maint.h, the fence) */
+    void (*contended)(void *ctx, int attempt);
+    void *contended_ctx;
+    int attempt;
 } floe_tmaint_keep_t;
 void floe_tmaint_keep_progress(floe_ice_commit_t *c, floe_tmaint_keep_t *ctx);
 
@@ -88,6 +99,8 @@ void floe_tmaint_keep_progress(floe_ice_commit_t *c, floe_tmaint_keep_t *ctx);
 typedef struct floe_tmaint_expire_opts {
     int64_t older_than_ms; /* wall time; 0: the table's history.expire.max-snapshot-age-ms */
     int keep_last;         /* 0: the table's history.expire.min-snapshots-to-keep */
+    void (*contended)(void *ctx, int attempt); /* as floe_tmaint_keep_t's; may be NULL */
+    void *contended_ctx;
 } floe_tmaint_expire_opts_t;
 
 typedef struct floe_tmaint_expire_result {

@@ -69,6 +69,7 @@ typedef struct floe_ttable {
     int32_t *nowiden;
     size_t nnowiden;
     bool fenced;
+    bool maint_fenced; /* a maintenance commit holds our commits (maint.h) */
     /* counters (files and bytes written are in files) */
     uint64_t commits, commit_failures;
     int64_t last_commit_ms, last_commit_latency_ms;
