@@ -62,7 +62,8 @@ def _avro(path):
 def figures(location):
     """What a table holds now: metadata folder bytes and files, current
     metadata JSON bytes, snapshots, manifests in the current list, live
-    data files per partition tuple (max and total), live records."""
+    data files per partition tuple (max and total) and their bytes, live
+    records."""
     mdir = os.path.join(location, 'metadata')
     folder = files = 0
     for n in os.listdir(mdir):
@@ -78,7 +79,7 @@ def figures(location):
             cur = [s for s in md.get('snapshots', [])
                    if s['snapshot-id'] == md.get('current-snapshot-id')]
             manifests = _avro(cur[0]['manifest-list']) if cur else []
-            per_tuple, records = {}, 0
+            per_tuple, records, nbytes = {}, 0, 0
             for m in manifests:
                 for e in _avro(m['manifest_path']):
                     if e['status'] == 2:
@@ -86,6 +87,7 @@ def figures(location):
                     key = json.dumps(e['data_file'].get('partition'), sort_keys=True, default=str)
                     per_tuple[key] = per_tuple.get(key, 0) + 1
                     records += e['data_file']['record_count']
+                    nbytes += e['data_file']['file_size_in_bytes']
             break
         except (FileNotFoundError, IndexError):
             time.sleep(0.05)
@@ -94,4 +96,4 @@ def figures(location):
     return {'metadata_folder_bytes': folder, 'metadata_files': files,
             'metadata_json_bytes': json_bytes, 'snapshots': len(md.get('snapshots', [])),
             'manifests': len(manifests), 'files_per_partition': max(per_tuple.values() or [0]),
-            'live_files': sum(per_tuple.values()), 'records': records}
+            'live_files': sum(per_tuple.values()), 'live_bytes': nbytes, 'records': records}
