@@ -501,13 +501,7 @@ static void *poll_progress(void *arg)
     snprintf(url, sizeof url, "http://%s/admin/tables/%s/maintenance", p->http, p->name);
     pthread_mutex_lock(&p->mu);
     while (!p->done) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 500 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = floe_deadline_ms(500);
         pthread_cond_timedwait(&p->cv, &p->mu, &ts);
         if (p->done) break;
         pthread_mutex_unlock(&p->mu);

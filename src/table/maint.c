@@ -393,13 +393,7 @@ static void contended(void *ctx, int attempt)
     int64_t deadline = floe_mono_ms() + FENCE_WAIT_MS;
     while (atomic_load(&h->fence) == FENCE_WANTED && !m->stop && !h->detaching &&
            floe_mono_ms() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = floe_deadline_ms(100);
         pthread_cond_timedwait(&m->cv, &m->mu, &ts);
     }
     pthread_mutex_unlock(&m->mu);
@@ -1129,11 +1123,7 @@ static void *worker_main(void *arg)
         pick_t p;
         if (!pick_work(m, w, now, &p, &wake)) {
             if (wake > now) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                int64_t ns = ts.tv_nsec + (wake - now) * 1000000;
-                ts.tv_sec += ns / 1000000000;
-                ts.tv_nsec = ns % 1000000000;
+                struct timespec ts = floe_deadline_ms(wake - now);
                 pthread_cond_timedwait(&m->cv, &m->mu, &ts);
             }
             continue;

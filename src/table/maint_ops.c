@@ -68,17 +68,22 @@ typedef struct namer {
     unsigned *seq;
 } namer_t;
 
-static char *name_output(void *ctx, unsigned seq, floe_err_t *err)
+char *floe_tmaint_output_path(const char *dir, const char *prefix, const char *run, unsigned seq,
+                              floe_err_t *err)
 {
-    (void)seq;
-    namer_t *nm = ctx;
     char path[2400];
-    if (floe_path_fmt(path, sizeof path, err, "%s/c-%s-%05u.parquet", nm->dir, nm->run,
-                      ++*nm->seq) < 0)
+    if (floe_path_fmt(path, sizeof path, err, "%s/%s-%s-%05u.parquet", dir, prefix, run, seq) < 0)
         return NULL;
     char *p = strdup(path);
     if (!p) floe_err_oom(err);
     return p;
+}
+
+static char *name_output(void *ctx, unsigned seq, floe_err_t *err)
+{
+    (void)seq;
+    namer_t *nm = ctx;
+    return floe_tmaint_output_path(nm->dir, "c", nm->run, ++*nm->seq, err);
 }
 
 static void say(const floe_tmaint_compact_opts_t *o, const char *fmt, ...)

@@ -170,6 +170,15 @@ int floe_tmaint_widen_landed(floe_tmaint_widen_t *w, floe_err_t *err);
 size_t floe_tmaint_widen_done(const floe_tmaint_widen_t *w, int64_t *bytes);
 /* The outputs written so far (borrowed, valid until the next call on w). */
 size_t floe_tmaint_widen_outputs(const floe_tmaint_widen_t *w, const char ***paths);
+/* Whether data file f may hold a field w[i].from: its metrics say so, or
+ * it has none (then only opening it tells).  Borrowed. */
+bool floe_tmaint_may_hold(const floe_ice_data_file_t *f, const floe_twiden_t *w, size_t n);
+/* The path of a maintenance output: "DIR/PREFIX-RUN-SEQ.parquet" (prefix
+ * "c" for compaction, "w" for a widening; run a uuid naming one job), a
+ * malloc'd string the caller frees; NULL with *err when too long or out
+ * of memory. */
+char *floe_tmaint_output_path(const char *dir, const char *prefix, const char *run, unsigned seq,
+                              floe_err_t *err);
 /* Free the job; its uncommitted outputs are removed unless keep_files
  * (after a commit that landed or whose outcome is unknown). */
 void floe_tmaint_widen_free(floe_tmaint_widen_t *w, bool keep_files);

@@ -101,9 +101,7 @@ size_t floe_tmaint_widen_outputs(const floe_tmaint_widen_t *w, const char ***pat
     return w->nouts;
 }
 
-/* Whether file f may hold a widened field: its metrics say so, or it has
- * none (then only opening it tells). */
-static bool may_hold(const floe_ice_data_file_t *f, const floe_twiden_t *w, size_t n)
+bool floe_tmaint_may_hold(const floe_ice_data_file_t *f, const floe_twiden_t *w, size_t n)
 {
     if (!f->nmetrics) return true;
     for (size_t i = 0; i < f->nmetrics; i++)
@@ -121,13 +119,7 @@ static char *name_output(void *ctx, unsigned seq, floe_err_t *err)
 {
     (void)seq;
     namer_t *nm = ctx;
-    char path[2400];
-    if (floe_path_fmt(path, sizeof path, err, "%s/w-%s-%05u.parquet", nm->dir, nm->w->run,
-                      ++nm->w->seq) < 0)
-        return NULL;
-    char *p = strdup(path);
-    if (!p) floe_err_oom(err);
-    return p;
+    return floe_tmaint_output_path(nm->dir, "w", nm->w->run, ++nm->w->seq, err);
 }
 
 /* Rewrite f into w's outputs under schema (the widened one). */
@@ -228,7 +220,7 @@ int floe_tmaint_widen_round(floe_tmaint_widen_t *w, const atomic_bool *cancel, s
         for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++) {
             const floe_ice_manifest_entry_t *e = &c.entries[m][k];
             if (e->status == FLOE_ICE_DELETED || e->file.content != FLOE_ICE_CONTENT_DATA ||
-                !may_hold(&e->file, w->pairs, w->npairs) ||
+                !floe_tmaint_may_hold(&e->file, w->pairs, w->npairs) ||
                 floe_ice_reach_has(w->done, e->file.path))
                 continue;
             if (cancel && atomic_load(cancel)) {

@@ -46,17 +46,6 @@
 
 /* ---- pending files ------------------------------------------------------- */
 
-/* Whether file f may hold a widened field: its metrics say so, or it has
- * none (then only opening it tells). */
-static bool may_hold(const floe_ice_data_file_t *f, const floe_twiden_t *w, size_t n)
-{
-    if (!f->nmetrics) return true;
-    for (size_t i = 0; i < f->nmetrics; i++)
-        for (size_t k = 0; k < n; k++)
-            if (f->metrics[i].id == w[k].from) return true;
-    return false;
-}
-
 typedef struct namer {
     floe_tout_t *o;
     const char *writer_id, *in;
@@ -89,7 +78,7 @@ int floe_twiden_prepare(floe_tout_t *o, floe_fileio_t *io, const char *writer_id
     size_t files = 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < o->npending; i++) {
-        if (!may_hold(&o->pending[i], o->widened, o->nwidened)) continue;
+        if (!floe_tmaint_may_hold(&o->pending[i], o->widened, o->nwidened)) continue;
         namer_t nm = {o, writer_id, o->pending[i].path};
         floe_ice_rewrite_input_t in = {.file = &o->pending[i]};
         floe_ice_data_file_t *out = NULL;

@@ -322,8 +322,10 @@ static void partitioned_by_every_transform(void)
 
 /* ---- widening a committed long column to double ---------------------- */
 
-/* A topic of n partitions (logs named after it) with table configs. */
-static void add_topic(const char *name, int n, floe_log_t **pl, const char *partition_by)
+/* A topic of n partitions (logs named after it) with table.enable=true and
+ * the configs keys[i]=vals[i]. */
+static void add_topic_with(const char *name, int n, floe_log_t **pl, const char *const *keys,
+                           const char *const *vals, size_t nkv)
 {
     floe_err_t e;
     char path[512];
@@ -331,9 +333,19 @@ static void add_topic(const char *name, int n, floe_log_t **pl, const char *part
         snprintf(path, sizeof path, "%s/log/%s-%d", dir, name, i);
         CHECK_EQ(floe_log_open(path, NULL, &pl[i], &e), 0);
     }
-    const char *keys[] = {"table.enable", "table.partition.by"};
-    const char *vals[] = {"true", partition_by ? partition_by : ""};
-    CHECK_EQ(floe_tsource_logs_set(src, name, n, pl, keys, vals, partition_by ? 2 : 1, &e), 0);
+    const char *k[8] = {"table.enable"}, *v[8] = {"true"};
+    for (size_t i = 0; i < nkv && i < 7; i++) {
+        k[i + 1] = keys[i];
+        v[i + 1] = vals[i];
+    }
+    CHECK_EQ(floe_tsource_logs_set(src, name, n, pl, k, v, 1 + (nkv < 7 ? nkv : 7), &e), 0);
+}
+
+/* The same with table.partition.by (NULL: unpartitioned). */
+static void add_topic(const char *name, int n, floe_log_t **pl, const char *partition_by)
+{
+    const char *k[] = {"table.partition.by"}, *v[] = {partition_by};
+    add_topic_with(name, n, pl, k, v, partition_by ? 1 : 0);
 }
 
 static void drop_topic(const char *name, int n, floe_log_t **pl)
@@ -1190,13 +1202,8 @@ static void widening_lets_the_table_commit_meanwhile(void)
     floe_log_t *pl[2];
     floe_err_t e;
     char path[512];
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/log/wth-%d", dir, i);
-        CHECK_EQ(floe_log_open(path, NULL, &pl[i], &e), 0);
-    }
-    const char *keys[] = {"table.enable", "table.commit.interval.ms"};
-    const char *vals[] = {"true", "100ms"};
-    CHECK_EQ(floe_tsource_logs_set(src, "wth", 2, pl, keys, vals, 2, &e), 0);
+    const char *keys[] = {"table.commit.interval.ms"}, *vals[] = {"100ms"};
+    add_topic_with("wth", 2, pl, keys, vals, 1);
     const char *a0[] = {"{\"id\":1,\"v\":10}", "{\"id\":2,\"v\":-20}"};
     const char *a1[] = {"{\"id\":3,\"v\":30}"};
     produce_to(pl[0], 1700000000000LL, a0, 2);
@@ -1277,14 +1284,10 @@ static void maintenance_thread_keeps_the_table_small(void)
 {
     floe_log_t *pl[1];
     floe_err_t e;
-    char path[512];
-    snprintf(path, sizeof path, "%s/log/sched-0", dir);
-    CHECK_EQ(floe_log_open(path, NULL, &pl[0], &e), 0);
-    const char *keys[] = {"table.enable", "table.commit.interval.ms",
-                          "table.compaction.interval.ms", "table.expire.interval.ms",
-                          "table.compaction.min.input.files"};
-    const char *vals[] = {"true", "100ms", "300ms", "300ms", "3"};
-    CHECK_EQ(floe_tsource_logs_set(src, "sched", 1, pl, keys, vals, 5, &e), 0);
+    const char *keys[] = {"table.commit.interval.ms", "table.compaction.interval.ms",
+                          "table.expire.interval.ms", "table.compaction.min.input.files"};
+    const char *vals[] = {"100ms", "300ms", "300ms", "3"};
+    add_topic_with("sched", 1, pl, keys, vals, 4);
     const char *first[] = {"{\"n\":0}"};
     produce_to(pl[0], 1700000000000LL, first, 1);
     CHECK_EQ(run_engine(), 1);
@@ -1375,11 +1378,9 @@ static void slow_compaction_commit_gets_the_fence(void)
     floe_log_t *pl[1];
     floe_err_t e;
     char path[512];
-    snprintf(path, sizeof path, "%s/log/race-0", dir);
-    CHECK_EQ(floe_log_open(path, NULL, &pl[0], &e), 0);
-    const char *keys[] = {"table.enable", "table.commit.interval.ms", "table.compaction.enable"};
-    const char *vals[] = {"true", "100ms", "false"};
-    CHECK_EQ(floe_tsource_logs_set(src, "race", 1, pl, keys, vals, 3, &e), 0);
+    const char *keys[] = {"table.commit.interval.ms", "table.compaction.enable"};
+    const char *vals[] = {"100ms", "false"};
+    add_topic_with("race", 1, pl, keys, vals, 2);
     gate_io_t g = {.base = {.ops = &gate_ops}, .inner = local};
     pthread_mutex_init(&g.mu, NULL);
     pthread_cond_init(&g.cv, NULL);
