@@ -2,9 +2,13 @@
  * dir, read straight from the filesystem catalog (DATA/warehouse), so they
  * work whether or not floe serve runs.  When the server's HTTP listener
  * answers, describe adds the live engine state and per-partition lag from
- * GET /admin/tables. */
+ * GET /admin/tables.  `floe table compact|expire|remove-orphans` run on the
+ * server's maintenance thread when it answers (progress polled from GET
+ * /admin/tables/NAME/maintenance), else on the data dir directly; either
+ * way progress goes to stderr and the outcome to stdout. */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,12 +19,16 @@
 #include "iceberg/catalog.h"
 #include "iceberg/read.h"
 #include "iceberg/scan.h"
+#include "table/maint.h"
 #include "util/clock.h"
 #include "util/parse.h"
 
 typedef struct table_opts {
     const char *sub, *name, *data_dir, *http;
-    int64_t limit; /* -1: all */
+    int64_t limit;      /* -1: all */
+    int64_t older_than; /* -1: the table's setting */
+    int64_t keep;       /* 0: the table property */
+    bool dry_run;
 } table_opts_t;
 
 typedef struct ctx {
@@ -448,6 +456,231 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
     return rc;
 }
 
+/* ---- compact, expire, remove-orphans ---- */
+
+/* Progress on stderr; in front of the first line, the note ctx (when
+ * set: then cleared). */
+static void progress_line(void *ctx, const char *line)
+{
+    const char **note = ctx;
+    if (note && *note) {
+        fprintf(stderr, "%s\n", *note);
+        *note = NULL;
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
+/* Whether a floe server answers at http (GET /health). */
+static bool server_answers(const char *http)
+{
+    char url[600];
+    snprintf(url, sizeof url, "http://%s/health", http);
+    floe_http_call_t c = {.url = url, .timeout_ms = 3000};
+    floe_buf_t body = FLOE_BUF_INIT;
+    long status = 0;
+    floe_err_t err;
+    int rc = floe_http_call(&c, &status, &body, &err);
+    floe_buf_free(&body);
+    return rc == 0 && status == 200;
+}
+
+typedef struct poller {
+    const char *http, *name;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    char last[512]; /* the last line printed */
+} poller_t;
+
+/* While the POST waits: the operation's progress, as the server tells it
+ * (GET .../maintenance), printed when it changes. */
+static void *poll_progress(void *arg)
+{
+    poller_t *p = arg;
+    char url[800];
+    snprintf(url, sizeof url, "http://%s/admin/tables/%s/maintenance", p->http, p->name);
+    pthread_mutex_lock(&p->mu);
+    while (!p->done) {
+        struct timespec ts = floe_deadline_ms(500);
+        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+        if (p->done) break;
+        pthread_mutex_unlock(&p->mu);
+        floe_http_call_t c = {.url = url, .timeout_ms = 2000};
+        floe_buf_t body = FLOE_BUF_INIT;
+        long status = 0;
+        floe_err_t err;
+        if (floe_http_call(&c, &status, &body, &err) == 0 && status == 200) {
+            json_t *j = json_loadb((const char *)body.data, body.len, 0, NULL);
+            const char *pr =
+                json_string_value(json_object_get(json_object_get(j, "maintenance"), "progress"));
+            if (pr && *pr && strcmp(pr, p->last)) {
+                fprintf(stderr, "%s\n", pr);
+                snprintf(p->last, sizeof p->last, "%s", pr);
+            }
+            json_decref(j);
+        }
+        floe_buf_free(&body);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* The request on the server: POST with the options as JSON, progress
+ * polled meanwhile.  The outcome JSON is appended to out. */
+static int maint_remote(const table_opts_t *o, const char *verb, floe_buf_t *out, floe_err_t *err)
+{
+    char url[800], body[200];
+    snprintf(url, sizeof url, "http://%s/admin/tables/%s/%s", o->http, o->name, verb);
+    int n = snprintf(body, sizeof body, "{\"dry_run\":%s", o->dry_run ? "true" : "false");
+    if (o->older_than >= 0)
+        n += snprintf(body + n, sizeof body - (size_t)n, ",\"older_than_ms\":%lld",
+                      (long long)o->older_than);
+    if (o->keep > 0)
+        n += snprintf(body + n, sizeof body - (size_t)n, ",\"keep\":%lld", (long long)o->keep);
+    snprintf(body + n, sizeof body - (size_t)n, "}");
+    fprintf(stderr, "%s of %s on the server at http://%s\n", verb, o->name, o->http);
+    poller_t p = {.http = o->http, .name = o->name};
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    pthread_t th;
+    bool polling = pthread_create(&th, NULL, poll_progress, &p) == 0;
+    const char *hdr[] = {"Content-Type: application/json", NULL};
+    floe_http_call_t c = {.method = "POST",
+                          .url = url,
+                          .headers = hdr,
+                          .body = body,
+                          .body_len = strlen(body),
+                          .timeout_ms = 24L * 3600 * 1000};
+    long status;
+    floe_err_t e;
+    int rc = floe_http_call(&c, &status, out, &e);
+    if (polling) {
+        pthread_mutex_lock(&p.mu);
+        p.done = true;
+        pthread_cond_broadcast(&p.cv);
+        pthread_mutex_unlock(&p.mu);
+        pthread_join(th, NULL);
+    }
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+    if (rc < 0) return floe_err_set(err, e.code, "no answer from http://%s: %s", o->http, e.msg);
+    if (status == 200) {
+        /* the lines the polls missed (a quick operation): after the last
+         * one printed */
+        json_t *j = json_loadb((const char *)out->data, out->len, 0, NULL);
+        json_t *lines = json_object_get(j, "progress");
+        size_t from = 0;
+        for (size_t i = 0; p.last[0] && i < json_array_size(lines); i++) {
+            const char *l = json_string_value(json_array_get(lines, i));
+            if (l && !strcmp(l, p.last)) from = i + 1;
+        }
+        for (size_t i = from; i < json_array_size(lines); i++) {
+            const char *l = json_string_value(json_array_get(lines, i));
+            if (l) fprintf(stderr, "%s\n", l);
+        }
+        json_decref(j);
+        return 0;
+    }
+    json_t *j = json_loadb((const char *)out->data, out->len, 0, NULL);
+    const char *msg = json_string_value(json_object_get(j, "error"));
+    rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s",
+                      msg                  ? msg
+                      : floe_buf_cstr(out) ? (const char *)out->data
+                                           : "?");
+    json_decref(j);
+    return rc;
+}
+
+/* The request on the data dir, in this process. */
+static int maint_local(const table_opts_t *o, floe_tmaint_req_t *req, floe_buf_t *out,
+                       floe_err_t *err)
+{
+    ctx_t c = {0};
+    if (open_catalog(&c, o->data_dir, err)) {
+        close_catalog(&c);
+        return -1;
+    }
+    char note[1200];
+    snprintf(note, sizeof note, "no floe server answers%s%s; working on %s directly",
+             o->http ? " at http://" : "", o->http ? o->http : "", o->data_dir);
+    const char *pending = note; /* said with the first progress, or at the end */
+    req->progress_ctx = (void *)&pending;
+    floe_tmaint_t *m = floe_tmaint_new(c.cat, err);
+    int rc = m ? floe_tmaint_run(m, o->name, req, out, err) : -1;
+    if (rc == 0 && pending) fprintf(stderr, "%s\n", pending);
+    if (rc < 0 && err->code == FLOE_ENOENT)
+        floe_err_wrap(err, "no table '%s' under %s (see 'floe table list')", o->name, o->data_dir);
+    floe_tmaint_free(m);
+    close_catalog(&c);
+    return rc;
+}
+
+static void print_outcome(const char *verb, json_t *j)
+{
+    char a[32], b[32];
+    const char *t = json_string_value(json_object_get(j, "table"));
+    if (!strcmp(verb, "compact")) {
+        if (jint(j, "snapshot_id") < 0) {
+            printf("%s: nothing to compact (%lld small files; a partition needs at least 2)\n", t,
+                   jint(j, "small_files"));
+            return;
+        }
+        printf("%s: %lld files (%s) compacted into %lld (%s) in %lld groups, %lld records, "
+               "snapshot %lld, %.1f s\n",
+               t, jint(j, "files_in"), human(jint(j, "bytes_in"), a, sizeof a),
+               jint(j, "files_out"), human(jint(j, "bytes_out"), b, sizeof b), jint(j, "groups"),
+               jint(j, "records"), jint(j, "snapshot_id"), jint(j, "duration_ms") / 1000.0);
+    } else if (!strcmp(verb, "expire")) {
+        if (json_is_true(json_object_get(j, "waited_for_redrive")))
+            printf("%s: not expired: a re-drive of the table is unfinished (it needs its "
+                   "snapshots; it finishes at the next re-drive or start)\n",
+                   t);
+        else
+            printf("%s: %lld snapshots expired, %lld files deleted (%s)%s\n", t,
+                   jint(j, "snapshots_removed"), jint(j, "files_deleted"),
+                   human(jint(j, "bytes_deleted"), a, sizeof a),
+                   jint(j, "delete_failures") > 0 ? "; some could not be deleted (orphans now)"
+                                                  : "");
+    } else {
+        bool dry = json_is_true(json_object_get(j, "dry_run"));
+        json_t *paths = json_object_get(j, "paths");
+        for (size_t i = 0; dry && i < json_array_size(paths); i++)
+            printf("%s\n", json_string_value(json_array_get(paths, i)));
+        printf("%s: %lld orphan files%s (%s)%s; %lld unreferenced but younger than %.0f s, %lld "
+               "in doubt kept; %lld files looked at\n",
+               t, jint(j, "orphans"), dry ? " found (dry run: none deleted)" : " deleted",
+               human(jint(j, dry ? "bytes_deleted" : "bytes_deleted"), a, sizeof a),
+               jint(j, "failed") > 0 ? "; some could not be deleted" : "", jint(j, "too_young"),
+               jint(j, "older_than_ms") / 1000.0, jint(j, "in_doubt_kept"),
+               jint(j, "files_listed"));
+    }
+}
+
+static int do_maint(const table_opts_t *o, floe_err_t *err)
+{
+    floe_tmaint_req_t req = {.older_than_ms = o->older_than,
+                             .keep = (int)o->keep,
+                             .dry_run = o->dry_run,
+                             .progress = progress_line};
+    req.op = !strcmp(o->sub, "compact")  ? FLOE_TMAINT_COMPACT
+             : !strcmp(o->sub, "expire") ? FLOE_TMAINT_EXPIRE
+                                         : FLOE_TMAINT_ORPHANS;
+    floe_buf_t out = FLOE_BUF_INIT;
+    int rc = o->http && server_answers(o->http) ? maint_remote(o, o->sub, &out, err)
+                                                : maint_local(o, &req, &out, err);
+    if (rc == 0) {
+        json_t *j = json_loadb((const char *)out.data, out.len, 0, NULL);
+        if (!json_is_object(j))
+            rc = floe_err_set(err, FLOE_EIO, "not an outcome: %.200s", floe_buf_cstr(&out));
+        else
+            print_outcome(o->sub, j);
+        json_decref(j);
+    }
+    floe_buf_free(&out);
+    return rc;
+}
+
 /* ---- scan ---- */
 
 static int print_row(void *arg, const char *json, size_t len, floe_err_t *err)
@@ -467,18 +700,29 @@ static const char usage_text[] =
     "       floe table history [NAMESPACE.]TABLE\n"
     "       floe table redrive [NAMESPACE.]TABLE|TOPIC   (dead letters that convert now\n"
     "                                             move into the table, exactly once)\n"
+    "       floe table compact [NAMESPACE.]TABLE   (small data files rewritten into large ones)\n"
+    "       floe table expire [NAMESPACE.]TABLE [--older-than D] [--keep N]\n"
+    "       floe table remove-orphans [NAMESPACE.]TABLE [--older-than D] [--dry-run]\n"
     "options: --data-dir DIR (default ./floe-data), --http HOST:PORT (the server's\n"
     "         HTTP listener for live lag, default 127.0.0.1:8181), --no-http\n"
-    "scan prints one JSON object per row.\n";
+    "scan prints one JSON object per row.  compact, expire and remove-orphans run in the\n"
+    "server when it answers (--http), else on --data-dir; progress goes to stderr.\n"
+    "expire: snapshots older than D (default: the table property\n"
+    "history.expire.max-snapshot-age-ms) beyond the newest N (default: its\n"
+    "history.expire.min-snapshots-to-keep).  remove-orphans: unreferenced files older\n"
+    "than D (default: table.orphan.min.age, 1h; a running server keeps at least two\n"
+    "commit intervals plus a minute).  D: a duration, e.g. 30s, 10min, 2h, 3d.\n";
 
 static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
 {
     o->data_dir = "./floe-data";
     o->http = "127.0.0.1:8181";
     o->limit = -1;
+    o->older_than = -1;
     if (argc < 3)
         return floe_err_set(err, FLOE_EINVAL,
-                            "missing subcommand (list, describe, scan, history, redrive)");
+                            "missing subcommand (list, describe, scan, history, redrive, compact, "
+                            "expire, remove-orphans)");
     o->sub = argv[2];
     if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
@@ -496,6 +740,10 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
             o->http = NULL;
             continue;
         }
+        if (!strcmp(arg, "--dry-run")) {
+            o->dry_run = true;
+            continue;
+        }
         if (i + 1 >= argc) return floe_err_set(err, FLOE_EINVAL, "%s needs a value", arg);
         const char *v = argv[++i];
         if (!strcmp(arg, "--data-dir") || !strcmp(arg, "-d")) o->data_dir = v;
@@ -506,16 +754,29 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
                 floe_err_wrap(err, "--limit");
                 return -1;
             }
+        } else if (!strcmp(arg, "--older-than")) {
+            if (floe_parse_duration_ms(v, &o->older_than, err)) {
+                floe_err_wrap(err, "--older-than");
+                return -1;
+            }
+        } else if (!strcmp(arg, "--keep")) {
+            if (floe_parse_int64(v, 1, 1000000, &o->keep, err)) {
+                floe_err_wrap(err, "--keep");
+                return -1;
+            }
         } else {
             return floe_err_set(err, FLOE_EINVAL, "unknown option '%s' (see 'floe table help')",
                                 arg);
         }
     }
-    bool named = !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") ||
+    bool maint = !strcmp(o->sub, "compact") || !strcmp(o->sub, "expire") ||
+                 !strcmp(o->sub, "remove-orphans");
+    bool named = maint || !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") ||
                  !strcmp(o->sub, "history") || !strcmp(o->sub, "redrive");
     if (!named && strcmp(o->sub, "list") && strcmp(o->sub, "help"))
         return floe_err_set(err, FLOE_EINVAL,
-                            "unknown subcommand '%s' (list, describe, scan, history, redrive)",
+                            "unknown subcommand '%s' (list, describe, scan, history, redrive, "
+                            "compact, expire, remove-orphans)",
                             o->sub);
     if (named && !o->name)
         return floe_err_set(err, FLOE_EINVAL, "missing the table name ([NAMESPACE.]TABLE)");
@@ -523,6 +784,12 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
         return floe_err_set(err, FLOE_EINVAL, "unexpected argument '%s'", o->name);
     if (o->limit >= 0 && strcmp(o->sub, "scan"))
         return floe_err_set(err, FLOE_EINVAL, "--limit applies to scan only");
+    if (o->older_than >= 0 && strcmp(o->sub, "expire") && strcmp(o->sub, "remove-orphans"))
+        return floe_err_set(err, FLOE_EINVAL, "--older-than applies to expire and remove-orphans");
+    if (o->keep > 0 && strcmp(o->sub, "expire"))
+        return floe_err_set(err, FLOE_EINVAL, "--keep applies to expire only");
+    if (o->dry_run && strcmp(o->sub, "remove-orphans"))
+        return floe_err_set(err, FLOE_EINVAL, "--dry-run applies to remove-orphans only");
     return 0;
 }
 
@@ -538,6 +805,9 @@ int floe_cmd_table(int argc, char **argv)
         fputs(usage_text, stdout);
     } else if (!rc && !strcmp(o.sub, "redrive")) {
         rc = do_redrive(&o, &err);
+    } else if (!rc && (!strcmp(o.sub, "compact") || !strcmp(o.sub, "expire") ||
+                       !strcmp(o.sub, "remove-orphans"))) {
+        rc = do_maint(&o, &err);
     } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
         else if (!strcmp(o.sub, "describe"))

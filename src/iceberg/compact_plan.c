@@ -88,8 +88,22 @@ int floe_ice_compaction_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, i
         p->order[p->nsmall++] = t;
     }
     qsort(p->order, p->nsmall, sizeof *p->order, cmp_task);
+    /* size tiers: after[i] = bytes of the small files of i's group after i */
+    int64_t *after = opts->tier_ratio > 0 ? calloc(p->nsmall + 1, sizeof *after) : NULL;
+    if (opts->tier_ratio > 0 && !after) {
+        floe_ice_compaction_plan_free(p);
+        return floe_err_oom(err);
+    }
+    for (size_t i = p->nsmall; after && i-- > 0;)
+        after[i] = i + 1 < p->nsmall && same_group(p->order[i], p->order[i + 1])
+                       ? after[i + 1] + p->order[i + 1]->file->file_size
+                       : 0;
     /* runs: consecutive files of one group while their sizes fit the target */
     for (size_t i = 0; i < p->nsmall;) {
+        if (after && p->order[i]->file->file_size > opts->tier_ratio * after[i]) {
+            i++; /* it waits for more newer data */
+            continue;
+        }
         size_t j = i;
         int64_t bytes = 0;
         while (j < p->nsmall && same_group(p->order[i], p->order[j]) &&
@@ -110,6 +124,7 @@ int floe_ice_compaction_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, i
         }
         i = j;
     }
+    free(after);
     /* the most files first, within the budget */
     qsort(p->groups, p->ngroups, sizeof *p->groups, cmp_group);
     if (opts->max_bytes > 0) {

@@ -16,6 +16,7 @@ typedef struct expire_ctx {
     floe_ice_catalog_t *cat;
     const floe_ice_expire_opts_t *opts;
     floe_ice_expire_result_t *res;
+    int attempt;
 } expire_ctx_t;
 
 static ptrdiff_t index_of(const floe_ice_metadata_t *md, int64_t id)
@@ -159,6 +160,7 @@ out:
 static int expire_attempt(void *ctx, const floe_ice_table_t *t, floe_err_t *err)
 {
     expire_ctx_t *x = ctx;
+    if (x->opts->before_attempt) x->opts->before_attempt(x->opts->before_attempt_ctx, ++x->attempt);
     const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
     size_t n = md->nsnapshots;
     bool *keep = calloc(n ? n : 1, sizeof *keep);
@@ -209,6 +211,6 @@ int floe_ice_expire_snapshots(floe_ice_catalog_t *cat, const char *ns, const cha
     floe_ice_expire_result_t dummy;
     if (!res) res = &dummy;
     memset(res, 0, sizeof *res);
-    expire_ctx_t x = {cat, opts, res};
+    expire_ctx_t x = {cat, opts, res, 0};
     return floe_ice_retry(cat, ns, name, "expire", 100, expire_attempt, &x, NULL, err);
 }

@@ -139,6 +139,14 @@ typedef struct floe_ice_compaction_opts {
     /* Also plan data files that delete files apply to: rewriting them must
      * apply the deletes (the upsert work); off, they are left out. */
     bool with_deletes;
+    /* Size tiers (0: off).  A small file waits outside a run while it is
+     * larger than tier_ratio times the small files of its group that came
+     * after it: a slowly growing table's compacted file is rewritten once
+     * the new data reaches 1/tier_ratio of it, not at every run (each byte
+     * is rewritten about tier_ratio + 1 times on its way to the target
+     * size, not once per run); the newer files compact among themselves
+     * meanwhile. */
+    int64_t tier_ratio;
 } floe_ice_compaction_opts_t;
 
 /* One rewrite: files of one partition spec and one partition tuple, to be

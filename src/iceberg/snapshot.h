@@ -113,6 +113,10 @@ typedef struct floe_ice_expire_opts {
     int keep_last;
     bool delete_files;
     const char *protect_summary_key; /* borrowed; NULL: none */
+    /* Called before each attempt (1, 2, ...; may be NULL): a caller whose
+     * attempts keep losing to a faster writer can hold that writer off. */
+    void (*before_attempt)(void *ctx, int attempt);
+    void *before_attempt_ctx;
 } floe_ice_expire_opts_t;
 
 typedef struct floe_ice_expire_result {

@@ -5,17 +5,91 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iceberg/snapshot.h"
-#include "table/offsets.h"
 #include "iceberg/maintain.h"
+#include "iceberg/snapshot.h"
+#include "table/maint.h"
+#include "table/offsets.h"
 #include "table/widen.h"
 #include "util/clock.h"
 #include "util/diag.h"
 
 /* ---- open ----------------------------------------------------------------- */
 
+/* The table properties that keep a table bounded while floe commits to
+ * it every few seconds (design.md, invariant 9): Iceberg's own names, so
+ * every engine that writes the table honours them too. */
+static const char *const maint_props[][2] = {
+    {"write.metadata.delete-after-commit.enabled", "true"},
+    {"write.metadata.previous-versions-max", "20"},
+    {"commit.manifest-merge.enabled", "true"},
+    /* snapshots stay an hour (readers planning on one, time travel) but
+     * at least ten; a longer age costs metadata each commit carries */
+    {"history.expire.max-snapshot-age-ms", "3600000"},
+    {"history.expire.min-snapshots-to-keep", "10"},
+};
+#define NMAINT_PROPS (sizeof maint_props / sizeof maint_props[0])
+/* Set once floe gave a table those properties: a user may change or
+ * remove them afterwards, floe does not put them back. */
+#define MAINT_PROPS_KEY "floe.maintenance-properties"
+
+/* An existing table without the maintenance properties gets those it
+ * lacks, once (a set-properties commit); a user's values stay.  Failures
+ * are logged: the table works without them. */
+static void add_maint_props(floe_ttable_t *t, floe_tout_t *o)
+{
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
+    if (floe_ice_props_get(&md->properties, MAINT_PROPS_KEY)) return;
+    floe_ice_update_t up = {.kind = FLOE_ICE_UP_SET_PROPERTIES};
+    floe_err_t err;
+    int rc = floe_ice_props_set(&up.props, MAINT_PROPS_KEY, "1");
+    for (size_t i = 0; rc == 0 && i < NMAINT_PROPS; i++)
+        if (!floe_ice_props_get(&md->properties, maint_props[i][0]))
+            rc = floe_ice_props_set(&up.props, maint_props[i][0], maint_props[i][1]);
+    floe_ice_req_t req = {.kind = FLOE_ICE_REQ_ASSERT_TABLE_UUID};
+    memcpy(req.uuid, md->table_uuid, sizeof req.uuid);
+    floe_ice_table_t *nt = NULL;
+    if (rc < 0) floe_err_oom(&err);
+    else
+        rc = floe_ice_catalog_commit(t->catalog, o->ns, o->name, &req, 1, &up, 1, &nt, &err);
+    floe_ice_update_clear(&up);
+    if (rc < 0) {
+        FLOE_WARN("table %s.%s: cannot set the maintenance properties (trying at the next "
+                  "start): %s",
+                  o->ns, o->name, err.msg);
+        return;
+    }
+    floe_tout_reloaded(o, nt);
+    FLOE_INFO("table %s.%s: maintenance properties set (metadata cleanup, manifest merging, "
+              "snapshot expiry); values a user had set are kept",
+              o->ns, o->name);
+}
+
+/* Files under o's table that no snapshot references are deleted at once:
+ * at open, the engine is the only writer of the table's files and the
+ * maintenance thread does not work on it yet, so they are what an earlier
+ * run wrote and never committed.  Files of this process's commits whose
+ * outcome stayed unknown are kept. */
+static int remove_orphans(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
+{
+    char **doubt = NULL;
+    size_t nd = 0;
+    if (t->maint && floe_tmaint_in_doubt(t->maint, o->ns, o->name, &doubt, &nd, err) < 0) return -1;
+    floe_ice_orphan_opts_t oo = {
+        .min_age_ms = 0, .in_doubt = (const char *const *)doubt, .nin_doubt = nd};
+    floe_ice_orphan_result_t r;
+    int rc = floe_tmaint_remove_orphans(t->catalog, o->ns, o->name, &oo, &r, err);
+    if (rc == 0 && r.files_deleted)
+        FLOE_INFO("table %s.%s: deleted %zu files no snapshot references (%.2f MB)", o->ns, o->name,
+                  r.files_deleted, (double)r.bytes_deleted / 1e6);
+    floe_ice_orphan_result_clear(&r);
+    for (size_t i = 0; i < nd; i++) free(doubt[i]);
+    free(doubt);
+    return rc;
+}
+
 /* Load o's table, or create it with the columns of initial (an empty
- * buffer of the right shape), and take it as o's state. */
+ * buffer of the right shape) and the maintenance properties, and take it
+ * as o's state. */
 static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe_err_t *err)
 {
     floe_ice_catalog_t *cat = t->catalog;
@@ -29,8 +103,12 @@ static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe
         floe_ice_props_t props = {0};
         int rc = floe_tschema_merge(initial, s, &last, &changed, err);
         if (rc == 0 && (floe_ice_props_set(&props, "floe.topic", t->topic) < 0 ||
-                        floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0))
+                        floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0 ||
+                        floe_ice_props_set(&props, MAINT_PROPS_KEY, "1") < 0))
             rc = floe_err_oom(err);
+        for (size_t i = 0; rc == 0 && i < NMAINT_PROPS; i++)
+            if (floe_ice_props_set(&props, maint_props[i][0], maint_props[i][1]) < 0)
+                rc = floe_err_oom(err);
         if (rc == 0)
             rc = floe_ice_catalog_create_table(cat, o->ns, o->name, s, NULL, NULL, &props, &ice,
                                                err);
@@ -44,17 +122,8 @@ static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe
         }
     }
     if (floe_tout_adopt(o, ice, t->nparts, err) < 0) return -1;
-    /* what a run wrote before it died uncommitted: no other writer is
-     * between writing and committing files of this table while it opens,
-     * so no safety age is needed */
-    floe_ice_orphan_opts_t oo = {.min_age_ms = 0};
-    floe_ice_orphan_result_t res;
-    int rc = floe_ice_remove_orphans(cat, o->ns, o->name, &oo, &res, err);
-    if (rc == 0 && res.files_deleted)
-        FLOE_INFO("table %s.%s: deleted %zu files no snapshot references", o->ns, o->name,
-                  res.files_deleted);
-    floe_ice_orphan_result_clear(&res);
-    return rc;
+    add_maint_props(t, o);
+    return remove_orphans(t, o, err);
 }
 
 int floe_ttable_open(floe_ttable_t *t, floe_err_t *err)
@@ -170,16 +239,9 @@ static int commit_spec(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
     return 0;
 }
 
-/* What commit_out puts in the snapshot besides rewrites. */
-typedef enum out_flags {
-    OUT_PENDING = 1 << 8, /* the pending files (else only a widening's rewrites) */
-} out_flags_t;
-
-/* Commit o's pending files (with OUT_PENDING) with offsets next[] (one
- * per partition), together with a widening's rewrites: the rewritten
- * files replace the old ones in the same snapshot as the schema that
- * needs them.  flags: floe_tcommit_flags_t | out_flags_t.  Returns 1 when
- * a snapshot was made (or found made), 0 when there was nothing to
+/* Commit o's pending files with offsets next[] (one per partition), and
+ * the grown schema they need.  flags: floe_tcommit_flags_t.  Returns 1
+ * when a snapshot was made (or found made), 0 when there was nothing to
  * commit, -1 on failure. */
 static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, unsigned flags,
                       const char *extra_key, const char *extra_value, floe_err_t *err)
@@ -187,17 +249,16 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
     bool moved = false;
-    size_t npending = flags & OUT_PENDING ? o->npending : 0;
+    size_t npending = o->npending;
     for (int32_t i = 0; i < t->nparts; i++)
         if (next[i] != o->committed[i]) moved = true;
-    if (!npending && !o->nrewrites && !((flags & FLOE_TCOMMIT_OFFSETS) && moved)) return 0;
+    if (!npending && !((flags & FLOE_TCOMMIT_OFFSETS) && moved)) return 0;
     floe_ice_catalog_t *cat = t->catalog;
     char commit_id[37];
     floe_ice_uuid4(commit_id);
     floe_buf_t offs = FLOE_BUF_INIT;
     int rc = -1;
-    floe_ice_commit_t *c = floe_ice_commit_new(
-        cat, o->ns, o->name, o->nremoves ? FLOE_ICE_OP_REWRITE : FLOE_ICE_OP_APPEND, err);
+    floe_ice_commit_t *c = floe_ice_commit_new(cat, o->ns, o->name, FLOE_ICE_OP_APPEND, err);
     if (!c) goto out;
     if (floe_offsets_encode(next, (size_t)t->nparts, &offs) < 0 || !floe_buf_cstr(&offs)) {
         floe_err_oom(err);
@@ -205,10 +266,6 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
     }
     for (size_t i = 0; i < npending; i++)
         if (floe_ice_commit_add(c, &o->pending[i], err) < 0) goto out;
-    for (size_t i = 0; i < o->nrewrites; i++)
-        if (floe_ice_commit_add(c, &o->rewrites[i], err) < 0) goto out;
-    for (size_t i = 0; i < o->nremoves; i++)
-        if (floe_ice_commit_remove(c, o->removes[i], err) < 0) goto out;
     if (with_schema && floe_ice_commit_set_schema(c, o->work, err) < 0) goto out;
     if (floe_ice_commit_set_summary(c, FLOE_OFFSETS_KEY, (char *)offs.data, err) < 0 ||
         floe_ice_commit_set_summary(c, FLOE_COMMIT_ID_KEY, commit_id, err) < 0 ||
@@ -222,12 +279,10 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
     int r = floe_ice_commit_run(c, &snap, err);
     if (r < 0) goto out;
     /* committed now (r == 0) or found committed by an earlier attempt (1) */
-    if (o->nremoves)
-        FLOE_INFO("table %s.%s: %zu rewritten files replace %zu in snapshot %lld", o->ns, o->name,
-                  o->nrewrites, o->nremoves, (long long)snap);
     floe_tout_snapshot_committed(o, next, t->nparts,
-                                 (flags & OUT_PENDING ? FLOE_TSNAP_PENDING : 0) |
-                                     (with_schema ? FLOE_TSNAP_SCHEMA : 0));
+                                 FLOE_TSNAP_PENDING | (with_schema ? FLOE_TSNAP_SCHEMA : 0));
+    floe_tmaint_table_t *h = o == &t->main ? t->maint_main : t->maint_dlq;
+    if (h) floe_tmaint_note_commit(h);
     if (with_schema) {
         FLOE_INFO("table %s.%s: schema with %d top-level columns committed with the data", o->ns,
                   o->name, (int)o->work->root->nfields);
@@ -244,19 +299,19 @@ out:
     return rc;
 }
 
-/* Rewrite the files holding a widened column (they go in with the schema
- * that needs them). */
+/* Rewrite the pending files holding a widened column (they go in with
+ * the schema that needs them). */
 static int widen(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
-    return floe_twiden_prepare(o, floe_ice_catalog_io(t->catalog), t->writer_id, err);
+    return floe_twiden_prepare(o, floe_ice_catalog_io(t->catalog), t->writer_id,
+                               t->files.pq_scratch, err);
 }
 
 int floe_tout_commit(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, unsigned flags,
                      const char *extra_key, const char *extra_value, floe_err_t *err)
 {
     if (widen(t, o, err) < 0) return -1;
-    return commit_out(t, o, next, (flags & FLOE_TCOMMIT_OFFSETS) | OUT_PENDING, extra_key,
-                      extra_value, err);
+    return commit_out(t, o, next, flags & FLOE_TCOMMIT_OFFSETS, extra_key, extra_value, err);
 }
 
 /* After a failed write or commit: back to the last committed state.  Open
@@ -268,8 +323,11 @@ void floe_ttable_reset(floe_ttable_t *t, floe_tfiles_t fate)
     floe_fileio_t *io = floe_ice_catalog_io(t->catalog);
     floe_tout_t *outs[2] = {&t->main, &t->dlq};
     for (int k = 0; k < 2; k++) {
+        /* kept files may be in the table: orphan removal leaves them alone */
+        for (size_t i = 0; fate == FLOE_TFILES_KEEP && t->maint && i < outs[k]->npending; i++)
+            floe_tmaint_in_doubt_add(t->maint, outs[k]->ns, outs[k]->name,
+                                     outs[k]->pending[i].path);
         floe_tout_drop_pending(outs[k], fate, io);
-        floe_tout_drop_rewrites(outs[k], fate, io);
         floe_ice_table_t *ice;
         floe_err_t e;
         if (floe_ice_catalog_load_table(t->catalog, outs[k]->ns, outs[k]->name, &ice, &e) == 0)
@@ -281,20 +339,17 @@ void floe_ttable_reset(floe_ttable_t *t, floe_tfiles_t fate)
 int floe_ttable_commit_spec(floe_ttable_t *t, floe_err_t *err)
 {
     /* a new partition spec may name fields only the grown schema has: that
-     * schema goes first then (with the rewrites of a widening, at the
-     * offsets already committed); otherwise it rides with the data */
+     * schema goes first then; otherwise it rides with the data */
     if (!t->main.spec_dirty) return 0;
-    if (t->main.schema_dirty) {
-        if (widen(t, &t->main, err) < 0) return -1;
-        if ((t->main.nrewrites ? commit_out(t, &t->main, t->main.committed, 0, NULL, NULL, err)
-                               : commit_schema(t, &t->main, err)) < 0)
-            return -1;
-    }
+    if (t->main.schema_dirty && commit_schema(t, &t->main, err) < 0) return -1;
     return commit_spec(t, &t->main, err);
 }
 
 int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err)
 {
+    /* a widening commits its rewrite (ours would be of the old form), or
+     * a maintenance commit that kept losing to ours goes first */
+    if (t->fenced || t->maint_fenced) return 0;
     int64_t t0 = floe_mono_ms();
     int64_t *next = malloc((size_t)t->nparts * sizeof *next);
     if (!next) return floe_err_oom(err);

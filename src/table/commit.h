@@ -10,13 +10,15 @@
 #include "table/ttable.h"
 
 /* Load or create the table and its DLQ table (t's partitions exist),
- * resume every partition from the main table's committed offsets, delete
- * files no snapshot references.  An interrupted re-drive is the caller's
- * to finish (redrive.h).  0, or -1 with *err. */
+ * give them the maintenance properties once, resume every partition from
+ * the main table's committed offsets, delete files no snapshot references
+ * (but those t's maintenance handles list in doubt).  An interrupted
+ * re-drive is the caller's to finish (redrive.h).  0, or -1 with *err. */
 int floe_ttable_open(floe_ttable_t *t, floe_err_t *err);
 
 /* Seal every partition and commit both tables; on failure the table is
- * reset (floe_ttable_reset) and counted.  0, or -1 with *err. */
+ * reset (floe_ttable_reset) and counted.  Nothing happens while a
+ * widening holds the table's commits (t->fenced).  0, or -1 with *err. */
 int floe_ttable_commit(floe_ttable_t *t, floe_err_t *err);
 
 /* Tell the source the main table's committed offsets (the log keeps the
@@ -37,9 +39,10 @@ typedef enum floe_tcommit_flags {
 
 /* Commit the pending files of o (t->main or t->dlq) with offsets next[]
  * (one per partition, borrowed) in one snapshot, with one more summary
- * property when extra_key is set (strings borrowed).  A widening's
- * rewrites and the removal of the files they replace go into the same
- * snapshot.  flags: floe_tcommit_flags_t.  1 when a snapshot was made (or
+ * property when extra_key is set (strings borrowed).  Pending files that
+ * hold a widened field are rewritten first (widen.h).  Snapshots of other
+ * writers landing meanwhile (the maintenance thread's) are no conflict.
+ * flags: floe_tcommit_flags_t.  1 when a snapshot was made (or
  * found made by an earlier attempt), 0 when there was nothing to commit,
  * -1 with *err (the caller resets the table; FLOE_EUNKNOWN: the files must
  * be kept). */

@@ -125,6 +125,60 @@ static const floe_conf_key_t KEYS[] = {
             "kept past retention. Beyond it retention deletes the oldest anyway and the skipped "
             "offsets go to the dead-letter table as one `retention` row per range. "
             "DeleteRecords always stops at the table."},
+    {.name = "table.compaction.enable",
+     .type = FLOE_CONF_BOOL,
+     .def = "true",
+     .live = true,
+     F(compaction_enable),
+     .doc = "Compact the table in the background: small data files of a partition are rewritten "
+            "into files near `table.target.file.size` (a `replace` snapshot; rows, `_kafka` "
+            "columns and partition values kept), on a low-priority thread."},
+    {.name = "table.compaction.min.input.files",
+     .type = FLOE_CONF_INT,
+     .min = 2,
+     .max = 100000,
+     .def = "5",
+     .live = true,
+     F(compaction_min_input_files),
+     .doc = "Small files of one partition that make a compaction worth it."},
+    {.name = "table.compaction.interval.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 100,
+     .max = 7 * 86400000LL,
+     .def = "1min",
+     .live = true,
+     F(compaction_interval_ms),
+     .doc = "How often a table's small files are looked at for compaction."},
+    {.name = "table.compaction.max.bytes.per.run",
+     .type = FLOE_CONF_SIZE,
+     .min = 1024,
+     .max = 1ll << 44,
+     .def = "1GiB",
+     .live = true,
+     F(compaction_max_bytes),
+     .doc = "Input bytes one compaction run rewrites at most (the first group whatever its "
+            "size); the rest waits for the next run."},
+    {.name = "table.expire.interval.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 100,
+     .max = 7 * 86400000LL,
+     .def = "1min",
+     .live = true,
+     F(expire_interval_ms),
+     .doc = "How often snapshots older than the table property "
+            "`history.expire.max-snapshot-age-ms` (floe's tables: 1 hour) beyond the newest "
+            "`history.expire.min-snapshots-to-keep` (10) are expired, with the files only they "
+            "reached."},
+    {.name = "table.orphan.min.age",
+     .type = FLOE_CONF_DURATION,
+     .min = 1000,
+     .max = 30 * 86400000LL,
+     .def = "1h",
+     .live = true,
+     F(orphan_min_age_ms),
+     .doc = "Files under the table that no snapshot references are deleted once this old "
+            "(looked for as often); at start, those of an earlier run at once. Files of a commit "
+            "whose outcome is unknown are never deleted while floe runs."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -37,6 +37,13 @@ typedef struct floe_table_config {
      * (default): no limit.  Read by the broker's retention, not the
      * engine. */
     int64_t retention_max_lag_bytes;
+    /* maintenance (table/maint.h) */
+    bool compaction_enable;             /* default true */
+    int32_t compaction_min_input_files; /* files a compaction group rewrites at least; 5 */
+    int64_t compaction_interval_ms;     /* between compaction runs of a table; 1 min */
+    uint64_t compaction_max_bytes;      /* input bytes one run rewrites at most; 1 GiB */
+    int64_t expire_interval_ms;         /* between snapshot expiries of a table; 1 min */
+    int64_t orphan_min_age_ms;          /* unreferenced files younger than this stay; 1 h */
 } floe_table_config_t;
 
 #define FLOE_TABLE_UNLIMITED INT64_MAX

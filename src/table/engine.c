@@ -1,7 +1,9 @@
 /* The engine thread: finds table topics, opens their tables (finishing an
- * interrupted re-drive), steps their partitions, commits on each table's
- * interval, runs re-drives asked for, and publishes a status snapshot
- * after every round (engine_status.c). */
+ * interrupted re-drive) and hands them to the maintenance thread
+ * (maint.h), steps their partitions, commits on each table's interval,
+ * asks for widenings and follows them (widen.h), runs re-drives asked
+ * for, and publishes a status snapshot after every round
+ * (engine_status.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "iceberg/metadata.h"
 #include "table/engine_int.h"
 #include "table/redrive.h"
+#include "table/widen.h"
 #include "util/clock.h"
 #include "util/diag.h"
 
@@ -28,7 +31,9 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
     if (e->cfg.discover_ms <= 0) e->cfg.discover_ms = 1000;
     if (!e->cfg.read_bytes) e->cfg.read_bytes = 1 << 20;
     e->src = src;
-    if (!(e->pq_scratch = floe_pq_scratch_new())) {
+    if (!(e->pq_scratch = floe_pq_scratch_new()) ||
+        !(e->maint = floe_tmaint_new(cfg->catalog, err))) {
+        floe_pq_scratch_free(e->pq_scratch);
         free(e);
         floe_err_oom(err);
         return NULL;
@@ -41,6 +46,10 @@ floe_engine_t *floe_engine_new(const floe_engine_config_t *cfg, floe_tsource_t *
 static void table_free(floe_ttable_t *t)
 {
     if (!t) return;
+    floe_tmaint_detach(t->maint_main);
+    floe_tmaint_detach(t->maint_dlq);
+    free(t->wide);
+    free(t->nowiden);
     for (int32_t i = 0; i < t->nparts; i++) floe_tpart_free(t->parts[i]);
     free(t->parts);
     floe_tout_clear(&t->main);
@@ -60,6 +69,7 @@ static floe_ttable_t *table_new(floe_engine_t *e, const char *topic, const floe_
     }
     t->cfg = *cfg;
     t->catalog = e->cfg.catalog;
+    t->maint = e->maint;
     t->src = e->src;
     t->read_bytes = e->cfg.read_bytes;
     floe_ice_uuid4(t->writer_id); /* names this run's files */
@@ -106,11 +116,17 @@ static int add_parts(floe_ttable_t *t, int32_t n, floe_err_t *err)
     return 0;
 }
 
-/* Open t's tables, then finish a re-drive a crash interrupted (recovery
- * is the engine's: opening only loads). */
+/* Open t's tables, hand them to the maintenance thread, then finish a
+ * re-drive a crash interrupted (recovery is the engine's: opening only
+ * loads). */
 static int open_table(floe_ttable_t *t, floe_err_t *err)
 {
     if (floe_ttable_open(t, err) < 0) return -1;
+    if (!(t->maint_main = floe_tmaint_attach(t->maint, t->main.ns, t->main.name, t->topic, true,
+                                             &t->cfg, err)) ||
+        !(t->maint_dlq =
+              floe_tmaint_attach(t->maint, t->dlq.ns, t->dlq.name, t->topic, false, &t->cfg, err)))
+        return -1;
     size_t finished;
     floe_err_t fe;
     if (floe_ttable_redrive_finish(t, &finished, &fe) < 0)
@@ -124,6 +140,8 @@ static void drop_table(floe_engine_t *e, size_t i, const char *why)
 {
     floe_ttable_t *t = e->tables[i];
     floe_err_t err;
+    floe_ttable_widen_poll(t); /* a widening that landed is taken before the commit */
+    t->maint_fenced = floe_tmaint_fence_poll(t->maint_main) | floe_tmaint_fence_poll(t->maint_dlq);
     if (t->main.ice) floe_ttable_commit(t, &err);
     FLOE_INFO("table %s.%s: topic %s %s; the engine stops writing it", t->main.ns, t->main.name,
               t->topic, why);
@@ -204,6 +222,8 @@ static int discover(floe_engine_t *e, floe_err_t *err)
                 continue;
             }
             floe_table_config_apply_live(&t->cfg, &cfg);
+            floe_tmaint_configure(t->maint_main, &t->cfg);
+            floe_tmaint_configure(t->maint_dlq, &t->cfg);
             if (t->paused == FLOE_TPAUSE_CONFIG) floe_ttable_resume(t);
             if (add_parts(t, topics[i].partitions, &ce) < 0)
                 FLOE_ERROR("table %s.%s: %s", t->main.ns, t->main.name, ce.msg);
@@ -315,6 +335,30 @@ int floe_engine_redrive(floe_engine_t *e, const char *name, floe_buf_t *out, flo
 
 /* ---- rounds --------------------------------------------------------------------- */
 
+/* Partition p holds at a record that needs a committed long widened: ask
+ * for the widening (once), or, when refused, let the field's fractions go
+ * to the dead-letter table and read on. */
+static void ask_widening(floe_ttable_t *t, floe_tpart_t *p)
+{
+    floe_err_t err;
+    int r = floe_ttable_widen(t, p, &err);
+    if (r > 0) return;
+    if (r == 0) {
+        int32_t *v = realloc(t->nowiden, (t->nnowiden + 1) * sizeof *v);
+        if (v) {
+            t->nowiden = v;
+            t->nowiden[t->nnowiden++] = p->hold_field;
+            FLOE_WARN("table %s.%s: field %d does not widen (%s): its fractions go to %s",
+                      t->main.ns, t->main.name, (int)p->hold_field, err.msg, t->dlq.name);
+            p->hold_field = 0; /* read again: the record is a dead letter now */
+            return;
+        }
+        floe_err_oom(&err);
+    }
+    floe_ttable_pause(t, FLOE_TPAUSE_FAILED, "partition %d: widening field %d: %s", (int)p->id,
+                      (int)p->hold_field, err.msg);
+}
+
 /* Step every partition once (until caught up with ROUND_DRAIN), commit
  * what is due (everything with ROUND_COMMIT).  Returns records converted;
  * -1 with *err when topics could not be listed (the known tables were
@@ -330,6 +374,9 @@ static int64_t run_round(floe_engine_t *e, unsigned flags, floe_err_t *err)
     int64_t total = 0;
     for (size_t i = 0; i < e->ntables; i++) {
         floe_ttable_t *t = e->tables[i];
+        floe_ttable_widen_poll(t);
+        t->maint_fenced =
+            floe_tmaint_fence_poll(t->maint_main) | floe_tmaint_fence_poll(t->maint_dlq);
         for (int32_t k = 0; k < t->nparts && !t->paused; k++) {
             floe_err_t se;
             int64_t n;
@@ -341,6 +388,7 @@ static int64_t run_round(floe_engine_t *e, unsigned flags, floe_err_t *err)
                 }
                 total += n;
             } while ((flags & ROUND_DRAIN) && n > 0);
+            if (t->parts[k]->hold_field) ask_widening(t, t->parts[k]);
         }
         if ((flags & ROUND_COMMIT) || floe_mono_ms() >= t->next_commit_ms) {
             floe_err_t ce;
@@ -352,10 +400,56 @@ static int64_t run_round(floe_engine_t *e, unsigned flags, floe_err_t *err)
     return rc < 0 ? -1 : total;
 }
 
+/* Without the threads: take every widening asked for in the last round
+ * to its end in this thread (the maintenance steps, the fence needing no
+ * acknowledgement), then read on from the records that waited.  A
+ * widening that fails stays asked for (the next run tries again). */
+static int64_t finish_widenings(floe_engine_t *e, unsigned flags, floe_err_t *err)
+{
+    int64_t total = 0;
+    for (int pass = 0; pass < 8; pass++) {
+        bool any = false;
+        for (size_t i = 0; i < e->ntables; i++) {
+            floe_ttable_t *t = e->tables[i];
+            int failures = 0;
+            for (int k = 0; t->nwide && k < 100 && failures < 2; k++) {
+                floe_tmaint_widen_state_t s = floe_ttable_widen_poll(t);
+                if (!t->nwide) break;
+                if (s == FLOE_TMW_SWITCHED) break; /* not taken: storage fails */
+                if (floe_tmaint_widen_step(t->maint_main) == FLOE_TMW_FAILED) failures++;
+            }
+            floe_ttable_widen_poll(t);
+            any |= !t->nwide;
+        }
+        if (!any) break;
+        int64_t n = run_round(e, flags, err);
+        if (n <= 0) break;
+        total += n;
+    }
+    return total;
+}
+
 int64_t floe_engine_run_once(floe_engine_t *e, bool force_commit, floe_err_t *err)
 {
     e->next_discover_ms = 0;
-    return run_round(e, ROUND_DRAIN | (force_commit ? ROUND_COMMIT : 0), err);
+    unsigned flags = ROUND_DRAIN | (force_commit ? ROUND_COMMIT : 0);
+    int64_t n = run_round(e, flags, err);
+    if (n < 0) return n;
+    bool widening = false;
+    for (size_t i = 0; i < e->ntables; i++) widening |= e->tables[i]->nwide > 0;
+    return widening ? n + finish_widenings(e, flags, err) : n;
+}
+
+int floe_engine_maintain(floe_engine_t *e, const char *name, const floe_tmaint_req_t *req,
+                         floe_buf_t *out, floe_err_t *err)
+{
+    return floe_tmaint_run(e->maint, name, req, out, err);
+}
+
+int floe_engine_maintenance_json(floe_engine_t *e, const char *name, floe_buf_t *out,
+                                 floe_err_t *err)
+{
+    return floe_tmaint_table_json(e->maint, name, out, err);
 }
 
 static void *thread_main(void *arg)
@@ -408,10 +502,17 @@ static void *thread_main(void *arg)
         pthread_cond_broadcast(&e->cv);
     }
     pthread_mutex_unlock(&e->mu);
-    /* a last commit of what is buffered: a clean stop loses no progress */
+    /* the maintenance thread first (a rewrite under way is dropped), then
+     * a last commit of what is buffered: a clean stop loses no progress;
+     * a table whose widening holds the fence commits nothing (its records
+     * are read again at the next start) */
+    floe_tmaint_stop(e->maint);
     for (size_t i = 0; i < e->ntables; i++) {
         floe_err_t err;
-        floe_ttable_commit(e->tables[i], &err);
+        floe_ttable_t *t = e->tables[i];
+        floe_ttable_widen_poll(t);
+        t->maint_fenced = false; /* the maintenance commits are over */
+        floe_ttable_commit(t, &err);
     }
     floe_engine_publish_status(e);
     FLOE_INFO("table engine stopped");
@@ -422,8 +523,12 @@ int floe_engine_start(floe_engine_t *e, floe_err_t *err)
 {
     if (e->running) return 0;
     e->stop = false;
+    if (floe_tmaint_start(e->maint, err) < 0) return -1;
     int rc = pthread_create(&e->thread, NULL, thread_main, e);
-    if (rc != 0) return floe_err_errno(err, rc, "starting the table engine thread");
+    if (rc != 0) {
+        floe_tmaint_stop(e->maint);
+        return floe_err_errno(err, rc, "starting the table engine thread");
+    }
     e->running = true;
     return 0;
 }
@@ -445,6 +550,7 @@ void floe_engine_free(floe_engine_t *e)
     floe_engine_stop(e);
     for (size_t i = 0; i < e->ntables; i++) table_free(e->tables[i]);
     free(e->tables);
+    floe_tmaint_free(e->maint);
     for (size_t i = 0; i < e->nbadcfg; i++) free(e->badcfg[i].topic);
     free(e->badcfg);
     floe_buf_free(&e->status);

@@ -21,6 +21,7 @@
 
 #include "iceberg/catalog.h"
 #include "table/config.h"
+#include "table/maint.h"
 #include "table/source.h"
 
 typedef struct floe_engine floe_engine_t;
@@ -62,6 +63,19 @@ int64_t floe_engine_run_once(floe_engine_t *e, bool force_commit, floe_err_t *er
  * "finished_earlier"}) is appended to out.  0, or -1 with *err: FLOE_ENOENT
  * when no table topic has that name. */
 int floe_engine_redrive(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err);
+
+/* Maintenance asked for by an operator (`floe table compact | expire |
+ * remove-orphans`, the admin API): req on table `name` (as
+ * floe_tmaint_run names it) on the maintenance thread, after what it is
+ * doing; blocks until done.  The outcome as JSON is appended to out.  0,
+ * or -1 with *err (FLOE_ENOENT: no such table). */
+int floe_engine_maintain(floe_engine_t *e, const char *name, const floe_tmaint_req_t *req,
+                         floe_buf_t *out, floe_err_t *err);
+/* The maintenance state of table `name` (its figures, counters, the
+ * operation under way and its progress) as a JSON object appended to out;
+ * FLOE_ENOENT when no table topic writes it.  Any thread. */
+int floe_engine_maintenance_json(floe_engine_t *e, const char *name, floe_buf_t *out,
+                                 floe_err_t *err);
 
 /* The engine's state as JSON (tables, partitions, committed and read
  * offsets, log ends, files, state and reason), appended to out; and the

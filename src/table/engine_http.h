@@ -3,10 +3,19 @@
  *                                    (floe_engine_status_json; `floe table
  *                                    describe` reads it)
  *   POST /admin/tables/NAME/redrive  re-drive a table's dead letters
- *                                    (floe_engine_redrive): 200 with the
- *                                    outcome, 404 for an unknown table, 409
- *                                    when it cannot run now, 500 otherwise,
- *                                    each with {"error": why}
+ *                                    (floe_engine_redrive)
+ *   POST /admin/tables/NAME/compact  maintenance on the maintenance thread
+ *   POST /admin/tables/NAME/expire   (floe_engine_maintain), the body an
+ *   POST /admin/tables/NAME/remove-orphans   optional JSON object
+ *                                    {"older_than_ms": N, "keep": N,
+ *                                    "dry_run": bool}
+ *   GET  /admin/tables/NAME/maintenance   the table's maintenance state and
+ *                                    the progress of what runs
+ *                                    (floe_engine_maintenance_json; the CLI
+ *                                    polls it while its POST waits)
+ * Each answers 200 with the outcome, 400 for a bad body, 404 for an
+ * unknown table, 409 when it cannot run now, 503 while stopping, 500
+ * otherwise, each with {"error": why}.
  *   GET  /metrics                    the engine's metrics, after those added
  *                                    before */
 #ifndef FLOE_TABLE_ENGINE_HTTP_H

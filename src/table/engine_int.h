@@ -8,6 +8,7 @@
 
 #include "format/parquet.h"
 #include "table/engine.h"
+#include "table/maint.h"
 #include "table/ttable.h"
 
 /* A topic asking to be a table whose table.* configs do not load (set
@@ -37,6 +38,7 @@ struct floe_engine {
     struct redrive_req *redrive; /* asked by floe_engine_redrive; under mu */
     /* Parquet temporaries shared by every table's files (one thread writes) */
     floe_pq_scratch_t *pq_scratch;
+    floe_tmaint_t *maint; /* the maintenance thread and its tables (maint.h) */
 };
 
 /* engine_status.c: take the status JSON and metrics of every table now

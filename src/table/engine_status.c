@@ -105,6 +105,14 @@ static void label_value(floe_buf_t *m, const char *s)
     }
 }
 
+/* The maintenance thread's figures of t's tables (maint.h). */
+static void maintenance_json(floe_ttable_t *t, floe_buf_t *js)
+{
+    floe_tmaint_status_json(t->maint_main, "maintenance", js);
+    floe_tmaint_status_json(t->maint_dlq, "dlq_maintenance", js);
+    floe_buf_printf(js, ",\"widening_fence\":%s", t->fenced ? "true" : "false");
+}
+
 void floe_engine_publish_status(floe_engine_t *e)
 {
     floe_buf_t js = FLOE_BUF_INIT, m = FLOE_BUF_INIT;
@@ -135,11 +143,13 @@ void floe_engine_publish_status(floe_engine_t *e)
         floe_buf_printf(&js,
                         ",\"commits\":%llu,\"commit_failures\":%llu,\"last_commit_ms\":%lld,"
                         "\"last_commit_latency_ms\":%lld,\"files_written\":%llu,"
-                        "\"bytes_written\":%llu,\"pending_files\":%zu,\"partitions\":[",
+                        "\"bytes_written\":%llu,\"pending_files\":%zu",
                         (unsigned long long)t->commits, (unsigned long long)t->commit_failures,
                         (long long)t->last_commit_ms, (long long)t->last_commit_latency_ms,
                         (unsigned long long)t->files.files_written,
                         (unsigned long long)t->files.bytes_written, t->main.npending);
+        maintenance_json(t, &js);
+        floe_buf_append_str(&js, ",\"partitions\":[");
         for (int32_t k = 0; k < t->nparts; k++) {
             floe_tpart_t *p = t->parts[k];
             int64_t c = t->main.committed ? t->main.committed[k] : -1;
@@ -253,6 +263,7 @@ void floe_engine_publish_status(floe_engine_t *e)
             }
         }
     }
+    floe_tmaint_metrics(e->maint, &m);
     pthread_mutex_lock(&e->mu);
     floe_buf_free(&e->status);
     floe_buf_free(&e->metrics);

@@ -211,6 +211,11 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
             s->p = at;
             return misfit(s, n, "a fraction");
         }
+        if (n->hold) { /* the table's column widens first (table/widen.c) */
+            s->p = at;
+            s->r->held = n->field_id;
+            return misfit(s, n, "a fraction (the column must widen to double first)");
+        }
         s->ev_widen = n;
         return SH_EVOLVE;
     }

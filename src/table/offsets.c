@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iceberg/maintain.h"
 #include "util/parse.h"
 
 int floe_offsets_encode(const int64_t *offsets, size_t n, floe_buf_t *out)
@@ -61,10 +62,7 @@ int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *
 
 const floe_ice_snapshot_t *floe_offsets_snapshot(const floe_ice_metadata_t *md)
 {
-    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
-    while (s && !floe_ice_props_get(&s->summary, FLOE_OFFSETS_KEY))
-        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
-    return s;
+    return floe_ice_ancestor_with_summary(md, -1, FLOE_OFFSETS_KEY);
 }
 
 int floe_offsets_read(const floe_ice_metadata_t *md, int64_t *out, size_t nparts, floe_err_t *err)

@@ -24,7 +24,8 @@ int floe_offsets_encode(const int64_t *offsets, size_t n, floe_buf_t *out);
 int floe_offsets_decode(const char *text, int64_t *offsets, size_t cap, size_t *n, floe_err_t *err);
 
 /* The latest snapshot of md's current chain that carries floe.offsets
- * (borrowed from md), or NULL when none does. */
+ * (borrowed from md), or NULL when none does: snapshots of other writers
+ * that lack it (a compaction's) are walked past. */
 const floe_ice_snapshot_t *floe_offsets_snapshot(const floe_ice_metadata_t *md);
 
 /* The offsets md (borrowed) has committed for a topic of nparts

@@ -55,6 +55,7 @@ void floe_tpart_restart(floe_tpart_t *p)
     floe_tsink_discard(&p->dlq);
     int64_t c = p->t->main.committed ? p->t->main.committed[p->id] : -1;
     p->next = c >= 0 ? c : 0;
+    p->hold_field = 0;
 }
 
 uint64_t floe_tpart_buffered(const floe_tpart_t *p)
@@ -112,9 +113,11 @@ static bool is_source(const floe_ice_spec_t *sp, int32_t id)
 /* Pin the buffer's nodes that a partition spec of the table (or the one
  * new files get) takes values from: such a long column cannot become a
  * new double field (the specs name its id), so fractions there go to the
- * dead-letter table. */
-static void pin_sources(const floe_tout_t *o, floe_rnode_t *n)
+ * dead-letter table.  So do those of a field whose widening was refused
+ * (t->nowiden). */
+static void pin_sources(const floe_ttable_t *t, floe_rnode_t *n)
 {
+    const floe_tout_t *o = &t->main;
     const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
     for (size_t i = 0; i < n->nkids; i++) {
         floe_rnode_t *k = n->kids[i];
@@ -122,9 +125,10 @@ static void pin_sources(const floe_tout_t *o, floe_rnode_t *n)
             bool src = is_source(o->spec, k->field_id);
             for (size_t j = 0; md && !src && j < md->nspecs; j++)
                 src = is_source(md->specs[j], k->field_id);
+            for (size_t j = 0; !src && j < t->nnowiden; j++) src = t->nowiden[j] == k->field_id;
             k->pinned = src;
         }
-        pin_sources(o, k);
+        pin_sources(t, k);
     }
 }
 
@@ -195,9 +199,9 @@ static int fetch(floe_tpart_t *p, floe_err_t *err)
 int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
 {
     floe_ttable_t *t = p->t;
-    if (t->paused) return 0;
+    if (t->paused || p->hold_field) return 0;
     if (floe_tsink_seed(&p->main, err) < 0) return -1; /* fields other partitions added */
-    pin_sources(&t->main, floe_rows_root(p->main.rows));
+    pin_sources(t, floe_rows_root(p->main.rows));
     int f = fetch(p, err);
     if (f <= 0) return f;
     int64_t converted = 0;
@@ -228,6 +232,8 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
                 converted++;
                 p->records++;
                 p->bytes += in;
+            } else if ((p->hold_field = floe_rows_held(p->main.rows))) {
+                break; /* read again from here once the column widened */
             } else if (bad_record(p, &m, stage, e.msg)) {
                 break;
             }

@@ -25,6 +25,10 @@ struct floe_tpart {
     /* freshness: timestamp of the first record read since the last commit,
      * and wall time the engine first saw records waiting (-1: none) */
     int64_t pending_ts_ms, behind_since_ms;
+    /* a record at offset next has a fraction for the committed long field
+     * hold_field (0: none): the partition waits there until the column is
+     * widened (table/widen.c), then reads on from it */
+    int32_t hold_field;
 };
 
 /* Partition id of table t (borrowed; it must outlive the pipeline), with
@@ -34,9 +38,10 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err);
 void floe_tpart_free(floe_tpart_t *p);
 
 /* Fetch up to the table's read_bytes and convert; returns records
- * converted (0 when caught up or paused), or -1 with *err (the caller
- * pauses the table).  A bad record the configuration stops on, or stored
- * bytes that cannot be skipped, pause the table here. */
+ * converted (0 when caught up, paused or held), or -1 with *err (the
+ * caller pauses the table).  A bad record the configuration stops on, or
+ * stored bytes that cannot be skipped, pause the table here; a record
+ * that needs a committed long widened holds the partition (hold_field). */
 int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err);
 /* Hand a sink that holds a drain step to its files (end of a step). */
 int floe_tpart_drain_due(floe_tpart_t *p, floe_err_t *err);
@@ -44,7 +49,8 @@ int floe_tpart_drain_due(floe_tpart_t *p, floe_err_t *err);
  * their files become pending in the table's outputs. */
 int floe_tpart_seal(floe_tpart_t *p, floe_err_t *err);
 /* After a failed write or commit: drop the open files and buffered rows
- * and read again from the main table's committed offset. */
+ * and read again from the main table's committed offset (a hold ends:
+ * the record asks again when read). */
 void floe_tpart_restart(floe_tpart_t *p);
 /* Bytes the partition holds for its table: the main sink's buffered rows
  * and unwritten row groups. */

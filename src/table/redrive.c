@@ -382,6 +382,10 @@ int floe_ttable_redrive(floe_ttable_t *t, floe_redrive_result_t *res, floe_err_t
     if (t->paused)
         return floe_err_set(err, FLOE_EINVAL, "table %s is paused (%s): resolve that first",
                             res->table, t->reason);
+    if (t->nwide || t->fenced) /* its commits wait for the maintenance thread */
+        return floe_err_set(err, FLOE_EINVAL,
+                            "table %s widens a column to double now: re-drive once that is done",
+                            res->table);
     /* everything read so far into the tables first: then the only pending
      * files are the re-drive's own */
     if (floe_ttable_commit(t, err) < 0) return -1;

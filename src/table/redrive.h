@@ -21,7 +21,9 @@ typedef struct floe_redrive_result {
 /* Move the DLQ rows of t that convert under today's configuration into
  * the main table, then take them out of the DLQ.  Commits what t buffers
  * first.  0 with *res filled, or -1 with *err (the table resets to its
- * committed state). */
+ * committed state); FLOE_EINVAL while t is paused or widens a column
+ * (widen.h: its commits wait).  A row whose fraction needs a committed
+ * long widened stays, saying so. */
 int floe_ttable_redrive(floe_ttable_t *t, floe_redrive_result_t *res, floe_err_t *err);
 
 /* Finish re-drives that put rows in the main table but did not take them

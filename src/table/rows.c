@@ -388,8 +388,14 @@ floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent, const char
 
 /* ---- rows ------------------------------------------------------------ */
 
+int32_t floe_rows_held(const floe_rows_t *r)
+{
+    return r->held;
+}
+
 void floe_rows_begin(floe_rows_t *r)
 {
+    r->held = 0;
     r->row_stamp = ++r->stamp_seq;
     r->nadded = 0;
     for (size_t i = 0; i < r->nleaves; i++) {

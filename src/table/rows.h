@@ -59,6 +59,9 @@ struct floe_rnode {
     uint64_t stamp;   /* object instance that last set this field */
     bool sys;         /* set only with floe_rows_put_* (e.g. _kafka) */
     bool pinned;      /* a long that never widens (a partition source) */
+    bool hold;        /* a long the table committed: a fraction waits for the
+                       * column to widen (floe_rows_held) instead of widening
+                       * the buffer */
     size_t hint;      /* struct: index of the kid matched next, a guess */
     bool plain_name;  /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
@@ -158,6 +161,11 @@ int floe_rows_put_null(floe_rows_t *r, floe_rnode_t *n);
  * with val_null[i] set is a null value.  Slices are copied. */
 int floe_rows_put_map(floe_rows_t *r, floe_rnode_t *m, const floe_slice_t *keys,
                       const floe_slice_t *vals, const bool *val_null, size_t n);
+
+/* After floe_rows_json failed on a fraction in a long field marked hold:
+ * that field's id (the row is refused, the caller waits for the widening
+ * before offering it again); 0 otherwise.  Reset by floe_rows_begin. */
+int32_t floe_rows_held(const floe_rows_t *r);
 
 /* Forget every row but keep the shape (after a flush). */
 void floe_rows_clear(floe_rows_t *r);

@@ -18,6 +18,7 @@ struct floe_rows {
     uint64_t row_stamp;   /* stamp of the row being built */
     floe_rnode_t **added; /* subtrees added since begin, removed on rollback */
     size_t nadded, capadded;
+    int32_t held; /* floe_rows_held */
 };
 
 /* Append n bytes to b: the common case (room left) stays inline, so a

@@ -319,3 +319,19 @@ int floe_tschema_widened(const floe_ice_schema_t *before, const floe_ice_schema_
 {
     return widened_type(before->root, after->root, out, n);
 }
+
+int floe_tschema_apply_widened(floe_ice_schema_t *schema, const floe_twiden_t *w, size_t n,
+                               floe_err_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        floe_ice_field_t *f = (floe_ice_field_t *)floe_ice_schema_find(schema, w[i].from);
+        if (!f || f->type->kind != FLOE_ICE_LONG) continue;
+        floe_ice_type_t *d = floe_ice_type_prim(FLOE_ICE_DOUBLE);
+        if (!d) return floe_err_oom(err);
+        floe_ice_type_free(f->type);
+        f->type = d;
+        f->id = w[i].to;
+        f->required = false;
+    }
+    return 0;
+}

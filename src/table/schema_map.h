@@ -47,4 +47,13 @@ typedef struct floe_twiden {
 int floe_tschema_widened(const floe_ice_schema_t *before, const floe_ice_schema_t *after,
                          floe_twiden_t **out, size_t *n);
 
+/* The other direction: in schema (changed in place), each long field
+ * w[i].from (a struct field, list element or map value) becomes an
+ * optional double field w[i].to, same name, same place; ids not found, or
+ * no longer long, are skipped.  The schema a widening commits (the
+ * maintenance thread) and the engine's working schema after it.  0, or -1
+ * with *err (out of memory; schema possibly half changed). */
+int floe_tschema_apply_widened(floe_ice_schema_t *schema, const floe_twiden_t *w, size_t n,
+                               floe_err_t *err);
+
 #endif

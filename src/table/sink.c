@@ -31,6 +31,7 @@ int floe_tsink_init(floe_tsink_t *s, floe_tsink_env_t *env, floe_tout_t *out, in
     s->file_id = file_id;
     s->flags = flags;
     s->look_every = (size_t)(drain_step(s) / 4);
+    s->held_shape = UINT64_MAX;
     return 0;
 }
 
@@ -62,11 +63,30 @@ void floe_tsink_clear(floe_tsink_t *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Mark the long nodes the table may hold in its files (ids up to the
+ * output's committed_max_id): a fraction there waits for the widening
+ * (rows.h hold). */
+static void mark_holds(floe_rnode_t *n, int32_t max_id)
+{
+    for (size_t i = 0; i < n->nkids; i++) {
+        floe_rnode_t *k = n->kids[i];
+        k->hold = k->kind == FLOE_TK_LONG && k->field_id > 0 && k->field_id <= max_id;
+        mark_holds(k, max_id);
+    }
+}
+
 int floe_tsink_seed(floe_tsink_t *s, floe_err_t *err)
 {
-    if (s->seeded == s->out->schema_version) return 0;
-    if (floe_tschema_seed(s->rows, s->out->work, err) < 0) return -1;
-    s->seeded = s->out->schema_version;
+    if (s->seeded != s->out->schema_version) {
+        if (floe_tschema_seed(s->rows, s->out->work, err) < 0) return -1;
+        s->seeded = s->out->schema_version;
+    }
+    uint64_t shape = floe_rows_shape_version(s->rows);
+    if (shape != s->held_shape || s->out->committed_max_id != s->held_max) {
+        mark_holds(floe_rows_root(s->rows), s->out->committed_max_id);
+        s->held_shape = shape;
+        s->held_max = s->out->committed_max_id;
+    }
     return 0;
 }
 

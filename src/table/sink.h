@@ -62,11 +62,13 @@ typedef struct floe_tsink {
     floe_tsink_file_t *files;
     size_t nfiles, capfiles;
     uint64_t clock;
-    uint64_t seeded;   /* out's schema version the buffer last took fields from */
-    uint64_t drained;  /* buffer bytes handed to the open files since their last
+    uint64_t seeded;     /* out's schema version the buffer last took fields from */
+    uint64_t held_shape; /* the buffer's shape version when holds were marked */
+    int32_t held_max;    /* out's committed_max_id then */
+    uint64_t drained;    /* buffer bytes handed to the open files since their last
                        * row group (cut at table.flush.bytes) */
-    size_t since;      /* input bytes since the buffer's size was looked at */
-    size_t look_every; /* a quarter of the drain step (floe_tsink_consumed) */
+    size_t since;        /* input bytes since the buffer's size was looked at */
+    size_t look_every;   /* a quarter of the drain step (floe_tsink_consumed) */
     uint64_t rows_written;
 } floe_tsink_t;
 
@@ -83,7 +85,10 @@ void floe_tsink_abort(floe_tsink_t *s);
 void floe_tsink_discard(floe_tsink_t *s);
 
 /* Give the buffer the fields the output's working schema gained since it
- * last looked (other sinks found them), so inference starts from them. */
+ * last looked (other sinks found them), so inference starts from them;
+ * mark the longs the table may hold in its files as held (rows.h): a
+ * fraction there is refused with floe_rows_held set, never widened in
+ * the buffer (table/widen.c). */
 int floe_tsink_seed(floe_tsink_t *s, floe_err_t *err);
 /* Fields of the buffer new to the output's working schema get ids there
  * (floe_tout_merge_schema); the buffer then has every field of it. */

@@ -21,9 +21,6 @@ void floe_tout_clear(floe_tout_t *o)
 {
     floe_tout_drop_pending(o, FLOE_TFILES_KEEP, NULL);
     free(o->pending);
-    floe_tout_drop_rewrites(o, FLOE_TFILES_KEEP, NULL);
-    free(o->rewrites);
-    free(o->removes);
     floe_tout_widened_done(o);
     floe_ice_table_free(o->ice);
     floe_ice_schema_free(o->work);
@@ -74,6 +71,8 @@ int floe_tout_adopt(floe_tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_
     committed = NULL;
     o->nparts = nparts;
     o->last_column_id = md->last_column_id;
+    o->committed_max_id = floe_ice_schema_max_id(cur);
+    if (o->committed_max_id < md->last_column_id) o->committed_max_id = md->last_column_id;
     o->schema_dirty = false;
     floe_tout_widened_done(o);
     const floe_ice_spec_t *ds = floe_ice_metadata_default_spec(md);
@@ -134,6 +133,11 @@ int floe_tout_rewrite_path(floe_tout_t *o, const char *writer_id, const char *in
                          (unsigned long long)++o->file_seq);
 }
 
+int32_t floe_tout_reserve_id(floe_tout_t *o)
+{
+    return ++o->last_column_id;
+}
+
 /* ---- schema and spec ------------------------------------------------------ */
 
 /* Record the widenings from `before` to `after` (working schemas). */
@@ -143,10 +147,22 @@ static int note_widened(floe_tout_t *o, const floe_ice_schema_t *before,
     size_t n0 = o->nwidened;
     if (floe_tschema_widened(before, after, &o->widened, &o->nwidened) < 0)
         return floe_err_oom(err);
+    /* a long the table may hold in its files widens only through the
+     * maintenance thread (the buffer holds such a fraction back): never
+     * here, where only pending files would be rewritten */
+    for (size_t i = n0; i < o->nwidened; i++)
+        if (o->widened[i].from <= o->committed_max_id) {
+            int32_t from = o->widened[i].from;
+            o->nwidened = n0;
+            return floe_err_set(err, FLOE_EINVAL,
+                                "table %s.%s: field %d is a committed long: it widens through "
+                                "the maintenance thread, not in a buffer",
+                                o->ns, o->name, (int)from);
+        }
     for (size_t i = n0; i < o->nwidened; i++) {
         char name[256];
         FLOE_INFO("table %s.%s: column '%s' widens from long (field %d) to double (field %d); "
-                  "files holding it are rewritten at the next commit",
+                  "the files written since the last commit are rewritten at the next one",
                   o->ns, o->name,
                   floe_ice_schema_field_name(after, o->widened[i].to, name, sizeof name) ? name
                                                                                          : "?",
@@ -271,30 +287,6 @@ void floe_tout_drop_pending(floe_tout_t *o, floe_tfiles_t fate, floe_fileio_t *i
     o->npending = 0;
 }
 
-int floe_tout_add_rewrite(floe_tout_t *o, floe_ice_data_file_t *f, const char *removed)
-{
-    floe_ice_data_file_t *v = realloc(o->rewrites, (o->nrewrites + 1) * sizeof *v);
-    if (!v) return -1;
-    o->rewrites = v;
-    char **rv = realloc(o->removes, (o->nremoves + 1) * sizeof *rv);
-    if (!rv) return -1;
-    o->removes = rv;
-    if (!(rv[o->nremoves] = strdup(removed))) return -1;
-    o->nremoves++;
-    v[o->nrewrites++] = *f;
-    return 0;
-}
-
-void floe_tout_drop_rewrites(floe_tout_t *o, floe_tfiles_t fate, floe_fileio_t *io)
-{
-    for (size_t i = 0; i < o->nrewrites; i++) {
-        if (fate == FLOE_TFILES_DELETE && io) delete_uncommitted(io, o->rewrites[i].path);
-        floe_ice_data_file_clear(&o->rewrites[i]);
-    }
-    for (size_t i = 0; i < o->nremoves; i++) free(o->removes[i]);
-    o->nrewrites = o->nremoves = 0;
-}
-
 void floe_tout_widened_done(floe_tout_t *o)
 {
     free(o->widened);
@@ -304,10 +296,43 @@ void floe_tout_widened_done(floe_tout_t *o)
 
 /* ---- commits ----------------------------------------------------------------- */
 
+/* Work became the table's schema: every id of it may be in files now. */
+static void work_committed(floe_tout_t *o)
+{
+    int32_t mx = floe_ice_schema_max_id(o->work);
+    if (mx > o->committed_max_id) o->committed_max_id = mx;
+    o->schema_dirty = false;
+}
+
 void floe_tout_schema_committed(floe_tout_t *o, floe_ice_table_t *nt)
 {
     floe_tout_reloaded(o, nt);
-    o->schema_dirty = false;
+    work_committed(o);
+}
+
+int floe_tout_widen_committed(floe_tout_t *o, floe_ice_table_t *nt, const floe_twiden_t *w,
+                              size_t n, floe_err_t *err)
+{
+    floe_tout_reloaded(o, nt);
+    floe_ice_schema_t *work = floe_ice_schema_dup(o->work);
+    floe_twiden_t *v = realloc(o->widened, (o->nwidened + n) * sizeof *v);
+    if (v) o->widened = v;
+    if (!work || !v) {
+        floe_ice_schema_free(work);
+        return floe_err_oom(err);
+    }
+    if (floe_tschema_apply_widened(work, w, n, err) < 0) {
+        floe_ice_schema_free(work);
+        return -1;
+    }
+    if (set_work(o, work, err) < 0) return -1;
+    memcpy(o->widened + o->nwidened, w, n * sizeof *w);
+    o->nwidened += n;
+    for (size_t i = 0; i < n; i++)
+        if (w[i].to > o->committed_max_id) o->committed_max_id = w[i].to;
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(nt);
+    if (md->last_column_id > o->last_column_id) o->last_column_id = md->last_column_id;
+    return 0;
 }
 
 void floe_tout_spec_committed(floe_tout_t *o, floe_ice_table_t *nt)
@@ -320,8 +345,6 @@ void floe_tout_snapshot_committed(floe_tout_t *o, const int64_t *next, int32_t n
                                   unsigned flags)
 {
     if (flags & FLOE_TSNAP_PENDING) floe_tout_drop_pending(o, FLOE_TFILES_KEEP, NULL);
-    floe_tout_drop_rewrites(o, FLOE_TFILES_KEEP, NULL);
-    floe_tout_widened_done(o);
     if (o->committed != next) memcpy(o->committed, next, (size_t)nparts * sizeof *next);
-    if (flags & FLOE_TSNAP_SCHEMA) o->schema_dirty = false;
+    if (flags & FLOE_TSNAP_SCHEMA) work_committed(o);
 }

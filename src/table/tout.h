@@ -2,7 +2,7 @@
  * table) as the engine holds it between commits: the table's last loaded
  * Iceberg state, the working schema (the committed one plus fields found
  * since), the partition spec of new files, the closed files awaiting a
- * commit, and what a widening prepared.
+ * commit, and the widenings their files still need.
  *
  * Every change of this state goes through the functions below (tout.c),
  * which keep these invariants:
@@ -11,12 +11,15 @@
  *   - work holds every field of ice's current schema, with the same ids;
  *     schema_version grows with work, schema_dirty says work is not yet
  *     the table's schema, schema_json is work's JSON;
+ *   - committed_max_id: every field id up to it may be in the table's
+ *     files (a long of those widens through the maintenance thread); the
+ *     ids of fields found since are higher;
  *   - pending files are closed, written under work and spec, and in no
  *     snapshot yet: a commit adds them, a reset deletes them;
- *   - rewrites[i] are uncommitted files replacing live files of ice
- *     (their paths in removes[]); they go in one snapshot with work;
- *   - widened lists the long fields work replaced by doubles since the
- *     last commit: the files holding them still need rewriting.
+ *   - widened lists the long fields work replaced by doubles that pending
+ *     files may still hold: the next commit rewrites those first.
+ * Other writers (the maintenance thread) commit to the table too: ice is
+ * only the last state this thread loaded, reloaded after each commit.
  * Fields may be read anywhere in the engine; only tout.c writes them.
  * Not thread-safe: the engine thread owns it. */
 #ifndef FLOE_TABLE_TOUT_H
@@ -56,10 +59,7 @@ typedef struct floe_tout {
     uint64_t file_seq; /* numbers this run's files */
     floe_twiden_t *widened;
     size_t nwidened;
-    floe_ice_data_file_t *rewrites;
-    size_t nrewrites;
-    char **removes;
-    size_t nremoves;
+    int32_t committed_max_id; /* see above */
 } floe_tout_t;
 
 /* Name an empty output (o zeroed or cleared); opened by floe_tout_adopt. */
@@ -70,7 +70,7 @@ void floe_tout_clear(floe_tout_t *o);
 /* Take the loaded table ice (ownership moves here, also on failure) as
  * the committed state of a topic of nparts partitions: committed offsets
  * from its snapshots, work = its current schema, spec = its default spec;
- * widenings are forgotten (pending files and rewrites are not touched).
+ * widenings are forgotten (pending files are not touched).
  * 0, or -1 with *err (o unchanged). */
 int floe_tout_adopt(floe_tout_t *o, floe_ice_table_t *ice, int32_t nparts, floe_err_t *err);
 /* The topic grew to nparts partitions: new ones have nothing committed. */
@@ -89,6 +89,9 @@ int floe_tout_file_path(floe_tout_t *o, const char *writer_id, int32_t id, const
 /* The path of a rewrite of file in (borrowed), in its folder, into buf. */
 int floe_tout_rewrite_path(floe_tout_t *o, const char *writer_id, const char *in, char *buf,
                            size_t size, floe_err_t *err);
+/* Reserve a field id for a field to come (a widening's double field, made
+ * by the maintenance thread): no field of work gets it. */
+int32_t floe_tout_reserve_id(floe_tout_t *o);
 
 /* Fields of rows' shape new to the working schema get ids there (the
  * schema grows; a long field that meets fractions is noted as widened);
@@ -111,15 +114,16 @@ void floe_tout_replace_pending(floe_tout_t *o, size_t i, floe_ice_data_file_t *f
  * (io may be NULL then). */
 void floe_tout_drop_pending(floe_tout_t *o, floe_tfiles_t fate, floe_fileio_t *io);
 
-/* List *f (taken) as the rewrite replacing the live file at `removed`
- * (copied).  0, or -1 when out of memory (*f then still the caller's). */
-int floe_tout_add_rewrite(floe_tout_t *o, floe_ice_data_file_t *f, const char *removed);
-/* Forget rewrites and removes; delete the rewritten files through io
- * unless FLOE_TFILES_KEEP (their commit may have landed). */
-void floe_tout_drop_rewrites(floe_tout_t *o, floe_tfiles_t fate, floe_fileio_t *io);
-/* Every file holding a widened field has its rewrite listed: forget the
+/* Every pending file holding a widened field was rewritten: forget the
  * widenings. */
 void floe_tout_widened_done(floe_tout_t *o);
+/* The maintenance thread committed a widening: nt (taken) is the table
+ * now, whose schema replaced the long fields w[i].from by double fields
+ * w[i].to.  work takes the same change (keeping the fields found since),
+ * and the pairs are noted as widened (pending files may hold the old
+ * fields).  0, or -1 with *err (out of memory: o unchanged but for ice). */
+int floe_tout_widen_committed(floe_tout_t *o, floe_ice_table_t *nt, const floe_twiden_t *w,
+                              size_t n, floe_err_t *err);
 
 /* A schema-only commit made work the table's schema: nt (taken) is the
  * table now. */
@@ -135,8 +139,8 @@ typedef enum floe_tsnap {
 } floe_tsnap_t;
 
 /* A snapshot landed with offsets next[0..nparts) (borrowed; may be
- * o->committed; nparts <= o->nparts), the rewrites and removes, and what
- * flags (floe_tsnap_t) say: they are committed now, the widenings done. */
+ * o->committed; nparts <= o->nparts) and what flags (floe_tsnap_t) say:
+ * they are committed now. */
 void floe_tout_snapshot_committed(floe_tout_t *o, const int64_t *next, int32_t nparts,
                                   unsigned flags);
 

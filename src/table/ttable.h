@@ -5,7 +5,10 @@
  *                              metrics (engine_int.h)
  *   redrive.c                  dead-letter rows back into the table
  *   commit.c                   open, commit, reset a table (commit.h)
- *     widen.c, orphans.c       a widening's rewrites; the orphan sweep
+ *     widen.c                  widening a committed long (widen.h)
+ *     maint.c, maint_ops.c,    the maintenance thread and what it does to
+ *     maint_widen.c            one table (maint.h, maint_ops.h); it knows
+ *                              nothing of the layers above or below
  *   pipeline.c                 one Kafka partition: fetch, convert, route
  *                              bad records (pipeline.h)
  *   sink.c, dlq.c              rows into files (sink.h); the dead-letter
@@ -13,7 +16,9 @@
  *   tout.c                     an output table's state (tout.h)
  *
  * This header holds only data and the pause state; the functions are in
- * the layers' headers.  The engine thread owns every table. */
+ * the layers' headers.  The engine thread owns every table; the
+ * maintenance thread works on the same Iceberg tables through its own
+ * loads and commits, never through this struct. */
 #ifndef FLOE_TABLE_TTABLE_H
 #define FLOE_TABLE_TTABLE_H
 
@@ -33,7 +38,9 @@ typedef enum floe_tpause {
     FLOE_TPAUSE_FAILED,     /* reading, converting or writing failed (storage, memory) */
 } floe_tpause_t;
 
-typedef struct floe_tpart floe_tpart_t; /* pipeline.h */
+typedef struct floe_tpart floe_tpart_t;               /* pipeline.h */
+typedef struct floe_tmaint floe_tmaint_t;             /* maint.h */
+typedef struct floe_tmaint_table floe_tmaint_table_t; /* maint.h */
 
 typedef struct floe_ttable {
     char *topic;
@@ -50,6 +57,19 @@ typedef struct floe_ttable {
     char reason[640]; /* why, while paused */
     bool seen;        /* still listed at the last discovery */
     char writer_id[37];
+    /* the maintenance service (borrowed from the engine; NULL: none) and
+     * its handles of main and dlq (NULL until the tables are open) */
+    floe_tmaint_t *maint;
+    floe_tmaint_table_t *maint_main, *maint_dlq;
+    /* widenings (widen.c): committed long fields asked to become doubles
+     * (from -> reserved id), fields refused (their fractions are dead
+     * letters), and the fence: commits held while the rewrite commits */
+    floe_twiden_t *wide;
+    size_t nwide;
+    int32_t *nowiden;
+    size_t nnowiden;
+    bool fenced;
+    bool maint_fenced; /* a maintenance commit holds our commits (maint.h) */
     /* counters (files and bytes written are in files) */
     uint64_t commits, commit_failures;
     int64_t last_commit_ms, last_commit_latency_ms;

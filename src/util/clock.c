@@ -40,6 +40,16 @@ void floe_sleep_ms(int64_t ms)
     }
 }
 
+struct timespec floe_deadline_ms(int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ns = ts.tv_nsec + (ms % 1000) * 1000000;
+    ts.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    return ts;
+}
+
 int floe_time_iso(char *out, size_t size, int64_t t, int digits, bool zone)
 {
     bool date = digits == FLOE_TIME_DATE;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 int64_t floe_mono_ns(void);
 int64_t floe_mono_us(void);
@@ -13,6 +14,9 @@ int64_t floe_mono_ms(void);
 int64_t floe_wall_us(void); /* microseconds since the Unix epoch */
 int64_t floe_wall_ms(void); /* milliseconds since the Unix epoch */
 void floe_sleep_ms(int64_t ms);
+/* The CLOCK_REALTIME time ms from now, as pthread_cond_timedwait wants its
+ * deadline. */
+struct timespec floe_deadline_ms(int64_t ms);
 
 /* floe_time_iso's digits for a date alone: t counts days. */
 #define FLOE_TIME_DATE (-1)

@@ -1000,6 +1000,42 @@ static void compaction_plan_groups(void)
     floe_ice_table_free(t);
 }
 
+/* Size tiers: a compacted file waits while the newer small files of its
+ * partition are less than 1/ratio of it (they compact among themselves),
+ * and joins once they reach that. */
+static void compaction_plan_tiers(void)
+{
+    const char *loc = create("ct", "region", NULL, 0);
+    add_sized("ct", loc, "us", 1, 300); /* an earlier compaction's output */
+    add_sized("ct", loc, "us", 4, 10);
+    floe_ice_table_t *t = load("ct");
+    floe_ice_compaction_opts_t o = {.target_file_bytes = 1000, .min_input_files = 4};
+    floe_ice_compaction_plan_t *p;
+    floe_err_t e;
+    /* without tiers: the big file is rewritten with the 4 small ones */
+    CHECK(floe_ice_compaction_plan(io, floe_ice_table_metadata(t), -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 1);
+    CHECK_EQ(floe_ice_compaction_plan_group(p, 0)->ntasks, 5);
+    floe_ice_compaction_plan_free(p);
+    /* ratio 4: 40 bytes after a file of 300: it waits, the 4 go alone */
+    o.tier_ratio = 4;
+    CHECK(floe_ice_compaction_plan(io, floe_ice_table_metadata(t), -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 1);
+    CHECK_EQ(floe_ice_compaction_plan_group(p, 0)->ntasks, 4);
+    CHECK_EQ(floe_ice_compaction_plan_group(p, 0)->bytes, 40);
+    floe_ice_compaction_plan_free(p);
+    floe_ice_table_free(t);
+    /* 8 more: 120 bytes after it, more than a quarter: it joins */
+    add_sized("ct", loc, "us", 8, 10);
+    t = load("ct");
+    CHECK(floe_ice_compaction_plan(io, floe_ice_table_metadata(t), -1, &o, &p, &e) == 0);
+    CHECK_EQ(floe_ice_compaction_plan_ngroups(p), 1);
+    CHECK_EQ(floe_ice_compaction_plan_group(p, 0)->ntasks, 13);
+    CHECK_EQ(floe_ice_compaction_plan_group(p, 0)->bytes, 420);
+    floe_ice_compaction_plan_free(p);
+    floe_ice_table_free(t);
+}
+
 /* ---- old metadata files ---- */
 
 /* The vN.metadata.json files in a table's metadata folder, as a bit set. */
@@ -1128,6 +1164,7 @@ TEST_MAIN({
     RUN(old_metadata_versions_go);
     RUN(rewrite_over_concurrent_commits);
     RUN(compaction_plan_groups);
+    RUN(compaction_plan_tiers);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
     if (!t_tests_failed && system(cmd) != 0) return 1;

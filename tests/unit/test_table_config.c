@@ -92,6 +92,12 @@ static const struct {
     {"table.json.infer.timestamps", "off", {"maybe"}},
     {"table.json.coerce", "yes", {"sure"}},
     {"table.retention.max.lag.bytes", "10GiB", {"lots", "-1", "", "1e9"}},
+    {"table.compaction.enable", "false", {"sometimes", ""}},
+    {"table.compaction.min.input.files", "12", {"1", "0", "many", "100001"}},
+    {"table.compaction.interval.ms", "30s", {"99ms", "8d", "soon"}},
+    {"table.compaction.max.bytes.per.run", "256MiB", {"1023", "lots", "-5"}},
+    {"table.expire.interval.ms", "5min", {"10us", "8d", "x"}},
+    {"table.orphan.min.age", "3d", {"999ms", "31d", "old"}},
 };
 
 static int check1(const char *key, const char *value, floe_err_t *e)
@@ -229,8 +235,8 @@ static void live_keys_apply_others_rebuild(void)
         CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
         live += keys[i].live;
     }
-    CHECK_EQ(live, 6); /* interval, flush, file size, invalid action, partition spec,
-                          retention lag (the broker reads it) */
+    CHECK_EQ(live, 12); /* interval, flush, file size, invalid action, partition spec,
+                         * retention lag (the broker reads it) and the six of maintenance */
 }
 
 static void wanted_unless_a_valid_false(void)
