@@ -8,16 +8,29 @@
 
 #define PREFIX "/admin/tables"
 
-/* POST /admin/tables/NAME/redrive */
-static int h_redrive(floe_engine_t *e, const floe_http_req_t *rq, floe_http_resp_t *rs)
+/* What POST /admin/tables/NAME/ACTION runs. */
+static const struct action {
+    const char *name;
+    int (*fn)(floe_engine_t *e, const char *table, floe_buf_t *out, floe_err_t *err);
+} actions[] = {
+    {"redrive", floe_engine_redrive},
+    {"pause", floe_engine_pause},
+    {"resume", floe_engine_resume},
+};
+
+/* POST /admin/tables/NAME/ACTION */
+static int h_action(floe_engine_t *e, const floe_http_req_t *rq, floe_http_resp_t *rs)
 {
     const char *name = rq->path + strlen(PREFIX "/");
-    const char *end = strstr(name, "/redrive");
+    const char *end = strrchr(name, '/');
+    const struct action *a = NULL;
+    for (size_t i = 0; end && i < sizeof actions / sizeof actions[0]; i++)
+        if (!strcmp(end + 1, actions[i].name)) a = &actions[i];
     char buf[512];
-    if (!end || strcmp(end, "/redrive") || end == name || (size_t)(end - name) >= sizeof buf) {
+    if (!a || end == name || (size_t)(end - name) >= sizeof buf) {
         rs->status = 404;
-        return floe_buf_append_str(&rs->body,
-                                   "{\"error\":\"not found: POST " PREFIX "/NAME/redrive\"}");
+        return floe_buf_append_str(&rs->body, "{\"error\":\"not found: POST " PREFIX
+                                              "/NAME/redrive, /NAME/pause or /NAME/resume\"}");
     }
     if (strcmp(rq->method, "POST")) {
         rs->status = 405;
@@ -26,7 +39,7 @@ static int h_redrive(floe_engine_t *e, const floe_http_req_t *rq, floe_http_resp
     memcpy(buf, name, (size_t)(end - name));
     buf[end - name] = '\0';
     floe_err_t err;
-    if (floe_engine_redrive(e, buf, &rs->body, &err) == 0) return 0;
+    if (a->fn(e, buf, &rs->body, &err) == 0) return 0;
     floe_buf_reset(&rs->body);
     rs->status = err.code == FLOE_ENOENT ? 404 : err.code == FLOE_EINVAL ? 409 : 500;
     return floe_buf_append_str(&rs->body, "{\"error\":") || floe_json_cstr(&rs->body, err.msg) ||
@@ -39,7 +52,7 @@ static int h_tables(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
     floe_engine_t *e = arg;
     rs->content_type = "application/json";
-    if (!strncmp(rq->path, PREFIX "/", strlen(PREFIX "/"))) return h_redrive(e, rq, rs);
+    if (!strncmp(rq->path, PREFIX "/", strlen(PREFIX "/"))) return h_action(e, rq, rs);
     return floe_engine_status_json(e, &rs->body);
 }
 

@@ -7,6 +7,11 @@
  *                                    outcome, 404 for an unknown table, 409
  *                                    when it cannot run now, 500 otherwise,
  *                                    each with {"error": why}
+ *   POST /admin/tables/NAME/pause    pause a table on purpose
+ *                                    (floe_engine_pause), and
+ *   POST /admin/tables/NAME/resume   resume it (floe_engine_resume): 200
+ *                                    with the table's state, else as for
+ *                                    redrive
  *   GET  /metrics                    the engine's metrics, after those added
  *                                    before */
 #ifndef FLOE_TABLE_ENGINE_HTTP_H

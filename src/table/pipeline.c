@@ -101,32 +101,6 @@ static int bad_record(floe_tpart_t *p, const floe_tmsg_t *m, floe_conv_stage_t s
 
 /* ---- the step ------------------------------------------------------------- */
 
-static bool is_source(const floe_ice_spec_t *sp, int32_t id)
-{
-    for (size_t i = 0; sp && i < sp->nfields; i++)
-        if (sp->fields[i].source_id == id) return true;
-    return false;
-}
-
-/* Pin the buffer's nodes that a partition spec of the table (or the one
- * new files get) takes values from: such a long column cannot become a
- * new double field (the specs name its id), so fractions there go to the
- * dead-letter table. */
-static void pin_sources(const floe_tout_t *o, floe_rnode_t *n)
-{
-    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
-    for (size_t i = 0; i < n->nkids; i++) {
-        floe_rnode_t *k = n->kids[i];
-        if (k->field_id > 0 && !k->pinned) {
-            bool src = is_source(o->spec, k->field_id);
-            for (size_t j = 0; md && !src && j < md->nspecs; j++)
-                src = is_source(md->specs[j], k->field_id);
-            k->pinned = src;
-        }
-        pin_sources(o, k);
-    }
-}
-
 /* Fetch from p->next.  1 when there is something to take, 0 when not
  * (caught up, records gone to retention, topic going away), -1 on
  * failure. */
@@ -142,6 +116,8 @@ static int fetch(floe_tpart_t *p, floe_err_t *err)
                       "before reaching the table",
                       t->main.ns, t->main.name, (int)p->id, (long long)p->next, (long long)start);
             p->next = start;
+            p->log_start = start;
+            p->log_end = end;
             return 0;
         }
         if (re.code == FLOE_ENOENT) return 0; /* topic going away: discovery drops it */
@@ -161,9 +137,10 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
     floe_ttable_t *t = p->t;
     if (t->paused) return 0;
     if (floe_tsink_seed(&p->main, err) < 0) return -1; /* fields other partitions added */
-    pin_sources(&t->main, floe_rows_root(p->main.rows));
+    floe_tsink_pin(&p->main, t->cfg.json_widen_max_bytes);
     int f = fetch(p, err);
     if (f <= 0) return f;
+    uint64_t refused = floe_rows_widen_refused(p->main.rows);
     int64_t converted = 0;
     /* records below the main table's offset are there already (the DLQ
      * table was behind) */
@@ -207,6 +184,8 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
     if (floe_rows_shape_version(p->main.rows) != shape &&
         floe_tsink_merge_schema(&p->main, err) < 0)
         return -1;
+    p->widen_refused += floe_rows_widen_refused(p->main.rows) - refused;
     if (floe_tpart_drain_due(p, err) < 0) return -1;
+    p->open_bytes = floe_tsink_file_bytes(&p->main) + floe_tsink_file_bytes(&p->dlq);
     return converted;
 }

@@ -19,10 +19,14 @@ struct floe_tpart {
     floe_tsink_t main, dlq;
     floe_conv_t *conv; /* into main.rows */
     /* counters */
-    uint64_t records, bytes, dlq_records, dropped;
+    uint64_t records, bytes, dlq_records, dropped, widen_refused;
     /* freshness: timestamp of the first record read since the last commit,
      * and wall time the engine first saw records waiting (-1: none) */
     int64_t pending_ts_ms, behind_since_ms;
+    /* bytes the sinks' open files hold (floe_tsink_file_bytes), as of the
+     * end of the last step */
+    uint64_t open_bytes;
+    bool ready; /* listed to step (engine.c) */
 };
 
 /* Partition id of table t (borrowed; it must outlive the pipeline), with
@@ -34,7 +38,8 @@ void floe_tpart_free(floe_tpart_t *p);
 /* Fetch up to the table's read_bytes and convert; returns records
  * converted (0 when caught up or paused), or -1 with *err (the caller
  * pauses the table).  A bad record the configuration stops on, or stored
- * bytes that cannot be skipped, pause the table here. */
+ * bytes that cannot be skipped, pause the table here.  Afterwards
+ * p->next < p->log_end tells that more is there to read. */
 int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err);
 /* Hand a sink that holds a drain step to its files (end of a step). */
 int floe_tpart_drain_due(floe_tpart_t *p, floe_err_t *err);

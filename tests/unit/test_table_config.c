@@ -83,6 +83,7 @@ static const struct {
     {"table.namespace", "lake_2", {"a.b", "x/y", ""}},
     {"table.name", "Clicks-v2", {"a b", "t.x", ""}},
     {"table.commit.interval.ms", "2s", {"abc", "50ms", "2d", "1.5ms"}},
+    {"table.commit.max.bytes", "64MiB", {"lots", "1KiB", "2TiB", "-1"}},
     {"table.value.converter", "string", {"xml", "", "avro"}},
     {"table.key.converter", "raw", {"bytes", ""}},
     {"table.flush.bytes", "8MiB", {"12 parsecs", "1023", "5GiB", "-1"}},
@@ -91,6 +92,7 @@ static const struct {
     {"table.partition.by", "bucket(user_id, 16)", {NULL}},
     {"table.json.infer.timestamps", "off", {"maybe"}},
     {"table.json.coerce", "yes", {"sure"}},
+    {"table.json.widen.max.bytes", "0", {"big", "-5", "2000TiB"}},
 };
 
 static int check1(const char *key, const char *value, floe_err_t *e)
@@ -226,9 +228,13 @@ static void live_keys_apply_others_rebuild(void)
         floe_table_config_t cur = run;
         floe_table_config_apply_live(&cur, &next);
         CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
+        CHECK_EQ(floe_table_config_live_changed(&run, &next), keys[i].live);
         live += keys[i].live;
     }
-    CHECK_EQ(live, 5); /* interval, flush, file size, invalid action, partition spec */
+    CHECK(!floe_table_config_live_changed(&run, &run));
+    /* interval, commit size, flush, file size, invalid action, partition
+     * spec, widening bound */
+    CHECK_EQ(live, 7);
 }
 
 static void wanted_unless_a_valid_false(void)
