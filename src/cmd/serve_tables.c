@@ -60,6 +60,14 @@ static void observe(void *ctx, floe_topic_t *t, floe_topic_event_t ev)
         mirror(st, t);
 }
 
+/* The produce path appended: the engine hears of it through the source
+ * instead of polling every partition. */
+static void appended(void *ctx, floe_topic_t *t, int32_t partition)
+{
+    serve_tables_t *st = ctx;
+    if (!floe_topic_internal(t)) floe_tsource_logs_appended(st->src, floe_topic_name(t), partition);
+}
+
 static const char *get_default(void *ctx, const char *key)
 {
     serve_tables_t *st = ctx;
@@ -96,6 +104,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
     for (int i = 0; i < n; i++) mirror(st, topics[i]);
     free(topics);
     floe_broker_set_observer(b, observe, st);
+    floe_broker_set_append_observer(b, appended, st);
     if (floe_engine_start(st->engine, err) < 0) goto fail;
     *out = st;
     return 0;
@@ -109,7 +118,10 @@ fail:
 void serve_tables_stop(serve_tables_t *st)
 {
     if (!st) return;
-    if (st->broker) floe_broker_set_observer(st->broker, NULL, NULL);
+    if (st->broker) {
+        floe_broker_set_observer(st->broker, NULL, NULL);
+        floe_broker_set_append_observer(st->broker, NULL, NULL);
+    }
     floe_engine_free(st->engine); /* stops the thread after a last commit */
     floe_ice_catalog_free(st->cat);
     floe_fileio_free(st->io);

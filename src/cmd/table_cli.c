@@ -5,7 +5,9 @@
  * GET /admin/tables.  `floe table compact|expire|remove-orphans` run on the
  * server's maintenance thread when it answers (progress polled from GET
  * /admin/tables/NAME/maintenance), else on the data dir directly; either
- * way progress goes to stderr and the outcome to stdout. */
+ * way progress goes to stderr and the outcome to stdout.  `floe table
+ * redrive|pause|resume` ask the running server (POST
+ * /admin/tables/NAME/ACTION). */
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -412,16 +414,18 @@ static int do_history(ctx_t *c, const table_opts_t *o, floe_err_t *err)
     return 0;
 }
 
-/* ---- redrive ---- */
+/* ---- requests to the server: redrive, pause, resume ---- */
 
-/* Ask the server to re-drive the table's dead letters; it answers when
- * done (large dead-letter tables take a while: no short timeout). */
-static int do_redrive(const table_opts_t *o, floe_err_t *err)
+/* POST /admin/tables/NAME/ACTION to the server and take its JSON answer
+ * (*out, caller frees with json_decref): 0, or -1 with *err saying why
+ * (the server's own "error" when it refused).  Re-drives of large
+ * dead-letter tables take a while: no short timeout. */
+static int post_action(const table_opts_t *o, const char *action, json_t **out, floe_err_t *err)
 {
     if (!o->http)
-        return floe_err_set(err, FLOE_EINVAL, "redrive needs the server (--http HOST:PORT)");
+        return floe_err_set(err, FLOE_EINVAL, "%s needs the server (--http HOST:PORT)", action);
     char url[800];
-    snprintf(url, sizeof url, "http://%s/admin/tables/%s/redrive", o->http, o->name);
+    snprintf(url, sizeof url, "http://%s/admin/tables/%s/%s", o->http, o->name, action);
     floe_http_call_t c = {.method = "POST", .url = url, .timeout_ms = 3600L * 1000};
     floe_buf_t body = FLOE_BUF_INIT;
     long status;
@@ -439,20 +443,53 @@ static int do_redrive(const table_opts_t *o, floe_err_t *err)
     } else if (status != 200) {
         const char *msg = json_string_value(json_object_get(j, "error"));
         rc = floe_err_set(err, status == 404 ? FLOE_ENOENT : FLOE_EIO, "%s", msg ? msg : text);
+    }
+    floe_buf_free(&body);
+    if (rc) {
+        json_decref(j);
+        return -1;
+    }
+    *out = j;
+    return 0;
+}
+
+static int do_redrive(const table_opts_t *o, floe_err_t *err)
+{
+    json_t *j;
+    if (post_action(o, "redrive", &j, err)) return -1;
+    printf("re-drive %s of %s: %lld of %lld dead-letter rows moved into the table, %lld still "
+           "invalid, %lld undecodable batches kept; %lld dead-letter files rewritten",
+           json_string_value(json_object_get(j, "redrive_id")),
+           json_string_value(json_object_get(j, "table")), jint(j, "moved"), jint(j, "examined"),
+           jint(j, "still_invalid"), jint(j, "undecodable"), jint(j, "files_rewritten"));
+    if (jint(j, "finished_earlier") > 0)
+        printf("; %lld rows of an interrupted re-drive taken out first",
+               jint(j, "finished_earlier"));
+    printf("\n");
+    json_decref(j);
+    return 0;
+}
+
+/* pause or resume: the table's state afterwards on stdout; a resume that
+ * leaves the table paused (its cause persists) fails with the reason. */
+static int do_pause_resume(const table_opts_t *o, floe_err_t *err)
+{
+    json_t *j;
+    if (post_action(o, o->sub, &j, err)) return -1;
+    const char *table = json_string_value(json_object_get(j, "table"));
+    const char *state = json_string_value(json_object_get(j, "state"));
+    const char *reason = json_string_value(json_object_get(j, "reason"));
+    int rc = 0;
+    if (!table || !state) {
+        rc = floe_err_set(err, FLOE_EIO, "the server's answer has no table state");
+    } else if (!strcmp(o->sub, "resume") && !strcmp(state, "paused")) {
+        rc = floe_err_set(err, FLOE_EINVAL, "table %s paused again: %s", table,
+                          reason ? reason : "?");
     } else {
-        printf("re-drive %s of %s: %lld of %lld dead-letter rows moved into the table, %lld still "
-               "invalid, %lld undecodable batches kept; %lld dead-letter files rewritten",
-               json_string_value(json_object_get(j, "redrive_id")),
-               json_string_value(json_object_get(j, "table")), jint(j, "moved"),
-               jint(j, "examined"), jint(j, "still_invalid"), jint(j, "undecodable"),
-               jint(j, "files_rewritten"));
-        if (jint(j, "finished_earlier") > 0)
-            printf("; %lld rows of an interrupted re-drive taken out first",
-                   jint(j, "finished_earlier"));
-        printf("\n");
+        printf("table %s: %s%s%s\n", table, state, reason && *reason ? ": " : "",
+               reason ? reason : "");
     }
     json_decref(j);
-    floe_buf_free(&body);
     return rc;
 }
 
@@ -703,6 +740,8 @@ static const char usage_text[] =
     "       floe table compact [NAMESPACE.]TABLE   (small data files rewritten into large ones)\n"
     "       floe table expire [NAMESPACE.]TABLE [--older-than D] [--keep N]\n"
     "       floe table remove-orphans [NAMESPACE.]TABLE [--older-than D] [--dry-run]\n"
+    "       floe table pause [NAMESPACE.]TABLE|TOPIC     (stop reading until resumed)\n"
+    "       floe table resume [NAMESPACE.]TABLE|TOPIC    (run again, whatever paused it)\n"
     "options: --data-dir DIR (default ./floe-data), --http HOST:PORT (the server's\n"
     "         HTTP listener for live lag, default 127.0.0.1:8181), --no-http\n"
     "scan prints one JSON object per row.  compact, expire and remove-orphans run in the\n"
@@ -721,8 +760,8 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
     o->older_than = -1;
     if (argc < 3)
         return floe_err_set(err, FLOE_EINVAL,
-                            "missing subcommand (list, describe, scan, history, redrive, compact, "
-                            "expire, remove-orphans)");
+                            "missing subcommand (list, describe, scan, history, redrive, pause, "
+                            "resume, compact, expire, remove-orphans)");
     o->sub = argv[2];
     if (!strcmp(o->sub, "--help") || !strcmp(o->sub, "-h")) o->sub = "help";
     for (int i = 3; i < argc; i++) {
@@ -772,11 +811,12 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
     bool maint = !strcmp(o->sub, "compact") || !strcmp(o->sub, "expire") ||
                  !strcmp(o->sub, "remove-orphans");
     bool named = maint || !strcmp(o->sub, "describe") || !strcmp(o->sub, "scan") ||
-                 !strcmp(o->sub, "history") || !strcmp(o->sub, "redrive");
+                 !strcmp(o->sub, "history") || !strcmp(o->sub, "redrive") ||
+                 !strcmp(o->sub, "pause") || !strcmp(o->sub, "resume");
     if (!named && strcmp(o->sub, "list") && strcmp(o->sub, "help"))
         return floe_err_set(err, FLOE_EINVAL,
                             "unknown subcommand '%s' (list, describe, scan, history, redrive, "
-                            "compact, expire, remove-orphans)",
+                            "pause, resume, compact, expire, remove-orphans)",
                             o->sub);
     if (named && !o->name)
         return floe_err_set(err, FLOE_EINVAL, "missing the table name ([NAMESPACE.]TABLE)");
@@ -808,6 +848,8 @@ int floe_cmd_table(int argc, char **argv)
     } else if (!rc && (!strcmp(o.sub, "compact") || !strcmp(o.sub, "expire") ||
                        !strcmp(o.sub, "remove-orphans"))) {
         rc = do_maint(&o, &err);
+    } else if (!rc && (!strcmp(o.sub, "pause") || !strcmp(o.sub, "resume"))) {
+        rc = do_pause_resume(&o, &err);
     } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
         else if (!strcmp(o.sub, "describe"))

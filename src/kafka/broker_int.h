@@ -53,6 +53,8 @@ struct floe_broker {
     int64_t next_retention_ms;
     floe_topic_observer_fn observer;
     void *observer_ctx;
+    floe_append_observer_fn append_observer;
+    void *append_ctx;
     /* waiters, loop thread only */
     waiter_t *w;
     int nw, capw;

@@ -14,6 +14,8 @@ enum { PART_FAILED, PART_CHECKED, PART_EACH_BATCH };
 
 typedef struct part_job {
     floe_log_t *log;
+    floe_topic_t *t;
+    int32_t partition;
     const char *topic;
     floe_kbytes_t recs;
     int64_t log_append_time; /* -1: CreateTime */
@@ -99,7 +101,7 @@ static void check_part(part_job_t *pj)
 }
 
 /* Append one checked partition's records.  Appender thread. */
-static void append_part(part_job_t *pj)
+static void append_records(part_job_t *pj)
 {
     floe_k_produce_resp_partition_produce_response_t *r = pj->r;
     pj->last = -1;
@@ -139,6 +141,15 @@ static void append_part(part_job_t *pj)
         r->log_start_offset = res.log_start_offset;
         if (res.last_offset + 1 > pj->last) pj->last = res.last_offset + 1;
     }
+}
+
+/* Append one checked partition's records and tell the broker's append
+ * observer (the table engine's source) when some went in.  Appender
+ * thread. */
+static void append_part(floe_broker_mod_t *bm, part_job_t *pj)
+{
+    append_records(pj);
+    if (pj->last >= 0) floe_broker_appended(bm->b, pj->t, pj->partition);
 }
 
 /* ---- answering, on the loop thread ---- */
@@ -225,7 +236,7 @@ static void *appender_main(void *arg)
         if (!bm->app_head) bm->app_tail = NULL;
         bm->app_busy = true;
         pthread_mutex_unlock(&bm->app_mu);
-        for (int i = 0; i < j->nparts; i++) append_part(&j->parts[i]);
+        for (int i = 0; i < j->nparts; i++) append_part(bm, &j->parts[i]);
         pthread_mutex_lock(&bm->app_mu);
         j->next = NULL;
         bool first = !bm->done_head;
@@ -343,6 +354,8 @@ static void h_produce(floe_kafka_req_t *req, void *ctx)
             }
             part_job_t *pj = &job->parts[job->nparts++];
             pj->log = l;
+            pj->t = t;
+            pj->partition = qp->index;
             pj->topic = floe_topic_name(t);
             pj->recs = qp->records;
             pj->log_append_time = floe_topic_log_append_time(t) ? floe_wall_ms() : -1;

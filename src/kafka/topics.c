@@ -443,6 +443,17 @@ void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void 
     b->observer_ctx = ctx;
 }
 
+void floe_broker_set_append_observer(floe_broker_t *b, floe_append_observer_fn fn, void *ctx)
+{
+    b->append_observer = fn;
+    b->append_ctx = ctx;
+}
+
+void floe_broker_appended(floe_broker_t *b, floe_topic_t *t, int32_t partition)
+{
+    if (b->append_observer) b->append_observer(b->append_ctx, t, partition);
+}
+
 int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
 {
     if (b->observer) b->observer(b->observer_ctx, t, FLOE_TOPIC_DELETING);

@@ -99,6 +99,19 @@ typedef enum floe_topic_event {
 typedef void (*floe_topic_observer_fn)(void *ctx, floe_topic_t *t, floe_topic_event_t ev);
 void floe_broker_set_observer(floe_broker_t *b, floe_topic_observer_fn fn, void *ctx);
 
+/* fn(ctx, t, partition) is called after a produce appended records to
+ * partition `partition` of t, on the thread that appended them, before
+ * the producer is answered: readers of the logs in other threads (the
+ * table engine) learn of new records without polling.  It must be quick
+ * and must not call into the broker.  One observer; NULL removes it.  Set
+ * it before the Kafka server serves, remove it once it stopped (calls
+ * read it without a lock). */
+typedef void (*floe_append_observer_fn)(void *ctx, floe_topic_t *t, int32_t partition);
+void floe_broker_set_append_observer(floe_broker_t *b, floe_append_observer_fn fn, void *ctx);
+/* The produce path appended to partition `partition` of t: tell the
+ * append observer, if any. */
+void floe_broker_appended(floe_broker_t *b, floe_topic_t *t, int32_t partition);
+
 /* The folder of a partition's log: DATA/log/<topic>-<partition>, the one
  * place that spells it (the group offsets log is __consumer_offsets-0).
  * Into out; FLOE_ERANGE (out "") when it does not fit. */

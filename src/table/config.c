@@ -54,6 +54,15 @@ static const floe_conf_key_t KEYS[] = {
      .live = true,
      F(commit_interval_ms),
      .doc = "How often the table commits one snapshot: how fresh it is."},
+    {.name = "table.commit.max.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 1 << 20,
+     .max = 1ll << 40,
+     .def = "256MiB",
+     .live = true,
+     F(commit_max_bytes),
+     .doc = "The table also commits, before its interval is up, once its data files written "
+            "since the last commit (closed ones and what the open ones hold) reach this size."},
     {.name = "table.value.converter",
      .type = FLOE_CONF_ENUM,
      .def = "json",
@@ -179,6 +188,17 @@ static const floe_conf_key_t KEYS[] = {
      .doc = "Files under the table that no snapshot references are deleted once this old "
             "(looked for as often); at start, those of an earlier run at once. Files of a commit "
             "whose outcome is unknown are never deleted while floe runs."},
+    {.name = "table.json.widen.max.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 0,
+     .max = 1ll << 50,
+     .def = "1GiB",
+     .live = true,
+     F(json_widen_max_bytes),
+     .doc = "A fraction arriving for a committed `long` column widens it to `double`, which "
+            "rewrites every data file holding the column, only while the table's live data "
+            "files total at most this size; beyond it the record goes to the dead-letter "
+            "table with the reason. 0: never, once the table holds data."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -291,6 +311,16 @@ bool floe_table_config_identity_changed(const floe_table_config_t *running,
                                         const floe_table_config_t *next)
 {
     return floe_conf_changed(KEYS, NKEYS, running, next);
+}
+
+bool floe_table_config_live_changed(const floe_table_config_t *running,
+                                    const floe_table_config_t *next)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (KEYS[i].live && memcmp((const char *)running + KEYS[i].off,
+                                   (const char *)next + KEYS[i].off, KEYS[i].size))
+            return true;
+    return false;
 }
 
 void floe_table_config_apply_live(floe_table_config_t *running, const floe_table_config_t *next)

@@ -24,14 +24,17 @@ typedef struct floe_table_config {
     char namespace_[128];
     char name[256];
     int64_t commit_interval_ms;  /* 100 ms .. 1 day; default 10 s */
+    uint64_t commit_max_bytes;   /* or once this much is written uncommitted; 256 MiB */
     floe_conv_kind_t value_conv; /* default json */
     floe_conv_kind_t key_conv;   /* default string */
     uint64_t flush_bytes;        /* L2 row group, default 32 MiB */
     uint64_t target_file_bytes;  /* L3 file roll, default 64 MiB */
     floe_invalid_action_t invalid_action;
-    char partition_by[512];     /* Iceberg spec syntax, "" = unpartitioned */
-    bool json_infer_timestamps; /* RFC 3339 strings -> timestamptz; default true */
-    bool json_coerce;           /* lossless scalar conversions; default false */
+    char partition_by[512];        /* Iceberg spec syntax, "" = unpartitioned */
+    bool json_infer_timestamps;    /* RFC 3339 strings -> timestamptz; default true */
+    bool json_coerce;              /* lossless scalar conversions; default false */
+    uint64_t json_widen_max_bytes; /* a committed long widens only in a table of
+                                      at most this much live data; 1 GiB */
     /* bytes the topic's log retention holds back for the table (design.md
      * invariant 8) before it deletes anyway; FLOE_TABLE_UNLIMITED
      * (default): no limit.  Read by the broker's retention, not the
@@ -89,6 +92,10 @@ bool floe_table_config_wanted(floe_config_get_fn get, void *ctx, floe_config_get
  * must be rebuilt to take it). */
 bool floe_table_config_identity_changed(const floe_table_config_t *running,
                                         const floe_table_config_t *next);
+
+/* Whether next differs from running in a live key. */
+bool floe_table_config_live_changed(const floe_table_config_t *running,
+                                    const floe_table_config_t *next);
 
 /* Take next's live keys into running. */
 void floe_table_config_apply_live(floe_table_config_t *running, const floe_table_config_t *next);

@@ -12,7 +12,9 @@
  * the table, per table.invalid.record.action).
  *
  * The engine runs in its own thread: a slow object store delays freshness,
- * never the producers. */
+ * never the producers.  It reads the partitions the source says have news
+ * (source.h) and sleeps while nothing arrives and no commit is due, so an
+ * idle engine costs nothing however many partitions it holds. */
 #ifndef FLOE_TABLE_ENGINE_H
 #define FLOE_TABLE_ENGINE_H
 
@@ -46,7 +48,8 @@ void floe_engine_free(floe_engine_t *e);
 
 /* One synchronous round, for tests and one-shot sinks (not while the
  * thread runs): list topics, read every partition up to its end, commit
- * every table whose interval passed (all of them with force_commit).
+ * every table whose interval passed or that wrote table.commit.max.bytes
+ * (all of them with force_commit).
  * Returns records converted, or -1 with *err when the source cannot list
  * its topics (the tables found earlier are read and committed all the
  * same).  A table's own failures pause that table and show in the
@@ -76,11 +79,26 @@ int floe_engine_maintain(floe_engine_t *e, const char *name, const floe_tmaint_r
  * FLOE_ENOENT when no table topic writes it.  Any thread. */
 int floe_engine_maintenance_json(floe_engine_t *e, const char *name, floe_buf_t *out,
                                  floe_err_t *err);
+/* Pause table `name` (named as for floe_engine_redrive) on purpose: it
+ * reads nothing until floe_engine_resume (a configuration change does not
+ * lift it; a restart of the engine does), while what it buffered still
+ * commits.  Any other pause it had is replaced (a resume finds the cause
+ * again if it persists).  The table's state ({"table", "state", "reason",
+ * "pause_kind", "paused_since_ms"}) is appended to out.  Runs like a
+ * re-drive; 0, or -1 with *err (FLOE_ENOENT: no such table). */
+int floe_engine_pause(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err);
+/* Resume table `name` whatever paused it: its configuration is looked at
+ * again and every partition reads once before the answer, so the state
+ * appended to out (as for pause) shows a cause that persists (paused
+ * again).  0, or -1 with *err (FLOE_ENOENT: no such table). */
+int floe_engine_resume(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err);
 
 /* The engine's state as JSON (tables, partitions, committed and read
  * offsets, log ends, files, state and reason), appended to out; and the
- * same as Prometheus text.  Thread-safe: a snapshot taken after each
- * round. */
+ * same as Prometheus text.  Thread-safe: built when asked, by the engine
+ * thread between two partition steps (the one last built when the engine
+ * is busy for more than 2 s, in a long commit), or by the caller when the
+ * thread does not run (then not while another thread calls run_once). */
 int floe_engine_status_json(floe_engine_t *e, floe_buf_t *out);
 int floe_engine_metrics(floe_engine_t *e, floe_buf_t *out);
 

@@ -59,6 +59,16 @@ static int parse_req(const floe_http_req_t *rq, floe_tmaint_req_t *req, const ch
     return rc;
 }
 
+/* The actions that take no body and answer the engine's JSON. */
+static const struct {
+    const char *verb;
+    int (*fn)(floe_engine_t *e, const char *table, floe_buf_t *out, floe_err_t *err);
+} actions[] = {
+    {"redrive", floe_engine_redrive},
+    {"pause", floe_engine_pause},
+    {"resume", floe_engine_resume},
+};
+
 static const struct {
     const char *verb;
     floe_tmaint_op_t op;
@@ -66,7 +76,7 @@ static const struct {
            {"expire", FLOE_TMAINT_EXPIRE},
            {"remove-orphans", FLOE_TMAINT_ORPHANS}};
 
-/* POST /admin/tables/NAME/{redrive,compact,expire,remove-orphans}, GET
+/* POST /admin/tables/NAME/{redrive,pause,resume,compact,expire,remove-orphans}, GET
  * /admin/tables/NAME/maintenance */
 static int h_table(floe_engine_t *e, const floe_http_req_t *rq, floe_http_resp_t *rs)
 {
@@ -75,26 +85,31 @@ static int h_table(floe_engine_t *e, const floe_http_req_t *rq, floe_http_resp_t
     char buf[512];
     if (!slash || slash == name || (size_t)(slash - name) >= sizeof buf)
         return fail(rs, 404,
-                    "not found: POST " PREFIX "/NAME/redrive|compact|expire|remove-orphans, "
+                    "not found: POST " PREFIX
+                    "/NAME/redrive|pause|resume|compact|expire|remove-orphans, "
                     "GET " PREFIX "/NAME/maintenance");
     memcpy(buf, name, (size_t)(slash - name));
     buf[slash - name] = '\0';
     const char *verb = slash + 1;
     bool get = !strcmp(verb, "maintenance");
-    int found = get || !strcmp(verb, "redrive");
+    int found = get;
+    for (size_t i = 0; !found && i < sizeof actions / sizeof actions[0]; i++)
+        found = !strcmp(verb, actions[i].verb);
     for (size_t i = 0; !found && i < sizeof ops / sizeof ops[0]; i++)
         found = !strcmp(verb, ops[i].verb);
     if (!found)
         return fail(rs, 404,
-                    "not found: POST " PREFIX "/NAME/redrive|compact|expire|remove-orphans, "
+                    "not found: POST " PREFIX
+                    "/NAME/redrive|pause|resume|compact|expire|remove-orphans, "
                     "GET " PREFIX "/NAME/maintenance");
     if (strcmp(rq->method, get ? "GET" : "POST"))
         return fail(rs, 405, get ? "use GET" : "use POST");
     floe_err_t err;
     if (get)
         return floe_engine_maintenance_json(e, buf, &rs->body, &err) == 0 ? 0 : fail_err(rs, &err);
-    if (!strcmp(verb, "redrive"))
-        return floe_engine_redrive(e, buf, &rs->body, &err) == 0 ? 0 : fail_err(rs, &err);
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
+        if (!strcmp(verb, actions[i].verb))
+            return actions[i].fn(e, buf, &rs->body, &err) == 0 ? 0 : fail_err(rs, &err);
     floe_tmaint_req_t req = {0};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (!strcmp(verb, ops[i].verb)) req.op = ops[i].op;

@@ -209,7 +209,8 @@ static int value(sh_t *s, floe_rnode_t *n, int rep)
         if (is_int) return push_fixed(s, n, rep, &iv, 8);
         if (!s->r->opts.widen_long_to_double || n->pinned || n->required) {
             s->p = at;
-            return misfit(s, n, "a fraction");
+            if (n->pinned) s->r->widen_refused++;
+            return misfit(s, n, n->pinned && n->pin_why ? n->pin_why : "a fraction");
         }
         if (n->hold) { /* the table's column widens first (table/widen.c) */
             s->p = at;

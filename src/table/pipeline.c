@@ -103,32 +103,17 @@ static int bad_record(floe_tpart_t *p, const floe_tmsg_t *m, floe_conv_stage_t s
 
 /* ---- the step ------------------------------------------------------------- */
 
-static bool is_source(const floe_ice_spec_t *sp, int32_t id)
+/* Pin the buffer's long nodes that may not widen to double: those
+ * floe_tsink_pin refuses (a partition source, a table above
+ * table.json.widen.max.bytes) and those whose widening was refused
+ * (t->nowiden); fractions there go to the dead-letter table. */
+static void pin_refused(const floe_ttable_t *t, floe_rnode_t *n)
 {
-    for (size_t i = 0; sp && i < sp->nfields; i++)
-        if (sp->fields[i].source_id == id) return true;
-    return false;
-}
-
-/* Pin the buffer's nodes that a partition spec of the table (or the one
- * new files get) takes values from: such a long column cannot become a
- * new double field (the specs name its id), so fractions there go to the
- * dead-letter table.  So do those of a field whose widening was refused
- * (t->nowiden). */
-static void pin_sources(const floe_ttable_t *t, floe_rnode_t *n)
-{
-    const floe_tout_t *o = &t->main;
-    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
     for (size_t i = 0; i < n->nkids; i++) {
         floe_rnode_t *k = n->kids[i];
-        if (k->field_id > 0 && !k->pinned) {
-            bool src = is_source(o->spec, k->field_id);
-            for (size_t j = 0; md && !src && j < md->nspecs; j++)
-                src = is_source(md->specs[j], k->field_id);
-            for (size_t j = 0; !src && j < t->nnowiden; j++) src = t->nowiden[j] == k->field_id;
-            k->pinned = src;
-        }
-        pin_sources(t, k);
+        for (size_t j = 0; k->field_id > 0 && !k->pinned && j < t->nnowiden; j++)
+            k->pinned = t->nowiden[j] == k->field_id;
+        pin_refused(t, k);
     }
 }
 
@@ -182,6 +167,8 @@ static int fetch(floe_tpart_t *p, floe_err_t *err)
         0) {
         if (re.code == FLOE_ERANGE) {
             skipped_by_retention(p, start);
+            p->log_start = start;
+            p->log_end = end;
             return 0;
         }
         if (re.code == FLOE_ENOENT) return 0; /* topic going away: discovery drops it */
@@ -201,9 +188,11 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
     floe_ttable_t *t = p->t;
     if (t->paused || p->hold_field) return 0;
     if (floe_tsink_seed(&p->main, err) < 0) return -1; /* fields other partitions added */
-    pin_sources(t, floe_rows_root(p->main.rows));
+    floe_tsink_pin(&p->main, t->cfg.json_widen_max_bytes);
+    if (t->nnowiden) pin_refused(t, floe_rows_root(p->main.rows));
     int f = fetch(p, err);
     if (f <= 0) return f;
+    uint64_t refused = floe_rows_widen_refused(p->main.rows);
     int64_t converted = 0;
     /* records below the main table's offset are there already (the DLQ
      * table was behind) */
@@ -249,6 +238,8 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
     if (floe_rows_shape_version(p->main.rows) != shape &&
         floe_tsink_merge_schema(&p->main, err) < 0)
         return -1;
+    p->widen_refused += floe_rows_widen_refused(p->main.rows) - refused;
     if (floe_tpart_drain_due(p, err) < 0) return -1;
+    p->open_bytes = floe_tsink_file_bytes(&p->main) + floe_tsink_file_bytes(&p->dlq);
     return converted;
 }

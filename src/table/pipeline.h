@@ -19,7 +19,7 @@ struct floe_tpart {
     floe_tsink_t main, dlq;
     floe_conv_t *conv; /* into main.rows */
     /* counters */
-    uint64_t records, bytes, dlq_records, dropped;
+    uint64_t records, bytes, dlq_records, dropped, widen_refused;
     uint64_t retention_skipped; /* records deleted from the log unread */
     uint64_t retention_blocked; /* the source's retention_held, at the last status */
     /* freshness: timestamp of the first record read since the last commit,
@@ -29,6 +29,10 @@ struct floe_tpart {
      * hold_field (0: none): the partition waits there until the column is
      * widened (table/widen.c), then reads on from it */
     int32_t hold_field;
+    /* bytes the sinks' open files hold (floe_tsink_file_bytes), as of the
+     * end of the last step */
+    uint64_t open_bytes;
+    bool ready; /* listed to step (engine.c) */
 };
 
 /* Partition id of table t (borrowed; it must outlive the pipeline), with
@@ -41,7 +45,8 @@ void floe_tpart_free(floe_tpart_t *p);
  * converted (0 when caught up, paused or held), or -1 with *err (the
  * caller pauses the table).  A bad record the configuration stops on, or
  * stored bytes that cannot be skipped, pause the table here; a record
- * that needs a committed long widened holds the partition (hold_field). */
+ * that needs a committed long widened holds the partition (hold_field).
+ * Afterwards p->next < p->log_end tells that more is there to read. */
 int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err);
 /* Hand a sink that holds a drain step to its files (end of a step). */
 int floe_tpart_drain_due(floe_tpart_t *p, floe_err_t *err);

@@ -99,6 +99,8 @@ static int decide(void *ctx, const floe_tdlq_entry_t *r, size_t index, floe_err_
     uint64_t shape = floe_rows_shape_version(ps->main.rows);
     floe_conv_stage_t stage;
     floe_err_t e;
+    /* a long may widen here only as the pipeline lets it */
+    floe_tsink_pin(&ps->main, ps->t->cfg.json_widen_max_bytes);
     if (floe_conv_record(ps->conv, r->partition, &r->msg, &stage, &e) < 0) {
         ps->res->still_invalid++;
         if (!(ps->why[index] = strdup(e.msg))) return floe_err_oom(err);

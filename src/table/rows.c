@@ -203,6 +203,11 @@ uint64_t floe_rows_shape_version(const floe_rows_t *r)
     return r->shape_version;
 }
 
+uint64_t floe_rows_widen_refused(const floe_rows_t *r)
+{
+    return r->widen_refused;
+}
+
 floe_rcol_t *const *floe_rows_leaves(const floe_rows_t *r, size_t *n)
 {
     *n = r->nleaves;

@@ -55,15 +55,18 @@ struct floe_rnode {
     floe_rnode_t *parent; /* NULL for the root */
     floe_rnode_t **kids;  /* struct fields in order; list: the element */
     size_t nkids, capkids;
-    floe_rcol_t *col; /* the column of a primitive node, else NULL */
-    uint64_t stamp;   /* object instance that last set this field */
-    bool sys;         /* set only with floe_rows_put_* (e.g. _kafka) */
-    bool pinned;      /* a long that never widens (a partition source) */
-    bool hold;        /* a long the table committed: a fraction waits for the
-                       * column to widen (floe_rows_held) instead of widening
-                       * the buffer */
-    size_t hint;      /* struct: index of the kid matched next, a guess */
-    bool plain_name;  /* name is printable ASCII without '"' or '\\': a JSON
+    floe_rcol_t *col;    /* the column of a primitive node, else NULL */
+    uint64_t stamp;      /* object instance that last set this field */
+    bool sys;            /* set only with floe_rows_put_* (e.g. _kafka) */
+    bool pinned;         /* a long that may not widen (floe_tout_may_widen,
+                          * a refused widening) */
+    const char *pin_why; /* borrowed: what a refused fraction's error says
+                          * (NULL: "a fraction") */
+    bool hold;           /* a long the table committed: a fraction waits for
+                          * the column to widen (floe_rows_held) instead of
+                          * widening the buffer */
+    size_t hint;         /* struct: index of the kid matched next, a guess */
+    bool plain_name;     /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
 };
 
@@ -106,6 +109,8 @@ floe_rcol_t *const *floe_rows_leaves(const floe_rows_t *r, size_t *n);
 size_t floe_rows_bytes(const floe_rows_t *r);
 /* Bumped on every shape change (field added, type widened). */
 uint64_t floe_rows_shape_version(const floe_rows_t *r);
+/* Values refused so far because a fraction met a pinned long field. */
+uint64_t floe_rows_widen_refused(const floe_rows_t *r);
 
 /* Add a field under a struct node (the root or a struct) before or between
  * rows.  Existing rows read null in it, so a required field may only be

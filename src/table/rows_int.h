@@ -14,9 +14,10 @@ struct floe_rows {
     size_t nrows;
     floe_rows_opts_t opts;
     uint64_t shape_version;
-    uint64_t stamp_seq;   /* last stamp handed out */
-    uint64_t row_stamp;   /* stamp of the row being built */
-    floe_rnode_t **added; /* subtrees added since begin, removed on rollback */
+    uint64_t widen_refused; /* fractions refused by pinned long fields */
+    uint64_t stamp_seq;     /* last stamp handed out */
+    uint64_t row_stamp;     /* stamp of the row being built */
+    floe_rnode_t **added;   /* subtrees added since begin, removed on rollback */
     size_t nadded, capadded;
     int32_t held; /* floe_rows_held */
 };

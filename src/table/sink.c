@@ -98,6 +98,54 @@ int floe_tsink_merge_schema(floe_tsink_t *s, floe_err_t *err)
     return 0;
 }
 
+/* ---- which longs may widen --------------------------------------------------- */
+
+/* A summary of a partition spec's source fields, for the pins' key. */
+static uint64_t spec_sum(const floe_ice_spec_t *sp)
+{
+    uint64_t h = sp ? sp->nfields : 0;
+    for (size_t i = 0; sp && i < sp->nfields; i++)
+        h = h * 1000003u + (uint64_t)(uint32_t)sp->fields[i].source_id;
+    return h;
+}
+
+static void pin_walk(floe_tsink_t *s, floe_rnode_t *n, uint64_t max_bytes)
+{
+    for (size_t i = 0; i < n->nkids; i++) {
+        floe_rnode_t *k = n->kids[i];
+        k->pinned = false;
+        k->pin_why = NULL;
+        if (k->kind == FLOE_TK_LONG && k->field_id > 0) {
+            floe_twiden_verdict_t v = floe_tout_may_widen(s->out, k->field_id, max_bytes,
+                                                          s->widen_why, sizeof s->widen_why);
+            k->pinned = v != FLOE_TWIDEN_OK;
+            if (v == FLOE_TWIDEN_LARGE) k->pin_why = s->widen_why;
+        }
+        pin_walk(s, k, max_bytes);
+    }
+}
+
+void floe_tsink_pin(floe_tsink_t *s, uint64_t max_bytes)
+{
+    const floe_tout_t *o = s->out;
+    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
+    struct floe_tsink_pins k = {.set = true,
+                                .shape = floe_rows_shape_version(s->rows),
+                                .schema = o->schema_version,
+                                .max_bytes = max_bytes,
+                                .spec_sum = spec_sum(o->spec),
+                                .snapshot = md ? md->current_snapshot_id : -1,
+                                .schema_id = md ? md->current_schema_id : -1,
+                                .nspecs = md ? md->nspecs : 0};
+    const struct floe_tsink_pins *p = &s->pins;
+    if (p->set && p->shape == k.shape && p->schema == k.schema && p->max_bytes == k.max_bytes &&
+        p->spec_sum == k.spec_sum && p->snapshot == k.snapshot && p->schema_id == k.schema_id &&
+        p->nspecs == k.nspecs)
+        return;
+    s->pins = k;
+    pin_walk(s, floe_rows_root(s->rows), max_bytes);
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 /* Close open file i and hand it to the output's pending list. */
@@ -266,6 +314,13 @@ int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err)
 {
     s->since = 0;
     return drain(s, true, err) < 0 || close_all(s, err) < 0 ? -1 : 0;
+}
+
+uint64_t floe_tsink_file_bytes(const floe_tsink_t *s)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < s->nfiles; i++) b += floe_dfw_bytes(s->files[i].w);
+    return b;
 }
 
 uint64_t floe_tsink_buffered(const floe_tsink_t *s)

@@ -70,6 +70,16 @@ typedef struct floe_tsink {
     size_t since;        /* input bytes since the buffer's size was looked at */
     size_t look_every;   /* a quarter of the drain step (floe_tsink_consumed) */
     uint64_t rows_written;
+    /* which long fields of the buffer may widen, as decided
+     * (floe_tsink_pin) for this state of the buffer and the output */
+    struct floe_tsink_pins {
+        bool set;
+        uint64_t shape, schema, max_bytes, spec_sum;
+        int64_t snapshot;
+        int32_t schema_id;
+        size_t nspecs;
+    } pins;
+    char widen_why[320]; /* what a refused fraction's error says */
 } floe_tsink_t;
 
 /* A sink of env and out (both borrowed; they must outlive it) with an
@@ -94,6 +104,14 @@ int floe_tsink_seed(floe_tsink_t *s, floe_err_t *err);
  * (floe_tout_merge_schema); the buffer then has every field of it. */
 int floe_tsink_merge_schema(floe_tsink_t *s, floe_err_t *err);
 
+/* Pin the buffer's long fields that may not widen to double
+ * (floe_tout_may_widen decides, max_bytes being the table's
+ * table.json.widen.max.bytes): a fraction there is refused (the record
+ * goes to the dead-letter table) with the reason.  Before converting;
+ * decided again only when the buffer's shape, the output table or
+ * max_bytes changed since the last call. */
+void floe_tsink_pin(floe_tsink_t *s, uint64_t max_bytes);
+
 /* Hand the buffer to the open files if it holds a drain step
  * (FLOE_TSINK_DRAIN_BYTES, or table.flush.bytes when smaller). */
 int floe_tsink_drain_due(floe_tsink_t *s, floe_err_t *err);
@@ -111,5 +129,8 @@ int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err);
 /* Bytes the sink holds: the buffer's rows plus what its open files hold of
  * unwritten row groups. */
 uint64_t floe_tsink_buffered(const floe_tsink_t *s);
+/* Bytes of the sink's open files: written, and encoded in row groups not
+ * yet cut (what closing them now would about make). */
+uint64_t floe_tsink_file_bytes(const floe_tsink_t *s);
 
 #endif

@@ -19,10 +19,21 @@
  * skipped); the messages are destroyed at the next fetch; committed
  * commits the group's offset.
  *
- * Threads: topics and committed may come from the engine's thread while
- * the store keeps working in others; implementations do their own
- * locking.  fetch and next come from one thread at a time (the engine's),
- * always as a fetch followed by nexts. */
+ * News, so that an idle engine does no work: a source may tell the
+ * engine that partitions got messages (watch, changed) and whether its
+ * topics changed (topics_version); the engine then reads only partitions
+ * with news or left unfinished and sleeps otherwise.  The logs hear of
+ * appends from their owner (the broker's produce path); a consumer source
+ * would call wake from its poll loop or a queue event
+ * (rd_kafka_queue_cb_event_enable) and list the partitions that
+ * delivered messages, and bump its topics version on a metadata change or
+ * a rebalance.  A source without them is polled: every partition at each
+ * step of the engine, its topics listed every discovery period.
+ *
+ * Threads: topics, committed, watch, changed and topics_version may come
+ * from the engine's thread while the store keeps working in others;
+ * implementations do their own locking.  fetch and next come from one
+ * thread at a time (the engine's), always as a fetch followed by nexts. */
 #ifndef FLOE_TABLE_SOURCE_H
 #define FLOE_TABLE_SOURCE_H
 
@@ -76,6 +87,12 @@ typedef struct floe_tmsg {
     const char *why; /* BAD only */
 } floe_tmsg_t;
 
+/* The source has news for the engine (watch).  Any thread; it must be
+ * quick and must not call into the source. */
+typedef void (*floe_tsource_wake_fn)(void *arg);
+/* A partition with news (changed): topic borrowed for the call. */
+typedef void (*floe_tsource_news_fn)(void *arg, const char *topic, int32_t partition);
+
 typedef struct floe_tsource_ops {
     /* A snapshot of the topics (internal ones excluded).  Caller frees with
      * floe_tsource_topics_free. */
@@ -83,9 +100,9 @@ typedef struct floe_tsource_ops {
     /* Fetch the messages of topic/partition from `offset` on, about
      * max_bytes of them (at least one when there is one), for next() to
      * hand out; a fetch ends the previous one.  *start and *end get the
-     * partition's log start and end offsets.  An offset below the log
-     * start is FLOE_ERANGE (the records are gone: retention); FLOE_ENOENT
-     * when the topic or partition does not exist. */
+     * partition's log start and end offsets (also with FLOE_ERANGE).  An
+     * offset below the log start is FLOE_ERANGE (the records are gone:
+     * retention); FLOE_ENOENT when the topic or partition does not exist. */
     int (*fetch)(floe_tsource_t *s, const char *topic, int32_t partition, int64_t offset,
                  size_t max_bytes, int64_t *start, int64_t *end, floe_err_t *err);
     /* The next message of the fetch, in offset order, none below the
@@ -103,6 +120,21 @@ typedef struct floe_tsource_ops {
      * them (design.md invariant 8); 0 when none.  May be NULL (a store
      * whose retention is not floe's: floe sink). */
     uint64_t (*retention_held)(floe_tsource_t *s, const char *topic, int32_t partition);
+
+    /* The three below are optional together (all NULL: the engine polls).
+     * watch: from now on call wake(arg) when there is news: a partition
+     * the engine fetched from before got messages, or the topics changed.
+     * A wake may stand for many news; the next one comes once the engine
+     * took them (changed) and more arrived.  wake NULL stops the calls
+     * (none runs once watch returns). */
+    void (*watch)(floe_tsource_t *s, floe_tsource_wake_fn wake, void *arg);
+    /* Call fn once for every partition that got messages since the last
+     * call (under the source's lock: fn must not call into the source),
+     * and forget them. */
+    void (*changed)(floe_tsource_t *s, floe_tsource_news_fn fn, void *arg);
+    /* A number that changes whenever topics() would answer differently
+     * (a topic added or removed, its partitions or configs changed). */
+    uint64_t (*topics_version)(floe_tsource_t *s);
 } floe_tsource_ops_t;
 
 /* Implementations embed this as their first member. */

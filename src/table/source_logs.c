@@ -7,60 +7,78 @@
 #include <string.h>
 
 #include "table/source_batches.h"
+#include "util/mem.h"
+
+/* Per partition: the engine fetched from it (its appends are news), and
+ * it is listed in the news now. */
+enum { LP_WATCHED = 1 << 0, LP_NEWS = 1 << 1 };
 
 typedef struct ltopic {
     char *name;
     int32_t nparts;
     floe_log_t **logs;
     int64_t *cursor;
+    uint8_t *flags; /* LP_* per partition */
     size_t nconfigs;
     char **keys, **values;
 } ltopic_t;
 
+/* A partition with news for the engine. */
+typedef struct lnews {
+    ltopic_t *t;
+    int32_t part;
+} lnews_t;
+
 struct floe_tsource_logs {
     floe_tsource_t base;
-    pthread_mutex_t mu; /* guards the registry (t, n, cap) and reading */
+    pthread_mutex_t mu; /* guards everything below but the fetch's own */
     pthread_cond_t idle;
     floe_log_t *reading; /* the log a fetch reads outside mu, or NULL */
-    ltopic_t *t;
+    ltopic_t **t;        /* sorted by name; each stays where it is while registered */
     size_t n, cap;
+    uint64_t version; /* of the topic set */
+    lnews_t *news;
+    size_t nnews, capnews;
+    bool news_lost; /* out of memory listing news: every watched partition has some */
+    floe_tsource_wake_fn wake;
+    void *wake_arg;
+    bool woke; /* woken, and the engine has not taken the news yet */
     /* the engine's fetch: the batches read and their decoder */
     floe_buf_t buf;
     floe_tbatches_t dec;
 };
 
-static void ltopic_clear(ltopic_t *t)
+static void ltopic_free(ltopic_t *t)
 {
+    if (!t) return;
     free(t->name);
     free(t->logs);
     free(t->cursor);
+    free(t->flags);
     for (size_t i = 0; i < t->nconfigs; i++) {
         free(t->keys[i]);
         free(t->values[i]);
     }
     free(t->keys);
     free(t->values);
-    memset(t, 0, sizeof *t);
+    free(t);
 }
 
-/* Index of the first topic whose name is >= name (s->t is sorted by
- * name: every fetch and every status line looks a topic up). */
+static int cmp_name(const void *name, const void *elem)
+{
+    return strcmp(name, (*(ltopic_t *const *)elem)->name);
+}
+
+/* Index of the first topic whose name is not below name.  Under s->mu. */
 static size_t lower_bound(const floe_tsource_logs_t *s, const char *name)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (strcmp(s->t[mid].name, name) < 0) lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return floe_lower_bound(name, s->t, s->n, sizeof *s->t, cmp_name);
 }
 
 static ltopic_t *find(floe_tsource_logs_t *s, const char *name)
 {
     size_t i = lower_bound(s, name);
-    return i < s->n && !strcmp(s->t[i].name, name) ? &s->t[i] : NULL;
+    return i < s->n && !strcmp(s->t[i]->name, name) ? s->t[i] : NULL;
 }
 
 /* Topic name once no fetch reads one of its logs (they may be closed
@@ -76,6 +94,31 @@ static ltopic_t *find_unread(floe_tsource_logs_t *s, const char *name)
     }
 }
 
+/* Tell the engine there is news, once until it takes them.  Under s->mu
+ * (so no wake runs after watch(NULL) returns). */
+static void wake(floe_tsource_logs_t *s)
+{
+    if (s->woke || !s->wake) return;
+    s->woke = true;
+    s->wake(s->wake_arg);
+}
+
+/* The topic set changed.  Under s->mu. */
+static void topics_changed(floe_tsource_logs_t *s)
+{
+    s->version++;
+    wake(s);
+}
+
+/* Drop the news of topic t from partition `from` on.  Under s->mu. */
+static void forget_news(floe_tsource_logs_t *s, const ltopic_t *t, int32_t from)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->nnews; i++)
+        if (s->news[i].t != t || s->news[i].part < from) s->news[k++] = s->news[i];
+    s->nnews = k;
+}
+
 static int topics(floe_tsource_t *src, floe_tsource_topic_t **out, size_t *n, floe_err_t *err)
 {
     floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
@@ -84,7 +127,7 @@ static int topics(floe_tsource_t *src, floe_tsource_topic_t **out, size_t *n, fl
     size_t k = 0;
     if (!v) goto oom;
     for (; k < s->n; k++) {
-        ltopic_t *t = &s->t[k];
+        ltopic_t *t = s->t[k];
         v[k].partitions = t->nparts;
         v[k].nconfigs = t->nconfigs;
         if (!(v[k].name = strdup(t->name)) ||
@@ -110,7 +153,8 @@ oom:
 /* The registry lock is not held while the log reads from disk: the log
  * pointer is marked as being read instead, and replacing or removing its
  * topic waits for the read (find_unread), so the broker's changes to other
- * topics never wait for the engine's disk I/O. */
+ * topics never wait for the engine's disk I/O.  From its first fetch on,
+ * a partition's appends are news for the engine. */
 static int fetch(floe_tsource_t *src, const char *topic, int32_t partition, int64_t offset,
                  size_t max_bytes, int64_t *start, int64_t *end, floe_err_t *err)
 {
@@ -124,6 +168,7 @@ static int fetch(floe_tsource_t *src, const char *topic, int32_t partition, int6
         return floe_err_set(err, FLOE_ENOENT, "no partition %s-%d", topic, (int)partition);
     }
     floe_log_t *l = t->logs[partition];
+    t->flags[partition] |= LP_WATCHED;
     s->reading = l;
     pthread_mutex_unlock(&s->mu);
     *start = floe_log_start_offset(l);
@@ -163,6 +208,44 @@ static void committed(floe_tsource_t *src, const char *topic, int32_t partition,
     pthread_mutex_unlock(&s->mu);
 }
 
+static void watch(floe_tsource_t *src, floe_tsource_wake_fn fn, void *arg)
+{
+    floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    pthread_mutex_lock(&s->mu);
+    s->wake = fn;
+    s->wake_arg = arg;
+    s->woke = false;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void changed(floe_tsource_t *src, floe_tsource_news_fn fn, void *arg)
+{
+    floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    pthread_mutex_lock(&s->mu);
+    s->woke = false;
+    for (size_t i = 0; i < s->nnews; i++) {
+        ltopic_t *t = s->news[i].t;
+        t->flags[s->news[i].part] &= (uint8_t)~LP_NEWS;
+        fn(arg, t->name, s->news[i].part);
+    }
+    s->nnews = 0;
+    if (s->news_lost)
+        for (size_t i = 0; i < s->n; i++)
+            for (int32_t p = 0; p < s->t[i]->nparts; p++)
+                if (s->t[i]->flags[p] & LP_WATCHED) fn(arg, s->t[i]->name, p);
+    s->news_lost = false;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static uint64_t topics_version(floe_tsource_t *src)
+{
+    floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    pthread_mutex_lock(&s->mu);
+    uint64_t v = s->version;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
 static uint64_t retention_held(floe_tsource_t *src, const char *topic, int32_t partition)
 {
     floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
@@ -175,7 +258,14 @@ static uint64_t retention_held(floe_tsource_t *src, const char *topic, int32_t p
     return v;
 }
 
-static const floe_tsource_ops_t ops = {topics, fetch, next, committed, retention_held};
+static const floe_tsource_ops_t ops = {.topics = topics,
+                                       .fetch = fetch,
+                                       .next = next,
+                                       .committed = committed,
+                                       .retention_held = retention_held,
+                                       .watch = watch,
+                                       .changed = changed,
+                                       .topics_version = topics_version};
 
 floe_tsource_logs_t *floe_tsource_logs_new(void)
 {
@@ -191,8 +281,9 @@ floe_tsource_logs_t *floe_tsource_logs_new(void)
 void floe_tsource_logs_free(floe_tsource_logs_t *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n; i++) ltopic_clear(&s->t[i]);
+    for (size_t i = 0; i < s->n; i++) ltopic_free(s->t[i]);
     free(s->t);
+    free(s->news);
     floe_buf_free(&s->buf);
     floe_tbatches_free(&s->dec);
     pthread_mutex_destroy(&s->mu);
@@ -209,47 +300,51 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
                           floe_log_t *const *logs, const char *const *keys,
                           const char *const *values, size_t nconfigs, floe_err_t *err)
 {
-    ltopic_t nt = {0};
     if (nparts < 0) return floe_err_set(err, FLOE_EINVAL, "negative partition count");
-    nt.nparts = nparts;
-    nt.nconfigs = nconfigs;
-    if (!(nt.name = strdup(name)) || !(nt.logs = calloc((size_t)nparts + 1, sizeof *nt.logs)) ||
-        !(nt.cursor = calloc((size_t)nparts + 1, sizeof *nt.cursor)) ||
-        !(nt.keys = calloc(nconfigs + 1, sizeof *nt.keys)) ||
-        !(nt.values = calloc(nconfigs + 1, sizeof *nt.values)))
+    ltopic_t *nt = calloc(1, sizeof *nt);
+    if (!nt) return floe_err_oom(err);
+    nt->nparts = nparts;
+    nt->nconfigs = nconfigs;
+    if (!(nt->name = strdup(name)) || !(nt->logs = calloc((size_t)nparts + 1, sizeof *nt->logs)) ||
+        !(nt->cursor = calloc((size_t)nparts + 1, sizeof *nt->cursor)) ||
+        !(nt->flags = calloc((size_t)nparts + 1, sizeof *nt->flags)) ||
+        !(nt->keys = calloc(nconfigs + 1, sizeof *nt->keys)) ||
+        !(nt->values = calloc(nconfigs + 1, sizeof *nt->values)))
         goto oom;
     for (int32_t i = 0; i < nparts; i++) {
-        nt.logs[i] = logs[i];
-        nt.cursor[i] = -1;
+        nt->logs[i] = logs[i];
+        nt->cursor[i] = -1;
     }
     for (size_t i = 0; i < nconfigs; i++)
-        if (!(nt.keys[i] = strdup(keys[i])) || !(nt.values[i] = strdup(values[i]))) goto oom;
+        if (!(nt->keys[i] = strdup(keys[i])) || !(nt->values[i] = strdup(values[i]))) goto oom;
     pthread_mutex_lock(&s->mu);
     ltopic_t *old = find_unread(s, name);
     if (old) {
-        for (int32_t i = 0; i < nparts && i < old->nparts; i++) nt.cursor[i] = old->cursor[i];
-        ltopic_clear(old);
-        *old = nt;
+        /* the same ltopic_t stays registered (the news point at it) */
+        for (int32_t i = 0; i < nparts && i < old->nparts; i++) {
+            nt->cursor[i] = old->cursor[i];
+            nt->flags[i] = old->flags[i];
+        }
+        forget_news(s, old, nparts);
+        ltopic_t tmp = *old;
+        *old = *nt;
+        *nt = tmp;
+        ltopic_free(nt);
     } else {
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 8;
-            ltopic_t *v = realloc(s->t, cap * sizeof *v);
-            if (!v) {
-                pthread_mutex_unlock(&s->mu);
-                goto oom;
-            }
-            s->t = v;
-            s->cap = cap;
+        if (floe_grow(&s->t, &s->cap, s->n + 1, sizeof *s->t) < 0) {
+            pthread_mutex_unlock(&s->mu);
+            goto oom;
         }
         size_t at = lower_bound(s, name);
         memmove(&s->t[at + 1], &s->t[at], (s->n - at) * sizeof *s->t);
         s->t[at] = nt;
         s->n++;
     }
+    topics_changed(s);
     pthread_mutex_unlock(&s->mu);
     return 0;
 oom:
-    ltopic_clear(&nt);
+    ltopic_free(nt);
     return floe_err_oom(err);
 }
 
@@ -258,10 +353,29 @@ void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name)
     pthread_mutex_lock(&s->mu);
     ltopic_t *t = find_unread(s, name);
     if (t) {
-        ltopic_clear(t);
-        size_t at = (size_t)(t - s->t);
+        size_t at = lower_bound(s, name);
+        forget_news(s, t, 0);
+        ltopic_free(t);
         memmove(&s->t[at], &s->t[at + 1], (s->n - at - 1) * sizeof *s->t);
         s->n--;
+        topics_changed(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void floe_tsource_logs_appended(floe_tsource_logs_t *s, const char *name, int32_t partition)
+{
+    pthread_mutex_lock(&s->mu);
+    ltopic_t *t = find(s, name);
+    if (t && partition >= 0 && partition < t->nparts && (t->flags[partition] & LP_WATCHED) &&
+        !(t->flags[partition] & LP_NEWS)) {
+        if (floe_grow(&s->news, &s->capnews, s->nnews + 1, sizeof *s->news) == 0) {
+            s->news[s->nnews++] = (lnews_t){t, partition};
+            t->flags[partition] |= LP_NEWS;
+        } else {
+            s->news_lost = true;
+        }
+        wake(s);
     }
     pthread_mutex_unlock(&s->mu);
 }

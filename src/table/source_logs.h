@@ -8,7 +8,11 @@
  * lock; replacing or removing the topic it reads waits for it, so a topic
  * replaced by floe_tsource_logs_set or removed by floe_tsource_logs_remove
  * is never read again once the call returns, and its old logs may then be
- * closed. */
+ * closed.
+ *
+ * News (source.h): the owner tells of appends (floe_tsource_logs_appended);
+ * those to a partition the engine fetched from wake the engine, and so
+ * does every change of the topic set. */
 #ifndef FLOE_TABLE_SOURCE_LOGS_H
 #define FLOE_TABLE_SOURCE_LOGS_H
 
@@ -30,6 +34,11 @@ int floe_tsource_logs_set(floe_tsource_logs_t *s, const char *name, int32_t npar
                           floe_log_t *const *logs, const char *const *keys,
                           const char *const *values, size_t nconfigs, floe_err_t *err);
 void floe_tsource_logs_remove(floe_tsource_logs_t *s, const char *name);
+/* Records were appended to partition `partition` of topic name (borrowed
+ * for the call): news for the engine when it reads that partition.  Any
+ * thread; cheap (a lookup under the registry lock, no I/O); unknown
+ * topics and partitions are ignored. */
+void floe_tsource_logs_appended(floe_tsource_logs_t *s, const char *name, int32_t partition);
 /* The committed cursor the engine last reported for name/partition (the
  * committed() call of source.h), or -1 when it reported none since the
  * topic was set: `floe serve`'s retention floor (design.md invariant 8). */

@@ -2,6 +2,7 @@
  * changes it (tout.h lists the invariants). */
 #include "table/tout.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,49 @@ int floe_tout_rewrite_path(floe_tout_t *o, const char *writer_id, const char *in
 int32_t floe_tout_reserve_id(floe_tout_t *o)
 {
     return ++o->last_column_id;
+}
+
+/* ---- widening: may a long become a double -------------------------------- */
+
+int64_t floe_tout_live_bytes(const floe_tout_t *o)
+{
+    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
+    const floe_ice_snapshot_t *cur = md ? floe_ice_metadata_current_snapshot(md) : NULL;
+    if (!cur) return 0;
+    return floe_ice_props_get_i64(&cur->summary, "total-files-size", 0, INT64_MAX, -1);
+}
+
+static bool is_source(const floe_ice_spec_t *sp, int32_t id)
+{
+    for (size_t i = 0; sp && i < sp->nfields; i++)
+        if (sp->fields[i].source_id == id) return true;
+    return false;
+}
+
+floe_twiden_verdict_t floe_tout_may_widen(const floe_tout_t *o, int32_t field_id,
+                                          uint64_t max_bytes, char *why, size_t size)
+{
+    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
+    if (is_source(o->spec, field_id)) return FLOE_TWIDEN_SOURCE;
+    for (size_t j = 0; md && j < md->nspecs; j++)
+        if (is_source(md->specs[j], field_id)) return FLOE_TWIDEN_SOURCE;
+    int64_t live = floe_tout_live_bytes(o);
+    if (live >= 0 && (uint64_t)live <= max_bytes) return FLOE_TWIDEN_OK;
+    /* a field the table has not committed yet is in no live file */
+    const floe_ice_schema_t *cs = md ? floe_ice_metadata_current_schema(md) : NULL;
+    if (!cs || !floe_ice_schema_find(cs, field_id)) return FLOE_TWIDEN_OK;
+    if (live < 0)
+        snprintf(why, size,
+                 "a fraction (widening the column to double would rewrite every data file of "
+                 "the table, whose size its snapshot does not tell; "
+                 "table.json.widen.max.bytes %llu)",
+                 (unsigned long long)max_bytes);
+    else
+        snprintf(why, size,
+                 "a fraction (widening the column to double would rewrite the table's %lld "
+                 "bytes of data files, above table.json.widen.max.bytes %llu)",
+                 (long long)live, (unsigned long long)max_bytes);
+    return FLOE_TWIDEN_LARGE;
 }
 
 /* ---- schema and spec ------------------------------------------------------ */

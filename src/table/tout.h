@@ -103,6 +103,30 @@ int floe_tout_merge_schema(floe_tout_t *o, floe_rows_t *rows, bool *grew, floe_e
  * exist in the working schema; a new spec is committed before data. */
 void floe_tout_resolve_spec(floe_tout_t *o, const char *text);
 
+/* Bytes of the live files of o's table: the current snapshot's
+ * total-files-size; 0 without a snapshot, -1 when the snapshot does not
+ * say (another writer left it out). */
+int64_t floe_tout_live_bytes(const floe_tout_t *o);
+
+/* Whether a long field may become a double field (floe_tout_may_widen). */
+typedef enum floe_twiden_verdict {
+    FLOE_TWIDEN_OK = 0,
+    FLOE_TWIDEN_SOURCE, /* a partition spec takes values from the field */
+    FLOE_TWIDEN_LARGE,  /* the table's files holding it are too many bytes to rewrite */
+} floe_twiden_verdict_t;
+
+/* The one place that decides whether the long field field_id of o's
+ * working schema may widen to double when a fraction arrives for it: not
+ * when a partition spec of the table (or the one new files get) takes
+ * values from it (the specs name its id); not when the table's committed
+ * schema has it (so its live files hold it, and a widening rewrites every
+ * one of them) while the table's live data is above max_bytes
+ * (table.json.widen.max.bytes; a size the snapshot does not tell counts
+ * as above).  For FLOE_TWIDEN_LARGE, why (size bytes) gets the reason for
+ * the dead-letter row. */
+floe_twiden_verdict_t floe_tout_may_widen(const floe_tout_t *o, int32_t field_id,
+                                          uint64_t max_bytes, char *why, size_t size);
+
 /* Add a closed file to the pending list (takes ownership of *f, also on
  * failure). */
 int floe_tout_add_pending(floe_tout_t *o, floe_ice_data_file_t *f, floe_err_t *err);

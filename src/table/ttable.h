@@ -36,7 +36,12 @@ typedef enum floe_tpause {
     FLOE_TPAUSE_DLQ,        /* a dead-letter row could not be written (out of memory) */
     FLOE_TPAUSE_UNREADABLE, /* stored bytes that can be neither read nor skipped */
     FLOE_TPAUSE_FAILED,     /* reading, converting or writing failed (storage, memory) */
+    FLOE_TPAUSE_OPERATOR,   /* paused on purpose (`floe table pause`): only a resume
+                             * lifts it, never a configuration change */
 } floe_tpause_t;
+
+/* The kind's name in the status and metrics ("" for FLOE_TPAUSE_NONE). */
+const char *floe_tpause_name(floe_tpause_t why);
 
 typedef struct floe_tpart floe_tpart_t;               /* pipeline.h */
 typedef struct floe_tmaint floe_tmaint_t;             /* maint.h */
@@ -54,8 +59,17 @@ typedef struct floe_ttable {
     int32_t nparts;
     int64_t next_commit_ms;
     floe_tpause_t paused;
-    char reason[640]; /* why, while paused */
-    bool seen;        /* still listed at the last discovery */
+    char reason[640];        /* why, while paused */
+    int64_t paused_since_ms; /* wall clock, while paused */
+    /* the pause a retry lifted (floe_ttable_retry): the same again is no news */
+    floe_tpause_t retried;
+    char retried_reason[640];
+    int64_t retried_since_ms;
+    bool seen; /* still listed at the last discovery */
+    /* the engine's scheduling (engine.c): listed as having something to
+     * commit; the commit under way is for table.commit.max.bytes */
+    bool dirty, commit_now;
+    uint64_t open_bytes; /* what the partitions' open files hold (their open_bytes) */
     char writer_id[37];
     /* the maintenance service (borrowed from the engine; NULL: none) and
      * its handles of main and dlq (NULL until the tables are open) */
@@ -71,15 +85,25 @@ typedef struct floe_ttable {
     bool fenced;
     bool maint_fenced; /* a maintenance commit holds our commits (maint.h) */
     /* counters (files and bytes written are in files) */
-    uint64_t commits, commit_failures;
+    uint64_t commits, commit_failures, size_commits, pauses;
     int64_t last_commit_ms, last_commit_latency_ms;
 } floe_ttable_t;
 
 /* Stop the table for `why` (not FLOE_TPAUSE_NONE), the reason printf-style;
- * logged as an error.  A table paused already keeps its first reason. */
+ * logged as an error (a warning for FLOE_TPAUSE_INVALID and _OPERATOR).
+ * A table paused already keeps its first reason.  The same pause again
+ * right after a retry keeps the time it first paused and is not logged
+ * again. */
 void floe_ttable_pause(floe_ttable_t *t, floe_tpause_t why, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Run the table again (the cause is gone). */
+/* Run the table again: the cause is gone, or an operator said so. */
 void floe_ttable_resume(floe_ttable_t *t);
+/* Bytes of data files the table wrote since its last commit: the closed
+ * ones awaiting it (both outputs) and what the open ones hold. */
+uint64_t floe_ttable_uncommitted_bytes(const floe_ttable_t *t);
+
+/* Run the table again to see whether its cause is gone (its configuration
+ * changed): pausing again on the same cause is not news (see pause). */
+void floe_ttable_retry(floe_ttable_t *t);
 
 #endif

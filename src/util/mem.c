@@ -20,3 +20,16 @@ int floe_grow_to(void *pp, size_t *cap, size_t need, size_t elem)
     *cap = c;
     return 0;
 }
+
+size_t floe_lower_bound(const void *key, const void *base, size_t n, size_t size,
+                        int (*cmp)(const void *key, const void *elem))
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp(key, (const char *)base + mid * size) > 0) lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

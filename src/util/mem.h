@@ -21,6 +21,13 @@ static inline int floe_grow(void *pp, size_t *cap, size_t need, size_t elem)
     return need && need <= *cap ? 0 : floe_grow_to(pp, cap, need, elem);
 }
 
+/* In base[0..n), elements of size bytes sorted as cmp says, the index of
+ * the first that does not sort below key (n when all do): where key is,
+ * or would be inserted.  cmp(key, elem) is <0, 0 or >0 as key sorts
+ * before, with or after elem (as bsearch's). */
+size_t floe_lower_bound(const void *key, const void *base, size_t n, size_t size,
+                        int (*cmp)(const void *key, const void *elem));
+
 /* Whether a[0..n) equals b[0..n).  Inline, 8 bytes a step: for the short
  * keys and dictionary entries that dominate, cheaper than a memcmp call. */
 static inline bool floe_mem_eq_short(const void *a, const void *b, size_t n)

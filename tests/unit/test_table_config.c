@@ -83,6 +83,7 @@ static const struct {
     {"table.namespace", "lake_2", {"a.b", "x/y", ""}},
     {"table.name", "Clicks-v2", {"a b", "t.x", ""}},
     {"table.commit.interval.ms", "2s", {"abc", "50ms", "2d", "1.5ms"}},
+    {"table.commit.max.bytes", "64MiB", {"lots", "1KiB", "2TiB", "-1"}},
     {"table.value.converter", "string", {"xml", "", "avro"}},
     {"table.key.converter", "raw", {"bytes", ""}},
     {"table.flush.bytes", "8MiB", {"12 parsecs", "1023", "5GiB", "-1"}},
@@ -98,6 +99,7 @@ static const struct {
     {"table.compaction.max.bytes.per.run", "256MiB", {"1023", "lots", "-5"}},
     {"table.expire.interval.ms", "5min", {"10us", "8d", "x"}},
     {"table.orphan.min.age", "3d", {"999ms", "31d", "old"}},
+    {"table.json.widen.max.bytes", "0", {"big", "-5", "2000TiB"}},
 };
 
 static int check1(const char *key, const char *value, floe_err_t *e)
@@ -233,10 +235,14 @@ static void live_keys_apply_others_rebuild(void)
         floe_table_config_t cur = run;
         floe_table_config_apply_live(&cur, &next);
         CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
+        CHECK_EQ(floe_table_config_live_changed(&run, &next), keys[i].live);
         live += keys[i].live;
     }
-    CHECK_EQ(live, 12); /* interval, flush, file size, invalid action, partition spec,
-                         * retention lag (the broker reads it) and the six of maintenance */
+    CHECK(!floe_table_config_live_changed(&run, &run));
+    /* interval, commit size, flush, file size, invalid action, partition
+     * spec, widening bound, retention lag (the broker reads it) and the six
+     * of maintenance */
+    CHECK_EQ(live, 14);
 }
 
 static void wanted_unless_a_valid_false(void)

@@ -40,6 +40,16 @@ static void produce(int part, const char *const *values, size_t n)
     produce_to(logs[part], 1700000000000LL, values, n);
 }
 
+/* The partitions add_topic_with opened, so that produce_to tells the
+ * source of its appends as the broker's append observer does in floe
+ * serve (a running engine thread steps only partitions with news). */
+static struct {
+    floe_log_t *log;
+    char topic[64];
+    int part;
+} opened[4096];
+static size_t nopened;
+
 static void produce_to(floe_log_t *l, int64_t ts, const char *const *values, size_t n)
 {
     floe_batch_opts_t o;
@@ -55,6 +65,11 @@ static void produce_to(floe_log_t *l, int64_t ts, const char *const *values, siz
     if (floe_batch_builder_finish(b, &buf, &e) < 0 ||
         floe_log_append(l, buf.data, buf.len, -1, NULL, &e) < 0)
         printf("# produce failed: %s\n", e.msg);
+    for (size_t i = nopened; i-- > 0;) /* the newest: a log's address may be reused */
+        if (opened[i].log == l) {
+            floe_tsource_logs_appended(src, opened[i].topic, opened[i].part);
+            break;
+        }
     floe_buf_free(&buf);
     floe_batch_builder_free(b);
 }
@@ -332,6 +347,11 @@ static void add_topic_with(const char *name, int n, floe_log_t **pl, const char 
     for (int i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/log/%s-%d", dir, name, i);
         CHECK_EQ(floe_log_open(path, NULL, &pl[i], &e), 0);
+        if (nopened < sizeof opened / sizeof opened[0]) {
+            opened[nopened].log = pl[i];
+            snprintf(opened[nopened].topic, sizeof opened[nopened].topic, "%s", name);
+            opened[nopened++].part = i;
+        }
     }
     const char *k[8] = {"table.enable"}, *v[8] = {"true"};
     for (size_t i = 0; i < nkv && i < 7; i++) {
@@ -351,7 +371,11 @@ static void add_topic(const char *name, int n, floe_log_t **pl, const char *part
 static void drop_topic(const char *name, int n, floe_log_t **pl)
 {
     floe_tsource_logs_remove(src, name);
-    for (int i = 0; i < n; i++) floe_log_close(pl[i]);
+    for (int i = 0; i < n; i++) {
+        for (size_t j = 0; j < nopened; j++)
+            if (opened[j].log == pl[i]) opened[j].log = NULL;
+        floe_log_close(pl[i]);
+    }
 }
 
 /* The live data files of default.NAME (copies), its current schema. */
@@ -1478,6 +1502,324 @@ static void bad_configuration_pauses_until_fixed(void)
     floe_log_close(pl);
 }
 
+/* ---- pause and resume ----------------------------------------------------- */
+
+/* Topic NAME (one partition) with the table configs keys[i] = vals[i]
+ * (table.enable=true first). */
+static void set_topic(const char *name, floe_log_t **pl, const char *const *keys,
+                      const char *const *vals, size_t n)
+{
+    floe_err_t e;
+    CHECK_EQ(floe_tsource_logs_set(src, name, 1, pl, keys, vals, n, &e), 0);
+}
+
+static floe_log_t *open_log(const char *name)
+{
+    floe_log_t *l = NULL;
+    floe_err_t e;
+    char path[512];
+    snprintf(path, sizeof path, "%s/log/%s-0", dir, name);
+    CHECK_EQ(floe_log_open(path, NULL, &l, &e), 0);
+    return l;
+}
+
+/* A record the configuration says to stop on pauses the table; a change of
+ * an unrelated live config retries and pauses again on the same record (one
+ * pause counted, its first time kept), and the change that fixes it
+ * (table.invalid.record.action=dlq) runs the table on: the bad record goes
+ * to the dead-letter table, the others to the table, nothing lost. */
+static void invalid_pause_resumes_on_config_change(void)
+{
+    floe_log_t *pl = open_log("pz");
+    const char *keys[] = {"table.enable", "table.invalid.record.action",
+                          "table.commit.interval.ms"};
+    const char *pause[] = {"true", "pause", "1h"}, *other[] = {"true", "pause", "2h"},
+               *dlq[] = {"true", "dlq", "2h"};
+    set_topic("pz", &pl, keys, pause, 3);
+    const char *v[] = {"{\"n\":1}", "{oops", "{\"n\":2}"};
+    produce_to(pl, 1700000000000LL, v, 3);
+    floe_err_t e;
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"topic\":\"pz\",\"table\":\"default.pz\",\"dlq_table\":"
+                          "\"default.pz_dlq\",\"state\":\"paused\",\"reason\":\"partition 0 "
+                          "offset 1: convert: invalid JSON"));
+    CHECK(status_has(eng, "\"pause_kind\":\"invalid_record\",\"paused_since_ms\":"));
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_engine_status_json(eng, &b);
+    const char *since = strstr(floe_buf_cstr(&b), "\"paused_since_ms\":");
+    long long t0 = since ? atoll(since + 18) : 0;
+    CHECK(t0 > 0);
+    live_t l;
+    CHECK_EQ(live_files("pz", &l), 0);
+    CHECK_EQ(l.records, 1);
+    live_free(&l);
+    /* another live config changes: a retry, paused again on the same
+     * record, not counted (nor logged) as a new pause */
+    set_topic("pz", &pl, keys, other, 3);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"state\":\"paused\",\"reason\":\"partition 0 offset 1: convert"));
+    CHECK(status_has(eng, "\"pauses\":1,"));
+    floe_buf_reset(&b);
+    floe_engine_status_json(eng, &b);
+    since = strstr(floe_buf_cstr(&b), "\"paused_since_ms\":");
+    CHECK_EQ(since ? atoll(since + 18) : 0, t0);
+    floe_buf_reset(&b);
+    floe_engine_metrics(eng, &b);
+    CHECK(strstr(floe_buf_cstr(&b),
+                 "floe_table_pause_reason{table=\"default.pz\",reason=\"partition "
+                 "0 offset 1: convert: ") != NULL);
+    CHECK(strstr(floe_buf_cstr(&b), ",kind=\"invalid_record\"} 1\n") != NULL);
+    CHECK(strstr(floe_buf_cstr(&b), "floe_table_paused_since_seconds{table=\"default.pz\"} ") !=
+          NULL);
+    /* the fix */
+    set_topic("pz", &pl, keys, dlq, 3);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"state\":\"running\",\"reason\":\"\",\"pause_kind\":\"\""));
+    CHECK_EQ(live_files("pz", &l), 0);
+    CHECK_EQ(l.records, 2);
+    live_free(&l);
+    char *rows = icebird("pz_dlq");
+    CHECK_EQ(count_lines(rows), 1);
+    CHECK(strstr(rows, "\"offset\":\"1\"") != NULL);
+    free(rows);
+    floe_buf_free(&b);
+    floe_engine_free(eng);
+    floe_tsource_logs_remove(src, "pz");
+    floe_log_close(pl);
+}
+
+/* An operator's pause: the table reads nothing more, a configuration change
+ * does not lift it (whatever it is), a resume does; unknown names are
+ * refused with FLOE_ENOENT; a resume of a running table changes nothing. */
+static void operator_pause_holds_until_resume(void)
+{
+    floe_log_t *pl = open_log("op");
+    const char *keys[] = {"table.enable", "table.commit.interval.ms"};
+    const char *a[] = {"true", "1h"}, *b2[] = {"true", "2h"};
+    set_topic("op", &pl, keys, a, 2);
+    const char *v[] = {"{\"n\":1}", "{\"n\":2}"};
+    produce_to(pl, 1700000000000LL, v, 1);
+    floe_err_t e;
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    floe_engine_run_once(eng, true, &e);
+    floe_buf_t out = FLOE_BUF_INIT;
+    CHECK_EQ(floe_engine_pause(eng, "op", &out, &e), 0);
+    CHECK(strstr(floe_buf_cstr(&out),
+                 "{\"table\":\"default.op\",\"state\":\"paused\",\"reason\":"
+                 "\"paused by an operator\",\"pause_kind\":\"operator\"") != NULL);
+    produce_to(pl, 1700000000000LL, v + 1, 1);
+    set_topic("op", &pl, keys, b2, 2);
+    floe_engine_run_once(eng, true, &e);
+    CHECK(status_has(eng, "\"state\":\"paused\",\"reason\":\"paused by an operator\""));
+    live_t l;
+    CHECK_EQ(live_files("op", &l), 0);
+    CHECK_EQ(l.records, 1);
+    live_free(&l);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_engine_pause(eng, "nosuch", &out, &e), -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK_EQ(floe_engine_resume(eng, "default.op", &out, &e), 0);
+    CHECK(strstr(floe_buf_cstr(&out), "{\"table\":\"default.op\",\"state\":\"running\"") != NULL);
+    floe_engine_run_once(eng, true, &e);
+    CHECK_EQ(live_files("op", &l), 0);
+    CHECK_EQ(l.records, 2);
+    live_free(&l);
+    floe_buf_reset(&out);
+    CHECK_EQ(floe_engine_resume(eng, "op", &out, &e), 0);
+    CHECK(strstr(floe_buf_cstr(&out), "\"state\":\"running\"") != NULL);
+    floe_buf_free(&out);
+    floe_engine_free(eng);
+    floe_tsource_logs_remove(src, "op");
+    floe_log_close(pl);
+}
+
+/* ---- commits by size ----------------------------------------------------------- */
+
+/* With an interval of an hour and table.commit.max.bytes of 1 MiB, a few
+ * MiB of records commit several times, each commit once about 1 MiB of
+ * data files is written; every record is in the table once. */
+static void commits_by_size(void)
+{
+    floe_log_t *pl = open_log("sz");
+    const char *keys[] = {"table.enable", "table.commit.interval.ms", "table.commit.max.bytes"};
+    const char *vals[] = {"true", "1h", "1MiB"};
+    set_topic("sz", &pl, keys, vals, 3);
+    enum { N = 4000 };
+    char *docs[100];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int k = 0; k < N / 100; k++) {
+        for (int i = 0; i < 100; i++) {
+            char hex[1025];
+            for (int j = 0; j < 1024; j++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                hex[j] = "0123456789abcdef"[x & 15];
+            }
+            hex[1024] = 0;
+            docs[i] = malloc(1100);
+            snprintf(docs[i], 1100, "{\"i\":%d,\"s\":\"%s\"}", k * 100 + i, hex);
+        }
+        produce_to(pl, 1700000000000LL, (const char *const *)docs, 100);
+        for (int i = 0; i < 100; i++) free(docs[i]);
+    }
+    floe_err_t e;
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    CHECK_EQ(floe_engine_run_once(eng, false, &e), N); /* no interval passed */
+    size_t n = snapshots("sz");
+    printf("# %d records of 1 KiB of hex: %zu commits by size\n", N, n);
+    CHECK(n >= 2);
+    CHECK(status_has(eng, "\"commit_max_bytes\":1048576"));
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_engine_metrics(eng, &b);
+    char want[128];
+    snprintf(want, sizeof want, "floe_table_size_commits_total{table=\"default.sz\"} %zu\n", n);
+    CHECK(strstr(floe_buf_cstr(&b), want) != NULL);
+    floe_buf_free(&b);
+    floe_engine_run_once(eng, true, &e);
+    live_t l;
+    CHECK_EQ(live_files("sz", &l), 0);
+    CHECK_EQ(l.records, N);
+    for (size_t i = 0; i < l.n; i++) CHECK(l.f[i].file_size < (2 << 20));
+    live_free(&l);
+    floe_engine_free(eng);
+    floe_tsource_logs_remove(src, "sz");
+    floe_log_close(pl);
+}
+
+/* ---- widening bound -------------------------------------------------------------- */
+
+/* table.json.widen.max.bytes=0: a fraction for the committed long column
+ * goes to the dead-letter table with the reason and is counted, the column
+ * stays long; raised, the next fraction widens it as before. */
+static void widening_beyond_the_bound_goes_to_dlq(void)
+{
+    floe_log_t *pl = open_log("wb");
+    const char *keys[] = {"table.enable", "table.json.widen.max.bytes"};
+    const char *tiny[] = {"true", "0"}, *big[] = {"true", "1GiB"};
+    set_topic("wb", &pl, keys, tiny, 2);
+    const char *a[] = {"{\"n\":1}", "{\"n\":2}"}, *f1[] = {"{\"n\":2.5}"}, *f2[] = {"{\"n\":3.5}"};
+    produce_to(pl, 1700000000000LL, a, 2);
+    floe_err_t e;
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    CHECK_EQ(floe_engine_run_once(eng, true, &e), 2);
+    produce_to(pl, 1700000000000LL, f1, 1);
+    CHECK_EQ(floe_engine_run_once(eng, true, &e), 0);
+    live_t l;
+    CHECK_EQ(live_files("wb", &l), 0);
+    CHECK_EQ(l.records, 2);
+    const floe_ice_field_t *n = floe_ice_schema_find_name(l.schema, "n");
+    CHECK(n && n->type->kind == FLOE_ICE_LONG);
+    live_free(&l);
+    char *rows = icebird("wb_dlq");
+    CHECK_EQ(count_lines(rows), 1);
+    CHECK(strstr(rows, "\"reason\":\"field 'n' is long, value at byte 5 is a fraction (widening "
+                       "the column to double would rewrite the table's ") != NULL);
+    CHECK(strstr(rows, "bytes of data files, above table.json.widen.max.bytes 0)\"") != NULL);
+    free(rows);
+    CHECK(status_has(eng, "\"widen_refused\":1,"));
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_engine_metrics(eng, &b);
+    CHECK(strstr(floe_buf_cstr(&b),
+                 "floe_table_widen_refused_total{table=\"default.wb\",partition=\"0\"} 1\n") !=
+          NULL);
+    floe_buf_free(&b);
+    /* within the bound: widened as before */
+    set_topic("wb", &pl, keys, big, 2);
+    produce_to(pl, 1700000000000LL, f2, 1);
+    CHECK_EQ(floe_engine_run_once(eng, true, &e), 1);
+    CHECK_EQ(live_files("wb", &l), 0);
+    CHECK_EQ(l.records, 3);
+    n = floe_ice_schema_find_name(l.schema, "n");
+    CHECK(n && n->type->kind == FLOE_ICE_DOUBLE);
+    live_free(&l);
+    floe_engine_free(eng);
+    floe_tsource_logs_remove(src, "wb");
+    floe_log_close(pl);
+}
+
+/* ---- an idle engine ----------------------------------------------------------------- */
+
+static uint64_t engine_steps(floe_engine_t *eng)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_engine_status_json(eng, &b);
+    const char *p = strstr(floe_buf_cstr(&b), "\"engine\":{\"steps\":");
+    uint64_t n = p ? strtoull(p + 18, NULL, 10) : 0;
+    floe_buf_free(&b);
+    return n;
+}
+
+/* Status lines with "committed":2 (both records of a partition in). */
+static size_t committed_partitions(floe_engine_t *eng, const char *what)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_engine_status_json(eng, &b);
+    size_t n = count_of(floe_buf_cstr(&b), what);
+    floe_buf_free(&b);
+    return n;
+}
+
+/* The engine thread over 20 topics of 2 partitions: once their records
+ * are in, it takes no partition step while nothing arrives (the status,
+ * built by the thread when asked, says how many it took); an append the
+ * source hears of is read and committed with a step or two, not one per
+ * partition. */
+static void idle_engine_steps_nothing(void)
+{
+    enum { T = 20, P = 2 };
+    floe_log_t *pl[T][P];
+    char name[T][32];
+    const char *keys[] = {"table.enable", "table.commit.interval.ms"};
+    const char *vals[] = {"true", "100ms"};
+    const char *v[] = {"{\"n\":1}", "{\"n\":2}"};
+    floe_err_t e;
+    for (int i = 0; i < T; i++) {
+        snprintf(name[i], sizeof name[i], "idle%02d", i);
+        for (int k = 0; k < P; k++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/log/%s-%d", dir, name[i], k);
+            CHECK_EQ(floe_log_open(path, NULL, &pl[i][k], &e), 0);
+            produce_to(pl[i][k], 1700000000000LL, v, 2);
+        }
+        CHECK_EQ(floe_tsource_logs_set(src, name[i], P, pl[i], keys, vals, 2, &e), 0);
+    }
+    floe_engine_config_t cfg = {.catalog = cat};
+    floe_engine_t *eng = floe_engine_new(&cfg, floe_tsource_logs_source(src), &e);
+    CHECK_EQ(floe_engine_start(eng, &e), 0);
+    int64_t deadline = floe_mono_ms() + 120000;
+    while (committed_partitions(eng, "\"committed\":2,") < T * P && floe_mono_ms() < deadline)
+        usleep(50000);
+    CHECK_EQ(committed_partitions(eng, "\"committed\":2,"), (size_t)(T * P));
+    usleep(300000); /* the last commits' rounds */
+    uint64_t s0 = engine_steps(eng);
+    usleep(1500000);
+    uint64_t s1 = engine_steps(eng);
+    printf("# %d partitions: %llu steps to take their records, %llu while idle for 1.5 s\n", T * P,
+           (unsigned long long)s0, (unsigned long long)(s1 - s0));
+    CHECK_EQ(s1, s0);
+    /* news of one partition */
+    const char *w[] = {"{\"n\":3}"};
+    produce_to(pl[7][1], 1700000000000LL, w, 1);
+    floe_tsource_logs_appended(src, name[7], 1);
+    while (committed_partitions(eng, "\"committed\":3,") < 1 && floe_mono_ms() < deadline)
+        usleep(20000);
+    CHECK_EQ(committed_partitions(eng, "\"committed\":3,"), 1);
+    uint64_t s2 = engine_steps(eng);
+    printf("# one record: %llu steps\n", (unsigned long long)(s2 - s1));
+    CHECK(s2 > s1 && s2 - s1 <= 3);
+    floe_engine_free(eng);
+    for (int i = 0; i < T; i++) {
+        floe_tsource_logs_remove(src, name[i]);
+        for (int k = 0; k < P; k++) floe_log_close(pl[i][k]);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/floe-test-engine-%d", (int)getpid());
@@ -1516,6 +1858,11 @@ int main(void)
     RUN(widening_lets_the_table_commit_meanwhile);
     RUN(maintenance_thread_keeps_the_table_small);
     RUN(slow_compaction_commit_gets_the_fence);
+    RUN(invalid_pause_resumes_on_config_change);
+    RUN(operator_pause_holds_until_resume);
+    RUN(commits_by_size);
+    RUN(widening_beyond_the_bound_goes_to_dlq);
+    RUN(idle_engine_steps_nothing);
 
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);

@@ -396,9 +396,31 @@ static void grow_doubles_and_fails_cleanly(void)
     free(v);
 }
 
+static int cmp_int(const void *key, const void *elem)
+{
+    int a = *(const int *)key, b = *(const int *)elem;
+    return (a > b) - (a < b);
+}
+
+/* floe_lower_bound: where a key is, or would go, in a sorted array
+ * (duplicates: the first of them), empty arrays included. */
+static void lower_bound_finds_the_place(void)
+{
+    const int v[] = {1, 3, 3, 3, 7, 9};
+    const struct {
+        int key;
+        size_t at;
+    } cases[] = {{0, 0}, {1, 0}, {2, 1}, {3, 1}, {4, 4}, {7, 4}, {8, 5}, {9, 5}, {10, 6}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK_EQ(floe_lower_bound(&cases[i].key, v, 6, sizeof v[0], cmp_int), cases[i].at);
+    int k = 5;
+    CHECK_EQ(floe_lower_bound(&k, v, 0, sizeof v[0], cmp_int), 0);
+    CHECK_EQ(floe_lower_bound(&k, v, 1, sizeof v[0], cmp_int), 1);
+}
+
 TEST_MAIN(RUN(crc32c_known_vector); RUN(crc32c_paths_agree); RUN(crc32c_long_buffers_agree);
           RUN(murmur3_iceberg_vectors); RUN(varint_round_trips); RUN(varint_rejects_bad_input);
           RUN(buf_grows_and_encodes); RUN(buf_reserve_settles); RUN(arena_allocates_and_caps);
           RUN(sizes_parse); RUN(durations_parse); RUN(ints_and_bools_parse);
           RUN(errors_carry_context); RUN(clocks_move_forward); RUN(times_format_iso);
-          RUN(grow_doubles_and_fails_cleanly))
+          RUN(grow_doubles_and_fails_cleanly); RUN(lower_bound_finds_the_place))
