@@ -314,13 +314,22 @@ static int open_table(floe_ttable_t *t, floe_err_t *err)
     return 0;
 }
 
+/* Whether a maintenance commit of t's main or dead-letter table asks the
+ * engine to hold its commits (each poll acknowledges its own ask). */
+static void fence_poll(floe_ttable_t *t)
+{
+    bool of_main = floe_tmaint_fence_poll(t->maint_main);
+    bool of_dlq = floe_tmaint_fence_poll(t->maint_dlq);
+    t->maint_fenced = of_main || of_dlq;
+}
+
 /* Remove table i from the engine after a last commit. */
 static void drop_table(floe_engine_t *e, size_t i, const char *why)
 {
     floe_ttable_t *t = e->tables[i];
     floe_err_t err;
     floe_ttable_widen_poll(t); /* a widening that landed is taken before the commit */
-    t->maint_fenced = floe_tmaint_fence_poll(t->maint_main) | floe_tmaint_fence_poll(t->maint_dlq);
+    fence_poll(t);
     if (t->main.ice) floe_ttable_commit(t, &err);
     FLOE_INFO("table %s.%s: topic %s %s; the engine stops writing it", t->main.ns, t->main.name,
               t->topic, why);
@@ -531,8 +540,7 @@ static void poll_maint(floe_engine_t *e)
                 if (!p->hold_field && p->next < p->log_end) mark_ready(e, p);
             }
         }
-        t->maint_fenced =
-            floe_tmaint_fence_poll(t->maint_main) | floe_tmaint_fence_poll(t->maint_dlq);
+        fence_poll(t);
     }
 }
 
