@@ -28,6 +28,16 @@ static int64_t lag_offsets(const floe_tpart_t *p, int64_t committed)
     return lag > 0 ? lag : 0;
 }
 
+/* Partition p's log end as of now: what its last fetch saw, or later
+ * what the source says (a paused table reads nothing, and its lag must
+ * grow all the same). */
+static void refresh_log_end(const floe_ttable_t *t, floe_tpart_t *p)
+{
+    if (!t->src->ops->log_end) return;
+    int64_t end = t->src->ops->log_end(t->src, t->topic, p->id);
+    if (end > p->log_end) p->log_end = end;
+}
+
 /* Bytes the source's retention keeps for partition k of t's table. */
 static uint64_t retention_blocked(const floe_ttable_t *t, int32_t k)
 {
@@ -180,6 +190,7 @@ void floe_engine_status_build(floe_engine_t *e, floe_buf_t *js, floe_buf_t *m)
         for (int32_t k = 0; k < t->nparts; k++) {
             floe_tpart_t *p = t->parts[k];
             int64_t c = t->main.committed ? t->main.committed[k] : -1;
+            refresh_log_end(t, p);
             floe_buf_printf(
                 js,
                 "%s{\"partition\":%d,\"committed\":%lld,\"read\":%lld,\"log_start\":%lld,"

@@ -120,6 +120,11 @@ typedef struct floe_tsource_ops {
      * them (design.md invariant 8); 0 when none.  May be NULL (a store
      * whose retention is not floe's: floe sink). */
     uint64_t (*retention_held)(floe_tsource_t *s, const char *topic, int32_t partition);
+    /* The offset after the last message of topic/partition now, or -1
+     * when unknown; what /admin/tables and the lag metrics show for a
+     * partition the engine does not read (a paused table, an idle one).
+     * May be NULL (the end the last fetch saw is shown). */
+    int64_t (*log_end)(floe_tsource_t *s, const char *topic, int32_t partition);
 
     /* The three below are optional together (all NULL: the engine polls).
      * watch: from now on call wake(arg) when there is news: a partition

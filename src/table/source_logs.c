@@ -258,11 +258,23 @@ static uint64_t retention_held(floe_tsource_t *src, const char *topic, int32_t p
     return v;
 }
 
+static int64_t log_end(floe_tsource_t *src, const char *topic, int32_t partition)
+{
+    floe_tsource_logs_t *s = (floe_tsource_logs_t *)src;
+    pthread_mutex_lock(&s->mu);
+    ltopic_t *t = find(s, topic);
+    int64_t v =
+        t && partition >= 0 && partition < t->nparts ? floe_log_end_offset(t->logs[partition]) : -1;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
 static const floe_tsource_ops_t ops = {.topics = topics,
                                        .fetch = fetch,
                                        .next = next,
                                        .committed = committed,
                                        .retention_held = retention_held,
+                                       .log_end = log_end,
                                        .watch = watch,
                                        .changed = changed,
                                        .topics_version = topics_version};

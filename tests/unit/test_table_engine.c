@@ -1614,6 +1614,8 @@ static void operator_pause_holds_until_resume(void)
     set_topic("op", &pl, keys, b2, 2);
     floe_engine_run_once(eng, true, &e);
     CHECK(status_has(eng, "\"state\":\"paused\",\"reason\":\"paused by an operator\""));
+    /* it reads nothing, yet its lag shows the record that waits */
+    CHECK(status_has(eng, "\"committed\":1,\"read\":1,\"log_start\":0,\"log_end\":2,\"lag\":1,"));
     live_t l;
     CHECK_EQ(live_files("op", &l), 0);
     CHECK_EQ(l.records, 1);
