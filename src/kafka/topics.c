@@ -124,13 +124,6 @@ static int check_config(const char *key, const char *value, floe_err_t *err)
                                 value);
         return 0;
     }
-    if (!strcmp(key, "cleanup.policy")) {
-        if (strcmp(value, "delete") && strcmp(value, "compact") &&
-            strcmp(value, "compact,delete") && strcmp(value, "delete,compact"))
-            return floe_err_set(err, FLOE_EINVAL, "cleanup.policy '%s' is not delete or compact",
-                                value);
-        return 0;
-    }
     floe_log_config_t lc;
     floe_log_config_default(&lc);
     if (floe_log_config_set(&lc, key, log_value(value), err) < 0) {
