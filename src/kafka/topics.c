@@ -454,12 +454,14 @@ int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
     if (!rc && unlink(path) && errno != ENOENT) rc = floe_err_errno(err, errno, path);
     if (!rc) rc = floe_fs_fsync_dir(dir, err);
     if (rc) FLOE_ERROR("kafka: deleting topic %s: %s", t->name, err->msg);
+    pthread_mutex_lock(&b->clean_mu); /* no log of it is being cleaned */
     for (int32_t p = 0; p < t->nparts; p++) {
         floe_err_t e;
         if (floe_log_drop(t->logs[p], &e))
             FLOE_WARN("kafka: topic %s partition %d: %s", t->name, p, e.msg);
         t->logs[p] = NULL;
     }
+    pthread_mutex_unlock(&b->clean_mu);
     floe_broker_flush_release(b);
     t->nparts = 0;
     FLOE_INFO("kafka: topic %s deleted", t->name);
@@ -654,6 +656,9 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
     pthread_mutex_init(&b->fmu, NULL);
     pthread_mutex_init(&b->flush_mu, NULL);
     pthread_cond_init(&b->fcv, NULL);
+    pthread_mutex_init(&b->cmu, NULL);
+    pthread_cond_init(&b->ccv, NULL);
+    pthread_mutex_init(&b->clean_mu, NULL);
     if (!b->data_dir || !b->defaults) {
         floe_broker_close(b);
         return floe_err_oom(err);
@@ -690,7 +695,7 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
         if (!rc) rc = load_topic(b, path, err);
     }
     closedir(d);
-    if (rc || floe_broker_flusher_start(b, err)) {
+    if (rc || floe_broker_flusher_start(b, err) || floe_broker_cleaner_start(b, err)) {
         floe_broker_close(b);
         return -1;
     }
@@ -703,6 +708,7 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
 void floe_broker_close(floe_broker_t *b)
 {
     if (!b) return;
+    floe_broker_cleaner_stop(b);
     floe_broker_flusher_stop(b);
     free(b->w);
     for (int i = 0; i < b->ntopics; i++) topic_free(b->topics[i]);
@@ -713,6 +719,9 @@ void floe_broker_close(floe_broker_t *b)
     pthread_mutex_destroy(&b->fmu);
     pthread_mutex_destroy(&b->flush_mu);
     pthread_cond_destroy(&b->fcv);
+    pthread_mutex_destroy(&b->cmu);
+    pthread_cond_destroy(&b->ccv);
+    pthread_mutex_destroy(&b->clean_mu);
     free(b->data_dir);
     free(b);
 }
