@@ -20,6 +20,9 @@ struct floe_topic {
     floe_log_t **logs;
     int64_t *held_warned_ms; /* per partition: last "retention held back"
                                 WARN (loop thread) */
+    int64_t *clean_floor;    /* per partition: compaction keeps offsets at or
+                                above it (a table's committed offset; set on
+                                the loop, read by the cleaner; atomic) */
     json_t *configs;         /* object: the topic's own settings */
     floe_log_config_t logcfg;
     bool log_append_time;
@@ -78,6 +81,10 @@ struct floe_broker {
 /* Retention of partition p of t under its floor, at wall time now (the
  * retention tick). */
 void floe_broker_retention_run(floe_broker_t *b, floe_topic_t *t, int32_t p, int64_t now);
+/* Ask the retention floor of partition p of t (a table topic's committed
+ * offset) for the cleaner: t->clean_floor[p] (INT64_MAX without one).
+ * Loop thread (the tick), where the floor may be asked. */
+void floe_broker_clean_floor_update(floe_broker_t *b, floe_topic_t *t, int32_t p);
 
 /* ---- cleaner.c ---- */
 

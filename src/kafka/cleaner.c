@@ -1,7 +1,9 @@
 /* The log cleaner thread (broker.h): compacts the partitions of topics
  * whose cleanup.policy holds compact (log.h floe_log_clean), one
  * partition at a time, every cleaner_backoff_ms, at a low CPU priority.
- * Topic deletion waits for the partition being cleaned (clean_mu). */
+ * Topic deletion waits for the partition being cleaned (clean_mu).  A
+ * partition with a retention floor (a table topic) is compacted only below
+ * it; the loop's tick asks the floor (t->clean_floor). */
 #include <inttypes.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -15,13 +17,17 @@
 
 /* Is t still in the registry?  (It may have been deleted since the
  * snapshot; a deleted topic's pointer is only compared, never used.) */
-static floe_log_t *live_log(floe_broker_t *b, floe_topic_t *t, int32_t p, bool *compact)
+static floe_log_t *live_log(floe_broker_t *b, floe_topic_t *t, int32_t p, bool *compact,
+                            int64_t *floor)
 {
     floe_log_t *l = NULL;
     pthread_mutex_lock(&b->mu);
     for (int i = 0; i < b->ntopics; i++)
         if (b->topics[i] == t) {
-            if (p < t->nparts) l = t->logs[p];
+            if (p < t->nparts) {
+                l = t->logs[p];
+                *floor = __atomic_load_n(&t->clean_floor[p], __ATOMIC_RELAXED);
+            }
             *compact = (t->logcfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT) != 0;
             break;
         }
@@ -33,15 +39,19 @@ static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p)
 {
     pthread_mutex_lock(&b->clean_mu);
     bool compact = false;
-    floe_log_t *l = live_log(b, t, p, &compact);
-    if (!l || !compact) {
+    int64_t floor = 0;
+    floe_log_t *l = live_log(b, t, p, &compact, &floor);
+    if (!l || !compact || floor <= 0) {
         pthread_mutex_unlock(&b->clean_mu);
         return;
     }
     int64_t t0 = floe_mono_ms();
     floe_log_clean_stats_t st;
     floe_err_t e;
-    int rc = floe_log_clean(l, floe_wall_ms(), NULL, &st, &e);
+    /* a table topic's log keeps what its table has not taken (design.md
+     * invariant 8): only what lies below the table's committed offset */
+    floe_log_clean_opts_t o = {.floor = floor};
+    int rc = floe_log_clean(l, floe_wall_ms(), &o, &st, &e);
     int64_t ms = floe_mono_ms() - t0;
     double ratio = floe_log_dirty_ratio(l, floe_wall_ms(), NULL);
     pthread_mutex_unlock(&b->clean_mu);
@@ -57,16 +67,15 @@ static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p)
         b->cstats.last_run_ms = ms;
     }
     pthread_mutex_unlock(&b->cmu);
-    if (rc < 0)
-        FLOE_ERROR("kafka: %s-%d: log cleaner: %s", t->name, (int)p, e.msg);
+    if (rc < 0) FLOE_ERROR("kafka: %s-%d: log cleaner: %s", t->name, (int)p, e.msg);
     else if (rc > 0)
         FLOE_INFO("kafka: %s-%d: log cleaned in %" PRId64 " ms: %" PRIu64 " -> %" PRIu64
                   " bytes, %" PRId64 " of %" PRId64 " records removed (%" PRId64
                   " tombstones), %zu segments rewritten, %zu in the log, clean up to offset "
                   "%" PRId64 ", dirty ratio now %.2f",
                   t->name, (int)p, ms, st.bytes_before, st.bytes_after, st.records_removed,
-                  st.records_before, st.tombstones_removed, st.segments_cleaned,
-                  st.segments_after, st.clean_upto, ratio);
+                  st.records_before, st.tombstones_removed, st.segments_cleaned, st.segments_after,
+                  st.clean_upto, ratio);
 }
 
 static void *cleaner_main(void *arg)
@@ -145,8 +154,7 @@ int floe_broker_cleaner_metrics(floe_broker_t *b, floe_buf_t *out)
         "# HELP floe_log_cleaner_runs_total Compacted partition logs cleaned.\n"
         "# TYPE floe_log_cleaner_runs_total counter\nfloe_log_cleaner_runs_total %" PRIu64 "\n"
         "# HELP floe_log_cleaner_errors_total Cleaner runs that failed.\n"
-        "# TYPE floe_log_cleaner_errors_total counter\nfloe_log_cleaner_errors_total %" PRIu64
-        "\n"
+        "# TYPE floe_log_cleaner_errors_total counter\nfloe_log_cleaner_errors_total %" PRIu64 "\n"
         "# HELP floe_log_cleaner_bytes_read_total Bytes of segments the cleaner rewrote, before.\n"
         "# TYPE floe_log_cleaner_bytes_read_total counter\n"
         "floe_log_cleaner_bytes_read_total %" PRIu64 "\n"

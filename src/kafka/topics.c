@@ -212,6 +212,7 @@ static void topic_free(floe_topic_t *t)
     for (int32_t i = 0; i < t->nparts; i++) floe_log_close(t->logs[i]);
     free(t->logs);
     free(t->held_warned_ms);
+    free(t->clean_floor);
     json_decref(t->configs);
     free(t->name);
     free(t);
@@ -250,6 +251,10 @@ static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t 
     if (!warned) return floe_err_oom(err);
     t->held_warned_ms = warned;
     for (int32_t p = t->nparts; p < to; p++) warned[p] = 0;
+    int64_t *floors = realloc(t->clean_floor, (size_t)to * sizeof *floors);
+    if (!floors) return floe_err_oom(err);
+    t->clean_floor = floors;
+    for (int32_t p = t->nparts; p < to; p++) floors[p] = 0; /* until the tick knows */
     for (int32_t p = t->nparts; p < to; p++) {
         char dir[4096];
         if (floe_broker_partition_dir(b->data_dir, t->name, p, dir, sizeof dir, err) ||
@@ -621,6 +626,8 @@ void floe_broker_tick(floe_broker_t *b)
             if (floe_log_maybe_flush(v[i]->logs[p], now, &e))
                 FLOE_ERROR("kafka: %s-%d: flush: %s", v[i]->name, p, e.msg);
             if (retention) floe_broker_retention_run(b, v[i], p, now);
+            if (v[i]->logcfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT)
+                floe_broker_clean_floor_update(b, v[i], p);
         }
     if (n >= 0) free(v);
 }

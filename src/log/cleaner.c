@@ -668,13 +668,14 @@ static int collect_producers(run_t *r, floe_err_t *err)
 /* Sealed segments compaction may touch: not the active one, none with a
  * record younger than min.compaction.lag.ms, nor any after it.  Caller
  * holds the lock. */
-static size_t cleanable_count(floe_log_t *l, int64_t now)
+static size_t cleanable_count(floe_log_t *l, int64_t now, int64_t floor)
 {
     size_t n = 0;
     int64_t lag = l->cfg.min_compaction_lag_ms;
     while (n + 1 < l->nsegs) {
         const floe_segment_t *s = l->segs[n];
         if (lag > 0 && s->max_ts >= 0 && s->max_ts > now - lag) break;
+        if (floor > 0 && s->next > floor) break;
         n++;
     }
     return n;
@@ -683,7 +684,7 @@ static size_t cleanable_count(floe_log_t *l, int64_t now)
 double floe_log_dirty_ratio(floe_log_t *l, int64_t now_ms, uint64_t *dirty_bytes)
 {
     pthread_mutex_lock(&l->mu);
-    size_t n = cleanable_count(l, now_ms);
+    size_t n = cleanable_count(l, now_ms, 0);
     uint64_t clean = 0, dirty = 0;
     for (size_t i = 0; i < n; i++) {
         if (l->segs[i]->base >= l->clean_upto) dirty += l->segs[i]->size;
@@ -720,7 +721,7 @@ int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *o
         pthread_mutex_unlock(&l->mu);
         return 0;
     }
-    size_t n = cleanable_count(l, now_ms);
+    size_t n = cleanable_count(l, now_ms, o ? o->floor : 0);
     uint64_t clean = 0, dirty = 0;
     size_t d = n; /* first dirty segment */
     for (size_t i = 0; i < n; i++) {

@@ -271,6 +271,10 @@ typedef struct floe_log_clean_opts {
     uint64_t max_dirty_bytes;
     /* clean even when the dirty ratio is below min.cleanable.dirty.ratio */
     bool force;
+    /* only segments wholly below this offset are cleaned (a reader that
+     * has not taken the rest yet: a table topic's committed offset); 0
+     * means no floor (INT64_MAX too) */
+    int64_t floor;
     /* tests: called after each FLOE_CLEAN_STEP_* (a test kills the
      * process there and reopens the log); NULL in production */
     void (*step)(void *arg, int step);

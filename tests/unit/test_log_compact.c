@@ -377,6 +377,15 @@ static void active_and_young_segments_untouched(void)
     CHECK_EQ(floe_log_clean(l, 50000, &o, NULL, &err), 0);
     read_all(l, s);
     CHECK_EQ(s->n, ROUNDS * NKEYS + 1);
+    /* a floor (a table's committed offset): nothing at or above it goes */
+    floe_log_clean_opts_t fo = {.floor = 100};
+    CHECK_EQ(floe_log_clean(l, 200000, &fo, NULL, &err), 1);
+    CHECK(floe_log_clean_checkpoint(l) <= 100);
+    read_all(l, s);
+    int above = 0;
+    for (int i = 0; i < s->n; i++) above += s->off[i] >= 100;
+    CHECK_EQ(above, ROUNDS * NKEYS + 1 - 100);
+    CHECK(s->n < ROUNDS * NKEYS + 1);
     CHECK_EQ(floe_log_clean(l, 200000, NULL, NULL, &err), 1);
     read_all(l, s);
     check_latest(s, floe_log_clean_checkpoint(l));
