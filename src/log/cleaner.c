@@ -267,6 +267,7 @@ typedef struct run {
     prod_t *prods; /* last batch of each producer the log knows, by pid */
     size_t nprods;
     floe_buf_t batch, scratch, recs, z, out;
+    int64_t map_from;   /* records below it were mapped by earlier runs */
     int64_t keep_above; /* records past it stay (the map filled up there) */
     int64_t horizon;    /* earliest delete horizon of a kept tombstone, -1 */
     floe_log_clean_stats_t *st;
@@ -355,7 +356,7 @@ static int map_batch(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err)
     floe_record_t rec;
     int k;
     while ((k = floe_record_iter_next(&it, &rec, err)) == 1) {
-        if (rec.key_null) continue;
+        if (rec.key_null || rec.offset < r->map_from) continue;
         int p = omap_put(&r->map, rec.key, rec.offset);
         if (p < 0) return floe_err_oom(err);
         if (p == 0) { /* full: what lies past the last key put stays */
@@ -471,7 +472,8 @@ static int clean_batch(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err)
             continue;
         }
         kept++;
-        if (rec.value_null) tombs++;
+        /* a tombstone past the map is not cleaned yet: no horizon */
+        if (rec.value_null && rec.offset <= r->keep_above) tombs++;
         if (rec.timestamp > max_ts) max_ts = rec.timestamp;
     }
     if (k < 0) return -1;
@@ -687,7 +689,7 @@ double floe_log_dirty_ratio(floe_log_t *l, int64_t now_ms, uint64_t *dirty_bytes
     size_t n = cleanable_count(l, now_ms, 0);
     uint64_t clean = 0, dirty = 0;
     for (size_t i = 0; i < n; i++) {
-        if (l->segs[i]->base >= l->clean_upto) dirty += l->segs[i]->size;
+        if (l->segs[i]->next > l->clean_upto) dirty += l->segs[i]->size;
         else
             clean += l->segs[i]->size;
     }
@@ -725,7 +727,7 @@ int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *o
     uint64_t clean = 0, dirty = 0;
     size_t d = n; /* first dirty segment */
     for (size_t i = 0; i < n; i++) {
-        if (l->segs[i]->base >= l->clean_upto) {
+        if (l->segs[i]->next > l->clean_upto) {
             if (d == n) d = i;
             dirty += l->segs[i]->size;
         } else {
@@ -755,19 +757,25 @@ int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *o
         segs[i]->refs++;
     }
     int64_t old_upto = l->clean_upto;
+    r.map_from = old_upto;
     pthread_mutex_unlock(&l->mu);
 
     /* map the dirty segments while the map and the budget last */
     size_t mapped = d;
     uint64_t mapped_bytes = 0;
+    bool full_in_d = false; /* the map filled inside the first dirty segment */
     int rc = 0;
     for (size_t i = d; i < n && rc == 0; i++) {
         if (i > d && mapped_bytes + sizes[i] > max_dirty) break;
         rc = each_batch(&r, segs[i], sizes[i], map_batch, err);
         if (rc < 0) break;
         mapped_bytes += sizes[i];
-        if (rc == 0 || i == d) mapped = i + 1; /* a full map still covers part of d */
+        /* a map that filled inside segment i > d: i is not cleaned now;
+         * inside d: d is, up to the last record mapped (keep_above) */
+        if (rc == 0 || i == d) mapped = i + 1;
         if (rc == 1) {
+            full_in_d = i == d;
+            if (!full_in_d) r.keep_above = INT64_MAX;
             rc = 0;
             break;
         }
@@ -792,6 +800,9 @@ int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *o
         if (rc == 0) new_upto = segs[j - 1]->next;
         i = j;
     }
+    /* a partly mapped segment is clean only up to the last record mapped:
+     * the next run maps from there */
+    if (rc == 0 && full_in_d && new_upto > r.keep_above + 1) new_upto = r.keep_above + 1;
     run_horizon = r.horizon;
     st->clean_upto = new_upto;
 

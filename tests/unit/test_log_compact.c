@@ -423,6 +423,21 @@ static void bounded_runs(void)
         CHECK_STR(final_value(s, "k3"), "");
     }
     CHECK(runs > 1);
+    /* every dirty record mapped (the ratio fell below the threshold before) */
+    o.force = true;
+    for (int i = 0; i < 20 && floe_log_clean_checkpoint(l) < l->segs[l->nsegs - 1]->base; i++)
+        CHECK(floe_log_clean(l, 5000, &o, NULL, &err) >= 0);
+    CHECK_EQ(floe_log_clean_checkpoint(l), l->segs[l->nsegs - 1]->base);
+    /* a day later the tombstone goes, and no older value of k3 comes back */
+    int64_t later = 5000 + 2 * 86400000ll;
+    o.force = false;
+    CHECK_EQ(floe_log_clean(l, later, &o, NULL, &err), 1);
+    read_all(l, s);
+    CHECK_STR(final_value(s, "k3"), "");
+    CHECK_EQ(count_key(s, "k3", INT64_MAX), 0);
+    char v7[16];
+    snprintf(v7, sizeof v7, "v%d", ROUNDS - 1);
+    CHECK_STR(final_value(s, "k7"), v7);
     floe_log_close(l);
     free(s);
     rm_rf(d);
