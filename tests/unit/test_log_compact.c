@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -613,7 +614,82 @@ static void crash_at_each_step(void)
     }
 }
 
+/* SIGKILL a process that cleans, at random moments, between rounds of
+ * new updates: whatever instant it dies at, every key keeps its latest
+ * value, offsets increase and nothing is left half swapped. */
+static void random_kills_lose_nothing(void)
+{
+    char *d = tmpdir();
+    floe_log_config_t c = compact_cfg();
+    c.delete_retention_ms = 0;
+    c.min_cleanable_dirty_ratio = 0.01;
+    floe_log_t *l;
+    floe_err_t err;
+    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
+    fill(l);
+    floe_log_close(l);
+    unsigned seed = (unsigned)getpid();
+    seen_t *s = malloc(sizeof *s);
+    int children_started = 0;
+    for (int it = 0; it < 40; it++) {
+        int round = ROUNDS + it;
+        CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
+        for (int k = 0; k < NKEYS; k++)
+            CHECK_EQ(
+                append_kv(l, k, 1, round, false, it % 2 ? FLOE_COMPRESSION_ZSTD : 0, -1, -1, NULL),
+                0);
+        CHECK_EQ(append_kv(l, 100 + it, 1, round, false, 0, -1, -1, NULL), 0);
+        CHECK_EQ(floe_log_flush(l, &err), 0);
+        floe_log_close(l);
+        int pfd[2];
+        if (pipe(pfd) != 0) abort();
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(pfd[0]);
+            floe_log_t *cl;
+            floe_err_t e;
+            if (floe_log_open(d, &c, &cl, &e) != 0) _exit(1);
+            if (write(pfd[1], "x", 1) != 1) _exit(1);
+            floe_log_clean_opts_t o = {.force = true};
+            for (int64_t now = 5000;; now += 1000) floe_log_clean(cl, now, &o, NULL, &e);
+        }
+        close(pfd[1]);
+        char x;
+        if (read(pfd[0], &x, 1) == 1) children_started++;
+        close(pfd[0]);
+        usleep((useconds_t)(rand_r(&seed) % 20000));
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
+        CHECK_EQ(leftovers(d), 0);
+        read_all(l, s);
+        CHECK(s->increasing);
+        CHECK(s->crc_ok);
+        char k[16], v[16];
+        snprintf(v, sizeof v, "v%d", round);
+        for (int i = 0; i < NKEYS; i++) {
+            snprintf(k, sizeof k, "k%d", i);
+            CHECK_STR(final_value(s, k), v);
+        }
+        for (int i = 0; i <= it; i++) {
+            snprintf(k, sizeof k, "k%d", 100 + i);
+            snprintf(v, sizeof v, "v%d", ROUNDS + i);
+            CHECK_STR(final_value(s, k), v);
+        }
+        floe_log_close(l);
+        if (t_checks_failed) {
+            printf("# after kill %d\n", it);
+            break;
+        }
+    }
+    CHECK(children_started > 0);
+    free(s);
+    rm_rf(d);
+    free(d);
+}
+
 TEST_MAIN(floe_diag_set_level(FLOE_DIAG_WARN); RUN(latest_per_key_kept); RUN(fetch_crosses_gaps);
           RUN(tombstones_go_after_delete_retention); RUN(active_and_young_segments_untouched);
           RUN(bounded_runs); RUN(producer_sequence_survives); RUN(keyless_refused_and_policies);
-          RUN(crash_at_each_step))
+          RUN(crash_at_each_step); RUN(random_kills_lose_nothing))
