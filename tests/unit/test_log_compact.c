@@ -5,7 +5,6 @@
  * step of a swap leaves a log that holds every record that should be
  * there. */
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,25 +17,12 @@
 #include "log/log.h"
 #include "log/log_int.h"
 #include "test.h"
+#include "tmp_dir.h"
 #include "util/diag.h"
-
-static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(p);
-}
-static void rm_rf(const char *d)
-{
-    nftw(d, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static char *tmpdir(void)
 {
-    char *d = strdup("/tmp/floe-test-compact-XXXXXX");
-    if (!mkdtemp(d)) abort();
-    return d;
+    return floe_test_tmpdir("compact");
 }
 
 static floe_log_config_t compact_cfg(void)
@@ -188,29 +174,54 @@ static void fill(floe_log_t *l)
             CHECK_EQ(append_kv(l, k, 1, r, k == 3 && r == ROUNDS - 1, 0, -1, -1, NULL), 0);
 }
 
-static void check_latest(const seen_t *s, int64_t clean_upto)
+/* A consumer's view: offsets increase, batches whole, and key k<i> ends
+ * with "v<round>" (k3 deleted when tomb3); with clean_upto >= 0 the
+ * clean part holds each key once. */
+static void check_values(const seen_t *s, int round, bool tomb3, int64_t clean_upto)
 {
     CHECK(s->increasing);
     CHECK(s->crc_ok);
     char k[16], v[16];
-    snprintf(v, sizeof v, "v%d", ROUNDS - 1);
+    snprintf(v, sizeof v, "v%d", round);
     for (int i = 0; i < NKEYS; i++) {
         snprintf(k, sizeof k, "k%d", i);
-        CHECK_STR(final_value(s, k), i == 3 ? "" : v);
-        /* the clean part holds a key once */
-        CHECK(count_key(s, k, clean_upto) <= 1);
+        CHECK_STR(final_value(s, k), i == 3 && tomb3 ? "" : v);
+        if (clean_upto >= 0) CHECK(count_key(s, k, clean_upto) <= 1);
     }
+}
+
+static void check_latest(const seen_t *s, int64_t clean_upto)
+{
+    check_values(s, ROUNDS - 1, true, clean_upto);
+}
+
+/* A log in a new temp dir (*d, caller frees) with config c, filled; with
+ * a record of key k100 after it (in the active segment) when tail. */
+static floe_log_t *filled_log(char **d, const floe_log_config_t *c, bool tail)
+{
+    *d = tmpdir();
+    floe_log_t *l;
+    floe_err_t err;
+    if (floe_log_open(*d, c, &l, &err) != 0) abort();
+    fill(l);
+    if (tail) CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
+    return l;
+}
+
+static void done(floe_log_t *l, char *d, seen_t *s)
+{
+    floe_log_close(l);
+    floe_test_rm_rf(d);
+    free(d);
+    free(s);
 }
 
 static void latest_per_key_kept(void)
 {
-    char *d = tmpdir();
+    char *d;
     floe_log_config_t c = compact_cfg();
-    floe_log_t *l;
+    floe_log_t *l = filled_log(&d, &c, true);
     floe_err_t err;
-    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-    fill(l);
-    CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
     int64_t end = floe_log_end_offset(l);
     size_t segs = floe_log_segment_count(l);
     CHECK(segs > 10);
@@ -265,7 +276,7 @@ static void latest_per_key_kept(void)
     free(s2);
     floe_buf_free(&before);
     floe_buf_free(&after);
-    rm_rf(d);
+    floe_test_rm_rf(d);
     free(d);
 }
 
@@ -309,22 +320,16 @@ static void fetch_crosses_gaps(void)
     CHECK_STR(final_value(s, "k4"), "v11");
     CHECK_EQ(count_key(s, "k4", floe_log_clean_checkpoint(l)), 1);
     floe_buf_free(&out);
-    floe_log_close(l);
-    free(s);
-    rm_rf(d);
-    free(d);
+    done(l, d, s);
 }
 
 static void tombstones_go_after_delete_retention(void)
 {
-    char *d = tmpdir();
+    char *d;
     floe_log_config_t c = compact_cfg();
     c.delete_retention_ms = 10000;
-    floe_log_t *l;
+    floe_log_t *l = filled_log(&d, &c, true);
     floe_err_t err;
-    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-    fill(l);
-    CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
     int64_t t0 = 1000000;
     CHECK_EQ(floe_log_clean(l, t0, NULL, NULL, &err), 1);
     seen_t *s = malloc(sizeof *s);
@@ -346,34 +351,26 @@ static void tombstones_go_after_delete_retention(void)
     CHECK_EQ(count_key(s, "k3", INT64_MAX), 0);
     check_latest(s, floe_log_clean_checkpoint(l));
     CHECK_EQ(floe_log_clean(l, t0 + 20000, NULL, NULL, &err), 0);
-    floe_log_close(l);
-    free(s);
-    rm_rf(d);
-    free(d);
+    done(l, d, s);
 }
 
 static void active_and_young_segments_untouched(void)
 {
-    char *d = tmpdir();
+    char *d;
     floe_log_config_t c = compact_cfg();
     c.segment_bytes = 1 << 20; /* one segment: the active one */
-    floe_log_t *l;
+    floe_log_t *l = filled_log(&d, &c, false);
     floe_err_t err;
-    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-    fill(l);
     floe_log_clean_opts_t o = {.force = true};
     CHECK_EQ(floe_log_clean(l, 5000, &o, NULL, &err), 0);
     seen_t *s = malloc(sizeof *s);
     read_all(l, s);
     CHECK_EQ(s->n, ROUNDS * NKEYS);
-    floe_log_close(l);
-    rm_rf(d);
+    done(l, d, NULL);
     /* min.compaction.lag.ms: records younger than the lag stay */
     c = compact_cfg();
     c.min_compaction_lag_ms = 100000;
-    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-    fill(l);
-    CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
+    l = filled_log(&d, &c, true);
     /* timestamps are 1000 + round: at now 50000 every one is young */
     CHECK_EQ(floe_log_clean(l, 50000, &o, NULL, &err), 0);
     read_all(l, s);
@@ -390,22 +387,16 @@ static void active_and_young_segments_untouched(void)
     CHECK_EQ(floe_log_clean(l, 200000, NULL, NULL, &err), 1);
     read_all(l, s);
     check_latest(s, floe_log_clean_checkpoint(l));
-    floe_log_close(l);
-    free(s);
-    rm_rf(d);
-    free(d);
+    done(l, d, s);
 }
 
 /* A small offset map cleans in several runs and loses nothing. */
 static void bounded_runs(void)
 {
-    char *d = tmpdir();
+    char *d;
     floe_log_config_t c = compact_cfg();
-    floe_log_t *l;
+    floe_log_t *l = filled_log(&d, &c, true);
     floe_err_t err;
-    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-    fill(l);
-    CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
     floe_log_clean_opts_t o = {.max_keys = 3, .max_dirty_bytes = 1000};
     int runs = 0;
     int64_t prev = -1;
@@ -439,10 +430,7 @@ static void bounded_runs(void)
     char v7[16];
     snprintf(v7, sizeof v7, "v%d", ROUNDS - 1);
     CHECK_STR(final_value(s, "k7"), v7);
-    floe_log_close(l);
-    free(s);
-    rm_rf(d);
-    free(d);
+    done(l, d, s);
 }
 
 static void producer_sequence_survives(void)
@@ -481,10 +469,7 @@ static void producer_sequence_survives(void)
     read_all(l, s);
     CHECK(s->increasing);
     CHECK_STR(final_value(s, "k0"), "v99");
-    floe_log_close(l);
-    free(s);
-    rm_rf(d);
-    free(d);
+    done(l, d, s);
 }
 
 static void keyless_refused_and_policies(void)
@@ -514,7 +499,7 @@ static void keyless_refused_and_policies(void)
     floe_log_set_config(l, &c);
     CHECK_EQ(append_kv(l, -1, 1, 0, false, 0, -1, -1, &res), 0);
     floe_log_close(l);
-    rm_rf(d);
+    floe_test_rm_rf(d);
     free(d);
 
     floe_log_config_default(&c);
@@ -561,14 +546,11 @@ static size_t leftovers(const char *dir)
 static void crash_at_each_step(void)
 {
     for (int stepn = FLOE_CLEAN_STEP_WRITING; stepn <= FLOE_CLEAN_STEP_SWAPPED; stepn++) {
-        char *d = tmpdir();
+        char *d;
         floe_log_config_t c = compact_cfg();
         c.delete_retention_ms = 0;
-        floe_log_t *l;
+        floe_log_t *l = filled_log(&d, &c, true);
         floe_err_t err;
-        CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-        fill(l);
-        CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
         int64_t end = floe_log_end_offset(l);
         CHECK_EQ(floe_log_flush(l, &err), 0);
         floe_log_close(l);
@@ -591,14 +573,7 @@ static void crash_at_each_step(void)
         CHECK_EQ(floe_log_end_offset(l), end);
         seen_t *s = malloc(sizeof *s);
         read_all(l, s);
-        char k[16], v[16];
-        snprintf(v, sizeof v, "v%d", ROUNDS - 1);
-        CHECK(s->increasing);
-        CHECK(s->crc_ok);
-        for (int i = 0; i < NKEYS; i++) {
-            snprintf(k, sizeof k, "k%d", i);
-            CHECK_STR(final_value(s, k), i == 3 ? "" : v);
-        }
+        check_values(s, ROUNDS - 1, true, -1);
         CHECK_STR(final_value(s, "k100"), "v0");
         /* and the cleaning finishes after the restart */
         CHECK_EQ(floe_log_clean(l, 5000, NULL, NULL, &err) >= 0, 1);
@@ -607,10 +582,7 @@ static void crash_at_each_step(void)
         read_all(l, s);
         check_latest(s, floe_log_clean_checkpoint(l));
         if (t_checks_failed) printf("# crash at step %d\n", stepn);
-        floe_log_close(l);
-        free(s);
-        rm_rf(d);
-        free(d);
+        done(l, d, s);
     }
 }
 
@@ -619,14 +591,12 @@ static void crash_at_each_step(void)
  * value, offsets increase and nothing is left half swapped. */
 static void random_kills_lose_nothing(void)
 {
-    char *d = tmpdir();
+    char *d;
     floe_log_config_t c = compact_cfg();
     c.delete_retention_ms = 0;
     c.min_cleanable_dirty_ratio = 0.01;
-    floe_log_t *l;
+    floe_log_t *l = filled_log(&d, &c, false);
     floe_err_t err;
-    CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-    fill(l);
     floe_log_close(l);
     unsigned seed = (unsigned)getpid();
     seen_t *s = malloc(sizeof *s);
@@ -664,14 +634,8 @@ static void random_kills_lose_nothing(void)
         CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
         CHECK_EQ(leftovers(d), 0);
         read_all(l, s);
-        CHECK(s->increasing);
-        CHECK(s->crc_ok);
+        check_values(s, round, false, -1);
         char k[16], v[16];
-        snprintf(v, sizeof v, "v%d", round);
-        for (int i = 0; i < NKEYS; i++) {
-            snprintf(k, sizeof k, "k%d", i);
-            CHECK_STR(final_value(s, k), v);
-        }
         for (int i = 0; i <= it; i++) {
             snprintf(k, sizeof k, "k%d", 100 + i);
             snprintf(v, sizeof v, "v%d", ROUNDS + i);
@@ -685,7 +649,7 @@ static void random_kills_lose_nothing(void)
     }
     CHECK(children_started > 0);
     free(s);
-    rm_rf(d);
+    floe_test_rm_rf(d);
     free(d);
 }
 
