@@ -271,6 +271,8 @@ typedef struct run {
     int64_t keep_above; /* records past it stay (the map filled up there) */
     int64_t horizon;    /* earliest delete horizon of a kept tombstone, -1 */
     floe_log_clean_stats_t *st;
+    floe_segment_t *sh; /* the indexes of the group being written */
+    uint64_t written;   /* bytes of it in the .cleaned file */
 } run_t;
 
 static int pread_all(int fd, void *p, size_t n, uint64_t off)
@@ -523,27 +525,62 @@ static int clean_batch(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err)
     return 0;
 }
 
-/* Write r->out to fd and empty it. */
+/* Index the batches in r->out (the group's indexes, in memory), write
+ * them to fd and empty r->out. */
 static int drain(run_t *r, int fd, const char *path, floe_err_t *err)
 {
+    for (size_t off = 0; off < r->out.len;) {
+        floe_batch_hdr_t h;
+        floe_batch_decode_hdr(r->out.data + off, r->out.len - off, &h, NULL);
+        if (floe_segment_index_batch(r->sh, &h, r->written + off, r->cfg.index_interval_bytes,
+                                     err) != 0)
+            return -1;
+        off += floe_batch_size(&h);
+    }
     if (r->out.len && write_all(fd, r->out.data, r->out.len) != 0)
         return floe_err_errno(err, errno, path);
+    r->written += r->out.len;
     floe_buf_reset(&r->out);
     return 0;
 }
 
-/* Index a cleaned segment file's batches (headers re-read from the file). */
-typedef struct index_arg {
-    floe_segment_t *s;
-    uint64_t pos;
-    uint32_t interval;
-} index_arg_t;
-static int index_cb(void *arg, const floe_batch_hdr_t *h)
+/* An in-memory segment that only gathers index entries. */
+static floe_segment_t *shadow_new(int64_t base)
 {
-    index_arg_t *a = arg;
-    if (floe_segment_index_batch(a->s, h, a->pos, a->interval, NULL) != 0) return -1;
-    a->pos += floe_batch_size(h);
-    return 0;
+    floe_segment_t *sh = calloc(1, sizeof *sh);
+    if (!sh) return NULL;
+    sh->base = sh->next = base;
+    sh->max_ts = -1;
+    sh->max_ts_off = base;
+    sh->roll_base_ms = -1;
+    return sh;
+}
+
+static void shadow_free(floe_segment_t *sh)
+{
+    if (!sh) return;
+    free(sh->idx);
+    free(sh->tidx);
+    free(sh);
+}
+
+/* The new segment s takes the shadow's indexes (sh freed). */
+static void shadow_adopt(floe_segment_t *s, floe_segment_t *sh)
+{
+    free(s->idx);
+    free(s->tidx);
+    s->idx = sh->idx;
+    s->nidx = sh->nidx;
+    s->capidx = sh->capidx;
+    s->tidx = sh->tidx;
+    s->ntidx = sh->ntidx;
+    s->captidx = sh->captidx;
+    s->max_ts = sh->max_ts;
+    s->max_ts_off = sh->max_ts_off;
+    s->since_index = sh->since_index;
+    sh->idx = NULL;
+    sh->tidx = NULL;
+    shadow_free(sh);
 }
 
 static void step(run_t *r, int n)
@@ -586,16 +623,17 @@ static int swap_group(run_t *r, floe_segment_t **g, size_t n, const char *cleane
     floe_segment_t *s = NULL;
     if (rc == 0) rc = floe_segment_open(l->dir, base, false, &s, err);
     if (rc == 0) {
-        index_arg_t a = {s, 0, l->cfg.index_interval_bytes};
+        /* the index files: from the entries made while writing; not
+         * fsynced here (the next flush does; a lost one is rebuilt) */
+        shadow_adopt(s, r->sh);
+        r->sh = NULL;
         rc = floe_segment_truncate_indexes(s, err);
-        if (rc == 0 && s->size) rc = floe_segment_walk(s, 0, s->size, index_cb, &a, err);
         if (rc == 0) rc = floe_segment_seal_timeindex(s, err);
         if (rc == 0) rc = floe_segment_write_indexes(s, err);
-        if (rc == 0) rc = floe_segment_sync(s, false, true, err);
         if (rc == 0) {
             floe_segment_map_indexes(s);
             s->next = end;
-            s->idx_dirty = false;
+            l->dir_dirty = true;
         }
     }
     if (rc != 0) {
@@ -621,6 +659,10 @@ static int clean_group(run_t *r, floe_segment_t **g, const uint64_t *sizes, size
     if (floe_path_fmt(cleaned, sizeof cleaned, err, "%s/%020" PRId64 ".log.cleaned", r->l->dir,
                       g[0]->base) != 0)
         return -1;
+    shadow_free(r->sh);
+    r->sh = shadow_new(g[0]->base);
+    r->written = 0;
+    if (!r->sh) return floe_err_oom(err);
     int fd = open(cleaned, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return floe_err_errno(err, errno, cleaned);
     bool was = r->st->changed;
@@ -824,6 +866,7 @@ int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *o
     free(sizes);
     free(r.prods);
     free(r.map.s);
+    shadow_free(r.sh);
     floe_buf_free(&r.batch);
     floe_buf_free(&r.scratch);
     floe_buf_free(&r.recs);
