@@ -103,7 +103,8 @@ const char *floe_broker_data_dir(const floe_broker_t *b);
 
 /* The log cleaner's floe_log_cleaner_* metrics (Prometheus text,
  * appended to out): runs, errors, bytes read and written, records and
- * tombstones removed, segments cleaned, the last run's duration. */
+ * tombstones removed, segments cleaned, the last run's duration, the
+ * highest dirty ratio at the last pass. */
 int floe_broker_cleaner_metrics(floe_broker_t *b, floe_buf_t *out);
 
 /* ---- producer ids ---- */

@@ -40,6 +40,7 @@ typedef struct floe_cleaner_stats {
     uint64_t runs, errors, bytes_read, bytes_written, records_removed, tombstones_removed,
         segments_cleaned;
     int64_t last_run_ms;
+    double max_dirty_ratio; /* at the last pass */
 } floe_cleaner_stats_t;
 
 struct floe_broker {

@@ -35,7 +35,9 @@ static floe_log_t *live_log(floe_broker_t *b, floe_topic_t *t, int32_t p, bool *
     return l;
 }
 
-static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p)
+/* Clean one partition when due; *max_ratio gets the larger of itself and
+ * the partition's dirty ratio before the run. */
+static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p, double *max_ratio)
 {
     pthread_mutex_lock(&b->clean_mu);
     bool compact = false;
@@ -45,6 +47,8 @@ static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p)
         pthread_mutex_unlock(&b->clean_mu);
         return;
     }
+    double before = floe_log_dirty_ratio(l, floe_wall_ms(), NULL);
+    if (before > *max_ratio) *max_ratio = before;
     int64_t t0 = floe_mono_ms();
     floe_log_clean_stats_t st;
     floe_err_t e;
@@ -100,6 +104,7 @@ static void *cleaner_main(void *arg)
         if (b->cleaner_stop) break;
         pthread_mutex_unlock(&b->cmu);
         floe_topic_t **v;
+        double max_ratio = 0;
         int n = floe_broker_topics(b, &v);
         for (int i = 0; i < n; i++) {
             int32_t np = floe_topic_partitions(v[i]);
@@ -108,11 +113,12 @@ static void *cleaner_main(void *arg)
                 bool stop = b->cleaner_stop;
                 pthread_mutex_unlock(&b->cmu);
                 if (stop) break;
-                clean_partition(b, v[i], p);
+                clean_partition(b, v[i], p, &max_ratio);
             }
         }
         if (n >= 0) free(v);
         pthread_mutex_lock(&b->cmu);
+        b->cstats.max_dirty_ratio = max_ratio;
     }
     pthread_mutex_unlock(&b->cmu);
     return NULL;
@@ -172,7 +178,11 @@ int floe_broker_cleaner_metrics(floe_broker_t *b, floe_buf_t *out)
         "# TYPE floe_log_cleaner_segments_cleaned_total counter\n"
         "floe_log_cleaner_segments_cleaned_total %" PRIu64 "\n"
         "# HELP floe_log_cleaner_last_run_ms Duration of the last cleaning of a log.\n"
-        "# TYPE floe_log_cleaner_last_run_ms gauge\nfloe_log_cleaner_last_run_ms %" PRId64 "\n",
+        "# TYPE floe_log_cleaner_last_run_ms gauge\nfloe_log_cleaner_last_run_ms %" PRId64 "\n"
+        "# HELP floe_log_cleaner_max_dirty_ratio Highest dirty ratio of a compacted log at the "
+        "cleaner's last pass.\n"
+        "# TYPE floe_log_cleaner_max_dirty_ratio gauge\n"
+        "floe_log_cleaner_max_dirty_ratio %.4f\n",
         c.runs, c.errors, c.bytes_read, c.bytes_written, c.records_removed, c.tombstones_removed,
-        c.segments_cleaned, c.last_run_ms);
+        c.segments_cleaned, c.last_run_ms, c.max_dirty_ratio);
 }
