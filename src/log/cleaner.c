@@ -266,7 +266,10 @@ typedef struct run {
     omap_t map;
     prod_t *prods; /* last batch of each producer the log knows, by pid */
     size_t nprods;
-    floe_buf_t batch, scratch, recs, z, out;
+    floe_buf_t win, scratch, recs, z, out; /* win: read-ahead of a segment */
+    uint64_t wstart;                       /* file position of win.data[0] */
+    const uint8_t *bp;                     /* the current batch, in win */
+    size_t blen;
     int64_t map_from;   /* records below it were mapped by earlier runs */
     int64_t keep_above; /* records past it stay (the map filled up there) */
     int64_t horizon;    /* earliest delete horizon of a kept tombstone, -1 */
@@ -302,43 +305,62 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* Make [pos, pos+need) of a segment file (fd, size bytes) readable in
+ * r->win, reading ahead a window; returns a pointer to it, NULL on a
+ * read error (errno). */
+#define WINDOW (1u << 20)
+static const uint8_t *win_get(run_t *r, int fd, uint64_t size, uint64_t pos, size_t need)
+{
+    if (pos >= r->wstart && pos + need <= r->wstart + r->win.len)
+        return r->win.data + (pos - r->wstart);
+    size_t want = need > WINDOW ? need : WINDOW;
+    if (want > size - pos) want = (size_t)(size - pos);
+    floe_buf_reset(&r->win);
+    if (floe_buf_reserve(&r->win, want) != 0) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (pread_all(fd, r->win.data, want, pos) != 0) return NULL;
+    r->win.len = want;
+    r->wstart = pos;
+    return r->win.data;
+}
+
 /* Call fn for every whole, CRC-checked batch of a sealed segment (the
- * bytes in r->batch).  fn returns 0 to go on, -1 to stop with *err. */
+ * bytes at r->bp, r->blen).  fn returns 0 to go on, -1 to stop with *err. */
 typedef int (*batch_fn)(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err);
 static int each_batch(run_t *r, floe_segment_t *s, uint64_t size, batch_fn fn, floe_err_t *err)
 {
     int fd = floe_fdc_get(&s->log, err);
     if (fd < 0) return -1;
+    floe_buf_reset(&r->win);
+    r->wstart = 0;
     uint64_t pos = 0;
     int rc = 0;
     while (rc == 0 && pos + FLOE_BATCH_HDR_SIZE <= size) {
-        uint8_t hb[FLOE_BATCH_HDR_SIZE];
         floe_batch_hdr_t h;
-        if (pread_all(fd, hb, sizeof hb, pos) != 0) {
+        const uint8_t *p = win_get(r, fd, size, pos, FLOE_BATCH_HDR_SIZE);
+        if (!p) {
             rc = floe_err_errno(err, errno, s->log.path);
             break;
         }
-        if (floe_batch_decode_hdr(hb, sizeof hb, &h, err) != 0 ||
+        if (floe_batch_decode_hdr(p, FLOE_BATCH_HDR_SIZE, &h, err) != 0 ||
             floe_batch_size(&h) > size - pos) {
             rc = floe_err_set(err, FLOE_ECORRUPT, "%s: bad batch at %" PRIu64, s->log.path, pos);
             break;
         }
         size_t bs = floe_batch_size(&h);
-        floe_buf_reset(&r->batch);
-        if (floe_buf_reserve(&r->batch, bs) != 0) {
-            rc = floe_err_oom(err);
-            break;
-        }
-        if (pread_all(fd, r->batch.data, bs, pos) != 0) {
+        if (!(p = win_get(r, fd, size, pos, bs))) {
             rc = floe_err_errno(err, errno, s->log.path);
             break;
         }
-        r->batch.len = bs;
-        if (floe_batch_parse_hdr(r->batch.data, bs, &h, err) != 0) {
+        if (floe_batch_parse_hdr(p, bs, &h, err) != 0) {
             floe_err_wrap(err, "%s at %" PRIu64, s->log.path, pos);
             rc = -1;
             break;
         }
+        r->bp = p;
+        r->blen = bs;
         rc = fn(r, &h, err);
         pos += bs;
     }
@@ -351,8 +373,7 @@ static int map_batch(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err)
 {
     if (floe_batch_is_control(h) || h->record_count == 0) return 0;
     floe_slice_t recs;
-    if (floe_batch_records(r->batch.data, r->batch.len, h, &r->scratch, 0, &recs, err) != 0)
-        return -1;
+    if (floe_batch_records(r->bp, r->blen, h, &r->scratch, 0, &recs, err) != 0) return -1;
     floe_record_iter_t it;
     floe_record_iter_init(&it, h, recs);
     floe_record_t rec;
@@ -448,14 +469,13 @@ static bool keep_record(const run_t *r, const floe_record_t *rec, bool has_horiz
 static int clean_batch(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err)
 {
     floe_log_clean_stats_t *st = r->st;
-    st->bytes_before += r->batch.len;
+    st->bytes_before += r->blen;
     if (floe_batch_is_control(h) || h->record_count == 0) {
-        st->bytes_after += r->batch.len;
-        return floe_buf_append(&r->out, r->batch.data, r->batch.len) ? floe_err_oom(err) : 0;
+        st->bytes_after += r->blen;
+        return floe_buf_append(&r->out, r->bp, r->blen) ? floe_err_oom(err) : 0;
     }
     floe_slice_t recs;
-    if (floe_batch_records(r->batch.data, r->batch.len, h, &r->scratch, 0, &recs, err) != 0)
-        return -1;
+    if (floe_batch_records(r->bp, r->blen, h, &r->scratch, 0, &recs, err) != 0) return -1;
     bool has_horizon = (h->attributes & FLOE_BATCH_ATTR_DELETE_HORIZON) != 0;
     int64_t horizon = has_horizon ? h->base_timestamp : r->now + r->cfg.delete_retention_ms;
     if (!has_horizon && horizon < r->now) horizon = INT64_MAX; /* overflow */
@@ -482,8 +502,8 @@ static int clean_batch(run_t *r, const floe_batch_hdr_t *h, floe_err_t *err)
     if (tombs && (r->horizon < 0 || horizon < r->horizon)) r->horizon = horizon;
     bool set_horizon = tombs && !has_horizon;
     if (kept == h->record_count && !set_horizon) { /* unchanged */
-        st->bytes_after += r->batch.len;
-        return floe_buf_append(&r->out, r->batch.data, r->batch.len) ? floe_err_oom(err) : 0;
+        st->bytes_after += r->blen;
+        return floe_buf_append(&r->out, r->bp, r->blen) ? floe_err_oom(err) : 0;
     }
     r->st->changed = true;
     size_t before = r->out.len;
@@ -867,7 +887,7 @@ int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *o
     free(r.prods);
     free(r.map.s);
     shadow_free(r.sh);
-    floe_buf_free(&r.batch);
+    floe_buf_free(&r.win);
     floe_buf_free(&r.scratch);
     floe_buf_free(&r.recs);
     floe_buf_free(&r.z);
