@@ -543,47 +543,61 @@ static size_t leftovers(const char *dir)
     return n;
 }
 
+/* A crash after each step of a first cleaning (one segment per group),
+ * and of a later one whose groups merge several cleaned segments. */
 static void crash_at_each_step(void)
 {
-    for (int stepn = FLOE_CLEAN_STEP_WRITING; stepn <= FLOE_CLEAN_STEP_SWAPPED; stepn++) {
-        char *d;
-        floe_log_config_t c = compact_cfg();
-        c.delete_retention_ms = 0;
-        floe_log_t *l = filled_log(&d, &c, true);
-        floe_err_t err;
-        int64_t end = floe_log_end_offset(l);
-        CHECK_EQ(floe_log_flush(l, &err), 0);
-        floe_log_close(l);
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-            floe_log_t *cl;
-            floe_err_t e;
-            if (floe_log_open(d, &c, &cl, &e) != 0) _exit(1);
-            crash_at = stepn;
-            floe_log_clean_opts_t o = {.step = crash_step};
-            floe_log_clean(cl, 5000, &o, NULL, &e);
-            _exit(0);
+    for (int merged = 0; merged < 2; merged++)
+        for (int stepn = FLOE_CLEAN_STEP_WRITING; stepn <= FLOE_CLEAN_STEP_SWAPPED; stepn++) {
+            char *d;
+            floe_log_config_t c = compact_cfg();
+            c.delete_retention_ms = 1 << 30;
+            floe_log_t *l = filled_log(&d, &c, true);
+            floe_err_t err;
+            int round = ROUNDS - 1;
+            if (merged) { /* cleaned once, then a round of updates but k3 */
+                floe_log_clean_opts_t o = {.force = true};
+                CHECK_EQ(floe_log_clean(l, 5000, &o, NULL, &err), 1);
+                round = ROUNDS;
+                for (int k = 0; k < NKEYS; k++)
+                    if (k != 3) CHECK_EQ(append_kv(l, k, 1, round, false, 0, -1, -1, NULL), 0);
+                CHECK_EQ(append_kv(l, 100, 1, 0, false, 0, -1, -1, NULL), 0);
+            }
+            int64_t end = floe_log_end_offset(l);
+            size_t segs = floe_log_segment_count(l);
+            CHECK_EQ(floe_log_flush(l, &err), 0);
+            floe_log_close(l);
+            fflush(stdout);
+            pid_t pid = fork();
+            if (pid == 0) {
+                floe_log_t *cl;
+                floe_err_t e;
+                if (floe_log_open(d, &c, &cl, &e) != 0) _exit(1);
+                crash_at = stepn;
+                floe_log_clean_opts_t o = {.step = crash_step, .force = true};
+                floe_log_clean(cl, 5000, &o, NULL, &e);
+                _exit(0);
+            }
+            int status = 0;
+            waitpid(pid, &status, 0);
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 42);
+            CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
+            CHECK_EQ(leftovers(d), 0);
+            CHECK_EQ(floe_log_end_offset(l), end);
+            /* a merged group in place: fewer segments */
+            if (merged && stepn >= FLOE_CLEAN_STEP_RENAMED) CHECK(floe_log_segment_count(l) < segs);
+            seen_t *s = malloc(sizeof *s);
+            read_all(l, s);
+            check_values(s, round, true, -1);
+            CHECK_STR(final_value(s, "k100"), "v0");
+            /* and the cleaning finishes after the restart */
+            floe_log_clean_opts_t o = {.force = true};
+            CHECK_EQ(floe_log_clean(l, 5000, &o, NULL, &err), 1);
+            read_all(l, s);
+            check_values(s, round, true, floe_log_clean_checkpoint(l));
+            if (t_checks_failed) printf("# crash at step %d (merged %d)\n", stepn, merged);
+            done(l, d, s);
         }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 42);
-        CHECK_EQ(floe_log_open(d, &c, &l, &err), 0);
-        CHECK_EQ(leftovers(d), 0);
-        CHECK_EQ(floe_log_end_offset(l), end);
-        seen_t *s = malloc(sizeof *s);
-        read_all(l, s);
-        check_values(s, ROUNDS - 1, true, -1);
-        CHECK_STR(final_value(s, "k100"), "v0");
-        /* and the cleaning finishes after the restart */
-        CHECK_EQ(floe_log_clean(l, 5000, NULL, NULL, &err) >= 0, 1);
-        floe_log_clean_opts_t o = {.force = true};
-        CHECK_EQ(floe_log_clean(l, 5000, &o, NULL, &err), 1);
-        read_all(l, s);
-        check_latest(s, floe_log_clean_checkpoint(l));
-        if (t_checks_failed) printf("# crash at step %d\n", stepn);
-        done(l, d, s);
-    }
 }
 
 /* SIGKILL a process that cleans, at random moments, between rounds of
