@@ -15,22 +15,37 @@
 
 #define DEFAULT_BACKOFF_MS 15000
 
-/* Is t still in the registry?  (It may have been deleted since the
- * snapshot; a deleted topic's pointer is only compared, never used.) */
-static floe_log_t *live_log(floe_broker_t *b, floe_topic_t *t, int32_t p, bool *compact,
-                            int64_t *floor)
+/* Is t still in the registry?  It may have been deleted since the
+ * snapshot: its pointer is compared, and used only when it is there.
+ * Caller holds b->mu. */
+static bool registered(floe_broker_t *b, floe_topic_t *t)
+{
+    for (int i = 0; i < b->ntopics; i++)
+        if (b->topics[i] == t) return true;
+    return false;
+}
+
+/* Partitions of t when it is registered and compacted, else 0. */
+static int32_t compacted_parts(floe_broker_t *b, floe_topic_t *t)
+{
+    pthread_mutex_lock(&b->mu);
+    int32_t n =
+        registered(b, t) && (t->logcfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT) ? t->nparts : 0;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
+/* Partition p's log when t is registered and compacted (and its floor),
+ * else NULL. */
+static floe_log_t *live_log(floe_broker_t *b, floe_topic_t *t, int32_t p, int64_t *floor)
 {
     floe_log_t *l = NULL;
     pthread_mutex_lock(&b->mu);
-    for (int i = 0; i < b->ntopics; i++)
-        if (b->topics[i] == t) {
-            if (p < t->nparts) {
-                l = t->logs[p];
-                *floor = __atomic_load_n(&t->clean_floor[p], __ATOMIC_RELAXED);
-            }
-            *compact = (t->logcfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT) != 0;
-            break;
-        }
+    if (registered(b, t) && (t->logcfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT) &&
+        p < t->nparts) {
+        l = t->logs[p];
+        *floor = __atomic_load_n(&t->clean_floor[p], __ATOMIC_RELAXED);
+    }
     pthread_mutex_unlock(&b->mu);
     return l;
 }
@@ -39,11 +54,11 @@ static floe_log_t *live_log(floe_broker_t *b, floe_topic_t *t, int32_t p, bool *
  * the partition's dirty ratio before the run. */
 static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p, double *max_ratio)
 {
+    /* held to the end: deleting t waits for it, so t stays valid */
     pthread_mutex_lock(&b->clean_mu);
-    bool compact = false;
     int64_t floor = 0;
-    floe_log_t *l = live_log(b, t, p, &compact, &floor);
-    if (!l || !compact || floor <= 0) {
+    floe_log_t *l = live_log(b, t, p, &floor);
+    if (!l || floor <= 0) {
         pthread_mutex_unlock(&b->clean_mu);
         return;
     }
@@ -58,7 +73,6 @@ static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p, double
     int rc = floe_log_clean(l, floe_wall_ms(), &o, &st, &e);
     int64_t ms = floe_mono_ms() - t0;
     double ratio = floe_log_dirty_ratio(l, floe_wall_ms(), NULL);
-    pthread_mutex_unlock(&b->clean_mu);
     pthread_mutex_lock(&b->cmu);
     if (rc < 0) b->cstats.errors++;
     if (rc > 0) {
@@ -80,6 +94,7 @@ static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p, double
                   t->name, (int)p, ms, st.bytes_before, st.bytes_after, st.records_removed,
                   st.records_before, st.tombstones_removed, st.segments_cleaned, st.segments_after,
                   st.clean_upto, ratio);
+    pthread_mutex_unlock(&b->clean_mu);
 }
 
 static void *cleaner_main(void *arg)
@@ -107,7 +122,7 @@ static void *cleaner_main(void *arg)
         double max_ratio = 0;
         int n = floe_broker_topics(b, &v);
         for (int i = 0; i < n; i++) {
-            int32_t np = floe_topic_partitions(v[i]);
+            int32_t np = compacted_parts(b, v[i]);
             for (int32_t p = 0; p < np; p++) {
                 pthread_mutex_lock(&b->cmu);
                 bool stop = b->cleaner_stop;
