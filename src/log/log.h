@@ -5,6 +5,11 @@
  *   00000000000000000000.index      sparse offset index (u32 rel, u32 pos)
  *   00000000000000000000.timeindex  time index (i64 ts, u32 rel offset)
  *   log-start-offset                the DeleteRecords low mark (text)
+ *   cleaner-offset-checkpoint       compaction: clean below this offset, and
+ *                                   the earliest tombstone delete horizon
+ *   <base>.log.cleaned, <base>.log.<end>.swap
+ *                                   compaction's swap in progress (open
+ *                                   removes the first, finishes the second)
  * Recovery at open scans the active segment with CRC checks, truncates a
  * torn tail, rebuilds missing or inconsistent indexes and rebuilds the
  * idempotent-producer state from the batch headers.
@@ -22,7 +27,9 @@
  * leader_epoch and producer_id_expiration_ms in the config,
  * floe_log_set_config / get_config, floe_log_drop, floe_log_maybe_flush,
  * floe_log_size_bytes, floe_log_producer_state, floe_log_segment_count,
- * end_offset and error_code in floe_log_read_info_t. */
+ * end_offset and error_code in floe_log_read_info_t, and compaction
+ * (cleanup.policy and its configs, floe_log_clean, floe_log_dirty_ratio,
+ * floe_log_clean_checkpoint; cleaner.c). */
 #ifndef FLOE_LOG_LOG_H
 #define FLOE_LOG_LOG_H
 
