@@ -88,7 +88,8 @@ typedef struct floe_broker_config {
 /* Open the data dir (creating it), load every topic and open its logs
  * (recovering them), start the flusher thread and the log cleaner thread
  * (compaction of cleanup.policy=compact topics, at a low priority; one
- * INFO line per cleaned log).  Caller frees with floe_broker_close.  FLOE_ECORRUPT on a damaged topic description or
+ * INFO line per log a run rewrote).  Caller frees with
+ * floe_broker_close.  FLOE_ECORRUPT on a damaged topic description or
  * producer-ids file. */
 int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_err_t *err);
 /* Flush (fsync) and close every log, stop the flusher thread, free. */

@@ -86,7 +86,7 @@ static void clean_partition(floe_broker_t *b, floe_topic_t *t, int32_t p, double
     }
     pthread_mutex_unlock(&b->cmu);
     if (rc < 0) FLOE_ERROR("kafka: %s-%d: log cleaner: %s", t->name, (int)p, e.msg);
-    else if (rc > 0)
+    else if (rc > 0 && st.segments_cleaned > 0)
         FLOE_INFO("kafka: %s-%d: log cleaned in %" PRId64 " ms: %" PRIu64 " -> %" PRIu64
                   " bytes, %" PRId64 " of %" PRId64 " records removed (%" PRId64
                   " tombstones), %zu segments rewritten, %zu in the log, clean up to offset "
