@@ -35,8 +35,8 @@
 typedef struct serve_cfg {
     char listen[300], http[300], data_dir[4096], adv_host[256], cluster_id[256];
     int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
-        retention_check_ms, max_open_files;
-    bool auto_create, acks_all_fsync;
+        retention_check_ms, max_open_files, cleaner_backoff_ms;
+    bool auto_create, acks_all_fsync, cleaner_enable;
     floe_kv_t defaults[MAX_KV]; /* log.* (as topic config names) and table.* */
     int ndefaults;
     char *owned[2 * MAX_KV];
@@ -141,6 +141,19 @@ static const floe_conf_key_t KEYS[] = {
      .def = "300000",
      F(retention_check_ms),
      .doc = "How often retention (`retention.ms`, `retention.bytes`) runs, as in Kafka."},
+    {.name = "log.cleaner.enable",
+     .type = FLOE_CONF_BOOL,
+     .def = "true",
+     F(cleaner_enable),
+     .doc = "Run the log cleaner, which compacts topics with `cleanup.policy` `compact`."},
+    {.name = "log.cleaner.backoff.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1,
+     .max = 86400000,
+     .def = "15000",
+     F(cleaner_backoff_ms),
+     .doc = "How often the log cleaner looks for compacted partitions whose dirty ratio "
+            "reached `min.cleanable.dirty.ratio`, as in Kafka."},
     {.name = "log.max.open.files",
      .type = FLOE_CONF_INT,
      .min = 16,
@@ -449,6 +462,8 @@ int floe_cmd_serve(int argc, char **argv)
         .acks_all_fsync = c.acks_all_fsync,
         .flush_interval_ms = c.flush_check_ms,
         .retention_check_ms = c.retention_check_ms,
+        .cleaner_disable = !c.cleaner_enable,
+        .cleaner_backoff_ms = c.cleaner_backoff_ms,
         .topic_defaults = c.defaults,
         .ntopic_defaults = c.ndefaults,
         .check_configs = check_topic_configs,

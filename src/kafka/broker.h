@@ -65,6 +65,10 @@ typedef struct floe_broker_config {
     int64_t retention_check_ms; /* how often retention runs, as Kafka's
                                      log.retention.check.interval.ms;
                                      default 300000 */
+    bool cleaner_disable;       /* no log cleaner thread (log.cleaner.enable
+                                   false): compacted topics grow */
+    int64_t cleaner_backoff_ms; /* the cleaner looks for dirty compacted
+                                   logs this often; default 15000 */
     /* defaults for every topic (server config "log.*" mapped to topic
      * names, and "table.*"); borrowed during floe_broker_open only */
     const floe_kv_t *topic_defaults;
@@ -82,7 +86,9 @@ typedef struct floe_broker_config {
 } floe_broker_config_t;
 
 /* Open the data dir (creating it), load every topic and open its logs
- * (recovering them), start the flusher thread.  Caller frees with
+ * (recovering them), start the flusher thread and the log cleaner thread
+ * (compaction of cleanup.policy=compact topics, at a low priority; one
+ * INFO line per log a run rewrote).  Caller frees with
  * floe_broker_close.  FLOE_ECORRUPT on a damaged topic description or
  * producer-ids file. */
 int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_err_t *err);
@@ -95,6 +101,12 @@ void floe_broker_attach_loop(floe_broker_t *b, floe_loop_t *loop);
 
 const floe_broker_config_t *floe_broker_config(const floe_broker_t *b);
 const char *floe_broker_data_dir(const floe_broker_t *b);
+
+/* The log cleaner's floe_log_cleaner_* metrics (Prometheus text,
+ * appended to out): runs, errors, bytes read and written, records and
+ * tombstones removed, segments cleaned, the last run's duration, the
+ * highest dirty ratio at the last pass. */
+int floe_broker_cleaner_metrics(floe_broker_t *b, floe_buf_t *out);
 
 /* ---- producer ids ---- */
 

@@ -44,6 +44,13 @@ void floe_broker_retention_run(floe_broker_t *b, floe_topic_t *t, int32_t p, int
     }
 }
 
+void floe_broker_clean_floor_update(floe_broker_t *b, floe_topic_t *t, int32_t p)
+{
+    floe_retention_floor_t fl;
+    int64_t v = floor_of(b, t, p, &fl) ? fl.offset : INT64_MAX;
+    __atomic_store_n(&t->clean_floor[p], v, __ATOMIC_RELAXED);
+}
+
 void floe_broker_delete_records(floe_broker_t *b, floe_topic_t *t, int32_t partition,
                                 int64_t before, int64_t *low, int16_t *kerr)
 {

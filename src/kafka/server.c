@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kafka/broker.h"
 #include "kafka/server.h"
 #include "net/tcp.h"
 #include "util/clock.h"
@@ -567,6 +568,7 @@ int floe_kafka_srv_metrics(floe_kafka_srv_t *s, floe_buf_t *out)
         "# TYPE floe_kafka_frame_pool_reuses_total counter\n"
         "floe_kafka_frame_pool_reuses_total %llu\n",
         held, (unsigned long long)reuses);
+    if (floe_kafka_srv_broker(s)) rc |= floe_broker_cleaner_metrics(floe_kafka_srv_broker(s), out);
     return rc ? -1 : 0;
 }
 

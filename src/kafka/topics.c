@@ -124,13 +124,6 @@ static int check_config(const char *key, const char *value, floe_err_t *err)
                                 value);
         return 0;
     }
-    if (!strcmp(key, "cleanup.policy")) {
-        if (strcmp(value, "delete") && strcmp(value, "compact") &&
-            strcmp(value, "compact,delete") && strcmp(value, "delete,compact"))
-            return floe_err_set(err, FLOE_EINVAL, "cleanup.policy '%s' is not delete or compact",
-                                value);
-        return 0;
-    }
     floe_log_config_t lc;
     floe_log_config_default(&lc);
     if (floe_log_config_set(&lc, key, log_value(value), err) < 0) {
@@ -219,6 +212,7 @@ static void topic_free(floe_topic_t *t)
     for (int32_t i = 0; i < t->nparts; i++) floe_log_close(t->logs[i]);
     free(t->logs);
     free(t->held_warned_ms);
+    free(t->clean_floor);
     json_decref(t->configs);
     free(t->name);
     free(t);
@@ -257,6 +251,10 @@ static int open_parts(floe_broker_t *b, floe_topic_t *t, int32_t to, floe_err_t 
     if (!warned) return floe_err_oom(err);
     t->held_warned_ms = warned;
     for (int32_t p = t->nparts; p < to; p++) warned[p] = 0;
+    int64_t *floors = realloc(t->clean_floor, (size_t)to * sizeof *floors);
+    if (!floors) return floe_err_oom(err);
+    t->clean_floor = floors;
+    for (int32_t p = t->nparts; p < to; p++) floors[p] = 0; /* until the tick knows */
     for (int32_t p = t->nparts; p < to; p++) {
         char dir[4096];
         if (floe_broker_partition_dir(b->data_dir, t->name, p, dir, sizeof dir, err) ||
@@ -472,12 +470,14 @@ int floe_broker_delete_topic(floe_broker_t *b, floe_topic_t *t, floe_err_t *err)
     if (!rc && unlink(path) && errno != ENOENT) rc = floe_err_errno(err, errno, path);
     if (!rc) rc = floe_fs_fsync_dir(dir, err);
     if (rc) FLOE_ERROR("kafka: deleting topic %s: %s", t->name, err->msg);
+    pthread_mutex_lock(&b->clean_mu); /* no log of it is being cleaned */
     for (int32_t p = 0; p < t->nparts; p++) {
         floe_err_t e;
         if (floe_log_drop(t->logs[p], &e))
             FLOE_WARN("kafka: topic %s partition %d: %s", t->name, p, e.msg);
         t->logs[p] = NULL;
     }
+    pthread_mutex_unlock(&b->clean_mu);
     floe_broker_flush_release(b);
     t->nparts = 0;
     FLOE_INFO("kafka: topic %s deleted", t->name);
@@ -637,6 +637,8 @@ void floe_broker_tick(floe_broker_t *b)
             if (floe_log_maybe_flush(v[i]->logs[p], now, &e))
                 FLOE_ERROR("kafka: %s-%d: flush: %s", v[i]->name, p, e.msg);
             if (retention) floe_broker_retention_run(b, v[i], p, now);
+            if (v[i]->logcfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT)
+                floe_broker_clean_floor_update(b, v[i], p);
         }
     if (n >= 0) free(v);
 }
@@ -672,6 +674,9 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
     pthread_mutex_init(&b->fmu, NULL);
     pthread_mutex_init(&b->flush_mu, NULL);
     pthread_cond_init(&b->fcv, NULL);
+    pthread_mutex_init(&b->cmu, NULL);
+    pthread_cond_init(&b->ccv, NULL);
+    pthread_mutex_init(&b->clean_mu, NULL);
     if (!b->data_dir || !b->defaults) {
         floe_broker_close(b);
         return floe_err_oom(err);
@@ -708,7 +713,7 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
         if (!rc) rc = load_topic(b, path, err);
     }
     closedir(d);
-    if (rc || floe_broker_flusher_start(b, err)) {
+    if (rc || floe_broker_flusher_start(b, err) || floe_broker_cleaner_start(b, err)) {
         floe_broker_close(b);
         return -1;
     }
@@ -721,6 +726,7 @@ int floe_broker_open(const floe_broker_config_t *cfg, floe_broker_t **out, floe_
 void floe_broker_close(floe_broker_t *b)
 {
     if (!b) return;
+    floe_broker_cleaner_stop(b);
     floe_broker_flusher_stop(b);
     free(b->w);
     for (int i = 0; i < b->ntopics; i++) topic_free(b->topics[i]);
@@ -731,6 +737,9 @@ void floe_broker_close(floe_broker_t *b)
     pthread_mutex_destroy(&b->fmu);
     pthread_mutex_destroy(&b->flush_mu);
     pthread_cond_destroy(&b->fcv);
+    pthread_mutex_destroy(&b->cmu);
+    pthread_cond_destroy(&b->ccv);
+    pthread_mutex_destroy(&b->clean_mu);
     free(b->data_dir);
     free(b);
 }

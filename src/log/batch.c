@@ -288,6 +288,12 @@ int floe_header_iter_next(floe_header_iter_t *hi, floe_record_header_t *out)
 int floe_batch_validate_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
                                 floe_buf_t *scratch, size_t max_out, floe_err_t *err)
 {
+    return floe_batch_check_records(b, len, h, scratch, max_out, 0, err);
+}
+
+int floe_batch_check_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
+                             floe_buf_t *scratch, size_t max_out, unsigned flags, floe_err_t *err)
+{
     if (h->record_count < 1)
         return floe_err_set(err, FLOE_ECORRUPT, "record batch holds no records");
     if (h->last_offset_delta != h->record_count - 1)
@@ -305,6 +311,9 @@ int floe_batch_validate_records(const uint8_t *b, size_t len, const floe_batch_h
         if (r.offset_delta != i)
             return floe_err_set(err, FLOE_ECORRUPT, "record %d has offset delta %d", i,
                                 r.offset_delta);
+        if ((flags & FLOE_BATCH_KEYS_REQUIRED) && r.key_null)
+            return floe_err_set(err, FLOE_EINVAL,
+                                "record %d has no key: a compacted topic needs one", i);
         i++;
     }
     return rc;

@@ -37,6 +37,9 @@
 #define FLOE_BATCH_ATTR_LOG_APPEND_TIME 0x08
 #define FLOE_BATCH_ATTR_TRANSACTIONAL 0x10
 #define FLOE_BATCH_ATTR_CONTROL 0x20
+/* KIP-534: the base timestamp is the delete horizon of the batch's
+ * tombstones (set by log compaction, log/cleaner.c). */
+#define FLOE_BATCH_ATTR_DELETE_HORIZON 0x40
 
 /* Compression codecs (attribute bits 0-2), numbered as Kafka does. */
 typedef enum floe_compression {
@@ -221,6 +224,12 @@ int floe_header_iter_next(floe_header_iter_t *hi, floe_record_header_t *out);
  * producers write them.  Used on the produce path. */
 int floe_batch_validate_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
                                 floe_buf_t *scratch, size_t max_out, floe_err_t *err);
+/* floe_batch_validate_records with more checks (flags):
+ * FLOE_BATCH_KEYS_REQUIRED refuses a record with a null key (FLOE_EINVAL),
+ * as a compacted topic must (Kafka answers INVALID_RECORD). */
+#define FLOE_BATCH_KEYS_REQUIRED 1u
+int floe_batch_check_records(const uint8_t *b, size_t len, const floe_batch_hdr_t *h,
+                             floe_buf_t *scratch, size_t max_out, unsigned flags, floe_err_t *err);
 
 /* ---- building ---- */
 

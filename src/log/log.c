@@ -36,6 +36,47 @@ void floe_log_config_default(floe_log_config_t *cfg)
     cfg->max_message_bytes = 1048588;
     cfg->leader_epoch = 0;
     cfg->producer_id_expiration_ms = 24ll * 3600 * 1000;
+    cfg->cleanup_policy = FLOE_LOG_CLEANUP_DELETE;
+    cfg->delete_retention_ms = 24ll * 3600 * 1000;
+    cfg->min_cleanable_dirty_ratio = 0.5;
+    cfg->min_compaction_lag_ms = 0;
+}
+
+/* cleanup.policy: a comma-separated list of "delete" and "compact"
+ * (spaces around items allowed, as Kafka's list type trims them). */
+static int parse_cleanup_policy(const char *value, unsigned *out, floe_err_t *err)
+{
+    unsigned pol = 0;
+    const char *p = value;
+    for (;;) {
+        while (*p == ' ') p++;
+        size_t n = strcspn(p, ",");
+        size_t m = n;
+        while (m && p[m - 1] == ' ') m--;
+        if (m == 6 && !strncmp(p, "delete", 6)) pol |= FLOE_LOG_CLEANUP_DELETE;
+        else if (m == 7 && !strncmp(p, "compact", 7))
+            pol |= FLOE_LOG_CLEANUP_COMPACT;
+        else
+            return floe_err_set(err, FLOE_EINVAL,
+                                "cleanup.policy '%s' is not delete, compact or compact,delete",
+                                value);
+        if (!p[n]) break;
+        p += n + 1;
+    }
+    *out = pol;
+    return 0;
+}
+
+/* min.cleanable.dirty.ratio: a decimal number in [0, 1]. */
+static int parse_ratio(const char *value, double *out, floe_err_t *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (!*value || *end || errno || !(v >= 0.0 && v <= 1.0))
+        return floe_err_set(err, FLOE_EINVAL, "'%s' is not a number between 0 and 1", value);
+    *out = v;
+    return 0;
 }
 
 int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value, floe_err_t *err)
@@ -68,6 +109,16 @@ int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *val
     } else if (!strcmp(key, "max.message.bytes")) {
         if (floe_parse_int64(value, 0, INT32_MAX, &v, err) != 0) goto bad;
         cfg->max_message_bytes = (uint32_t)v;
+    } else if (!strcmp(key, "cleanup.policy")) {
+        return parse_cleanup_policy(value, &cfg->cleanup_policy, err);
+    } else if (!strcmp(key, "delete.retention.ms")) {
+        if (floe_parse_int64(value, 0, INT64_MAX, &v, err) != 0) goto bad;
+        cfg->delete_retention_ms = v;
+    } else if (!strcmp(key, "min.cleanable.dirty.ratio")) {
+        if (parse_ratio(value, &cfg->min_cleanable_dirty_ratio, err) != 0) goto bad;
+    } else if (!strcmp(key, "min.compaction.lag.ms")) {
+        if (floe_parse_int64(value, 0, INT64_MAX, &v, err) != 0) goto bad;
+        cfg->min_compaction_lag_ms = v;
     } else {
         return 1;
     }
@@ -323,6 +374,7 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
         goto fail;
     }
     if (floe_fs_mkdirs(dir, err) != 0) goto fail;
+    if (floe_cleaner_recover(dir, err) != 0) goto fail;
     if (list_segments(dir, &bases, &nb, err) != 0) goto fail;
     l->log_start = read_log_start(dir);
     if (nb == 0) {
@@ -385,6 +437,7 @@ int floe_log_open(const char *dir, const floe_log_config_t *cfg, floe_log_t **ou
     if (l->log_start < l->segs[0]->base) l->log_start = l->segs[0]->base;
     if (l->log_start > end_off(l)) l->log_start = end_off(l);
     delete_below_start(l); /* a crash may have come between persist and delete */
+    floe_cleaner_load_checkpoint(l);
     /* producer state: snapshot, then the batches after it */
     char path[PATH_MAX];
     int64_t upto = -1;
@@ -529,7 +582,9 @@ int floe_log_check(floe_log_t *l, const uint8_t *batches, size_t len, floe_log_c
                    floe_log_append_result_t *res, floe_err_t *err)
 {
     floe_log_append_result_t dummy;
+    floe_err_t local;
     if (!res) res = &dummy;
+    if (!err) err = &local;
     result_init(res);
     memset(chk, 0, sizeof *chk);
     if (len == 0) {
@@ -538,6 +593,8 @@ int floe_log_check(floe_log_t *l, const uint8_t *batches, size_t len, floe_log_c
     }
     pthread_mutex_lock(&l->mu);
     uint32_t max_msg = l->cfg.max_message_bytes;
+    unsigned flags =
+        l->cfg.cleanup_policy & FLOE_LOG_CLEANUP_COMPACT ? FLOE_BATCH_KEYS_REQUIRED : 0;
     pthread_mutex_unlock(&l->mu);
 
     /* validate everything before taking the lock: CRCs, records */
@@ -563,10 +620,12 @@ int floe_log_check(floe_log_t *l, const uint8_t *batches, size_t len, floe_log_c
             floe_err_set(err, FLOE_EINVAL, "clients may not write control batches");
             return fail_append(res, FLOE_LOG_KERR_INVALID_RECORD);
         }
-        if (floe_batch_validate_records(b, blen, &h, &scratch, 0, err) != 0) {
+        if (floe_batch_check_records(b, blen, &h, &scratch, 0, flags, err) != 0) {
             floe_buf_free(&scratch);
+            bool keyless = err->code == FLOE_EINVAL;
             floe_err_wrap(err, "batch %zu", nbatches - 1);
-            return fail_append(res, FLOE_LOG_KERR_CORRUPT_MESSAGE);
+            return fail_append(res, keyless ? FLOE_LOG_KERR_INVALID_RECORD
+                                            : FLOE_LOG_KERR_CORRUPT_MESSAGE);
         }
         if (h.producer_id >= 0) idem = true;
         nrecords += h.record_count;
@@ -854,6 +913,7 @@ static size_t retention_wants(floe_log_t *l, int64_t now_ms, floe_err_t *err, in
 {
     int64_t rms = l->cfg.retention_ms, rbytes = l->cfg.retention_bytes;
     size_t want = 0;
+    if (!(l->cfg.cleanup_policy & FLOE_LOG_CLEANUP_DELETE)) return 0; /* compact only */
     if (rms >= 0) {
         floe_segment_t *a = active_seg(l);
         bool all_old = a->size > 0 && a->max_ts >= 0 && now_ms - a->max_ts > rms;

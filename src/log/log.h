@@ -5,6 +5,11 @@
  *   00000000000000000000.index      sparse offset index (u32 rel, u32 pos)
  *   00000000000000000000.timeindex  time index (i64 ts, u32 rel offset)
  *   log-start-offset                the DeleteRecords low mark (text)
+ *   cleaner-offset-checkpoint       compaction: clean below this offset, and
+ *                                   the earliest tombstone delete horizon
+ *   <base>.log.cleaned, <base>.log.<end>.swap
+ *                                   compaction's swap in progress (open
+ *                                   removes the first, finishes the second)
  * Recovery at open scans the active segment with CRC checks, truncates a
  * torn tail, rebuilds missing or inconsistent indexes and rebuilds the
  * idempotent-producer state from the batch headers.
@@ -22,7 +27,9 @@
  * leader_epoch and producer_id_expiration_ms in the config,
  * floe_log_set_config / get_config, floe_log_drop, floe_log_maybe_flush,
  * floe_log_size_bytes, floe_log_producer_state, floe_log_segment_count,
- * end_offset and error_code in floe_log_read_info_t. */
+ * end_offset and error_code in floe_log_read_info_t, and compaction
+ * (cleanup.policy and its configs, floe_log_clean, floe_log_dirty_ratio,
+ * floe_log_clean_checkpoint; cleaner.c). */
 #ifndef FLOE_LOG_LOG_H
 #define FLOE_LOG_LOG_H
 
@@ -63,14 +70,28 @@ typedef struct floe_log_config {
     int32_t leader_epoch;              /* stored into appended batches; 0 */
     int64_t producer_id_expiration_ms; /* forget idle producers' state in
                                       floe_log_enforce_retention; 1 day */
+    /* cleanup.policy: FLOE_LOG_CLEANUP_DELETE (default) and/or
+     * FLOE_LOG_CLEANUP_COMPACT; without DELETE, retention.ms and
+     * retention.bytes delete nothing (Kafka) */
+    unsigned cleanup_policy;
+    int64_t delete_retention_ms;      /* tombstones stay this long after their
+                                         first cleaning; default 1 day */
+    double min_cleanable_dirty_ratio; /* clean when dirty / total >= it; 0.5 */
+    int64_t min_compaction_lag_ms;    /* records younger than this stay
+                                         uncompacted; default 0 */
 } floe_log_config_t;
+
+#define FLOE_LOG_CLEANUP_DELETE 1u
+#define FLOE_LOG_CLEANUP_COMPACT 2u
 
 void floe_log_config_default(floe_log_config_t *cfg);
 
 /* Set one field from its Kafka topic-config name and text value:
  * segment.bytes, segment.ms, retention.ms, retention.bytes,
  * index.interval.bytes, flush.messages, flush.ms, max.message.bytes,
- * producer.id.expiration.ms.
+ * producer.id.expiration.ms, cleanup.policy (a list of delete and
+ * compact), delete.retention.ms, min.cleanable.dirty.ratio (0..1),
+ * min.compaction.lag.ms.
  * Returns 0 when set, 1 when the key is not a log config (cfg untouched),
  * -1 when the value is invalid (err says why). */
 int floe_log_config_set(floe_log_config_t *cfg, const char *key, const char *value,
@@ -236,6 +257,70 @@ int floe_log_producer_state(floe_log_t *l, int64_t producer_id, int16_t *epoch,
 
 /* Number of segment files (for tests and metrics). */
 size_t floe_log_segment_count(floe_log_t *l);
+
+/* ---- compaction (cleanup.policy=compact; cleaner.c) ---- */
+
+/* Steps of one group's swap, for tests that kill the process at each. */
+enum {
+    FLOE_CLEAN_STEP_WRITING = 1, /* part of "<base>.log.cleaned" written */
+    FLOE_CLEAN_STEP_CLEANED,     /* .cleaned complete and fsynced */
+    FLOE_CLEAN_STEP_SWAP_NAMED,  /* renamed to "<base>.log.<end>.swap" */
+    FLOE_CLEAN_STEP_OLD_DELETED, /* the old segments' files unlinked */
+    FLOE_CLEAN_STEP_RENAMED,     /* the swap file is "<base>.log" */
+    FLOE_CLEAN_STEP_SWAPPED,     /* every group swapped, checkpoint not yet */
+};
+
+typedef struct floe_log_clean_opts {
+    /* distinct keys one run maps (bounds memory: 24 bytes a slot, half
+     * full; and work); 0: 1 Mi.  A run that fills it cleans up to there. */
+    size_t max_keys;
+    /* dirty bytes one run maps; 0: 256 MiB */
+    uint64_t max_dirty_bytes;
+    /* clean even when the dirty ratio is below min.cleanable.dirty.ratio */
+    bool force;
+    /* only segments wholly below this offset are cleaned (a reader that
+     * has not taken the rest yet: a table topic's committed offset); 0
+     * means no floor (INT64_MAX too) */
+    int64_t floor;
+    /* tests: called after each FLOE_CLEAN_STEP_* (a test kills the
+     * process there and reopens the log); NULL in production */
+    void (*step)(void *arg, int step);
+    void *step_arg;
+} floe_log_clean_opts_t;
+
+typedef struct floe_log_clean_stats {
+    uint64_t bytes_before, bytes_after; /* of the segments rewritten */
+    int64_t records_before, records_removed, tombstones_removed;
+    size_t segments_before;  /* segments read */
+    size_t segments_cleaned; /* of them, replaced by a cleaned one */
+    size_t segments_after;   /* segments in the log after the run */
+    int64_t clean_upto;      /* the new checkpoint */
+    bool changed;            /* anything rewritten */
+} floe_log_clean_stats_t;
+
+/* Compact the log when its policy says compact and it is due: dirty bytes
+ * (sealed segments from the checkpoint on) / all bytes of the cleanable
+ * sealed segments >= min.cleanable.dirty.ratio, or a kept tombstone's
+ * delete horizon has passed (or opts->force).  Never touches the active
+ * segment nor segments holding a record younger than
+ * min.compaction.lag.ms.  Keeps the latest record of each key; offsets
+ * never change (fetches skip the gaps); tombstones go once their delete
+ * horizon (first cleaning + delete.retention.ms) has passed; records
+ * without a key go.  Crash safe at every instant (see cleaner.c).  Runs
+ * on the caller's thread, which should be a background one: the log lock
+ * is taken only to pick segments and to swap them in.  opts and st may be
+ * NULL.  Returns 1 when it ran, 0 when there was nothing to do, -1 with
+ * *err (the log stays usable; a swap interrupted by an I/O error is
+ * finished at the next open).  The caller must not close or drop l
+ * meanwhile. */
+int floe_log_clean(floe_log_t *l, int64_t now_ms, const floe_log_clean_opts_t *opts,
+                   floe_log_clean_stats_t *st, floe_err_t *err);
+
+/* Dirty bytes / cleanable bytes (0 when none), as floe_log_clean
+ * judges it; *dirty_bytes (may be NULL) gets the dirty bytes. */
+double floe_log_dirty_ratio(floe_log_t *l, int64_t now_ms, uint64_t *dirty_bytes);
+/* The cleaner checkpoint: offsets below it have been compacted. */
+int64_t floe_log_clean_checkpoint(floe_log_t *l);
 
 /* ---- open descriptors ----
  * A broker keeps thousands of partitions: a segment's .log is open only

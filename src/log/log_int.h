@@ -217,7 +217,21 @@ struct floe_log {
     int64_t (*now_ms)(void); /* wall clock, replaceable for tests */
     size_t rebuilt;          /* sealed segments rebuilt at open (tests) */
     uint64_t held_bytes;     /* kept for a floor at the last retention run */
+    int64_t clean_upto;      /* compaction: offsets below it are clean */
+    int64_t clean_horizon;   /* earliest delete horizon of a kept tombstone,
+                                -1 none (cleaner.c) */
 };
+
+/* ---- compaction (cleaner.c) ---- */
+
+/* At open, before the segments are listed: remove a half-written
+ * "<base>.log.cleaned" and finish a swap that a crash interrupted (a
+ * "<base>.log.<end>.swap" replaces the segments with base in [base, end)).
+ * 0, or -1 with *err. */
+int floe_cleaner_recover(const char *dir, floe_err_t *err);
+/* Read l->clean_upto and l->clean_horizon from the cleaner checkpoint
+ * (0 and -1 when there is none). */
+void floe_cleaner_load_checkpoint(floe_log_t *l);
 
 /* Drop a pin (refs) taken on a segment; frees it when it was deleted
  * meanwhile.  Caller holds l->mu. */

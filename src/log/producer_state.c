@@ -141,7 +141,7 @@ int floe_pstate_check(const floe_pstate_t *ps, const floe_batch_hdr_t *h, floe_p
 
 int floe_pstate_update(floe_pstate_t *ps, const floe_batch_hdr_t *h, int64_t now_ms)
 {
-    if (h->producer_id < 0 || h->base_sequence < 0 || h->record_count <= 0) return 0;
+    if (h->producer_id < 0 || h->base_sequence < 0 || h->record_count < 0) return 0;
     floe_pentry_t *e = get_or_add(ps, h->producer_id);
     if (!e) return -1;
     if (now_ms > e->last_ms) e->last_ms = now_ms;

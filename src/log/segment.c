@@ -23,6 +23,13 @@
 #define WINDOW (1u << 20) /* read-ahead when scanning a segment */
 
 static void unmap_indexes(floe_segment_t *s);
+
+/* A stored batch holds records, except the empty header that compaction
+ * keeps as a producer's last batch (cleaner.c). */
+static bool records_ok(const floe_batch_hdr_t *h)
+{
+    return h->record_count > 0 || (h->record_count == 0 && h->producer_id >= 0);
+}
 static int recover_fd(floe_segment_t *s, int fd, uint32_t index_interval, bool check_crc,
                       floe_segment_batch_cb cb, void *arg, uint64_t *truncated, floe_err_t *err);
 
@@ -260,7 +267,6 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
     s->nidx = s->ntidx = 0;
     if (n % IDX_ENTRY || tn % TIDX_ENTRY) goto out;
     if (next_base < s->base || (uint64_t)(next_base - s->base) > UINT32_MAX + 1ull) goto out;
-    if (s->size == 0 && next_base != s->base) goto out;
     /* a non-empty segment always gets a time-index entry when sealed,
      * unless none of its records carries a timestamp */
     for (size_t i = 0; i < n; i += IDX_ENTRY) {
@@ -304,7 +310,7 @@ int floe_segment_load_indexes(floe_segment_t *s, int64_t next_base)
         while (pos < s->size) {
             if (pread_full(fd, hb, sizeof hb, pos) != 0) goto out;
             if (floe_batch_decode_hdr(hb, sizeof hb, &h, NULL) != 0) goto out;
-            if (h.base_offset <= prev_last || h.record_count <= 0 || h.last_offset_delta < 0 ||
+            if (h.base_offset <= prev_last || !records_ok(&h) || h.last_offset_delta < 0 ||
                 floe_batch_last_offset(&h) < h.base_offset ||
                 floe_batch_last_offset(&h) >= next_base || floe_batch_size(&h) > s->size - pos)
                 goto out;
@@ -556,7 +562,7 @@ static int recover_fd(floe_segment_t *s, int fd, uint32_t index_interval, bool c
                 break;
             }
         }
-        if (h.base_offset < s->next || h.record_count <= 0 || h.last_offset_delta < 0 ||
+        if (h.base_offset < s->next || !records_ok(&h) || h.last_offset_delta < 0 ||
             floe_batch_last_offset(&h) < h.base_offset ||
             (uint64_t)floe_batch_last_offset(&h) - (uint64_t)s->base > UINT32_MAX ||
             pos + bsize > UINT32_MAX) {
