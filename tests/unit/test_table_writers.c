@@ -55,15 +55,13 @@ static int o_next(floe_tsource_t *s, floe_tmsg_t *m, floe_err_t *err)
     return in->ops->next(in, m, err);
 }
 
-static const floe_tsource_ops_t owned_ops = {
-    .topics = o_topics, .fetch = o_fetch, .next = o_next};
+static const floe_tsource_ops_t owned_ops = {.topics = o_topics, .fetch = o_fetch, .next = o_next};
 
 /* An engine of a worker assigned partitions p0 and p1 (flags). */
 static floe_engine_t *worker(owned_t *src, bool p0, bool p1)
 {
-    *src = (owned_t){.base = {&owned_ops},
-                     .inner = floe_tsource_logs_source(logsrc),
-                     .own = {p0, p1}};
+    *src =
+        (owned_t){.base = {&owned_ops}, .inner = floe_tsource_logs_source(logsrc), .own = {p0, p1}};
     floe_err_t e;
     floe_engine_config_t cfg = {.catalog = cat, .shared = true};
     floe_engine_t *eng = floe_engine_new(&cfg, &src->base, &e);
