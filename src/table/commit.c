@@ -167,13 +167,18 @@ typedef struct vctx {
     floe_ice_commit_t *c; /* gets the floe.offsets of each attempt */
 } vctx_t;
 
+/* Where reading a partition starts from committed offset c: -1 (none
+ * yet) starts at 0. */
+static int64_t start_of(int64_t c)
+{
+    return c >= 0 ? c : 0;
+}
+
 /* Whether this writer read partition i since its last commit: its next
- * offset is past where its data starts (a partition never read, at -1,
- * starts at 0). */
+ * offset is past where its data starts. */
 static bool moved(const floe_tout_t *o, const int64_t *next, int32_t i)
 {
-    int64_t from = o->committed[i] >= 0 ? o->committed[i] : 0;
-    return next[i] != from && next[i] != o->committed[i];
+    return next[i] != start_of(o->committed[i]) && next[i] != o->committed[i];
 }
 
 /* Before each attempt: skip when our commit already landed (an earlier
@@ -195,7 +200,7 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
     int rc = floe_offsets_read(md, now, (size_t)v->nparts, err);
     for (int32_t i = 0; rc == 0 && i < v->nparts; i++) {
         if (!moved(v->o, v->next, i)) continue; /* the table's value goes in */
-        if (now[i] != v->o->committed[i])
+        if (start_of(now[i]) != start_of(v->o->committed[i]))
             rc = floe_err_set(err, FLOE_ECONFLICT,
                               "%s.%s: partition %d offsets moved to %lld (this commit's data "
                               "starts at %lld): another writer committed the partition",
