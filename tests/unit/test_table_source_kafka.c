@@ -19,6 +19,7 @@
 #include "table/offsets.h"
 #include "table/source_kafka.h"
 #include "util/clock.h"
+#include "table_verify.h"
 #include "test.h"
 
 #define NPARTS 4
@@ -143,35 +144,10 @@ static bool wait_caught_up(void)
  * verify_table.mjs. */
 static void verify(void)
 {
-    char dpath[512], cmd[2048];
+    char loc[512], dpath[512];
+    snprintf(loc, sizeof loc, "%s/warehouse/default/orders", dir);
     snprintf(dpath, sizeof dpath, "%s/orders.dump", dir);
-    FILE *f = fopen(dpath, "w");
-    fwrite(dump.data, 1, dump.len, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "cd %s/tests/interop && node verify_table.mjs %s/warehouse/default/orders %s 2>&1",
-             getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".", dir, dpath);
-    FILE *p = popen(cmd, "r");
-    floe_buf_t b = FLOE_BUF_INIT;
-    char tmp[4096];
-    size_t n;
-    while (p && (n = fread(tmp, 1, sizeof tmp, p)) > 0) floe_buf_append(&b, tmp, n);
-    if (p) pclose(p);
-    const char *out = floe_buf_cstr(&b);
-    CHECK(out && !strstr(out, "not ok") && strstr(out, "ok - table rows equal"));
-    if (!out || strstr(out, "not ok")) printf("# %s", out ? out : "(no output)\n");
-    floe_buf_free(&b);
-}
-
-static uint64_t commit_failures(floe_engine_t *eng)
-{
-    floe_buf_t js = FLOE_BUF_INIT;
-    floe_engine_status_json(eng, &js);
-    const char *s = floe_buf_cstr(&js);
-    const char *at = s ? strstr(s, "\"commit_failures\":") : NULL;
-    uint64_t n = at ? strtoull(at + strlen("\"commit_failures\":"), NULL, 10) : 0;
-    floe_buf_free(&js);
-    return n;
+    CHECK(tverify_table(loc, &dump, dpath, false));
 }
 
 static void one_worker_reads_the_topic(void)
@@ -186,7 +162,7 @@ static void one_worker_reads_the_topic(void)
     CHECK(st.records >= 2000);
     /* alone, none of its commits is refused (partitions it had not read
      * yet at its first commit among them) */
-    CHECK_EQ(commit_failures(a.eng), 0);
+    CHECK_EQ(tverify_commit_failures(a.eng), 0);
     worker_stop(&a);
     verify();
 }

@@ -17,6 +17,7 @@
 #include "table/engine.h"
 #include "table/offsets.h"
 #include "table/source_logs.h"
+#include "table_verify.h"
 #include "test.h"
 
 static char dir[256];
@@ -118,41 +119,14 @@ static char *offsets(void)
     return offsets_of("ev");
 }
 
-/* The table holds every record produced once, and no file it does not
- * reference: icebird through verify_table.mjs. */
+/* The table holds every record produced once, and no file it does not reference: icebird through
+ * verify_table.mjs. */
 static void verify(void)
 {
-    char dpath[512], cmd[2048];
+    char loc[512], dpath[512];
+    snprintf(loc, sizeof loc, "%s/warehouse/default/ev", dir);
     snprintf(dpath, sizeof dpath, "%s/ev.dump", dir);
-    FILE *f = fopen(dpath, "w");
-    fwrite(dump.data, 1, dump.len, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "cd %s/tests/interop && node verify_table.mjs %s/warehouse/default/ev %s --orphans "
-             "2>&1",
-             getenv("FLOE_ROOT") ? getenv("FLOE_ROOT") : ".", dir, dpath);
-    FILE *p = popen(cmd, "r");
-    floe_buf_t b = FLOE_BUF_INIT;
-    char tmp[4096];
-    size_t n;
-    while (p && (n = fread(tmp, 1, sizeof tmp, p)) > 0) floe_buf_append(&b, tmp, n);
-    if (p) pclose(p);
-    const char *out = floe_buf_cstr(&b);
-    CHECK(out && !strstr(out, "not ok") && strstr(out, "ok - table rows equal"));
-    if (!out || strstr(out, "not ok")) printf("# %s", out ? out : "(no output)\n");
-    floe_buf_free(&b);
-}
-
-static uint64_t commit_failures(floe_engine_t *eng)
-{
-    floe_buf_t js = FLOE_BUF_INIT;
-    floe_engine_status_json(eng, &js);
-    const char *s = floe_buf_cstr(&js);
-    uint64_t n = 0; /* of every table */
-    for (const char *at = s; at && (at = strstr(at, "\"commit_failures\":")); at++)
-        n += strtoull(at + strlen("\"commit_failures\":"), NULL, 10);
-    floe_buf_free(&js);
-    return n;
+    CHECK(tverify_table(loc, &dump, dpath, true));
 }
 
 /* A writer's first commit comes before one of its partitions has records
@@ -178,7 +152,7 @@ static void partition_without_offset_commits_later(void)
     produce_to(l2[1], 1, 0, 2, false);
     CHECK_EQ(floe_engine_run_once(w, true, &e), 2);
     CHECK_STR(offsets_of("late"), "{\"0\":3,\"1\":2}");
-    CHECK_EQ(commit_failures(w), 0);
+    CHECK_EQ(tverify_commit_failures(w), 0);
     floe_engine_free(w);
     floe_tsource_logs_remove(logsrc, "late");
     for (int i = 0; i < 2; i++) floe_log_close(l2[i]);
@@ -199,14 +173,14 @@ static void two_writers_keep_each_others_offsets(void)
     CHECK_STR(offsets(), "{\"0\":5}");
     CHECK_EQ(floe_engine_run_once(b, true, &e), 0);
     CHECK_STR(offsets(), "{\"0\":5,\"1\":3}");
-    CHECK_EQ(commit_failures(a) + commit_failures(b), 0);
+    CHECK_EQ(tverify_commit_failures(a) + tverify_commit_failures(b), 0);
     /* and on: each commits its own again */
     produce(1, 103, 2);
     produce(0, 5, 1);
     CHECK_EQ(floe_engine_run_once(b, true, &e), 2);
     CHECK_EQ(floe_engine_run_once(a, true, &e), 1);
     CHECK_STR(offsets(), "{\"0\":6,\"1\":5}");
-    CHECK_EQ(commit_failures(a) + commit_failures(b), 0);
+    CHECK_EQ(tverify_commit_failures(a) + tverify_commit_failures(b), 0);
     floe_engine_free(a);
     floe_engine_free(b);
     verify();
@@ -228,7 +202,7 @@ static void zombie_commit_is_refused(void)
     CHECK_STR(offsets(), "{\"0\":10,\"1\":5}");
     sa.own[0] = false; /* a learns of the rebalance only now */
     CHECK_EQ(floe_engine_run_once(a, true, &e), 0);
-    CHECK_EQ(commit_failures(a), 1);
+    CHECK_EQ(tverify_commit_failures(a), 1);
     CHECK_STR(offsets(), "{\"0\":10,\"1\":5}");
     /* a gets partition 0 back later: it reads from the table's offset */
     produce(0, 10, 2);
@@ -261,7 +235,7 @@ static void resync_hands_partitions_over(void)
     produce(0, 15, 2);
     CHECK_EQ(floe_engine_run_once(c, true, &e), 2);
     CHECK_STR(offsets(), "{\"0\":17,\"1\":5}");
-    CHECK_EQ(commit_failures(a) + commit_failures(c), 0);
+    CHECK_EQ(tverify_commit_failures(a) + tverify_commit_failures(c), 0);
     floe_engine_free(a);
     floe_engine_free(c);
     verify();
