@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/sink_config.h"
 #include "http/http.h"
@@ -102,19 +103,6 @@ static void status_line(floe_engine_t *e, floe_ksource_t *src, uint64_t *last_re
     floe_buf_free(&js);
 }
 
-static int split_hostport(const char *s, char *host, size_t hn, int *port, floe_err_t *err)
-{
-    const char *c = strrchr(s, ':');
-    char *end;
-    long p = c ? strtol(c + 1, &end, 10) : -1;
-    if (!c || (size_t)(c - s) >= hn || c == s || *end || p < 0 || p > 65535)
-        return floe_err_set(err, FLOE_EINVAL, "http: '%s' is not HOST:PORT", s);
-    memcpy(host, s, (size_t)(c - s));
-    host[c - s] = 0;
-    *port = (int)p;
-    return 0;
-}
-
 int floe_cmd_sink(int argc, char **argv)
 {
     const char *config = NULL, *flag_http = NULL;
@@ -158,9 +146,10 @@ int floe_cmd_sink(int argc, char **argv)
     int hport = 0;
     if (sink_config_load(&c, config, &err) < 0) goto out;
     if (flag_http) snprintf(c.http, sizeof c.http, "%s", flag_http);
-    if (split_hostport(c.http, hhost, sizeof hhost, &hport, &err) < 0) goto out;
+    if (floe_cli_split_hostport(c.http, hhost, sizeof hhost, &hport, &err) < 0) goto out;
     if (floe_fs_mkdirs(c.warehouse, &err) < 0) goto out;
-    if (!(io = floe_fileio_local_new(&err)) || !(cat = floe_ice_catalog_fs_new(io, c.warehouse, &err)))
+    if (!(io = floe_fileio_local_new(&err)) ||
+        !(cat = floe_ice_catalog_fs_new(io, c.warehouse, &err)))
         goto out;
     if (!(kt = calloc(c.ntables, sizeof *kt))) {
         floe_err_oom(&err);
@@ -187,7 +176,8 @@ int floe_cmd_sink(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (floe_http_new(&http, &err) || floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
+    if (floe_http_new(&http, &err) ||
+        floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_http_metrics_add(http, sink_metrics, src) || floe_engine_http(eng, http, &err)) {
         if (!err.code) floe_err_oom(&err);
         goto out;

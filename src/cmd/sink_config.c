@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "cmd/cli.h"
 #include "table/config.h"
 #include "util/conf.h"
 #include "util/mem.h"
@@ -106,8 +107,9 @@ static int catalog_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *
     if (!strcmp(key, "type")) {
         if (!strcmp(val, "filesystem")) return 0;
         if (!strcmp(val, "rest"))
-            return fail(x, v, "catalog: type: 'rest' is not supported by floe sink yet "
-                              "(use filesystem)");
+            return fail(x, v,
+                        "catalog: type: 'rest' is not supported by floe sink yet "
+                        "(use filesystem)");
         return fail(x, v, "catalog: type: '%s' is not a catalog type (filesystem)", val);
     }
     if (!strcmp(key, "warehouse")) {
@@ -144,14 +146,16 @@ static int table_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v,
     sink_table_t *t = e->t;
     const char *val = scalar(v);
     if (!strcmp(key, "transforms")) {
-        if (v->type == YAML_SEQUENCE_NODE && v->data.sequence.items.start == v->data.sequence.items.top)
+        if (v->type == YAML_SEQUENCE_NODE &&
+            v->data.sequence.items.start == v->data.sequence.items.top)
             return 0;
         if (val && !*val) return 0;
         return fail(x, v, "transforms: not supported by this floe yet (only [])");
     }
     if (!val) return fail(x, v, "%s: expected a value", key);
     if (!strcmp(key, "topic") || !strcmp(key, "topics_regex")) {
-        if (t->topic || t->regex) return fail(x, k, "%s: an entry takes one topic or topics_regex", key);
+        if (t->topic || t->regex)
+            return fail(x, k, "%s: an entry takes one topic or topics_regex", key);
         if (!*val) return fail(x, v, "%s: empty", key);
         if (!strcmp(key, "topics_regex")) {
             regex_t re;
@@ -180,8 +184,7 @@ static int table_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v,
             if ((size_t)(dot - val) >= sizeof ns) return fail(x, v, "table: name too long");
             memcpy(ns, val, (size_t)(dot - val));
             ns[dot - val] = 0;
-            if (set_table_key(x, e, floe_conf_find(keys, n, "table.namespace"), "table", v, ns) <
-                0)
+            if (set_table_key(x, e, floe_conf_find(keys, n, "table.namespace"), "table", v, ns) < 0)
                 return -1;
         }
         return set_table_key(x, e, floe_conf_find(keys, n, "table.name"), "table", v,
@@ -196,7 +199,8 @@ static int table_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v,
         return fail(x, v, "table_format: '%s' is not supported (iceberg-v2)", val);
     }
     const floe_conf_key_t *ck = floe_table_config_find_yaml(key);
-    if (!ck) return fail(x, k, "unknown key '%s' in a tables: entry (see floe config --markdown)", key);
+    if (!ck)
+        return fail(x, k, "unknown key '%s' in a tables: entry (see floe config --markdown)", key);
     return set_table_key(x, e, ck, key, v, val);
 }
 
@@ -215,10 +219,12 @@ static int tables_seq(ctx_t *x, sink_config_t *c, yaml_node_t *seq)
         const floe_conf_key_t *keys = floe_table_config_keys(&n);
         floe_conf_defaults(keys, n, &e.scratch, x->err);
         if (each_pair(x, m, "tables: entry", table_pair, &e) < 0) return -1;
-        if (!e.t->topic && !e.t->regex) return fail(x, m, "tables: entry: topic or topics_regex is required");
+        if (!e.t->topic && !e.t->regex)
+            return fail(x, m, "tables: entry: topic or topics_regex is required");
         if (e.t->regex && e.named)
-            return fail(x, m, "tables: entry: table cannot go with topics_regex (each topic's "
-                              "table is named after it; namespace sets its namespace)");
+            return fail(x, m,
+                        "tables: entry: table cannot go with topics_regex (each topic's "
+                        "table is named after it; namespace sets its namespace)");
         floe_err_t ce;
         if (floe_table_config_check(e.t->topic ? e.t->topic : e.t->regex,
                                     (const char *const *)e.t->keys,
@@ -238,8 +244,12 @@ static int root_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v, 
     if (!strcmp(key, "tables")) return tables_seq(x, c, v);
     const char *val = scalar(v);
     if (!strcmp(key, "http")) {
-        if (!val || !*val || strlen(val) >= sizeof c->http || !strchr(val, ':'))
-            return fail(x, v, "http: expected HOST:PORT");
+        char host[256];
+        int port;
+        floe_err_t he;
+        if (!val || strlen(val) >= sizeof c->http ||
+            floe_cli_split_hostport(val, host, sizeof host, &port, &he) < 0)
+            return fail(x, v, "http: expected HOST:PORT%s%s", val ? ": " : "", val ? he.msg : "");
         snprintf(c->http, sizeof c->http, "%s", val);
         return 0;
     }
@@ -286,8 +296,7 @@ int sink_config_load(sink_config_t *c, const char *path, floe_err_t *err)
         rc = floe_err_set(err, FLOE_EINVAL, "%s: kafka: is required (bootstrap.servers, group.id)",
                           path);
     bool group = false;
-    for (size_t i = 0; rc == 0 && i < c->nprops; i++)
-        group |= !strcmp(c->prop_keys[i], "group.id");
+    for (size_t i = 0; rc == 0 && i < c->nprops; i++) group |= !strcmp(c->prop_keys[i], "group.id");
     if (rc == 0 && !group)
         rc = floe_err_set(err, FLOE_EINVAL,
                           "%s: kafka: group.id is required (workers with the same id share the "

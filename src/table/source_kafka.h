@@ -50,9 +50,9 @@ typedef struct floe_ksource_config {
     const char *const *prop_keys, *const *prop_values;
     size_t ntables;
     const floe_ksource_table_t *tables;
-    size_t buffer_bytes;  /* per partition before it pauses; default 8 MiB */
-    int64_t metadata_ms;  /* how often topics are listed; default 5000 */
-    int64_t connect_ms;   /* how long start waits for the cluster; default 15000 */
+    size_t buffer_bytes; /* per partition before it pauses; default 8 MiB */
+    int64_t metadata_ms; /* how often topics are listed; default 5000 */
+    int64_t connect_ms;  /* how long start waits for the cluster; default 15000 */
 } floe_ksource_config_t;
 
 /* A source with a consumer configured by cfg (everything copied).  NULL
