@@ -165,6 +165,9 @@ typedef struct vctx {
     int32_t nparts;
     const int64_t *next;  /* the offsets this commit reaches */
     floe_ice_commit_t *c; /* gets the floe.offsets of each attempt */
+    /* a dead-letter commit: the main table's state, which it checks too */
+    const floe_tout_t *main;
+    floe_ice_catalog_t *catalog;
 } vctx_t;
 
 /* Where reading a partition starts from committed offset c: -1 (none
@@ -179,6 +182,35 @@ static int64_t start_of(int64_t c)
 static bool moved(const floe_tout_t *o, const int64_t *next, int32_t i)
 {
     return next[i] != start_of(o->committed[i]) && next[i] != o->committed[i];
+}
+
+/* A partition this commit covers that another writer committed since, in
+ * o's table as md (borrowed) has it: FLOE_ECONFLICT. */
+static int check_starts(const vctx_t *v, const floe_tout_t *o, const floe_ice_metadata_t *md,
+                        int64_t *now, floe_err_t *err)
+{
+    if (floe_offsets_read(md, now, (size_t)v->nparts, err) < 0) return -1;
+    for (int32_t i = 0; i < v->nparts; i++)
+        if (moved(o, v->next, i) && start_of(now[i]) != start_of(o->committed[i]))
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "%s.%s: partition %d offsets moved to %lld (this commit's data "
+                                "starts at %lld): another writer committed the partition",
+                                o->ns, o->name, (int)i, (long long)now[i],
+                                (long long)o->committed[i]);
+    return 0;
+}
+
+/* A dead-letter commit goes first, so it checks the main table as well:
+ * a writer that lost a partition commits none of its dead letters once
+ * the new owner committed rows of it, even rows that had none. */
+static int check_main(const vctx_t *v, int64_t *now, floe_err_t *err)
+{
+    floe_ice_table_t *mt;
+    if (floe_ice_catalog_load_table(v->catalog, v->main->ns, v->main->name, &mt, err) < 0)
+        return -1;
+    int rc = check_starts(v, v->main, floe_ice_table_metadata(mt), now, err);
+    floe_ice_table_free(mt);
+    return rc;
 }
 
 /* Before each attempt: skip when our commit already landed (an earlier
@@ -197,17 +229,10 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
     if (id && !strcmp(id, v->commit_id)) return 1;
     int64_t *now = malloc((size_t)(v->nparts > 0 ? v->nparts : 1) * sizeof *now);
     if (!now) return floe_err_oom(err);
-    int rc = floe_offsets_read(md, now, (size_t)v->nparts, err);
-    for (int32_t i = 0; rc == 0 && i < v->nparts; i++) {
-        if (!moved(v->o, v->next, i)) continue; /* the table's value goes in */
-        if (start_of(now[i]) != start_of(v->o->committed[i]))
-            rc = floe_err_set(err, FLOE_ECONFLICT,
-                              "%s.%s: partition %d offsets moved to %lld (this commit's data "
-                              "starts at %lld): another writer committed the partition",
-                              v->o->ns, v->o->name, (int)i, (long long)now[i],
-                              (long long)v->o->committed[i]);
-        now[i] = v->next[i];
-    }
+    int rc = v->main ? check_main(v, now, err) : 0;
+    if (rc == 0) rc = check_starts(v, v->o, md, now, err);
+    for (int32_t i = 0; rc == 0 && i < v->nparts; i++)
+        if (moved(v->o, v->next, i)) now[i] = v->next[i]; /* others: the table's value */
     floe_buf_t offs = FLOE_BUF_INIT;
     if (rc == 0 &&
         (floe_offsets_encode(now, (size_t)v->nparts, &offs) < 0 || !floe_buf_cstr(&offs)))
@@ -304,7 +329,7 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
         floe_ice_commit_set_summary(c, "floe.topic", t->topic, err) < 0 ||
         (extra_key && floe_ice_commit_set_summary(c, extra_key, extra_value, err) < 0))
         goto out;
-    vctx_t v = {o, commit_id, t->nparts, next, c};
+    vctx_t v = {o, commit_id, t->nparts, next, c, o == &t->dlq ? &t->main : NULL, cat};
     floe_ice_commit_set_validate(c, validate, &v);
     floe_ice_commit_set_max_attempts(c, 10);
     int64_t snap = -1;

@@ -47,7 +47,10 @@ typedef enum floe_tcommit_flags {
  * o->committed[p]) and the table's own offset for the others.  A
  * partition read is a conflict (FLOE_ECONFLICT, final) when the table's
  * offset for it is no longer o->committed[p], where this data starts:
- * another writer took the partition (a rebalance) and committed it.
+ * another writer took the partition (a rebalance) and committed it.  A
+ * commit of t->dlq checks the main table's offsets the same way (the
+ * dead letters commit first: none of a writer that lost the partition
+ * lands once the new owner committed rows of it).
  * flags: floe_tcommit_flags_t.  1 when a snapshot was made (or
  * found made by an earlier attempt), 0 when there was nothing to commit,
  * -1 with *err (the caller resets the table; FLOE_EUNKNOWN: the files must

@@ -100,6 +100,36 @@ static void produce_to(floe_log_t *l, int part, int from, int n, bool record)
     floe_batch_builder_free(b);
 }
 
+/* A value that is no JSON (a dead letter) appended to partition part. */
+static void produce_bad(int part)
+{
+    floe_batch_opts_t o;
+    floe_batch_opts_default(&o);
+    floe_batch_builder_t *b = floe_batch_builder_new(&o);
+    floe_err_t e;
+    floe_slice_t sv = floe_slice_str("{oops");
+    floe_batch_builder_add(b, 1700000000000LL, NULL, &sv, NULL, 0, &e);
+    floe_buf_t buf = FLOE_BUF_INIT;
+    if (floe_batch_builder_finish(b, &buf, &e) < 0 ||
+        floe_log_append(logs[part], buf.data, buf.len, -1, NULL, &e) < 0)
+        printf("# produce failed: %s\n", e.msg);
+    floe_buf_free(&buf);
+    floe_batch_builder_free(b);
+}
+
+/* Records in default.NAME's current snapshot (its total-records). */
+static long long total_records(const char *name)
+{
+    floe_ice_table_t *t;
+    floe_err_t e;
+    if (floe_ice_catalog_load_table(cat, "default", name, &t, &e) < 0) return -1;
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(floe_ice_table_metadata(t));
+    const char *v = s ? floe_ice_props_get(&s->summary, "total-records") : NULL;
+    long long n = v ? atoll(v) : 0;
+    floe_ice_table_free(t);
+    return n;
+}
+
 /* The floe.offsets of default.NAME's latest snapshot that has them. */
 static char *offsets_of(const char *name)
 {
@@ -127,6 +157,34 @@ static void verify(void)
     snprintf(loc, sizeof loc, "%s/warehouse/default/ev", dir);
     snprintf(dpath, sizeof dpath, "%s/ev.dump", dir);
     CHECK(tverify_table(loc, &dump, dpath, true));
+}
+
+/* A zombie's dead letters: a reads a record of partition 0, c takes the
+ * partition and commits that record (no dead letter among what it read);
+ * a reads on, a dead letter too, and commits: refused, the dead-letter
+ * table included (it commits first), so c's later commit of the same dead
+ * letter makes it the only one. */
+static void zombie_dead_letters_are_refused(void)
+{
+    long long dlq0 = total_records("ev_dlq");
+    produce(0, 30, 1);
+    owned_t sa, sc;
+    floe_engine_t *a = worker(&sa, true, false);
+    floe_err_t e;
+    CHECK_EQ(floe_engine_run_once(a, false, &e), 1);
+    floe_engine_t *c = worker(&sc, true, false);
+    CHECK_EQ(floe_engine_run_once(c, true, &e), 1);
+    produce_bad(0);
+    produce(0, 31, 1);
+    CHECK_EQ(floe_engine_run_once(a, true, &e), 1); /* its commit is refused */
+    CHECK_EQ(tverify_commit_failures(a), 1);
+    CHECK_EQ(total_records("ev_dlq"), dlq0);
+    CHECK_EQ(floe_engine_run_once(c, true, &e), 1);
+    CHECK_EQ(total_records("ev_dlq"), dlq0 + 1);
+    CHECK_EQ(tverify_commit_failures(c), 0);
+    floe_engine_free(a);
+    floe_engine_free(c);
+    verify();
 }
 
 /* A writer's first commit comes before one of its partitions has records
@@ -263,6 +321,7 @@ int main(void)
     RUN(zombie_commit_is_refused);
     RUN(resync_hands_partitions_over);
     RUN(partition_without_offset_commits_later);
+    RUN(zombie_dead_letters_are_refused);
 
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
