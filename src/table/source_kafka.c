@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 #include "util/diag.h"
@@ -322,7 +323,7 @@ static void resync(floe_ksource_t *s, const char *why)
 
 /* The group gave us parts: the engine reloads the tables, then each
  * partition is assigned at its table's offset (the start when none). */
-static void assign(floe_ksource_t *s, rd_kafka_topic_partition_list_t *parts, bool coop)
+static void assign_parts(floe_ksource_t *s, rd_kafka_topic_partition_list_t *parts, bool coop)
 {
     refresh_topics(s); /* a topic the group knows before our last listing */
     pthread_mutex_lock(&s->mu);
@@ -369,7 +370,7 @@ static void assign(floe_ksource_t *s, rd_kafka_topic_partition_list_t *parts, bo
 
 /* The group takes parts away: the engine stops reading them and commits
  * what it read, and the group offsets follow, before the group moves on. */
-static void revoke(floe_ksource_t *s, rd_kafka_topic_partition_list_t *parts, bool coop)
+static void revoke_parts(floe_ksource_t *s, rd_kafka_topic_partition_list_t *parts, bool coop)
 {
     pthread_mutex_lock(&s->mu);
     for (int i = 0; i < parts->cnt; i++) {
@@ -413,9 +414,9 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
     floe_ksource_t *s = opaque;
     bool coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
-    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) assign(s, parts, coop);
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) assign_parts(s, parts, coop);
     else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
-        revoke(s, parts, coop);
+        revoke_parts(s, parts, coop);
     else {
         FLOE_WARN("floe sink: rebalance failed: %s", rd_kafka_err2str(err));
         rd_kafka_assign(rk, NULL);
@@ -751,8 +752,8 @@ int floe_ksource_start(floe_ksource_t *s, floe_err_t *err)
     floe_err_t me;
     /* the first request waits for a connection: the cluster is reachable
      * once any answer comes */
-    while ((rc = metadata(s, 2000, &md, &me)) < 0 && floe_mono_ms() < until) {
-    }
+    while ((rc = metadata(s, 2000, &md, &me)) < 0 && floe_mono_ms() < until)
+        usleep(100 * 1000); /* (a refused connection fails at once) */
     if (rc < 0) {
         char bs[512] = "";
         size_t n = sizeof bs;
