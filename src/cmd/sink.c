@@ -206,7 +206,6 @@ int floe_cmd_sink(int argc, char **argv)
     FLOE_INFO("sink: shutting down: leaving the group after a last commit");
     rc = 0;
 out:
-    if (rc && err.code) fprintf(stderr, "floe sink: %s\n", err.msg);
     /* the consumer first: its revocation has the engine commit what it
      * read, then the engine stops (a last commit of anything left) */
     floe_ksource_close(src);
@@ -219,5 +218,6 @@ out:
     free(kt);
     sink_config_clear(&c);
     if (!rc) FLOE_INFO("sink: stopped cleanly");
+    if (rc && err.code) fprintf(stderr, "floe sink: %s\n", err.msg); /* the last line */
     return rc;
 }

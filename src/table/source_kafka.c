@@ -645,6 +645,17 @@ static const floe_tsource_ops_t kafka_ops = {
 
 /* ---- life ----------------------------------------------------------------- */
 
+/* librdkafka's log lines through floe's (syslog levels: 0-4 warn, 5-6
+ * info, 7 debug). */
+static void log_line(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    floe_diag(level <= 4   ? FLOE_DIAG_WARN
+              : level <= 6 ? FLOE_DIAG_INFO
+                           : FLOE_DIAG_DEBUG,
+              "kafka consumer: %s: %s", fac, buf);
+}
+
 static int set_prop(rd_kafka_conf_t *c, const char *k, const char *v, floe_err_t *err)
 {
     char es[512];
@@ -727,6 +738,7 @@ floe_ksource_t *floe_ksource_new(const floe_ksource_config_t *cfg, floe_err_t *e
     }
     rd_kafka_conf_set_opaque(c, s);
     rd_kafka_conf_set_rebalance_cb(c, rebalance_cb);
+    rd_kafka_conf_set_log_cb(c, log_line);
     char es[512];
     if (!(s->rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, es, sizeof es))) {
         rd_kafka_conf_destroy(c);
