@@ -37,9 +37,10 @@ typedef struct floe_engine_config {
     /* Other engines write the same tables, each the partitions its source
      * is assigned (floe sink workers of one consumer group): at open,
      * unreferenced files younger than table.orphan.min.age are kept (they
-     * may be another worker's, not yet committed).  Every engine commits
-     * only the offsets of the partitions it read, and a commit fails when
-     * the table moved such a partition since (commit.h). */
+     * may be another worker's, not yet committed).  (Shared or not, an
+     * engine commits only the offsets of the partitions it read, and a
+     * commit fails when the table moved such a partition since:
+     * commit.h.) */
     bool shared;
 } floe_engine_config_t;
 
