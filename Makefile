@@ -45,8 +45,9 @@ $(BUILD)/libfloe.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+# libyaml: floe sink's configuration only (src/cmd/sink_config.c)
 $(BUILD)/floe: $(CMD_OBJ) $(BUILD)/libfloe.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CMD_OBJ) $(BUILD)/libfloe.a $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CMD_OBJ) $(BUILD)/libfloe.a $(LIBS) -lyaml
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)

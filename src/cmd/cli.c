@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/diag.h"
+#include "util/parse.h"
 
 void floe_cli_quiet_logs(void)
 {
@@ -21,4 +22,26 @@ void floe_cli_fail(const char *group, const char *sub, const floe_err_t *err)
     if (sub) fprintf(stderr, "floe %s %s: %s\n", group, sub, msg);
     else
         fprintf(stderr, "floe %s: %s\n", group, msg);
+}
+
+int floe_cli_split_hostport(const char *s, char *host, size_t hn, int *port, floe_err_t *err)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon) return floe_err_set(err, FLOE_EINVAL, "'%s' is not HOST:PORT", s);
+    size_t n = (size_t)(colon - s);
+    const char *h = s;
+    if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n >= hn) return floe_err_set(err, FLOE_EINVAL, "host too long in '%s'", s);
+    memcpy(host, h, n);
+    host[n] = 0;
+    int64_t p;
+    if (floe_parse_int64(colon + 1, 0, 65535, &p, err)) {
+        floe_err_wrap(err, "port in '%s'", s);
+        return -1;
+    }
+    *port = (int)p;
+    return 0;
 }

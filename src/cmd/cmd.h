@@ -12,6 +12,11 @@
  * [--http HOST:PORT]`: argv[1] is "serve".  Returns the exit status. */
 int floe_cmd_serve(int argc, char **argv);
 
+/* `floe sink --config floe.yaml [--http HOST:PORT]`: the table engine fed
+ * by a consumer group of an existing Kafka cluster (src/cmd/sink.c):
+ * argv[1] is "sink".  Returns the exit status. */
+int floe_cmd_sink(int argc, char **argv);
+
 /* `floe topic create|list|describe|alter|delete ...` over the Kafka
  * protocol (src/cmd/topic.c): argv[1] is "topic".  Returns the exit status. */
 int floe_cmd_topic(int argc, char **argv);

@@ -43,6 +43,34 @@ static const struct scope {
      floe_table_config_keys, true, ""},
 };
 
+/* `floe sink`'s YAML: its sections, and the name of every table key in a
+ * tables: entry (from the same key table). */
+static int sink_yaml(floe_buf_t *out)
+{
+    int rc = floe_buf_append_str(
+        out,
+        "### floe sink\n\n"
+        "`floe sink --config floe.yaml [--http HOST:PORT]` reads YAML: `kafka:` (librdkafka "
+        "consumer properties, passed through; `group.id` required; `enable.auto.commit` is "
+        "always off, `isolation.level` defaults to `read_committed`, `auto.offset.reset` to "
+        "`earliest`), `catalog:` (`type: filesystem`, `warehouse: DIR`), `http:` (HOST:PORT, "
+        "default `127.0.0.1:8182`), `status_interval:` (a duration, default `10s`; `0` for "
+        "none) and `tables:`, a list of entries with `topic:` or `topics_regex:` (a POSIX "
+        "extended regex over whole topic names), `table:` (`NS.NAME` or `NAME`; with a regex "
+        "each topic's table is named after it), `write_mode: append`, `transforms: []`, "
+        "`table_format: iceberg-v2` and the table topic keys by these names. An unknown key or "
+        "a bad value stops the start with the file, line and key.\n\n"
+        "| YAML name | table topic key |\n| --- | --- |\n");
+    size_t n;
+    const floe_conf_key_t *k = floe_table_config_keys(&n);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char y[128];
+        if (floe_table_config_yaml_name(&k[i], y, sizeof y))
+            rc = floe_buf_printf(out, "| `%s` | `%s` |\n", y, k[i].name);
+    }
+    return rc;
+}
+
 static int reference(floe_buf_t *out)
 {
     int rc = 0;
@@ -53,6 +81,8 @@ static int reference(floe_buf_t *out)
         rc |= floe_conf_markdown(k, n, SCOPES[i].live, out);
         rc |= floe_buf_append_str(out, SCOPES[i].outro);
     }
+    rc |= floe_buf_append_str(out, "\n");
+    rc |= sink_yaml(out);
     return rc ? -1 : 0;
 }
 

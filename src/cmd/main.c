@@ -10,6 +10,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: floe <command> [options]\n"
                "commands:\n"
                "  serve        run the broker (floe serve --help for options)\n"
+               "  sink         tables from an existing Kafka cluster (floe sink --help)\n"
                "  topic        create, list, describe, alter, delete topics (floe topic help)\n"
                "  table        list, describe, scan, history of Iceberg tables (floe table help)\n"
                "  config       print the configuration reference (floe config --markdown)\n"
@@ -25,6 +26,7 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "serve")) return floe_cmd_serve(argc, argv);
+    if (!strcmp(cmd, "sink")) return floe_cmd_sink(argc, argv);
     if (!strcmp(cmd, "topic")) return floe_cmd_topic(argc, argv);
     if (!strcmp(cmd, "table")) return floe_cmd_table(argc, argv);
     if (!strcmp(cmd, "config")) return floe_cmd_config(argc, argv);

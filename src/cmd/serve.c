@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/serve_tables.h"
 #include "http/http.h"
@@ -43,13 +44,11 @@ typedef struct serve_cfg {
     int nowned;
 } serve_cfg_t;
 
-static int split_hostport(const char *s, char *host, size_t hn, int *port, floe_err_t *err);
-
 static int check_hostport(const char *v, floe_err_t *err)
 {
     char host[300];
     int port;
-    return split_hostport(v, host, sizeof host, &port, err);
+    return floe_cli_split_hostport(v, host, sizeof host, &port, err);
 }
 
 #define F(f) FLOE_CONF_FIELD(serve_cfg_t, f)
@@ -332,27 +331,6 @@ static int load_file(serve_cfg_t *c, const char *path, floe_err_t *err)
 }
 
 /* "host:port" -> parts; "[v6]:port" too. */
-static int split_hostport(const char *s, char *host, size_t hn, int *port, floe_err_t *err)
-{
-    const char *colon = strrchr(s, ':');
-    if (!colon) return floe_err_set(err, FLOE_EINVAL, "'%s' is not HOST:PORT", s);
-    size_t n = (size_t)(colon - s);
-    const char *h = s;
-    if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
-        h++;
-        n -= 2;
-    }
-    if (n >= hn) return floe_err_set(err, FLOE_EINVAL, "host too long in '%s'", s);
-    memcpy(host, h, n);
-    host[n] = 0;
-    int64_t p;
-    if (floe_parse_int64(colon + 1, 0, 65535, &p, err)) {
-        floe_err_wrap(err, "port in '%s'", s);
-        return -1;
-    }
-    *port = (int)p;
-    return 0;
-}
 
 /* Memory policy.  glibc hands freed memory back to the kernel eagerly (a
  * freed large block is unmapped, a free heap top above 128 KiB trimmed),
@@ -448,8 +426,8 @@ int floe_cmd_serve(int argc, char **argv)
         (flag_http && set_key(&c, "http", flag_http, &err)) ||
         (flag_data && set_key(&c, "data.dir", flag_data, &err)))
         goto out;
-    if (split_hostport(c.listen, khost, sizeof khost, &kport, &err) ||
-        split_hostport(c.http, hhost, sizeof hhost, &hport, &err))
+    if (floe_cli_split_hostport(c.listen, khost, sizeof khost, &kport, &err) ||
+        floe_cli_split_hostport(c.http, hhost, sizeof hhost, &hport, &err))
         goto out;
 
     signal(SIGPIPE, SIG_IGN);

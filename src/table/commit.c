@@ -68,14 +68,17 @@ static void add_maint_props(floe_ttable_t *t, floe_tout_t *o)
  * at open, the engine is the only writer of the table's files and the
  * maintenance thread does not work on it yet, so they are what an earlier
  * run wrote and never committed.  Files of this process's commits whose
- * outcome stayed unknown are kept. */
+ * outcome stayed unknown are kept.  A table other writers share (floe
+ * sink workers) keeps unreferenced files younger than
+ * table.orphan.min.age: they may be another worker's, not yet committed. */
 static int remove_orphans(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     char **doubt = NULL;
     size_t nd = 0;
     if (t->maint && floe_tmaint_in_doubt(t->maint, o->ns, o->name, &doubt, &nd, err) < 0) return -1;
-    floe_ice_orphan_opts_t oo = {
-        .min_age_ms = 0, .in_doubt = (const char *const *)doubt, .nin_doubt = nd};
+    floe_ice_orphan_opts_t oo = {.min_age_ms = t->shared ? t->cfg.orphan_min_age_ms : 0,
+                                 .in_doubt = (const char *const *)doubt,
+                                 .nin_doubt = nd};
     floe_ice_orphan_result_t r;
     int rc = floe_tmaint_remove_orphans(t->catalog, o->ns, o->name, &oo, &r, err);
     if (rc == 0 && r.files_deleted)
@@ -160,11 +163,63 @@ typedef struct vctx {
     const floe_tout_t *o;
     const char *commit_id;
     int32_t nparts;
+    const int64_t *next;  /* the offsets this commit reaches */
+    floe_ice_commit_t *c; /* gets the floe.offsets of each attempt */
+    /* a dead-letter commit: the main table's state, which it checks too */
+    const floe_tout_t *main;
+    floe_ice_catalog_t *catalog;
 } vctx_t;
 
+/* Where reading a partition starts from committed offset c: -1 (none
+ * yet) starts at 0. */
+static int64_t start_of(int64_t c)
+{
+    return c >= 0 ? c : 0;
+}
+
+/* Whether this writer read partition i since its last commit: its next
+ * offset is past where its data starts. */
+static bool moved(const floe_tout_t *o, const int64_t *next, int32_t i)
+{
+    return next[i] != start_of(o->committed[i]) && next[i] != o->committed[i];
+}
+
+/* A partition this commit covers that another writer committed since, in
+ * o's table as md (borrowed) has it: FLOE_ECONFLICT. */
+static int check_starts(const vctx_t *v, const floe_tout_t *o, const floe_ice_metadata_t *md,
+                        int64_t *now, floe_err_t *err)
+{
+    if (floe_offsets_read(md, now, (size_t)v->nparts, err) < 0) return -1;
+    for (int32_t i = 0; i < v->nparts; i++)
+        if (moved(o, v->next, i) && start_of(now[i]) != start_of(o->committed[i]))
+            return floe_err_set(err, FLOE_ECONFLICT,
+                                "%s.%s: partition %d offsets moved to %lld (this commit's data "
+                                "starts at %lld): another writer committed the partition",
+                                o->ns, o->name, (int)i, (long long)now[i],
+                                (long long)o->committed[i]);
+    return 0;
+}
+
+/* A dead-letter commit goes first, so it checks the main table as well:
+ * a writer that lost a partition commits none of its dead letters once
+ * the new owner committed rows of it, even rows that had none. */
+static int check_main(const vctx_t *v, int64_t *now, floe_err_t *err)
+{
+    floe_ice_table_t *mt;
+    if (floe_ice_catalog_load_table(v->catalog, v->main->ns, v->main->name, &mt, err) < 0)
+        return -1;
+    int rc = check_starts(v, v->main, floe_ice_table_metadata(mt), now, err);
+    floe_ice_table_free(mt);
+    return rc;
+}
+
 /* Before each attempt: skip when our commit already landed (an earlier
- * attempt whose outcome was unknown), refuse when another writer moved the
- * offsets since we loaded them. */
+ * attempt whose outcome was unknown); refuse when a partition this commit
+ * covers is no longer where its data starts (another writer committed it
+ * since: a floe sink worker that lost the partition in a rebalance, whose
+ * commit must fail and whose files are dropped).  The offsets of the
+ * partitions it does not cover are the table's own: several writers, each
+ * with its partitions, commit to one table without undoing each other. */
 static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
 {
     vctx_t *v = ctx;
@@ -174,14 +229,16 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
     if (id && !strcmp(id, v->commit_id)) return 1;
     int64_t *now = malloc((size_t)(v->nparts > 0 ? v->nparts : 1) * sizeof *now);
     if (!now) return floe_err_oom(err);
-    int rc = floe_offsets_read(md, now, (size_t)v->nparts, err);
+    int rc = v->main ? check_main(v, now, err) : 0;
+    if (rc == 0) rc = check_starts(v, v->o, md, now, err);
     for (int32_t i = 0; rc == 0 && i < v->nparts; i++)
-        if (now[i] != v->o->committed[i])
-            rc = floe_err_set(err, FLOE_ECONFLICT,
-                              "%s.%s: partition %d offsets moved to %lld (expected %lld): "
-                              "another writer commits to this table",
-                              v->o->ns, v->o->name, (int)i, (long long)now[i],
-                              (long long)v->o->committed[i]);
+        if (moved(v->o, v->next, i)) now[i] = v->next[i]; /* others: the table's value */
+    floe_buf_t offs = FLOE_BUF_INIT;
+    if (rc == 0 &&
+        (floe_offsets_encode(now, (size_t)v->nparts, &offs) < 0 || !floe_buf_cstr(&offs)))
+        rc = floe_err_oom(err);
+    if (rc == 0) rc = floe_ice_commit_set_summary(v->c, FLOE_OFFSETS_KEY, (char *)offs.data, err);
+    floe_buf_free(&offs);
     free(now);
     return rc;
 }
@@ -248,11 +305,11 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
 {
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
-    bool moved = false;
+    bool any_moved = false;
     size_t npending = o->npending;
     for (int32_t i = 0; i < t->nparts; i++)
-        if (next[i] != o->committed[i]) moved = true;
-    if (!npending && !((flags & FLOE_TCOMMIT_OFFSETS) && moved)) return 0;
+        if (next[i] != o->committed[i]) any_moved = true;
+    if (!npending && !((flags & FLOE_TCOMMIT_OFFSETS) && any_moved)) return 0;
     floe_ice_catalog_t *cat = t->catalog;
     char commit_id[37];
     floe_ice_uuid4(commit_id);
@@ -272,7 +329,7 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
         floe_ice_commit_set_summary(c, "floe.topic", t->topic, err) < 0 ||
         (extra_key && floe_ice_commit_set_summary(c, extra_key, extra_value, err) < 0))
         goto out;
-    vctx_t v = {o, commit_id, t->nparts};
+    vctx_t v = {o, commit_id, t->nparts, next, c, o == &t->dlq ? &t->main : NULL, cat};
     floe_ice_commit_set_validate(c, validate, &v);
     floe_ice_commit_set_max_attempts(c, 10);
     int64_t snap = -1;

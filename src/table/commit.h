@@ -41,7 +41,16 @@ typedef enum floe_tcommit_flags {
  * (one per partition, borrowed) in one snapshot, with one more summary
  * property when extra_key is set (strings borrowed).  Pending files that
  * hold a widened field are rewritten first (widen.h).  Snapshots of other
- * writers landing meanwhile (the maintenance thread's) are no conflict.
+ * writers landing meanwhile (the maintenance thread's, another engine's
+ * with other partitions) are no conflict: the snapshot records next[p]
+ * for the partitions p read since o's last commit (next[p] past
+ * o->committed[p]) and the table's own offset for the others.  A
+ * partition read is a conflict (FLOE_ECONFLICT, final) when the table's
+ * offset for it is no longer o->committed[p], where this data starts:
+ * another writer took the partition (a rebalance) and committed it.  A
+ * commit of t->dlq checks the main table's offsets the same way (the
+ * dead letters commit first: none of a writer that lost the partition
+ * lands once the new owner committed rows of it).
  * flags: floe_tcommit_flags_t.  1 when a snapshot was made (or
  * found made by an earlier attempt), 0 when there was nothing to commit,
  * -1 with *err (the caller resets the table; FLOE_EUNKNOWN: the files must

@@ -53,6 +53,7 @@ static const floe_conf_key_t KEYS[] = {
      .def = "10s",
      .live = true,
      F(commit_interval_ms),
+     .yaml = "commit_interval",
      .doc = "How often the table commits one snapshot: how fresh it is."},
     {.name = "table.commit.max.bytes",
      .type = FLOE_CONF_SIZE,
@@ -326,4 +327,24 @@ bool floe_table_config_live_changed(const floe_table_config_t *running,
 void floe_table_config_apply_live(floe_table_config_t *running, const floe_table_config_t *next)
 {
     floe_conf_copy_live(KEYS, NKEYS, running, next);
+}
+
+int floe_table_config_yaml_name(const floe_conf_key_t *k, char *buf, size_t size)
+{
+    if (!strcmp(k->name, "table.enable")) return 0; /* a tables: entry is a table */
+    const char *from = k->yaml ? k->yaml : k->name + strlen("table.");
+    size_t n = strlen(from);
+    if (n >= size) return 0;
+    for (size_t i = 0; i <= n; i++) buf[i] = !k->yaml && from[i] == '.' ? '_' : from[i];
+    return 1;
+}
+
+const floe_conf_key_t *floe_table_config_find_yaml(const char *name)
+{
+    size_t n;
+    const floe_conf_key_t *keys = floe_table_config_keys(&n);
+    char y[128];
+    for (size_t i = 0; i < n; i++)
+        if (floe_table_config_yaml_name(&keys[i], y, sizeof y) && !strcmp(y, name)) return &keys[i];
+    return NULL;
 }

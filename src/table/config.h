@@ -102,4 +102,12 @@ void floe_table_config_apply_live(floe_table_config_t *running, const floe_table
 
 const char *floe_invalid_action_name(floe_invalid_action_t a);
 
+/* Key k's name in `floe sink`'s YAML (a tables: entry): its own yaml
+ * name, else the key after "table." with dots as '_' (table.flush.bytes:
+ * flush_bytes).  1 with the name in buf, 0 when the key has none
+ * (table.enable: every entry is a table) or buf is too small. */
+int floe_table_config_yaml_name(const floe_conf_key_t *k, char *buf, size_t size);
+/* The table.* key whose YAML name is name (borrowed), or NULL. */
+const floe_conf_key_t *floe_table_config_find_yaml(const char *name);
+
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "iceberg/metadata.h"
+#include "table/commit.h"
 #include "table/engine_int.h"
 #include "table/redrive.h"
 #include "table/widen.h"
@@ -96,6 +97,7 @@ static floe_ttable_t *table_new(floe_engine_t *e, const char *topic, const floe_
     t->maint = e->maint;
     t->src = e->src;
     t->read_bytes = e->cfg.read_bytes;
+    t->shared = e->cfg.shared;
     floe_ice_uuid4(t->writer_id); /* names this run's files */
     t->files = (floe_tsink_env_t){.io = floe_ice_catalog_io(e->cfg.catalog),
                                   .pq_scratch = e->pq_scratch,
@@ -641,7 +643,7 @@ int64_t floe_engine_run_once(floe_engine_t *e, bool force_commit, floe_err_t *er
 
 /* ---- requests: re-drive, pause, resume --------------------------------------- */
 
-typedef enum req_kind { REQ_REDRIVE, REQ_PAUSE, REQ_RESUME } req_kind_t;
+typedef enum req_kind { REQ_REDRIVE, REQ_PAUSE, REQ_RESUME, REQ_RESYNC } req_kind_t;
 
 struct engine_req {
     req_kind_t kind;
@@ -732,9 +734,33 @@ static void resume_now(floe_engine_t *e, floe_ttable_t *t, struct engine_req *rq
             floe_err_set(&rq->err, FLOE_ENOENT, "table %s is being rebuilt: ask again", rq->name);
 }
 
+/* The source's assignment changed: what every table read goes in now,
+ * then each reads again from its table's offsets (another writer may
+ * have moved those of partitions it gets), which the source hears. */
+static void resync_now(floe_engine_t *e)
+{
+    floe_err_t de;
+    if (discover(e, &de) < 0) FLOE_WARN("%s", de.msg);
+    for (size_t i = 0; i < e->ntables; i++) {
+        floe_ttable_t *t = e->tables[i];
+        if (!t->main.ice) continue;
+        commit_table(e, t);
+        floe_ttable_reset(t, FLOE_TFILES_DELETE); /* nothing pending once committed */
+        for (int32_t k = 0; k < t->nparts; k++) t->parts[k]->open_bytes = 0;
+        t->open_bytes = 0;
+        floe_ttable_report_committed(t);
+        mark_table_ready(e, t);
+    }
+}
+
 /* Run request rq in the thread that owns the tables. */
 static void serve_request(floe_engine_t *e, struct engine_req *rq)
 {
+    if (rq->kind == REQ_RESYNC) {
+        resync_now(e);
+        rq->rc = 0;
+        return;
+    }
     floe_ttable_t *t = find_named(e, rq->name);
     if (!t) {
         rq->rc = floe_err_set(&rq->err, FLOE_ENOENT,
@@ -746,11 +772,13 @@ static void serve_request(floe_engine_t *e, struct engine_req *rq)
     case REQ_REDRIVE: redrive_now(e, t, rq); break;
     case REQ_PAUSE: pause_now(t, rq); break;
     case REQ_RESUME: resume_now(e, t, rq); break;
+    case REQ_RESYNC: break;
     }
 }
 
 /* Submit rq to the engine thread and wait for it; without the thread, run
- * it here after a round that finds the tables and reads what there is. */
+ * it here after a round that finds the tables and reads what there is
+ * (not for a resync). */
 static int request(floe_engine_t *e, struct engine_req *rq, floe_err_t *err)
 {
     pthread_mutex_lock(&e->mu);
@@ -758,7 +786,8 @@ static int request(floe_engine_t *e, struct engine_req *rq, floe_err_t *err)
         pthread_mutex_unlock(&e->mu);
         int64_t wait;
         floe_err_t re;
-        run_round(e, ROUND_DISCOVER | ROUND_ALL | ROUND_DRAIN, &wait, &re);
+        if (rq->kind != REQ_RESYNC) /* (which must not read from stale offsets first) */
+            run_round(e, ROUND_DISCOVER | ROUND_ALL | ROUND_DRAIN, &wait, &re);
         serve_request(e, rq);
     } else {
         while (e->req && !e->stop) pthread_cond_wait(&e->cv, &e->mu); /* one at a time */
@@ -806,6 +835,12 @@ int floe_engine_pause(floe_engine_t *e, const char *name, floe_buf_t *out, floe_
 int floe_engine_resume(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err)
 {
     struct engine_req rq = {.kind = REQ_RESUME, .name = name, .out = out};
+    return request(e, &rq, err);
+}
+
+int floe_engine_resync(floe_engine_t *e, floe_err_t *err)
+{
+    struct engine_req rq = {.kind = REQ_RESYNC, .name = ""};
     return request(e, &rq, err);
 }
 

@@ -34,6 +34,14 @@ typedef struct floe_engine_config {
     void *default_ctx;
     int64_t discover_ms; /* how often topics are listed; default 1000 */
     size_t read_bytes;   /* per partition per step; default 1 MiB */
+    /* Other engines write the same tables, each the partitions its source
+     * is assigned (floe sink workers of one consumer group): at open,
+     * unreferenced files younger than table.orphan.min.age are kept (they
+     * may be another worker's, not yet committed).  (Shared or not, an
+     * engine commits only the offsets of the partitions it read, and a
+     * commit fails when the table moved such a partition since:
+     * commit.h.) */
+    bool shared;
 } floe_engine_config_t;
 
 /* src is borrowed and must outlive the engine.  Caller frees with
@@ -92,6 +100,18 @@ int floe_engine_pause(floe_engine_t *e, const char *name, floe_buf_t *out, floe_
  * appended to out (as for pause) shows a cause that persists (paused
  * again).  0, or -1 with *err (FLOE_ENOENT: no such table). */
 int floe_engine_resume(floe_engine_t *e, const char *name, floe_buf_t *out, floe_err_t *err);
+
+/* The source's assignment changed (floe sink: a consumer group
+ * rebalance): commit every table now, then reload each and read every
+ * partition again from its table's offsets, which the source hears
+ * through committed() before this returns.  A consumer source calls it
+ * in its rebalance: before it gives partitions up (what was read of them
+ * is committed, nothing more will be) and after it takes new ones (they
+ * start where the table says, whoever wrote it).  Runs in the engine
+ * thread between rounds (in the caller's when the thread does not run);
+ * blocks until done.  0, or -1 with *err (FLOE_ECLOSED: the engine is
+ * stopping). */
+int floe_engine_resync(floe_engine_t *e, floe_err_t *err);
 
 /* The engine's state as JSON (tables, partitions, committed and read
  * offsets, log ends, files, state and reason), appended to out; and the

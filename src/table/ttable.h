@@ -71,6 +71,9 @@ typedef struct floe_ttable {
     bool dirty, commit_now;
     uint64_t open_bytes; /* what the partitions' open files hold (their open_bytes) */
     char writer_id[37];
+    /* other writers commit to the same table, each its own partitions
+     * (floe sink workers): files of theirs may lie uncommitted */
+    bool shared;
     /* the maintenance service (borrowed from the engine; NULL: none) and
      * its handles of main and dlq (NULL until the tables are open) */
     floe_tmaint_t *maint;

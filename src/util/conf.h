@@ -52,6 +52,9 @@ typedef struct floe_conf_key {
      * saying why, without the key (floe_conf_set adds it). */
     int (*check)(const char *value, floe_err_t *err);
     const char *doc; /* one or two sentences, Markdown */
+    /* Its name in a YAML file when the scope's rule does not give it
+     * (table.*: floe_table_config_yaml_name); NULL: the rule's. */
+    const char *yaml;
 } floe_conf_key_t;
 
 /* Where field f of struct T is, for a key's off and size. */
