@@ -85,7 +85,7 @@ static int produce(const char *bootstrap, long n, uint64_t *bytes, int64_t *ends
             "esse cillum dolore eu fugiat nulla pariatur");
         for (int t = 0; t < 2; t++) {
             rd_kafka_resp_err_t e;
-            while ((e = rd_kafka_producev(p, RD_KAFKA_V_TOPIC(t ? "emb" : "src"),
+            while ((e = rd_kafka_producev(p, RD_KAFKA_V_TOPIC((t ? "emb" : "src")),
                                           RD_KAFKA_V_PARTITION((int32_t)(i % PARTS)),
                                           RD_KAFKA_V_VALUE(v, (size_t)len),
                                           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
