@@ -9,8 +9,11 @@
 #include <string.h>
 
 #include "iceberg/commit_int.h"
+#include "iceberg/metadata_json_int.h"
 #include "util/diag.h"
 #include "util/fs.h"
+
+#define MAX_METADATA_BYTES ((size_t)256 << 20)
 
 /* ---- dispatch ---- */
 
@@ -53,6 +56,62 @@ int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***
     *names = NULL;
     *n = 0;
     return c->ops->list_tables(c, ns, names, n, err);
+}
+
+int floe_ice_catalog_load_namespace(floe_ice_catalog_t *c, const char *ns, floe_ice_props_t *out,
+                                    floe_err_t *err)
+{
+    floe_ice_props_clear(out);
+    return c->ops->load_namespace(c, ns, out, err);
+}
+
+int floe_ice_catalog_update_namespace(floe_ice_catalog_t *c, const char *ns,
+                                      const floe_ice_props_t *updates,
+                                      const floe_ice_props_t *removals, floe_err_t *err)
+{
+    return c->ops->update_namespace(c, ns, updates, removals, err);
+}
+
+int floe_ice_catalog_table_location(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                    char **out, floe_err_t *err)
+{
+    *out = NULL;
+    return c->ops->table_location(c, ns, name, out, err);
+}
+
+int floe_ice_catalog_rename_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                  const char *to_ns, const char *to_name, floe_err_t *err)
+{
+    return c->ops->rename_table(c, ns, name, to_ns, to_name, err);
+}
+
+int floe_ice_catalog_create_from(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                 const floe_ice_metadata_t *md, floe_ice_table_t **out,
+                                 floe_err_t *err)
+{
+    if (out) *out = NULL;
+    return c->ops->create_from(c, ns, name, md, out, err);
+}
+
+int floe_ice_catalog_register_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                    const char *metadata_location, floe_ice_table_t **out,
+                                    floe_err_t *err)
+{
+    if (out) *out = NULL;
+    floe_buf_t b = FLOE_BUF_INIT;
+    if (floe_fileio_read(c->io, metadata_location, MAX_METADATA_BYTES, &b, err) < 0) {
+        floe_buf_free(&b);
+        return -1;
+    }
+    floe_ice_metadata_t *md = floe_ice_metadata_from_json((const char *)b.data, b.len, err);
+    floe_buf_free(&b);
+    if (!md) {
+        floe_err_wrap(err, "%s", metadata_location);
+        return -1;
+    }
+    int rc = c->ops->create_from(c, ns, name, md, out, err);
+    floe_ice_metadata_free(md);
+    return rc;
 }
 
 int floe_ice_catalog_create_table(floe_ice_catalog_t *c, const char *ns, const char *name,
@@ -157,7 +216,6 @@ typedef struct fs_catalog {
 } fs_catalog_t;
 
 #define NS_MARKER ".floe-namespace"
-#define MAX_METADATA_BYTES ((size_t)256 << 20)
 
 static int check_name(const char *what, const char *s, floe_err_t *err)
 {
@@ -677,6 +735,133 @@ static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *na
     return rc;
 }
 
+/* Namespace properties live in the namespace's marker file as a JSON
+ * object (an empty marker: none). */
+static int fs_load_namespace(floe_ice_catalog_t *cat, const char *ns, floe_ice_props_t *out,
+                             floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    if (check_name("namespace", ns, err) < 0) return -1;
+    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    if (!m) return floe_err_oom(err);
+    floe_buf_t b = FLOE_BUF_INIT;
+    int rc = floe_fileio_read(cat->io, m, 1u << 20, &b, err);
+    free(m);
+    if (rc < 0) {
+        floe_buf_free(&b);
+        if (err && err->code == FLOE_ENOENT)
+            floe_err_set(err, FLOE_ENOENT, "namespace %s does not exist", ns);
+        return -1;
+    }
+    if (b.len) {
+        json_t *j = mj_load((const char *)b.data, b.len, err);
+        rc = j ? mj_props_from_json(j, out, NULL, err) : -1;
+        json_decref(j);
+        if (rc < 0) floe_err_wrap(err, "namespace %s properties", ns);
+    }
+    floe_buf_free(&b);
+    return rc;
+}
+
+static int fs_update_namespace(floe_ice_catalog_t *cat, const char *ns,
+                               const floe_ice_props_t *updates, const floe_ice_props_t *removals,
+                               floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_props_t p = {0};
+    if (fs_load_namespace(cat, ns, &p, err) < 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; removals && i < removals->n; i++)
+        floe_ice_props_remove(&p, removals->kv[i].key);
+    for (size_t i = 0; rc == 0 && updates && i < updates->n; i++)
+        rc = floe_ice_props_set(&p, updates->kv[i].key, updates->kv[i].value);
+    char *text = rc == 0 ? mj_dump(mj_props_to_json(&p), err) : NULL;
+    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    if (rc < 0 || !m) rc = floe_err_oom(err);
+    else if (!text)
+        rc = -1;
+    else
+        rc = floe_fileio_write(cat->io, m, text, strlen(text), 0, err);
+    free(text);
+    free(m);
+    floe_ice_props_clear(&p);
+    return rc;
+}
+
+static int ns_exists(fs_catalog_t *c, const char *ns, floe_err_t *err)
+{
+    if (check_name("namespace", ns, err) < 0) return -1;
+    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    bool ex = false;
+    int rc = m ? floe_fileio_exists(c->base.io, m, &ex, err) : floe_err_oom(err);
+    free(m);
+    if (rc == 0 && !ex) rc = floe_err_set(err, FLOE_ENOENT, "namespace %s does not exist", ns);
+    return rc;
+}
+
+/* Publish md as version 1 of ns.name: EEXIST when the name is taken. */
+static int publish_new(fs_catalog_t *c, const char *ns, const char *name,
+                       const floe_ice_metadata_t *md, floe_ice_table_t **out, floe_err_t *err)
+{
+    if (check_name("table", name, err) < 0 || ns_exists(c, ns, err) < 0) return -1;
+    floe_ice_table_t *t = NULL;
+    floe_err_t e2;
+    if (fs_load(c, ns, name, &t, &e2) == 0) {
+        floe_ice_table_free(t);
+        return floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
+    }
+    char *path = NULL;
+    if (publish(c, ns, name, 1, md, &path, NULL, err) < 0) {
+        if (err && err->code == FLOE_ECONFLICT)
+            floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
+        return -1;
+    }
+    if (out) {
+        floe_ice_metadata_t *dup = floe_ice_metadata_dup(md);
+        *out = dup ? floe_ice_table_make(ns, name, path, 1, dup) : NULL;
+        if (!*out) FLOE_WARN("iceberg: published %s.%s but out of memory for the result", ns, name);
+    }
+    free(path);
+    return 0;
+}
+
+static int fs_rename_table(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                           const char *to_ns, const char *to_name, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_table_t *t;
+    if (fs_load(c, ns, name, &t, err) < 0) return -1;
+    /* the old name's metadata files go with it: the log would name
+     * files that no longer exist */
+    for (size_t i = 0; i < t->md->nmetadata_log; i++) free(t->md->metadata_log[i].file);
+    t->md->nmetadata_log = 0;
+    int rc = publish_new(c, to_ns, to_name, t->md, NULL, err);
+    floe_ice_table_free(t);
+    if (rc < 0) return -1;
+    char *p = path_join(c->warehouse, ns, name, "metadata");
+    if (!p) return floe_err_oom(err);
+    rc = remove_tree(cat->io, p, err);
+    free(p);
+    if (rc < 0)
+        floe_err_wrap(err, "renamed %s.%s to %s.%s but the old name remains", ns, name, to_ns,
+                      to_name);
+    return rc;
+}
+
+static int fs_create_from(floe_ice_catalog_t *cat, const char *ns, const char *name,
+                          const floe_ice_metadata_t *md, floe_ice_table_t **out, floe_err_t *err)
+{
+    return publish_new((fs_catalog_t *)cat, ns, name, md, out, err);
+}
+
+static int fs_table_location(floe_ice_catalog_t *cat, const char *ns, const char *name, char **out,
+                             floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    return (*out = path_join(c->warehouse, ns, name, NULL)) ? 0 : floe_err_oom(err);
+}
+
 static void fs_destroy(floe_ice_catalog_t *cat)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
@@ -685,8 +870,10 @@ static void fs_destroy(floe_ice_catalog_t *cat)
 }
 
 static const floe_ice_catalog_ops_t fs_ops = {
-    fs_create_namespace, fs_drop_namespace, fs_list_namespaces, fs_list_tables, fs_create_table,
-    fs_load_table,       fs_drop_table,     fs_commit,          fs_destroy,
+    fs_create_namespace, fs_drop_namespace,   fs_list_namespaces, fs_list_tables,
+    fs_create_table,     fs_load_table,       fs_drop_table,      fs_commit,
+    fs_load_namespace,   fs_update_namespace, fs_rename_table,    fs_create_from,
+    fs_table_location,   fs_destroy,
 };
 
 floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse,

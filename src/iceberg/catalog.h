@@ -51,6 +51,22 @@ int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_
 int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names, size_t *n,
                                  floe_err_t *err);
 
+/* A namespace's properties into *out (cleared first; caller clears with
+ * floe_ice_props_clear).  FLOE_ENOENT when the namespace does not exist. */
+int floe_ice_catalog_load_namespace(floe_ice_catalog_t *c, const char *ns, floe_ice_props_t *out,
+                                    floe_err_t *err);
+/* Set the properties in updates and remove the keys of removals (both
+ * borrowed; removals' values ignored).  Read-modify-write: callers that
+ * may race on one namespace serialize.  FLOE_ENOENT as above. */
+int floe_ice_catalog_update_namespace(floe_ice_catalog_t *c, const char *ns,
+                                      const floe_ice_props_t *updates,
+                                      const floe_ice_props_t *removals, floe_err_t *err);
+
+/* Where a new table ns.name would live (its "location"), for a create
+ * that is staged before it is committed.  Caller frees *out with free(). */
+int floe_ice_catalog_table_location(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                    char **out, floe_err_t *err);
+
 /* Create table ns.name (namespace created if needed) with schema, spec
  * (NULL: unpartitioned), order (NULL: unsorted) and props (NULL: none), all
  * borrowed.  FLOE_EEXIST when it exists.  *out (may be NULL) receives the
@@ -66,6 +82,27 @@ int floe_ice_catalog_load_table(floe_ice_catalog_t *c, const char *ns, const cha
  * every file under the table location. */
 int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const char *name, bool purge,
                                 floe_err_t *err);
+/* Rename ns.name to to_ns.to_name (to_ns must exist): the current
+ * metadata is published as version 1 under the new name, then the old
+ * name's metadata folder goes.  The table keeps its location (data files
+ * stay where they are; the filesystem catalog names no table by its
+ * files).  FLOE_ENOENT (source or to_ns), FLOE_EEXIST (destination).  A
+ * crash between the two steps leaves both names: drop one. */
+int floe_ice_catalog_rename_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                  const char *to_ns, const char *to_name, floe_err_t *err);
+/* Create ns.name (ns must exist) with metadata md (borrowed) as its
+ * version 1: a create whose metadata was built, or staged, by the caller.
+ * FLOE_EEXIST, FLOE_ENOENT (no such namespace).  *out (may be NULL) as in
+ * create. */
+int floe_ice_catalog_create_from(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                 const floe_ice_metadata_t *md, floe_ice_table_t **out,
+                                 floe_err_t *err);
+/* Register ns.name as the table whose metadata file is metadata_location
+ * (read through the catalog's FileIO), as floe_ice_catalog_create_from;
+ * FLOE_ECORRUPT when the file is not table metadata. */
+int floe_ice_catalog_register_table(floe_ice_catalog_t *c, const char *ns, const char *name,
+                                    const char *metadata_location, floe_ice_table_t **out,
+                                    floe_err_t *err);
 /* Check reqs against the current metadata, apply ups, publish the next
  * version.  Arrays are borrowed.  On success *out (may be NULL) receives
  * the new table state (caller frees).  ECONFLICT / EUNKNOWN as above. */

@@ -23,6 +23,16 @@ typedef struct floe_ice_catalog_ops {
                   const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
                   const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
                   floe_err_t *err);
+    int (*load_namespace)(floe_ice_catalog_t *c, const char *ns, floe_ice_props_t *out,
+                          floe_err_t *err);
+    int (*update_namespace)(floe_ice_catalog_t *c, const char *ns, const floe_ice_props_t *updates,
+                            const floe_ice_props_t *removals, floe_err_t *err);
+    int (*rename_table)(floe_ice_catalog_t *c, const char *ns, const char *name, const char *to_ns,
+                        const char *to_name, floe_err_t *err);
+    int (*create_from)(floe_ice_catalog_t *c, const char *ns, const char *name,
+                       const floe_ice_metadata_t *md, floe_ice_table_t **out, floe_err_t *err);
+    int (*table_location)(floe_ice_catalog_t *c, const char *ns, const char *name, char **out,
+                          floe_err_t *err);
     void (*destroy)(floe_ice_catalog_t *c);
 } floe_ice_catalog_ops_t;
 

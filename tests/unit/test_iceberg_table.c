@@ -155,6 +155,94 @@ static void catalog_basics(void)
     floe_fileio_free(io);
 }
 
+/* Namespace properties, rename, register and create-from-metadata: what
+ * the REST catalog server asks of the filesystem catalog. */
+static void catalog_names(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
+    floe_ice_schema_t *s = schema3();
+    CHECK(floe_ice_catalog_create_namespace(cat, "na", &e) == 0);
+    CHECK(floe_ice_catalog_create_namespace(cat, "nb", &e) == 0);
+    floe_ice_props_t p = {0}, up = {0}, rm = {0};
+    CHECK(floe_ice_catalog_load_namespace(cat, "na", &p, &e) == 0);
+    CHECK_EQ(p.n, 0);
+    floe_ice_props_set(&up, "owner", "x");
+    floe_ice_props_set(&up, "tier", "1");
+    CHECK(floe_ice_catalog_update_namespace(cat, "na", &up, NULL, &e) == 0);
+    floe_ice_props_clear(&up);
+    floe_ice_props_set(&up, "tier", "2");
+    floe_ice_props_set(&rm, "owner", "");
+    floe_ice_props_set(&rm, "never", "");
+    CHECK(floe_ice_catalog_update_namespace(cat, "na", &up, &rm, &e) == 0);
+    CHECK(floe_ice_catalog_load_namespace(cat, "na", &p, &e) == 0);
+    CHECK(p.n == 1 && !strcmp(floe_ice_props_get(&p, "tier"), "2"));
+    CHECK(floe_ice_catalog_load_namespace(cat, "nope", &p, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK(floe_ice_catalog_update_namespace(cat, "nope", &up, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    /* a namespace with properties is still listed, and its tables too */
+    floe_ice_table_t *t = NULL, *t2 = NULL;
+    CHECK(floe_ice_catalog_create_table(cat, "na", "t", s, NULL, NULL, NULL, &t, &e) == 0);
+    floe_ice_update_t su = {.kind = FLOE_ICE_UP_SET_PROPERTIES};
+    floe_ice_props_set(&su.props, "k", "v");
+    CHECK(floe_ice_catalog_commit(cat, "na", "t", NULL, 0, &su, 1, NULL, &e) == 0);
+    floe_ice_props_clear(&su.props);
+    /* rename: the new name holds the current metadata as version 1 */
+    CHECK(floe_ice_catalog_rename_table(cat, "na", "t", "nb", "u", &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "na", "t", &t2, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK(floe_ice_catalog_load_table(cat, "nb", "u", &t2, &e) == 0);
+    CHECK(t2 && floe_ice_table_version(t2) == 1);
+    CHECK(t2 &&
+          !strcmp(floe_ice_table_metadata(t2)->table_uuid, floe_ice_table_metadata(t)->table_uuid));
+    CHECK(t2 && !strcmp(floe_ice_props_get(&floe_ice_table_metadata(t2)->properties, "k"), "v"));
+    CHECK(t2 && floe_ice_table_metadata(t2)->nmetadata_log == 0);
+    CHECK(floe_ice_catalog_rename_table(cat, "nb", "u", "none", "u", &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK(floe_ice_catalog_create_table(cat, "na", "w", s, NULL, NULL, NULL, NULL, &e) == 0);
+    CHECK(floe_ice_catalog_rename_table(cat, "na", "w", "nb", "u", &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    CHECK(floe_ice_catalog_rename_table(cat, "na", "gone", "nb", "x", &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    /* register: another name for the file a table was loaded from */
+    floe_ice_table_t *r = NULL;
+    CHECK(floe_ice_catalog_register_table(cat, "na", "reg", floe_ice_table_metadata_location(t2),
+                                          &r, &e) == 0);
+    CHECK(r && floe_ice_table_version(r) == 1 &&
+          !strcmp(floe_ice_table_metadata(r)->table_uuid, floe_ice_table_metadata(t)->table_uuid));
+    floe_ice_table_free(r);
+    CHECK(floe_ice_catalog_register_table(cat, "na", "reg", floe_ice_table_metadata_location(t2),
+                                          NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    char missing[512];
+    snprintf(missing, sizeof missing, "%s/no/such/v1.metadata.json", root);
+    CHECK(floe_ice_catalog_register_table(cat, "na", "reg2", missing, NULL, &e) == -1);
+    /* create from metadata built by the caller; a missing namespace is
+     * ENOENT, not made on the fly */
+    CHECK(floe_ice_catalog_create_from(cat, "nb", "copy", floe_ice_table_metadata(t), &r, &e) == 0);
+    CHECK(r && floe_ice_table_version(r) == 1);
+    floe_ice_table_free(r);
+    CHECK(floe_ice_catalog_create_from(cat, "none", "copy", floe_ice_table_metadata(t), NULL, &e) ==
+          -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    char *loc = NULL;
+    CHECK(floe_ice_catalog_table_location(cat, "nb", "copy", &loc, &e) == 0);
+    char want[512];
+    snprintf(want, sizeof want, "%s/nb/copy", root);
+    CHECK(loc && !strcmp(loc, want));
+    free(loc);
+    floe_ice_table_free(t);
+    floe_ice_table_free(t2);
+    floe_ice_props_clear(&p);
+    floe_ice_props_clear(&up);
+    floe_ice_props_clear(&rm);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
 static void manifest_roundtrip(void)
 {
     floe_err_t e;
@@ -552,6 +640,7 @@ TEST_MAIN({
     snprintf(root, sizeof root, "/tmp/floe-ice-table-%d", (int)getpid());
     rm_rf(root);
     RUN(catalog_basics);
+    RUN(catalog_names);
     RUN(manifest_roundtrip);
     RUN(producers);
     RUN(v1_table_upgrade);
