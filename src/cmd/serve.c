@@ -21,6 +21,7 @@
 #include "cmd/cmd.h"
 #include "cmd/serve_tables.h"
 #include "http/http.h"
+#include "http/rest.h"
 #include "kafka/broker.h"
 #include "kafka/groups_module.h"
 #include "kafka/server.h"
@@ -417,6 +418,7 @@ int floe_cmd_serve(int argc, char **argv)
     floe_broker_t *broker = NULL;
     floe_kafka_srv_t *srv = NULL;
     floe_http_t *http = NULL;
+    floe_rest_t *rest = NULL;
     serve_tables_t *tables = NULL;
     mem_policy_t mem;
     char khost[256], hhost[256];
@@ -466,7 +468,8 @@ int floe_cmd_serve(int argc, char **argv)
     if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
-        floe_engine_http(serve_tables_engine(tables), http, &err)) {
+        floe_engine_http(serve_tables_engine(tables), http, &err) ||
+        floe_rest_http(http, serve_tables_catalog(tables), &rest, &err)) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }
@@ -488,14 +491,17 @@ int floe_cmd_serve(int argc, char **argv)
         floe_err_oom(&err);
         goto out;
     }
-    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s", khost,
-              floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir);
+    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d (Iceberg REST catalog at http://%s:%d/v1/), "
+              "data in %s",
+              khost, floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), hhost,
+              floe_http_port(http), c.data_dir);
     if (floe_loop_run(loop, &err)) goto out;
     FLOE_INFO("serve: shutting down");
     rc = 0;
 out:
     if (rc && err.code) fprintf(stderr, "floe serve: %s\n", err.msg);
     if (http) floe_http_free(http);
+    floe_rest_free(rest);
     if (srv) floe_kafka_srv_shutdown(srv, 2000);
     /* the engine's last commit reads the logs: before the broker closes them */
     serve_tables_stop(tables);

@@ -139,6 +139,11 @@ floe_engine_t *serve_tables_engine(serve_tables_t *st)
     return st->engine;
 }
 
+floe_ice_catalog_t *serve_tables_catalog(serve_tables_t *st)
+{
+    return st->cat;
+}
+
 /* A topic's config: its own, else the server default. */
 static const char *topic_config(void *ctx, const char *key)
 {

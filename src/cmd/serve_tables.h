@@ -21,6 +21,9 @@ void serve_tables_stop(serve_tables_t *st);
 /* The table engine (borrowed until serve_tables_stop), for its HTTP
  * routes. */
 floe_engine_t *serve_tables_engine(serve_tables_t *st);
+/* The tables' catalog (borrowed until serve_tables_stop), for the REST
+ * catalog server. */
+floe_ice_catalog_t *serve_tables_catalog(serve_tables_t *st);
 /* The broker's retention floor (floe_retention_floor_fn) of partition p
  * of topic t: for a topic that asks to be a table (table.enable), the
  * offset its table has committed (0 until the engine has said, since

@@ -97,8 +97,24 @@ static const route_t *find_route(const floe_http_t *h, const char *path)
     return best;
 }
 
+const char *floe_http_query(const floe_http_req_t *req, const char *key, int *present)
+{
+    const char *v = NULL;
+    size_t n = 0;
+    enum MHD_Result r =
+        MHD_lookup_connection_value_n(req->conn, MHD_GET_ARGUMENT_KIND, key, strlen(key), &v, &n);
+    if (present) *present = r == MHD_YES;
+    if (r != MHD_YES) return NULL;
+    return v ? v : "";
+}
+
+const char *floe_http_header(const floe_http_req_t *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char *ctype, void *data,
-                             size_t len, int owned)
+                             size_t len, int owned, const char *etag)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(
         len, data, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
@@ -106,7 +122,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char
         if (owned) free(data);
         return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", ctype);
+    /* no body, no type: 204 and 304 */
+    if (len || (status != 204 && status != 304)) MHD_add_response_header(r, "Content-Type", ctype);
+    if (etag && *etag) MHD_add_response_header(r, "ETag", etag);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, r);
     MHD_destroy_response(r);
     return rc;
@@ -134,23 +152,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (p->too_big) {
         static char msg[] = "request body too large\n";
-        return reply(conn, 413, "text/plain", msg, sizeof msg - 1, 0);
+        return reply(conn, 413, "text/plain", msg, sizeof msg - 1, 0, NULL);
     }
     const route_t *rt = find_route(h, url);
     if (!rt) {
         static char msg[] = "not found\n";
-        return reply(conn, 404, "text/plain", msg, sizeof msg - 1, 0);
+        return reply(conn, 404, "text/plain", msg, sizeof msg - 1, 0, NULL);
     }
-    floe_http_req_t rq = {method, url, p->body.data, p->body.len};
-    floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT};
+    floe_http_req_t rq = {method, url, p->body.data, p->body.len, conn};
+    floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT, ""};
     if (rt->fn(&rq, &rs, rt->arg)) {
         floe_buf_free(&rs.body);
         static char msg[] = "internal error\n";
-        return reply(conn, 500, "text/plain", msg, sizeof msg - 1, 0);
+        return reply(conn, 500, "text/plain", msg, sizeof msg - 1, 0, NULL);
     }
     size_t len;
     uint8_t *data = floe_buf_detach(&rs.body, &len);
-    return reply(conn, rs.status, rs.content_type ? rs.content_type : "text/plain", data, len, 1);
+    return reply(conn, rs.status, rs.content_type ? rs.content_type : "text/plain", data, len, 1,
+                 rs.etag);
 }
 
 static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,

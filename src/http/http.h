@@ -21,13 +21,23 @@ typedef struct floe_http_req {
     const char *path;    /* URL path without the query, borrowed */
     const uint8_t *body; /* request body, borrowed (NULL when empty) */
     size_t body_len;
+    void *conn; /* the server's connection, for floe_http_query/header */
 } floe_http_req_t;
 
 typedef struct floe_http_resp {
     int status;               /* default 200 */
     const char *content_type; /* static string; default text/plain */
     floe_buf_t body;          /* filled by the handler; freed by the server */
+    char etag[128];           /* sent as the ETag header when not empty */
 } floe_http_resp_t;
+
+/* The value of query argument key, URL-decoded (borrowed until the
+ * handler returns): NULL when absent, "" when given empty ("?k=" or
+ * "?k").  *present (may be NULL) tells absent from empty. */
+const char *floe_http_query(const floe_http_req_t *req, const char *key, int *present);
+/* The value of request header name (any case), borrowed until the handler
+ * returns; NULL when absent. */
+const char *floe_http_header(const floe_http_req_t *req, const char *name);
 
 /* Fill resp for req.  Return 0; -1 makes a 500. */
 typedef int (*floe_http_fn)(const floe_http_req_t *req, floe_http_resp_t *resp, void *arg);

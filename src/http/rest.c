@@ -1,0 +1,1047 @@
+/* The Iceberg REST catalog server (rest.h): routes under /v1/, request
+ * and response JSON (jansson), the spec's error model. */
+#include "http/rest.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/diag.h"
+
+#define MAX_SEGS 8
+#define DEFAULT_PAGE 100
+#define MAX_TX_TABLES 100
+
+struct floe_rest {
+    floe_ice_catalog_t *cat;
+    pthread_mutex_t mu; /* the server's mutations, one at a time */
+    atomic_uint_fast64_t requests, reports, commits, conflicts;
+};
+
+/* Exactly the routes served, in the spec's literal form. */
+static const char *const endpoints[] = {
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
+};
+
+/* ---- answers ---- */
+
+/* Send j (taken) as the JSON body with status. */
+static int send_json(floe_http_resp_t *rs, int status, json_t *j)
+{
+    rs->status = status;
+    rs->content_type = "application/json";
+    floe_buf_reset(&rs->body);
+    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    int rc = s ? floe_buf_append_str(&rs->body, s) : -1;
+    free(s);
+    return rc;
+}
+
+static int no_content(floe_http_resp_t *rs)
+{
+    rs->status = 204;
+    rs->content_type = "application/json";
+    floe_buf_reset(&rs->body);
+    return 0;
+}
+
+/* An IcebergErrorResponse. */
+static int fail(floe_http_resp_t *rs, int code, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(floe_http_resp_t *rs, int code, const char *type, const char *fmt, ...)
+{
+    char msg[FLOE_ERR_MSG_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return send_json(rs, code,
+                     json_pack("{s:{s:s,s:s,s:i}}", "error", "message", msg, "type", type, "code",
+                               code));
+}
+
+static int bad(floe_http_resp_t *rs, const char *msg)
+{
+    return fail(rs, 400, "BadRequestException", "%s", msg);
+}
+
+/* The same for helpers that answer and then fail: -1 once answered. */
+static int reject(floe_http_resp_t *rs, const char *msg)
+{
+    bad(rs, msg);
+    return -1;
+}
+
+typedef enum { ON_TABLE, ON_NAMESPACE } subject_t;
+
+/* A catalog error as the spec's answer: what a missing thing is depends
+ * on what the request named. */
+static int fail_err(floe_http_resp_t *rs, const floe_err_t *err, subject_t on)
+{
+    switch (err->code) {
+    case FLOE_ENOENT:
+        return fail(rs, 404, on == ON_TABLE ? "NoSuchTableException" : "NoSuchNamespaceException",
+                    "%s", err->msg);
+    case FLOE_EEXIST: return fail(rs, 409, "AlreadyExistsException", "%s", err->msg);
+    case FLOE_ECONFLICT: return fail(rs, 409, "CommitFailedException", "%s", err->msg);
+    case FLOE_EUNKNOWN: return fail(rs, 500, "CommitStateUnknownException", "%s", err->msg);
+    case FLOE_EINVAL:
+    case FLOE_ECORRUPT:
+    case FLOE_EUNSUPPORTED:
+    case FLOE_ERANGE: return fail(rs, 400, "BadRequestException", "%s", err->msg);
+    default: return fail(rs, 500, "ServiceFailureException", "%s", err->msg);
+    }
+}
+
+/* ---- request pieces ---- */
+
+static json_t *body_object(const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    json_error_t je;
+    json_t *j = rq->body_len ? json_loadb((const char *)rq->body, rq->body_len, 0, &je) : NULL;
+    if (!json_is_object(j)) {
+        json_decref(j);
+        if (rq->body_len)
+            fail(rs, 400, "BadRequestException", "the body is not a JSON object: %s", je.text);
+        else
+            bad(rs, "the body is not a JSON object");
+        return NULL;
+    }
+    return j;
+}
+
+/* A namespace from the URL (parts split by 0x1F, the URL's %1F): one
+ * level only.  NULL after answering 400. */
+static const char *ns_of_path(const char *seg, floe_http_resp_t *rs)
+{
+    if (strchr(seg, 0x1f)) {
+        bad(rs, "multi-level namespaces are not supported: floe's filesystem catalog keeps one "
+                "level");
+        return NULL;
+    }
+    return seg;
+}
+
+/* A namespace from JSON (an array of strings).  NULL after answering. */
+static const char *ns_of_json(json_t *a, floe_http_resp_t *rs)
+{
+    if (!json_is_array(a) || json_array_size(a) == 0 ||
+        !json_is_string(json_array_get(a, json_array_size(a) - 1))) {
+        bad(rs, "namespace must be a non-empty array of strings");
+        return NULL;
+    }
+    if (json_array_size(a) > 1) {
+        bad(rs, "multi-level namespaces are not supported: floe's filesystem catalog keeps one "
+                "level");
+        return NULL;
+    }
+    return json_string_value(json_array_get(a, 0));
+}
+
+/* A TableIdentifier {"namespace": [...], "name": "..."}. */
+static int ident_of_json(json_t *j, const char **ns, const char **name, floe_http_resp_t *rs)
+{
+    json_t *n = json_object_get(j, "name");
+    if (!json_is_object(j) || !json_is_string(n))
+        return reject(rs, "a table identifier needs a name");
+    if (!(*ns = ns_of_json(json_object_get(j, "namespace"), rs))) return -1;
+    *name = json_string_value(n);
+    return 0;
+}
+
+static json_t *ns_json(const char *ns)
+{
+    return json_pack("[s]", ns);
+}
+
+static json_t *props_json(const floe_ice_props_t *p)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < p->n; i++)
+        if (json_object_set_new(o, p->kv[i].key, json_string(p->kv[i].value))) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+/* String members of o (NULL: none) into p.  -1 after answering. */
+static int props_of_json(json_t *o, floe_ice_props_t *p, floe_http_resp_t *rs)
+{
+    if (!o || json_is_null(o)) return 0;
+    if (!json_is_object(o)) return reject(rs, "properties must be an object of strings");
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        if (!json_is_string(v)) return reject(rs, "properties must be an object of strings");
+        if (floe_ice_props_set(p, k, json_string_value(v)) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Does namespace ns exist?  0, or -1 after answering (404 or else). */
+static int need_ns(floe_rest_t *r, const char *ns, floe_http_resp_t *rs)
+{
+    floe_ice_props_t p = {0};
+    floe_err_t err;
+    int rc = floe_ice_catalog_load_namespace(r->cat, ns, &p, &err);
+    floe_ice_props_clear(&p);
+    if (rc < 0) return fail_err(rs, &err, ON_NAMESPACE), -1;
+    return 0;
+}
+
+/* Paging: with no pageToken, everything; with one (empty starts), names
+ * after the token, pageSize at a time.  names are sorted; the token is
+ * the last name sent.  *from, *to bound the page; *next is the next
+ * token (NULL: no more).  -1 after answering 400. */
+static int page_of(const floe_http_req_t *rq, char **names, size_t n, size_t *from, size_t *to,
+                   const char **next, floe_http_resp_t *rs)
+{
+    int paged = 0;
+    const char *tok = floe_http_query(rq, "pageToken", &paged);
+    const char *ps = floe_http_query(rq, "pageSize", NULL);
+    *from = 0;
+    *to = n;
+    *next = NULL;
+    long size = DEFAULT_PAGE;
+    if (ps && *ps) {
+        char *end;
+        size = strtol(ps, &end, 10);
+        if (*end || size < 1 || size > 100000) return reject(rs, "pageSize must be 1..100000");
+    }
+    if (!paged) return 0;
+    if (tok && *tok)
+        while (*from < n && strcmp(names[*from], tok) <= 0) (*from)++;
+    if (n - *from > (size_t)size) {
+        *to = *from + (size_t)size;
+        *next = names[*to - 1];
+    }
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---- tables as JSON ---- */
+
+/* The table's metadata as JSON; with refs_only, only the snapshots a ref
+ * names (snapshots=refs). */
+static json_t *metadata_json(const floe_ice_metadata_t *md, bool refs_only, floe_err_t *err)
+{
+    char *s = floe_ice_metadata_to_json(md, err);
+    if (!s) return NULL;
+    json_t *j = json_loads(s, 0, NULL);
+    free(s);
+    if (!j) {
+        floe_err_oom(err);
+        return NULL;
+    }
+    json_t *snaps = json_object_get(j, "snapshots");
+    if (refs_only && json_is_array(snaps)) {
+        for (size_t i = json_array_size(snaps); i-- > 0;) {
+            json_int_t id = json_integer_value(json_object_get(json_array_get(snaps, i),
+                                                               "snapshot-id"));
+            bool keep = false;
+            for (size_t k = 0; !keep && k < md->nrefs; k++) keep = md->refs[k].snapshot_id == id;
+            if (!keep) json_array_remove(snaps, i);
+        }
+    }
+    return j;
+}
+
+/* A LoadTableResult for md (metadata-location may be NULL: staged). */
+static int send_table(floe_http_resp_t *rs, const floe_ice_metadata_t *md, const char *location,
+                      int64_t version, bool refs_only, bool commit)
+{
+    floe_err_t err;
+    json_t *m = metadata_json(md, refs_only, &err);
+    if (!m) return fail_err(rs, &err, ON_TABLE);
+    json_t *o = json_object();
+    if (!o || json_object_set_new(o, "metadata", m) ||
+        (location && json_object_set_new(o, "metadata-location", json_string(location))) ||
+        (!commit && json_object_set_new(o, "config", json_object()))) {
+        json_decref(o);
+        return -1;
+    }
+    if (location)
+        snprintf(rs->etag, sizeof rs->etag, "\"%s-v%" PRId64 "%s\"", md->table_uuid, version,
+                 refs_only ? "-refs" : "");
+    return send_json(rs, 200, o);
+}
+
+/* ---- requirements and updates ---- */
+
+typedef struct change {
+    floe_ice_req_t *reqs;
+    size_t nreqs;
+    floe_ice_update_t *ups;
+    size_t nups;
+} change_t;
+
+static void change_clear(change_t *c)
+{
+    for (size_t i = 0; i < c->nups; i++) floe_ice_update_clear(&c->ups[i]);
+    free(c->ups);
+    free(c->reqs);
+    memset(c, 0, sizeof *c);
+}
+
+/* The requirements and updates of a CommitTableRequest; an unknown
+ * requirement type or update action is a 400.  -1 after answering. */
+static int change_of_json(json_t *j, change_t *c, floe_http_resp_t *rs)
+{
+    json_t *rq = json_object_get(j, "requirements"), *up = json_object_get(j, "updates");
+    if ((rq && !json_is_array(rq)) || (up && !json_is_array(up)))
+        return reject(rs, "requirements and updates must be arrays");
+    size_t nr = json_array_size(rq), nu = json_array_size(up);
+    c->reqs = calloc(nr + 1, sizeof *c->reqs);
+    c->ups = calloc(nu + 1, sizeof *c->ups);
+    if (!c->reqs || !c->ups) return -1;
+    floe_err_t err;
+    for (size_t i = 0; i < nr; i++) {
+        char *s = json_dumps(json_array_get(rq, i), JSON_COMPACT);
+        int rc = s ? floe_ice_req_from_json(s, strlen(s), &c->reqs[i], &err) : -1;
+        free(s);
+        if (rc < 0) {
+            fail(rs, 400, "BadRequestException", "requirement %zu: %s", i, err.msg);
+            return -1;
+        }
+        c->nreqs++;
+    }
+    for (size_t i = 0; i < nu; i++) {
+        char *s = json_dumps(json_array_get(up, i), JSON_COMPACT);
+        int rc = s ? floe_ice_update_from_json(s, strlen(s), &c->ups[i], &err) : -1;
+        free(s);
+        if (rc < 0) {
+            fail(rs, 400, "BadRequestException", "update %zu: %s", i, err.msg);
+            return -1;
+        }
+        c->nups++;
+    }
+    return 0;
+}
+
+static bool asserts_create(const change_t *c)
+{
+    for (size_t i = 0; i < c->nreqs; i++)
+        if (c->reqs[i].kind == FLOE_ICE_REQ_ASSERT_CREATE) return true;
+    return false;
+}
+
+/* A staged create's commit (assert-create on a table that does not
+ * exist): the metadata built from the updates in memory, published as
+ * version 1 (EEXIST -> 409: someone created it first). */
+static int commit_create(floe_rest_t *r, const char *ns, const char *name, const change_t *c,
+                         floe_http_resp_t *rs)
+{
+    const floe_ice_schema_t *schema = NULL;
+    for (size_t i = 0; !schema && i < c->nups; i++)
+        if (c->ups[i].kind == FLOE_ICE_UP_ADD_SCHEMA) schema = c->ups[i].schema;
+    if (!schema) return bad(rs, "a create (assert-create) needs an add-schema update");
+    if (need_ns(r, ns, rs) < 0) return 0;
+    floe_err_t err;
+    char *loc = NULL;
+    if (floe_ice_catalog_table_location(r->cat, ns, name, &loc, &err) < 0)
+        return fail_err(rs, &err, ON_TABLE);
+    floe_ice_metadata_t *md = floe_ice_metadata_new_table(schema, NULL, NULL, loc, NULL, &err);
+    free(loc);
+    if (!md) return fail_err(rs, &err, ON_TABLE);
+    for (size_t i = 0; i < c->nups; i++)
+        if (floe_ice_update_apply(md, &c->ups[i], &err) < 0) {
+            floe_ice_metadata_free(md);
+            return fail(rs, 400, "BadRequestException", "update %zu: %s", i, err.msg);
+        }
+    floe_ice_table_t *t = NULL;
+    int rc = floe_ice_catalog_create_from(r->cat, ns, name, md, &t, &err);
+    floe_ice_metadata_free(md);
+    if (rc < 0) {
+        if (err.code == FLOE_EEXIST)
+            return fail(rs, 409, "CommitFailedException", "%s (assert-create failed)", err.msg);
+        return fail_err(rs, &err, ON_TABLE);
+    }
+    rc = send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
+                    floe_ice_table_version(t), false, true);
+    floe_ice_table_free(t);
+    return rc;
+}
+
+/* Commit one table's change: the catalog checks the requirements against
+ * the current metadata and publishes only if nobody published in between
+ * (a failed requirement changes nothing).  Server lock held. */
+static int commit_one(floe_rest_t *r, const char *ns, const char *name, const change_t *c,
+                      floe_ice_table_t **out, floe_err_t *err)
+{
+    int rc = floe_ice_catalog_commit(r->cat, ns, name, c->reqs, c->nreqs, c->ups, c->nups, out,
+                                     err);
+    if (rc == 0) atomic_fetch_add(&r->commits, 1);
+    else if (err->code == FLOE_ECONFLICT)
+        atomic_fetch_add(&r->conflicts, 1);
+    return rc;
+}
+
+static int h_commit(floe_rest_t *r, const char *ns, const char *name, const floe_http_req_t *rq,
+                    floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    change_t c = {0};
+    int rc = change_of_json(j, &c, rs);
+    json_t *id = json_object_get(j, "identifier");
+    const char *ins, *iname;
+    if (rc == 0 && id && !json_is_null(id)) {
+        if (ident_of_json(id, &ins, &iname, rs) < 0) rc = -1;
+        else if (strcmp(ins, ns) || strcmp(iname, name))
+            rc = reject(rs, "the identifier in the body names another table than the URL");
+    }
+    if (rc < 0) {
+        json_decref(j);
+        change_clear(&c);
+        return rs->status >= 400 ? 0 : -1;
+    }
+    pthread_mutex_lock(&r->mu);
+    floe_ice_table_t *t = NULL;
+    floe_err_t err;
+    bool exists = floe_ice_catalog_load_table(r->cat, ns, name, &t, &err) == 0;
+    floe_ice_table_free(t);
+    t = NULL;
+    if (!exists && err.code == FLOE_ENOENT && asserts_create(&c))
+        rc = commit_create(r, ns, name, &c, rs);
+    else if (commit_one(r, ns, name, &c, &t, &err) < 0)
+        rc = fail_err(rs, &err, ON_TABLE);
+    else
+        rc = send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
+                        floe_ice_table_version(t), false, true);
+    pthread_mutex_unlock(&r->mu);
+    floe_ice_table_free(t);
+    change_clear(&c);
+    json_decref(j);
+    return rc;
+}
+
+/* POST /v1/transactions/commit: every table's requirements are checked
+ * and every update applied in memory first, under the server lock; only
+ * then are the tables published, one after the other.  A failed
+ * requirement therefore changes nothing.  The filesystem catalog has no
+ * multi-table atomic publish: a writer outside this server (floe's table
+ * engine) that commits to one of the tables between the check and its
+ * publish, or a crash between two publishes, leaves the tables before it
+ * committed and the rest not (the answer then names which landed). */
+static int h_transaction(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    json_t *tc = json_object_get(j, "table-changes");
+    size_t n = json_array_size(tc);
+    if (!json_is_array(tc) || n == 0 || n > MAX_TX_TABLES) {
+        json_decref(j);
+        return bad(rs, "table-changes must be an array of 1..100 table changes");
+    }
+    change_t *cs = calloc(n, sizeof *cs);
+    const char **nss = calloc(n, sizeof *nss), **names = calloc(n, sizeof *names);
+    floe_ice_table_t **cur = calloc(n, sizeof *cur);
+    int rc = (!cs || !nss || !names || !cur) ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *e = json_array_get(tc, i);
+        rc = json_is_object(e) ? 0 : reject(rs, "a table change must be an object");
+        if (rc == 0) rc = ident_of_json(json_object_get(e, "identifier"), &nss[i], &names[i], rs);
+        if (rc == 0) rc = change_of_json(e, &cs[i], rs);
+        for (size_t k = 0; rc == 0 && k < i; k++)
+            if (!strcmp(nss[k], nss[i]) && !strcmp(names[k], names[i]))
+                rc = reject(rs, "a table appears twice in table-changes");
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&r->mu);
+        floe_err_t err;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (floe_ice_catalog_load_table(r->cat, nss[i], names[i], &cur[i], &err) < 0) {
+                rc = fail_err(rs, &err, ON_TABLE);
+                if (rc == 0) rc = 1;
+                break;
+            }
+            floe_ice_metadata_t *md = floe_ice_metadata_dup(floe_ice_table_metadata(cur[i]));
+            if (!md) {
+                rc = -1;
+                break;
+            }
+            for (size_t k = 0; rc == 0 && k < cs[i].nreqs; k++)
+                if (floe_ice_req_check(&cs[i].reqs[k], md, &err) < 0)
+                    rc = fail(rs, 409, "CommitFailedException", "%s.%s: %s", nss[i], names[i],
+                              err.msg) == 0
+                             ? 1
+                             : -1;
+            for (size_t k = 0; rc == 0 && k < cs[i].nups; k++)
+                if (floe_ice_update_apply(md, &cs[i].ups[k], &err) < 0)
+                    rc = fail(rs, 400, "BadRequestException", "%s.%s update %zu: %s", nss[i],
+                              names[i], k, err.msg) == 0
+                             ? 1
+                             : -1;
+            floe_ice_metadata_free(md);
+        }
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            floe_ice_table_t *t = NULL;
+            if (commit_one(r, nss[i], names[i], &cs[i], &t, &err) < 0) {
+                if (i == 0) rc = fail_err(rs, &err, ON_TABLE);
+                else
+                    rc = fail(rs, err.code == FLOE_EUNKNOWN ? 500 : 409,
+                              err.code == FLOE_EUNKNOWN ? "CommitStateUnknownException"
+                                                        : "CommitFailedException",
+                              "transaction partly applied: the first %zu of %zu tables committed; "
+                              "%s.%s failed: %s",
+                              i, n, nss[i], names[i], err.msg);
+                if (rc == 0) rc = 1;
+                FLOE_WARN("rest: transaction stopped at table %zu of %zu (%s.%s): %s", i + 1, n,
+                          nss[i], names[i], err.msg);
+            }
+            floe_ice_table_free(t);
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (rc == 0) rc = no_content(rs);
+    else if (rc > 0 || rs->status >= 400)
+        rc = 0;
+    for (size_t i = 0; cs && i < n; i++) change_clear(&cs[i]);
+    for (size_t i = 0; cur && i < n; i++) floe_ice_table_free(cur[i]);
+    free(cs);
+    free(nss);
+    free(names);
+    free(cur);
+    json_decref(j);
+    return rc;
+}
+
+/* ---- tables ---- */
+
+static int h_create_table(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
+                          floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    json_t *name = json_object_get(j, "name"), *schema = json_object_get(j, "schema"),
+           *spec = json_object_get(j, "partition-spec"), *order = json_object_get(j, "write-order"),
+           *loc = json_object_get(j, "location"), *stage = json_object_get(j, "stage-create");
+    floe_ice_props_t props = {0};
+    floe_ice_update_t us = {0}, up = {0}, uo = {0};
+    floe_ice_metadata_t *md = NULL;
+    floe_ice_table_t *t = NULL;
+    char *dloc = NULL;
+    floe_err_t err;
+    int rc = 0;
+    /* the schema, spec and order through the REST update parser: the same
+     * JSON forms an add-schema, add-spec and add-sort-order carry */
+    json_t *w = json_object();
+    if (!json_is_string(name) || !json_is_object(schema)) {
+        rc = bad(rs, "a table needs a name and a schema");
+        goto out;
+    }
+    if ((loc && !json_is_null(loc) && !json_is_string(loc)) || (stage && !json_is_boolean(stage))) {
+        rc = bad(rs, "location must be a string and stage-create a boolean");
+        goto out;
+    }
+    if (props_of_json(json_object_get(j, "properties"), &props, rs) < 0) goto out;
+    struct {
+        json_t *v;
+        const char *action, *key;
+        floe_ice_update_t *u;
+    } parts[] = {{schema, "add-schema", "schema", &us},
+                 {spec, "add-spec", "spec", &up},
+                 {order, "add-sort-order", "sort-order", &uo}};
+    for (size_t i = 0; i < 3; i++) {
+        if (!parts[i].v || json_is_null(parts[i].v)) continue;
+        json_object_clear(w);
+        json_object_set_new(w, "action", json_string(parts[i].action));
+        json_object_set(w, parts[i].key, parts[i].v);
+        char *s = json_dumps(w, JSON_COMPACT);
+        int prc = s ? floe_ice_update_from_json(s, strlen(s), parts[i].u, &err) : -1;
+        free(s);
+        if (prc < 0) {
+            rc = s ? fail(rs, 400, "BadRequestException", "%s: %s", parts[i].key, err.msg) : -1;
+            goto out;
+        }
+    }
+    const char *tname = json_string_value(name);
+    if (need_ns(r, ns, rs) < 0) goto out;
+    if (floe_ice_catalog_table_location(r->cat, ns, tname, &dloc, &err) < 0) {
+        rc = fail_err(rs, &err, ON_TABLE);
+        goto out;
+    }
+    const char *where = json_is_string(loc) ? json_string_value(loc) : dloc;
+    if (!(md = floe_ice_metadata_new_table(us.schema, up.spec, uo.order, where, &props, &err))) {
+        rc = fail_err(rs, &err, ON_TABLE);
+        goto out;
+    }
+    if (json_is_true(stage)) {
+        /* staged: nothing is written; the create lands with the commit
+         * that asserts it */
+        if (floe_ice_catalog_load_table(r->cat, ns, tname, &t, &err) == 0) {
+            rc = fail(rs, 409, "AlreadyExistsException", "table %s.%s already exists", ns, tname);
+            goto out;
+        }
+        rc = send_table(rs, md, NULL, 0, false, false);
+        goto out;
+    }
+    pthread_mutex_lock(&r->mu);
+    int crc = floe_ice_catalog_create_from(r->cat, ns, tname, md, &t, &err);
+    pthread_mutex_unlock(&r->mu);
+    if (crc < 0) rc = fail_err(rs, &err, ON_TABLE);
+    else
+        rc = send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
+                        floe_ice_table_version(t), false, false);
+out:
+    if (rc < 0 && rs->status >= 400) rc = 0;
+    json_decref(w);
+    json_decref(j);
+    floe_ice_props_clear(&props);
+    floe_ice_update_clear(&us);
+    floe_ice_update_clear(&up);
+    floe_ice_update_clear(&uo);
+    floe_ice_metadata_free(md);
+    floe_ice_table_free(t);
+    free(dloc);
+    return rc;
+}
+
+static int h_list_tables(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
+                         floe_http_resp_t *rs)
+{
+    if (need_ns(r, ns, rs) < 0) return 0;
+    char **names;
+    size_t n;
+    floe_err_t err;
+    if (floe_ice_catalog_list_tables(r->cat, ns, &names, &n, &err) < 0)
+        return fail_err(rs, &err, ON_NAMESPACE);
+    if (n) qsort(names, n, sizeof *names, cmp_names);
+    size_t from, to;
+    const char *next;
+    int rc = page_of(rq, names, n, &from, &to, &next, rs);
+    if (rc < 0 && rs->status >= 400) rc = 0;
+    else if (rc == 0) {
+        json_t *ids = json_array();
+        for (size_t i = from; ids && i < to; i++)
+            if (json_array_append_new(ids, json_pack("{s:o,s:s}", "namespace", ns_json(ns), "name",
+                                                     names[i]))) {
+                json_decref(ids);
+                ids = NULL;
+            }
+        rc = ids ? send_json(rs, 200,
+                             json_pack("{s:o,s:s?}", "identifiers", ids, "next-page-token", next))
+                 : -1;
+    }
+    floe_fileio_names_free(names, n);
+    return rc;
+}
+
+static int h_load_table(floe_rest_t *r, const char *ns, const char *name, const floe_http_req_t *rq,
+                        floe_http_resp_t *rs)
+{
+    const char *snaps = floe_http_query(rq, "snapshots", NULL);
+    if (snaps && strcmp(snaps, "all") && strcmp(snaps, "refs"))
+        return bad(rs, "snapshots must be all or refs");
+    floe_ice_table_t *t;
+    floe_err_t err;
+    if (floe_ice_catalog_load_table(r->cat, ns, name, &t, &err) < 0)
+        return fail_err(rs, &err, ON_TABLE);
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
+    bool refs = snaps && !strcmp(snaps, "refs");
+    int rc;
+    if (!strcmp(rq->method, "HEAD")) {
+        rc = no_content(rs);
+    } else {
+        rc = send_table(rs, md, floe_ice_table_metadata_location(t), floe_ice_table_version(t),
+                        refs, false);
+        const char *inm = floe_http_header(rq, "If-None-Match");
+        if (rc == 0 && inm && !strcmp(inm, rs->etag)) {
+            rs->status = 304;
+            floe_buf_reset(&rs->body);
+        }
+    }
+    floe_ice_table_free(t);
+    return rc;
+}
+
+static int h_register(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
+                      floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    json_t *name = json_object_get(j, "name"), *loc = json_object_get(j, "metadata-location"),
+           *ow = json_object_get(j, "overwrite");
+    int rc;
+    floe_ice_table_t *t = NULL;
+    floe_err_t err;
+    if (!json_is_string(name) || !json_is_string(loc)) rc = bad(rs, "name and metadata-location");
+    else if (json_is_true(ow))
+        rc = fail(rs, 406, "UnsupportedOperationException",
+                  "register with overwrite is not supported: drop the table first");
+    else if (need_ns(r, ns, rs) < 0)
+        rc = 0;
+    else {
+        pthread_mutex_lock(&r->mu);
+        int crc = floe_ice_catalog_register_table(r->cat, ns, json_string_value(name),
+                                                  json_string_value(loc), &t, &err);
+        pthread_mutex_unlock(&r->mu);
+        rc = crc < 0 ? fail_err(rs, &err, ON_TABLE)
+                     : send_table(rs, floe_ice_table_metadata(t),
+                                  floe_ice_table_metadata_location(t), floe_ice_table_version(t),
+                                  false, false);
+    }
+    floe_ice_table_free(t);
+    json_decref(j);
+    return rc;
+}
+
+static int h_rename(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    const char *sns, *sname, *dns, *dname;
+    int rc = 0;
+    if (ident_of_json(json_object_get(j, "source"), &sns, &sname, rs) < 0 ||
+        ident_of_json(json_object_get(j, "destination"), &dns, &dname, rs) < 0) {
+        rc = rs->status >= 400 ? 0 : -1;
+    } else {
+        floe_ice_table_t *t = NULL;
+        floe_err_t err;
+        pthread_mutex_lock(&r->mu);
+        if (floe_ice_catalog_load_table(r->cat, sns, sname, &t, &err) < 0)
+            rc = fail_err(rs, &err, ON_TABLE);
+        else if (need_ns(r, dns, rs) < 0)
+            rc = 0;
+        else if (floe_ice_catalog_rename_table(r->cat, sns, sname, dns, dname, &err) < 0)
+            rc = fail_err(rs, &err, ON_TABLE);
+        else
+            rc = no_content(rs);
+        pthread_mutex_unlock(&r->mu);
+        floe_ice_table_free(t);
+    }
+    json_decref(j);
+    return rc;
+}
+
+static int h_drop_table(floe_rest_t *r, const char *ns, const char *name,
+                        const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    const char *p = floe_http_query(rq, "purgeRequested", NULL);
+    bool purge = p && !strcmp(p, "true");
+    floe_err_t err;
+    pthread_mutex_lock(&r->mu);
+    int rc = floe_ice_catalog_drop_table(r->cat, ns, name, purge, &err);
+    pthread_mutex_unlock(&r->mu);
+    return rc < 0 ? fail_err(rs, &err, ON_TABLE) : no_content(rs);
+}
+
+/* A ReportMetricsRequest: accepted and counted (floe keeps no reports). */
+static int h_metrics_report(floe_rest_t *r, const char *ns, const char *name,
+                            const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    int rc;
+    floe_ice_table_t *t = NULL;
+    floe_err_t err;
+    if (!json_is_string(json_object_get(j, "report-type")))
+        rc = bad(rs, "a metrics report needs a report-type");
+    else if (floe_ice_catalog_load_table(r->cat, ns, name, &t, &err) < 0)
+        rc = fail_err(rs, &err, ON_TABLE);
+    else {
+        atomic_fetch_add(&r->reports, 1);
+        rc = no_content(rs);
+    }
+    floe_ice_table_free(t);
+    json_decref(j);
+    return rc;
+}
+
+/* ---- namespaces ---- */
+
+static int h_list_namespaces(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    const char *parent = floe_http_query(rq, "parent", NULL);
+    char **names = NULL;
+    size_t n = 0;
+    floe_err_t err;
+    if (parent && *parent) {
+        /* one level: a namespace has no children */
+        if (!ns_of_path(parent, rs)) return 0;
+        if (need_ns(r, parent, rs) < 0) return 0;
+    } else if (floe_ice_catalog_list_namespaces(r->cat, &names, &n, &err) < 0) {
+        return fail_err(rs, &err, ON_NAMESPACE);
+    }
+    if (n) qsort(names, n, sizeof *names, cmp_names);
+    size_t from, to;
+    const char *next;
+    int rc = page_of(rq, names, n, &from, &to, &next, rs);
+    if (rc < 0 && rs->status >= 400) rc = 0;
+    else if (rc == 0) {
+        json_t *a = json_array();
+        for (size_t i = from; a && i < to; i++)
+            if (json_array_append_new(a, ns_json(names[i]))) {
+                json_decref(a);
+                a = NULL;
+            }
+        rc = a ? send_json(rs, 200,
+                           json_pack("{s:o,s:s?}", "namespaces", a, "next-page-token", next))
+               : -1;
+    }
+    floe_fileio_names_free(names, n);
+    return rc;
+}
+
+static int h_create_namespace(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    floe_ice_props_t props = {0};
+    const char *ns = ns_of_json(json_object_get(j, "namespace"), rs);
+    int rc = 0;
+    floe_err_t err;
+    if (ns && props_of_json(json_object_get(j, "properties"), &props, rs) == 0) {
+        pthread_mutex_lock(&r->mu);
+        if (floe_ice_catalog_create_namespace(r->cat, ns, &err) < 0 ||
+            (props.n && floe_ice_catalog_update_namespace(r->cat, ns, &props, NULL, &err) < 0))
+            rc = fail_err(rs, &err, ON_NAMESPACE);
+        else
+            rc = send_json(rs, 200,
+                           json_pack("{s:o,s:o}", "namespace", ns_json(ns), "properties",
+                                     props_json(&props)));
+        pthread_mutex_unlock(&r->mu);
+    }
+    floe_ice_props_clear(&props);
+    json_decref(j);
+    return rc;
+}
+
+static int h_namespace(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
+                       floe_http_resp_t *rs)
+{
+    floe_err_t err;
+    if (!strcmp(rq->method, "DELETE")) {
+        if (need_ns(r, ns, rs) < 0) return 0;
+        pthread_mutex_lock(&r->mu);
+        int rc = floe_ice_catalog_drop_namespace(r->cat, ns, &err);
+        pthread_mutex_unlock(&r->mu);
+        if (rc == 0) return no_content(rs);
+        if (err.code == FLOE_EINVAL)
+            return fail(rs, 409, "NamespaceNotEmptyException", "%s", err.msg);
+        return fail_err(rs, &err, ON_NAMESPACE);
+    }
+    floe_ice_props_t p = {0};
+    if (floe_ice_catalog_load_namespace(r->cat, ns, &p, &err) < 0)
+        return fail_err(rs, &err, ON_NAMESPACE);
+    int rc = !strcmp(rq->method, "HEAD")
+                 ? no_content(rs)
+                 : send_json(rs, 200,
+                             json_pack("{s:o,s:o}", "namespace", ns_json(ns), "properties",
+                                       props_json(&p)));
+    floe_ice_props_clear(&p);
+    return rc;
+}
+
+static int h_ns_properties(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
+                           floe_http_resp_t *rs)
+{
+    json_t *j = body_object(rq, rs);
+    if (!j) return rs->status >= 400 ? 0 : -1;
+    floe_ice_props_t ups = {0}, rem = {0}, cur = {0};
+    json_t *ra = json_object_get(j, "removals");
+    int rc = 0;
+    floe_err_t err;
+    if (props_of_json(json_object_get(j, "updates"), &ups, rs) < 0) goto out;
+    if (ra && !json_is_null(ra) && !json_is_array(ra)) {
+        rc = bad(rs, "removals must be an array of strings");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(ra); i++) {
+        json_t *v = json_array_get(ra, i);
+        if (!json_is_string(v)) {
+            rc = bad(rs, "removals must be an array of strings");
+            goto out;
+        }
+        if (floe_ice_props_get(&ups, json_string_value(v))) {
+            rc = fail(rs, 422, "UnprocessableEntityException",
+                      "key '%s' is both updated and removed", json_string_value(v));
+            goto out;
+        }
+        if (floe_ice_props_set(&rem, json_string_value(v), "") < 0) {
+            rc = -1;
+            goto out;
+        }
+    }
+    pthread_mutex_lock(&r->mu);
+    if (floe_ice_catalog_load_namespace(r->cat, ns, &cur, &err) < 0 ||
+        floe_ice_catalog_update_namespace(r->cat, ns, &ups, &rem, &err) < 0) {
+        pthread_mutex_unlock(&r->mu);
+        rc = fail_err(rs, &err, ON_NAMESPACE);
+        goto out;
+    }
+    pthread_mutex_unlock(&r->mu);
+    json_t *updated = json_array(), *removed = json_array(), *missing = json_array();
+    for (size_t i = 0; i < ups.n; i++) json_array_append_new(updated, json_string(ups.kv[i].key));
+    for (size_t i = 0; i < rem.n; i++)
+        json_array_append_new(floe_ice_props_get(&cur, rem.kv[i].key) ? removed : missing,
+                              json_string(rem.kv[i].key));
+    rc = send_json(rs, 200,
+                   json_pack("{s:o,s:o,s:o}", "updated", updated, "removed", removed, "missing",
+                             missing));
+out:
+    if (rc < 0 && rs->status >= 400) rc = 0;
+    floe_ice_props_clear(&ups);
+    floe_ice_props_clear(&rem);
+    floe_ice_props_clear(&cur);
+    json_decref(j);
+    return rc;
+}
+
+/* ---- config and routing ---- */
+
+static bool plain_name(const char *s)
+{
+    if (!*s || strlen(s) > 100) return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+static bool api_word(const char *s)
+{
+    return !strcmp(s, "config") || !strcmp(s, "namespaces") || !strcmp(s, "tables") ||
+           !strcmp(s, "transactions") || !strcmp(s, "oauth");
+}
+
+static int h_config(const floe_http_req_t *rq, floe_http_resp_t *rs)
+{
+    /* a named warehouse comes back as the prefix clients put in their
+     * paths (any prefix reaches the one warehouse) */
+    const char *wh = floe_http_query(rq, "warehouse", NULL);
+    json_t *ov = json_object(), *eps = json_array();
+    if (wh && plain_name(wh) && !api_word(wh)) json_object_set_new(ov, "prefix", json_string(wh));
+    for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++)
+        json_array_append_new(eps, json_string(endpoints[i]));
+    return send_json(rs, 200,
+                     json_pack("{s:{},s:o,s:o}", "defaults", "overrides", ov, "endpoints", eps));
+}
+
+static int method_is(const floe_http_req_t *rq, const char *m)
+{
+    return !strcmp(rq->method, m);
+}
+
+static int h_rest(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    floe_rest_t *r = arg;
+    atomic_fetch_add(&r->requests, 1);
+    rs->content_type = "application/json";
+    char path[1024];
+    const char *p = rq->path + strlen("/v1/");
+    if (strlen(p) >= sizeof path) return bad(rs, "path too long");
+    memcpy(path, p, strlen(p) + 1);
+    char *seg[MAX_SEGS];
+    int n = 0;
+    for (char *s = path, *e; *s && n < MAX_SEGS; s = e) {
+        e = strchr(s, '/');
+        if (e) *e++ = '\0';
+        else
+            e = s + strlen(s);
+        seg[n++] = s;
+    }
+    if (n > 1 && !api_word(seg[0])) {
+        /* the prefix: one warehouse, whatever its name */
+        memmove(seg, seg + 1, (size_t)(n - 1) * sizeof *seg);
+        n--;
+    }
+    const char *m = rq->method;
+    bool get = method_is(rq, "GET") || method_is(rq, "HEAD");
+    if (n == 1 && !strcmp(seg[0], "config") && get) return h_config(rq, rs);
+    if (n == 2 && !strcmp(seg[0], "tables") && !strcmp(seg[1], "rename") && method_is(rq, "POST"))
+        return h_rename(r, rq, rs);
+    if (n == 2 && !strcmp(seg[0], "transactions") && !strcmp(seg[1], "commit") &&
+        method_is(rq, "POST"))
+        return h_transaction(r, rq, rs);
+    if (n >= 1 && !strcmp(seg[0], "namespaces")) {
+        if (n == 1 && get) return h_list_namespaces(r, rq, rs);
+        if (n == 1 && method_is(rq, "POST")) return h_create_namespace(r, rq, rs);
+        const char *ns = n >= 2 ? ns_of_path(seg[1], rs) : NULL;
+        if (n >= 2 && !ns) return 0;
+        if (n == 2 && (get || method_is(rq, "DELETE"))) return h_namespace(r, ns, rq, rs);
+        if (n == 3 && !strcmp(seg[2], "properties") && method_is(rq, "POST"))
+            return h_ns_properties(r, ns, rq, rs);
+        if (n == 3 && !strcmp(seg[2], "register") && method_is(rq, "POST"))
+            return h_register(r, ns, rq, rs);
+        if (n == 3 && !strcmp(seg[2], "tables") && method_is(rq, "GET"))
+            return h_list_tables(r, ns, rq, rs);
+        if (n == 3 && !strcmp(seg[2], "tables") && method_is(rq, "POST"))
+            return h_create_table(r, ns, rq, rs);
+        if (n == 4 && !strcmp(seg[2], "tables")) {
+            if (get) return h_load_table(r, ns, seg[3], rq, rs);
+            if (method_is(rq, "POST")) return h_commit(r, ns, seg[3], rq, rs);
+            if (method_is(rq, "DELETE")) return h_drop_table(r, ns, seg[3], rq, rs);
+        }
+        if (n == 5 && !strcmp(seg[2], "tables") && !strcmp(seg[4], "metrics") &&
+            method_is(rq, "POST"))
+            return h_metrics_report(r, ns, seg[3], rq, rs);
+    }
+    return fail(rs, 404, "NoSuchEndpointException", "no route for %s %s", m, rq->path);
+}
+
+static int metrics(void *arg, floe_buf_t *out)
+{
+    floe_rest_t *r = arg;
+    return floe_buf_printf(out,
+                           "# TYPE floe_rest_requests_total counter\n"
+                           "floe_rest_requests_total %" PRIu64 "\n"
+                           "# TYPE floe_rest_commits_total counter\n"
+                           "floe_rest_commits_total %" PRIu64 "\n"
+                           "# TYPE floe_rest_commit_conflicts_total counter\n"
+                           "floe_rest_commit_conflicts_total %" PRIu64 "\n"
+                           "# TYPE floe_rest_metrics_reports_total counter\n"
+                           "floe_rest_metrics_reports_total %" PRIu64 "\n",
+                           (uint64_t)atomic_load(&r->requests), (uint64_t)atomic_load(&r->commits),
+                           (uint64_t)atomic_load(&r->conflicts),
+                           (uint64_t)atomic_load(&r->reports));
+}
+
+int floe_rest_http(floe_http_t *h, floe_ice_catalog_t *cat, floe_rest_t **out, floe_err_t *err)
+{
+    floe_rest_t *r = calloc(1, sizeof *r);
+    if (!r) return floe_err_oom(err);
+    r->cat = cat;
+    pthread_mutex_init(&r->mu, NULL);
+    if (floe_http_route(h, "/v1/", h_rest, r) || floe_http_metrics_add(h, metrics, r)) {
+        floe_rest_free(r);
+        return floe_err_oom(err);
+    }
+    *out = r;
+    return 0;
+}
+
+void floe_rest_free(floe_rest_t *r)
+{
+    if (!r) return;
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
