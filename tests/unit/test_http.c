@@ -2,7 +2,11 @@
  * handler with its own argument; /health; /metrics from the writers
  * modules add) driven by floe's HTTP client (libcurl): methods, bodies,
  * statuses, the answer cap, a server that is gone. */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -33,6 +37,72 @@ static int broken(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
     (void)rs;
     (void)arg;
     return -1;
+}
+
+/* Answers what the request's query and headers hold, with an ETag; an
+ * empty 204 for /q/none. */
+static int queries(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)arg;
+    if (!strcmp(rq->path, "/q/none")) {
+        rs->status = 204;
+        return 0;
+    }
+    int present = -1;
+    const char *k = floe_http_query(rq, "k", &present);
+    const char *h = floe_http_header(rq, "x-test");
+    snprintf(rs->etag, sizeof rs->etag, "\"e1\"");
+    return floe_buf_printf(&rs->body, "k=[%s] present=%d h=[%s]", k ? k : "(null)", present,
+                           h ? h : "(null)");
+}
+
+/* One raw HTTP/1.0 exchange: the whole answer, headers included (caller
+ * frees). */
+static char *raw(int port, const char *request)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(write(fd, request, strlen(request)) == (ssize_t)strlen(request));
+    floe_buf_t b = FLOE_BUF_INIT;
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(fd, chunk, sizeof chunk)) > 0) floe_buf_append(&b, chunk, (size_t)n);
+    close(fd);
+    floe_buf_append_u8(&b, 0);
+    size_t len;
+    return (char *)floe_buf_detach(&b, &len);
+}
+
+/* Query arguments (absent, empty, URL-decoded), request headers in any
+ * case, the ETag header; no Content-Type on an empty 204. */
+static void query_headers_etag(void)
+{
+    floe_err_t e;
+    floe_http_t *h = NULL;
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_http_route(h, "/q", queries, NULL) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    int port = floe_http_port(h);
+    char *got = raw(port, "GET /q?k=a%20b HTTP/1.0\r\nX-Test: hi\r\n\r\n");
+    CHECK(strstr(got, "k=[a b] present=1 h=[hi]") != NULL);
+    CHECK(strstr(got, "\r\nETag: \"e1\"\r\n") != NULL);
+    free(got);
+    got = raw(port, "GET /q?k=&x=1 HTTP/1.0\r\n\r\n");
+    CHECK(strstr(got, "k=[] present=1 h=[(null)]") != NULL);
+    free(got);
+    got = raw(port, "GET /q?k HTTP/1.0\r\n\r\n");
+    CHECK(strstr(got, "k=[] present=1") != NULL);
+    free(got);
+    got = raw(port, "GET /q?x=1 HTTP/1.0\r\n\r\n");
+    CHECK(strstr(got, "k=[(null)] present=0") != NULL);
+    free(got);
+    got = raw(port, "GET /q/none HTTP/1.0\r\n\r\n");
+    CHECK(!strncmp(got, "HTTP/1.1 204", 12) || !strncmp(got, "HTTP/1.0 204", 12));
+    CHECK(strstr(got, "Content-Type") == NULL);
+    free(got);
+    floe_http_free(h);
 }
 
 static floe_http_t *start(int *port)
@@ -228,5 +298,6 @@ TEST_MAIN({
     RUN(routes_answer_with_their_argument);
     RUN(health_and_metrics);
     RUN(client_errors);
+    RUN(query_headers_etag);
     RUN(serves_with_descriptors_above_fd_setsize);
 })
