@@ -76,9 +76,9 @@ static int fail(floe_http_resp_t *rs, int code, const char *type, const char *fm
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return send_json(rs, code,
-                     json_pack("{s:{s:s,s:s,s:i}}", "error", "message", msg, "type", type, "code",
-                               code));
+    return send_json(
+        rs, code,
+        json_pack("{s:{s:s,s:s,s:i}}", "error", "message", msg, "type", type, "code", code));
 }
 
 static int bad(floe_http_resp_t *rs, const char *msg)
@@ -263,8 +263,8 @@ static json_t *metadata_json(const floe_ice_metadata_t *md, bool refs_only, floe
     json_t *snaps = json_object_get(j, "snapshots");
     if (refs_only && json_is_array(snaps)) {
         for (size_t i = json_array_size(snaps); i-- > 0;) {
-            json_int_t id = json_integer_value(json_object_get(json_array_get(snaps, i),
-                                                               "snapshot-id"));
+            json_int_t id =
+                json_integer_value(json_object_get(json_array_get(snaps, i), "snapshot-id"));
             bool keep = false;
             for (size_t k = 0; !keep && k < md->nrefs; k++) keep = md->refs[k].snapshot_id == id;
             if (!keep) json_array_remove(snaps, i);
@@ -395,8 +395,8 @@ static int commit_create(floe_rest_t *r, const char *ns, const char *name, const
 static int commit_one(floe_rest_t *r, const char *ns, const char *name, const change_t *c,
                       floe_ice_table_t **out, floe_err_t *err)
 {
-    int rc = floe_ice_catalog_commit(r->cat, ns, name, c->reqs, c->nreqs, c->ups, c->nups, out,
-                                     err);
+    int rc =
+        floe_ice_catalog_commit(r->cat, ns, name, c->reqs, c->nreqs, c->ups, c->nups, out, err);
     if (rc == 0) atomic_fetch_add(&r->commits, 1);
     else if (err->code == FLOE_ECONFLICT)
         atomic_fetch_add(&r->conflicts, 1);
@@ -641,8 +641,8 @@ static int h_list_tables(floe_rest_t *r, const char *ns, const floe_http_req_t *
     else if (rc == 0) {
         json_t *ids = json_array();
         for (size_t i = from; ids && i < to; i++)
-            if (json_array_append_new(ids, json_pack("{s:o,s:s}", "namespace", ns_json(ns), "name",
-                                                     names[i]))) {
+            if (json_array_append_new(
+                    ids, json_pack("{s:o,s:s}", "namespace", ns_json(ns), "name", names[i]))) {
                 json_decref(ids);
                 ids = NULL;
             }
@@ -703,10 +703,10 @@ static int h_register(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
         int crc = floe_ice_catalog_register_table(r->cat, ns, json_string_value(name),
                                                   json_string_value(loc), &t, &err);
         pthread_mutex_unlock(&r->mu);
-        rc = crc < 0 ? fail_err(rs, &err, ON_TABLE)
-                     : send_table(rs, floe_ice_table_metadata(t),
-                                  floe_ice_table_metadata_location(t), floe_ice_table_version(t),
-                                  false, false);
+        rc = crc < 0
+                 ? fail_err(rs, &err, ON_TABLE)
+                 : send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
+                              floe_ice_table_version(t), false, false);
     }
     floe_ice_table_free(t);
     json_decref(j);
@@ -741,8 +741,8 @@ static int h_rename(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t 
     return rc;
 }
 
-static int h_drop_table(floe_rest_t *r, const char *ns, const char *name,
-                        const floe_http_req_t *rq, floe_http_resp_t *rs)
+static int h_drop_table(floe_rest_t *r, const char *ns, const char *name, const floe_http_req_t *rq,
+                        floe_http_resp_t *rs)
 {
     const char *p = floe_http_query(rq, "purgeRequested", NULL);
     bool purge = p && !strcmp(p, "true");
@@ -824,9 +824,9 @@ static int h_create_namespace(floe_rest_t *r, const floe_http_req_t *rq, floe_ht
             (props.n && floe_ice_catalog_update_namespace(r->cat, ns, &props, NULL, &err) < 0))
             rc = fail_err(rs, &err, ON_NAMESPACE);
         else
-            rc = send_json(rs, 200,
-                           json_pack("{s:o,s:o}", "namespace", ns_json(ns), "properties",
-                                     props_json(&props)));
+            rc = send_json(
+                rs, 200,
+                json_pack("{s:o,s:o}", "namespace", ns_json(ns), "properties", props_json(&props)));
         pthread_mutex_unlock(&r->mu);
     }
     floe_ice_props_clear(&props);
@@ -903,9 +903,9 @@ static int h_ns_properties(floe_rest_t *r, const char *ns, const floe_http_req_t
     for (size_t i = 0; i < rem.n; i++)
         json_array_append_new(floe_ice_props_get(&cur, rem.kv[i].key) ? removed : missing,
                               json_string(rem.kv[i].key));
-    rc = send_json(rs, 200,
-                   json_pack("{s:o,s:o,s:o}", "updated", updated, "removed", removed, "missing",
-                             missing));
+    rc = send_json(
+        rs, 200,
+        json_pack("{s:o,s:o,s:o}", "updated", updated, "removed", removed, "missing", missing));
 out:
     if (rc < 0 && rs->status >= 400) rc = 0;
     floe_ice_props_clear(&ups);
