@@ -673,7 +673,8 @@ static int h_load_table(floe_rest_t *r, const char *ns, const char *name, const 
         rc = send_table(rs, md, floe_ice_table_metadata_location(t), floe_ice_table_version(t),
                         refs, false);
         const char *inm = floe_http_header(rq, "If-None-Match");
-        if (rc == 0 && inm && !strcmp(inm, rs->etag)) {
+        /* one tag, a list of them, or "*" */
+        if (rc == 0 && inm && (!strcmp(inm, "*") || strstr(inm, rs->etag))) {
             rs->status = 304;
             floe_buf_reset(&rs->body);
         }

@@ -33,6 +33,18 @@ typedef struct floe_ice_table floe_ice_table_t;
  * floe_ice_catalog_free. */
 floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse,
                                             floe_err_t *err);
+/* REST catalog client: every operation a call to the Iceberg REST catalog
+ * server at uri (its base URL, without /v1).  warehouse (may be NULL) is
+ * sent to /v1/config, whose overrides.prefix then goes into every path;
+ * token (may be NULL) goes as a bearer token.  All copied.  io (borrowed;
+ * must outlive the catalog) reads and writes the files the metadata names.
+ * Asks /v1/config here: NULL with *err (FLOE_EIO) when the server cannot
+ * be reached.  A commit answered 409 is FLOE_ECONFLICT; one answered 5xx,
+ * or not answered, FLOE_EUNKNOWN.  Caller frees with
+ * floe_ice_catalog_free. */
+floe_ice_catalog_t *floe_ice_catalog_rest_new(floe_fileio_t *io, const char *uri,
+                                              const char *warehouse, const char *token,
+                                              floe_err_t *err);
 void floe_ice_catalog_free(floe_ice_catalog_t *c);
 /* The warehouse of floe's own filesystem catalog: DATA/warehouse under the
  * data dir of `floe serve`, where the CLI reads it too.  Into out; fails

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "http/rest.h"
 #include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
 #include "util/diag.h"
@@ -240,6 +241,112 @@ static void catalog_names(void)
     floe_ice_props_clear(&rm);
     floe_ice_schema_free(s);
     floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
+/* The REST catalog client against floe's own REST catalog server (over a
+ * filesystem catalog, in this process): namespaces, tables, floe's
+ * snapshot producer committing through it, a failed requirement, rename,
+ * drop; a server that is gone makes a commit's outcome unknown. */
+static void rest_client(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    char wh[300];
+    snprintf(wh, sizeof wh, "%s/rest", root);
+    floe_ice_catalog_t *fs = floe_ice_catalog_fs_new(io, wh, &e);
+    floe_http_t *h = NULL;
+    floe_rest_t *r = NULL;
+    CHECK(floe_http_new(&h, &e) == 0);
+    CHECK(floe_rest_http(h, fs, &r, &e) == 0);
+    CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
+    char uri[64];
+    snprintf(uri, sizeof uri, "http://127.0.0.1:%d/", floe_http_port(h));
+    floe_ice_catalog_t *cat = floe_ice_catalog_rest_new(io, uri, "wh", NULL, &e);
+    CHECK(cat != NULL);
+    if (!cat) return;
+    CHECK(floe_ice_catalog_create_namespace(cat, "db", &e) == 0);
+    CHECK(floe_ice_catalog_create_namespace(cat, "db", &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    char **names;
+    size_t n;
+    CHECK(floe_ice_catalog_list_namespaces(cat, &names, &n, &e) == 0);
+    CHECK(n == 1 && !strcmp(names[0], "db"));
+    floe_fileio_names_free(names, n);
+    floe_ice_props_t p = {0}, up = {0};
+    floe_ice_props_set(&up, "owner", "x");
+    CHECK(floe_ice_catalog_update_namespace(cat, "db", &up, NULL, &e) == 0);
+    CHECK(floe_ice_catalog_load_namespace(cat, "db", &p, &e) == 0);
+    CHECK(p.n == 1 && !strcmp(floe_ice_props_get(&p, "owner"), "x"));
+    CHECK(floe_ice_catalog_load_namespace(cat, "nope", &p, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+
+    floe_ice_schema_t *s = schema3();
+    floe_ice_table_t *t = NULL, *ft = NULL;
+    CHECK(floe_ice_catalog_create_table(cat, "db", "t", s, NULL, NULL, NULL, &t, &e) == 0);
+    CHECK(t && floe_ice_table_version(t) == 1);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "t", s, NULL, NULL, NULL, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EEXIST);
+    CHECK(floe_ice_catalog_load_table(fs, "db", "t", &ft, &e) == 0);
+    CHECK(t && ft &&
+          !strcmp(floe_ice_table_metadata(t)->table_uuid, floe_ice_table_metadata(ft)->table_uuid));
+    floe_ice_table_free(ft);
+
+    /* floe's snapshot producer, committing through the REST catalog */
+    floe_ice_data_file_t f;
+    make_file(io, &f, floe_ice_table_metadata(t)->location, FLOE_ICE_CONTENT_DATA, 5, NULL);
+    CHECK(append_files(cat, "t", &f, 1, &e) == 0);
+    floe_ice_data_file_clear(&f);
+    CHECK(floe_ice_catalog_load_table(fs, "db", "t", &ft, &e) == 0);
+    const floe_ice_snapshot_t *cur =
+        ft ? floe_ice_metadata_current_snapshot(floe_ice_table_metadata(ft)) : NULL;
+    CHECK(cur && floe_ice_props_get(&cur->summary, "floe.offsets") != NULL);
+    CHECK(ft && floe_ice_table_version(ft) == 2);
+    /* a requirement that fails: a conflict, nothing changed */
+    floe_ice_req_t rq = {.kind = FLOE_ICE_REQ_ASSERT_REF_SNAPSHOT_ID, .ref = "main", .value = 1};
+    floe_ice_update_t su = {.kind = FLOE_ICE_UP_SET_PROPERTIES};
+    floe_ice_props_set(&su.props, "k", "v");
+    CHECK(floe_ice_catalog_commit(cat, "db", "t", &rq, 1, &su, 1, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ECONFLICT);
+    floe_ice_table_t *t2 = NULL;
+    CHECK(floe_ice_catalog_load_table(cat, "db", "t", &t2, &e) == 0);
+    CHECK(t2 && floe_ice_table_version(t2) == 2);
+    floe_ice_table_free(t2);
+    rq.value = cur ? cur->snapshot_id : 0;
+    CHECK(floe_ice_catalog_commit(cat, "db", "t", &rq, 1, &su, 1, &t2, &e) == 0);
+    CHECK(t2 && floe_ice_table_version(t2) == 3 &&
+          !strcmp(floe_ice_props_get(&floe_ice_table_metadata(t2)->properties, "k"), "v"));
+    floe_ice_table_free(t2);
+    floe_ice_table_free(ft);
+
+    /* rename, a namespace that is not empty, drop */
+    CHECK(floe_ice_catalog_rename_table(cat, "db", "t", "db", "u", &e) == 0);
+    CHECK(floe_ice_catalog_list_tables(cat, "db", &names, &n, &e) == 0);
+    CHECK(n == 1 && !strcmp(names[0], "u"));
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_drop_namespace(cat, "db", &e) == -1);
+    CHECK_EQ(e.code, FLOE_EINVAL);
+    CHECK(floe_ice_catalog_drop_table(cat, "db", "u", true, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "u", &t2, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK(floe_ice_catalog_create_table(cat, "db", "v", s, NULL, NULL, NULL, NULL, &e) == 0);
+
+    /* the server goes: a commit's outcome is unknown, a load fails */
+    floe_http_free(h);
+    floe_rest_free(r);
+    CHECK(floe_ice_catalog_commit(cat, "db", "v", NULL, 0, &su, 1, NULL, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EUNKNOWN);
+    CHECK(floe_ice_catalog_load_table(cat, "db", "v", &t2, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EIO);
+    CHECK(floe_ice_catalog_rest_new(io, uri, NULL, NULL, &e) == NULL);
+    CHECK_EQ(e.code, FLOE_EIO);
+    floe_ice_props_clear(&su.props);
+    floe_ice_props_clear(&p);
+    floe_ice_props_clear(&up);
+    floe_ice_table_free(t);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_ice_catalog_free(fs);
     floe_fileio_free(io);
 }
 
@@ -641,6 +748,7 @@ TEST_MAIN({
     rm_rf(root);
     RUN(catalog_basics);
     RUN(catalog_names);
+    RUN(rest_client);
     RUN(manifest_roundtrip);
     RUN(producers);
     RUN(v1_table_upgrade);
