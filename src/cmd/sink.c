@@ -147,10 +147,12 @@ int floe_cmd_sink(int argc, char **argv)
     if (sink_config_load(&c, config, &err) < 0) goto out;
     if (flag_http) snprintf(c.http, sizeof c.http, "%s", flag_http);
     if (floe_cli_split_hostport(c.http, hhost, sizeof hhost, &hport, &err) < 0) goto out;
-    if (floe_fs_mkdirs(c.warehouse, &err) < 0) goto out;
-    if (!(io = floe_fileio_local_new(&err)) ||
-        !(cat = floe_ice_catalog_fs_new(io, c.warehouse, &err)))
-        goto out;
+    if (!c.rest && floe_fs_mkdirs(c.warehouse, &err) < 0) goto out;
+    if (!(io = floe_fileio_local_new(&err))) goto out;
+    cat = c.rest ? floe_ice_catalog_rest_new(io, c.uri, c.warehouse[0] ? c.warehouse : NULL,
+                                             c.token[0] ? c.token : NULL, &err)
+                 : floe_ice_catalog_fs_new(io, c.warehouse, &err);
+    if (!cat) goto out;
     if (!(kt = calloc(c.ntables, sizeof *kt))) {
         floe_err_oom(&err);
         goto out;
@@ -189,10 +191,10 @@ int floe_cmd_sink(int argc, char **argv)
     for (size_t i = 0; i < c.nprops; i++)
         if (!strcmp(c.prop_keys[i], "group.id")) group = c.prop_values[i];
     printf("floe sink ready http=%s:%d group=%s warehouse=%s\n", hhost, floe_http_port(http), group,
-           c.warehouse);
+           c.rest ? c.uri : c.warehouse);
     fflush(stdout);
-    FLOE_INFO("sink: group %s, http on %s:%d, warehouse %s", group, hhost, floe_http_port(http),
-              c.warehouse);
+    FLOE_INFO("sink: group %s, http on %s:%d, %s %s", group, hhost, floe_http_port(http),
+              c.rest ? "REST catalog" : "warehouse", c.rest ? c.uri : c.warehouse);
     uint64_t last_records = 0;
     int64_t last_ms = floe_mono_ms(), next_status = last_ms + c.status_ms;
     while (!g_stop) {

@@ -105,20 +105,34 @@ static int catalog_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *
     const char *val = scalar(v);
     if (!val) return fail(x, v, "catalog: %s: expected a value", key);
     if (!strcmp(key, "type")) {
-        if (!strcmp(val, "filesystem")) return 0;
-        if (!strcmp(val, "rest"))
-            return fail(x, v,
-                        "catalog: type: 'rest' is not supported by floe sink yet "
-                        "(use filesystem)");
-        return fail(x, v, "catalog: type: '%s' is not a catalog type (filesystem)", val);
+        if (!strcmp(val, "filesystem") || !strcmp(val, "rest")) {
+            c->rest = !strcmp(val, "rest");
+            return 0;
+        }
+        return fail(x, v, "catalog: type: '%s' is not a catalog type (filesystem, rest)", val);
     }
     if (!strcmp(key, "warehouse")) {
         if (!*val || strlen(val) >= sizeof c->warehouse)
-            return fail(x, v, "catalog: warehouse: expected a directory");
+            return fail(x, v, "catalog: warehouse: expected a directory or a warehouse name");
         snprintf(c->warehouse, sizeof c->warehouse, "%s", val);
         return 0;
     }
-    return fail(x, k, "catalog: unknown key '%s' (type, warehouse)", key);
+    if (!strcmp(key, "uri")) {
+        if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
+            return fail(x, v, "catalog: uri: expected an http:// or https:// URL");
+        if (strlen(val) >= sizeof c->uri) return fail(x, v, "catalog: uri: too long");
+        snprintf(c->uri, sizeof c->uri, "%s", val);
+        return 0;
+    }
+    if (!strcmp(key, "token")) {
+        if (strlen(val) >= sizeof c->token) return fail(x, v, "catalog: token: too long");
+        snprintf(c->token, sizeof c->token, "%s", val);
+        return 0;
+    }
+    if (!strcmp(key, "credential") || !strcmp(key, "oauth2-server-uri") ||
+        !strcmp(key, "rest.sigv4-enabled"))
+        return fail(x, k, "catalog: %s is not supported by floe sink yet (use token)", key);
+    return fail(x, k, "catalog: unknown key '%s' (type, warehouse, uri, token)", key);
 }
 
 /* ---- tables: ------------------------------------------------------------ */
@@ -302,8 +316,12 @@ int sink_config_load(sink_config_t *c, const char *path, floe_err_t *err)
                           "%s: kafka: group.id is required (workers with the same id share the "
                           "work)",
                           path);
-    if (rc == 0 && !c->warehouse[0])
+    if (rc == 0 && !c->rest && !c->warehouse[0])
         rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: warehouse is required", path);
+    if (rc == 0 && c->rest && !c->uri[0])
+        rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: uri is required with type rest", path);
+    if (rc == 0 && !c->rest && c->uri[0])
+        rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: uri needs type rest", path);
     if (rc == 0 && !c->ntables)
         rc = floe_err_set(err, FLOE_EINVAL, "%s: tables: at least one entry is required", path);
     yaml_document_delete(&doc);

@@ -19,7 +19,10 @@ typedef struct sink_table {
 typedef struct sink_config {
     size_t nprops; /* kafka: */
     char **prop_keys, **prop_values;
-    char warehouse[4096]; /* catalog: (type filesystem) */
+    char warehouse[4096]; /* catalog: a directory (filesystem); a name sent to /v1/config (rest) */
+    bool rest;            /* catalog: type: rest */
+    char uri[1024];       /* catalog: uri (rest): the REST catalog's base URL */
+    char token[2048];     /* catalog: token (rest): a bearer token; may be empty */
     char http[300];       /* default 127.0.0.1:8182 */
     int64_t status_ms;    /* default 10 s; 0: no status lines */
     size_t ntables;
