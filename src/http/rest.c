@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "util/diag.h"
+#include "util/json.h"
 
 #define MAX_SEGS 8
 #define DEFAULT_PAGE 100
@@ -273,24 +274,45 @@ static json_t *metadata_json(const floe_ice_metadata_t *md, bool refs_only, floe
     return j;
 }
 
-/* A LoadTableResult for md (metadata-location may be NULL: staged). */
+/* The ETag of a table's answer: its uuid and metadata version (and the
+ * snapshots mode, which changes the answer). */
+static void etag_of(const floe_ice_metadata_t *md, int64_t version, bool refs_only, char *out,
+                    size_t size)
+{
+    snprintf(out, size, "\"%s-v%" PRId64 "%s\"", md->table_uuid, version, refs_only ? "-refs" : "");
+}
+
+/* A LoadTableResult for md (metadata-location may be NULL: staged); a
+ * CommitTableResponse (no config) when commit. */
 static int send_table(floe_http_resp_t *rs, const floe_ice_metadata_t *md, const char *location,
                       int64_t version, bool refs_only, bool commit)
 {
     floe_err_t err;
-    json_t *m = metadata_json(md, refs_only, &err);
-    if (!m) return fail_err(rs, &err, ON_TABLE);
-    json_t *o = json_object();
-    if (!o || json_object_set_new(o, "metadata", m) ||
-        (location && json_object_set_new(o, "metadata-location", json_string(location))) ||
-        (!commit && json_object_set_new(o, "config", json_object()))) {
-        json_decref(o);
-        return -1;
+    char *text = NULL;
+    if (refs_only) {
+        json_t *m = metadata_json(md, true, &err);
+        text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+        json_decref(m);
+        if (m && !text) return -1;
+    } else {
+        /* the metadata's own text: no second pass through a JSON tree */
+        text = floe_ice_metadata_to_json(md, &err);
     }
+    if (!text) return fail_err(rs, &err, ON_TABLE);
+    floe_buf_reset(&rs->body);
+    int rc =
+        floe_buf_append_str(&rs->body, "{\"metadata\":") || floe_buf_append_str(&rs->body, text);
+    free(text);
     if (location)
-        snprintf(rs->etag, sizeof rs->etag, "\"%s-v%" PRId64 "%s\"", md->table_uuid, version,
-                 refs_only ? "-refs" : "");
-    return send_json(rs, 200, o);
+        rc = rc || floe_buf_append_str(&rs->body, ",\"metadata-location\":") ||
+             floe_json_cstr(&rs->body, location);
+    if (!commit) rc = rc || floe_buf_append_str(&rs->body, ",\"config\":{}");
+    rc = rc || floe_buf_append_u8(&rs->body, '}');
+    if (rc) return -1;
+    rs->status = 200;
+    rs->content_type = "application/json";
+    if (location) etag_of(md, version, refs_only, rs->etag, sizeof rs->etag);
+    return 0;
 }
 
 /* ---- requirements and updates ---- */
@@ -667,17 +689,20 @@ static int h_load_table(floe_rest_t *r, const char *ns, const char *name, const 
     const floe_ice_metadata_t *md = floe_ice_table_metadata(t);
     bool refs = snaps && !strcmp(snaps, "refs");
     int rc;
+    const char *inm = floe_http_header(rq, "If-None-Match");
+    char tag[sizeof rs->etag];
+    etag_of(md, floe_ice_table_version(t), refs, tag, sizeof tag);
     if (!strcmp(rq->method, "HEAD")) {
         rc = no_content(rs);
+    } else if (inm && (!strcmp(inm, "*") || strstr(inm, tag))) {
+        /* one tag, a list of them, or "*": unchanged, no body */
+        rs->status = 304;
+        memcpy(rs->etag, tag, sizeof tag);
+        floe_buf_reset(&rs->body);
+        rc = 0;
     } else {
         rc = send_table(rs, md, floe_ice_table_metadata_location(t), floe_ice_table_version(t),
                         refs, false);
-        const char *inm = floe_http_header(rq, "If-None-Match");
-        /* one tag, a list of them, or "*" */
-        if (rc == 0 && inm && (!strcmp(inm, "*") || strstr(inm, rs->etag))) {
-            rs->status = 304;
-            floe_buf_reset(&rs->body);
-        }
     }
     floe_ice_table_free(t);
     return rc;
