@@ -99,7 +99,9 @@ int floe_ice_catalog_drop_table(floe_ice_catalog_t *c, const char *ns, const cha
  * name's metadata folder goes.  The table keeps its location (data files
  * stay where they are; the filesystem catalog names no table by its
  * files).  FLOE_ENOENT (source or to_ns), FLOE_EEXIST (destination).  A
- * crash between the two steps leaves both names: drop one. */
+ * crash between the two steps leaves both names: drop one.  A table later
+ * created under the old name gets the same folder: a purge of either
+ * deletes the other's files. */
 int floe_ice_catalog_rename_table(floe_ice_catalog_t *c, const char *ns, const char *name,
                                   const char *to_ns, const char *to_name, floe_err_t *err);
 /* Create ns.name (ns must exist) with metadata md (borrowed) as its
