@@ -346,7 +346,8 @@ static int change_of_json(json_t *j, change_t *c, floe_http_resp_t *rs)
     floe_err_t err;
     for (size_t i = 0; i < nr; i++) {
         char *s = json_dumps(json_array_get(rq, i), JSON_COMPACT);
-        int rc = s ? floe_ice_req_from_json(s, strlen(s), &c->reqs[i], &err) : -1;
+        if (!s) return -1;
+        int rc = floe_ice_req_from_json(s, strlen(s), &c->reqs[i], &err);
         free(s);
         if (rc < 0) {
             fail(rs, 400, "BadRequestException", "requirement %zu: %s", i, err.msg);
@@ -356,7 +357,8 @@ static int change_of_json(json_t *j, change_t *c, floe_http_resp_t *rs)
     }
     for (size_t i = 0; i < nu; i++) {
         char *s = json_dumps(json_array_get(up, i), JSON_COMPACT);
-        int rc = s ? floe_ice_update_from_json(s, strlen(s), &c->ups[i], &err) : -1;
+        if (!s) return -1;
+        int rc = floe_ice_update_from_json(s, strlen(s), &c->ups[i], &err);
         free(s);
         if (rc < 0) {
             fail(rs, 400, "BadRequestException", "update %zu: %s", i, err.msg);
@@ -425,11 +427,9 @@ static int commit_one(floe_rest_t *r, const char *ns, const char *name, const ch
     return rc;
 }
 
-static int h_commit(floe_rest_t *r, const char *ns, const char *name, const floe_http_req_t *rq,
+static int h_commit(floe_rest_t *r, const char *ns, const char *name, json_t *j,
                     floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     change_t c = {0};
     int rc = change_of_json(j, &c, rs);
     json_t *id = json_object_get(j, "identifier");
@@ -440,7 +440,6 @@ static int h_commit(floe_rest_t *r, const char *ns, const char *name, const floe
             rc = reject(rs, "the identifier in the body names another table than the URL");
     }
     if (rc < 0) {
-        json_decref(j);
         change_clear(&c);
         return rs->status >= 400 ? 0 : -1;
     }
@@ -460,7 +459,6 @@ static int h_commit(floe_rest_t *r, const char *ns, const char *name, const floe
     pthread_mutex_unlock(&r->mu);
     floe_ice_table_free(t);
     change_clear(&c);
-    json_decref(j);
     return rc;
 }
 
@@ -472,14 +470,11 @@ static int h_commit(floe_rest_t *r, const char *ns, const char *name, const floe
  * engine) that commits to one of the tables between the check and its
  * publish, or a crash between two publishes, leaves the tables before it
  * committed and the rest not (the answer then names which landed). */
-static int h_transaction(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+static int h_transaction(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     json_t *tc = json_object_get(j, "table-changes");
     size_t n = json_array_size(tc);
     if (!json_is_array(tc) || n == 0 || n > MAX_TX_TABLES) {
-        json_decref(j);
         return bad(rs, "table-changes must be an array of 1..100 table changes");
     }
     change_t *cs = calloc(n, sizeof *cs);
@@ -551,17 +546,13 @@ static int h_transaction(floe_rest_t *r, const floe_http_req_t *rq, floe_http_re
     free(nss);
     free(names);
     free(cur);
-    json_decref(j);
     return rc;
 }
 
 /* ---- tables ---- */
 
-static int h_create_table(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
-                          floe_http_resp_t *rs)
+static int h_create_table(floe_rest_t *r, const char *ns, json_t *j, floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     json_t *name = json_object_get(j, "name"), *schema = json_object_get(j, "schema"),
            *spec = json_object_get(j, "partition-spec"), *order = json_object_get(j, "write-order"),
            *loc = json_object_get(j, "location"), *stage = json_object_get(j, "stage-create");
@@ -635,7 +626,6 @@ static int h_create_table(floe_rest_t *r, const char *ns, const floe_http_req_t 
 out:
     if (rc < 0 && rs->status >= 400) rc = 0;
     json_decref(w);
-    json_decref(j);
     floe_ice_props_clear(&props);
     floe_ice_update_clear(&us);
     floe_ice_update_clear(&up);
@@ -708,11 +698,8 @@ static int h_load_table(floe_rest_t *r, const char *ns, const char *name, const 
     return rc;
 }
 
-static int h_register(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
-                      floe_http_resp_t *rs)
+static int h_register(floe_rest_t *r, const char *ns, json_t *j, floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     json_t *name = json_object_get(j, "name"), *loc = json_object_get(j, "metadata-location"),
            *ow = json_object_get(j, "overwrite");
     int rc;
@@ -735,14 +722,11 @@ static int h_register(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
                               floe_ice_table_version(t), false, false);
     }
     floe_ice_table_free(t);
-    json_decref(j);
     return rc;
 }
 
-static int h_rename(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+static int h_rename(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     const char *sns, *sname, *dns, *dname;
     int rc = 0;
     if (ident_of_json(json_object_get(j, "source"), &sns, &sname, rs) < 0 ||
@@ -763,7 +747,6 @@ static int h_rename(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t 
         pthread_mutex_unlock(&r->mu);
         floe_ice_table_free(t);
     }
-    json_decref(j);
     return rc;
 }
 
@@ -780,11 +763,9 @@ static int h_drop_table(floe_rest_t *r, const char *ns, const char *name, const 
 }
 
 /* A ReportMetricsRequest: accepted and counted (floe keeps no reports). */
-static int h_metrics_report(floe_rest_t *r, const char *ns, const char *name,
-                            const floe_http_req_t *rq, floe_http_resp_t *rs)
+static int h_metrics_report(floe_rest_t *r, const char *ns, const char *name, json_t *j,
+                            floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     int rc;
     floe_ice_table_t *t = NULL;
     floe_err_t err;
@@ -797,7 +778,6 @@ static int h_metrics_report(floe_rest_t *r, const char *ns, const char *name,
         rc = no_content(rs);
     }
     floe_ice_table_free(t);
-    json_decref(j);
     return rc;
 }
 
@@ -836,10 +816,8 @@ static int h_list_namespaces(floe_rest_t *r, const floe_http_req_t *rq, floe_htt
     return rc;
 }
 
-static int h_create_namespace(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
+static int h_create_namespace(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     floe_ice_props_t props = {0};
     const char *ns = ns_of_json(json_object_get(j, "namespace"), rs);
     int rc = 0;
@@ -856,7 +834,6 @@ static int h_create_namespace(floe_rest_t *r, const floe_http_req_t *rq, floe_ht
         pthread_mutex_unlock(&r->mu);
     }
     floe_ice_props_clear(&props);
-    json_decref(j);
     return rc;
 }
 
@@ -886,11 +863,8 @@ static int h_namespace(floe_rest_t *r, const char *ns, const floe_http_req_t *rq
     return rc;
 }
 
-static int h_ns_properties(floe_rest_t *r, const char *ns, const floe_http_req_t *rq,
-                           floe_http_resp_t *rs)
+static int h_ns_properties(floe_rest_t *r, const char *ns, json_t *j, floe_http_resp_t *rs)
 {
-    json_t *j = body_object(rq, rs);
-    if (!j) return rs->status >= 400 ? 0 : -1;
     floe_ice_props_t ups = {0}, rem = {0}, cur = {0};
     json_t *ra = json_object_get(j, "removals");
     int rc = 0;
@@ -937,7 +911,6 @@ out:
     floe_ice_props_clear(&ups);
     floe_ice_props_clear(&rem);
     floe_ice_props_clear(&cur);
-    json_decref(j);
     return rc;
 }
 
@@ -977,6 +950,45 @@ static int method_is(const floe_http_req_t *rq, const char *m)
     return !strcmp(rq->method, m);
 }
 
+/* The handler for the path's segments (after the prefix); j: a POST's
+ * body (borrowed), NULL otherwise. */
+static int route(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs, char **seg, int n,
+                 json_t *j)
+{
+    const char *m = rq->method;
+    bool get = method_is(rq, "GET") || method_is(rq, "HEAD");
+    if (n == 1 && !strcmp(seg[0], "config") && get) return h_config(rq, rs);
+    if (n == 2 && !strcmp(seg[0], "tables") && !strcmp(seg[1], "rename") && method_is(rq, "POST"))
+        return h_rename(r, j, rs);
+    if (n == 2 && !strcmp(seg[0], "transactions") && !strcmp(seg[1], "commit") &&
+        method_is(rq, "POST"))
+        return h_transaction(r, j, rs);
+    if (n >= 1 && !strcmp(seg[0], "namespaces")) {
+        if (n == 1 && get) return h_list_namespaces(r, rq, rs);
+        if (n == 1 && method_is(rq, "POST")) return h_create_namespace(r, j, rs);
+        const char *ns = n >= 2 ? ns_of_path(seg[1], rs) : NULL;
+        if (n >= 2 && !ns) return 0;
+        if (n == 2 && (get || method_is(rq, "DELETE"))) return h_namespace(r, ns, rq, rs);
+        if (n == 3 && !strcmp(seg[2], "properties") && method_is(rq, "POST"))
+            return h_ns_properties(r, ns, j, rs);
+        if (n == 3 && !strcmp(seg[2], "register") && method_is(rq, "POST"))
+            return h_register(r, ns, j, rs);
+        if (n == 3 && !strcmp(seg[2], "tables") && method_is(rq, "GET"))
+            return h_list_tables(r, ns, rq, rs);
+        if (n == 3 && !strcmp(seg[2], "tables") && method_is(rq, "POST"))
+            return h_create_table(r, ns, j, rs);
+        if (n == 4 && !strcmp(seg[2], "tables")) {
+            if (get) return h_load_table(r, ns, seg[3], rq, rs);
+            if (method_is(rq, "POST")) return h_commit(r, ns, seg[3], j, rs);
+            if (method_is(rq, "DELETE")) return h_drop_table(r, ns, seg[3], rq, rs);
+        }
+        if (n == 5 && !strcmp(seg[2], "tables") && !strcmp(seg[4], "metrics") &&
+            method_is(rq, "POST"))
+            return h_metrics_report(r, ns, seg[3], j, rs);
+    }
+    return fail(rs, 404, "NoSuchEndpointException", "no route for %s %s", m, rq->path);
+}
+
 static int h_rest(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
     floe_rest_t *r = arg;
@@ -1000,38 +1012,12 @@ static int h_rest(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
         memmove(seg, seg + 1, (size_t)(n - 1) * sizeof *seg);
         n--;
     }
-    const char *m = rq->method;
-    bool get = method_is(rq, "GET") || method_is(rq, "HEAD");
-    if (n == 1 && !strcmp(seg[0], "config") && get) return h_config(rq, rs);
-    if (n == 2 && !strcmp(seg[0], "tables") && !strcmp(seg[1], "rename") && method_is(rq, "POST"))
-        return h_rename(r, rq, rs);
-    if (n == 2 && !strcmp(seg[0], "transactions") && !strcmp(seg[1], "commit") &&
-        method_is(rq, "POST"))
-        return h_transaction(r, rq, rs);
-    if (n >= 1 && !strcmp(seg[0], "namespaces")) {
-        if (n == 1 && get) return h_list_namespaces(r, rq, rs);
-        if (n == 1 && method_is(rq, "POST")) return h_create_namespace(r, rq, rs);
-        const char *ns = n >= 2 ? ns_of_path(seg[1], rs) : NULL;
-        if (n >= 2 && !ns) return 0;
-        if (n == 2 && (get || method_is(rq, "DELETE"))) return h_namespace(r, ns, rq, rs);
-        if (n == 3 && !strcmp(seg[2], "properties") && method_is(rq, "POST"))
-            return h_ns_properties(r, ns, rq, rs);
-        if (n == 3 && !strcmp(seg[2], "register") && method_is(rq, "POST"))
-            return h_register(r, ns, rq, rs);
-        if (n == 3 && !strcmp(seg[2], "tables") && method_is(rq, "GET"))
-            return h_list_tables(r, ns, rq, rs);
-        if (n == 3 && !strcmp(seg[2], "tables") && method_is(rq, "POST"))
-            return h_create_table(r, ns, rq, rs);
-        if (n == 4 && !strcmp(seg[2], "tables")) {
-            if (get) return h_load_table(r, ns, seg[3], rq, rs);
-            if (method_is(rq, "POST")) return h_commit(r, ns, seg[3], rq, rs);
-            if (method_is(rq, "DELETE")) return h_drop_table(r, ns, seg[3], rq, rs);
-        }
-        if (n == 5 && !strcmp(seg[2], "tables") && !strcmp(seg[4], "metrics") &&
-            method_is(rq, "POST"))
-            return h_metrics_report(r, ns, seg[3], rq, rs);
-    }
-    return fail(rs, 404, "NoSuchEndpointException", "no route for %s %s", m, rq->path);
+    /* every POST of the API carries a JSON object */
+    json_t *j = NULL;
+    if (method_is(rq, "POST") && !(j = body_object(rq, rs))) return rs->status >= 400 ? 0 : -1;
+    int rc = route(r, rq, rs, seg, n, j);
+    json_decref(j);
+    return rc;
 }
 
 static int metrics(void *arg, floe_buf_t *out)
