@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 
 #include "cmd/cmd.h"
+#include "cmd/serve_registry.h"
 #include "cmd/serve_tables.h"
 #include "http/http.h"
 #include "kafka/broker.h"
@@ -440,6 +441,7 @@ int floe_cmd_serve(int argc, char **argv)
     floe_kafka_srv_t *srv = NULL;
     floe_http_t *http = NULL;
     serve_tables_t *tables = NULL;
+    serve_registry_t *registry = NULL;
     mem_policy_t mem;
     char khost[256], hhost[256];
     int kport, hport;
@@ -488,7 +490,8 @@ int floe_cmd_serve(int argc, char **argv)
     if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
-        floe_engine_http(serve_tables_engine(tables), http, &err)) {
+        floe_engine_http(serve_tables_engine(tables), http, &err) ||
+        serve_registry_start(broker, http, &registry, &err)) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }
@@ -518,6 +521,7 @@ int floe_cmd_serve(int argc, char **argv)
 out:
     if (rc && err.code) fprintf(stderr, "floe serve: %s\n", err.msg);
     if (http) floe_http_free(http);
+    serve_registry_stop(registry);
     if (srv) floe_kafka_srv_shutdown(srv, 2000);
     /* the engine's last commit reads the logs: before the broker closes them */
     serve_tables_stop(tables);

@@ -112,6 +112,35 @@ static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char
     return rc;
 }
 
+/* Collect one query argument into the "k=v&..." string of a request. */
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+    (void)kind;
+    floe_buf_t *q = cls;
+    if ((q->len && floe_buf_append_u8(q, '&')) || floe_buf_append_str(q, key) ||
+        floe_buf_append_u8(q, '=') || (value && floe_buf_append_str(q, value)))
+        return MHD_NO;
+    return MHD_YES;
+}
+
+int floe_http_query_arg(const floe_http_req_t *rq, const char *key, char *out, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *p = rq->query; p && *p;) {
+        const char *amp = strchr(p, '&'), *end = amp ? amp : p + strlen(p);
+        if ((size_t)(end - p) >= kl && !strncmp(p, key, kl) && (p + kl == end || p[kl] == '=')) {
+            const char *v = p + kl == end ? end : p + kl + 1;
+            if ((size_t)(end - v) >= n) return 0;
+            memcpy(out, v, (size_t)(end - v));
+            out[end - v] = 0;
+            return 1;
+        }
+        p = amp ? amp + 1 : end;
+    }
+    return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -141,9 +170,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         static char msg[] = "not found\n";
         return reply(conn, 404, "text/plain", msg, sizeof msg - 1, 0);
     }
-    floe_http_req_t rq = {method, url, p->body.data, p->body.len};
+    floe_buf_t q = FLOE_BUF_INIT;
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_arg, &q);
+    if (floe_buf_append_u8(&q, 0)) {
+        floe_buf_free(&q);
+        return MHD_NO;
+    }
+    floe_http_req_t rq = {method, url, p->body.data, p->body.len, (const char *)q.data};
     floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT};
-    if (rt->fn(&rq, &rs, rt->arg)) {
+    int frc = rt->fn(&rq, &rs, rt->arg);
+    floe_buf_free(&q);
+    if (frc) {
         floe_buf_free(&rs.body);
         static char msg[] = "internal error\n";
         return reply(conn, 500, "text/plain", msg, sizeof msg - 1, 0);

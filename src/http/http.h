@@ -1,7 +1,6 @@
 /* The HTTP listener (libmicrohttpd): routes by path prefix to handlers that
  * other modules register, each with its own state as the route's argument
- * (the table engine's /admin/tables; the REST catalog and schema registry
- * later).  Every listener answers GET /health with "ok", and GET /metrics
+ * (the table engine's /admin/tables, the schema registry's /subjects...).  Every listener answers GET /health with "ok", and GET /metrics
  * with the Prometheus text of the writers modules add.  Handlers and
  * writers run on microhttpd's threads, one per connection, so they must be
  * thread-safe. */
@@ -21,7 +20,13 @@ typedef struct floe_http_req {
     const char *path;    /* URL path without the query, borrowed */
     const uint8_t *body; /* request body, borrowed (NULL when empty) */
     size_t body_len;
+    const char *query; /* decoded query arguments "k=v&k2=v2" ("" when none), borrowed */
 } floe_http_req_t;
+
+/* The value of query argument key of rq, copied into out[0..n) (an
+ * argument without a value reads as "").  1 when present, 0 when absent
+ * or when the value does not fit. */
+int floe_http_query_arg(const floe_http_req_t *rq, const char *key, char *out, size_t n);
 
 typedef struct floe_http_resp {
     int status;               /* default 200 */

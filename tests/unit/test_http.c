@@ -19,6 +19,15 @@ static int echo(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
                            (int)rq->body_len, rq->body ? (const char *)rq->body : "");
 }
 
+/* Answers the query: "q=<query> permanent=<value or ->". */
+static int query(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)arg;
+    char v[16];
+    int has = floe_http_query_arg(rq, "permanent", v, sizeof v);
+    return floe_buf_printf(&rs->body, "q=%s permanent=%s", rq->query, has ? v : "-");
+}
+
 static int teapot(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
     (void)rq;
@@ -44,6 +53,7 @@ static floe_http_t *start(int *port)
     CHECK(floe_http_route(h, "/x", echo, a) == 0);
     CHECK(floe_http_route(h, "/x/y", echo, b) == 0);
     CHECK(floe_http_route(h, "/tea", teapot, NULL) == 0);
+    CHECK(floe_http_route(h, "/q", query, NULL) == 0);
     CHECK(floe_http_route(h, "/broken", broken, NULL) == 0);
     CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
     *port = floe_http_port(h);
@@ -131,6 +141,19 @@ static void routes_answer_with_their_argument(void)
     free(got);
     got = call("DELETE", url, NULL, 0, &st, &e);
     CHECK_STR(got, "B DELETE /x/y/2 ");
+    free(got);
+    /* query arguments arrive decoded, apart from the path */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/q/s?deleted&permanent=tr%%75e", port);
+    got = call("DELETE", url, NULL, 0, &st, &e);
+    CHECK_STR(got, "q=deleted=&permanent=true permanent=true");
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/q/s?permanently=1&x=waytoolongavalue", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "q=permanently=1&x=waytoolongavalue permanent=-");
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/q", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "q= permanent=-");
     free(got);
     /* statuses other than 200 are answers too */
     snprintf(url, sizeof url, "http://127.0.0.1:%d/tea", port);
