@@ -59,7 +59,8 @@ static int replay(serve_registry_t *s, floe_err_t *err)
         while (!rc && (r = floe_batch_iter_next(&it, &b, &blen, &h, err)) == 1) {
             next = floe_batch_last_offset(&h) + 1;
             floe_slice_t recs;
-            if (floe_batch_is_control(&h) || floe_batch_records(b, blen, &h, &scratch, 0, &recs, err))
+            if (floe_batch_is_control(&h) ||
+                floe_batch_records(b, blen, &h, &scratch, 0, &recs, err))
                 continue;
             floe_record_iter_t ri;
             floe_record_iter_init(&ri, &h, recs);

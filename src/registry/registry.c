@@ -93,9 +93,9 @@ bool reg_has_live(const reg_subject_t *s)
     return reg_latest(s, false) != NULL;
 }
 
-static const char *const levels[] = {"BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD",
-                                     "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE",
-                                     "NONE"};
+static const char *const levels[] = {
+    "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
+    "FULL",     "FULL_TRANSITIVE",     "NONE"};
 
 const char *reg_level_name(const char *level)
 {
@@ -122,8 +122,7 @@ int reg_parse(const char *text, size_t len, char **canon, floe_avro_schema_t **r
         floe_avro_schema_free(s);
         return reg_fail(st, 500, 50001, "Error while parsing the schema: %s", err.msg);
     }
-    if (root)
-        *root = s;
+    if (root) *root = s;
     else
         floe_avro_schema_free(s);
     return 0;
@@ -225,8 +224,7 @@ static int apply_schema(floe_registry_t *r, const char *subject, int32_t version
     int32_t id = (int32_t)json_integer_value(jid);
     char *canon = NULL;
     reg_status_t st;
-    if (reg_parse(json_string_value(jsch), json_string_length(jsch), &canon, NULL, &st))
-        return 1;
+    if (reg_parse(json_string_value(jsch), json_string_length(jsch), &canon, NULL, &st)) return 1;
     int rc = schema_add(r, id, canon);
     free(canon);
     if (rc) return -1;
@@ -272,7 +270,8 @@ int floe_registry_apply(floe_registry_t *r, const uint8_t *key, size_t klen, con
             rc = apply_schema(r, subject, (int32_t)json_integer_value(ver), v);
     } else if (!strcmp(type, "CONFIG") || !strcmp(type, "MODE")) {
         bool config = type[0] == 'C';
-        const char *val = json_string_value(json_object_get(v, config ? "compatibilityLevel" : "mode"));
+        const char *val =
+            json_string_value(json_object_get(v, config ? "compatibilityLevel" : "mode"));
         if (config && val && !reg_level_name(val)) goto out;
         if (value && !val) goto out;
         rc = 0;

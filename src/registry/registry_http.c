@@ -52,9 +52,8 @@ static bool flag(const floe_http_req_t *rq, const char *key)
 /* The body's JSON object, or NULL (an error is answered). */
 static json_t *body(const req_t *q, floe_http_resp_t *rs)
 {
-    json_t *j = q->rq->body_len
-                    ? json_loadb((const char *)q->rq->body, q->rq->body_len, 0, NULL)
-                    : NULL;
+    json_t *j =
+        q->rq->body_len ? json_loadb((const char *)q->rq->body, q->rq->body_len, 0, NULL) : NULL;
     if (!json_is_object(j)) {
         json_decref(j);
         err(rs, 422, 42201, "Invalid request: the body must be a JSON object%s", NULL);
@@ -149,8 +148,7 @@ static int subjects_list(floe_registry_t *r, const req_t *q, floe_http_resp_t *r
     json_t *a = json_array();
     for (size_t i = 0; i < r->nsubs; i++) {
         const reg_subject_t *s = &r->subs[i];
-        if ((q->deleted ? s->nv > 0 : reg_has_live(s)) &&
-            !strncmp(s->name, prefix, strlen(prefix)))
+        if ((q->deleted ? s->nv > 0 : reg_has_live(s)) && !strncmp(s->name, prefix, strlen(prefix)))
             json_array_append_new(a, json_string(s->name));
     }
     return answer(rs, 200, a);
@@ -199,8 +197,7 @@ static int subject_register(floe_registry_t *r, const req_t *q, const char *name
     int32_t id = same ? same->id : r->max_id + 1;
     const reg_version_t *last = s ? reg_latest(s, true) : NULL;
     int32_t version = last ? last->version + 1 : 1;
-    if (reg_put_version(r, name, version, id, canon, false, &st))
-        rc = answer_err(rs, &st);
+    if (reg_put_version(r, name, version, id, canon, false, &st)) rc = answer_err(rs, &st);
     else
         rc = answer(rs, 200, json_pack("{s:i}", "id", id));
 out:
@@ -241,8 +238,9 @@ static int subject_delete(floe_registry_t *r, const req_t *q, const char *name,
     if (!s || !s->nv) return err(rs, 404, 40401, "Subject '%s' not found.", name);
     bool live = reg_has_live(s);
     if (!q->permanent && !live)
-        return err(rs, 404, 40404, "Subject '%s' was soft deleted.Set permanent=true to delete "
-                                   "permanently",
+        return err(rs, 404, 40404,
+                   "Subject '%s' was soft deleted.Set permanent=true to delete "
+                   "permanently",
                    name);
     if (q->permanent && live)
         return err(rs, 404, 40405,
@@ -261,9 +259,9 @@ static int subject_delete(floe_registry_t *r, const req_t *q, const char *name,
     for (size_t i = 0; i < n && !rc; i++) {
         if (!q->permanent && vs[i].deleted) continue;
         const reg_schema_t *sc = reg_schema_by_id(r, vs[i].id);
-        rc = q->permanent ? reg_drop_version(r, name, vs[i].version, &st)
-                          : reg_put_version(r, name, vs[i].version, vs[i].id, sc ? sc->text : "",
-                                            true, &st);
+        rc = q->permanent
+                 ? reg_drop_version(r, name, vs[i].version, &st)
+                 : reg_put_version(r, name, vs[i].version, vs[i].id, sc ? sc->text : "", true, &st);
         if (!rc) json_array_append_new(a, json_integer(vs[i].version));
     }
     if (!rc && q->permanent && (s = reg_subject(r, name)) && s->compat[0])
@@ -304,9 +302,8 @@ static int subjects(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
     bool get = !strcmp(m, "GET"), post = !strcmp(m, "POST"), del = !strcmp(m, "DELETE");
     if (q->nseg == 1) return get ? subjects_list(r, q, rs) : -2;
     const char *name = q->seg[1];
-    if (q->nseg == 2) return post ? subject_lookup(r, q, name, rs)
-                             : del ? subject_delete(r, q, name, rs)
-                                   : -2;
+    if (q->nseg == 2)
+        return post ? subject_lookup(r, q, name, rs) : del ? subject_delete(r, q, name, rs) : -2;
     if (strcmp(q->seg[2], "versions")) return -3;
     if (q->nseg == 3) {
         if (post) return subject_register(r, q, name, rs);
@@ -351,8 +348,8 @@ static int schemas(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
     if (q->nseg < 3 || q->nseg > 4 || strcmp(q->seg[1], "ids")) return -3;
     char *end;
     long long id = strtoll(q->seg[2], &end, 10);
-    const reg_schema_t *sc = !*end && id > 0 && id <= INT32_MAX ? reg_schema_by_id(r, (int32_t)id)
-                                                                : NULL;
+    const reg_schema_t *sc =
+        !*end && id > 0 && id <= INT32_MAX ? reg_schema_by_id(r, (int32_t)id) : NULL;
     if (!sc) return err(rs, 404, 40403, "Schema %s not found", q->seg[2]);
     if (q->nseg == 3) return answer(rs, 200, json_pack("{s:s}", "schema", sc->text));
     if (!strcmp(q->seg[3], "schema")) {
@@ -368,8 +365,8 @@ static int schemas(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
             const reg_version_t *v = &r->subs[i].v[k];
             if (v->id != sc->id || (v->deleted && !q->deleted)) continue;
             if (versions)
-                json_array_append_new(a, json_pack("{s:s,s:i}", "subject", r->subs[i].name,
-                                                   "version", v->version));
+                json_array_append_new(
+                    a, json_pack("{s:s,s:i}", "subject", r->subs[i].name, "version", v->version));
             else if (!named)
                 json_array_append_new(a, json_string(r->subs[i].name));
             named = true;
@@ -419,8 +416,8 @@ static int settings(floe_registry_t *r, const req_t *q, bool config, floe_http_r
         if (subject && !own[0])
             return err(rs, 404, config ? 40408 : 40409,
                        "Subject '%s' does not have a subject-level setting", subject);
-        int rc = config ? reg_put_config(r, subject, NULL, &st)
-                        : reg_put_mode(r, subject, NULL, &st);
+        int rc =
+            config ? reg_put_config(r, subject, NULL, &st) : reg_put_mode(r, subject, NULL, &st);
         return rc ? answer_err(rs, &st) : answer(rs, 200, json_pack("{s:s}", member, prev));
     }
     return -2;
@@ -476,8 +473,7 @@ int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *
     const char *top = q.nseg ? q.seg[0] : "";
     pthread_mutex_lock(&r->mu);
     int rc = -3;
-    if (!strcmp(top, "subjects"))
-        rc = subjects(r, &q, rs);
+    if (!strcmp(top, "subjects")) rc = subjects(r, &q, rs);
     else if (!strcmp(top, "schemas"))
         rc = schemas(r, &q, rs);
     else if (!strcmp(top, "config"))
@@ -498,8 +494,8 @@ int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *
 
 int floe_registry_http(floe_registry_t *r, floe_http_t *h, floe_err_t *e)
 {
-    static const char *const prefixes[] = {"/subjects", "/schemas", "/config", "/mode",
-                                           "/compatibility", "/associations"};
+    static const char *const prefixes[] = {"/subjects", "/schemas",       "/config",
+                                           "/mode",     "/compatibility", "/associations"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (floe_http_route(h, prefixes[i], floe_registry_handle, r)) return floe_err_oom(e);
     return 0;

@@ -10,7 +10,8 @@
 
 #define REC(fields) "{\"type\":\"record\",\"name\":\"U\",\"fields\":[" fields "]}"
 static const char *A = REC("{\"name\":\"a\",\"type\":\"int\"}");
-static const char *B = REC("{\"name\":\"a\",\"type\":\"int\"},{\"name\":\"b\",\"type\":\"string\"}");
+static const char *B =
+    REC("{\"name\":\"a\",\"type\":\"int\"},{\"name\":\"b\",\"type\":\"string\"}");
 static const char *C = REC("{\"name\":\"a\",\"type\":\"int\"},"
                            "{\"name\":\"b\",\"type\":\"string\",\"default\":\"x\"}");
 static const char *D = REC("{\"name\":\"a\",\"type\":\"long\"}");
@@ -46,12 +47,24 @@ static const struct {
     const char **old, **new_;
     int backward, forward;
 } matrix[] = {
-    {&A, &A, 1, 1},           {&A, &B, 0, 1},         {&A, &C, 1, 1},
-    {&A, &D, 1, 0},           {&A, &E, 1, 0},         {&A, &V, 0, 0},
-    {&EN2, &EN3, 1, 0},       {&EN3, &EN2, 0, 1},     {&EN2D, &EN3, 1, 1},
-    {&STR, &OPT, 1, 0},       {&OPT, &STR, 0, 1},     {&STR, &BYTES, 1, 1},
-    {&FLT, &DBL, 1, 0},       {&ARR_INT, &ARR_LONG, 1, 0}, {&MAP_STR, &STR, 0, 0},
-    {&FIX4, &FIX8, 0, 0},     {&NESTED_A, &NESTED_B, 0, 1}, {&LIST, &LIST, 1, 1},
+    {&A, &A, 1, 1},
+    {&A, &B, 0, 1},
+    {&A, &C, 1, 1},
+    {&A, &D, 1, 0},
+    {&A, &E, 1, 0},
+    {&A, &V, 0, 0},
+    {&EN2, &EN3, 1, 0},
+    {&EN3, &EN2, 0, 1},
+    {&EN2D, &EN3, 1, 1},
+    {&STR, &OPT, 1, 0},
+    {&OPT, &STR, 0, 1},
+    {&STR, &BYTES, 1, 1},
+    {&FLT, &DBL, 1, 0},
+    {&ARR_INT, &ARR_LONG, 1, 0},
+    {&MAP_STR, &STR, 0, 0},
+    {&FIX4, &FIX8, 0, 0},
+    {&NESTED_A, &NESTED_B, 0, 1},
+    {&LIST, &LIST, 1, 1},
 };
 
 static floe_avro_schema_t *parse(const char *s)
@@ -124,8 +137,7 @@ static int call(floe_registry_t *r, const char *method, const char *path, const 
     floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT};
     int rc = floe_registry_handle(&rq, &rs, r);
     floe_buf_append_u8(&rs.body, 0);
-    if (out)
-        *out = strdup((const char *)rs.body.data);
+    if (out) *out = strdup((const char *)rs.body.data);
     floe_buf_free(&rs.body);
     return rc ? 500 : rs.status;
 }
@@ -232,9 +244,9 @@ static void test_api(void)
     free(b);
     CHECK_EQ(call(r, "PUT", "/config/t-value", NULL, "{\"compatibility\":\"FULL\"}", &b), 200);
     free(b);
-    CHECK_EQ(call(r, "POST", "/compatibility/subjects/t-value/versions/latest", "verbose=true", w,
-                  &b),
-             200);
+    CHECK_EQ(
+        call(r, "POST", "/compatibility/subjects/t-value/versions/latest", "verbose=true", w, &b),
+        200);
     CHECK(strstr(b, "\"is_compatible\":false") != NULL);
     CHECK(strstr(b, "TYPE_MISMATCH") != NULL);
     free(b);
@@ -315,12 +327,19 @@ static void test_api(void)
         CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
                                      (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
                  0);
-    const char *gets[] = {"/subjects", "/subjects/t-value/versions", "/subjects/t-value/versions/1",
-                          "/subjects/t-value/versions/latest", "/config/t-value", "/schemas/ids/1",
-                          "/schemas/ids/2", "/mode", "/config"};
+    const char *gets[] = {"/subjects",
+                          "/subjects/t-value/versions",
+                          "/subjects/t-value/versions/1",
+                          "/subjects/t-value/versions/latest",
+                          "/config/t-value",
+                          "/schemas/ids/1",
+                          "/schemas/ids/2",
+                          "/mode",
+                          "/config"};
     for (size_t i = 0; i < sizeof gets / sizeof *gets; i++) {
         char *b1 = NULL, *b2 = NULL;
-        CHECK_EQ(call(r, "GET", gets[i], NULL, NULL, &b1), call(r2, "GET", gets[i], NULL, NULL, &b2));
+        CHECK_EQ(call(r, "GET", gets[i], NULL, NULL, &b1),
+                 call(r2, "GET", gets[i], NULL, NULL, &b2));
         CHECK_STR(b1, b2);
         free(b1);
         free(b2);
@@ -344,9 +363,9 @@ static void test_transitive(void)
     floe_registry_t *r;
     floe_err_t err = {0};
     CHECK_EQ(floe_registry_new(NULL, NULL, &r, &err), 0);
-    CHECK_EQ(call(r, "PUT", "/config/tr", NULL, "{\"compatibility\":\"BACKWARD_TRANSITIVE\"}",
-                  NULL),
-             200);
+    CHECK_EQ(
+        call(r, "PUT", "/config/tr", NULL, "{\"compatibility\":\"BACKWARD_TRANSITIVE\"}", NULL),
+        200);
     const char *subjects[] = {"plain", "tr"};
     for (int i = 0; i < 2; i++) {
         CHECK_EQ(reg(r, subjects[i], v1, NULL), 200);
