@@ -487,11 +487,14 @@ int floe_cmd_serve(int argc, char **argv)
     };
     if (floe_kafka_srv_new(loop, &kc, broker, &srv, &err)) goto out;
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
-    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
+    if (serve_registry_start(broker, &registry, &err)) goto out;
+    floe_conv_schemas_t schemas = serve_registry_schemas(registry);
+    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &schemas, &tables, &err))
+        goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_engine_http(serve_tables_engine(tables), http, &err) ||
-        serve_registry_start(broker, http, &registry, &err)) {
+        floe_registry_http(serve_registry(registry), http, &err)) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }
@@ -521,11 +524,12 @@ int floe_cmd_serve(int argc, char **argv)
 out:
     if (rc && err.code) fprintf(stderr, "floe serve: %s\n", err.msg);
     if (http) floe_http_free(http);
-    serve_registry_stop(registry);
     if (srv) floe_kafka_srv_shutdown(srv, 2000);
     /* the engine's last commit reads the logs: before the broker closes them */
     serve_tables_stop(tables);
     tables = NULL;
+    /* after the engine (its converters read schemas) and the HTTP server */
+    serve_registry_stop(registry);
     if (srv) floe_kafka_srv_free(srv);
     floe_broker_close(broker);
     g_loop = NULL;

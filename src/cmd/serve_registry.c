@@ -83,8 +83,7 @@ static int replay(serve_registry_t *s, floe_err_t *err)
     return rc;
 }
 
-int serve_registry_start(floe_broker_t *b, floe_http_t *http, serve_registry_t **out,
-                         floe_err_t *err)
+int serve_registry_start(floe_broker_t *b, serve_registry_t **out, floe_err_t *err)
 {
     *out = NULL;
     serve_registry_t *s = calloc(1, sizeof *s);
@@ -101,9 +100,7 @@ int serve_registry_start(floe_broker_t *b, floe_http_t *http, serve_registry_t *
         floe_err_set(err, FLOE_EINVAL, "%s has no partition 0", FLOE_SCHEMAS_TOPIC);
         goto fail;
     }
-    if (floe_registry_new(persist, s, &s->reg, err) || replay(s, err) ||
-        floe_registry_http(s->reg, http, err))
-        goto fail;
+    if (floe_registry_new(persist, s, &s->reg, err) || replay(s, err)) goto fail;
     *out = s;
     return 0;
 fail:
@@ -115,6 +112,16 @@ fail:
 floe_registry_t *serve_registry(serve_registry_t *s)
 {
     return s ? s->reg : NULL;
+}
+
+static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+{
+    return floe_registry_avro_schema(arg, id, out, err);
+}
+
+floe_conv_schemas_t serve_registry_schemas(serve_registry_t *s)
+{
+    return (floe_conv_schemas_t){schema_by_id, s->reg};
 }
 
 void serve_registry_stop(serve_registry_t *s)

@@ -34,6 +34,9 @@ typedef struct floe_engine_config {
     void *default_ctx;
     int64_t discover_ms; /* how often topics are listed; default 1000 */
     size_t read_bytes;   /* per partition per step; default 1 MiB */
+    /* writer schemas for table.*.converter=avro (a schema registry);
+     * fn NULL: none, avro records go to the DLQ */
+    floe_conv_schemas_t schemas;
 } floe_engine_config_t;
 
 /* src is borrowed and must outlive the engine.  Caller frees with
