@@ -29,18 +29,6 @@ static void problem(ctx_t *c, const char *type, const char *path, const char *fm
                     path[0] ? path : "/");
 }
 
-static bool promotable(floe_avro_type_t w, floe_avro_type_t r)
-{
-    switch (w) {
-    case FLOE_AVRO_INT: return r == FLOE_AVRO_LONG || r == FLOE_AVRO_FLOAT || r == FLOE_AVRO_DOUBLE;
-    case FLOE_AVRO_LONG: return r == FLOE_AVRO_FLOAT || r == FLOE_AVRO_DOUBLE;
-    case FLOE_AVRO_FLOAT: return r == FLOE_AVRO_DOUBLE;
-    case FLOE_AVRO_STRING: return r == FLOE_AVRO_BYTES;
-    case FLOE_AVRO_BYTES: return r == FLOE_AVRO_STRING;
-    default: return false;
-    }
-}
-
 static const char *tname(const floe_avro_schema_t *s)
 {
     const char *n = floe_avro_schema_fullname(s);
@@ -139,7 +127,7 @@ static bool check(ctx_t *c, const floe_avro_schema_t *r, const floe_avro_schema_
         return false;
     }
     if (rt != wt) {
-        if (promotable(wt, rt)) return true;
+        if (floe_avro_promotable(wt, rt)) return true;
         problem(c, "TYPE_MISMATCH", path, "The type %s in the old schema cannot be read as %s",
                 tname(w), tname(r));
         return false;

@@ -300,8 +300,8 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
     case FLOE_AVRO_FLOAT: {
         const uint8_t *p = NULL;
         if (rd_fixed(d, 4, &p)) return -1;
-        uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                     (uint32_t)p[3] << 24;
+        uint32_t u =
+            (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
         float f;
         memcpy(&f, &u, 4);
         return put_double(d, f);
@@ -343,8 +343,7 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
         const floe_avro_schema_t *b = floe_avro_schema_branch(s, (size_t)l);
         if (floe_avro_schema_nullable_inner(s) || floe_avro_schema_type(b) == FLOE_AVRO_NULL)
             return datum(d, b, depth + 1);
-        if (put(d, "{") || floe_json_cstr(d->out, branch_name(b)) || put(d, ":"))
-            return nomem(d);
+        if (put(d, "{") || floe_json_cstr(d->out, branch_name(b)) || put(d, ":")) return nomem(d);
         return datum(d, b, depth + 1) || put(d, "}") ? -1 : 0;
     }
     case FLOE_AVRO_RECORD: {
