@@ -151,11 +151,6 @@ static void civil(int64_t days, int64_t *y, int *m, int *dd)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
 static int put_date(dec_t *d, int64_t days)
 {
     int64_t y;
@@ -185,7 +180,11 @@ static int put_time(dec_t *d, int64_t us)
 
 static int put_timestamp(dec_t *d, int64_t us, bool utc)
 {
-    int64_t days = floor_div(us, 86400000000LL), rest = us - days * 86400000000LL, y;
+    int64_t days = us / 86400000000LL, rest = us % 86400000000LL, y;
+    if (rest < 0) { /* floor, without overflow near INT64_MIN */
+        rest += 86400000000LL;
+        days--;
+    }
     int m, dd;
     civil(days, &y, &m, &dd);
     if (y < 0 || y > 9999) return put(d, "null");

@@ -131,13 +131,14 @@ static void converter_rows_and_dead_letters(void)
     CHECK_EQ(floe_rows_count(rows), 2);
     floe_rnode_t *root = floe_rows_root(rows);
     const char *names[] = {"i", "d", "s", "o", "u", "a", "m", "ts", "dec", "nul"};
-    floe_tkind_t kinds[] = {FLOE_TK_LONG,   FLOE_TK_DOUBLE, FLOE_TK_STRING,
-                            FLOE_TK_STRING, FLOE_TK_STRUCT, FLOE_TK_LIST,
+    floe_tkind_t kinds[] = {FLOE_TK_LONG,   FLOE_TK_DOUBLE,      FLOE_TK_STRING,
+                            FLOE_TK_STRING, FLOE_TK_STRUCT,      FLOE_TK_LIST,
                             FLOE_TK_STRUCT, FLOE_TK_TIMESTAMPTZ, FLOE_TK_STRING};
     for (size_t i = 0; i < 9; i++) {
         floe_rnode_t *n = floe_rows_child(root, names[i]);
         CHECK(n != NULL);
-        if (n && n->kind != kinds[i]) fprintf(stderr, "%s: %s\n", names[i], floe_tkind_name(n->kind));
+        if (n && n->kind != kinds[i])
+            fprintf(stderr, "%s: %s\n", names[i], floe_tkind_name(n->kind));
         CHECK(n && n->kind == kinds[i]);
     }
     /* a field always null has no type yet: no column */
