@@ -282,6 +282,12 @@ int floe_registry_apply(floe_registry_t *r, const uint8_t *key, size_t klen, con
             if (val && !s) rc = -1;
             if (s) set_name(config ? s->compat : s->mode, val);
         }
+    } else if (!strcmp(type, "ID")) { /* floe's own: the highest id given */
+        json_t *max = json_object_get(v, "max_id");
+        if (json_is_integer(max) && json_integer_value(max) > r->max_id &&
+            json_integer_value(max) <= INT32_MAX)
+            r->max_id = (int32_t)json_integer_value(max);
+        rc = 0;
     } else if (!strcmp(type, "DELETE_SUBJECT")) {
         reg_subject_t *s = subject ? reg_subject(r, subject) : NULL;
         json_t *ver = json_object_get(v, "version");
@@ -344,7 +350,16 @@ int reg_put_version(floe_registry_t *r, const char *subject, int32_t version, in
 
 int reg_drop_version(floe_registry_t *r, const char *subject, int32_t version, reg_status_t *st)
 {
-    floe_buf_t k = FLOE_BUF_INIT;
+    /* compaction drops the version's record with its tombstone: keep the
+     * highest id given in a record of its own, so no id is given twice */
+    floe_buf_t k = FLOE_BUF_INIT, v = FLOE_BUF_INIT;
+    if (floe_buf_append_str(&k, "{\"keytype\":\"ID\",\"magic\":0}") ||
+        floe_buf_printf(&v, "{\"max_id\":%d}", (int)r->max_id)) {
+        floe_buf_free(&k);
+        floe_buf_free(&v);
+        return reg_fail(st, 500, 50001, "out of memory");
+    }
+    if (commit(r, &k, &v, st)) return -1;
     if (schema_key(&k, subject, version)) {
         floe_buf_free(&k);
         return reg_fail(st, 500, 50001, "out of memory");

@@ -355,6 +355,39 @@ static void test_api(void)
     store_free(&st);
 }
 
+/* A permanently deleted schema that held the highest id: after the log
+ * is compacted (the latest record per key, tombstones gone) and replayed,
+ * its id is still not given again. */
+static void ids_survive_compaction(void)
+{
+    store_t st = {0};
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_registry_new(persist, &st, &r, &err), 0);
+    CHECK_EQ(reg(r, "a", STR, NULL), 200);
+    CHECK_EQ(reg(r, "b", BYTES, NULL), 200);
+    CHECK_EQ(call(r, "DELETE", "/subjects/b", NULL, NULL, NULL), 200);
+    CHECK_EQ(call(r, "DELETE", "/subjects/b", "permanent=true", NULL, NULL), 200);
+    floe_registry_t *r2;
+    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
+    for (int i = 0; i < st.n; i++) {
+        bool newest = true;
+        for (int j = i + 1; j < st.n; j++)
+            if (!strcmp(st.key[i], st.key[j])) newest = false;
+        if (newest && st.val[i])
+            floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
+                                (const uint8_t *)st.val[i], strlen(st.val[i]));
+    }
+    char *b = NULL;
+    CHECK_EQ(call(r2, "GET", "/schemas/ids/2", NULL, NULL, NULL), 404);
+    CHECK_EQ(reg(r2, "c", FLT, &b), 200);
+    CHECK_EQ(jint(b, "id"), 3);
+    free(b);
+    floe_registry_free(r2);
+    floe_registry_free(r);
+    store_free(&st);
+}
+
 /* BACKWARD checks the newest version only; BACKWARD_TRANSITIVE all. */
 static void test_transitive(void)
 {
@@ -379,4 +412,5 @@ TEST_MAIN({
     RUN(test_compat_matrix);
     RUN(test_api);
     RUN(test_transitive);
+    RUN(ids_survive_compaction);
 })
