@@ -227,10 +227,11 @@ static int put_decimal(dec_t *d, const uint8_t *p, size_t n, int scale)
 static int datum(dec_t *d, const floe_avro_schema_t *s, int depth);
 
 /* Array and map blocks: count (negative: followed by a byte size), then
- * items, until a zero count. */
+ * items, until a zero count.  A map is written as a list of {"key",
+ * "value"} objects: its keys are data, not columns. */
 static int blocks(dec_t *d, const floe_avro_schema_t *item, bool map, int depth)
 {
-    if (put(d, map ? "{" : "[")) return -1;
+    if (put(d, "[")) return -1;
     bool first = true;
     for (;;) {
         int64_t count;
@@ -249,12 +250,13 @@ static int blocks(dec_t *d, const floe_avro_schema_t *item, bool map, int depth)
                 const uint8_t *k = NULL;
                 size_t kl = 0;
                 if (rd_bytes(d, &k, &kl)) return -1;
-                if (floe_json_str(d->out, k, kl) || put(d, ":")) return nomem(d);
+                if (put(d, "{\"key\":") || floe_json_str(d->out, k, kl) || put(d, ",\"value\":"))
+                    return nomem(d);
             }
-            if (datum(d, item, depth + 1)) return -1;
+            if (datum(d, item, depth + 1) || (map && put(d, "}"))) return -1;
         }
     }
-    return put(d, map ? "}" : "]");
+    return put(d, "]");
 }
 
 static const char *branch_name(const floe_avro_schema_t *b)

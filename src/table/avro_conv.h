@@ -8,7 +8,8 @@
  * The mapping: record -> object (struct); union with null -> the value or
  * null (optional); other unions -> {"<branch type name>": value} (a struct
  * of branches); enum and uuid -> string; bytes and fixed -> base64 string;
- * map -> object; array -> array; decimal -> its exact decimal text;
+ * map -> list of {"key", "value"} (its keys are data, not columns);
+ * array -> array; decimal -> its exact decimal text;
  * date -> "YYYY-MM-DD"; time-millis/micros -> "HH:MM:SS.ffffff";
  * timestamp-millis/micros -> RFC 3339 UTC text (a timestamptz column,
  * in microseconds, through table.json.infer.timestamps); local-timestamp

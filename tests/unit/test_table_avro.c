@@ -40,7 +40,8 @@ static const char DATUM[] =
 
 static const char *WANT =
     "{\"i\":-1,\"l\":300,\"f\":1.5,\"d\":2.0,\"b\":true,\"s\":\"hé\",\"by\":\"AQID\",\"e\":\"B\","
-    "\"o\":\"x\",\"u\":{\"int\":5},\"a\":[1,2],\"m\":{\"k\":7},\"dt\":\"2022-01-08\","
+    "\"o\":\"x\",\"u\":{\"int\":5},\"a\":[1,2],\"m\":[{\"key\":\"k\",\"value\":7}],\"dt\":\"2022-"
+    "01-08\","
     "\"ts\":\"2023-11-14T22:13:20.123000Z\",\"tm\":\"01:02:03.004000\",\"dec\":\"-123.45\","
     "\"fx\":\"/wA=\",\"uid\":\"abc\",\"lts\":\"1970-01-01T00:00:00.000000\",\"nul\":null}";
 
@@ -133,7 +134,7 @@ static void converter_rows_and_dead_letters(void)
     const char *names[] = {"i", "d", "s", "o", "u", "a", "m", "ts", "dec", "nul"};
     floe_tkind_t kinds[] = {FLOE_TK_LONG,   FLOE_TK_DOUBLE,      FLOE_TK_STRING,
                             FLOE_TK_STRING, FLOE_TK_STRUCT,      FLOE_TK_LIST,
-                            FLOE_TK_STRUCT, FLOE_TK_TIMESTAMPTZ, FLOE_TK_STRING};
+                            FLOE_TK_LIST,   FLOE_TK_TIMESTAMPTZ, FLOE_TK_STRING};
     for (size_t i = 0; i < 9; i++) {
         floe_rnode_t *n = floe_rows_child(root, names[i]);
         CHECK(n != NULL);
