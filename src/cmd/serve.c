@@ -19,6 +19,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
+#include "cmd/serve_registry.h"
 #include "cmd/serve_tables.h"
 #include "http/http.h"
 #include "http/rest.h"
@@ -420,6 +421,7 @@ int floe_cmd_serve(int argc, char **argv)
     floe_http_t *http = NULL;
     floe_rest_t *rest = NULL;
     serve_tables_t *tables = NULL;
+    serve_registry_t *registry = NULL;
     mem_policy_t mem;
     char khost[256], hhost[256];
     int kport, hport;
@@ -465,11 +467,15 @@ int floe_cmd_serve(int argc, char **argv)
     };
     if (floe_kafka_srv_new(loop, &kc, broker, &srv, &err)) goto out;
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
-    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
+    if (serve_registry_start(broker, &registry, &err)) goto out;
+    floe_conv_schemas_t schemas = serve_registry_schemas(registry);
+    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &schemas, &tables, &err))
+        goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_engine_http(serve_tables_engine(tables), http, &err) ||
-        floe_rest_http(http, serve_tables_catalog(tables), &rest, &err)) {
+        floe_rest_http(http, serve_tables_catalog(tables), &rest, &err) ||
+        floe_registry_http(serve_registry(registry), http, &err)) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }
@@ -506,6 +512,8 @@ out:
     /* the engine's last commit reads the logs: before the broker closes them */
     serve_tables_stop(tables);
     tables = NULL;
+    /* after the engine (its converters read schemas) and the HTTP server */
+    serve_registry_stop(registry);
     if (srv) floe_kafka_srv_free(srv);
     floe_broker_close(broker);
     g_loop = NULL;

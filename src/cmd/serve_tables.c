@@ -77,7 +77,8 @@ static const char *get_default(void *ctx, const char *key)
 }
 
 int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *defaults,
-                       int ndefaults, serve_tables_t **out, floe_err_t *err)
+                       int ndefaults, const floe_conv_schemas_t *schemas, serve_tables_t **out,
+                       floe_err_t *err)
 {
     serve_tables_t *st = calloc(1, sizeof *st);
     if (!st) return floe_err_oom(err);
@@ -98,6 +99,7 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
         !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
         goto fail;
     floe_engine_config_t ec = {.catalog = st->cat, .get_default = get_default, .default_ctx = st};
+    if (schemas) ec.schemas = *schemas;
     if (!(st->engine = floe_engine_new(&ec, floe_tsource_logs_source(st->src), err))) goto fail;
     floe_topic_t **topics;
     int n = floe_broker_topics(b, &topics);

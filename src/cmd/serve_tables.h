@@ -14,7 +14,8 @@ typedef struct serve_tables serve_tables_t;
  * Mirrors every existing topic, installs the broker observer, starts the
  * engine thread.  Caller stops with serve_tables_stop. */
 int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *defaults,
-                       int ndefaults, serve_tables_t **out, floe_err_t *err);
+                       int ndefaults, const floe_conv_schemas_t *schemas, serve_tables_t **out,
+                       floe_err_t *err);
 /* Last commit, stop the thread, remove the observer, free.  Before the
  * broker closes its logs. */
 void serve_tables_stop(serve_tables_t *st);

@@ -354,6 +354,11 @@ int floe_avro_skip(const floe_avro_schema_t *s, floe_slice_t *in, floe_err_t *er
  * matched by unqualified name or alias. */
 typedef struct floe_avro_resolver floe_avro_resolver_t;
 
+/* Whether data of primitive type w reads as primitive type r by the spec's
+ * promotions: int -> long, float, double; long -> float, double; float ->
+ * double; string <-> bytes. */
+bool floe_avro_promotable(floe_avro_type_t w, floe_avro_type_t r);
+
 /* Check the two schemas can be resolved and prepare.  Both schemas are
  * borrowed and must outlive the resolver.  A mismatch that can only occur
  * for some data (a writer union branch the reader cannot take) is reported

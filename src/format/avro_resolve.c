@@ -23,7 +23,7 @@ static bool names_match(const floe_avro_schema_t *w, const floe_avro_schema_t *r
     return false;
 }
 
-static bool promotable(floe_avro_type_t w, floe_avro_type_t r)
+bool floe_avro_promotable(floe_avro_type_t w, floe_avro_type_t r)
 {
     switch (w) {
     case FLOE_AVRO_INT: return r == FLOE_AVRO_LONG || r == FLOE_AVRO_FLOAT || r == FLOE_AVRO_DOUBLE;
@@ -38,7 +38,7 @@ static bool promotable(floe_avro_type_t w, floe_avro_type_t r)
 /* Shallow match used to pick a reader union branch. */
 static bool shallow_match(const floe_avro_schema_t *w, const floe_avro_schema_t *r, bool exact)
 {
-    if (w->type != r->type) return !exact && promotable(w->type, r->type);
+    if (w->type != r->type) return !exact && floe_avro_promotable(w->type, r->type);
     switch (w->type) {
     case FLOE_AVRO_RECORD:
     case FLOE_AVRO_ENUM: return names_match(w, r);
@@ -119,7 +119,7 @@ static int check(cctx_t *c, const floe_avro_schema_t *w, const floe_avro_schema_
         if (b < 0) return mismatch(c, w, r);
         return check_in(c, w, r->branches[b]);
     }
-    if (w->type != r->type) return promotable(w->type, r->type) ? 0 : mismatch(c, w, r);
+    if (w->type != r->type) return floe_avro_promotable(w->type, r->type) ? 0 : mismatch(c, w, r);
     switch (w->type) {
     case FLOE_AVRO_RECORD:
         if (!names_match(w, r)) return mismatch(c, w, r);
@@ -268,7 +268,7 @@ static int conv(const floe_avro_value_t *wv, const floe_avro_schema_t *rs, floe_
         return conv(wv, rs->branches[b], a, bv, err, depth + 1);
     }
     if (ws->type != rs->type) {
-        if (!promotable(ws->type, rs->type))
+        if (!floe_avro_promotable(ws->type, rs->type))
             return floe_err_set(err, FLOE_EINVAL, "avro resolve: writer's %s cannot be read as %s",
                                 avro_branch_name(ws), avro_branch_name(rs));
         switch (rs->type) {

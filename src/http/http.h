@@ -1,8 +1,8 @@
 /* The HTTP listener (libmicrohttpd): routes by path prefix to handlers that
  * other modules register, each with its own state as the route's argument
- * (the table engine's /admin/tables; the REST catalog and schema registry
- * later).  Every listener answers GET /health with "ok", and GET /metrics
- * with the Prometheus text of the writers modules add.  Handlers and
+ * (the table engine's /admin/tables, the schema registry's /subjects...).
+ * Every listener answers GET /health with "ok", and GET /metrics with the
+ * Prometheus text of the writers modules add.  Handlers and
  * writers run on microhttpd's threads, one per connection, so they must be
  * thread-safe. */
 #ifndef FLOE_HTTP_HTTP_H

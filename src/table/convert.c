@@ -4,7 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "table/avro_conv.h"
 #include "util/utf8.h"
+
+#define SCHEMA_CACHE 64
 
 struct floe_conv {
     floe_rows_t *rows;
@@ -14,25 +17,36 @@ struct floe_conv {
     floe_slice_t *hk, *hv;
     bool *hnull;
     size_t hcap;
+    /* avro: the schema source, the schemas seen (by id), JSON scratch */
+    floe_conv_schemas_t schemas;
+    struct {
+        int32_t id;
+        floe_avro_schema_t *s;
+    } cache[SCHEMA_CACHE];
+    size_t ncache, next_evict;
+    floe_buf_t json;
 };
 
-static const char *const kind_names[] = {
-    [FLOE_CONV_RAW] = "raw", [FLOE_CONV_STRING] = "string", [FLOE_CONV_JSON] = "json"};
+static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
+                                         [FLOE_CONV_STRING] = "string",
+                                         [FLOE_CONV_JSON] = "json",
+                                         [FLOE_CONV_AVRO] = "avro"};
 
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
 {
-    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_JSON; k++)
+    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_AVRO; k++)
         if (s && strcasecmp(s, kind_names[k]) == 0) {
             *out = (floe_conv_kind_t)k;
             return 0;
         }
-    return floe_err_set(err, FLOE_EINVAL, "unknown converter '%s': expected raw, string or json",
+    return floe_err_set(err, FLOE_EINVAL,
+                        "unknown converter '%s': expected raw, string, json or avro",
                         s ? s : "(null)");
 }
 
 const char *floe_conv_kind_name(floe_conv_kind_t k)
 {
-    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_JSON ? kind_names[k] : "?";
+    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_AVRO ? kind_names[k] : "?";
 }
 
 const char *floe_conv_stage_name(floe_conv_stage_t s)
@@ -83,7 +97,7 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
         !(c->headers =
               floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY, false, err)))
         goto fail;
-    if (value != FLOE_CONV_JSON) {
+    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO) {
         floe_tkind_t vk = value == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
         if (!(c->valuen = floe_rows_add_field(rows, root, "value", vk, false, err))) goto fail;
         floe_rows_mark_sys(c->valuen);
@@ -100,7 +114,61 @@ void floe_conv_free(floe_conv_t *c)
     free(c->hk);
     free(c->hv);
     free(c->hnull);
+    for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
+    floe_buf_free(&c->json);
     free(c);
+}
+
+void floe_conv_set_schemas(floe_conv_t *c, const floe_conv_schemas_t *s)
+{
+    c->schemas = *s;
+}
+
+/* The writer schema of id, from the cache or the source. */
+static const floe_avro_schema_t *schema_of(floe_conv_t *c, int32_t id, floe_err_t *err)
+{
+    for (size_t i = 0; i < c->ncache; i++)
+        if (c->cache[i].id == id) return c->cache[i].s;
+    floe_avro_schema_t *s = NULL;
+    if (!c->schemas.fn) {
+        floe_err_set(err, FLOE_ENOENT, "schema id %d: no schema registry", (int)id);
+        return NULL;
+    }
+    if (c->schemas.fn(c->schemas.arg, id, &s, err) || floe_avro_conv_check(s, err)) {
+        floe_avro_schema_free(s);
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return NULL;
+    }
+    size_t at;
+    if (c->ncache < SCHEMA_CACHE) {
+        at = c->ncache++;
+    } else {
+        at = c->next_evict++ % SCHEMA_CACHE;
+        floe_avro_schema_free(c->cache[at].s);
+    }
+    c->cache[at].id = id;
+    c->cache[at].s = s;
+    return s;
+}
+
+/* An Avro record in the Confluent wire format as JSON text in c->json: a
+ * record schema as its object, any other as {"value": ...}. */
+static int avro_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
+{
+    int32_t id;
+    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    const floe_avro_schema_t *s = schema_of(c, id, err);
+    if (!s) return -1;
+    floe_buf_reset(&c->json);
+    bool wrap = floe_avro_schema_type(s) != FLOE_AVRO_RECORD;
+    if (wrap && floe_buf_append_str(&c->json, "{\"value\":")) return floe_err_oom(err);
+    if (floe_avro_conv_json(s, in.ptr + FLOE_CONFLUENT_HEADER, in.len - FLOE_CONFLUENT_HEADER,
+                            &c->json, err)) {
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return -1;
+    }
+    if (wrap && floe_buf_append_u8(&c->json, '}')) return floe_err_oom(err);
+    return 0;
 }
 
 static int fail(floe_conv_t *c, floe_conv_stage_t st, floe_conv_stage_t *stage)
@@ -130,9 +198,16 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
     if (m->key_null) {
         if (floe_rows_put_null(r, c->keyn) < 0) goto oom;
     } else {
-        if (c->key != FLOE_CONV_RAW && utf8_or_fail(m->key, "key", err) < 0)
+        floe_slice_t key = m->key;
+        if (c->key == FLOE_CONV_AVRO) { /* kept as its JSON text */
+            if (avro_json(c, m->key, err)) {
+                floe_err_wrap(err, "key");
+                return fail(c, FLOE_STAGE_CONVERT, stage);
+            }
+            key = floe_buf_slice(&c->json);
+        } else if (c->key != FLOE_CONV_RAW && utf8_or_fail(m->key, "key", err) < 0)
             return fail(c, FLOE_STAGE_CONVERT, stage);
-        if (floe_rows_put_bytes(r, c->keyn, m->key.ptr, m->key.len) < 0) goto oom;
+        if (floe_rows_put_bytes(r, c->keyn, key.ptr, key.len) < 0) goto oom;
     }
 
     /* headers: a map of string -> binary */
@@ -186,6 +261,12 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
             return fail(c,
                         err && err->code == FLOE_ECORRUPT ? FLOE_STAGE_CONVERT : FLOE_STAGE_SCHEMA,
                         stage);
+        break;
+    case FLOE_CONV_AVRO:
+        if (m->value_null) break;
+        if (avro_json(c, m->value, err)) return fail(c, FLOE_STAGE_CONVERT, stage);
+        if (floe_rows_json(r, floe_rows_root(r), c->json.data, c->json.len, err) < 0)
+            return fail(c, FLOE_STAGE_SCHEMA, stage);
         break;
     }
     if (floe_rows_end(r, err) < 0) return fail(c, FLOE_STAGE_SCHEMA, stage);

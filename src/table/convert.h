@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "format/avro.h"
 #include "table/rows.h"
 #include "table/source.h"
 #include "util/err.h"
@@ -19,9 +20,10 @@ typedef enum floe_conv_kind {
     FLOE_CONV_RAW = 1,
     FLOE_CONV_STRING,
     FLOE_CONV_JSON,
+    FLOE_CONV_AVRO, /* Confluent wire format, schema from a registry (avro_conv.h) */
 } floe_conv_kind_t;
 
-/* "raw" | "string" | "json".  Returns 0 or -1 with a message listing them. */
+/* "raw" | "string" | "json" | "avro".  Returns 0 or -1 with a message listing them. */
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err);
 const char *floe_conv_kind_name(floe_conv_kind_t k);
 
@@ -48,6 +50,21 @@ typedef struct floe_conv floe_conv_t;
 floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_kind_t key,
                            floe_err_t *err);
 void floe_conv_free(floe_conv_t *c);
+
+/* Where the avro converter finds the writer schema of a record: fn(arg,
+ * id, out, err) fills *out with the parsed schema of global id `id` (the
+ * converter owns it and frees it with floe_avro_schema_free), or returns
+ * -1 with err (FLOE_ENOENT: no such id).  Called from the converter's
+ * thread; schemas are cached by id for the converter's life. */
+typedef int (*floe_conv_schema_fn)(void *arg, int32_t id, floe_avro_schema_t **out,
+                                   floe_err_t *err);
+typedef struct floe_conv_schemas {
+    floe_conv_schema_fn fn; /* NULL: no registry (avro records go to the DLQ) */
+    void *arg;
+} floe_conv_schemas_t;
+
+/* Give c its schema source (copied; arg borrowed, must outlive c). */
+void floe_conv_set_schemas(floe_conv_t *c, const floe_conv_schemas_t *s);
 
 /* Append record m (borrowed; kind FLOE_TMSG_RECORD) of Kafka partition
  * `partition` as a row.  Returns 0, or -1 with *stage and *err set and the

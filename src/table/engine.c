@@ -96,6 +96,7 @@ static floe_ttable_t *table_new(floe_engine_t *e, const char *topic, const floe_
     t->catalog = e->cfg.catalog;
     t->maint = e->maint;
     t->src = e->src;
+    t->schemas = e->cfg.schemas;
     t->read_bytes = e->cfg.read_bytes;
     t->shared = e->cfg.shared;
     floe_ice_uuid4(t->writer_id); /* names this run's files */

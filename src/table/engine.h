@@ -42,6 +42,9 @@ typedef struct floe_engine_config {
      * commit fails when the table moved such a partition since:
      * commit.h.) */
     bool shared;
+    /* writer schemas for table.*.converter=avro (a schema registry);
+     * fn NULL: none, avro records go to the DLQ */
+    floe_conv_schemas_t schemas;
 } floe_engine_config_t;
 
 /* src is borrowed and must outlive the engine.  Caller frees with

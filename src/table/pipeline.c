@@ -26,6 +26,7 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
         floe_tpart_free(p);
         return NULL;
     }
+    floe_conv_set_schemas(p->conv, &t->schemas);
     return p;
 }
 

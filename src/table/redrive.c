@@ -313,6 +313,7 @@ static int pass_init(pass_t *ps, floe_ttable_t *t, floe_err_t *err)
         !(ps->conv = floe_conv_new(ps->main.rows, t->cfg.value_conv, t->cfg.key_conv, err)) ||
         floe_tdlq_shape(ps->dlq.rows, err) < 0 || floe_tsink_seed(&ps->main, err) < 0)
         return -1;
+    floe_conv_set_schemas(ps->conv, &t->schemas);
     return 0;
 }
 

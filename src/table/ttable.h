@@ -52,6 +52,7 @@ typedef struct floe_ttable {
     floe_table_config_t cfg;
     floe_ice_catalog_t *catalog; /* borrowed from the engine */
     floe_tsource_t *src;         /* borrowed from the engine */
+    floe_conv_schemas_t schemas; /* the engine's, for avro converters */
     size_t read_bytes;           /* per partition per step */
     floe_tsink_env_t files;      /* what the sinks share (cfg, writer_id) */
     floe_tout_t main, dlq;

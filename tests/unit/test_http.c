@@ -23,6 +23,17 @@ static int echo(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
                            (int)rq->body_len, rq->body ? (const char *)rq->body : "");
 }
 
+/* Answers the query: "deleted=<given or not> permanent=<value or ->". */
+static int query(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
+{
+    (void)arg;
+    int deleted;
+    floe_http_query(rq, "deleted", &deleted);
+    const char *v = floe_http_query(rq, "permanent", NULL);
+    return floe_buf_printf(&rs->body, "deleted=%s permanent=%s", deleted ? "given" : "no",
+                           v ? v : "-");
+}
+
 static int teapot(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
     (void)rq;
@@ -114,6 +125,7 @@ static floe_http_t *start(int *port)
     CHECK(floe_http_route(h, "/x", echo, a) == 0);
     CHECK(floe_http_route(h, "/x/y", echo, b) == 0);
     CHECK(floe_http_route(h, "/tea", teapot, NULL) == 0);
+    CHECK(floe_http_route(h, "/q", query, NULL) == 0);
     CHECK(floe_http_route(h, "/broken", broken, NULL) == 0);
     CHECK(floe_http_start(h, "127.0.0.1", 0, &e) == 0);
     *port = floe_http_port(h);
@@ -201,6 +213,19 @@ static void routes_answer_with_their_argument(void)
     free(got);
     got = call("DELETE", url, NULL, 0, &st, &e);
     CHECK_STR(got, "B DELETE /x/y/2 ");
+    free(got);
+    /* query arguments arrive decoded, apart from the path */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/q/s?deleted&permanent=tr%%75e", port);
+    got = call("DELETE", url, NULL, 0, &st, &e);
+    CHECK_STR(got, "deleted=given permanent=true");
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/q/s?permanently=1&x=waytoolongavalue", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "deleted=no permanent=-");
+    free(got);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/q", port);
+    got = call(NULL, url, NULL, 0, &st, &e);
+    CHECK_STR(got, "deleted=no permanent=-");
     free(got);
     /* statuses other than 200 are answers too */
     snprintf(url, sizeof url, "http://127.0.0.1:%d/tea", port);

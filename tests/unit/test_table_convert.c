@@ -165,8 +165,10 @@ static void raw_and_string_values(void)
     floe_conv_kind_t k;
     CHECK_EQ(floe_conv_kind_parse("JSON", &k, &e), 0);
     CHECK_EQ(k, FLOE_CONV_JSON);
-    CHECK_EQ(floe_conv_kind_parse("avro", &k, &e), -1);
-    CHECK(strstr(e.msg, "raw, string or json") != NULL);
+    CHECK_EQ(floe_conv_kind_parse("avro", &k, &e), 0);
+    CHECK_EQ(k, FLOE_CONV_AVRO);
+    CHECK_EQ(floe_conv_kind_parse("protobuf", &k, &e), -1);
+    CHECK(strstr(e.msg, "raw, string, json or avro") != NULL);
 }
 
 TEST_MAIN(RUN(json_records_with_kafka_columns); RUN(raw_and_string_values))
