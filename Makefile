@@ -11,7 +11,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g $(OPT) $(SAN) \
              -Isrc -Itests -MMD -MP $(CFLAGS)
 # Each library is linked once some source uses it (libcurl finds its TLS
 # library itself at run time).
-LIBS    = -lrdkafka -lzstd -lsnappy -llz4 -lz -ljansson -lcurl -lmicrohttpd -lpthread -lm
+LIBS    = -lrdkafka -lzstd -lsnappy -llz4 -lz -ljansson -lcurl -lcrypto -lmicrohttpd -lpthread -lm
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 LIB_SRC   := $(sort $(filter-out src/cmd/%,$(wildcard src/*/*.c)))
