@@ -64,6 +64,24 @@ int floe_fileio_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t
     return io->ops->read(io, path, max ? max : ((size_t)1 << 30), out, err);
 }
 
+int floe_fileio_read_range(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                           floe_buf_t *out, floe_err_t *err)
+{
+    if (io->ops->read_range) return io->ops->read_range(io, path, off, len, out, err);
+    floe_buf_t all = FLOE_BUF_INIT;
+    if (floe_fileio_read(io, path, 0, &all, err) < 0) {
+        floe_buf_free(&all);
+        return -1;
+    }
+    int rc = 0;
+    if (off < all.len) {
+        size_t n = all.len - (size_t)off < len ? all.len - (size_t)off : len;
+        if (floe_buf_append(out, all.data + off, n) < 0) rc = floe_err_oom(err);
+    }
+    floe_buf_free(&all);
+    return rc;
+}
+
 int floe_fileio_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
 {
     return io->ops->exists(io, path, out, err);
@@ -321,6 +339,37 @@ static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_
     return 0;
 }
 
+static int local_read_range(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                            floe_buf_t *out, floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(path);
+    int fd = open(lp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return floe_err_set(err, FLOE_ENOENT, "%s: no such file", lp);
+        return floe_err_errno(err, errno, lp);
+    }
+    if (floe_buf_reserve(out, len) < 0) {
+        close(fd);
+        return floe_err_oom(err);
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(fd, out->data + out->len + got, len - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return floe_err_errno(err, e, lp);
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    out->len += got;
+    return 0;
+}
+
 static int local_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
 {
     (void)io;
@@ -433,9 +482,9 @@ static void local_destroy(floe_fileio_t *io)
 }
 
 /* remove_batch: the dispatch's loop of unlinks is what a local batch is */
-static const floe_fileio_ops_t local_ops = {local_create,  local_read,         local_exists,
-                                            local_remove,  local_rename,       local_list,
-                                            local_destroy, local_list_entries, NULL};
+static const floe_fileio_ops_t local_ops = {
+    local_create, local_read,    local_exists,       local_remove, local_rename,
+    local_list,   local_destroy, local_list_entries, NULL,         local_read_range};
 
 floe_fileio_t *floe_fileio_local_new(floe_err_t *err)
 {

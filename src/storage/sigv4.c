@@ -40,7 +40,8 @@ int floe_sigv4_uri_encode(const char *s, int keep_slash, floe_buf_t *out)
     static const char hx[] = "0123456789ABCDEF";
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
-        if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || (keep_slash && c == '/')) {
+        if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+            (keep_slash && c == '/')) {
             if (floe_buf_append_u8(out, c) < 0) return -1;
         } else {
             char e[3] = {'%', hx[c >> 4], hx[c & 15]};
@@ -142,7 +143,8 @@ int floe_sigv4_sign(const floe_sigv4_req_t *r, floe_buf_t *out, floe_buf_t *cano
         size_t l = strlen(r->headers[i].name);
         if (l >= sizeof h[i].name)
             return floe_err_set(err, FLOE_EINVAL, "sigv4: header name too long");
-        for (size_t j = 0; j <= l; j++) h[i].name[j] = (char)tolower((unsigned char)r->headers[i].name[j]);
+        for (size_t j = 0; j <= l; j++)
+            h[i].name[j] = (char)tolower((unsigned char)r->headers[i].name[j]);
         h[i].value = r->headers[i].value;
     }
     qsort(h, r->nheaders, sizeof *h, cmp_hdr);

@@ -25,15 +25,15 @@ typedef struct floe_sigv4_kv {
  * x-amz-date and x-amz-content-sha256 (and x-amz-security-token with
  * temporary credentials), as the request sends them. */
 typedef struct floe_sigv4_req {
-    const char *method;          /* "GET", "PUT", ... */
-    const char *path;            /* URI-encoded absolute path, e.g. "/bucket/a%20b" */
-    const char *query;           /* canonical query (floe_sigv4_query), "" for none */
+    const char *method; /* "GET", "PUT", ... */
+    const char *path;   /* URI-encoded absolute path, e.g. "/bucket/a%20b" */
+    const char *query;  /* canonical query (floe_sigv4_query), "" for none */
     const floe_sigv4_kv_t *headers;
     size_t nheaders;
-    const char *payload_sha256;  /* lower-case hex, or "UNSIGNED-PAYLOAD" */
-    const char *amz_date;        /* "YYYYMMDDTHHMMSSZ", as in the x-amz-date header */
-    const char *region;          /* "us-east-1" */
-    const char *service;         /* "s3" */
+    const char *payload_sha256; /* lower-case hex, or "UNSIGNED-PAYLOAD" */
+    const char *amz_date;       /* "YYYYMMDDTHHMMSSZ", as in the x-amz-date header */
+    const char *region;         /* "us-east-1" */
+    const char *service;        /* "s3" */
     const char *access_key_id;
     const char *secret_access_key;
 } floe_sigv4_req_t;
