@@ -18,6 +18,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/serve_tables.h"
+#include "cmd/store.h"
 #include "http/http.h"
 #include "kafka/broker.h"
 #include "kafka/groups_module.h"
@@ -36,6 +37,7 @@ typedef struct serve_cfg {
     int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
         retention_check_ms;
     bool auto_create, acks_all_fsync;
+    floe_store_cfg_t store;     /* warehouse, s3.* */
     floe_kv_t defaults[MAX_KV]; /* log.* (as topic config names) and table.* */
     int ndefaults;
     char *owned[2 * MAX_KV];
@@ -171,14 +173,6 @@ static void announce(void *line)
     if (g_stopping) floe_loop_stop(g_loop);
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r')) *--e = 0;
-    return s;
-}
-
 static char *keep(serve_cfg_t *c, const char *s)
 {
     char *d = strdup(s);
@@ -219,6 +213,9 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
 {
     const floe_conf_key_t *key = floe_conf_find(KEYS, NKEYS, k);
     if (key) return floe_conf_set(key, c, v, err);
+    size_t ns;
+    const floe_conf_key_t *sk = floe_store_config_keys(&ns);
+    if ((key = floe_conf_find(sk, ns, k))) return floe_conf_set(key, &c->store, v, err);
     if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
         if (c->ndefaults == MAX_KV)
             return floe_err_set(err, FLOE_EINVAL, "too many topic defaults");
@@ -240,29 +237,14 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
                                                    : floe_conf_unknown(gk, ng, k, "server", err);
 }
 
+static int set_key_cb(void *c, const char *k, const char *v, floe_err_t *err)
+{
+    return set_key(c, k, v, err);
+}
+
 static int load_file(serve_cfg_t *c, const char *path, floe_err_t *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return floe_err_errno(err, errno, path);
-    char line[4096];
-    int ln = 0;
-    while (fgets(line, sizeof line, f)) {
-        ln++;
-        char *s = trim(line);
-        if (!*s || *s == '#') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            fclose(f);
-            return floe_err_set(err, FLOE_EINVAL, "%s:%d: expected key = value", path, ln);
-        }
-        *eq = 0;
-        if (set_key(c, trim(s), trim(eq + 1), err)) {
-            fclose(f);
-            floe_err_wrap(err, "%s:%d", path, ln);
-            return -1;
-        }
-    }
-    fclose(f);
+    if (floe_conf_read_file(path, set_key_cb, c, err) < 0) return -1;
     if (floe_groups_config_check(err) < 0) {
         floe_err_wrap(err, "%s", path);
         return -1;
@@ -339,7 +321,10 @@ int floe_cmd_serve(int argc, char **argv)
     floe_err_t err;
     floe_err_clear(&err);
     int rc = 1;
-    if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0) {
+    size_t nsk;
+    const floe_conf_key_t *sk = floe_store_config_keys(&nsk);
+    if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0 ||
+        floe_conf_defaults(sk, nsk, &c.store, &err) < 0) {
         fprintf(stderr, "floe serve: %s\n", err.msg);
         return 1;
     }
@@ -419,7 +404,8 @@ int floe_cmd_serve(int argc, char **argv)
     };
     if (floe_kafka_srv_new(loop, &kc, broker, &srv, &err)) goto out;
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
-    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &tables, &err)) goto out;
+    if (serve_tables_start(broker, c.data_dir, &c.store, c.defaults, c.ndefaults, &tables, &err))
+        goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_engine_http(serve_tables_engine(tables), http, &err)) {
