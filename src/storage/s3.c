@@ -189,7 +189,6 @@ static bool maybe_sent(CURLcode c)
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_COULDNT_CONNECT:
     case CURLE_URL_MALFORMAT:
-    case CURLE_UNSUPPORTED_PROTOCOL:
     case CURLE_OUT_OF_MEMORY: return false;
     default: return true;
     }
@@ -205,6 +204,8 @@ static bool retriable_curl(CURLcode c)
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
+    case CURLE_UNSUPPORTED_PROTOCOL: /* a garbled answer ("HTTP/0.9") */
+    case CURLE_WEIRD_SERVER_REPLY:
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM: return true;
@@ -1003,8 +1004,11 @@ static int complete_upload(s3_out_t *o, floe_err_t *err)
                .body_len = body.len,
                .answer = &ans};
     rc = request(o->s, &r, err);
-    if (rc == 0 && !ok_status(&r)) {
-        /* a retry after a lost answer finds the upload gone: unknown */
+    if (rc == 0 && r.status == 404) {
+        /* a send again after a lost answer finds the upload completed */
+        store_error(&r, FLOE_EUNKNOWN, err);
+        rc = -1;
+    } else if (rc == 0 && !ok_status(&r)) {
         rc = fail_status(&r, err);
     }
     /* S3 may answer 200 with an <Error> body */
@@ -1015,6 +1019,35 @@ static int complete_upload(s3_out_t *o, floe_err_t *err)
     req_done(&r);
     floe_buf_free(&ans);
     floe_buf_free(&body);
+    return rc;
+}
+
+/* A conditional PUT answered 412.  libcurl silently sends a request
+ * again when a reused connection dies before any answer, so the object
+ * may be this very PUT's, applied by the first send whose answer was
+ * lost.  Read it back: the same bytes are ours (success); other bytes are
+ * another writer's (FLOE_EEXIST); no answer is FLOE_EUNKNOWN. */
+static int settle_412(s3_out_t *o, floe_err_t *err)
+{
+    floe_buf_t got = FLOE_BUF_INIT;
+    req_t r = {.method = "GET",
+               .bucket = o->bucket,
+               .key = o->key,
+               .answer = &got,
+               .max_answer = o->cur.len + 1};
+    floe_err_t e;
+    int rc = request(o->s, &r, &e);
+    if (rc == 0 && ok_status(&r) && got.len == o->cur.len &&
+        (!got.len || !memcmp(got.data, o->cur.data, got.len)))
+        rc = 0;
+    else if ((rc == 0 && (ok_status(&r) || r.status == 404)) || (rc < 0 && e.code == FLOE_ERANGE))
+        rc = floe_err_set(err, FLOE_EEXIST, "s3: s3://%s/%s exists", o->bucket, o->key);
+    else
+        rc = floe_err_set(err, FLOE_EUNKNOWN,
+                          "s3: PUT s3://%s/%s: refused as existing, and cannot tell whose: %s",
+                          o->bucket, o->key, rc < 0 ? e.msg : "HTTP error");
+    req_done(&r);
+    floe_buf_free(&got);
     return rc;
 }
 
@@ -1037,7 +1070,9 @@ static int out_close(floe_outfile_t *f, floe_err_t *err)
                    .body_len = o->cur.len,
                    .conditional = excl};
         rc = request(o->s, &r, err);
-        if (rc == 0 && !ok_status(&r)) rc = fail_status(&r, err);
+        if (rc == 0 && excl && r.status == 412) rc = settle_412(o, err);
+        else if (rc == 0 && !ok_status(&r))
+            rc = fail_status(&r, err);
         req_done(&r);
     } else {
         if (o->cur.len) rc = ship_part(o, err);
