@@ -24,6 +24,7 @@
 #include "kafka/groups_module.h"
 #include "kafka/server.h"
 #include "net/loop.h"
+#include "storage/s3.h"
 #include "table/config.h"
 #include "table/engine_http.h"
 #include "util/conf.h"
@@ -315,6 +316,12 @@ static void mem_policy(mem_policy_t *m, floe_loop_t *loop, floe_kafka_srv_t *srv
     floe_loop_timer(loop, MEM_TICK_MS, mem_tick, m);
 }
 
+/* The S3 FileIO's requests, bytes, retries and latencies on /metrics. */
+static int s3_metrics(void *io, floe_buf_t *out)
+{
+    return floe_fileio_s3_metrics(io, out);
+}
+
 int floe_cmd_serve(int argc, char **argv)
 {
     serve_cfg_t c = {0};
@@ -408,7 +415,9 @@ int floe_cmd_serve(int argc, char **argv)
         goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
-        floe_engine_http(serve_tables_engine(tables), http, &err)) {
+        floe_engine_http(serve_tables_engine(tables), http, &err) ||
+        (floe_fileio_is_s3(c.store.warehouse) &&
+         floe_http_metrics_add(http, s3_metrics, serve_tables_io(tables)))) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }

@@ -125,3 +125,8 @@ floe_engine_t *serve_tables_engine(serve_tables_t *st)
 {
     return st->engine;
 }
+
+floe_fileio_t *serve_tables_io(serve_tables_t *st)
+{
+    return st->io;
+}

@@ -24,5 +24,7 @@ void serve_tables_stop(serve_tables_t *st);
 /* The table engine (borrowed until serve_tables_stop), for its HTTP
  * routes. */
 floe_engine_t *serve_tables_engine(serve_tables_t *st);
+/* The tables' FileIO (borrowed until serve_tables_stop), for its metrics. */
+floe_fileio_t *serve_tables_io(serve_tables_t *st);
 
 #endif

@@ -26,6 +26,33 @@
 #define BACKOFF_CAP_MS 5000
 #define RETRY_BUDGET_MS 60000
 
+enum {
+    OP_GET,
+    OP_HEAD,
+    OP_PUT,
+    OP_COPY,
+    OP_LIST,
+    OP_DELETE,
+    OP_DELETE_MANY,
+    OP_MPU_CREATE,
+    OP_MPU_PART,
+    OP_MPU_COMPLETE,
+    OP_MPU_ABORT,
+    NOPS
+};
+static const char *const OP_NAMES[NOPS] = {"GetObject",           "HeadObject",
+                                           "PutObject",           "CopyObject",
+                                           "ListObjectsV2",       "DeleteObject",
+                                           "DeleteObjects",       "CreateMultipartUpload",
+                                           "UploadPart",          "CompleteMultipartUpload",
+                                           "AbortMultipartUpload"};
+/* the statuses counted apart; others by class */
+static const int STATUSES[] = {0,   200, 204, 206, 400, 403, 404, 409,
+                               412, 416, 429, 500, 502, 503, 504};
+#define NSTATUS (sizeof STATUSES / sizeof STATUSES[0] + 3) /* + 2xx, 4xx, 5xx */
+static const double BUCKETS[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+#define NBUCKETS (sizeof BUCKETS / sizeof BUCKETS[0])
+
 typedef struct s3_io {
     floe_fileio_t base;
     char *scheme_host;   /* "http://127.0.0.1:7480" (no trailing '/') */
@@ -39,6 +66,10 @@ typedef struct s3_io {
     CURL *pool[POOL_MAX];
     int npool;
     floe_s3_stats_t st;
+    /* per operation: answers by status, and the latency of each attempt */
+    unsigned long long by_status[NOPS][NSTATUS];
+    unsigned long long lat[NOPS][NBUCKETS + 1];
+    int64_t lat_sum_ns[NOPS];
 } s3_io_t;
 
 /* ---- libcurl setup ---- */
@@ -335,6 +366,52 @@ done:
     return rc;
 }
 
+static bool has_query(const req_t *r, const char *name)
+{
+    for (size_t i = 0; i < r->nquery; i++)
+        if (!strcmp(r->query[i].name, name)) return true;
+    return false;
+}
+
+/* The S3 API operation a request is, for the metrics. */
+static int op_of(const req_t *r)
+{
+    const char *m = r->method;
+    if (!strcmp(m, "HEAD")) return OP_HEAD;
+    if (!strcmp(m, "GET")) return *r->key ? OP_GET : OP_LIST;
+    if (!strcmp(m, "PUT")) {
+        if (has_query(r, "partNumber")) return OP_MPU_PART;
+        for (size_t i = 0; i < r->nheaders; i++)
+            if (!strcmp(r->headers[i].name, "x-amz-copy-source")) return OP_COPY;
+        return OP_PUT;
+    }
+    if (!strcmp(m, "POST"))
+        return has_query(r, "uploads")    ? OP_MPU_CREATE
+               : has_query(r, "uploadId") ? OP_MPU_COMPLETE
+                                          : OP_DELETE_MANY;
+    return has_query(r, "uploadId") ? OP_MPU_ABORT : OP_DELETE;
+}
+
+static size_t status_slot(long st)
+{
+    size_t n = sizeof STATUSES / sizeof STATUSES[0];
+    for (size_t i = 0; i < n; i++)
+        if (STATUSES[i] == st) return i;
+    return st < 300 ? n : st < 500 ? n + 1 : n + 2;
+}
+
+/* Count one attempt: its answer's status (0: none) and how long it took. */
+static void record(s3_io_t *s, int op, long status, int64_t ns)
+{
+    size_t b = 0;
+    while (b < NBUCKETS && (double)ns / 1e9 > BUCKETS[b]) b++;
+    pthread_mutex_lock(&s->mu);
+    s->by_status[op][status_slot(status)]++;
+    s->lat[op][b]++;
+    s->lat_sum_ns[op] += ns;
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* Send r with retries.  0 when an answer came (any status: r->status; a
  * 4xx/5xx left for the caller to map, see fail_status); -1 with *err when
  * none came in the bounded attempts: FLOE_EUNKNOWN for a request that may
@@ -366,11 +443,14 @@ static int request(s3_io_t *s, req_t *r, floe_err_t *err)
         goto out;
     }
     int64_t t0 = floe_mono_ns();
+    int op = op_of(r);
     for (int i = 0;; i++) {
         bool oom = false;
         stat_add(s, &s->st.requests, 1);
+        int64_t ta = floe_mono_ns();
         CURLcode c = attempt(s, h, r, (const char *)url.data, (const char *)path.data,
                              (const char *)query.data, (const char *)host.data, sha, err, &oom);
+        record(s, op, c == CURLE_OK ? r->status : 0, floe_mono_ns() - ta);
         if (oom) {
             floe_err_oom(err);
             goto out;
@@ -1144,6 +1224,64 @@ static const floe_fileio_ops_t s3_ops = {
     s3_create, s3_read,    s3_exists,       s3_remove,       s3_rename,
     s3_list,   s3_destroy, s3_list_entries, s3_remove_batch, s3_read_range,
 };
+
+int floe_fileio_s3_metrics(floe_fileio_t *io, floe_buf_t *out)
+{
+    s3_io_t *s = (s3_io_t *)io;
+    s3_io_t *c = malloc(sizeof *c); /* a copy, so the lock is not held while writing */
+    if (!c) return -1;
+    pthread_mutex_lock(&s->mu);
+    memcpy(c, s, sizeof *c);
+    pthread_mutex_unlock(&s->mu);
+    size_t ns = sizeof STATUSES / sizeof STATUSES[0];
+    int rc = floe_buf_append_str(
+        out, "# HELP floe_s3_requests_total Object store requests (each attempt) by S3 operation "
+             "and HTTP status (0: no answer).\n# TYPE floe_s3_requests_total counter\n");
+    for (int op = 0; op < NOPS && rc == 0; op++)
+        for (size_t i = 0; i < NSTATUS && rc == 0; i++) {
+            if (!c->by_status[op][i]) continue;
+            char st[8];
+            if (i < ns) snprintf(st, sizeof st, "%d", STATUSES[i]);
+            else
+                snprintf(st, sizeof st, "%cxx", i == ns ? '2' : i == ns + 1 ? '4' : '5');
+            rc = floe_buf_printf(out, "floe_s3_requests_total{op=\"%s\",status=\"%s\"} %llu\n",
+                                 OP_NAMES[op], st, c->by_status[op][i]);
+        }
+    if (rc == 0)
+        rc = floe_buf_printf(
+            out,
+            "# HELP floe_s3_retries_total Object store requests sent again after a failure.\n"
+            "# TYPE floe_s3_retries_total counter\nfloe_s3_retries_total %llu\n"
+            "# HELP floe_s3_lost_answers_total Writes sent whose answer never came.\n"
+            "# TYPE floe_s3_lost_answers_total counter\nfloe_s3_lost_answers_total %llu\n"
+            "# HELP floe_s3_bytes_total Bytes sent to and received from the object store.\n"
+            "# TYPE floe_s3_bytes_total counter\n"
+            "floe_s3_bytes_total{direction=\"up\"} %llu\nfloe_s3_bytes_total{direction=\"down\"} "
+            "%llu\n"
+            "# HELP floe_s3_request_seconds Object store request latency (each attempt).\n"
+            "# TYPE floe_s3_request_seconds histogram\n",
+            c->st.retries, c->st.lost_answers, c->st.bytes_up, c->st.bytes_down);
+    for (int op = 0; op < NOPS && rc == 0; op++) {
+        unsigned long long cum = 0;
+        for (size_t b = 0; b <= NBUCKETS; b++) cum += c->lat[op][b];
+        if (!cum) continue;
+        unsigned long long run = 0;
+        for (size_t b = 0; b < NBUCKETS && rc == 0; b++) {
+            run += c->lat[op][b];
+            rc = floe_buf_printf(out, "floe_s3_request_seconds_bucket{op=\"%s\",le=\"%g\"} %llu\n",
+                                 OP_NAMES[op], BUCKETS[b], run);
+        }
+        if (rc == 0)
+            rc = floe_buf_printf(out,
+                                 "floe_s3_request_seconds_bucket{op=\"%s\",le=\"+Inf\"} %llu\n"
+                                 "floe_s3_request_seconds_sum{op=\"%s\"} %.6f\n"
+                                 "floe_s3_request_seconds_count{op=\"%s\"} %llu\n",
+                                 OP_NAMES[op], cum, OP_NAMES[op], (double)c->lat_sum_ns[op] / 1e9,
+                                 OP_NAMES[op], cum);
+    }
+    free(c);
+    return rc < 0 ? -1 : 0;
+}
 
 void floe_fileio_s3_stats(floe_fileio_t *io, floe_s3_stats_t *out)
 {

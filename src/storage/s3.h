@@ -63,4 +63,11 @@ typedef struct floe_s3_stats {
 } floe_s3_stats_t;
 void floe_fileio_s3_stats(floe_fileio_t *io, floe_s3_stats_t *out);
 
+/* Prometheus text for /metrics, appended to out: floe_s3_requests_total
+ * by operation (GetObject, PutObject, UploadPart, ...) and status,
+ * floe_s3_retries_total, floe_s3_lost_answers_total, floe_s3_bytes_total
+ * by direction, and the floe_s3_request_seconds histogram by operation.
+ * io must be an S3 FileIO.  0, or -1 when out of memory. */
+int floe_fileio_s3_metrics(floe_fileio_t *io, floe_buf_t *out);
+
 #endif

@@ -231,6 +231,16 @@ static void multipart_upload(void)
     floe_fileio_s3_stats(io, &st1);
     /* initiate, three parts, complete */
     CHECK_EQ(st1.requests - st0.requests, 5);
+    floe_buf_t m = FLOE_BUF_INIT;
+    CHECK(floe_fileio_s3_metrics(io, &m) == 0);
+    const char *mt = floe_buf_cstr(&m);
+    CHECK(strstr(mt, "floe_s3_requests_total{op=\"CreateMultipartUpload\",status=\"200\"} 1\n"));
+    CHECK(strstr(mt, "floe_s3_requests_total{op=\"UploadPart\",status=\"200\"} 3\n"));
+    CHECK(strstr(mt, "floe_s3_requests_total{op=\"CompleteMultipartUpload\",status=\"200\"} 1\n"));
+    CHECK(strstr(mt, "floe_s3_request_seconds_count{op=\"UploadPart\"} 3\n"));
+    CHECK(strstr(mt, "floe_s3_request_seconds_bucket{op=\"UploadPart\",le=\"+Inf\"} 3\n"));
+    CHECK(strstr(mt, "floe_s3_bytes_total{direction=\"up\"} ") != NULL);
+    floe_buf_free(&m);
     floe_buf_t b = FLOE_BUF_INIT;
     CHECK(floe_fileio_read(io, p, 0, &b, &e) == 0);
     CHECK_EQ(b.len, total);
@@ -296,6 +306,10 @@ static void errors(void)
     floe_s3_stats_t st;
     floe_fileio_s3_stats(io, &st);
     CHECK_EQ(st.retries, 0);
+    floe_buf_t m = FLOE_BUF_INIT;
+    CHECK(floe_fileio_s3_metrics(io, &m) == 0);
+    CHECK(strstr(floe_buf_cstr(&m), "floe_s3_requests_total{op=\"PutObject\",status=\"403\"} 1\n"));
+    floe_buf_free(&m);
     floe_fileio_free(io);
 
     io = open_io((floe_s3_config_t){0});
@@ -314,6 +328,10 @@ static void errors(void)
     floe_fileio_s3_stats(io, &st);
     CHECK_EQ(st.requests, 3);
     CHECK_EQ(st.retries, 2);
+    CHECK(floe_fileio_s3_metrics(io, &m) == 0);
+    CHECK(strstr(floe_buf_cstr(&m), "floe_s3_requests_total{op=\"GetObject\",status=\"0\"} 3\n"));
+    CHECK(strstr(floe_buf_cstr(&m), "floe_s3_retries_total 2\n"));
+    floe_buf_free(&m);
     floe_fileio_free(io);
     floe_buf_free(&b);
 
