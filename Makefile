@@ -52,10 +52,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELP_OBJ) $(BUILD)/libfloe.a $(LIBS)
 
-# (benchmarks that run `floe serve` start it through the tests' harness)
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/tests/unit/floe_proc.o $(BUILD)/libfloe.a
+# (benchmarks that run `floe serve` or the S3 server start them through the
+# tests' harness)
+BENCH_HELP := $(BUILD)/tests/unit/floe_proc.o $(BUILD)/tests/unit/s3_server.o
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_HELP) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/tests/unit/floe_proc.o $(BUILD)/libfloe.a $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELP) $(BUILD)/libfloe.a $(LIBS)
 
 # The whole suite: unit tests, then integration tests against this build.
 test: all
