@@ -335,6 +335,33 @@ static void errors(void)
     floe_fileio_free(io);
     floe_buf_free(&b);
 
+    /* credentials from the environment, then from ~/.aws/credentials */
+    floe_s3_config_t ce = {.endpoint = srv.endpoint, .region = srv.region, .path_style = true};
+    setenv("AWS_ACCESS_KEY_ID", srv.access_key_id, 1);
+    setenv("AWS_SECRET_ACCESS_KEY", srv.secret_access_key, 1);
+    io = floe_fileio_s3_new(&ce, &e);
+    CHECK(io && floe_fileio_write(io, p, "env", 3, 0, &e) == 0);
+    floe_fileio_free(io);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    char cred[300];
+    snprintf(cred, sizeof cred, "%s/credentials", srv.dir);
+    FILE *cf = fopen(cred, "w");
+    if (cf) {
+        fprintf(cf,
+                "[other]\naws_access_key_id = nope\n\n[default]\naws_access_key_id = %s\n"
+                "aws_secret_access_key=%s\n",
+                srv.access_key_id, srv.secret_access_key);
+        fclose(cf);
+    }
+    setenv("AWS_SHARED_CREDENTIALS_FILE", cred, 1);
+    io = floe_fileio_s3_new(&ce, &e);
+    CHECK(io && floe_fileio_write(io, p, "file", 4, 0, &e) == 0);
+    floe_fileio_free(io);
+    unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+    setenv("HOME", srv.dir, 1); /* no ~/.aws there */
+    CHECK(floe_fileio_s3_new(&ce, &e) == NULL && e.code == FLOE_EINVAL);
+
     floe_s3_config_t c = {.endpoint = "ftp://x", .access_key_id = "a", .secret_access_key = "b"};
     CHECK(floe_fileio_s3_new(&c, &e) == NULL && e.code == FLOE_EINVAL);
     c.endpoint = NULL;
