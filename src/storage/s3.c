@@ -661,7 +661,7 @@ static int dir_prefix(const char *dir, char **bucket, char **prefix, floe_err_t 
 static int s3_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_entry_t **out, size_t *n,
                            floe_err_t *err)
 {
-    char *b, *p;
+    char *b = NULL, *p = NULL;
     if (dir_prefix(dir, &b, &p, err) < 0) return -1;
     int rc = list_prefix((s3_io_t *)io, b, p, true, 0, out, n, err);
     free(b);
@@ -685,31 +685,33 @@ static int s3_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n,
     return 0;
 }
 
+/* A key: HEAD.  A path ending in '/' (or a bucket): whether any key is
+ * under it (one listing of one key), as a local folder exists; probing a
+ * key costs one request, not two. */
 static int s3_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
 {
     s3_io_t *s = (s3_io_t *)io;
     char *b, *k;
     *out = false;
     if (split_path(path, &b, &k, err) < 0) return -1;
-    req_t r = {.method = "HEAD", .bucket = b, .key = k};
-    int rc = *k ? request(s, &r, err) : 0;
-    if (rc == 0 && *k && ok_status(&r)) *out = true;
-    else if (rc == 0 && *k && r.status != 404)
-        rc = fail_status(&r, err);
-    req_done(&r);
-    free(b);
-    free(k);
-    if (rc == 0 && !*out) { /* a "folder": some key under path/ */
-        char *p;
+    size_t kl = strlen(k);
+    int rc = 0;
+    if (kl && k[kl - 1] != '/') {
+        req_t r = {.method = "HEAD", .bucket = b, .key = k};
+        rc = request(s, &r, err);
+        if (rc == 0 && ok_status(&r)) *out = true;
+        else if (rc == 0 && r.status != 404)
+            rc = fail_status(&r, err);
+        req_done(&r);
+    } else {
         floe_fileio_entry_t *e = NULL;
         size_t ne = 0;
-        if (dir_prefix(path, &b, &p, err) < 0) return -1;
-        rc = list_prefix(s, b, p, true, 1, &e, &ne, err);
+        rc = list_prefix(s, b, k, true, 1, &e, &ne, err);
         *out = rc == 0 && ne > 0;
         floe_fileio_entries_free(e, ne);
-        free(b);
-        free(p);
     }
+    free(b);
+    free(k);
     return rc;
 }
 

@@ -13,7 +13,7 @@
  *                       FLOE_EEXIST), the file held whole in memory (these
  *                       are metadata files, small).
  *   read / read_range   GET, GET with Range.
- *   exists              HEAD; a key absent but a "folder" under it exists.
+ *   exists              HEAD; a path ending in '/': whether keys are under it.
  *   list/list_entries   ListObjectsV2 with delimiter "/" and continuation.
  *   remove / batch      DELETE / DeleteObjects (1,000 keys a request).
  *   rename              server-side copy, then delete (not atomic; the

@@ -53,8 +53,11 @@ static void reads_and_writes(void)
     bool ex = false;
     CHECK(floe_fileio_exists(io, p, &ex, &e) == 0 && ex);
     char d[400];
-    snprintf(d, sizeof d, "%s/rw", base); /* a folder exists through its keys */
+    snprintf(d, sizeof d, "%s/rw/", base); /* a folder exists through its keys */
     CHECK(floe_fileio_exists(io, d, &ex, &e) == 0 && ex);
+    d[strlen(d) - 1] = 0; /* without the '/': a key, and there is none */
+    CHECK(floe_fileio_exists(io, d, &ex, &e) == 0 && !ex);
+    strcat(d, "/");
     /* replace, then remove; removing again succeeds */
     CHECK(floe_fileio_write(io, p, "x", 1, 0, &e) == 0);
     b.len = 0;
