@@ -84,8 +84,8 @@ static double boto3_upload(const s3_server_t *srv, const char *file, const char 
              " max_concurrency=%d)\n"
              "t=time.monotonic(); s.upload_file('%s', '%s', '%s', Config=tc);"
              " print(time.monotonic()-t)\"",
-             srv->endpoint, srv->region, srv->access_key_id, srv->secret_access_key,
-             IN_FLIGHT + 2, PART_MB, PART_MB, IN_FLIGHT, file, srv->bucket, key);
+             srv->endpoint, srv->region, srv->access_key_id, srv->secret_access_key, IN_FLIGHT + 2,
+             PART_MB, PART_MB, IN_FLIGHT, file, srv->bucket, key);
     FILE *p = popen(cmd, "r");
     double s = -1;
     if (!p || fscanf(p, "%lf", &s) != 1) s = -1;
