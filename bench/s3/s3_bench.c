@@ -104,6 +104,10 @@ int main(void)
     int rounds = rs ? atoi(rs) : 2;
     if (mb < 1 || rounds < 1) return fprintf(stderr, "s3_bench: bad settings\n"), 1;
     size_t total = mb << 20;
+    /* room for every object of every round: radosgw frees deleted ones later */
+    char mem[32];
+    snprintf(mem, sizeof mem, "%zu", (size_t)(2 * rounds + 1) * total);
+    setenv("S3_MEMSTORE_BYTES", mem, 0);
     s3_server_t srv;
     char why[600];
     int rc = s3_server_start(&srv, why, sizeof why);

@@ -160,7 +160,6 @@ typedef struct req {
     size_t body_len;
     floe_buf_t *answer; /* body of a 2xx answer (appended); NULL: dropped */
     size_t max_answer;  /* 0: 64 MiB */
-    bool conditional;   /* If-None-Match: a 412 after a lost answer is unknown */
     /* results */
     long status;
     char etag[128];
@@ -416,9 +415,8 @@ static void record(s3_io_t *s, int op, long status, int64_t ns)
  * 4xx/5xx left for the caller to map, see fail_status); -1 with *err when
  * none came in the bounded attempts: FLOE_EUNKNOWN for a request that may
  * have been applied (sent, answer lost; only for writes: idempotent reads
- * say FLOE_EIO), FLOE_EIO otherwise (retriable).  A conditional request
- * answered 412 after an earlier attempt's answer was lost is
- * FLOE_EUNKNOWN too: the 412 may be the first attempt's own object. */
+ * say FLOE_EIO), FLOE_EIO otherwise (retriable).  A conditional PUT
+ * answered 412 may have met its own first send: settle_412 decides. */
 static int request(s3_io_t *s, req_t *r, floe_err_t *err)
 {
     pthread_once(&curl_once, curl_init);
@@ -486,12 +484,7 @@ static int request(s3_io_t *s, req_t *r, floe_err_t *err)
                 goto out;
             }
         } else {
-            if (r->conditional && lost && r->status == 412) {
-                floe_err_set(err, FLOE_EUNKNOWN,
-                             "s3: PUT s3://%s/%s: exists after a lost answer (ours or another's)",
-                             r->bucket, r->key);
-                goto out;
-            }
+            /* (a 412 to a conditional PUT after a lost answer: settle_412) */
             ret = 0;
             goto out;
         }
@@ -499,9 +492,13 @@ static int request(s3_io_t *s, req_t *r, floe_err_t *err)
         if (cap > BACKOFF_CAP_MS) cap = BACKOFF_CAP_MS;
         int64_t wait = (int64_t)(floe_rand_u64() % (uint64_t)(cap + 1));
         if ((floe_mono_ns() - t0) / 1000000 + wait > RETRY_BUDGET_MS) {
+            char last[64];
+            if (c != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(c));
+            else
+                snprintf(last, sizeof last, "HTTP %ld", r->status);
             floe_err_retry(err, lost && writes ? FLOE_EUNKNOWN : FLOE_EIO,
-                           "s3: %s s3://%s/%s: still failing after %d attempts (HTTP %ld)",
-                           r->method, r->bucket, r->key, i + 1, r->status);
+                           "s3: %s s3://%s/%s: still failing after %d attempts in %ds (%s)",
+                           r->method, r->bucket, r->key, i + 1, RETRY_BUDGET_MS / 1000, last);
             goto out;
         }
         stat_add(s, &s->st.retries, 1);
@@ -855,12 +852,8 @@ static int s3_rename(floe_fileio_t *io, const char *from, const char *to, bool n
                  ? floe_err_oom(err)
                  : 0;
     floe_sigv4_kv_t hd[2] = {{"x-amz-copy-source", (const char *)src.data}, {"if-none-match", "*"}};
-    req_t r = {.method = "PUT",
-               .bucket = tb,
-               .key = tk,
-               .headers = hd,
-               .nheaders = noreplace ? 2 : 1,
-               .conditional = noreplace};
+    req_t r = {
+        .method = "PUT", .bucket = tb, .key = tk, .headers = hd, .nheaders = noreplace ? 2 : 1};
     if (rc == 0 && noreplace) { /* not every store honours If-None-Match on a copy */
         bool ex = false;
         if ((rc = s3_exists(io, to, &ex, err)) == 0 && ex)
@@ -1149,8 +1142,7 @@ static int out_close(floe_outfile_t *f, floe_err_t *err)
                    .headers = hd,
                    .nheaders = excl ? 1 : 0,
                    .body = o->cur.data,
-                   .body_len = o->cur.len,
-                   .conditional = excl};
+                   .body_len = o->cur.len};
         rc = request(o->s, &r, err);
         if (rc == 0 && excl && r.status == 412) rc = settle_412(o, err);
         else if (rc == 0 && !ok_status(&r))

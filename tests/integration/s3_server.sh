@@ -10,7 +10,9 @@
 #                            S3_ENDPOINT, S3_BUCKET, S3_REGION,
 #                            S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY) and
 #                            DIR/pids.  Waits at most S3_START_TIMEOUT
-#                            seconds (default 90).  On failure prints
+#                            seconds (default 90).  The store holds at
+#                            most S3_MEMSTORE_BYTES (default 2 GiB; deleted
+#                            objects free their space only later).  On failure prints
 #                            "s3_server: why", stops what it started, exits 1.
 #   s3_server.sh stop DIR    kill the daemons by their pids, remove DIR.
 #   s3_server.sh available   exit 0 when the Ceph and radosgw programs and
@@ -90,7 +92,7 @@ osd crush chooseleaf type = 0
 osd crush update on start = false
 paxos propose interval = 0.05
 osd objectstore = memstore
-memstore device bytes = 2147483648
+memstore device bytes = ${S3_MEMSTORE_BYTES:-2147483648}
 run dir = $dir/run
 admin socket = $dir/run/\$name.asok
 log file = $dir/log/\$name.log
