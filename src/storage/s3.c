@@ -1045,8 +1045,10 @@ static int out_write(floe_outfile_t *f, const void *p, size_t n, floe_err_t *err
     while (n) {
         size_t take = n;
         if (!(o->flags & FLOE_IO_EXCL) && o->cur.len + take > ps) take = ps - o->cur.len;
-        if (floe_buf_reserve_settle(&o->cur, take, 0) < 0 || floe_buf_append(&o->cur, b, take) < 0)
-            return floe_err_oom(err);
+        /* a part's buffer grows to the part size and stops there */
+        int rr = (o->flags & FLOE_IO_EXCL) ? floe_buf_reserve(&o->cur, take)
+                                           : floe_buf_reserve_settle(&o->cur, take, ps);
+        if (rr < 0 || floe_buf_append(&o->cur, b, take) < 0) return floe_err_oom(err);
         b += take;
         n -= take;
         if (!(o->flags & FLOE_IO_EXCL) && o->cur.len == ps && n && ship_part(o, err) < 0) return -1;
