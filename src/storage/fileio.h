@@ -36,7 +36,8 @@ typedef struct floe_fileio_entry {
 
 /* Operations.  Members after destroy are optional (NULL: the dispatch
  * functions fall back on the required ones), so an implementation written
- * before they existed still builds and works. */
+ * before they existed still builds and works; list may be NULL when
+ * list_entries is not (the names are taken from the entries). */
 typedef struct floe_fileio_ops {
     int (*create)(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
                   floe_err_t *err);

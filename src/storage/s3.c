@@ -666,22 +666,6 @@ static int s3_list_entries(floe_fileio_t *io, const char *dir, floe_fileio_entry
     return rc;
 }
 
-static int s3_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
-{
-    floe_fileio_entry_t *e = NULL;
-    *n = 0;
-    if (s3_list_entries(io, dir, &e, n, err) < 0) return -1;
-    if (!*n) return 0;
-    if (!(*names = malloc(*n * sizeof **names))) {
-        floe_fileio_entries_free(e, *n);
-        *n = 0;
-        return floe_err_oom(err);
-    }
-    for (size_t i = 0; i < *n; i++) (*names)[i] = e[i].name; /* moved */
-    free(e);
-    return 0;
-}
-
 /* A key: HEAD.  A path ending in '/' (or a bucket): whether any key is
  * under it (one listing of one key), as a local folder exists; probing a
  * key costs one request, not two. */
@@ -1218,7 +1202,7 @@ static void s3_destroy(floe_fileio_t *io)
 
 static const floe_fileio_ops_t s3_ops = {
     s3_create, s3_read,    s3_exists,       s3_remove,       s3_rename,
-    s3_list,   s3_destroy, s3_list_entries, s3_remove_batch, s3_read_range,
+    NULL,      s3_destroy, s3_list_entries, s3_remove_batch, s3_read_range,
 };
 
 int floe_fileio_s3_metrics(floe_fileio_t *io, floe_buf_t *out)
