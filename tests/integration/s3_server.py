@@ -43,7 +43,8 @@ class S3Server:
             print('ok - %s # SKIP %s' % (name, why), flush=True)
             sys.exit(0)
         d = tempfile.mkdtemp(prefix='floe-s3.')
-        r = subprocess.run([_SH, 'start', d], capture_output=True, text=True, timeout=300)
+        env = dict(os.environ, S3_OWNER_PID=str(os.getpid()))  # a watchdog if we die
+        r = subprocess.run([_SH, 'start', d], capture_output=True, text=True, timeout=300, env=env)
         if r.returncode != 0:
             raise S3ServerError('the S3 server did not start: %s' % (r.stderr.strip() or r.stdout))
         env = {}

@@ -14,6 +14,8 @@
 #                            most S3_MEMSTORE_BYTES (default 2 GiB; deleted
 #                            objects free their space only later).  On failure prints
 #                            "s3_server: why", stops what it started, exits 1.
+#                            With S3_OWNER_PID set, a watchdog stops it
+#                            when that process is gone.
 #   s3_server.sh stop DIR    kill the daemons by their pids, remove DIR.
 #   s3_server.sh available   exit 0 when the Ceph and radosgw programs and
 #                            python3-boto3 are installed (scripts/setup
@@ -173,7 +175,19 @@ S3_REGION=$S3_REGION
 S3_ACCESS_KEY_ID=$S3_ACCESS_KEY_ID
 S3_SECRET_ACCESS_KEY=$S3_SECRET_ACCESS_KEY
 EOF
+  # With S3_OWNER_PID, a watchdog stops the server once that process is
+  # gone, however it ended (a crash, a SIGKILL, an exit without stop).
+  if [ -n "${S3_OWNER_PID:-}" ]; then
+    setsid "$0" watch "$S3_OWNER_PID" "$dir" </dev/null >/dev/null 2>&1 &
+  fi
   echo "s3 ready endpoint=http://127.0.0.1:$rgw_port bucket=$S3_BUCKET"
+}
+
+watch() {
+  local owner=$1 dir=$2
+  while kill -0 "$owner" 2>/dev/null && [ -d "$dir" ]; do sleep 1; done
+  [ -d "$dir" ] && stop "$dir"
+  return 0
 }
 
 # A one-node Ceph fails to come up now and then (radosgw waits forever
@@ -197,6 +211,7 @@ start_retrying() {
 case "${1:-}" in
 start) [ $# = 2 ] || die "usage: s3_server.sh start DIR"; start_retrying "$2" ;;
 start-once) start "$2" ;;
+watch) watch "$2" "$3" ;;
 stop) [ $# = 2 ] || die "usage: s3_server.sh stop DIR"; stop "$2" ;;
 available) available ;;
 *) die "usage: s3_server.sh start DIR | stop DIR | available" ;;

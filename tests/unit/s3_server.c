@@ -57,7 +57,8 @@ int s3_server_start(s3_server_t *s, char *why, size_t why_size)
         snprintf(why, why_size, "cannot make a temp folder");
         return -1;
     }
-    snprintf(cmd, sizeof cmd, "'%s' start '%s' 2>&1", sh, s->dir);
+    /* the script's watchdog stops the server if this process dies first */
+    snprintf(cmd, sizeof cmd, "S3_OWNER_PID=%d '%s' start '%s' 2>&1", (int)getpid(), sh, s->dir);
     if (!(p = popen(cmd, "r"))) {
         snprintf(why, why_size, "cannot run %s", sh);
         return -1;

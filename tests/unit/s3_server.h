@@ -23,7 +23,8 @@ typedef struct s3_server {
 
 /* Start one (bounded by the script's S3_START_TIMEOUT).  0 started; 1
  * not installed and allowed to skip (why says so); -1 failed (why says
- * why).  Stop with s3_server_stop. */
+ * why).  Stop with s3_server_stop; should this process die first, the
+ * script's watchdog stops it. */
 int s3_server_start(s3_server_t *s, char *why, size_t why_size);
 void s3_server_stop(s3_server_t *s);
 
