@@ -92,6 +92,7 @@ mon allow pool size one = true
 mon max pg per osd = 1000
 osd crush chooseleaf type = 0
 osd crush update on start = false
+osd class update on start = false
 paxos propose interval = 0.05
 osd objectstore = memstore
 memstore device bytes = ${S3_MEMSTORE_BYTES:-2147483648}
@@ -109,6 +110,7 @@ EOF
   # From here on, a failure stops whatever already runs.
   fail() {
     echo "s3_server: $*" >&2
+    echo "s3_server: cluster: $(timeout 5 ceph -c "$conf" -s 2>&1 | tr -s ' \n' ' ' | head -c 700)" >&2
     local l
     for l in "$dir"/log/*.log; do
       [ -f "$l" ] && echo "s3_server: last line of $(basename "$l"): $(tail -n 1 "$l")" >&2
