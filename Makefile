@@ -11,7 +11,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g $(OPT) $(SAN) \
              -Isrc -Itests -MMD -MP $(CFLAGS)
 # Each library is linked once some source uses it (libcurl finds its TLS
 # library itself at run time).
-LIBS    = -lrdkafka -lzstd -lsnappy -llz4 -lz -ljansson -lcurl -lmicrohttpd -lpthread -lm
+LIBS    = -lrdkafka -lzstd -lsnappy -llz4 -lz -ljansson -lcurl -lcrypto -lmicrohttpd -lpthread -lm
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 
 LIB_SRC   := $(sort $(filter-out src/cmd/%,$(wildcard src/*/*.c)))
@@ -53,10 +53,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELP_OBJ) $(BUILD)/libfloe.a $(LIBS)
 
-# (benchmarks that run `floe serve` start it through the tests' harness)
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/tests/unit/floe_proc.o $(BUILD)/libfloe.a
+# (benchmarks that run `floe serve` or the S3 server start them through the
+# tests' harness)
+BENCH_HELP := $(BUILD)/tests/unit/floe_proc.o $(BUILD)/tests/unit/s3_server.o
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_HELP) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/tests/unit/floe_proc.o $(BUILD)/libfloe.a $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELP) $(BUILD)/libfloe.a $(LIBS)
 
 # The whole suite: unit tests, then integration tests against this build.
 test: all

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/store.h"
 #include "kafka/groups_module.h"
 #include "table/config.h"
 #include "util/buf.h"
@@ -29,6 +30,14 @@ static const struct scope {
      "\nThe file also sets server-wide defaults of topic configs: `log.KEY = VALUE` for a "
      "Kafka topic config (`log.retention.ms`, `log.segment.bytes`, ...) and `table.KEY = "
      "VALUE` for the table topic keys below, checked as a topic's would be.\n\n"},
+    {"### Object storage\n\n"
+     "Server config keys (and `floe table --config FILE` keys) saying where tables live. "
+     "The names are Iceberg's own FileIO properties, so an engine's catalog config takes the "
+     "same lines. Tables on an object store use the filesystem (Hadoop-layout) catalog "
+     "through conditional PUTs (`If-None-Match: *`); a REST catalog is the recommended way "
+     "on object stores. A store that cannot be reached, refuses the credentials or has no "
+     "such bucket pauses the tables with its error.\n\n",
+     floe_store_config_keys, false, "\n"},
     {"### Consumer groups\n\n"
      "Server config keys of the group coordinator, in the same file.\n\n",
      floe_groups_config_keys, false, "\n"},

@@ -21,12 +21,14 @@
 #include "cmd/cmd.h"
 #include "cmd/serve_registry.h"
 #include "cmd/serve_tables.h"
+#include "cmd/store.h"
 #include "http/http.h"
 #include "http/rest.h"
 #include "kafka/broker.h"
 #include "kafka/groups_module.h"
 #include "kafka/server.h"
 #include "net/loop.h"
+#include "storage/s3.h"
 #include "table/config.h"
 #include "table/engine_http.h"
 #include "util/conf.h"
@@ -40,6 +42,7 @@ typedef struct serve_cfg {
     int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
         retention_check_ms, max_open_files, cleaner_backoff_ms;
     bool auto_create, acks_all_fsync, cleaner_enable;
+    floe_store_cfg_t store;     /* warehouse, s3.* */
     floe_kv_t defaults[MAX_KV]; /* log.* (as topic config names) and table.* */
     int ndefaults;
     char *owned[2 * MAX_KV];
@@ -195,14 +198,6 @@ static void announce(void *line)
     if (g_stopping) floe_loop_stop(g_loop);
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r')) *--e = 0;
-    return s;
-}
-
 static char *keep(serve_cfg_t *c, const char *s)
 {
     char *d = strdup(s);
@@ -281,6 +276,9 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
 {
     const floe_conf_key_t *key = floe_conf_find(KEYS, NKEYS, k);
     if (key) return floe_conf_set(key, c, v, err);
+    size_t ns;
+    const floe_conf_key_t *sk = floe_store_config_keys(&ns);
+    if ((key = floe_conf_find(sk, ns, k))) return floe_conf_set(key, &c->store, v, err);
     if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
         if (c->ndefaults == MAX_KV)
             return floe_err_set(err, FLOE_EINVAL, "too many topic defaults");
@@ -302,29 +300,14 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
                                                    : floe_conf_unknown(gk, ng, k, "server", err);
 }
 
+static int set_key_cb(void *c, const char *k, const char *v, floe_err_t *err)
+{
+    return set_key(c, k, v, err);
+}
+
 static int load_file(serve_cfg_t *c, const char *path, floe_err_t *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return floe_err_errno(err, errno, path);
-    char line[4096];
-    int ln = 0;
-    while (fgets(line, sizeof line, f)) {
-        ln++;
-        char *s = trim(line);
-        if (!*s || *s == '#') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            fclose(f);
-            return floe_err_set(err, FLOE_EINVAL, "%s:%d: expected key = value", path, ln);
-        }
-        *eq = 0;
-        if (set_key(c, trim(s), trim(eq + 1), err)) {
-            fclose(f);
-            floe_err_wrap(err, "%s:%d", path, ln);
-            return -1;
-        }
-    }
-    fclose(f);
+    if (floe_conf_read_file(path, set_key_cb, c, err) < 0) return -1;
     if (floe_groups_config_check(err) < 0) {
         floe_err_wrap(err, "%s", path);
         return -1;
@@ -374,13 +357,22 @@ static void mem_policy(mem_policy_t *m, floe_loop_t *loop, floe_kafka_srv_t *srv
     floe_loop_timer(loop, MEM_TICK_MS, mem_tick, m);
 }
 
+/* The S3 FileIO's requests, bytes, retries and latencies on /metrics. */
+static int s3_metrics(void *io, floe_buf_t *out)
+{
+    return floe_fileio_s3_metrics(io, out);
+}
+
 int floe_cmd_serve(int argc, char **argv)
 {
     serve_cfg_t c = {0};
     floe_err_t err;
     floe_err_clear(&err);
     int rc = 1;
-    if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0) {
+    size_t nsk;
+    const floe_conf_key_t *sk = floe_store_config_keys(&nsk);
+    if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0 ||
+        floe_conf_defaults(sk, nsk, &c.store, &err) < 0) {
         fprintf(stderr, "floe serve: %s\n", err.msg);
         return 1;
     }
@@ -469,13 +461,16 @@ int floe_cmd_serve(int argc, char **argv)
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
     if (serve_registry_start(broker, &registry, &err)) goto out;
     floe_conv_schemas_t schemas = serve_registry_schemas(registry);
-    if (serve_tables_start(broker, c.data_dir, c.defaults, c.ndefaults, &schemas, &tables, &err))
+    if (serve_tables_start(broker, c.data_dir, &c.store, c.defaults, c.ndefaults, &schemas, &tables,
+                           &err))
         goto out;
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_engine_http(serve_tables_engine(tables), http, &err) ||
         floe_rest_http(http, serve_tables_catalog(tables), &rest, &err) ||
-        floe_registry_http(serve_registry(registry), http, &err)) {
+        floe_registry_http(serve_registry(registry), http, &err) ||
+        (floe_fileio_is_s3(c.store.warehouse) &&
+         floe_http_metrics_add(http, s3_metrics, serve_tables_io(tables)))) {
         if (!err.code) floe_err_oom(&err);
         goto out;
     }

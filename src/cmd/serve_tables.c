@@ -76,9 +76,9 @@ static const char *get_default(void *ctx, const char *key)
     return NULL;
 }
 
-int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *defaults,
-                       int ndefaults, const floe_conv_schemas_t *schemas, serve_tables_t **out,
-                       floe_err_t *err)
+int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_store_cfg_t *store,
+                       const floe_kv_t *defaults, int ndefaults, const floe_conv_schemas_t *schemas,
+                       serve_tables_t **out, floe_err_t *err)
 {
     serve_tables_t *st = calloc(1, sizeof *st);
     if (!st) return floe_err_oom(err);
@@ -93,9 +93,8 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_kv_t *
         st->ndefaults++;
     }
     char wh[4200];
-    if (floe_ice_warehouse_of(data_dir, wh, sizeof wh, err)) goto fail;
     if (!(st->src = floe_tsource_logs_new())) goto oom;
-    if (!(st->io = floe_fileio_local_new(err)) ||
+    if (floe_store_open(store, data_dir, &st->io, wh, sizeof wh, err) < 0 ||
         !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
         goto fail;
     floe_engine_config_t ec = {.catalog = st->cat, .get_default = get_default, .default_ctx = st};
@@ -166,4 +165,9 @@ int serve_tables_retention_floor(serve_tables_t *st, floe_topic_t *t, int32_t p,
     out->max_held_bytes =
         cfg.retention_max_lag_bytes == FLOE_TABLE_UNLIMITED ? -1 : cfg.retention_max_lag_bytes;
     return 1;
+}
+
+floe_fileio_t *serve_tables_io(serve_tables_t *st)
+{
+    return st->io;
 }

@@ -1,6 +1,7 @@
 /* `floe table list|describe|scan|history`: the Iceberg tables under a data
- * dir, read straight from the filesystem catalog (DATA/warehouse), so they
- * work whether or not floe serve runs.  When the server's HTTP listener
+ * dir, read straight from the filesystem catalog (DATA/warehouse, or the
+ * `warehouse` of --config FILE, e.g. on S3), so they work whether or not
+ * floe serve runs.  When the server's HTTP listener
  * answers, describe adds the live engine state and per-partition lag from
  * GET /admin/tables.  `floe table compact|expire|remove-orphans` run on the
  * server's maintenance thread when it answers (progress polled from GET
@@ -17,6 +18,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
+#include "cmd/store.h"
 #include "http/client.h"
 #include "iceberg/catalog.h"
 #include "iceberg/read.h"
@@ -26,11 +28,13 @@
 #include "util/parse.h"
 
 typedef struct table_opts {
-    const char *sub, *name, *data_dir, *http;
+    const char *sub, *name, *data_dir, *http, *config;
     int64_t limit;      /* -1: all */
     int64_t older_than; /* -1: the table's setting */
     int64_t keep;       /* 0: the table property */
     bool dry_run;
+    floe_store_cfg_t store;   /* warehouse and s3.* of --config */
+    char conf_data_dir[4096]; /* data.dir of --config */
 } table_opts_t;
 
 typedef struct ctx {
@@ -38,16 +42,32 @@ typedef struct ctx {
     floe_ice_catalog_t *cat;
 } ctx_t;
 
-static int open_catalog(ctx_t *c, const char *data_dir, floe_err_t *err)
+static int open_catalog(ctx_t *c, const table_opts_t *o, floe_err_t *err)
 {
     char wh[4200];
-    if (floe_ice_warehouse_of(data_dir, wh, sizeof wh, err)) return -1;
+    if (floe_store_open(&o->store, o->data_dir, &c->io, wh, sizeof wh, err) < 0) return -1;
     struct stat st;
-    if (stat(wh, &st) || !S_ISDIR(st.st_mode))
+    if (!strstr(wh, "://") && (stat(wh, &st) || !S_ISDIR(st.st_mode)))
         return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)",
-                            data_dir, wh, errno == ENOENT ? "missing" : "not a directory");
-    if (!(c->io = floe_fileio_local_new(err))) return -1;
+                            o->data_dir, wh, errno == ENOENT ? "missing" : "not a directory");
     if (!(c->cat = floe_ice_catalog_fs_new(c->io, wh, err))) return -1;
+    return 0;
+}
+
+/* A server config file's line: where tables live (warehouse, s3.*) and
+ * data.dir are taken; the server's other keys are not the CLI's. */
+static int conf_line(void *arg, const char *k, const char *v, floe_err_t *err)
+{
+    table_opts_t *o = arg;
+    size_t n;
+    const floe_conf_key_t *sk = floe_store_config_keys(&n);
+    const floe_conf_key_t *key = floe_conf_find(sk, n, k);
+    if (key) return floe_conf_set(key, &o->store, v, err);
+    if (!strcmp(k, "data.dir")) {
+        if (strlen(v) >= sizeof o->conf_data_dir)
+            return floe_err_set(err, FLOE_EINVAL, "data.dir: too long");
+        snprintf(o->conf_data_dir, sizeof o->conf_data_dir, "%s", v);
+    }
     return 0;
 }
 
@@ -634,7 +654,7 @@ static int maint_local(const table_opts_t *o, floe_tmaint_req_t *req, floe_buf_t
                        floe_err_t *err)
 {
     ctx_t c = {0};
-    if (open_catalog(&c, o->data_dir, err)) {
+    if (open_catalog(&c, o, err)) {
         close_catalog(&c);
         return -1;
     }
@@ -742,7 +762,9 @@ static const char usage_text[] =
     "       floe table remove-orphans [NAMESPACE.]TABLE [--older-than D] [--dry-run]\n"
     "       floe table pause [NAMESPACE.]TABLE|TOPIC     (stop reading until resumed)\n"
     "       floe table resume [NAMESPACE.]TABLE|TOPIC    (run again, whatever paused it)\n"
-    "options: --data-dir DIR (default ./floe-data), --http HOST:PORT (the server's\n"
+    "options: --data-dir DIR (default ./floe-data), --config FILE (the server's config\n"
+    "         file: its data.dir, warehouse and s3.* keys, for tables on S3),\n"
+    "         --http HOST:PORT (the server's\n"
     "         HTTP listener for live lag, default 127.0.0.1:8181), --no-http\n"
     "scan prints one JSON object per row.  compact, expire and remove-orphans run in the\n"
     "server when it answers (--http), else on --data-dir; progress goes to stderr.\n"
@@ -786,6 +808,8 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
         if (i + 1 >= argc) return floe_err_set(err, FLOE_EINVAL, "%s needs a value", arg);
         const char *v = argv[++i];
         if (!strcmp(arg, "--data-dir") || !strcmp(arg, "-d")) o->data_dir = v;
+        else if (!strcmp(arg, "--config") || !strcmp(arg, "-c"))
+            o->config = v;
         else if (!strcmp(arg, "--http"))
             o->http = v;
         else if (!strcmp(arg, "--limit") || !strcmp(arg, "-n")) {
@@ -830,6 +854,16 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
         return floe_err_set(err, FLOE_EINVAL, "--keep applies to expire only");
     if (o->dry_run && strcmp(o->sub, "remove-orphans"))
         return floe_err_set(err, FLOE_EINVAL, "--dry-run applies to remove-orphans only");
+    size_t n;
+    const floe_conf_key_t *sk = floe_store_config_keys(&n);
+    if (floe_conf_defaults(sk, n, &o->store, err) < 0) return -1;
+    if (o->config) {
+        bool dd = false; /* --data-dir given: it wins over the file's data.dir */
+        for (int i = 3; i < argc; i++)
+            dd |= !strcmp(argv[i], "--data-dir") || !strcmp(argv[i], "-d");
+        if (floe_conf_read_file(o->config, conf_line, o, err) < 0) return -1;
+        if (!dd && o->conf_data_dir[0]) o->data_dir = o->conf_data_dir;
+    }
     return 0;
 }
 
@@ -850,7 +884,7 @@ int floe_cmd_table(int argc, char **argv)
         rc = do_maint(&o, &err);
     } else if (!rc && (!strcmp(o.sub, "pause") || !strcmp(o.sub, "resume"))) {
         rc = do_pause_resume(&o, &err);
-    } else if (!rc && !(rc = open_catalog(&c, o.data_dir, &err))) {
+    } else if (!rc && !(rc = open_catalog(&c, &o, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
         else if (!strcmp(o.sub, "describe"))
             rc = do_describe(&c, &o, &err);

@@ -111,6 +111,16 @@ static int f_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *o
     return s ? lost(err, rc) : rc;
 }
 
+static int f_read_range(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                        floe_buf_t *out, floe_err_t *err)
+{
+    fault_io_t *f = (fault_io_t *)io;
+    int s = step(f, err);
+    if (s < 0) return -1;
+    int rc = floe_fileio_read_range(f->inner, path, off, len, out, err);
+    return s ? lost(err, rc) : rc;
+}
+
 static int f_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
 {
     fault_io_t *f = (fault_io_t *)io;
@@ -188,9 +198,9 @@ static void f_destroy(floe_fileio_t *io)
     free(io);
 }
 
-static const floe_fileio_ops_t fault_ops = {f_create,  f_read,         f_exists,
-                                            f_remove,  f_rename,       f_list,
-                                            f_destroy, f_list_entries, f_remove_batch};
+static const floe_fileio_ops_t fault_ops = {f_create,       f_read,      f_exists,  f_remove,
+                                            f_rename,       f_list,      f_destroy, f_list_entries,
+                                            f_remove_batch, f_read_range};
 
 floe_fileio_t *floe_fileio_fault_new(floe_fileio_t *inner, floe_err_t *err)
 {

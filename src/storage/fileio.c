@@ -64,6 +64,24 @@ int floe_fileio_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t
     return io->ops->read(io, path, max ? max : ((size_t)1 << 30), out, err);
 }
 
+int floe_fileio_read_range(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                           floe_buf_t *out, floe_err_t *err)
+{
+    if (io->ops->read_range) return io->ops->read_range(io, path, off, len, out, err);
+    floe_buf_t all = FLOE_BUF_INIT;
+    if (floe_fileio_read(io, path, 0, &all, err) < 0) {
+        floe_buf_free(&all);
+        return -1;
+    }
+    int rc = 0;
+    if (off < all.len) {
+        size_t n = all.len - (size_t)off < len ? all.len - (size_t)off : len;
+        if (floe_buf_append(out, all.data + off, n) < 0) rc = floe_err_oom(err);
+    }
+    floe_buf_free(&all);
+    return rc;
+}
+
 int floe_fileio_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err)
 {
     return io->ops->exists(io, path, out, err);
@@ -84,7 +102,18 @@ int floe_fileio_list(floe_fileio_t *io, const char *dir, char ***names, size_t *
 {
     *names = NULL;
     *n = 0;
-    return io->ops->list(io, dir, names, n, err);
+    if (io->ops->list) return io->ops->list(io, dir, names, n, err);
+    floe_fileio_entry_t *e = NULL;
+    if (io->ops->list_entries(io, dir, &e, n, err) < 0) return -1;
+    if (!*n) return 0;
+    if (!(*names = malloc(*n * sizeof **names))) {
+        floe_fileio_entries_free(e, *n);
+        *n = 0;
+        return floe_err_oom(err);
+    }
+    for (size_t i = 0; i < *n; i++) (*names)[i] = e[i].name; /* moved */
+    free(e);
+    return 0;
 }
 
 void floe_fileio_names_free(char **names, size_t n)
@@ -273,16 +302,24 @@ static int local_create(floe_fileio_t *io, const char *path, unsigned flags, flo
     return 0;
 }
 
-static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out,
-                      floe_err_t *err)
+/* Open a local file to read: the fd, or -1 with FLOE_ENOENT when absent. */
+static int open_read(const char *lp, floe_err_t *err)
 {
-    (void)io;
-    const char *lp = floe_fileio_local_path(path);
     int fd = open(lp, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return floe_err_set(err, FLOE_ENOENT, "%s: no such file", lp);
         return floe_err_errno(err, errno, lp);
     }
+    return fd;
+}
+
+static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out,
+                      floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(path);
+    int fd = open_read(lp, err);
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
@@ -318,6 +355,34 @@ static int local_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_
         }
     }
     close(fd);
+    return 0;
+}
+
+static int local_read_range(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                            floe_buf_t *out, floe_err_t *err)
+{
+    (void)io;
+    const char *lp = floe_fileio_local_path(path);
+    int fd = open_read(lp, err);
+    if (fd < 0) return -1;
+    if (floe_buf_reserve(out, len) < 0) {
+        close(fd);
+        return floe_err_oom(err);
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(fd, out->data + out->len + got, len - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return floe_err_errno(err, e, lp);
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    out->len += got;
     return 0;
 }
 
@@ -411,31 +476,15 @@ oom:
     return floe_err_oom(err);
 }
 
-static int local_list(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
-{
-    floe_fileio_entry_t *e = NULL;
-    *n = 0;
-    if (local_list_entries(io, dir, &e, n, err) < 0) return -1;
-    if (!*n) return 0;
-    if (!(*names = malloc(*n * sizeof **names))) {
-        floe_fileio_entries_free(e, *n);
-        *n = 0;
-        return floe_err_oom(err);
-    }
-    for (size_t i = 0; i < *n; i++) (*names)[i] = e[i].name; /* moved */
-    free(e);
-    return 0;
-}
-
 static void local_destroy(floe_fileio_t *io)
 {
     free(io);
 }
 
 /* remove_batch: the dispatch's loop of unlinks is what a local batch is */
-static const floe_fileio_ops_t local_ops = {local_create,  local_read,         local_exists,
-                                            local_remove,  local_rename,       local_list,
-                                            local_destroy, local_list_entries, NULL};
+static const floe_fileio_ops_t local_ops = {
+    local_create, local_read,    local_exists,       local_remove, local_rename,
+    NULL,         local_destroy, local_list_entries, NULL,         local_read_range};
 
 floe_fileio_t *floe_fileio_local_new(floe_err_t *err)
 {

@@ -4,8 +4,8 @@
  * durably (all bytes or nothing, visible only after close), optionally
  * only when absent (the primitive an optimistic commit needs), lists,
  * renames and deletes.  Implementations: local files (this folder), a
- * fault-injecting wrapper for tests, S3 later (conditional put maps to
- * create-if-absent).  Paths are what the table stores: "/abs/path",
+ * fault-injecting wrapper for tests, S3 (storage/s3.h; conditional put
+ * maps to create-if-absent).  Paths are what the table stores: "/abs/path",
  * "file:/abs" or "file:///abs" for local files.
  *
  * Implementations fill a floe_fileio_ops_t; callers use the floe_fileio_*
@@ -36,7 +36,8 @@ typedef struct floe_fileio_entry {
 
 /* Operations.  Members after destroy are optional (NULL: the dispatch
  * functions fall back on the required ones), so an implementation written
- * before they existed still builds and works. */
+ * before they existed still builds and works; list may be NULL when
+ * list_entries is not (the names are taken from the entries). */
 typedef struct floe_fileio_ops {
     int (*create)(floe_fileio_t *io, const char *path, unsigned flags, floe_outfile_t **out,
                   floe_err_t *err);
@@ -51,6 +52,8 @@ typedef struct floe_fileio_ops {
                         floe_err_t *err);
     int (*remove_batch)(floe_fileio_t *io, const char *const *paths, size_t n, bool *done,
                         floe_err_t *err);
+    int (*read_range)(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                      floe_buf_t *out, floe_err_t *err);
 } floe_fileio_ops_t;
 
 typedef struct floe_outfile_ops {
@@ -88,6 +91,13 @@ int floe_fileio_write(floe_fileio_t *io, const char *path, const void *p, size_t
  * max bytes (0: 1 GiB) with ERANGE.  FLOE_ENOENT when absent. */
 int floe_fileio_read(floe_fileio_t *io, const char *path, size_t max, floe_buf_t *out,
                      floe_err_t *err);
+/* Read bytes [off, off+len) of a file into out (appended; caller
+ * frees): fewer when the file ends first, none when off is at or past its
+ * end.  What a Parquet reader needs for footers and row groups on an
+ * object store.  FLOE_ENOENT when absent.  (An implementation without
+ * read_range reads the whole file, up to 1 GiB, and keeps the range.) */
+int floe_fileio_read_range(floe_fileio_t *io, const char *path, uint64_t off, size_t len,
+                           floe_buf_t *out, floe_err_t *err);
 int floe_fileio_exists(floe_fileio_t *io, const char *path, bool *out, floe_err_t *err);
 /* Delete; deleting an absent file succeeds. */
 int floe_fileio_remove(floe_fileio_t *io, const char *path, floe_err_t *err);
@@ -123,7 +133,7 @@ const char *floe_fileio_local_path(const char *path);
 
 /* Fault injection for tests: wraps `inner` (borrowed; must outlive the
  * wrapper).  Every call through the wrapper (create, each write, close,
- * read, exists, remove, rename, list, list_entries, and a whole
+ * read, read_range, exists, remove, rename, list, list_entries, and a whole
  * remove_batch, as one DeleteObjects request would be) is one operation.  Once armed with
  * floe_fileio_fault_arm(io, n, mode), the n-th operation from then on:
  *   FAIL:     fails with FLOE_EIO without doing anything; later ones work;

@@ -354,21 +354,12 @@ static void run_again(floe_engine_t *e, floe_ttable_t *t, floe_tpause_t was)
     mark_table_ready(e, t);
 }
 
-/* A topic that asks to be a table but whose table.* configs do not load:
- * a running table pauses with the reason, a new one is not opened and the
- * status lists it as paused.  Logged once per reason, not every round. */
-static void config_problem(floe_engine_t *e, floe_ttable_t *t, const char *topic,
-                           const floe_table_config_t *cfg, const char *msg)
+/* A table that is not opened (bad configs, or a store that refuses it:
+ * wrong credentials, no such bucket): listed as paused with the reason,
+ * logged once per reason; the next rounds try again. */
+static void not_started(floe_engine_t *e, const char *topic, const floe_table_config_t *cfg,
+                        const char *reason)
 {
-    char reason[sizeof t->reason];
-    snprintf(reason, sizeof reason, "bad configuration: %s", msg);
-    if (t) {
-        t->seen = true;
-        if (t->paused == FLOE_TPAUSE_CONFIG && strcmp(t->reason, reason))
-            floe_ttable_resume(t); /* paused again below, with today's reason */
-        floe_ttable_pause(t, FLOE_TPAUSE_CONFIG, "%s", reason);
-        return;
-    }
     tbadcfg_t *b = NULL;
     for (size_t i = 0; i < e->nbadcfg && !b; i++)
         if (!strcmp(e->badcfg[i].topic, topic)) b = &e->badcfg[i];
@@ -387,9 +378,27 @@ static void config_problem(floe_engine_t *e, floe_ttable_t *t, const char *topic
     }
     b->seen = true;
     if (!strcmp(b->reason, reason)) return;
-    memcpy(b->reason, reason, sizeof reason);
+    snprintf(b->reason, sizeof b->reason, "%s", reason);
     snprintf(b->table, sizeof b->table, "%s.%s", cfg->namespace_, cfg->name);
     FLOE_ERROR("table %s of topic %s not started: %s", b->table, topic, b->reason);
+}
+
+/* A topic that asks to be a table but whose table.* configs do not load:
+ * a running table pauses with the reason, a new one is not opened and the
+ * status lists it as paused.  Logged once per reason, not every round. */
+static void config_problem(floe_engine_t *e, floe_ttable_t *t, const char *topic,
+                           const floe_table_config_t *cfg, const char *msg)
+{
+    char reason[sizeof t->reason];
+    snprintf(reason, sizeof reason, "bad configuration: %s", msg);
+    if (!t) {
+        not_started(e, topic, cfg, reason);
+        return;
+    }
+    t->seen = true;
+    if (t->paused == FLOE_TPAUSE_CONFIG && strcmp(t->reason, reason))
+        floe_ttable_resume(t); /* paused again below, with today's reason */
+    floe_ttable_pause(t, FLOE_TPAUSE_CONFIG, "%s", reason);
 }
 
 /* Table t's topic is listed again with configuration cfg (its identity
@@ -429,8 +438,9 @@ static void table_add(floe_engine_t *e, const char *topic, int32_t n,
         return;
     }
     if (add_parts(e, t, n, &ce) < 0 || open_table(t, &ce) < 0) {
-        FLOE_ERROR("table engine: topic %s: cannot open its table: %s (retrying)", t->topic,
-                   ce.msg);
+        char reason[sizeof t->reason];
+        snprintf(reason, sizeof reason, "cannot open its table (retrying): %s", ce.msg);
+        not_started(e, topic, cfg, reason);
         table_free(t);
         e->rediscover = true;
         return;

@@ -1,5 +1,6 @@
 #include "util/conf.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,4 +246,40 @@ int floe_conf_markdown(const floe_conf_key_t *keys, size_t n, bool live_column, 
         rc |= floe_buf_append_str(out, " |\n");
     }
     return rc ? -1 : 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r')) *--e = 0;
+    return s;
+}
+
+int floe_conf_read_file(const char *path,
+                        int (*set)(void *arg, const char *key, const char *value, floe_err_t *err),
+                        void *arg, floe_err_t *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return floe_err_errno(err, errno, path);
+    char line[4096];
+    int ln = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        char *s = trim(line);
+        if (!*s || *s == '#') continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            fclose(f);
+            return floe_err_set(err, FLOE_EINVAL, "%s:%d: expected key = value", path, ln);
+        }
+        *eq = 0;
+        if (set(arg, trim(s), trim(eq + 1), err)) {
+            fclose(f);
+            floe_err_wrap(err, "%s:%d", path, ln);
+            return -1;
+        }
+    }
+    fclose(f);
+    return 0;
 }

@@ -84,6 +84,15 @@ void floe_conf_copy_live(const floe_conf_key_t *keys, size_t n, void *dst, const
 int floe_conf_unknown(const floe_conf_key_t *keys, size_t n, const char *name, const char *what,
                       floe_err_t *err);
 
+/* Read a config file of `key = value` lines (blanks around both trimmed;
+ * empty lines and lines starting with '#' skipped) and call set(arg,
+ * key, value) for each (both borrowed for the call).  Stops at the first
+ * line set refuses, with *err prefixed "PATH:LINE: "; a line without '='
+ * is FLOE_EINVAL; an unreadable file is its errno. */
+int floe_conf_read_file(const char *path,
+                        int (*set)(void *arg, const char *key, const char *value, floe_err_t *err),
+                        void *arg, floe_err_t *err);
+
 /* The keys as a Markdown table: key, value (type and range, or the
  * choices), default, live (when live_column) and description.  0, or -1
  * when out of memory. */

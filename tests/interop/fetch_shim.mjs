@@ -1,10 +1,14 @@
 // icebird reads through global fetch, which has no file:// in Node 20:
 // importing this module makes fetch serve local paths (plain, file:/ or
-// file:///), with HEAD and Range, as an object store would.
+// file:///), with HEAD and Range, as an object store would.  http(s)://
+// URLs go to the network as before.
 import { statSync, openSync, readSync, closeSync } from 'node:fs';
+
+const net = globalThis.fetch; // http(s):// URLs still go to the network
 
 globalThis.fetch = async (url, init = {}) => {
   let p = String(url);
+  if (/^https?:\/\//.test(p)) return net(url, init);
   if (p.startsWith('file://')) p = p.slice(7); else if (p.startsWith('file:')) p = p.slice(5);
   let size;
   try { size = statSync(p).size; } catch { return new Response('not found', { status: 404 }); }

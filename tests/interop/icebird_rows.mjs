@@ -1,10 +1,12 @@
-// Print an Iceberg table as icebird (an independent reader) sees it: one
+// Print an Iceberg table as icebird (an independent reader) sees it (local,
+// or s3:// on the tests' S3 server: s3_fetch_shim.mjs): one
 // JSON line per row, sorted, bigints as strings, dates as ISO text, binary
 // as text.  Usage: node icebird_rows.mjs TABLE_LOCATION [--omit=a.b,...]
 // --omit leaves out nested fields (icebird 0.3.1 returns a struct field
 // named "key" next to a map as a one-element array; hyparquet and DuckDB
 // read the same file correctly, so tests check such fields with DuckDB).
 import './fetch_shim.mjs';
+import './s3_fetch_shim.mjs';
 import { icebergRead } from 'icebird';
 
 const norm = (v) => {

@@ -31,6 +31,15 @@ static void local_basics(void)
     floe_buf_t b = FLOE_BUF_INIT;
     CHECK(floe_fileio_read(io, p, 0, &b, &e) == 0);
     CHECK(b.len == 5 && memcmp(b.data, "hello", 5) == 0);
+    /* ranges: inside, cut at the end, past the end */
+    b.len = 0;
+    CHECK(floe_fileio_read_range(io, p, 1, 3, &b, &e) == 0);
+    CHECK(b.len == 3 && memcmp(b.data, "ell", 3) == 0);
+    b.len = 0;
+    CHECK(floe_fileio_read_range(io, p, 3, 10, &b, &e) == 0);
+    CHECK(b.len == 2 && memcmp(b.data, "lo", 2) == 0);
+    b.len = 0;
+    CHECK(floe_fileio_read_range(io, p, 9, 1, &b, &e) == 0 && b.len == 0);
     /* replace */
     CHECK(floe_fileio_write(io, p, "world!", 6, 0, &e) == 0);
     b.len = 0;

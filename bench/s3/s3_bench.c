@@ -1,0 +1,177 @@
+/* bench/s3: uploads to an S3 server, floe's S3 FileIO against boto3.
+ *
+ * Starts the tests' radosgw (tests/integration/s3_server.sh), writes a
+ * FLOE_S3_BENCH_MB file (default 1024) of pseudo-random bytes to local disk,
+ * then, in FLOE_S3_BENCH_ROUNDS alternating rounds (default 2), uploads it
+ * with floe's FileIO (read in 1 MiB chunks and written through
+ * floe_fileio_create/floe_outfile_write: a multipart upload streamed with
+ * 16 MiB parts, 4 in flight) and with python3-boto3's upload_file (the same
+ * part size and concurrency), each object deleted after its round.  Prints
+ * each side's best MB/s, and this process's peak resident memory while
+ * floe uploaded (VmHWM: bounded by the parts in flight, not the file size).
+ * Last line: s3 mb=... floe_mb_s=... boto3_mb_s=... ratio=... peak_rss_mb=...
+ * part_mb=16 in_flight=4
+ * Without the Ceph and radosgw packages it says so and exits 0. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "storage/s3.h"
+#include "util/clock.h"
+
+#include "../../tests/unit/s3_server.h"
+#include "../xorshift.h"
+
+#define CHUNK ((size_t)1 << 20)
+#define PART_MB 16
+#define IN_FLIGHT 4
+
+static long vm_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t l = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, field, l)) kb = atol(line + l);
+    if (f) fclose(f);
+    return kb;
+}
+
+static double floe_upload(floe_fileio_t *io, const char *file, const char *url, size_t total)
+{
+    floe_err_t e;
+    int fd = open(file, O_RDONLY);
+    uint8_t *buf = malloc(CHUNK);
+    floe_outfile_t *f = NULL;
+    if (fd < 0 || !buf || floe_fileio_create(io, url, 0, &f, &e) < 0) {
+        fprintf(stderr, "s3_bench: cannot start the upload\n");
+        exit(1);
+    }
+    int64_t t0 = floe_mono_ns();
+    size_t done = 0;
+    while (done < total) {
+        ssize_t n = read(fd, buf, CHUNK);
+        if (n <= 0 || floe_outfile_write(f, buf, (size_t)n, &e) < 0) {
+            fprintf(stderr, "s3_bench: floe write failed: %s\n", n <= 0 ? "short read" : e.msg);
+            exit(1);
+        }
+        done += (size_t)n;
+    }
+    if (floe_outfile_close(f, &e) < 0) {
+        fprintf(stderr, "s3_bench: floe close failed: %s\n", e.msg);
+        exit(1);
+    }
+    double s = (double)(floe_mono_ns() - t0) / 1e9;
+    close(fd);
+    free(buf);
+    return s;
+}
+
+static double boto3_upload(const s3_server_t *srv, const char *file, const char *key)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import boto3, time, sys\n"
+             "from botocore.config import Config\n"
+             "from boto3.s3.transfer import TransferConfig\n"
+             "s=boto3.client('s3', endpoint_url='%s', region_name='%s', aws_access_key_id='%s',"
+             " aws_secret_access_key='%s', config=Config(s3={'addressing_style':'path'},"
+             " max_pool_connections=%d))\n"
+             "tc=TransferConfig(multipart_threshold=%d<<20, multipart_chunksize=%d<<20,"
+             " max_concurrency=%d)\n"
+             "t=time.monotonic(); s.upload_file('%s', '%s', '%s', Config=tc);"
+             " print(time.monotonic()-t)\"",
+             srv->endpoint, srv->region, srv->access_key_id, srv->secret_access_key, IN_FLIGHT + 2,
+             PART_MB, PART_MB, IN_FLIGHT, file, srv->bucket, key);
+    FILE *p = popen(cmd, "r");
+    double s = -1;
+    if (!p || fscanf(p, "%lf", &s) != 1) s = -1;
+    if (p && pclose(p) != 0) s = -1;
+    if (s <= 0) {
+        fprintf(stderr, "s3_bench: the boto3 upload failed\n");
+        exit(1);
+    }
+    return s;
+}
+
+int main(void)
+{
+    const char *mbs = getenv("FLOE_S3_BENCH_MB"), *rs = getenv("FLOE_S3_BENCH_ROUNDS");
+    size_t mb = mbs ? (size_t)atol(mbs) : 1024;
+    int rounds = rs ? atoi(rs) : 2;
+    if (mb < 1 || rounds < 1) return fprintf(stderr, "s3_bench: bad settings\n"), 1;
+    size_t total = mb << 20;
+    /* room for every object of every round: radosgw frees deleted ones later */
+    char mem[32];
+    snprintf(mem, sizeof mem, "%zu", (size_t)(2 * rounds + 1) * total);
+    setenv("S3_MEMSTORE_BYTES", mem, 0);
+    s3_server_t srv;
+    char why[600];
+    int rc = s3_server_start(&srv, why, sizeof why);
+    if (rc == 1) {
+        printf("s3 skipped: %s\n", why);
+        return 0;
+    }
+    if (rc < 0) return fprintf(stderr, "s3_bench: %s\n", why), 1;
+    char file[300];
+    snprintf(file, sizeof file, "%s/upload.bin", srv.dir);
+    FILE *f = fopen(file, "wb");
+    uint64_t *chunk = malloc(CHUNK);
+    for (size_t done = 0; f && chunk && done < total; done += CHUNK) {
+        for (size_t i = 0; i < CHUNK / 8; i++) chunk[i] = bench_next();
+        fwrite(chunk, 1, total - done < CHUNK ? total - done : CHUNK, f);
+    }
+    if (!f || fclose(f) != 0) return fprintf(stderr, "s3_bench: cannot write %s\n", file), 1;
+    free(chunk);
+    floe_s3_config_t c = {.endpoint = srv.endpoint,
+                          .region = srv.region,
+                          .access_key_id = srv.access_key_id,
+                          .secret_access_key = srv.secret_access_key,
+                          .path_style = true,
+                          .part_size = (size_t)PART_MB << 20,
+                          .parts_in_flight = IN_FLIGHT};
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_s3_new(&c, &e);
+    if (!io) return fprintf(stderr, "s3_bench: %s\n", e.msg), 1;
+    long rss0 = vm_kb("VmRSS:");
+    double best_floe = 1e30, best_boto = 1e30;
+    long peak = 0;
+    char url[400];
+    for (int r = 0; r < rounds; r++) {
+        snprintf(url, sizeof url, "s3://%s/bench/floe-%d.bin", srv.bucket, r);
+        double s = floe_upload(io, file, url, total);
+        long hwm = vm_kb("VmHWM:");
+        if (hwm > peak) peak = hwm;
+        floe_fileio_entry_t *en;
+        size_t n;
+        char dir[400];
+        snprintf(dir, sizeof dir, "s3://%s/bench", srv.bucket);
+        if (floe_fileio_list_entries(io, dir, &en, &n, &e) < 0 || n != 1 ||
+            en[0].size != (int64_t)total)
+            return fprintf(stderr, "s3_bench: the uploaded object is not %zu bytes\n", total), 1;
+        floe_fileio_entries_free(en, n);
+        floe_fileio_remove(io, url, &e);
+        char key[64];
+        snprintf(key, sizeof key, "bench/boto3-%d.bin", r);
+        double b = boto3_upload(&srv, file, key);
+        snprintf(url, sizeof url, "s3://%s/%s", srv.bucket, key);
+        floe_fileio_remove(io, url, &e);
+        printf("round %d: floe %.1f MB/s, boto3 %.1f MB/s\n", r + 1, (double)mb / s,
+               (double)mb / b);
+        fflush(stdout);
+        if (s < best_floe) best_floe = s;
+        if (b < best_boto) best_boto = b;
+    }
+    floe_fileio_free(io);
+    s3_server_stop(&srv);
+    printf("# peak RSS %.1f MB (%.1f MB before the uploads) while floe uploaded %zu MB\n",
+           (double)peak / 1024, (double)rss0 / 1024, mb);
+    printf("s3 mb=%zu floe_mb_s=%.1f boto3_mb_s=%.1f ratio=%.2f peak_rss_mb=%.1f part_mb=%d "
+           "in_flight=%d\n",
+           mb, (double)mb / best_floe, (double)mb / best_boto, best_boto / best_floe,
+           (double)peak / 1024, PART_MB, IN_FLIGHT);
+    return 0;
+}
