@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "table/transform.h"
 #include "util/parse.h"
 
 /* Iceberg names: letters, digits, '_' and '-'; no dots (they separate
@@ -16,6 +17,18 @@ static int check_ident(const char *v, floe_err_t *err)
               *p == '_' || *p == '-'))
             return floe_err_set(err, FLOE_EINVAL,
                                 "'%.64s' may hold only letters, digits, '_' and '-'", v);
+    return 0;
+}
+
+static int check_transforms(const char *v, floe_err_t *err)
+{
+    floe_xform_t x;
+    return floe_xform_parse(v, &x, err);
+}
+
+static int check_delim(const char *v, floe_err_t *err)
+{
+    if (!*v) return floe_err_set(err, FLOE_EINVAL, "empty delimiter");
     return 0;
 }
 
@@ -204,6 +217,29 @@ static const floe_conf_key_t KEYS[] = {
             "rewrites every data file holding the column, only while the table's live data "
             "files total at most this size; beyond it the record goes to the dead-letter "
             "table with the reason. 0: never, once the table holds data."},
+    {.name = "table.transforms",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "empty: none",
+     F(transforms),
+     .check = check_transforms,
+     .doc = "Comma list of steps applied to each JSON (or Avro) value before it is written, in "
+            "order: `debezium_unwrap` turns a Debezium change event (with or without the "
+            "`schema`/`payload` envelope) into its row (`after` for op c, r, u; `before` for "
+            "d; a tombstone writes no row); `flatten` turns nested objects into top-level "
+            "columns named by their path (`a_b_c`)."},
+    {.name = "table.transforms.flatten.delimiter",
+     .type = FLOE_CONF_STRING,
+     .def = "_",
+     F(flatten_delim),
+     .check = check_delim,
+     .doc = "What `flatten` puts between the names of a nested field's path (1 to 8 bytes)."},
+    {.name = "table.cdc.metadata",
+     .type = FLOE_CONF_BOOL,
+     .def = "false",
+     F(cdc_metadata),
+     .doc = "`debezium_unwrap` adds a `_cdc` struct column: `op` (c, r, u, d), `ts` (the "
+            "event's `ts_ms` as a timestamp) and `source` (Debezium's source block)."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -213,6 +249,15 @@ const floe_conf_key_t *floe_table_config_keys(size_t *n)
 {
     *n = NKEYS;
     return KEYS;
+}
+
+void floe_table_config_xform(const floe_table_config_t *c, floe_xform_t *out)
+{
+    memset(out, 0, sizeof *out);
+    floe_err_t e;
+    if (floe_xform_parse(c->transforms, out, &e) < 0) out->nsteps = 0;
+    out->cdc_metadata = c->cdc_metadata;
+    snprintf(out->delim, sizeof out->delim, "%s", c->flatten_delim);
 }
 
 const char *floe_invalid_action_name(floe_invalid_action_t a)

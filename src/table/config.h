@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "table/convert.h"
+#include "table/transform.h"
 #include "util/conf.h"
 #include "util/err.h"
 
@@ -47,6 +48,10 @@ typedef struct floe_table_config {
     uint64_t compaction_max_bytes;      /* input bytes one run rewrites at most; 1 GiB */
     int64_t expire_interval_ms;         /* between snapshot expiries of a table; 1 min */
     int64_t orphan_min_age_ms;          /* unreferenced files younger than this stay; 1 h */
+    /* value transforms (table/transform.h) */
+    char transforms[128];  /* comma list, "" = none */
+    char flatten_delim[9]; /* flatten's delimiter; "_" */
+    bool cdc_metadata;     /* debezium_unwrap adds `_cdc`; default false */
 } floe_table_config_t;
 
 #define FLOE_TABLE_UNLIMITED INT64_MAX
@@ -99,6 +104,11 @@ bool floe_table_config_live_changed(const floe_table_config_t *running,
 
 /* Take next's live keys into running. */
 void floe_table_config_apply_live(floe_table_config_t *running, const floe_table_config_t *next);
+
+/* c's value transforms (table.transforms, table.transforms.flatten.delimiter,
+ * table.cdc.metadata) as the converter takes them.  c was loaded, so the
+ * list parses. */
+void floe_table_config_xform(const floe_table_config_t *c, floe_xform_t *out);
 
 const char *floe_invalid_action_name(floe_invalid_action_t a);
 

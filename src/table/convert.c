@@ -25,6 +25,9 @@ struct floe_conv {
     } cache[SCHEMA_CACHE];
     size_t ncache, next_evict;
     floe_buf_t json;
+    floe_xform_t xf; /* value transforms, xout their result */
+    floe_buf_t xout;
+    floe_xform_op_t last_op;
 };
 
 static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
@@ -116,12 +119,33 @@ void floe_conv_free(floe_conv_t *c)
     free(c->hnull);
     for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
     floe_buf_free(&c->json);
+    floe_buf_free(&c->xout);
     free(c);
 }
 
 void floe_conv_set_schemas(floe_conv_t *c, const floe_conv_schemas_t *s)
 {
     c->schemas = *s;
+}
+
+void floe_conv_set_transforms(floe_conv_t *c, const floe_xform_t *x)
+{
+    c->xf = *x;
+}
+
+floe_xform_op_t floe_conv_last_op(const floe_conv_t *c)
+{
+    return c->last_op;
+}
+
+/* The JSON value v (or a null one) through c's transforms: 1 with the row's
+ * JSON in *v (NULL: none), 0 for no row, -1 with err. */
+static int transform(floe_conv_t *c, floe_slice_t *v, bool *null, floe_err_t *err)
+{
+    if (!c->xf.nsteps) return 1;
+    int rc = floe_xform_apply(&c->xf, c->rows, v->ptr, v->len, *null, &c->xout, &c->last_op, err);
+    if (rc == 1 && !*null) *v = floe_buf_slice(&c->xout);
+    return rc;
 }
 
 /* The writer schema of id, from the cache or the source. */
@@ -189,6 +213,7 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                      floe_conv_stage_t *stage, floe_err_t *err)
 {
     floe_rows_t *r = c->rows;
+    c->last_op = FLOE_XOP_NONE;
     floe_rows_begin(r);
     if (floe_rows_put_int(r, c->partition, partition) < 0 ||
         floe_rows_put_long(r, c->offset, m->offset) < 0 ||
@@ -256,18 +281,27 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
             goto oom;
         break;
     case FLOE_CONV_JSON:
-        if (!m->value_null &&
-            floe_rows_json(r, floe_rows_root(r), m->value.ptr, m->value.len, err) < 0)
+    case FLOE_CONV_AVRO: {
+        floe_slice_t v = m->value;
+        bool null = m->value_null;
+        if (!null && c->value == FLOE_CONV_AVRO) {
+            if (avro_json(c, m->value, err)) return fail(c, FLOE_STAGE_CONVERT, stage);
+            v = floe_buf_slice(&c->json);
+        }
+        int xr = transform(c, &v, &null, err);
+        if (xr < 0) return fail(c, FLOE_STAGE_CONVERT, stage);
+        if (xr == 0) { /* no row: leave the buffer as it was */
+            floe_rows_rollback(r);
+            return 0;
+        }
+        if (!null && floe_rows_json(r, floe_rows_root(r), v.ptr, v.len, err) < 0)
             return fail(c,
-                        err && err->code == FLOE_ECORRUPT ? FLOE_STAGE_CONVERT : FLOE_STAGE_SCHEMA,
+                        err && err->code == FLOE_ECORRUPT && c->value == FLOE_CONV_JSON
+                            ? FLOE_STAGE_CONVERT
+                            : FLOE_STAGE_SCHEMA,
                         stage);
         break;
-    case FLOE_CONV_AVRO:
-        if (m->value_null) break;
-        if (avro_json(c, m->value, err)) return fail(c, FLOE_STAGE_CONVERT, stage);
-        if (floe_rows_json(r, floe_rows_root(r), c->json.data, c->json.len, err) < 0)
-            return fail(c, FLOE_STAGE_SCHEMA, stage);
-        break;
+    }
     }
     if (floe_rows_end(r, err) < 0) return fail(c, FLOE_STAGE_SCHEMA, stage);
     return 0;

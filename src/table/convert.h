@@ -14,6 +14,7 @@
 #include "format/avro.h"
 #include "table/rows.h"
 #include "table/source.h"
+#include "table/transform.h"
 #include "util/err.h"
 
 typedef enum floe_conv_kind {
@@ -65,6 +66,16 @@ typedef struct floe_conv_schemas {
 
 /* Give c its schema source (copied; arg borrowed, must outlive c). */
 void floe_conv_set_schemas(floe_conv_t *c, const floe_conv_schemas_t *s);
+
+/* Give c the value transforms x (copied) applied to json and avro values
+ * before they are shredded; none by default. */
+void floe_conv_set_transforms(floe_conv_t *c, const floe_xform_t *x);
+
+/* The change the last record floe_conv_record took carried (FLOE_XOP_NONE
+ * without debezium_unwrap).  A record that yields no row (a tombstone
+ * under debezium_unwrap) returns 0 from floe_conv_record and leaves the
+ * buffer as it was. */
+floe_xform_op_t floe_conv_last_op(const floe_conv_t *c);
 
 /* Append record m (borrowed; kind FLOE_TMSG_RECORD) of Kafka partition
  * `partition` as a row.  Returns 0, or -1 with *stage and *err set and the

@@ -27,6 +27,9 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
         return NULL;
     }
     floe_conv_set_schemas(p->conv, &t->schemas);
+    floe_xform_t xf;
+    floe_table_config_xform(&t->cfg, &xf);
+    floe_conv_set_transforms(p->conv, &xf);
     return p;
 }
 

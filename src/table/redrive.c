@@ -314,6 +314,9 @@ static int pass_init(pass_t *ps, floe_ttable_t *t, floe_err_t *err)
         floe_tdlq_shape(ps->dlq.rows, err) < 0 || floe_tsink_seed(&ps->main, err) < 0)
         return -1;
     floe_conv_set_schemas(ps->conv, &t->schemas);
+    floe_xform_t xf;
+    floe_table_config_xform(&t->cfg, &xf);
+    floe_conv_set_transforms(ps->conv, &xf);
     return 0;
 }
 

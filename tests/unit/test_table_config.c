@@ -100,6 +100,9 @@ static const struct {
     {"table.expire.interval.ms", "5min", {"10us", "8d", "x"}},
     {"table.orphan.min.age", "3d", {"999ms", "31d", "old"}},
     {"table.json.widen.max.bytes", "0", {"big", "-5", "2000TiB"}},
+    {"table.transforms", "debezium_unwrap, flatten", {"unwrap", "flatten,,flatten", ","}},
+    {"table.transforms.flatten.delimiter", ".", {"", "123456789"}},
+    {"table.cdc.metadata", "true", {"perhaps"}},
 };
 
 static int check1(const char *key, const char *value, floe_err_t *e)
