@@ -90,8 +90,7 @@ static int members(sh_t *s, const char *const *names, floe_slice_t *vals, size_t
         js_ws(s);
         floe_slice_t v;
         if (value_span(s, &v) < 0) return SH_ERR;
-        if (i < n)
-            vals[i] = v;
+        if (i < n) vals[i] = v;
         else if (other)
             *other = true;
         int more = js_next_item(s, '}');
@@ -231,7 +230,7 @@ static int flat_object(const floe_xform_t *x, sh_t *s, floe_buf_t *name, floe_bu
         floe_slice_t k;
         if (js_key(s, &k) < 0) return SH_ERR;
         name->len = base;
-        if ((base && floe_buf_append_str(name, x->delim) < 0) ||
+        if ((s->depth > 1 && floe_buf_append_str(name, x->delim) < 0) ||
             floe_buf_append(name, k.ptr, k.len) < 0)
             return js_oom(s);
         js_ws(s);
@@ -241,7 +240,7 @@ static int flat_object(const floe_xform_t *x, sh_t *s, floe_buf_t *name, floe_bu
             floe_slice_t v;
             if (value_span(s, &v) < 0) return SH_ERR;
             if ((!*first && floe_buf_append_u8(out, ',') < 0) ||
-                floe_json_str(out, name->data, name->len) < 0 ||
+                floe_json_str(out, name->len ? name->data : (const uint8_t *)"", name->len) < 0 ||
                 floe_buf_append_u8(out, ':') < 0 || floe_buf_append(out, v.ptr, v.len) < 0)
                 return js_oom(s);
             *first = false;
@@ -283,8 +282,8 @@ int floe_xform_apply(const floe_xform_t *x, floe_rows_t *rows, const uint8_t *in
             continue; /* flatten: nothing to flatten */
         }
         sh_t s = {.r = rows, .start = in, .p = in, .end = in + n, .err = err};
-        rc = x->steps[i] == FLOE_XF_DEBEZIUM_UNWRAP ? unwrap(x, &s, &tmp, op)
-                                                    : flatten(x, &s, &tmp);
+        rc =
+            x->steps[i] == FLOE_XF_DEBEZIUM_UNWRAP ? unwrap(x, &s, &tmp, op) : flatten(x, &s, &tmp);
         if (rc == 1) {
             js_ws(&s);
             if (x->steps[i] == FLOE_XF_FLATTEN && s.p != s.end)

@@ -60,8 +60,8 @@ static int apply(const floe_xform_t *x, const char *in, floe_buf_t *out, floe_xf
                  floe_err_t *e)
 {
     floe_rows_t *rows = floe_rows_new(NULL);
-    int rc = floe_xform_apply(x, rows, (const uint8_t *)in, in ? strlen(in) : 0, in == NULL, out,
-                              op, e);
+    int rc =
+        floe_xform_apply(x, rows, (const uint8_t *)in, in ? strlen(in) : 0, in == NULL, out, op, e);
     floe_rows_free(rows);
     return rc;
 }
@@ -112,9 +112,9 @@ static void unwrap_envelopes(void)
     CHECK(out_is(&out, "{\"id\":1004,\"first_name\":\"Anne Marie\",\"last_name\":\"Kretchmar\","
                        "\"email\":\"annek@noanswer.org\"}"));
     /* a snapshot read is a create */
-    CHECK_EQ(apply(&x, "{\"op\":\"r\",\"before\":null,\"after\":{\"id\":7},\"ts_ms\":1}", &out,
-                   &op, &e),
-             1);
+    CHECK_EQ(
+        apply(&x, "{\"op\":\"r\",\"before\":null,\"after\":{\"id\":7},\"ts_ms\":1}", &out, &op, &e),
+        1);
     CHECK_EQ(op, FLOE_XOP_CREATE);
     CHECK(out_is(&out, "{\"id\":7}"));
     /* tombstones: a null value, and a null payload under a schema */
@@ -158,7 +158,8 @@ static void flatten_nested(void)
     strcpy(x.delim, "_");
     floe_buf_t out = FLOE_BUF_INIT;
     floe_xform_op_t op;
-    CHECK_EQ(apply(&x, "{\"a\":{\"b\":{\"c\":1},\"d\":[{\"e\":2}]},\"f\":\"x\",\"g\":{},\"h\":null}",
+    CHECK_EQ(apply(&x,
+                   "{\"a\":{\"b\":{\"c\":1},\"d\":[{\"e\":2}]},\"f\":\"x\",\"g\":{},\"h\":null}",
                    &out, &op, &e),
              1);
     CHECK_EQ(op, FLOE_XOP_NONE);
@@ -167,6 +168,10 @@ static void flatten_nested(void)
     strcpy(x.delim, "__");
     CHECK_EQ(apply(&x, "{\"q\\\"\":{\"r\\u00e9\":true}}", &out, &op, &e), 1);
     CHECK(out_is(&out, "{\"q\\\"__r\xc3\xa9\":true}"));
+    /* empty names are path elements too */
+    strcpy(x.delim, "_");
+    CHECK_EQ(apply(&x, "{\"\":{\"a\":1},\"b\":{\"\":2},\"\":3}", &out, &op, &e), 1);
+    CHECK(out_is(&out, "{\"_a\":1,\"b_\":2,\"\":3}"));
     CHECK_EQ(apply(&x, "[1]", &out, &op, &e), -1);
     CHECK_EQ(apply(&x, "{\"a\":1} x", &out, &op, &e), -1);
 
@@ -174,8 +179,9 @@ static void flatten_nested(void)
     CHECK_EQ(floe_xform_parse("debezium_unwrap,flatten", &x, &e), 0);
     strcpy(x.delim, "_");
     x.cdc_metadata = true;
-    CHECK_EQ(apply(&x, "{\"op\":\"c\",\"after\":{\"id\":1,\"addr\":{\"city\":\"Oslo\"}},"
-                       "\"source\":{\"db\":\"inv\"},\"ts_ms\":0}",
+    CHECK_EQ(apply(&x,
+                   "{\"op\":\"c\",\"after\":{\"id\":1,\"addr\":{\"city\":\"Oslo\"}},"
+                   "\"source\":{\"db\":\"inv\"},\"ts_ms\":0}",
                    &out, &op, &e),
              1);
     CHECK_EQ(op, FLOE_XOP_CREATE);
