@@ -5,6 +5,7 @@
 
 #include "format/avro.h"
 #include "iceberg/manifest.h"
+#include "util/mem.h"
 
 #define MAX_MANIFEST_BYTES ((size_t)512 << 20)
 
@@ -244,15 +245,9 @@ int floe_ice_manifest_parse(const void *data, size_t len, floe_ice_manifest_entr
         int got = floe_avro_reader_next(r, &arena, &v, err);
         if (got < 0) goto done;
         if (got == 0) break;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            floe_ice_manifest_entry_t *ne = realloc(*entries, nc * sizeof *ne);
-            if (!ne) {
-                floe_err_oom(err);
-                goto done;
-            }
-            *entries = ne;
-            cap = nc;
+        if (floe_grow(entries, &cap, *n + 1, sizeof **entries) < 0) {
+            floe_err_oom(err);
+            goto done;
         }
         if (read_entry(v, pt, spec_id, &(*entries)[*n], err) < 0) {
             floe_ice_data_file_clear(&(*entries)[*n].file);
@@ -374,15 +369,9 @@ int floe_ice_manifest_list_parse(const void *data, size_t len, floe_ice_manifest
         int got = floe_avro_reader_next(r, &arena, &v, err);
         if (got < 0) goto done;
         if (got == 0) break;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            floe_ice_manifest_file_t *nf = realloc(*files, nc * sizeof *nf);
-            if (!nf) {
-                floe_err_oom(err);
-                goto done;
-            }
-            *files = nf;
-            cap = nc;
+        if (floe_grow(files, &cap, *n + 1, sizeof **files) < 0) {
+            floe_err_oom(err);
+            goto done;
         }
         if (read_manifest_file(v, &(*files)[*n], err) < 0) {
             floe_ice_manifest_file_clear(&(*files)[*n]);
