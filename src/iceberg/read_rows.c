@@ -319,33 +319,9 @@ static int file_scan_init(file_scan_t *fs, const floe_ice_schema_t *schema, top_
     return 0;
 }
 
-/* The equality deletes of one data file: the key columns of every set of
- * dels, bound to this file, set after set. */
-typedef struct eq_check {
-    const floe_ice_deletes_t *dels;
-    floe_ice_key_col_t *kc;
-    size_t nkc;
-    floe_buf_t key;
-} eq_check_t;
-
-static int eq_bind(eq_check_t *q, const floe_ice_deletes_t *dels, const floe_pq_schema_t *ps,
-                   const floe_ice_schema_t *schema, const char *what, floe_err_t *err)
-{
-    q->dels = dels;
-    for (size_t i = 0; dels && i < dels->neq; i++) q->nkc += dels->eq[i].nids;
-    if (!q->nkc) return 0;
-    if (!(q->kc = calloc(q->nkc, sizeof *q->kc))) return floe_err_oom(err);
-    size_t k = 0;
-    for (size_t i = 0; i < dels->neq; i++)
-        for (size_t j = 0; j < dels->eq[i].nids; j++)
-            if (floe_ice_key_col_bind(&q->kc[k++], ps, dels->eq[i].ids[j], schema, what, err))
-                return -1;
-    return 0;
-}
-
-/* Row group rg (nrows rows) starts: its key columns decoded. */
-static int eq_start(eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg, int64_t nrows,
-                    const char *what, floe_err_t *err)
+/* Row group rg (nrows rows) starts: the key columns of q decoded. */
+static int eq_start(floe_ice_eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg,
+                    int64_t nrows, const char *what, floe_err_t *err)
 {
     for (size_t k = 0; k < q->nkc; k++) {
         int col = q->kc[k].col;
@@ -357,22 +333,6 @@ static int eq_start(eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg,
     return 0;
 }
 
-/* Whether some equality delete matches row `row` of the row group (every
- * row in order: each key column moves on by one). */
-static int eq_deleted(eq_check_t *q, size_t row, bool *deleted, const char *what, floe_err_t *err)
-{
-    *deleted = false;
-    size_t k = 0;
-    for (size_t i = 0; i < (q->nkc ? q->dels->neq : 0); i++) {
-        const floe_ice_eq_set_t *s = &q->dels->eq[i];
-        q->key.len = 0;
-        for (size_t j = 0; j < s->nids; j++)
-            if (floe_ice_key_col_put(&q->kc[k++], row, &q->key, what, err)) return -1;
-        if (!*deleted && floe_ice_eq_set_has(s, q->key.data, q->key.len)) *deleted = true;
-    }
-    return 0;
-}
-
 /* The rows of the file r reads (named what in errors). */
 static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schema_t *schema,
                      const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn, void *arg,
@@ -380,14 +340,14 @@ static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schem
 {
     floe_buf_t line = FLOE_BUF_INIT;
     file_scan_t fs = {.ps = floe_pq_reader_schema(r)};
-    eq_check_t eq = {0};
+    floe_ice_eq_check_t eq = {0};
     top_col_t *top = NULL;
     size_t ntop;
     int rc = -1;
     const int64_t *pos = dels ? dels->pos : NULL;
     size_t npos = dels ? dels->npos : 0;
     if (file_scan_init(&fs, schema, &top, &ntop, err) ||
-        eq_bind(&eq, dels, fs.ps, schema, what, err))
+        floe_ice_eq_check_bind(&eq, dels, fs.ps, schema, what, err))
         goto fail;
     int64_t row_in_file = 0;
     size_t di = 0;
@@ -417,7 +377,7 @@ static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schem
             }
             if (floe_buf_append_u8(&line, '}')) goto oom;
             bool deleted;
-            if (eq_deleted(&eq, (size_t)row, &deleted, what, err)) goto fail;
+            if (floe_ice_eq_check_row(&eq, (size_t)row, &deleted, what, err)) goto fail;
             while (di < npos && pos[di] < row_in_file) di++;
             if (deleted || (di < npos && pos[di] == row_in_file)) continue;
             if (fn(arg, (const char *)line.data, line.len, err)) goto fail;
@@ -435,8 +395,7 @@ done:
     free(top);
     free(fs.ni);
     free(fs.cur);
-    free(eq.kc);
-    floe_buf_free(&eq.key);
+    floe_ice_eq_check_clear(&eq);
     floe_buf_free(&fs.scratch);
     floe_buf_free(&line);
     return rc;

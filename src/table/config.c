@@ -185,6 +185,27 @@ static const floe_conf_key_t KEYS[] = {
      F(compaction_max_bytes),
      .doc = "Input bytes one compaction run rewrites at most (the first group whatever its "
             "size); the rest waits for the next run."},
+    {.name = "table.compaction.delete.percent",
+     .type = FLOE_CONF_INT,
+     .min = 0,
+     .max = 100,
+     .def = "10",
+     .live = true,
+     F(compaction_delete_percent),
+     .doc = "A data file whose delete files remove at least this percent of its rows is "
+            "rewritten with them applied whatever its size (0: only small files are). Rows "
+            "named by position deletes are counted; an equality delete file's rows are spread "
+            "over the files it applies to."},
+    {.name = "table.compaction.delete.files",
+     .type = FLOE_CONF_INT,
+     .min = 0,
+     .max = 1000000,
+     .def = "20",
+     .live = true,
+     F(compaction_delete_files),
+     .doc = "A partition with this many delete files has every data file they apply to "
+            "rewritten with the deletes applied, and the delete files removed (0: never for "
+            "this reason)."},
     {.name = "table.expire.interval.ms",
      .type = FLOE_CONF_DURATION,
      .min = 100,

@@ -46,6 +46,8 @@ typedef struct floe_table_config {
     int32_t compaction_min_input_files; /* files a compaction group rewrites at least; 5 */
     int64_t compaction_interval_ms;     /* between compaction runs of a table; 1 min */
     uint64_t compaction_max_bytes;      /* input bytes one run rewrites at most; 1 GiB */
+    int32_t compaction_delete_percent;  /* a file this much deleted is rewritten; 10 */
+    int32_t compaction_delete_files;    /* a partition with this many delete files too; 20 */
     int64_t expire_interval_ms;         /* between snapshot expiries of a table; 1 min */
     int64_t orphan_min_age_ms;          /* unreferenced files younger than this stay; 1 h */
     /* value transforms (table/transform.h) */

@@ -97,6 +97,8 @@ static const struct {
     {"table.compaction.min.input.files", "12", {"1", "0", "many", "100001"}},
     {"table.compaction.interval.ms", "30s", {"99ms", "8d", "soon"}},
     {"table.compaction.max.bytes.per.run", "256MiB", {"1023", "lots", "-5"}},
+    {"table.compaction.delete.percent", "25", {"-1", "101", "half"}},
+    {"table.compaction.delete.files", "5", {"-1", "1000001", "many"}},
     {"table.expire.interval.ms", "5min", {"10us", "8d", "x"}},
     {"table.orphan.min.age", "3d", {"999ms", "31d", "old"}},
     {"table.json.widen.max.bytes", "0", {"big", "-5", "2000TiB"}},
@@ -245,7 +247,7 @@ static void live_keys_apply_others_rebuild(void)
     /* interval, commit size, flush, file size, invalid action, partition
      * spec, widening bound, retention lag (the broker reads it) and the six
      * of maintenance */
-    CHECK_EQ(live, 14);
+    CHECK_EQ(live, 16);
 }
 
 static void wanted_unless_a_valid_false(void)
