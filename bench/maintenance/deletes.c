@@ -70,11 +70,9 @@ static char *write_file(floe_pq_schema_t *ps, const char *schema_json, size_t nr
     o.page_size = 256u << 10;
     floe_pq_writer_t *w = floe_pq_writer_new(ps, &o, floe_pq_sink_buf, &b, e);
     if (!w) die("writer", e);
-    if (schema_json && floe_pq_writer_set_kv(w, "iceberg.schema", schema_json, e) < 0)
-        die("kv", e);
+    if (schema_json && floe_pq_writer_set_kv(w, "iceberg.schema", schema_json, e) < 0) die("kv", e);
     for (int c = 0; c < floe_pq_schema_num_columns(ps); c++)
-        if (floe_pq_write_column(w, c, nrows, NULL, NULL, vals[c], nrows, e) < 0)
-            die("column", e);
+        if (floe_pq_write_column(w, c, nrows, NULL, NULL, vals[c], nrows, e) < 0) die("column", e);
     if (floe_pq_writer_rows(w, nrows, e) < 0 || floe_pq_writer_close(w, e) < 0) die("close", e);
     floe_pq_writer_free(w);
     char *p = malloc(1600);
@@ -84,8 +82,7 @@ static char *write_file(floe_pq_schema_t *ps, const char *schema_json, size_t nr
     return p;
 }
 
-static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t content,
-                     int64_t rows)
+static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t content, int64_t rows)
 {
     floe_ice_data_file_init(f);
     floe_ice_data_file_set_path(f, path, "PARQUET");
@@ -178,8 +175,8 @@ static void build(const char *wh, long nids, long ncommits, long nupd)
                              "{\"id\":2,\"name\":\"v\",\"required\":true,\"type\":\"string\"},"
                              "{\"id\":3,\"name\":\"n\",\"required\":true,\"type\":\"long\"}]}";
     floe_ice_schema_t *schema = floe_ice_schema_from_json(js, strlen(js), &e);
-    if (!schema || floe_ice_catalog_create_table(cat, "db", "upserts", schema, NULL, NULL, NULL,
-                                                 NULL, &e) < 0)
+    if (!schema ||
+        floe_ice_catalog_create_table(cat, "db", "upserts", schema, NULL, NULL, NULL, NULL, &e) < 0)
         die("create", &e);
     char *sj = floe_ice_schema_to_json(schema, &e);
     floe_ice_table_t *t;
@@ -230,8 +227,7 @@ static void build(const char *wh, long nids, long ncommits, long nupd)
             f[1].nequality_ids = 1;
         } else {
             /* position mode: the old rows, sorted by path and position */
-            for (size_t i = 0; i < n; i++)
-                pr[i] = (pos_row_t){paths[where[ids[i]]], row[ids[i]]};
+            for (size_t i = 0; i < n; i++) pr[i] = (pos_row_t){paths[where[ids[i]]], row[ids[i]]};
             qsort(pr, n, sizeof *pr, cmp_pos);
             static const char *const nm[] = {"file_path", "pos"};
             static const int32_t fid[] = {POS_PATH_ID, POS_POS_ID};
@@ -404,8 +400,8 @@ int main(int argc, char **argv)
         rc = 1;
     }
     if (peer && (ib_rows0 != before.rows || ib_rows1 != after.rows)) {
-        fprintf(stderr, "deletes: icebird read %lld rows before, %lld after\n",
-                (long long)ib_rows0, (long long)ib_rows1);
+        fprintf(stderr, "deletes: icebird read %lld rows before, %lld after\n", (long long)ib_rows0,
+                (long long)ib_rows1);
         rc = 1;
     }
     printf("deletes rows=%lld data_files=%zu delete_files=%zu read_ms_before=%.1f "

@@ -351,7 +351,8 @@ static int add_key(floe_ice_eq_set_t *s, size_t off, size_t len, floe_err_t *err
     return 0;
 }
 
-/* The keys of every row of equality delete file r (named what) into s. */
+/* The keys of every row of equality delete file r (named what) into s,
+ * unsorted (sort_keys). */
 static int load_keys(floe_ice_eq_set_t *s, floe_pq_reader_t *r, const char *what,
                      const floe_ice_schema_t *schema, floe_err_t *err)
 {
@@ -390,10 +391,17 @@ static int load_keys(floe_ice_eq_set_t *s, floe_pq_reader_t *r, const char *what
     if (rc) {
         s->nkeys = nkeys0;
         s->bytes.len = len0;
-    } else if (s->nkeys) {
-        qsort_r(s->keys, s->nkeys, sizeof *s->keys, cmp_key, s->bytes.data);
     }
     return rc;
+}
+
+/* Sort the keys of every set of d (after loading: once, not per file). */
+static void sort_keys(floe_ice_deletes_t *d)
+{
+    for (size_t i = 0; i < d->neq; i++)
+        if (d->eq[i].nkeys)
+            qsort_r(d->eq[i].keys, d->eq[i].nkeys, sizeof *d->eq[i].keys, cmp_key,
+                    d->eq[i].bytes.data);
 }
 
 /* Add equality delete file r (named what) with field ids[0..nids). */
@@ -424,6 +432,7 @@ int floe_ice_deletes_add_equality(floe_ice_deletes_t *d, const int32_t *ids, siz
     }
     int rc = add_equality(d, ids, nids, r, what, schema, err);
     floe_pq_reader_free(r);
+    sort_keys(d);
     return rc;
 }
 
@@ -569,6 +578,7 @@ int floe_ice_deletes_load(floe_fileio_t *io, const floe_ice_scan_task_t *t,
         return -1;
     }
     if (d->npos) qsort(d->pos, d->npos, sizeof *d->pos, cmp_i64);
+    sort_keys(d);
     *out = d;
     return 0;
 }
