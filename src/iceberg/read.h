@@ -118,6 +118,9 @@ typedef struct floe_ice_pos_targets {
  * FLOE_ECORRUPT when damaged. */
 int floe_ice_position_delete_targets(floe_fileio_t *io, const floe_ice_data_file_t *df,
                                      floe_ice_pos_targets_t *out, floe_err_t *err);
+/* The same from the bytes of a position delete file (untrusted). */
+int floe_ice_position_delete_targets_parse(const uint8_t *data, size_t len, const char *what,
+                                           floe_ice_pos_targets_t *out, floe_err_t *err);
 /* Rows of t naming path (0: none). */
 int64_t floe_ice_pos_targets_rows(const floe_ice_pos_targets_t *t, const char *path);
 void floe_ice_pos_targets_clear(floe_ice_pos_targets_t *t);

@@ -153,6 +153,46 @@ static int target_add(floe_ice_pos_targets_t *t, const uint8_t *path, size_t len
     return 0;
 }
 
+/* The targets of the position delete file r reads (named what). */
+static int read_targets(floe_pq_reader_t *r, const char *what, floe_ice_pos_targets_t *out,
+                        floe_err_t *err)
+{
+    const floe_pq_schema_t *s = floe_pq_reader_schema(r);
+    int pn = floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH);
+    int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn);
+    int rc = pc < 0 ? floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path", what) : 0;
+    for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
+        floe_pq_column_t cp;
+        if (floe_pq_read_column(r, rg, pc, &cp, err)) {
+            rc = -1;
+            break;
+        }
+        if (cp.phys != FLOE_PQ_BYTE_ARRAY)
+            rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s: bad file_path column", what);
+        for (size_t i = 0; !rc && i < cp.n_values; i++) {
+            const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
+            rc = target_add(out, sp->ptr, sp->len, err);
+        }
+        floe_pq_column_free(&cp);
+    }
+    if (rc) floe_ice_pos_targets_clear(out);
+    return rc;
+}
+
+int floe_ice_position_delete_targets_parse(const uint8_t *data, size_t len, const char *what,
+                                           floe_ice_pos_targets_t *out, floe_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    floe_pq_reader_t *r = floe_pq_reader_open(data, len, err);
+    if (!r) {
+        floe_err_wrap(err, "%s", what);
+        return -1;
+    }
+    int rc = read_targets(r, what, out, err);
+    floe_pq_reader_free(r);
+    return rc;
+}
+
 int floe_ice_position_delete_targets(floe_fileio_t *io, const floe_ice_data_file_t *df,
                                      floe_ice_pos_targets_t *out, floe_err_t *err)
 {
@@ -170,33 +210,14 @@ int floe_ice_position_delete_targets(floe_fileio_t *io, const floe_ice_data_file
                             df->format);
     floe_buf_t data = FLOE_BUF_INIT;
     floe_pq_reader_t *r = floe_ice_parquet_open(io, df->path, &data, err);
-    int rc = r ? 0 : -1;
-    const floe_pq_schema_t *s = r ? floe_pq_reader_schema(r) : NULL;
-    int pn = s ? floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH) : -1;
-    int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn);
-    if (r && pc < 0)
-        rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path", df->path);
-    for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
-        floe_pq_column_t cp;
-        if (floe_pq_read_column(r, rg, pc, &cp, err)) {
-            rc = -1;
-            break;
-        }
-        if (cp.phys != FLOE_PQ_BYTE_ARRAY)
-            rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s: bad file_path column", df->path);
-        for (size_t i = 0; !rc && i < cp.n_values; i++) {
-            const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
-            rc = target_add(out, sp->ptr, sp->len, err);
-        }
-        floe_pq_column_free(&cp);
-    }
+    int rc = r ? read_targets(r, df->path, out, err) : -1;
     floe_pq_reader_free(r);
     floe_buf_free(&data);
-    if (rc) floe_ice_pos_targets_clear(out);
     return rc;
 }
 
-bool floe_ice_position_delete_single(const floe_ice_data_file_t *df, const char **path, size_t *len)
+bool floe_ice_position_delete_single(const floe_ice_data_file_t *df, const char **path,
+                                     size_t *len)
 {
     for (size_t i = 0; df->content == FLOE_ICE_CONTENT_POSITION_DELETES && i < df->nmetrics; i++) {
         const floe_ice_col_metrics_t *m = &df->metrics[i];
