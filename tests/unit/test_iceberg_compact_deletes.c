@@ -89,8 +89,8 @@ static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t con
 }
 
 /* A data file of rows (ids[i], ns[i]); its path into *path when given. */
-static void data(floe_ice_data_file_t *f, const char *table, const int64_t *ids,
-                 const int64_t *ns, size_t n, char *path)
+static void data(floe_ice_data_file_t *f, const char *table, const int64_t *ids, const int64_t *ns,
+                 size_t n, char *path)
 {
     static const char *const names[] = {"id", "n"};
     static const int32_t fid[] = {1, 2};
@@ -287,8 +287,8 @@ static void applicability_rules(void)
         {FLOE_ICE_CONTENT_EQUALITY_DELETES, 5, 0, NULL, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        floe_ice_manifest_entry_t x = entry(cases[i].k, cases[i].seq, cases[i].spec,
-                                            cases[i].region);
+        floe_ice_manifest_entry_t x =
+            entry(cases[i].k, cases[i].seq, cases[i].spec, cases[i].region);
         CHECK_EQ(floe_ice_delete_applies(md, &x, &d_eu), cases[i].eu);
         CHECK_EQ(floe_ice_delete_applies(md, &x, &d_un), cases[i].un);
         floe_ice_data_file_clear(&x.file);
@@ -491,6 +491,42 @@ static void concurrent_deletes(void)
     }
 }
 
+/* A widening rewrites files one for one without their deletes: it refuses
+ * a table with delete files (the rows they delete would come back), and
+ * goes through once compaction has applied and removed them. */
+static void widening_waits_for_deletes(void)
+{
+    create("wid", NULL);
+    floe_ice_data_file_t f[2];
+    int64_t a[] = {1, 2, 3}, n0[] = {7, 8, 9}, two[] = {2};
+    data(&f[0], "wid", a, n0, 3, NULL);
+    CHECK(commit("wid", FLOE_ICE_OP_APPEND, f, 1) == 0);
+    data(&f[0], "wid", two, n0, 1, NULL);
+    CHECK(commit("wid", FLOE_ICE_OP_APPEND, f, 1) == 0);
+    eq_delete(&f[0], "wid", two, 1);
+    CHECK(commit("wid", FLOE_ICE_OP_ROW_DELTA, f, 1) == 0);
+    floe_twiden_t pair = {2, 1000}; /* n becomes a double */
+    floe_err_t e;
+    floe_tmaint_widen_t *w = floe_tmaint_widen_new(cat, "db", "wid", &pair, 1, NULL, &e);
+    CHECK(w != NULL);
+    size_t files;
+    int64_t bytes;
+    CHECK_EQ(floe_tmaint_widen_round(w, NULL, &files, &bytes, &e), -1);
+    CHECK_EQ(e.code, FLOE_EUNSUPPORTED);
+    CHECK(strstr(e.msg, "delete files") != NULL);
+    floe_tmaint_widen_free(w, false);
+    floe_tmaint_compact_opts_t o = copts();
+    floe_tmaint_compact_result_t r;
+    CHECK(floe_tmaint_compact(cat, "db", "wid", &o, &r, &e) == 0);
+    CHECK_EQ(r.delete_files_removed, 1);
+    floe_tmaint_compact_result_clear(&r);
+    w = floe_tmaint_widen_new(cat, "db", "wid", &pair, 1, NULL, &e);
+    int64_t snap;
+    CHECK_EQ(floe_tmaint_widen_commit(w, NULL, &snap, &e), 0);
+    floe_tmaint_widen_free(w, true);
+    CHECK_STR(rows("wid"), "{\"id\":1,\"n\":7.0}\n{\"id\":3,\"n\":9.0}\n");
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/floe-compact-deletes-%d", (int)getpid());
@@ -504,6 +540,7 @@ int main(void)
     RUN(sequence_numbers_kept);
     RUN(needed_deletes_stay);
     RUN(concurrent_deletes);
+    RUN(widening_waits_for_deletes);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
     if (!t_tests_failed) {
