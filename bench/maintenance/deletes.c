@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/parquet.h"
@@ -36,6 +35,7 @@
 #include "util/fs.h"
 #include "util/murmur3.h"
 
+#include "../../tests/unit/ice_files.h"
 #include "../xorshift.h"
 
 #define POS_PATH_ID 2147483546
@@ -82,17 +82,6 @@ static char *write_file(floe_pq_schema_t *ps, const char *schema_json, size_t nr
     return p;
 }
 
-static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t content, int64_t rows)
-{
-    floe_ice_data_file_init(f);
-    floe_ice_data_file_set_path(f, path, "PARQUET");
-    free(path);
-    f->content = content;
-    f->record_count = rows;
-    struct stat st;
-    f->file_size = stat(f->path, &st) == 0 ? st.st_size : 0;
-}
-
 static floe_pq_schema_t *leaves(const char *const *names, const int32_t *ids,
                                 const floe_pq_phys_t *phys, int n)
 {
@@ -137,14 +126,7 @@ static char *data_file(const int64_t *ids, size_t n, int64_t ver, const char *sj
 
 static void commit(floe_ice_op_t op, floe_ice_data_file_t *files, size_t n)
 {
-    floe_err_t e;
-    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", "upserts", op, &e);
-    if (!c) die("commit", &e);
-    for (size_t i = 0; i < n; i++)
-        if (floe_ice_commit_add(c, &files[i], &e) < 0) die("commit add", &e);
-    if (floe_ice_commit_run(c, NULL, &e) < 0) die("commit", &e);
-    floe_ice_commit_free(c);
-    for (size_t i = 0; i < n; i++) floe_ice_data_file_clear(&files[i]);
+    if (ice_file_commit(cat, "db", "upserts", op, files, n) < 0) die("commit", NULL);
 }
 
 typedef struct pos_row {
@@ -197,7 +179,7 @@ static void build(const char *wh, long nids, long ncommits, long nupd)
     floe_ice_data_file_t f[2];
     char *p = data_file(ids, (size_t)nids, 0, sj);
     paths[0] = strdup(p);
-    describe(&f[0], p, FLOE_ICE_CONTENT_DATA, nids);
+    ice_file_describe(&f[0], p, FLOE_ICE_CONTENT_DATA, nids);
     commit(FLOE_ICE_OP_APPEND, f, 1);
     pos_row_t *pr = malloc((size_t)nupd * sizeof *pr);
     for (long k = 1; k <= ncommits; k++) {
@@ -211,7 +193,7 @@ static void build(const char *wh, long nids, long ncommits, long nupd)
         qsort(ids, n, sizeof *ids, cmp_i64);
         p = data_file(ids, n, k, sj);
         paths[k] = strdup(p);
-        describe(&f[0], p, FLOE_ICE_CONTENT_DATA, (int64_t)n);
+        ice_file_describe(&f[0], p, FLOE_ICE_CONTENT_DATA, (int64_t)n);
         if (k % 2) {
             /* equality mode: the keys, in a file of the id column alone */
             static const char *const nm[] = {"id"};
@@ -219,8 +201,8 @@ static void build(const char *wh, long nids, long ncommits, long nupd)
             static const floe_pq_phys_t ph[] = {FLOE_PQ_INT64};
             floe_pq_schema_t *ps = leaves(nm, fid, ph, 1);
             const void *vals[] = {ids};
-            describe(&f[1], write_file(ps, NULL, n, vals, &e), FLOE_ICE_CONTENT_EQUALITY_DELETES,
-                     (int64_t)n);
+            ice_file_describe(&f[1], write_file(ps, NULL, n, vals, &e),
+                              FLOE_ICE_CONTENT_EQUALITY_DELETES, (int64_t)n);
             floe_pq_schema_free(ps);
             f[1].equality_ids = malloc(sizeof *f[1].equality_ids);
             f[1].equality_ids[0] = 1;
@@ -240,8 +222,8 @@ static void build(const char *wh, long nids, long ncommits, long nupd)
                 pos[i] = pr[i].pos;
             }
             const void *vals[] = {sl, pos};
-            describe(&f[1], write_file(ps, NULL, n, vals, &e), FLOE_ICE_CONTENT_POSITION_DELETES,
-                     (int64_t)n);
+            ice_file_describe(&f[1], write_file(ps, NULL, n, vals, &e),
+                              FLOE_ICE_CONTENT_POSITION_DELETES, (int64_t)n);
             /* file_path bounds, as Iceberg writers record them */
             floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(&f[1], POS_PATH_ID);
             m->has_lower = m->has_upper = true;

@@ -26,6 +26,7 @@
 #include "iceberg/maintain.h"
 #include "iceberg/read.h"
 #include "iceberg/snapshot.h"
+#include "ice_files.h"
 #include "table/maint_ops.h"
 #include "test.h"
 #include "util/fs.h"
@@ -77,17 +78,6 @@ static char *put(const char *table, const char *const *names, const int32_t *ids
     return p;
 }
 
-static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t content, int64_t rows)
-{
-    floe_ice_data_file_init(f);
-    floe_ice_data_file_set_path(f, path, "PARQUET");
-    free(path);
-    f->content = content;
-    f->record_count = rows;
-    struct stat st;
-    f->file_size = stat(f->path, &st) == 0 ? st.st_size : 0;
-}
-
 /* A data file of rows (ids[i], ns[i]); its path into *path when given. */
 static void data(floe_ice_data_file_t *f, const char *table, const int64_t *ids, const int64_t *ns,
                  size_t n, char *path)
@@ -95,7 +85,8 @@ static void data(floe_ice_data_file_t *f, const char *table, const int64_t *ids,
     static const char *const names[] = {"id", "n"};
     static const int32_t fid[] = {1, 2};
     const int64_t *cols[] = {ids, ns};
-    describe(f, put(table, names, fid, 2, NULL, cols, n), FLOE_ICE_CONTENT_DATA, (int64_t)n);
+    ice_file_describe(f, put(table, names, fid, 2, NULL, cols, n), FLOE_ICE_CONTENT_DATA,
+                      (int64_t)n);
     if (path) snprintf(path, 600, "%s", f->path);
 }
 
@@ -104,8 +95,8 @@ static void eq_delete(floe_ice_data_file_t *f, const char *table, const int64_t 
     static const char *const names[] = {"id"};
     static const int32_t fid[] = {1};
     const int64_t *cols[] = {ids};
-    describe(f, put(table, names, fid, 1, NULL, cols, n), FLOE_ICE_CONTENT_EQUALITY_DELETES,
-             (int64_t)n);
+    ice_file_describe(f, put(table, names, fid, 1, NULL, cols, n),
+                      FLOE_ICE_CONTENT_EQUALITY_DELETES, (int64_t)n);
     f->equality_ids = malloc(sizeof *f->equality_ids);
     f->equality_ids[0] = 1;
     f->nequality_ids = 1;
@@ -121,21 +112,13 @@ static void pos_delete(floe_ice_data_file_t *f, const char *table, const char *p
     const char *paths[16];
     for (size_t i = 0; i < n && i < 16; i++) paths[i] = path;
     const int64_t *cols[] = {NULL, pos};
-    describe(f, put(table, names, fid, 2, paths, cols, n), FLOE_ICE_CONTENT_POSITION_DELETES,
-             (int64_t)n);
+    ice_file_describe(f, put(table, names, fid, 2, paths, cols, n),
+                      FLOE_ICE_CONTENT_POSITION_DELETES, (int64_t)n);
 }
 
 static int commit(const char *table, floe_ice_op_t op, floe_ice_data_file_t *files, size_t n)
 {
-    floe_err_t e;
-    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", table, op, &e);
-    int rc = c ? 0 : -1;
-    for (size_t i = 0; !rc && i < n; i++) rc = floe_ice_commit_add(c, &files[i], &e);
-    if (!rc) rc = floe_ice_commit_run(c, NULL, &e);
-    if (rc < 0) fprintf(stderr, "commit %s: %s\n", table, e.msg);
-    floe_ice_commit_free(c);
-    for (size_t i = 0; i < n; i++) floe_ice_data_file_clear(&files[i]);
-    return rc;
+    return ice_file_commit(cat, "db", table, op, files, n);
 }
 
 static void create(const char *table, const char *partition_by)
@@ -157,13 +140,6 @@ static void create(const char *table, const char *partition_by)
 
 /* ---- reading ---- */
 
-static int collect(void *arg, const char *json, size_t len, floe_err_t *err)
-{
-    floe_buf_t *b = arg;
-    if (floe_buf_append(b, json, len) || floe_buf_append_u8(b, '\n')) return floe_err_oom(err);
-    return 0;
-}
-
 static int cmp_line(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -178,7 +154,7 @@ static const char *rows(const char *table)
     out[0] = 0;
     if (floe_ice_catalog_load_table(cat, "db", table, &t, &e)) return "load failed";
     floe_buf_t b = FLOE_BUF_INIT;
-    int rc = floe_ice_read_table(io, floe_ice_table_metadata(t), -1, collect, &b, &e);
+    int rc = floe_ice_read_table(io, floe_ice_table_metadata(t), -1, ice_rows_collect, &b, &e);
     floe_ice_table_free(t);
     if (rc) {
         floe_buf_free(&b);
