@@ -132,8 +132,8 @@ static int weigh_deletes(floe_fileio_t *io, floe_ice_compaction_plan_t *p,
     return rc;
 }
 
-/* A partition with delete_files or more delete files: its files with
- * deletes are forced (order[from..to) is one partition). */
+/* A partition with delete_files or more delete files: its files whose
+ * deletes remove rows are forced (all[from..to) is one partition). */
 static void force_many(floe_ice_compaction_plan_t *p, const floe_ice_compaction_opts_t *o,
                        const floe_ice_scan_task_t **all, size_t from, size_t to, size_t *stamp,
                        size_t mark)
@@ -148,8 +148,10 @@ static void force_many(floe_ice_compaction_plan_t *p, const floe_ice_compaction_
             }
         }
     if (!o->delete_files || n < o->delete_files) return;
-    for (size_t i = from; i < to; i++)
-        if (all[i]->ndeletes) p->forced[task_index(p->scan, all[i])] = true;
+    for (size_t i = from; i < to; i++) {
+        size_t t = task_index(p->scan, all[i]);
+        if (p->deleted[t] > 0) p->forced[t] = true;
+    }
 }
 
 /* The delete files no data file outside the groups needs: an equality

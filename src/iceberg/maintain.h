@@ -147,7 +147,7 @@ typedef struct floe_ice_compaction_opts {
      * file's rows are spread over the files it applies to by their rows. */
     int64_t delete_percent;
     /* With deletes: a partition with at least this many delete files has
-     * every data file they apply to planned (0: off). */
+     * every data file they remove rows of planned (0: off). */
     size_t delete_files;
     /* Size tiers (0: off).  A small file waits outside a run while it is
      * larger than tier_ratio times the small files of its group that came

@@ -216,8 +216,7 @@ int floe_ice_position_delete_targets(floe_fileio_t *io, const floe_ice_data_file
     return rc;
 }
 
-bool floe_ice_position_delete_single(const floe_ice_data_file_t *df, const char **path,
-                                     size_t *len)
+bool floe_ice_position_delete_single(const floe_ice_data_file_t *df, const char **path, size_t *len)
 {
     for (size_t i = 0; df->content == FLOE_ICE_CONTENT_POSITION_DELETES && i < df->nmetrics; i++) {
         const floe_ice_col_metrics_t *m = &df->metrics[i];

@@ -338,11 +338,12 @@ static void sequence_numbers_kept(void)
 
 /* A delete file that a file outside the groups needs stays: a big file
  * (not small, few deletes) keeps its position delete and the global
- * equality delete that applies to it; with a lower delete percent it is
+ * equality delete that applies to it; with a lower delete percent, or
+ * with delete_files at the partition's count of delete files, it is
  * rewritten alone, and they go. */
-static void needed_deletes_stay(void)
+static void needed_deletes_stay_in(const char *keep, bool by_files)
 {
-    create("keep", NULL);
+    create(keep, NULL);
     floe_ice_data_file_t f[2];
     int64_t big[300], nb[300];
     uint64_t x = 88172645463325252ull; /* values that do not compress */
@@ -352,17 +353,17 @@ static void needed_deletes_stay(void)
         nb[i] = (int64_t)(x >> 1);
     }
     char b[600];
-    data(&f[0], "keep", big, nb, 300, b);
-    CHECK(commit("keep", FLOE_ICE_OP_APPEND, f, 1) == 0);
+    data(&f[0], keep, big, nb, 300, b);
+    CHECK(commit(keep, FLOE_ICE_OP_APPEND, f, 1) == 0);
     int64_t s1[] = {1}, s2[] = {2}, n0[] = {0};
-    data(&f[0], "keep", s1, n0, 1, NULL);
-    CHECK(commit("keep", FLOE_ICE_OP_APPEND, f, 1) == 0);
-    data(&f[0], "keep", s2, n0, 1, NULL);
-    CHECK(commit("keep", FLOE_ICE_OP_APPEND, f, 1) == 0);
+    data(&f[0], keep, s1, n0, 1, NULL);
+    CHECK(commit(keep, FLOE_ICE_OP_APPEND, f, 1) == 0);
+    data(&f[0], keep, s2, n0, 1, NULL);
+    CHECK(commit(keep, FLOE_ICE_OP_APPEND, f, 1) == 0);
     int64_t k[] = {1, 399}, p012[] = {0, 1, 2};
-    eq_delete(&f[0], "keep", k, 2);
-    pos_delete(&f[1], "keep", b, p012, 3);
-    CHECK(commit("keep", FLOE_ICE_OP_ROW_DELTA, f, 2) == 0);
+    eq_delete(&f[0], keep, k, 2);
+    pos_delete(&f[1], keep, b, p012, 3);
+    CHECK(commit(keep, FLOE_ICE_OP_ROW_DELTA, f, 2) == 0);
     struct stat st;
     CHECK(stat(b, &st) == 0);
     floe_tmaint_compact_opts_t o = copts();
@@ -370,15 +371,15 @@ static void needed_deletes_stay(void)
     o.delete_files = 0;
     floe_tmaint_compact_result_t r;
     floe_err_t e;
-    CHECK(floe_tmaint_compact(cat, "db", "keep", &o, &r, &e) == 0);
+    CHECK(floe_tmaint_compact(cat, "db", keep, &o, &r, &e) == 0);
     CHECK_EQ(r.files_in, 2);
     CHECK_EQ(r.rows_deleted, 1);
     CHECK_EQ(r.delete_files_removed, 0); /* both apply to the big file */
     floe_tmaint_compact_result_clear(&r);
-    live_t l = live("keep");
+    live_t l = live(keep);
     CHECK_EQ(l.data, 2);
     CHECK_EQ(l.dels, 2);
-    char *got = strdup(rows("keep"));
+    char *got = strdup(rows(keep));
     CHECK(strstr(got, "{\"id\":1,") == NULL);
     CHECK(strstr(got, "{\"id\":2,") != NULL);
     CHECK(strstr(got, "{\"id\":100,") == NULL);
@@ -387,17 +388,32 @@ static void needed_deletes_stay(void)
     CHECK(strstr(got, "{\"id\":399,") == NULL);
     CHECK(strstr(got, "{\"id\":398,") != NULL);
     /* 4 of its 300 rows deleted is 1.3%: at 1 percent the trigger
-     * rewrites it alone, and the deletes go */
-    o.delete_percent = 1;
-    CHECK(floe_tmaint_compact(cat, "db", "keep", &o, &r, &e) == 0);
+     * rewrites it alone, and the deletes go; or as the partition has 2
+     * delete files, with delete_files 2 (not 3) */
+    if (by_files) {
+        o.delete_files = 3;
+        CHECK(floe_tmaint_compact(cat, "db", keep, &o, &r, &e) == 0);
+        CHECK_EQ(r.snapshot_id, -1);
+        floe_tmaint_compact_result_clear(&r);
+        o.delete_files = 2;
+    } else {
+        o.delete_percent = 1;
+    }
+    CHECK(floe_tmaint_compact(cat, "db", keep, &o, &r, &e) == 0);
     CHECK_EQ(r.files_in, 1);
     CHECK_EQ(r.rows_deleted, 4);
     CHECK_EQ(r.delete_files_removed, 2);
     floe_tmaint_compact_result_clear(&r);
-    l = live("keep");
+    l = live(keep);
     CHECK_EQ(l.dels, 0);
-    CHECK_STR(rows("keep"), got);
+    CHECK_STR(rows(keep), got);
     free(got);
+}
+
+static void needed_deletes_stay(void)
+{
+    needed_deletes_stay_in("keep0", false);
+    needed_deletes_stay_in("keep1", true);
 }
 
 /* Commits landing between the plan and the compaction's commit (made at
