@@ -204,8 +204,10 @@ int main(void)
     floe_fileio_free(io_unsigned);
     floe_fileio_free(io);
     s3_server_stop(&srv);
-    printf("# peak RSS %.1f MB (%.1f MB before the uploads) while floe uploaded %zu MB\n",
-           (double)peak / 1024, (double)rss0 / 1024, mb);
+    printf("# peak RSS %.1f MB (%.1f MB before the uploads) while floe uploaded %zu MB; its "
+           "part buffers: (%d in flight + 1) x %d MiB = %d MiB\n",
+           (double)peak / 1024, (double)rss0 / 1024, mb, IN_FLIGHT, PART_MB,
+           (IN_FLIGHT + 1) * PART_MB);
     printf("s3 mb=%zu floe_mb_s=%.1f boto3_mb_s=%.1f ratio=%.2f floe_unsigned_mb_s=%.1f "
            "peak_rss_mb=%.1f part_mb=%d in_flight=%d rounds=%d\n",
            mb, (double)mb / mf, (double)mb / mbt, mbt / mf, (double)mb / mu, (double)peak / 1024,
