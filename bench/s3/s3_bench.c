@@ -14,14 +14,17 @@
  *   - with floe's FileIO again, payloads unsigned (s3.payload-signing=false,
  *     what auto does over https), to show what signing costs,
  * each object checked for its size and deleted after its round.  Prints the
- * median MB/s of each (the ratio is floe's signed median against boto3's),
+ * median MB/s of each (the ratio is floe's signed median against boto3's)
+ * and the median CPU seconds each client spent on the file,
  * and this process's peak resident memory while floe uploaded (VmHWM:
  * bounded by the parts in flight, (4 + 1) x 16 MiB, not the file size).
  * Last line: s3 mb=... floe_mb_s=... boto3_mb_s=... ratio=...
- * floe_unsigned_mb_s=... peak_rss_mb=... part_mb=16 in_flight=4 rounds=...
+ * floe_unsigned_mb_s=... floe_cpu_s=... boto3_cpu_s=... floe_unsigned_cpu_s=...
+ * peak_rss_mb=... part_mb=16 in_flight=4 rounds=...
  * Without the Ceph and radosgw packages it says so and exits 0. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +51,18 @@ static long vm_kb(const char *field)
     return kb;
 }
 
-static double floe_upload(floe_fileio_t *io, const char *file, const char *url, size_t total)
+/* CPU seconds (user + system, every thread) this process has used. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Seconds the upload took; *cpu gets the CPU seconds it used. */
+static double floe_upload(floe_fileio_t *io, const char *file, const char *url, size_t total,
+                          double *cpu)
 {
     floe_err_t e;
     int fd = open(file, O_RDONLY);
@@ -59,6 +73,7 @@ static double floe_upload(floe_fileio_t *io, const char *file, const char *url, 
         exit(1);
     }
     int64_t t0 = floe_mono_ns();
+    double c0 = cpu_s();
     size_t done = 0;
     while (done < total) {
         ssize_t n = read(fd, buf, CHUNK);
@@ -73,6 +88,7 @@ static double floe_upload(floe_fileio_t *io, const char *file, const char *url, 
         exit(1);
     }
     double s = (double)(floe_mono_ns() - t0) / 1e9;
+    *cpu = cpu_s() - c0;
     close(fd);
     free(buf);
     return s;
@@ -110,11 +126,11 @@ static void check_and_remove(floe_fileio_t *io, const char *bucket, const char *
     }
 }
 
-static double boto3_upload(const s3_server_t *srv, const char *file, const char *key)
+static double boto3_upload(const s3_server_t *srv, const char *file, const char *key, double *cpu)
 {
     char cmd[3000];
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 -c \"import boto3, time, sys\n"
+             "/usr/bin/python3 -c \"import boto3, time, sys, resource\n"
              "from botocore.config import Config\n"
              "from boto3.s3.transfer import TransferConfig\n"
              "s=boto3.client('s3', endpoint_url='%s', region_name='%s', aws_access_key_id='%s',"
@@ -122,13 +138,14 @@ static double boto3_upload(const s3_server_t *srv, const char *file, const char 
              " max_pool_connections=%d))\n"
              "tc=TransferConfig(multipart_threshold=%d<<20, multipart_chunksize=%d<<20,"
              " max_concurrency=%d)\n"
-             "t=time.monotonic(); s.upload_file('%s', '%s', '%s', Config=tc);"
-             " print(time.monotonic()-t)\"",
+             "cpu=lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])\n"
+             "t=time.monotonic(); c=cpu(); s.upload_file('%s', '%s', '%s', Config=tc);"
+             " print(time.monotonic()-t, cpu()-c)\"",
              srv->endpoint, srv->region, srv->access_key_id, srv->secret_access_key, IN_FLIGHT + 2,
              PART_MB, PART_MB, IN_FLIGHT, file, srv->bucket, key);
     FILE *p = popen(cmd, "r");
     double s = -1;
-    if (!p || fscanf(p, "%lf", &s) != 1) s = -1;
+    if (!p || fscanf(p, "%lf %lf", &s, cpu) != 2) s = -1;
     if (p && pclose(p) != 0) s = -1;
     if (s <= 0) {
         fprintf(stderr, "s3_bench: the boto3 upload failed\n");
@@ -179,28 +196,31 @@ int main(void)
     floe_fileio_t *io_unsigned = io ? floe_fileio_s3_new(&c, &e) : NULL;
     if (!io_unsigned) return fprintf(stderr, "s3_bench: %s\n", e.msg), 1;
     long rss0 = vm_kb("VmRSS:");
-    double t_floe[99], t_boto[99], t_uns[99];
+    double t_floe[99], t_boto[99], t_uns[99], c_floe[99], c_boto[99], c_uns[99];
     long peak = 0;
     char url[400];
     for (int r = 0; r < rounds; r++) {
         snprintf(url, sizeof url, "s3://%s/bench/floe-%d.bin", srv.bucket, r);
-        t_floe[r] = floe_upload(io, file, url, total);
+        t_floe[r] = floe_upload(io, file, url, total, &c_floe[r]);
         long hwm = vm_kb("VmHWM:");
         if (hwm > peak) peak = hwm;
         check_and_remove(io, srv.bucket, url, total);
         char key[64];
         snprintf(key, sizeof key, "bench/boto3-%d.bin", r);
-        t_boto[r] = boto3_upload(&srv, file, key);
+        t_boto[r] = boto3_upload(&srv, file, key, &c_boto[r]);
         snprintf(url, sizeof url, "s3://%s/%s", srv.bucket, key);
         check_and_remove(io, srv.bucket, url, total);
         snprintf(url, sizeof url, "s3://%s/bench/unsigned-%d.bin", srv.bucket, r);
-        t_uns[r] = floe_upload(io_unsigned, file, url, total);
+        t_uns[r] = floe_upload(io_unsigned, file, url, total, &c_uns[r]);
         check_and_remove(io, srv.bucket, url, total);
-        printf("round %d: floe %.1f MB/s, boto3 %.1f MB/s, floe unsigned %.1f MB/s\n", r + 1,
-               (double)mb / t_floe[r], (double)mb / t_boto[r], (double)mb / t_uns[r]);
+        printf("round %d: floe %.1f MB/s (%.2f s CPU), boto3 %.1f MB/s (%.2f s CPU), floe unsigned "
+               "%.1f MB/s (%.2f s CPU)\n",
+               r + 1, (double)mb / t_floe[r], c_floe[r], (double)mb / t_boto[r], c_boto[r],
+               (double)mb / t_uns[r], c_uns[r]);
         fflush(stdout);
     }
     double mf = median(t_floe, rounds), mbt = median(t_boto, rounds), mu = median(t_uns, rounds);
+    double cf = median(c_floe, rounds), cb = median(c_boto, rounds), cu = median(c_uns, rounds);
     floe_fileio_free(io_unsigned);
     floe_fileio_free(io);
     s3_server_stop(&srv);
@@ -209,8 +229,9 @@ int main(void)
            (double)peak / 1024, (double)rss0 / 1024, mb, IN_FLIGHT, PART_MB,
            (IN_FLIGHT + 1) * PART_MB);
     printf("s3 mb=%zu floe_mb_s=%.1f boto3_mb_s=%.1f ratio=%.2f floe_unsigned_mb_s=%.1f "
-           "peak_rss_mb=%.1f part_mb=%d in_flight=%d rounds=%d\n",
-           mb, (double)mb / mf, (double)mb / mbt, mbt / mf, (double)mb / mu, (double)peak / 1024,
-           PART_MB, IN_FLIGHT, rounds);
+           "floe_cpu_s=%.2f boto3_cpu_s=%.2f floe_unsigned_cpu_s=%.2f peak_rss_mb=%.1f part_mb=%d "
+           "in_flight=%d rounds=%d\n",
+           mb, (double)mb / mf, (double)mb / mbt, mbt / mf, (double)mb / mu, cf, cb, cu,
+           (double)peak / 1024, PART_MB, IN_FLIGHT, rounds);
     return 0;
 }
