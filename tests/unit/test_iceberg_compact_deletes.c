@@ -29,9 +29,10 @@
 #include "ice_files.h"
 #include "table/maint_ops.h"
 #include "test.h"
+#include "tmp_dir.h"
 #include "util/fs.h"
 
-static char root[256];
+static char *root;
 static floe_fileio_t *io;
 static floe_ice_catalog_t *cat;
 static int nfile;
@@ -521,10 +522,7 @@ static void widening_waits_for_deletes(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/floe-compact-deletes-%d", (int)getpid());
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", root, root);
-    if (system(cmd) != 0) return 1;
+    root = floe_test_tmpdir("compact-deletes");
     floe_err_t e;
     io = floe_fileio_local_new(&e);
     cat = floe_ice_catalog_fs_new(io, root, &e);
@@ -535,9 +533,7 @@ int main(void)
     RUN(widening_waits_for_deletes);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);
-    if (!t_tests_failed) {
-        snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-        if (system(cmd) != 0) return 1;
-    }
+    if (!t_tests_failed) floe_test_rm_rf(root);
+    free(root);
     return t_tests_failed ? 1 : 0;
 }
