@@ -168,7 +168,7 @@ size_t floe_rest_auth_live(floe_rest_auth_t *a)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
+    return c >= '0' && c <= '9'   ? c - '0'
            : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                   : -1;
@@ -251,9 +251,9 @@ static int issue(floe_rest_auth_t *a, const char *scope, floe_http_resp_t *rs)
     if (kept) a->issued[a->nissued++] = t;
     pthread_mutex_unlock(&a->mu);
     if (!kept) return -1;
-    json_t *j = json_pack("{s:s,s:s,s:I,s:s}", "access_token", t.tok, "token_type", "bearer",
-                          "expires_in", (json_int_t)(a->ttl_ms / 1000), "issued_token_type",
-                          ACCESS_TOKEN_TYPE);
+    json_t *j =
+        json_pack("{s:s,s:s,s:I,s:s}", "access_token", t.tok, "token_type", "bearer", "expires_in",
+                  (json_int_t)(a->ttl_ms / 1000), "issued_token_type", ACCESS_TOKEN_TYPE);
     if (j && scope && *scope) json_object_set_new(j, "scope", json_string(scope));
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);

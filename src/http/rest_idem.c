@@ -128,9 +128,9 @@ int floe_rest_idem_begin(floe_rest_idem_t *i, const char *key, uint64_t fp, floe
         rs->status = 422;
         rs->content_type = "application/json";
         floe_buf_reset(&rs->body);
-        if (floe_buf_append_str(&rs->body,
-                                "{\"error\":{\"message\":\"this Idempotency-Key came with another "
-                                "request\",\"type\":\"UnprocessableEntityException\",\"code\":422}}"))
+        if (floe_buf_append_str(
+                &rs->body, "{\"error\":{\"message\":\"this Idempotency-Key came with another "
+                           "request\",\"type\":\"UnprocessableEntityException\",\"code\":422}}"))
             rc = -2;
     }
     return rc;
