@@ -189,12 +189,10 @@ static void url_decode(const char *s, size_t n, char *out)
     out[o] = '\0';
 }
 
-/* The value of field name in a form-encoded body into out: true when
- * present. */
-static bool form_field(const floe_http_req_t *rq, const char *name, char *out, size_t size)
+bool floe_rest_form_field(const uint8_t *body, size_t len, const char *name, char *out, size_t size)
 {
-    const char *b = (const char *)rq->body;
-    size_t len = rq->body_len, nl = strlen(name);
+    const char *b = (const char *)body;
+    size_t nl = strlen(name);
     for (size_t i = 0; b && i < len;) {
         size_t e = i;
         while (e < len && b[e] != '&') e++;
@@ -267,28 +265,46 @@ static int issue(floe_rest_auth_t *a, const char *scope, floe_http_resp_t *rs)
     return rc;
 }
 
+static bool form_field(const floe_http_req_t *rq, const char *name, char *out, size_t size)
+{
+    return floe_rest_form_field(rq->body, rq->body_len, name, out, size);
+}
+
+bool floe_rest_basic_credentials(const char *h, char *id, char *secret, size_t size)
+{
+    if (!h || strncasecmp(h, "Basic ", 6) != 0) return false;
+    h += 6;
+    size_t n = strlen(h);
+    /* decoded, at most 3/4 of n; each part no longer than the whole */
+    if (n == 0 || n % 4 || n / 4 * 3 >= size) return false;
+    unsigned char *dec = malloc(n / 4 * 3 + 1);
+    if (!dec) return false;
+    int dn = EVP_DecodeBlock(dec, (const unsigned char *)h, (int)n);
+    bool ok = dn >= 0;
+    /* EVP_DecodeBlock counts the padding as zero bytes */
+    for (size_t k = n; ok && dn > 0 && k > n - 2 && h[k - 1] == '='; k--) dn--;
+    char *c = NULL;
+    if (ok) {
+        dec[dn] = '\0';
+        ok = memchr(dec, '\0', (size_t)dn) == NULL && (c = strchr((char *)dec, ':')) != NULL;
+    }
+    if (ok) {
+        url_decode((char *)dec, (size_t)(c - (char *)dec), id);
+        url_decode(c + 1, strlen(c + 1), secret);
+    }
+    OPENSSL_cleanse(dec, n / 4 * 3 + 1);
+    free(dec);
+    return ok;
+}
+
 /* client_id and client_secret from the form, or from HTTP Basic auth. */
 static bool client_of(const floe_http_req_t *rq, char *id, char *secret)
 {
     if (form_field(rq, "client_id", id, MAX_FIELD) &&
         form_field(rq, "client_secret", secret, MAX_FIELD))
         return true;
-    const char *h = floe_http_header(rq, "Authorization");
-    if (!h || strncasecmp(h, "Basic ", 6) != 0) return false;
-    h += 6;
-    size_t n = strlen(h);
-    unsigned char dec[3 * MAX_FIELD / 2];
-    if (n == 0 || n % 4 || n / 4 * 3 >= sizeof dec) return false;
-    int dn = EVP_DecodeBlock(dec, (const unsigned char *)h, (int)n);
-    if (dn < 0) return false;
-    while (dn > 0 && h[n - 1] == '=' && dec[dn - 1] == 0) dn--, n--;
-    dec[dn] = '\0';
-    char *c = strchr((char *)dec, ':');
-    if (!c) return false;
-    url_decode((char *)dec, (size_t)(c - (char *)dec), id);
-    url_decode(c + 1, strlen(c + 1), secret);
-    OPENSSL_cleanse(dec, sizeof dec);
-    return true;
+    return floe_rest_basic_credentials(floe_http_header(rq, "Authorization"), id, secret,
+                                       MAX_FIELD);
 }
 
 int floe_rest_auth_token(floe_rest_auth_t *a, const floe_http_req_t *rq, floe_http_resp_t *rs)

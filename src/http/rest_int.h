@@ -30,6 +30,14 @@ bool floe_rest_auth_check(floe_rest_auth_t *a, const floe_http_req_t *rq, const 
  * refresh of a token), answered as the OAuth2 token endpoint answers
  * (OAuthTokenResponse, or OAuthError with 400/401).  0, or -1 (500). */
 int floe_rest_auth_token(floe_rest_auth_t *a, const floe_http_req_t *rq, floe_http_resp_t *rs);
+/* The value of field name (borrowed) of the form-encoded body[0..len),
+ * URL-decoded into out (size bytes): true when present and it fits. */
+bool floe_rest_form_field(const uint8_t *body, size_t len, const char *name, char *out,
+                          size_t size);
+/* The client id and secret of an "Authorization: Basic ..." header value
+ * h (NULL: none), each URL-decoded into its buffer of size bytes: true
+ * when h is one. */
+bool floe_rest_basic_credentials(const char *h, char *id, char *secret, size_t size);
 /* Issued tokens alive now (for /metrics). */
 size_t floe_rest_auth_live(floe_rest_auth_t *a);
 
