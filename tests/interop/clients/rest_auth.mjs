@@ -7,20 +7,13 @@
 // static and with an issued token.
 import { IcebergRestCatalog } from 'iceberg-js';
 import { step, assert, eq, sleep, finish } from './common.mjs';
+import { shape } from './rest_shapes.mjs';
 
 const http = process.env.FLOE_HTTP;
 assert(http, 'FLOE_HTTP is not set');
 const base = `http://${http}`;
 const TTL_S = 3;
 
-const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-function shape(obj, fields, what) {
-  assert(typeOf(obj) === 'object', `${what}: not an object: ${JSON.stringify(obj)}`);
-  for (const [k, t] of Object.entries(fields)) {
-    const ok = t.split('|').some((x) => (x === 'absent' ? !(k in obj) : typeOf(obj[k]) === x));
-    assert(ok, `${what}: ${k} is ${typeOf(obj[k])}, want ${t}`);
-  }
-}
 async function call(method, path, { token, headers = {}, body, form } = {}) {
   const h = { ...headers };
   if (token) h.Authorization = `Bearer ${token}`;

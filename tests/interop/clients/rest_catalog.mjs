@@ -12,6 +12,7 @@ import crypto from 'node:crypto';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { Kafka, logLevel } from 'kafkajs';
 import { step, assert, eq, sleep, until, finish, broker, tag } from './common.mjs';
+import { shape } from './rest_shapes.mjs';
 
 const http = process.env.FLOE_HTTP;
 assert(http, 'FLOE_HTTP is not set');
@@ -22,14 +23,6 @@ const cat = new IcebergRestCatalog({ baseUrl: base, warehouse: 'floe' });
 const plain = new IcebergRestCatalog({ baseUrl: base });
 
 // ---- shapes (the spec's required fields and their types) ----
-const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-function shape(obj, fields, what) {
-  assert(typeOf(obj) === 'object', `${what}: not an object: ${JSON.stringify(obj)}`);
-  for (const [k, t] of Object.entries(fields)) {
-    const ok = t.split('|').some((x) => (x === 'absent' ? !(k in obj) : typeOf(obj[k]) === x));
-    assert(ok, `${what}: ${k} is ${typeOf(obj[k])}, want ${t}`);
-  }
-}
 const isNs = (a) => Array.isArray(a) && a.length > 0 && a.every((x) => typeof x === 'string');
 function errorShape(e, status, type) {
   assert(e && e.status === status, `want HTTP ${status}, got ${e && (e.status ?? e)}: ${e && e.message}`);
