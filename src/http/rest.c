@@ -1126,6 +1126,7 @@ static int h_rest(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
     const char *why;
     if (!floe_rest_auth_check(r->auth, rq, &why)) {
         atomic_fetch_add(&r->unauthorized, 1);
+        rs->headers = "WWW-Authenticate: Bearer realm=\"floe\"\n";
         return fail(rs, 401, "NotAuthorizedException", "%s", why);
     }
     /* every POST of the API carries a JSON object */

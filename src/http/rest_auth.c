@@ -213,10 +213,15 @@ bool floe_rest_form_field(const uint8_t *body, size_t len, const char *name, cha
     return false;
 }
 
+/* RFC 6749 5.1 and 5.2: token answers are never cached; a refused
+ * client is told how to authenticate */
+#define NO_STORE "Cache-Control: no-store\nPragma: no-cache\n"
+
 static int oauth_error(floe_http_resp_t *rs, int status, const char *code, const char *desc)
 {
     rs->status = status;
     rs->content_type = "application/json";
+    rs->headers = status == 401 ? NO_STORE "WWW-Authenticate: Basic realm=\"floe\"\n" : NO_STORE;
     floe_buf_reset(&rs->body);
     json_t *j = json_pack("{s:s,s:s}", "error", code, "error_description", desc);
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -258,6 +263,7 @@ static int issue(floe_rest_auth_t *a, const char *scope, floe_http_resp_t *rs)
     OPENSSL_cleanse(&t, sizeof t);
     rs->status = 200;
     rs->content_type = "application/json";
+    rs->headers = NO_STORE;
     floe_buf_reset(&rs->body);
     int rc = s ? floe_buf_append_str(&rs->body, s) : -1;
     if (s) OPENSSL_cleanse(s, strlen(s));

@@ -10,8 +10,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const fields[] = {"grant_type", "client_id", "client_secret", "scope",
-                                         "subject_token", "subject_token_type", "actor_token"};
+    static const char *const fields[] = {"grant_type", "client_id",     "client_secret",
+                                         "scope",      "subject_token", "subject_token_type",
+                                         "actor_token"};
     char out[64];
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         floe_rest_form_field(data, size, fields[i], out, sizeof out);

@@ -24,7 +24,7 @@ async function call(method, path, { token, headers = {}, body, form } = {}) {
   });
   const text = await res.text();
   if (text) assert((res.headers.get('content-type') || '').startsWith('application/json'), `${path}: Content-Type`);
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
 }
 function unauthorized(r, what) {
   eq(r.status, 401, `${what}: status`);
@@ -32,15 +32,18 @@ function unauthorized(r, what) {
   shape(r.body.error, { message: 'string', type: 'string', code: 'number' }, 'ErrorModel');
   eq(r.body.error.type, 'NotAuthorizedException', `${what}: error.type`);
   eq(r.body.error.code, 401, `${what}: error.code`);
+  assert(/^Bearer\b/.test(r.headers.get('www-authenticate') || ''), `${what}: WWW-Authenticate ${r.headers.get('www-authenticate')}`);
   return r.body.error.message;
 }
 function oauthError(r, status, code) {
   eq(r.status, status, `OAuth error status for ${code}`);
   shape(r.body, { error: 'string', error_description: 'string|absent', error_uri: 'string|absent' }, 'OAuthError');
   eq(r.body.error, code, 'OAuthError.error');
+  eq(r.headers.get('cache-control'), 'no-store', 'an OAuth error is not cached');
 }
 function tokenShape(r) {
   eq(r.status, 200, 'token status');
+  eq(r.headers.get('cache-control'), 'no-store', 'a token is not cached');
   shape(r.body, { access_token: 'string', token_type: 'string', expires_in: 'number|absent',
     issued_token_type: 'string|absent', refresh_token: 'absent|string', scope: 'string|absent' }, 'OAuthTokenResponse');
   eq(r.body.token_type.toLowerCase(), 'bearer', 'token_type');
