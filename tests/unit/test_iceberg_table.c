@@ -338,8 +338,15 @@ static void rest_client(void)
     CHECK_EQ(e.code, FLOE_EUNKNOWN);
     CHECK(floe_ice_catalog_load_table(cat, "db", "v", &t2, &e) == -1);
     CHECK_EQ(e.code, FLOE_EIO);
-    CHECK(floe_ice_catalog_rest_new(io, uri, NULL, NULL, &e) == NULL);
-    CHECK_EQ(e.code, FLOE_EIO);
+    /* a client started without its server: made, and its calls fail
+     * until the server answers */
+    floe_ice_catalog_t *late = floe_ice_catalog_rest_new(io, uri, NULL, NULL, &e);
+    CHECK(late != NULL);
+    if (late) {
+        CHECK(floe_ice_catalog_load_table(late, "db", "v", &t2, &e) == -1);
+        CHECK_EQ(e.code, FLOE_EIO);
+        floe_ice_catalog_free(late);
+    }
     floe_ice_props_clear(&su.props);
     floe_ice_props_clear(&p);
     floe_ice_props_clear(&up);
