@@ -112,23 +112,32 @@ static int fetch_token(rest_catalog_t *c, floe_err_t *err)
     json_t *a = ans.len ? json_loadb((const char *)ans.data, ans.len, 0, NULL) : NULL;
     floe_buf_free(&ans);
     const char *tok = json_string_value(json_object_get(a, "access_token"));
-    if (st != 200 || !tok || !*tok) {
+    if (st != 200) {
+        /* RFC 6749's error answer: error, error_description */
         const char *e = json_string_value(json_object_get(a, "error"));
         const char *d = json_string_value(json_object_get(a, "error_description"));
-        rc = floe_err_set(err, st == 401 || (st >= 400 && st < 500) ? FLOE_EINVAL : FLOE_EIO,
+        rc = floe_err_set(err, st >= 400 && st < 500 ? FLOE_EINVAL : FLOE_EIO,
                           "rest catalog: token endpoint %s: HTTP %ld%s%s%s%s%s", c->token_uri, st,
                           e ? " " : "", e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
-        if (st == 200)
-            floe_err_set(err, FLOE_EIO,
-                         "rest catalog: token endpoint %s: no access_token in its answer",
-                         c->token_uri);
         json_decref(a);
-        return -1;
+        return rc;
     }
+    /* the token goes into a header line: visible ASCII only */
+    bool ok = tok && *tok;
+    for (const char *p = tok; ok && *p; p++) ok = *p > 0x20 && *p < 0x7f;
+    if (!ok) {
+        json_decref(a);
+        return floe_err_set(err, FLOE_EIO,
+                            "rest catalog: token endpoint %s: no usable access_token in its answer",
+                            c->token_uri);
+    }
+    /* expires_in: seconds, a number (or a numeric string); anything else,
+     * or beyond ten years, is no expiry */
     json_t *ex = json_object_get(a, "expires_in");
-    int64_t life_ms = json_is_integer(ex)  ? (int64_t)json_integer_value(ex) * 1000
-                      : json_is_string(ex) ? strtoll(json_string_value(ex), NULL, 10) * 1000
-                                           : -1;
+    long long secs = json_is_integer(ex)  ? (long long)json_integer_value(ex)
+                     : json_is_string(ex) ? strtoll(json_string_value(ex), NULL, 10)
+                                          : -1;
+    int64_t life_ms = secs > 0 && secs < 315360000LL ? (int64_t)secs * 1000 : -1;
     size_t n = strlen(tok) + 32;
     char *h = malloc(n);
     if (!h) {
