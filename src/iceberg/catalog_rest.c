@@ -14,6 +14,7 @@
 
 #include "http/client.h"
 #include "iceberg/catalog_int.h"
+#include "iceberg/catalog_rest_int.h"
 #include "iceberg/metadata_json_int.h"
 #include "storage/sigv4.h"
 #include "util/clock.h"
@@ -76,6 +77,27 @@ static int form_append(floe_buf_t *b, const char *s)
     return 0;
 }
 
+int floe_ice_rest_token_answer(json_t *a, char **header, int64_t *life_ms, floe_err_t *err)
+{
+    *header = NULL;
+    /* the token goes into a header line: visible ASCII only */
+    const char *tok = json_string_value(json_object_get(a, "access_token"));
+    bool ok = tok && *tok;
+    for (const char *p = tok; ok && *p; p++) ok = *p > 0x20 && *p < 0x7f;
+    if (!ok) return floe_err_set(err, FLOE_EIO, "no usable access_token in its answer");
+    /* expires_in: seconds, a number (or a numeric string); anything else,
+     * or beyond ten years, is no expiry */
+    json_t *ex = json_object_get(a, "expires_in");
+    long long secs = json_is_integer(ex)  ? (long long)json_integer_value(ex)
+                     : json_is_string(ex) ? strtoll(json_string_value(ex), NULL, 10)
+                                          : -1;
+    *life_ms = secs > 0 && secs < 315360000LL ? (int64_t)secs * 1000 : -1;
+    size_t n = strlen(tok) + 32;
+    if (!(*header = malloc(n))) return floe_err_oom(err);
+    snprintf(*header, n, "Authorization: Bearer %s", tok);
+    return 0;
+}
+
 /* Ask the token endpoint for a token (OAuth2 client credentials grant);
  * with mu held.  The next refresh is due a tenth of its lifetime (at most
  * a minute) before it expires. */
@@ -111,7 +133,6 @@ static int fetch_token(rest_catalog_t *c, floe_err_t *err)
     }
     json_t *a = ans.len ? json_loadb((const char *)ans.data, ans.len, 0, NULL) : NULL;
     floe_buf_free(&ans);
-    const char *tok = json_string_value(json_object_get(a, "access_token"));
     if (st != 200) {
         /* RFC 6749's error answer: error, error_description */
         const char *e = json_string_value(json_object_get(a, "error"));
@@ -122,30 +143,14 @@ static int fetch_token(rest_catalog_t *c, floe_err_t *err)
         json_decref(a);
         return rc;
     }
-    /* the token goes into a header line: visible ASCII only */
-    bool ok = tok && *tok;
-    for (const char *p = tok; ok && *p; p++) ok = *p > 0x20 && *p < 0x7f;
-    if (!ok) {
-        json_decref(a);
-        return floe_err_set(err, FLOE_EIO,
-                            "rest catalog: token endpoint %s: no usable access_token in its answer",
-                            c->token_uri);
-    }
-    /* expires_in: seconds, a number (or a numeric string); anything else,
-     * or beyond ten years, is no expiry */
-    json_t *ex = json_object_get(a, "expires_in");
-    long long secs = json_is_integer(ex)  ? (long long)json_integer_value(ex)
-                     : json_is_string(ex) ? strtoll(json_string_value(ex), NULL, 10)
-                                          : -1;
-    int64_t life_ms = secs > 0 && secs < 315360000LL ? (int64_t)secs * 1000 : -1;
-    size_t n = strlen(tok) + 32;
-    char *h = malloc(n);
-    if (!h) {
-        json_decref(a);
-        return floe_err_oom(err);
-    }
-    snprintf(h, n, "Authorization: Bearer %s", tok);
+    char *h;
+    int64_t life_ms;
+    rc = floe_ice_rest_token_answer(a, &h, &life_ms, err);
     json_decref(a);
+    if (rc < 0) {
+        floe_err_wrap(err, "rest catalog: token endpoint %s", c->token_uri);
+        return -1;
+    }
     free(c->auth);
     c->auth = h;
     c->generation++;
@@ -746,35 +751,65 @@ static const char *const NEED_COMMIT[] = {EP_NS_CREATE, EP_T_CREATE, EP_T_LOAD, 
 
 /* The /v1/config answer a: prefix into root, endpoints kept, and every
  * endpoint the caller needs there. */
+int floe_ice_rest_config_answer(json_t *a, char **prefix, char ***eps, size_t *neps,
+                                floe_err_t *err)
+{
+    *prefix = NULL;
+    *eps = NULL;
+    *neps = 0;
+    const char *p = json_string_value(json_object_get(json_object_get(a, "overrides"), "prefix"));
+    if (!p) p = json_string_value(json_object_get(json_object_get(a, "defaults"), "prefix"));
+    if (!p) p = "";
+    /* it goes into every path as it is: URL path characters only */
+    for (const char *q = p; *q; q++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%", *q))
+            return floe_err_set(err, FLOE_EUNSUPPORTED,
+                                "rest catalog: /v1/config: a prefix floe cannot put in a path");
+    if (!(*prefix = strdup(p))) return floe_err_oom(err);
+    json_t *list = json_object_get(a, "endpoints"), *v;
+    if (!json_is_array(list)) return 0; /* the spec's default set */
+    size_t i, cap = json_array_size(list);
+    if (!(*eps = calloc(cap + 1, sizeof **eps))) goto oom;
+    json_array_foreach(list, i, v)
+    {
+        const char *e = json_string_value(v);
+        if (!e) continue;
+        if (!((*eps)[*neps] = strdup(e))) goto oom;
+        (*neps)++;
+    }
+    return 0;
+oom:
+    free(*prefix);
+    *prefix = NULL;
+    floe_fileio_names_free(*eps, *neps);
+    *eps = NULL;
+    *neps = 0;
+    return floe_err_oom(err);
+}
+
+/* The /v1/config answer a: prefix into root, endpoints kept, and every
+ * endpoint the caller needs there. */
 static int take_config(rest_catalog_t *c, json_t *a, unsigned need, floe_err_t *err)
 {
-    const char *prefix =
-        json_string_value(json_object_get(json_object_get(a, "overrides"), "prefix"));
-    if (!prefix)
-        prefix = json_string_value(json_object_get(json_object_get(a, "defaults"), "prefix"));
-    size_t n = strlen(c->v1) + (prefix ? strlen(prefix) : 0) + 2;
+    char *prefix, **eps;
+    size_t neps;
+    if (floe_ice_rest_config_answer(a, &prefix, &eps, &neps, err) < 0) return -1;
+    size_t n = strlen(c->v1) + strlen(prefix) + 2;
     char *r = malloc(n);
-    if (!r) return floe_err_oom(err);
-    if (prefix && *prefix) snprintf(r, n, "%s/%s", c->v1, prefix);
+    if (!r) {
+        free(prefix);
+        floe_fileio_names_free(eps, neps);
+        return floe_err_oom(err);
+    }
+    if (*prefix) snprintf(r, n, "%s/%s", c->v1, prefix);
     else
         snprintf(r, n, "%s", c->v1);
+    free(prefix);
     free(c->root);
     c->root = r;
     floe_fileio_names_free(c->endpoints, c->nendpoints);
-    c->endpoints = NULL;
-    c->nendpoints = 0;
-    json_t *eps = json_object_get(a, "endpoints"), *v;
-    if (json_is_array(eps)) {
-        size_t i, cap = json_array_size(eps);
-        if (!(c->endpoints = calloc(cap + 1, sizeof *c->endpoints))) return floe_err_oom(err);
-        json_array_foreach(eps, i, v)
-        {
-            const char *e = json_string_value(v);
-            if (!e) continue;
-            if (!(c->endpoints[c->nendpoints] = strdup(e))) return floe_err_oom(err);
-            c->nendpoints++;
-        }
-    }
+    c->endpoints = eps;
+    c->nendpoints = neps;
     const char *const *lists[] = {need & FLOE_ICE_REST_NEED_READ ? NEED_READ : NULL,
                                   need & FLOE_ICE_REST_NEED_COMMIT ? NEED_COMMIT : NULL};
     for (size_t l = 0; l < 2; l++)
