@@ -206,7 +206,9 @@ static int sigv4_headers(rest_catalog_t *c, const char *method, const char *url,
     gmtime_r(&tt, &tm);
     strftime(amz_date, sizeof amz_date, "%Y%m%dT%H%M%SZ", &tm);
     floe_sigv4_sha256_hex(body ? body : "", body ? strlen(body) : 0, sha);
-    /* the path as sent is already encoded; the query is re-canonicalized
+    /* the path as sent is already encoded (floe's names need no encoding,
+     * so the double encoding SigV4 asks of services other than S3 is the
+     * same string); the query is re-canonicalized
      * from its name=value pairs (they are sent already encoded too) */
     floe_buf_t p = FLOE_BUF_INIT, query = FLOE_BUF_INIT, auth = FLOE_BUF_INIT;
     int rc = floe_buf_append(&p, path, q ? (size_t)(q - path) : strlen(path)) ||

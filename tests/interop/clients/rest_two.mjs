@@ -4,14 +4,15 @@
 // set-properties) commits to the same table through B, A is SIGKILLed, then
 // B, then both (A restarted before B: it waits for its catalog).  In the
 // end icebird reads the table as B serves it: every acknowledged record
-// exactly once, no record twice, every one of the writer's properties kept.
+// exactly once, no record twice, every one of the writer's properties kept;
+// `floe table list --config` with A's config finds it there too.
 // Then, through a small HTTP stand-in in front of B that checks what the
 // client sends: OAuth2 client credentials (token endpoint form, tokens
 // fetched again before they expire and after a 401), and a server whose
 // /v1/config lacks the commit endpoint, which floe refuses at start.
 // Environment: FLOE_BIN; REST_TWO_WAREHOUSE=s3 with S3_ENDPOINT,
 // S3_BUCKET, AWS_* puts B's warehouse, and A's files, on S3.
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, openSync, readFileSync, readdirSync, rmSync, appendFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -210,6 +211,10 @@ await step(`${P}_exactly_once_through_kills`, 240, async () => {
   for (const i of seen.keys()) assert(sent.has(i), `record ${i} was never sent`);
   for (let i = 0; i < props; i++) eq(md.properties[`engine.k${i}`], String(i), `the writer's property k${i}`);
   assert(acked.size > 0 && props > 0, 'records and properties were written');
+  // the operator CLI reads the table where A's config says it is
+  const list = execFileSync(bin, ['table', 'list', '--config', aConf, '--data-dir', aDir, '--no-http'], { encoding: 'utf8' });
+  const line = list.split('\n').find((l) => l.startsWith(`${ns}.${table} `));
+  assert(line && line.trim().split(/\s+/)[2] === String(logEnd), `floe table list --config A's config: ${list}`);
   const aLogs = readdirSync(tmp).filter((f) => f.startsWith('a-')).map((f) => readFileSync(join(tmp, f), 'utf8')).join('');
   const count = (re) => (aLogs.match(re) || []).length;
   console.log(`# A's logs: ${count(/commit failed/g)} failed commits, ${count(/outcome unknown/g)} unknown outcomes, ` +
