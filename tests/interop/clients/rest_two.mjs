@@ -24,7 +24,7 @@ import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 
 process.env.FLOE_KAFKA ??= '(started here)';
-const { step, assert, eq, sleep, until, finish } = await import('./common.mjs');
+const { step, assert, eq, sleep, until, finish, floeOffsets } = await import('./common.mjs');
 const bin = process.env.FLOE_BIN;
 assert(bin, 'FLOE_BIN must be set');
 const s3 = process.env.REST_TWO_WAREHOUSE === 's3';
@@ -91,11 +91,20 @@ let a = await serve('a', ['--config', aConf, '--data-dir', aDir, '--listen', '12
 const aKafka = a.kafka, aHttp = a.http;
 const startA = () => serve('a', ['--config', aConf, '--data-dir', aDir, '--listen', aKafka, '--http', aHttp]);
 
-function floeOffsets(md) {
-  const byId = new Map((md.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
-  for (let s = byId.get(md['current-snapshot-id']); s; s = byId.get(s['parent-snapshot-id']))
-    if (s.summary['floe.offsets']) return JSON.parse(s.summary['floe.offsets']);
-  return null;
+// A table topic on the floe at kafkaAddr (json values, namespace ns)
+// and a connected idempotent producer to it.
+async function tableTopic(kafkaAddr, topic, partitions) {
+  const kafka = new Kafka({ clientId: `rest-two-${topic}`, brokers: [kafkaAddr], logLevel: logLevel.NOTHING,
+    retry: { retries: 3, initialRetryTime: 100 } });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, configEntries: [
+    { name: 'table.enable', value: 'true' }, { name: 'table.namespace', value: ns },
+    { name: 'table.value.converter', value: 'json' }] }] });
+  await admin.disconnect();
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  return { kafka, producer };
 }
 const sum = (o) => Object.values(o ?? {}).reduce((x, y) => x + y, 0);
 // B's view of the table; null while B is down
@@ -114,17 +123,11 @@ await step(`${P}_ready_lines`, 30, async () => {
 const parts = 3;
 const acked = new Set(), sent = new Set();
 await step(`${P}_exactly_once_through_kills`, 240, async () => {
-  const kafka = new Kafka({ clientId: 'rest-two', brokers: [aKafka], logLevel: logLevel.NOTHING,
-    retry: { retries: 3, initialRetryTime: 100 } });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: table, numPartitions: parts, configEntries: [
-    { name: 'table.enable', value: 'true' }, { name: 'table.namespace', value: ns },
-    { name: 'table.value.converter', value: 'json' }] }] });
-  await admin.disconnect();
+  const made = await tableTopic(aKafka, table, parts);
+  const kafka = made.kafka;
   let producing = true, n = 0;
   const produce = (async () => {
-    let producer = null;
+    let producer = made.producer;
     while (producing) {
       const batch = Array.from({ length: 20 }, () => n++);
       try {
@@ -308,15 +311,7 @@ if (!s3) await step(`${P}_oauth2_client_credentials`, 120, async () => {
   conf2('floe-a:s3cret');
   const a2 = await serve('a2', ['--config', conf, '--data-dir', join(tmp, 'a2'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0']);
   const topic = `auth_${process.pid}`, atid = { namespace: [ns], name: topic };
-  const kafka = new Kafka({ clientId: 'rest-two-auth', brokers: [a2.kafka], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [
-    { name: 'table.enable', value: 'true' }, { name: 'table.namespace', value: ns },
-    { name: 'table.value.converter', value: 'json' }] }] });
-  await admin.disconnect();
-  const producer = kafka.producer();
-  await producer.connect();
+  const { producer } = await tableTopic(a2.kafka, topic, 1);
   let total = 0;
   const send = async (k) => {
     await producer.send({ topic, acks: -1, messages: Array.from({ length: k }, (_, i) => ({ value: JSON.stringify({ n: total + i }) })) });
@@ -349,15 +344,7 @@ if (!s3) await step(`${P}_unknown_outcomes_resolved`, 120, async () => {
     'table.commit.interval.ms = 200', ''].join('\n'));
   const a4 = await serve('a4', ['--config', conf, '--data-dir', join(tmp, 'a4'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0']);
   const topic = `lost_${process.pid}`, ltid = { namespace: [ns], name: topic };
-  const kafka = new Kafka({ clientId: 'rest-two-lost', brokers: [a4.kafka], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 2, configEntries: [
-    { name: 'table.enable', value: 'true' }, { name: 'table.namespace', value: ns },
-    { name: 'table.value.converter', value: 'json' }] }] });
-  await admin.disconnect();
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  const { producer } = await tableTopic(a4.kafka, topic, 2);
   let total = 0;
   const offs = async () => { try { return sum(floeOffsets(await cat.loadTable(ltid))); } catch { return 0; } };
   while (calls.lost504 < 2 || calls.refused503 < 2 || calls.cut < 2) {
