@@ -233,7 +233,7 @@ static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int3
                 err, FLOE_EINVAL, "field '%s' is %s in the table but %s in the records", kid->name,
                 floe_ice_type_name(f->type, tn, sizeof tn), floe_tkind_name(kid->kind));
         }
-        if (f->required && !kid->required)
+        if (f->required && !kid->required && !kid->no_nulls)
             return floe_err_set(err, FLOE_EINVAL,
                                 "field '%s' is required in the table but optional in the records",
                                 kid->name);
