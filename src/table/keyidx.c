@@ -157,8 +157,10 @@ int floe_tkeyidx_put(floe_tkeyidx_t *x, const void *key, size_t len, const char 
                      floe_tkeyidx_loc_t *old)
 {
     if (len > UINT32_MAX) return -1;
-    if ((x->used + 1) * 2 > x->cap &&
-        rehash(x, x->cap ? (x->live * 4 > x->cap ? x->cap * 2 : x->cap) : 64) < 0)
+    /* at most 3/4 full (gone slots count); grow when live keys fill half */
+    if ((x->used + 1) * 4 > x->cap * 3 && rehash(x, !x->cap                ? 64
+                                                    : x->live * 2 > x->cap ? x->cap * 2
+                                                                           : x->cap) < 0)
         return -1;
     uint32_t pid;
     if (intern(x, path, &pid) < 0) return -1;
