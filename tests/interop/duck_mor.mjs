@@ -5,7 +5,9 @@
 // delete file with a higher data sequence number (the spec's rules).
 // Prints one JSON line per row (bigints as strings; the columns ID is
 // compared on are those of each file's equality_ids, named by path), then
-// on stderr `duck_mor ms=N rows=N data=N posdel=N eqdel=N` (the query's time).
+// on stderr `duck_mor ms=N rows=N data=N posdel=N eqdel=N` (ms: the query
+// materialized in DuckDB, from the file list to the result table; not
+// the conversion of its rows to JSON for printing).
 // Usage: node duck_mor.mjs TABLE_LOCATION
 import { DuckDBInstance } from '@duckdb/node-api';
 import { currentMetadata, localPath, readAvro } from './iceberg_files.mjs';
@@ -53,11 +55,11 @@ if (data.length) {
     const cond = cols.map((n) => `e${i}.${n} IS NOT DISTINCT FROM d.${n}`).join(' AND ');
     where += ` AND NOT EXISTS (SELECT 1 FROM read_parquet(${q(e.local)}) e${i} WHERE ${e.seq} > f.seq AND ${cond})`;
   });
-  const r = await c.runAndReadAll(
-    `SELECT d.* EXCLUDE (filename, file_row_number) FROM read_parquet(${list(data)}, filename=true, file_row_number=true, union_by_name=true) d JOIN files f ON f.local = d.filename WHERE ${where}`);
-  out = r.getRowObjectsJson();
+  await c.run(
+    `CREATE TEMP TABLE res AS SELECT d.* EXCLUDE (filename, file_row_number) FROM read_parquet(${list(data)}, filename=true, file_row_number=true, union_by_name=true) d JOIN files f ON f.local = d.filename WHERE ${where}`);
 }
 const ms = performance.now() - t0;
+if (data.length) out = (await c.runAndReadAll('SELECT * FROM res')).getRowObjectsJson();
 const norm = (v) => JSON.parse(JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x)));
 for (const l of out.map((r) => JSON.stringify(norm(r))).sort()) console.log(l);
 console.error(`duck_mor ms=${ms.toFixed(1)} rows=${out.length} data=${data.length} posdel=${pos.length} eqdel=${eq.length}`);
