@@ -56,10 +56,10 @@ static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
     CHECK(!floe_conv_last_deletes(c));
     CHECK_EQ(put(c, 1, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"D\"}"), 0);
     CHECK(floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 2, "k", "{\"id\":2,\"a\":{}}"), -1);          /* a.b missing */
+    CHECK_EQ(put(c, 2, "k", "{\"id\":2,\"a\":{}}"), -1);               /* a.b missing */
     CHECK_EQ(put(c, 3, "k", "{\"id\":null,\"a\":{\"b\":\"y\"}}"), -1); /* id null */
     CHECK_EQ(put(c, 4, "k", "{\"id\":[1],\"a\":{\"b\":\"y\"}}"), -1);  /* not a key kind */
-    CHECK_EQ(put(c, 5, "{\"id\":3,\"a\":{\"b\":\"z\"}}", NULL), 0);      /* tombstone */
+    CHECK_EQ(put(c, 5, "{\"id\":3,\"a\":{\"b\":\"z\"}}", NULL), 0);    /* tombstone */
     CHECK(floe_conv_last_deletes(c));
     CHECK_EQ(put(c, 6, "{\"schema\":{},\"payload\":{\"id\":4,\"a\":{\"b\":\"w\"}}}", NULL), 0);
     CHECK(floe_conv_last_deletes(c));
@@ -102,11 +102,10 @@ static void dedupe_keeps_the_last_change_per_key(void)
     floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
     CHECK_EQ(floe_conv_set_upsert(c, "id", "op", &e), 0);
     /* rows: 1, 2, 1', 3, 2 deleted, 4 deleted (never written), 5, 5 deleted, 5 again */
-    const char *vals[] = {"{\"id\":1,\"v\":\"a\"}",          "{\"id\":2,\"v\":\"b\"}",
-                          "{\"id\":1,\"v\":\"c\"}",          "{\"id\":3,\"v\":\"d\"}",
-                          "{\"id\":2,\"op\":\"d\"}",         "{\"id\":4,\"op\":\"delete\"}",
-                          "{\"id\":5,\"v\":\"e\"}",          "{\"id\":5,\"op\":\"D\"}",
-                          "{\"id\":5,\"v\":\"f\",\"op\":\"U\"}"};
+    const char *vals[] = {
+        "{\"id\":1,\"v\":\"a\"}", "{\"id\":2,\"v\":\"b\"}",  "{\"id\":1,\"v\":\"c\"}",
+        "{\"id\":3,\"v\":\"d\"}", "{\"id\":2,\"op\":\"d\"}", "{\"id\":4,\"op\":\"delete\"}",
+        "{\"id\":5,\"v\":\"e\"}", "{\"id\":5,\"op\":\"D\"}", "{\"id\":5,\"v\":\"f\",\"op\":\"U\"}"};
     uint8_t ops[9];
     for (int i = 0; i < 9; i++) {
         CHECK_EQ(put(c, i, "k", vals[i]), 0);
@@ -173,8 +172,8 @@ static void index_puts_gets_deletes(void)
     char k[32];
     for (int i = 0; i < 100000; i++) {
         int n = snprintf(k, sizeof k, "key-%d", i);
-        CHECK_EQ(floe_tkeyidx_put(x, k, (size_t)n, i % 2 ? "/d/x.parquet" : "/d/y.parquet", i, NULL),
-                 0);
+        CHECK_EQ(
+            floe_tkeyidx_put(x, k, (size_t)n, i % 2 ? "/d/x.parquet" : "/d/y.parquet", i, NULL), 0);
         if (i % 3 == 0) CHECK_EQ(floe_tkeyidx_del(x, k, (size_t)n, NULL), 1);
     }
     int found = 0;
@@ -210,8 +209,8 @@ static void index_file_round_trips_and_refuses_damage(void)
     char k[32];
     for (int i = 0; i < 500; i++) {
         int n = snprintf(k, sizeof k, "%d", i);
-        CHECK_EQ(floe_tkeyidx_put(x, k, (size_t)n, i < 250 ? "/w/a.parquet" : "/w/b.parquet",
-                                  i * 3, NULL),
+        CHECK_EQ(floe_tkeyidx_put(x, k, (size_t)n, i < 250 ? "/w/a.parquet" : "/w/b.parquet", i * 3,
+                                  NULL),
                  0);
     }
     floe_buf_t b = FLOE_BUF_INIT;
