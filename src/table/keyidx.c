@@ -98,7 +98,8 @@ static size_t probe(const floe_tkeyidx_t *x, const void *key, size_t len, uint32
         if (s->state == SLOT_EMPTY) break;
         if (s->state == SLOT_GONE) {
             if (gone == SIZE_MAX) gone = i;
-        } else if (s->hash == h && s->klen == len && !memcmp(x->keys.data + s->koff, key, len)) {
+        } else if (s->hash == h && s->klen == len &&
+                   (!len || !memcmp(x->keys.data + s->koff, key, len))) {
             *found = true;
             return i;
         }
@@ -304,7 +305,7 @@ floe_tkeyidx_t *floe_tkeyidx_decode(const uint8_t *p, size_t n, floe_err_t *err)
     if (get_uv(&r, &nk) < 0 || nk > r.n / 3) goto bad; /* each key takes 3 bytes at least */
     for (uint64_t i = 0; i < nk; i++) {
         uint64_t pid, pos;
-        if (get_bytes(&r, &b, &len) < 0 || get_uv(&r, &pid) < 0 || get_uv(&r, &pos) < 0 ||
+        if (get_bytes(&r, &b, &len) < 0 || !len || get_uv(&r, &pid) < 0 || get_uv(&r, &pos) < 0 ||
             pid >= x->npaths || pos > INT64_MAX)
             goto bad;
         x->last_path = (size_t)pid;
