@@ -323,6 +323,20 @@ const char *floe_invalid_action_name(floe_invalid_action_t a)
     return "?";
 }
 
+/* What the keys of c say together: an upsert table needs its id columns,
+ * and is not partitioned (yet). */
+static int cross_check(const floe_table_config_t *c, floe_err_t *err)
+{
+    if (c->write_mode != FLOE_WRITE_UPSERT) return 0;
+    if (!c->id_columns[0])
+        return floe_err_set(err, FLOE_EINVAL, "table.write.mode: upsert needs table.id.columns");
+    if (c->partition_by[0])
+        return floe_err_set(err, FLOE_EINVAL,
+                            "table.write.mode: partitioned upsert tables are not supported yet "
+                            "(table.partition.by)");
+    return 0;
+}
+
 /* Defaults, server defaults, then the topic's keys; every valid one is
  * applied.  The first error is kept in *err, prefixed "server default"
  * when it is one.  explicit_[0]/[1]: the topic's get set table.flush.bytes
@@ -364,13 +378,7 @@ int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_confi
     bool explicit_[2] = {false, false};
     int rc = fill(c, topic, get, ctx, get_default, default_ctx, explicit_, err);
     if (c->flush_bytes > c->target_file_bytes) c->flush_bytes = c->target_file_bytes;
-    if (rc == 0 && c->write_mode == FLOE_WRITE_UPSERT && !c->id_columns[0]) {
-        rc = floe_err_set(err, FLOE_EINVAL, "table.write.mode=upsert needs table.id.columns");
-    } else if (rc == 0 && c->write_mode == FLOE_WRITE_UPSERT && c->partition_by[0]) {
-        rc = floe_err_set(err, FLOE_EINVAL,
-                          "table.write.mode=upsert: partitioned upsert tables are not supported "
-                          "yet (table.partition.by)");
-    }
+    if (rc == 0) rc = cross_check(c, err);
     if (rc < 0 && err && strncmp(err->msg, "server default", 14))
         floe_err_wrap(err, "topic '%s'", topic);
     return rc;
@@ -408,7 +416,7 @@ int floe_table_config_check(const char *topic, const char *const *keys, const ch
                             "group cannot outgrow its file)",
                             kvs_get(&s, "table.flush.bytes"),
                             kvs_get(&s, "table.target.file.size"));
-    return 0;
+    return cross_check(&c, err);
 }
 
 bool floe_table_config_wanted(floe_config_get_fn get, void *ctx, floe_config_get_fn get_default,

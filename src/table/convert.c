@@ -136,12 +136,8 @@ void floe_conv_free(floe_conv_t *c)
 
 int floe_conv_set_upsert(floe_conv_t *c, const char *ids, const char *cdc, floe_err_t *err)
 {
-    floe_tupsert_cols_t *u = malloc(sizeof *u);
-    if (!u) return floe_err_oom(err);
-    if (floe_tupsert_cols_parse(ids, cdc, u, err) < 0) {
-        free(u);
-        return -1;
-    }
+    floe_tupsert_cols_t *u = floe_tupsert_cols_new(ids, cdc, err);
+    if (!u) return -1;
     free(c->up);
     c->up = u;
     return 0;

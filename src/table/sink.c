@@ -322,12 +322,8 @@ int floe_tsink_drain_due(floe_tsink_t *s, floe_err_t *err)
 
 int floe_tsink_set_upsert(floe_tsink_t *s, const char *ids, const char *cdc, floe_err_t *err)
 {
-    floe_tupsert_cols_t *u = malloc(sizeof *u);
-    if (!u) return floe_err_oom(err);
-    if (floe_tupsert_cols_parse(ids, cdc, u, err) < 0) {
-        free(u);
-        return -1;
-    }
+    floe_tupsert_cols_t *u = floe_tupsert_cols_new(ids, cdc, err);
+    if (!u) return -1;
     free(s->up);
     s->up = u;
     return 0;

@@ -40,6 +40,20 @@ int floe_tupsert_cols_parse(const char *ids, const char *cdc, floe_tupsert_cols_
     return 0;
 }
 
+floe_tupsert_cols_t *floe_tupsert_cols_new(const char *ids, const char *cdc, floe_err_t *err)
+{
+    floe_tupsert_cols_t *u = malloc(sizeof *u);
+    if (!u) {
+        floe_err_oom(err);
+        return NULL;
+    }
+    if (floe_tupsert_cols_parse(ids, cdc, u, err) < 0) {
+        free(u);
+        return NULL;
+    }
+    return u;
+}
+
 floe_rnode_t *floe_tupsert_find(floe_rnode_t *n, const char *path)
 {
     char name[128];

@@ -35,6 +35,10 @@ typedef struct floe_tupsert_cols {
 int floe_tupsert_cols_parse(const char *ids, const char *cdc, floe_tupsert_cols_t *out,
                             floe_err_t *err);
 
+/* floe_tupsert_cols_parse into a new struct: caller frees it with free().
+ * NULL with *err. */
+floe_tupsert_cols_t *floe_tupsert_cols_new(const char *ids, const char *cdc, floe_err_t *err);
+
 /* The node at dot path `path` under struct node n (borrowed), or NULL. */
 floe_rnode_t *floe_tupsert_find(floe_rnode_t *n, const char *path);
 

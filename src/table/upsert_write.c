@@ -10,6 +10,7 @@
 #include "iceberg/read.h"
 #include "table/datafile.h"
 #include "table/keyidx.h"
+#include "table/schema_map.h"
 #include "util/diag.h"
 #include "util/fs.h"
 
@@ -143,15 +144,13 @@ static int index_fresh(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
 
 /* ---- delete files -------------------------------------------------------- */
 
+/* The shape kind of a key column of Iceberg kind k (upsert.h's kinds). */
 static int tkind_of(floe_ice_kind_t k, floe_tkind_t *out)
 {
-    switch (k) {
-    case FLOE_ICE_LONG: *out = FLOE_TK_LONG; return 0;
-    case FLOE_ICE_INT: *out = FLOE_TK_INT; return 0;
-    case FLOE_ICE_STRING: *out = FLOE_TK_STRING; return 0;
-    case FLOE_ICE_BOOLEAN: *out = FLOE_TK_BOOL; return 0;
-    default: return -1;
-    }
+    return floe_tschema_tkind(k, out) < 0 || !(*out == FLOE_TK_LONG || *out == FLOE_TK_INT ||
+                                               *out == FLOE_TK_STRING || *out == FLOE_TK_BOOL)
+               ? -1
+               : 0;
 }
 
 /* Write rows (field ids set) as a delete file of kind content into o's

@@ -24,6 +24,16 @@ static int put(floe_conv_t *c, int64_t off, const char *key, const char *value)
     return floe_conv_record(c, 0, &m, &st, &e);
 }
 
+/* An upsert converter into a new buffer (*rows). */
+static floe_conv_t *upsert_conv(floe_rows_t **rows, const char *ids, const char *cdc)
+{
+    floe_err_t e;
+    *rows = floe_rows_new(NULL);
+    floe_conv_t *c = *rows ? floe_conv_new(*rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e) : NULL;
+    if (!c || floe_conv_set_upsert(c, ids, cdc, &e) < 0) abort();
+    return c;
+}
+
 /* The key of row r of rows as (class, text) pairs joined, e.g. "n:1|s:a". */
 static void key_text(floe_rows_t *rows, const floe_tupsert_cols_t *cols, size_t r, char *out,
                      size_t size)
@@ -47,11 +57,9 @@ static void key_text(floe_rows_t *rows, const floe_tupsert_cols_t *cols, size_t 
 
 static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
 {
-    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_rows_t *rows;
     floe_err_t e;
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
-    CHECK(c != NULL);
-    CHECK_EQ(floe_conv_set_upsert(c, "id, a.b", "op", &e), 0);
+    floe_conv_t *c = upsert_conv(&rows, "id, a.b", "op");
     CHECK_EQ(put(c, 0, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"I\"}"), 0);
     CHECK(!floe_conv_last_deletes(c));
     CHECK_EQ(put(c, 1, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"D\"}"), 0);
@@ -76,18 +84,14 @@ static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
     floe_rows_free(rows);
 
     /* a scalar key stands for the one id column */
-    rows = floe_rows_new(NULL);
-    c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
-    CHECK_EQ(floe_conv_set_upsert(c, "id", "", &e), 0);
+    c = upsert_conv(&rows, "id", "");
     CHECK_EQ(put(c, 0, "17", NULL), 0);
     CHECK_EQ(put(c, 1, "18", NULL), 0);
     CHECK_EQ(put(c, 2, "abc", NULL), -1); /* a string for the long id column */
     CHECK_EQ(floe_rows_count(rows), 2);
     floe_conv_free(c);
     floe_rows_free(rows);
-    rows = floe_rows_new(NULL);
-    c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
-    CHECK_EQ(floe_conv_set_upsert(c, "id", "", &e), 0);
+    c = upsert_conv(&rows, "id", "");
     CHECK_EQ(put(c, 0, "abc", NULL), 0);
     CHECK_EQ(put(c, 1, "\"d\"", NULL), 0);
     CHECK_EQ(floe_rows_count(rows), 2);
@@ -97,10 +101,9 @@ static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
 
 static void dedupe_keeps_the_last_change_per_key(void)
 {
-    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_rows_t *rows;
     floe_err_t e;
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
-    CHECK_EQ(floe_conv_set_upsert(c, "id", "op", &e), 0);
+    floe_conv_t *c = upsert_conv(&rows, "id", "op");
     /* rows: 1, 2, 1', 3, 2 deleted, 4 deleted (never written), 5, 5 deleted, 5 again */
     const char *vals[] = {
         "{\"id\":1,\"v\":\"a\"}", "{\"id\":2,\"v\":\"b\"}",  "{\"id\":1,\"v\":\"c\"}",
