@@ -145,4 +145,15 @@ int floe_ice_read_file(const uint8_t *data, size_t len, const char *what,
 int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
                         floe_ice_row_fn fn, void *arg, floe_err_t *err);
 
+/* Receives one row with where it lives: the data file's path and the
+ * row's position in it (0-based, counting deleted rows), both as a
+ * position delete file names them; json as floe_ice_row_fn's. */
+typedef int (*floe_ice_row_pos_fn)(void *arg, const char *path, int64_t pos, const char *json,
+                                   size_t len, floe_err_t *err);
+
+/* floe_ice_read_table without a limit, each live row handed with its
+ * data file and position (what a writer of position deletes needs). */
+int floe_ice_read_table_pos(floe_fileio_t *io, const floe_ice_metadata_t *md,
+                            floe_ice_row_pos_fn fn, void *arg, floe_err_t *err);
+
 #endif

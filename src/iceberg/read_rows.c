@@ -335,8 +335,8 @@ static int eq_start(floe_ice_eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r
 
 /* The rows of the file r reads (named what in errors). */
 static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schema_t *schema,
-                     const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn, void *arg,
-                     floe_err_t *err)
+                     const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn,
+                     floe_ice_row_pos_fn pfn, void *arg, floe_err_t *err)
 {
     floe_buf_t line = FLOE_BUF_INIT;
     file_scan_t fs = {.ps = floe_pq_reader_schema(r)};
@@ -380,7 +380,9 @@ static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schem
             if (floe_ice_eq_check_row(&eq, (size_t)row, &deleted, what, err)) goto fail;
             while (di < npos && pos[di] < row_in_file) di++;
             if (deleted || (di < npos && pos[di] == row_in_file)) continue;
-            if (fn(arg, (const char *)line.data, line.len, err)) goto fail;
+            if (pfn ? pfn(arg, what, row_in_file, (const char *)line.data, line.len, err)
+                    : fn(arg, (const char *)line.data, line.len, err))
+                goto fail;
             if (*left > 0) (*left)--;
         }
         free_cursors(&fs);
@@ -410,15 +412,15 @@ int floe_ice_read_file(const uint8_t *data, size_t len, const char *what,
         floe_err_wrap(err, "%s", what);
         return -1;
     }
-    int rc = read_file(r, what, schema, dels, left, fn, arg, err);
+    int rc = read_file(r, what, schema, dels, left, fn, NULL, arg, err);
     floe_pq_reader_free(r);
     return rc;
 }
 
 /* The rows of one data file; *left counts down the limit. */
 static int read_task(floe_fileio_t *io, const floe_ice_scan_task_t *t,
-                     const floe_ice_schema_t *schema, int64_t *left, floe_ice_row_fn fn, void *arg,
-                     floe_err_t *err)
+                     const floe_ice_schema_t *schema, int64_t *left, floe_ice_row_fn fn,
+                     floe_ice_row_pos_fn pfn, void *arg, floe_err_t *err)
 {
     const char *path = t->file->path;
     if (!floe_ice_is_parquet(t->file))
@@ -428,15 +430,16 @@ static int read_task(floe_fileio_t *io, const floe_ice_scan_task_t *t,
     if (floe_ice_deletes_load(io, t, schema, &dels, err)) return -1;
     floe_buf_t data = FLOE_BUF_INIT;
     floe_pq_reader_t *r = floe_ice_parquet_open(io, path, &data, err);
-    int rc = r ? read_file(r, path, schema, dels, left, fn, arg, err) : -1;
+    int rc = r ? read_file(r, path, schema, dels, left, fn, pfn, arg, err) : -1;
     floe_pq_reader_free(r);
     floe_buf_free(&data);
     floe_ice_deletes_free(dels);
     return rc;
 }
 
-int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
-                        floe_ice_row_fn fn, void *arg, floe_err_t *err)
+/* floe_ice_read_table, with fn or pfn. */
+static int read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
+                      floe_ice_row_fn fn, floe_ice_row_pos_fn pfn, void *arg, floe_err_t *err)
 {
     const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     if (!schema || !schema->root)
@@ -447,7 +450,19 @@ int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_
     int64_t left = limit;
     int rc = 0;
     for (size_t i = 0; i < floe_ice_scan_ntasks(sc) && left != 0 && !rc; i++)
-        rc = read_task(io, floe_ice_scan_task(sc, i), schema, &left, fn, arg, err);
+        rc = read_task(io, floe_ice_scan_task(sc, i), schema, &left, fn, pfn, arg, err);
     floe_ice_scan_free(sc);
     return rc;
+}
+
+int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
+                        floe_ice_row_fn fn, void *arg, floe_err_t *err)
+{
+    return read_table(io, md, limit, fn, NULL, arg, err);
+}
+
+int floe_ice_read_table_pos(floe_fileio_t *io, const floe_ice_metadata_t *md,
+                            floe_ice_row_pos_fn fn, void *arg, floe_err_t *err)
+{
+    return read_table(io, md, -1, NULL, fn, arg, err);
 }
