@@ -423,6 +423,10 @@ static int put_column(floe_ice_rewriter_t *rw, int j, int rg, int64_t base, size
         }
         bool full = def == p->in_maxdef;
         if (!drop && rep <= p->rep_keep) {
+            if (p->same && !full && p->defmap[def] == maxdef)
+                return floe_err_set(err, FLOE_EUNSUPPORTED,
+                                    "column %s (field %d): a null where the table requires a value",
+                                    on->name, (int)on->field_id);
             rw->def8[o] = p->defmap[def];
             rw->rep8[o] = (uint8_t)rep;
             o++;

@@ -294,7 +294,11 @@ static int plan_one(const floe_pq_schema_t *out, const rw_leaf_t *L, const floe_
                 return floe_err_set(err, FLOE_EUNSUPPORTED,
                                     "%s: field %s (id %d) has another shape in the file", path,
                                     o->name, (int)o->field_id);
-            if (c->rep == FLOE_PQ_OPTIONAL && o->rep == FLOE_PQ_REQUIRED)
+            /* the leaf itself may be: the rewrite then fails on a null
+             * (an upsert table's id column is made required after its
+             * first files were written with it optional) */
+            if (c->rep == FLOE_PQ_OPTIONAL && o->rep == FLOE_PQ_REQUIRED &&
+                !(i == L->depth - 1 && a == L->depth))
                 return floe_err_set(err, FLOE_EUNSUPPORTED,
                                     "%s: field %s (id %d) is optional in the file, required in "
                                     "the table",

@@ -932,6 +932,55 @@ static void incompatible_columns_refused(void)
     floe_ice_data_file_clear(&f);
 }
 
+/* An id column made required after files held it optional (an upsert
+ * table's identifier field): the rewrite writes it required when every
+ * kept row has a value, a deleted row's null included, and refuses a null
+ * it would keep. */
+static void optional_file_column_into_required_field(void)
+{
+    floe_err_t e;
+    floe_pq_schema_t *ps = floe_pq_schema_new();
+    add(ps, "id", -1, FLOE_PQ_OPTIONAL, FLOE_PQ_INT64, 0, 1);
+    floe_buf_t buf = FLOE_BUF_INIT;
+    floe_pq_writer_t *w = floe_pq_writer_new(ps, NULL, floe_pq_sink_buf, &buf, &e);
+    int16_t d[] = {1, 0, 1};
+    int64_t v[] = {5, 7};
+    CHECK_EQ(floe_pq_write_column(w, 0, 3, d, NULL, v, 2, &e), 0);
+    floe_ice_data_file_t f;
+    publish(w, ps, &buf, "optid.parquet", 3, &f);
+    floe_ice_type_t *root = floe_ice_type_struct();
+    floe_ice_struct_add(root, 1, "id", true, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
+    floe_ice_schema_t *s = floe_ice_schema_new(1, root);
+    floe_ice_rewrite_input_t in = {&f, NULL, 0};
+    floe_ice_data_file_t *outs;
+    size_t nout;
+    CHECK_EQ(floe_ice_rewrite(io, s, &in, 1, name_out, "optid", NULL, &outs, &nout, &e), -1);
+    CHECK(strstr(e.msg, "a null where the table requires a value") != NULL);
+    CHECK_EQ(count_files("out-optid"), 0);
+    int64_t gone[] = {1};
+    in = (floe_ice_rewrite_input_t){&f, gone, 1};
+    CHECK_EQ(floe_ice_rewrite(io, s, &in, 1, name_out, "optid", NULL, &outs, &nout, &e), 0);
+    CHECK_EQ(nout, 1);
+    CHECK_EQ(outs[0].record_count, 2);
+    floe_buf_t data = FLOE_BUF_INIT;
+    floe_pq_reader_t *r = floe_ice_parquet_open(io, outs[0].path, &data, &e);
+    CHECK(r != NULL);
+    const floe_pq_schema_t *os = floe_pq_reader_schema(r);
+    CHECK_EQ(floe_pq_schema_node(os, floe_pq_schema_find_field(os, 1))->rep, FLOE_PQ_REQUIRED);
+    floe_pq_column_t c;
+    CHECK_EQ(column_by_id(r, 1, &c), 0);
+    CHECK(c.n_values == 2 && c.n_levels == 2);
+    if (c.n_values == 2)
+        CHECK(((const int64_t *)c.values)[0] == 5 && ((const int64_t *)c.values)[1] == 7);
+    floe_pq_column_free(&c);
+    floe_pq_reader_free(r);
+    floe_buf_free(&data);
+    free_outs(outs, nout, true);
+    floe_ice_schema_free(s);
+    unlink(f.path);
+    floe_ice_data_file_clear(&f);
+}
+
 /* Position deletes: the rows listed are left out (first, last, a whole
  * row group, across row group boundaries); the rest come out as a file of
  * only those rows would hold them. */
@@ -1227,6 +1276,7 @@ int main(void)
     RUN(promotions_and_added_fields);
     RUN(decimals_and_millis_convert);
     RUN(incompatible_columns_refused);
+    RUN(optional_file_column_into_required_field);
     RUN(row_filter_drops_positions);
     RUN(rolls_at_target_size);
     RUN(record_counts_and_partitions_checked);
