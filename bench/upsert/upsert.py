@@ -19,11 +19,18 @@ files with its position and equality delete files applied as a
 merge-on-read query) reads each upsert table and an append table holding
 only the final rows (the mirror produced once more into a fourth topic):
 the issue's goal is position-mode reads within 1.2x of that table.
+Then every table is compacted as `floe table compact NAME` does on the
+running server (its maintenance thread rewrites the data files with the
+delete files applied and drops the delete files) and DuckDB reads each
+again: read_*_after_ms and the ratios against the final rows' table, itself
+compacted the same way (a no-op when it already is one file).
 
 Last line: upsert records=... keys=... value_mb=... append_mb_s=...
 position_mb_s=... equality_mb_s=... position_commits=... equality_commits=...
 final_rows=... read_final_ms=... read_position_ms=... read_equality_ms=...
-position_read_ratio=... equality_read_ratio=..."""
+position_read_ratio=... equality_read_ratio=... read_final_after_ms=...
+read_position_after_ms=... read_equality_after_ms=... position_after_ratio=...
+equality_after_ratio=..."""
 import json
 import os
 import random
@@ -130,6 +137,30 @@ def duck_ms(f, table):
     return best, rows, stats
 
 
+def compact(f, table):
+    """`floe table compact` against the running server; seconds it took."""
+    t0 = time.monotonic()
+    r = subprocess.run([os.environ['FLOE_BIN'], 'table', 'compact', 'default.' + table,
+                        '--http', f.http, '--data-dir', f.dir], capture_output=True, text=True,
+                       timeout=3600)
+    if r.returncode:
+        raise SystemExit('floe table compact %s: %s' % (table, r.stderr[-2000:]))
+    return time.monotonic() - t0
+
+
+def read_all(f, want, label):
+    reads = {}
+    for t in ('b_final', 'b_position', 'b_equality'):
+        ms, rows, stats = duck_ms(f, t)
+        if rows != want:
+            raise SystemExit('%s: DuckDB reads %d rows, want %d' % (t, rows, want))
+        reads[t] = ms
+        print('DuckDB reads %-9s %s %d rows in %.1f ms (best of 5; %s data, %s posdel, %s eqdel '
+              'files)' % (t[2:], label, rows, ms, stats['data'], stats['posdel'],
+                          stats['eqdel']), flush=True)
+    return reads
+
+
 def main():
     changes, mirror, value_bytes = stream(random.Random(18))
     mb = value_bytes / 1e6
@@ -160,23 +191,22 @@ def main():
             print('%-11s %.1f MB/s (%.2f s, %d commits)' % (t[2:], rate[t], secs, st['commits']),
                   flush=True)
         catch_up(f, admin, 'b_final', base, len(mirror))
-        reads = {}
+        reads = read_all(f, len(mirror), 'before compaction')
         for t in ('b_final', 'b_position', 'b_equality'):
-            ms, rows, stats = duck_ms(f, t)
-            if rows != len(mirror):
-                raise SystemExit('%s: DuckDB reads %d rows, want %d' % (t, rows, len(mirror)))
-            reads[t] = ms
-            print('DuckDB reads %-9s %d rows in %.1f ms (best of 5; %s data, %s posdel, %s eqdel '
-                  'files)' % (t[2:], rows, ms, stats['data'], stats['posdel'], stats['eqdel']),
-                  flush=True)
+            print('floe table compact %s: %.1f s' % (t, compact(f, t)), flush=True)
+        after = read_all(f, len(mirror), 'after compaction')
         print('upsert records=%d keys=%d value_mb=%.1f append_mb_s=%.1f position_mb_s=%.1f '
               'equality_mb_s=%.1f position_commits=%d equality_commits=%d final_rows=%d '
               'read_final_ms=%.1f read_position_ms=%.1f read_equality_ms=%.1f '
-              'position_read_ratio=%.2f equality_read_ratio=%.2f'
+              'position_read_ratio=%.2f equality_read_ratio=%.2f read_final_after_ms=%.1f '
+              'read_position_after_ms=%.1f read_equality_after_ms=%.1f '
+              'position_after_ratio=%.2f equality_after_ratio=%.2f'
               % (RECORDS, KEYS, mb, rate['b_append'], rate['b_position'], rate['b_equality'],
                  commits['b_position'], commits['b_equality'], len(mirror), reads['b_final'],
                  reads['b_position'], reads['b_equality'],
-                 reads['b_position'] / reads['b_final'], reads['b_equality'] / reads['b_final']))
+                 reads['b_position'] / reads['b_final'], reads['b_equality'] / reads['b_final'],
+                 after['b_final'], after['b_position'], after['b_equality'],
+                 after['b_position'] / after['b_final'], after['b_equality'] / after['b_final']))
     finally:
         f.stop()
 
