@@ -418,6 +418,11 @@ if (!s3) await step(`${P}_auth_floe_to_floe`, 120, async () => {
   while (Date.now() - t0 < 4500) { await send(5); await sleep(500); }
   await send(5);
   await until(async () => (await offs()) === total, 30000, 'A6\'s commits after its first token expired');
+  const cm = await (await fetch(`http://${c.http}/metrics`)).text();
+  const metric = (name) => Number((new RegExp(`^${name} (\\d+)$`, 'm').exec(cm) || [])[1]);
+  const issued = metric('floe_rest_oauth_tokens_issued_total');
+  assert(issued >= 2, `C issued A6 a new token as the first expired (${issued} issued)`);
+  console.log(`# C issued ${issued} tokens; ${metric('floe_rest_unauthorized_total') - 1} requests refused after the anonymous one`);
   await made.producer.disconnect();
   eq(await stop(a6), '0', 'A6 stops cleanly');
   // the same A6 with C's static token instead
