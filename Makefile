@@ -54,8 +54,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libfloe.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELP_OBJ) $(BUILD)/libfloe.a $(LIBS)
 
 # (benchmarks that run `floe serve` or the S3 server start them through the
-# tests' harness)
-BENCH_HELP := $(BUILD)/tests/unit/floe_proc.o $(BUILD)/tests/unit/s3_server.o
+# tests' harness; those that write tables by hand use ice_files)
+BENCH_HELP := $(BUILD)/tests/unit/floe_proc.o $(BUILD)/tests/unit/s3_server.o \
+              $(BUILD)/tests/unit/ice_files.o
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_HELP) $(BUILD)/libfloe.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(BENCH_HELP) $(BUILD)/libfloe.a $(LIBS)

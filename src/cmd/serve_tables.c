@@ -9,6 +9,7 @@
 #include "table/engine.h"
 #include "table/source_logs.h"
 #include "util/diag.h"
+#include "util/fs.h"
 
 #define MAX_CONFIGS 64
 
@@ -20,6 +21,7 @@ struct serve_tables {
     floe_engine_t *engine;
     floe_kv_t *defaults;
     int ndefaults;
+    char state_dir[4200]; /* upsert tables' key indexes */
 };
 
 typedef struct cfgs {
@@ -97,7 +99,12 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_store_
     if (floe_store_open_catalog(store, data_dir, FLOE_ICE_REST_NEED_COMMIT, &st->io, &st->cat, wh,
                                 sizeof wh, err) < 0)
         goto fail;
-    floe_engine_config_t ec = {.catalog = st->cat, .get_default = get_default, .default_ctx = st};
+    if (floe_path_join(st->state_dir, sizeof st->state_dir, data_dir, "table-state", err) < 0)
+        goto fail;
+    floe_engine_config_t ec = {.catalog = st->cat,
+                               .get_default = get_default,
+                               .default_ctx = st,
+                               .state_dir = st->state_dir};
     if (schemas) ec.schemas = *schemas;
     if (!(st->engine = floe_engine_new(&ec, floe_tsource_logs_source(st->src), err))) goto fail;
     floe_topic_t **topics;

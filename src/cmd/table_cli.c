@@ -693,6 +693,9 @@ static void print_outcome(const char *verb, json_t *j)
                t, jint(j, "files_in"), human(jint(j, "bytes_in"), a, sizeof a),
                jint(j, "files_out"), human(jint(j, "bytes_out"), b, sizeof b), jint(j, "groups"),
                jint(j, "records"), jint(j, "snapshot_id"), jint(j, "duration_ms") / 1000.0);
+        if (jint(j, "rows_deleted") > 0 || jint(j, "delete_files_removed") > 0)
+            printf("%s: deletes applied: %lld rows left out, %lld delete files removed\n", t,
+                   jint(j, "rows_deleted"), jint(j, "delete_files_removed"));
     } else if (!strcmp(verb, "expire")) {
         if (json_is_true(json_object_get(j, "waited_for_redrive")))
             printf("%s: not expired: a re-drive of the table is unfinished (it needs its "

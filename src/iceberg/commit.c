@@ -8,6 +8,7 @@
 
 #include "iceberg/catalog_int.h"
 #include "iceberg/commit_int.h"
+#include "iceberg/read.h"
 #include "iceberg/scan.h"
 #include "util/clock.h"
 #include "util/diag.h"
@@ -29,7 +30,8 @@ struct floe_ice_commit {
     int codec;
     int attempts;
     int64_t snapshot_id;
-    int64_t base; /* rewrite: the snapshot it was planned on; -1 unset */
+    int64_t base;     /* rewrite: the snapshot it was planned on; -1 unset */
+    int64_t data_seq; /* rewrite: data sequence number of the added data files; -1 unset */
     floe_ice_commit_stats_t stats;
 };
 
@@ -49,6 +51,7 @@ floe_ice_commit_t *floe_ice_commit_new(floe_ice_catalog_t *cat, const char *ns, 
     c->op = op;
     c->max_attempts = 1000;
     c->base = -1;
+    c->data_seq = -1;
     c->snapshot_id = floe_ice_new_snapshot_id();
     return c;
 }
@@ -125,6 +128,15 @@ void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn,
 void floe_ice_commit_set_base(floe_ice_commit_t *c, int64_t snapshot_id)
 {
     c->base = snapshot_id;
+}
+
+int floe_ice_commit_set_data_sequence(floe_ice_commit_t *c, int64_t seq, floe_err_t *err)
+{
+    if (c->op != FLOE_ICE_OP_REWRITE || seq < 0)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "only a rewrite sets the data sequence number of its files (>= 0)");
+    c->data_seq = seq;
+    return 0;
 }
 
 void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n)
@@ -418,7 +430,8 @@ static int add_new_manifests(floe_ice_commit_t *c, const floe_ice_metadata_t *md
             done[k] = true;
             ents[n].status = FLOE_ICE_ADDED;
             ents[n].snapshot_id = c->snapshot_id;
-            ents[n].sequence_number = seq;
+            ents[n].sequence_number =
+                c->data_seq >= 0 && c->adds[k].content == FLOE_ICE_CONTENT_DATA ? c->data_seq : seq;
             ents[n].file_sequence_number = seq;
             ents[n].file = c->adds[k]; /* shallow: borrowed for the write */
             count_add(tot, &c->adds[k]);
@@ -440,6 +453,168 @@ static bool still_needed(const floe_ice_manifest_file_t *m)
     return m->added_files > 0 || m->existing_files > 0 || m->deleted_files == 0;
 }
 
+/* ---- what a rewrite must not lose to commits since its plan ---- */
+
+/* Files committed to main since the rewrite's base snapshot. */
+typedef struct since {
+    floe_ice_manifest_entry_t *v;
+    size_t n;
+    floe_ice_pos_targets_t *targets; /* per entry, read when first needed */
+    bool *read;
+} since_t;
+
+static void since_free(since_t *s)
+{
+    floe_ice_manifest_entries_free(s->v, s->n);
+    for (size_t i = 0; s->targets && i < s->n; i++) floe_ice_pos_targets_clear(&s->targets[i]);
+    free(s->targets);
+    free(s->read);
+    memset(s, 0, sizeof *s);
+}
+
+/* Move the entries snapshot s added of manifest m (read through io) into
+ * out. */
+static int since_take(floe_fileio_t *io, const floe_ice_snapshot_t *s,
+                      const floe_ice_manifest_file_t *m, since_t *out, floe_err_t *err)
+{
+    floe_ice_manifest_entry_t *e;
+    size_t n;
+    if (floe_ice_manifest_read(io, m->path, &e, &n, err) < 0) return -1;
+    floe_ice_manifest_entries_inherit(e, n, m);
+    floe_ice_manifest_entry_t *v = realloc(out->v, (out->n + n + 1) * sizeof *v);
+    if (!v) {
+        floe_ice_manifest_entries_free(e, n);
+        return floe_err_oom(err);
+    }
+    out->v = v;
+    for (size_t k = 0; k < n; k++) {
+        if (e[k].status != FLOE_ICE_ADDED || e[k].snapshot_id != s->snapshot_id) continue;
+        out->v[out->n++] = e[k];
+        floe_ice_data_file_init(&e[k].file);
+    }
+    floe_ice_manifest_entries_free(e, n);
+    return 0;
+}
+
+/* The delete files (and, with data, the data files of snapshots other
+ * than appends: rewrites may give theirs old sequence numbers) that main
+ * gained since c->base, walking its ancestry from the head.  FLOE_ECONFLICT
+ * (final) when base left the history. */
+static int since_base(const floe_ice_commit_t *c, const floe_ice_metadata_t *md, bool data,
+                      since_t *out, floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    memset(out, 0, sizeof *out);
+    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
+    for (size_t steps = 0; s && steps <= md->nsnapshots; steps++) {
+        if (s->snapshot_id == c->base) {
+            if (out->n && (!(out->targets = calloc(out->n, sizeof *out->targets)) ||
+                           !(out->read = calloc(out->n, sizeof *out->read)))) {
+                since_free(out);
+                return floe_err_oom(err);
+            }
+            return 0;
+        }
+        const char *d = floe_ice_props_get(&s->summary, "added-delete-files");
+        /* a writer that keeps no counts may have added some, unless all
+         * it did was append or replace */
+        bool dels = (d && strcmp(d, "0") != 0) ||
+                    (!d && !floe_ice_props_get(&s->summary, "total-delete-files") &&
+                     strcmp(s->operation, "append") != 0 && strcmp(s->operation, "replace") != 0);
+        bool datas = data && strcmp(s->operation, "append") != 0;
+        if (dels || datas) {
+            floe_ice_manifest_file_t *ml;
+            size_t nm;
+            if (floe_ice_manifest_list_read(io, s->manifest_list, &ml, &nm, err) < 0) {
+                since_free(out);
+                return -1;
+            }
+            int rc = 0;
+            for (size_t i = 0; rc == 0 && i < nm; i++)
+                if (ml[i].added_snapshot_id == s->snapshot_id && (ml[i].content ? dels : datas))
+                    rc = since_take(io, s, &ml[i], out, err);
+            floe_ice_manifest_files_free(ml, nm);
+            if (rc < 0) {
+                since_free(out);
+                return -1;
+            }
+        }
+        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
+    }
+    since_free(out);
+    return floe_err_set(err, FLOE_ECONFLICT,
+                        "rewrite: snapshot %lld it was planned on is no longer in the history",
+                        (long long)c->base);
+}
+
+/* Whether position delete file del names data file path (its bounds,
+ * then its rows, read once into *t). */
+static int names(floe_fileio_t *io, const floe_ice_data_file_t *del, const char *path,
+                 floe_ice_pos_targets_t *t, bool *read, bool *out, floe_err_t *err)
+{
+    *out = false;
+    if (!floe_ice_position_delete_may_name(del, path)) return 0;
+    if (!*read) {
+        if (floe_ice_position_delete_targets(io, del, t, err) < 0) return -1;
+        *read = true;
+    }
+    *out = floe_ice_pos_targets_rows(t, path) > 0;
+    return 0;
+}
+
+/* A rewrite planned on c->base removes files gone[0..ngone) (entries of
+ * the head, borrowed).  It fails (FLOE_ECONFLICT, final) only when a file
+ * committed since would lose its effect:
+ *   - a delete file that applies to a removed data file, unless it applies
+ *     to the rewritten rows as well: an equality delete newer than the
+ *     data sequence number the rewrite gives its files
+ *     (floe_ice_commit_set_data_sequence);
+ *   - a data file a removed delete file applies to (a concurrent rewrite
+ *     that kept an older sequence number).
+ * A position delete counts only when it names the file. */
+static int check_since(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
+                       const floe_ice_manifest_entry_t *const *gone, size_t ngone, floe_err_t *err)
+{
+    floe_fileio_t *io = floe_ice_catalog_io(c->cat);
+    bool rm_dels = false;
+    for (size_t i = 0; i < ngone; i++) rm_dels |= gone[i]->file.content != FLOE_ICE_CONTENT_DATA;
+    since_t sn;
+    if (since_base(c, md, rm_dels, &sn, err) < 0) return -1;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < sn.n; k++) {
+        const floe_ice_manifest_entry_t *x = &sn.v[k];
+        bool xdata = x->file.content == FLOE_ICE_CONTENT_DATA;
+        for (size_t i = 0; rc == 0 && i < ngone; i++) {
+            const floe_ice_manifest_entry_t *g = gone[i];
+            bool gdata = g->file.content == FLOE_ICE_CONTENT_DATA;
+            if (xdata == gdata) continue;
+            const floe_ice_manifest_entry_t *del = xdata ? g : x, *dat = xdata ? x : g;
+            if (!floe_ice_delete_applies(md, del, dat)) continue;
+            bool hit = true;
+            if (del->file.content == FLOE_ICE_CONTENT_POSITION_DELETES) {
+                /* read each new position delete file once; a removed one
+                 * at most once per data file */
+                floe_ice_pos_targets_t tmp = {0};
+                bool tread = false;
+                rc = xdata ? names(io, &del->file, dat->file.path, &tmp, &tread, &hit, err)
+                           : names(io, &del->file, dat->file.path, &sn.targets[k], &sn.read[k],
+                                   &hit, err);
+                floe_ice_pos_targets_clear(&tmp);
+            } else if (!xdata && c->data_seq >= 0 && c->data_seq < x->sequence_number) {
+                hit = false; /* it deletes from the rewritten files too */
+            }
+            if (rc == 0 && hit)
+                rc = floe_err_set(err, FLOE_ECONFLICT,
+                                  "rewrite: %s (committed since snapshot %lld it was planned on) "
+                                  "applies to %s, which it replaces",
+                                  xdata ? "data file" : "delete file", (long long)c->base,
+                                  g->file.path);
+        }
+    }
+    since_free(&sn);
+    return rc;
+}
+
 /* A rewrite: the parent's manifests that list a removed file are
  * rewritten with it DELETED (the rest EXISTING); every removed file must
  * still be live. */
@@ -451,7 +626,10 @@ static int carry_rewritten(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     floe_ice_snapshot_content_t sc;
     if (floe_ice_snapshot_content_read(io, parent, &sc, err) < 0) return -1;
     bool *found = calloc(c->nremoves ? c->nremoves : 1, sizeof *found);
-    int rc = found ? 0 : floe_err_oom(err);
+    const floe_ice_manifest_entry_t **gone_v =
+        calloc(c->nremoves ? c->nremoves : 1, sizeof *gone_v);
+    size_t ngone = 0;
+    int rc = found && gone_v ? 0 : floe_err_oom(err);
     for (size_t m = 0; rc == 0 && m < sc.nmanifests; m++) {
         bool touched = false;
         for (size_t k = 0; k < sc.nentries[m]; k++) {
@@ -476,6 +654,7 @@ static int carry_rewritten(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
             bool gone = false;
             for (size_t r = 0; r < c->nremoves; r++)
                 if (strcmp(e->file.path, c->removes[r]) == 0) {
+                    if (!found[r]) gone_v[ngone++] = e;
                     found[r] = true;
                     gone = true;
                 }
@@ -496,35 +675,11 @@ static int carry_rewritten(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
     for (size_t r = 0; rc == 0 && r < c->nremoves; r++)
         if (!found[r])
             rc = floe_err_set(err, FLOE_ECONFLICT, "rewrite: %s is no longer live", c->removes[r]);
+    if (rc == 0 && c->base >= 0) rc = check_since(c, md, gone_v, ngone, err);
+    free(gone_v);
     free(found);
     floe_ice_snapshot_content_free(&sc);
     return rc;
-}
-
-/* A rewrite planned on snapshot base: no snapshot since may have added
- * delete files, which could apply to the files it removes and would be
- * lost with them.  Walks main's ancestry from its head back to base. */
-static int no_deletes_since(const floe_ice_commit_t *c, const floe_ice_metadata_t *md,
-                            floe_err_t *err)
-{
-    const floe_ice_snapshot_t *s = floe_ice_metadata_current_snapshot(md);
-    for (size_t steps = 0; s && steps <= md->nsnapshots; steps++) {
-        if (s->snapshot_id == c->base) return 0;
-        const char *d = floe_ice_props_get(&s->summary, "added-delete-files");
-        /* a writer that keeps no counts may have added some, unless all
-         * it did was append or replace */
-        bool unknown = !d && !floe_ice_props_get(&s->summary, "total-delete-files") &&
-                       strcmp(s->operation, "append") != 0 && strcmp(s->operation, "replace") != 0;
-        if ((d && strcmp(d, "0") != 0) || unknown)
-            return floe_err_set(err, FLOE_ECONFLICT,
-                                "rewrite: snapshot %lld added delete files since snapshot %lld "
-                                "it was planned on",
-                                (long long)s->snapshot_id, (long long)c->base);
-        s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL;
-    }
-    return floe_err_set(err, FLOE_ECONFLICT,
-                        "rewrite: snapshot %lld it was planned on is no longer in the history",
-                        (long long)c->base);
 }
 
 /* The parent's manifests, after this snapshot's own (newest first). */
@@ -539,7 +694,6 @@ static int carry_manifests(floe_ice_commit_t *c, const floe_ice_metadata_t *md,
         return 0;
     }
     if (c->op == FLOE_ICE_OP_REWRITE) {
-        if (c->base >= 0 && no_deletes_since(c, md, err) < 0) return -1;
         return carry_rewritten(c, md, schema, parent, a, seq, tot, err);
     }
     floe_fileio_t *io = floe_ice_catalog_io(c->cat);

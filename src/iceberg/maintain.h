@@ -137,8 +137,18 @@ typedef struct floe_ice_compaction_opts {
     int64_t max_bytes;         /* budget of one run: input bytes planned at most (0: none;
                                 * the first group is planned whatever its size) */
     /* Also plan data files that delete files apply to: rewriting them must
-     * apply the deletes (the upsert work); off, they are left out. */
+     * apply the deletes (floe_ice_rewriter_add_deleting) and the commit
+     * gives the new files the plan's sequence number; off, they are left
+     * out. */
     bool with_deletes;
+    /* With deletes: a data file whose deletes remove at least this percent
+     * of its rows is planned whatever its size, alone if need be (0: off).
+     * Rows named by position deletes are counted; an equality delete
+     * file's rows are spread over the files it applies to by their rows. */
+    int64_t delete_percent;
+    /* With deletes: a partition with at least this many delete files has
+     * every data file they remove rows of planned (0: off). */
+    size_t delete_files;
     /* Size tiers (0: off).  A small file waits outside a run while it is
      * larger than tier_ratio times the small files of its group that came
      * after it: a slowly growing table's compacted file is rewritten once
@@ -157,21 +167,28 @@ typedef struct floe_ice_compaction_group {
     size_t npartition;
     const floe_ice_scan_task_t *const *tasks; /* the files, oldest first (borrowed) */
     size_t ntasks;
-    int64_t bytes;   /* their total size */
-    int64_t records; /* their total record count (before deletes) */
-    size_t ndeletes; /* delete files applying to them (only with with_deletes) */
+    int64_t bytes;        /* their total size */
+    int64_t records;      /* their total record count (before deletes) */
+    size_t ndeletes;      /* delete files applying to them (only with with_deletes) */
+    int64_t deleted_rows; /* of records, deleted (equality deletes: an estimate) */
+    bool forced;          /* planned for its deletes (planned first) */
 } floe_ice_compaction_group_t;
 
 typedef struct floe_ice_compaction_plan floe_ice_compaction_plan_t;
 
 /* Plan the compaction of snapshot_id of md (-1: the current snapshot; md
  * and opts borrowed for the call): the live data files smaller than
- * small_file_bytes, grouped by (spec id, partition tuple), each group cut
+ * small_file_bytes, and those the deletes force (delete_percent,
+ * delete_files), grouped by (spec id, partition tuple), each group cut
  * in time order (data sequence number) into runs whose sizes add up to at
- * most target_file_bytes; runs of at least min_input_files files become
- * groups, those with the most files first, within max_bytes.  A partial
- * last run waits for more files.  Commit each group with
- * floe_ice_commit_set_base(c, floe_ice_compaction_plan_snapshot(plan)).
+ * most target_file_bytes; runs of at least min_input_files files, or with
+ * a forced file, become groups, forced ones first, then those with the
+ * most files, within max_bytes.  A partial last run waits for more files.
+ * Commit the groups with
+ * floe_ice_commit_set_base(c, floe_ice_compaction_plan_snapshot(plan)),
+ * and with deletes floe_ice_commit_set_data_sequence(c,
+ * floe_ice_compaction_plan_sequence(plan)) and the removal of the
+ * plan's drops.  Position delete files are read through io.
  * Caller frees *out with floe_ice_compaction_plan_free. */
 int floe_ice_compaction_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t snapshot_id,
                              const floe_ice_compaction_opts_t *opts,
@@ -182,7 +199,16 @@ size_t floe_ice_compaction_plan_ngroups(const floe_ice_compaction_plan_t *p);
 /* Borrowed; valid until floe_ice_compaction_plan_free. */
 const floe_ice_compaction_group_t *
 floe_ice_compaction_plan_group(const floe_ice_compaction_plan_t *p, size_t i);
-/* The small files found (in groups or not). */
+/* The sequence number of the snapshot planned on (0: none). */
+int64_t floe_ice_compaction_plan_sequence(const floe_ice_compaction_plan_t *p);
+/* With deletes and groups: the live delete files that no data file left
+ * outside the groups needs once the groups are rewritten with their
+ * deletes applied (none applies to the rewritten files, which take the
+ * plan's sequence number): the commit removes them.  Borrowed. */
+size_t floe_ice_compaction_plan_ndrops(const floe_ice_compaction_plan_t *p);
+const floe_ice_manifest_entry_t *floe_ice_compaction_plan_drop(const floe_ice_compaction_plan_t *p,
+                                                               size_t i);
+/* The candidate files found (small or forced; in groups or not). */
 size_t floe_ice_compaction_plan_small_files(const floe_ice_compaction_plan_t *p);
 void floe_ice_compaction_plan_free(floe_ice_compaction_plan_t *p);
 

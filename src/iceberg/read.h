@@ -82,6 +82,49 @@ int floe_ice_deletes_load(floe_fileio_t *io, const floe_ice_scan_task_t *t,
                           const floe_ice_schema_t *schema, floe_ice_deletes_t **out,
                           floe_err_t *err);
 
+/* The positions (0-based, ascending, each once) of the rows of the data
+ * file r reads that d deletes: its positions within the file's rows, and
+ * the rows its equality deletes match (compared as floe_ice_read_file
+ * does, in schema's types; NULL: the file's own).  Only the key columns
+ * are decoded.  *pos is malloc'd (caller frees; NULL when none).  d, r and
+ * schema borrowed for the call; what names the file in errors. */
+int floe_ice_deletes_rows(const floe_ice_deletes_t *d, floe_pq_reader_t *r,
+                          const floe_ice_schema_t *schema, const char *what, int64_t **pos,
+                          size_t *npos, floe_err_t *err);
+
+/* ---- which data files a position delete file names ---- */
+
+/* false when the file_path bounds of position delete file df (borrowed)
+ * prove it names no row of data file `path`; true otherwise (also for a
+ * file without bounds: only reading it tells). */
+bool floe_ice_position_delete_may_name(const floe_ice_data_file_t *df, const char *path);
+
+/* Whether df's file_path bounds are equal: then it names that one data
+ * file (*path, *len: borrowed from df), as Iceberg writers record it. */
+bool floe_ice_position_delete_single(const floe_ice_data_file_t *df, const char **path,
+                                     size_t *len);
+
+/* The distinct data file paths a position delete file names, with how
+ * many of its rows name each (owned; floe_ice_pos_targets_clear). */
+typedef struct floe_ice_pos_targets {
+    char **paths;
+    int64_t *rows;
+    size_t n;
+} floe_ice_pos_targets_t;
+
+/* Read the file_path column of position delete file df through io into
+ * *out (cleared on failure); with equal file_path bounds, take them
+ * without reading (its record count as the rows).  FLOE_EUNSUPPORTED when not Parquet,
+ * FLOE_ECORRUPT when damaged. */
+int floe_ice_position_delete_targets(floe_fileio_t *io, const floe_ice_data_file_t *df,
+                                     floe_ice_pos_targets_t *out, floe_err_t *err);
+/* The same from the bytes of a position delete file (untrusted). */
+int floe_ice_position_delete_targets_parse(const uint8_t *data, size_t len, const char *what,
+                                           floe_ice_pos_targets_t *out, floe_err_t *err);
+/* Rows of t naming path (0: none). */
+int64_t floe_ice_pos_targets_rows(const floe_ice_pos_targets_t *t, const char *path);
+void floe_ice_pos_targets_clear(floe_ice_pos_targets_t *t);
+
 /* The rows of one Parquet file data[0..len) (untrusted) in schema's
  * top-level columns (NULL: the file's own top-level columns, typed by
  * Parquet alone), without the rows dels deletes (NULL: none), each handed
@@ -101,5 +144,16 @@ int floe_ice_read_file(const uint8_t *data, size_t len, const char *what,
  * not Parquet, FLOE_ECORRUPT on a damaged file, or fn's error. */
 int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
                         floe_ice_row_fn fn, void *arg, floe_err_t *err);
+
+/* Receives one row with where it lives: the data file's path and the
+ * row's position in it (0-based, counting deleted rows), both as a
+ * position delete file names them; json as floe_ice_row_fn's. */
+typedef int (*floe_ice_row_pos_fn)(void *arg, const char *path, int64_t pos, const char *json,
+                                   size_t len, floe_err_t *err);
+
+/* floe_ice_read_table without a limit, each live row handed with its
+ * data file and position (what a writer of position deletes needs). */
+int floe_ice_read_table_pos(floe_fileio_t *io, const floe_ice_metadata_t *md,
+                            floe_ice_row_pos_fn fn, void *arg, floe_err_t *err);
 
 #endif

@@ -102,6 +102,141 @@ static int load_positions(floe_ice_deletes_t *d, floe_pq_reader_t *r, const char
     return rc;
 }
 
+bool floe_ice_position_delete_may_name(const floe_ice_data_file_t *df, const char *path)
+{
+    if (df->content != FLOE_ICE_CONTENT_POSITION_DELETES) return false;
+    size_t n = strlen(path);
+    for (size_t i = 0; i < df->nmetrics; i++) {
+        const floe_ice_col_metrics_t *m = &df->metrics[i];
+        if (m->id != ICE_DELETE_FILE_PATH) continue;
+        if (m->has_lower) {
+            size_t k = m->lower.len < n ? m->lower.len : n;
+            int c = memcmp(path, m->lower.data, k);
+            if (c < 0 || (c == 0 && n < m->lower.len)) return false;
+        }
+        if (m->has_upper) {
+            size_t k = m->upper.len < n ? m->upper.len : n;
+            int c = memcmp(path, m->upper.data, k);
+            /* an upper bound may be truncated: a longer path with its
+             * prefix may still lie below the true bound */
+            if (c > 0) return false;
+        }
+    }
+    return true;
+}
+
+void floe_ice_pos_targets_clear(floe_ice_pos_targets_t *t)
+{
+    for (size_t i = 0; i < t->n; i++) free(t->paths[i]);
+    free(t->paths);
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+/* Count one more row naming path[0..len) (runs of one path come in a row:
+ * the spec sorts position deletes by path). */
+static int target_add(floe_ice_pos_targets_t *t, const uint8_t *path, size_t len, floe_err_t *err)
+{
+    for (size_t i = t->n; i-- > 0;)
+        if (strlen(t->paths[i]) == len && !memcmp(t->paths[i], path, len)) {
+            t->rows[i]++;
+            return 0;
+        }
+    char **np = realloc(t->paths, (t->n + 1) * sizeof *np);
+    if (np) t->paths = np;
+    int64_t *nr = np ? realloc(t->rows, (t->n + 1) * sizeof *nr) : NULL;
+    if (nr) t->rows = nr;
+    char *p = nr ? strndup((const char *)path, len) : NULL;
+    if (!p) return floe_err_oom(err);
+    t->paths[t->n] = p;
+    t->rows[t->n++] = 1;
+    return 0;
+}
+
+/* The targets of the position delete file r reads (named what). */
+static int read_targets(floe_pq_reader_t *r, const char *what, floe_ice_pos_targets_t *out,
+                        floe_err_t *err)
+{
+    const floe_pq_schema_t *s = floe_pq_reader_schema(r);
+    int pn = floe_pq_schema_find_field(s, ICE_DELETE_FILE_PATH);
+    int pc = pn < 0 ? -1 : floe_pq_schema_column_of(s, pn);
+    int rc = pc < 0 ? floe_err_set(err, FLOE_ECORRUPT, "delete file %s lacks file_path", what) : 0;
+    for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
+        floe_pq_column_t cp;
+        if (floe_pq_read_column(r, rg, pc, &cp, err)) {
+            rc = -1;
+            break;
+        }
+        if (cp.phys != FLOE_PQ_BYTE_ARRAY)
+            rc = floe_err_set(err, FLOE_ECORRUPT, "delete file %s: bad file_path column", what);
+        for (size_t i = 0; !rc && i < cp.n_values; i++) {
+            const floe_slice_t *sp = &((const floe_slice_t *)cp.values)[i];
+            rc = target_add(out, sp->ptr, sp->len, err);
+        }
+        floe_pq_column_free(&cp);
+    }
+    if (rc) floe_ice_pos_targets_clear(out);
+    return rc;
+}
+
+int floe_ice_position_delete_targets_parse(const uint8_t *data, size_t len, const char *what,
+                                           floe_ice_pos_targets_t *out, floe_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    floe_pq_reader_t *r = floe_pq_reader_open(data, len, err);
+    if (!r) {
+        floe_err_wrap(err, "%s", what);
+        return -1;
+    }
+    int rc = read_targets(r, what, out, err);
+    floe_pq_reader_free(r);
+    return rc;
+}
+
+int floe_ice_position_delete_targets(floe_fileio_t *io, const floe_ice_data_file_t *df,
+                                     floe_ice_pos_targets_t *out, floe_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *one;
+    size_t len;
+    if (floe_ice_position_delete_single(df, &one, &len)) {
+        /* equal bounds: every row names that file */
+        int rc = target_add(out, (const uint8_t *)one, len, err);
+        if (rc == 0) out->rows[0] = df->record_count > 0 ? df->record_count : 1;
+        return rc;
+    }
+    if (!floe_ice_is_parquet(df))
+        return floe_err_set(err, FLOE_EUNSUPPORTED, "delete file %s is %s, not Parquet", df->path,
+                            df->format);
+    floe_buf_t data = FLOE_BUF_INIT;
+    floe_pq_reader_t *r = floe_ice_parquet_open(io, df->path, &data, err);
+    int rc = r ? read_targets(r, df->path, out, err) : -1;
+    floe_pq_reader_free(r);
+    floe_buf_free(&data);
+    return rc;
+}
+
+bool floe_ice_position_delete_single(const floe_ice_data_file_t *df, const char **path, size_t *len)
+{
+    for (size_t i = 0; df->content == FLOE_ICE_CONTENT_POSITION_DELETES && i < df->nmetrics; i++) {
+        const floe_ice_col_metrics_t *m = &df->metrics[i];
+        if (m->id != ICE_DELETE_FILE_PATH || !m->has_lower || !m->has_upper ||
+            m->lower.len != m->upper.len || memcmp(m->lower.data, m->upper.data, m->lower.len))
+            continue;
+        *path = (const char *)m->lower.data;
+        *len = m->lower.len;
+        return true;
+    }
+    return false;
+}
+
+int64_t floe_ice_pos_targets_rows(const floe_ice_pos_targets_t *t, const char *path)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (!strcmp(t->paths[i], path)) return t->rows[i];
+    return 0;
+}
+
 /* ---- equality keys ---- */
 
 int floe_ice_key_col_bind(floe_ice_key_col_t *k, const floe_pq_schema_t *ps, int32_t id,
@@ -236,7 +371,8 @@ static int add_key(floe_ice_eq_set_t *s, size_t off, size_t len, floe_err_t *err
     return 0;
 }
 
-/* The keys of every row of equality delete file r (named what) into s. */
+/* The keys of every row of equality delete file r (named what) into s,
+ * unsorted (sort_keys). */
 static int load_keys(floe_ice_eq_set_t *s, floe_pq_reader_t *r, const char *what,
                      const floe_ice_schema_t *schema, floe_err_t *err)
 {
@@ -275,10 +411,17 @@ static int load_keys(floe_ice_eq_set_t *s, floe_pq_reader_t *r, const char *what
     if (rc) {
         s->nkeys = nkeys0;
         s->bytes.len = len0;
-    } else if (s->nkeys) {
-        qsort_r(s->keys, s->nkeys, sizeof *s->keys, cmp_key, s->bytes.data);
     }
     return rc;
+}
+
+/* Sort the keys of every set of d (after loading: once, not per file). */
+static void sort_keys(floe_ice_deletes_t *d)
+{
+    for (size_t i = 0; i < d->neq; i++)
+        if (d->eq[i].nkeys)
+            qsort_r(d->eq[i].keys, d->eq[i].nkeys, sizeof *d->eq[i].keys, cmp_key,
+                    d->eq[i].bytes.data);
 }
 
 /* Add equality delete file r (named what) with field ids[0..nids). */
@@ -309,6 +452,107 @@ int floe_ice_deletes_add_equality(floe_ice_deletes_t *d, const int32_t *ids, siz
     }
     int rc = add_equality(d, ids, nids, r, what, schema, err);
     floe_pq_reader_free(r);
+    sort_keys(d);
+    return rc;
+}
+
+/* ---- equality deletes against one data file ---- */
+
+int floe_ice_eq_check_bind(floe_ice_eq_check_t *q, const floe_ice_deletes_t *dels,
+                           const floe_pq_schema_t *ps, const floe_ice_schema_t *schema,
+                           const char *what, floe_err_t *err)
+{
+    q->dels = dels;
+    for (size_t i = 0; dels && i < dels->neq; i++) q->nkc += dels->eq[i].nids;
+    if (!q->nkc) return 0;
+    if (!(q->kc = calloc(q->nkc, sizeof *q->kc))) return floe_err_oom(err);
+    size_t k = 0;
+    for (size_t i = 0; i < dels->neq; i++)
+        for (size_t j = 0; j < dels->eq[i].nids; j++)
+            if (floe_ice_key_col_bind(&q->kc[k++], ps, dels->eq[i].ids[j], schema, what, err))
+                return -1;
+    return 0;
+}
+
+int floe_ice_eq_check_row(floe_ice_eq_check_t *q, size_t row, bool *deleted, const char *what,
+                          floe_err_t *err)
+{
+    *deleted = false;
+    size_t k = 0;
+    for (size_t i = 0; i < (q->nkc ? q->dels->neq : 0); i++) {
+        const floe_ice_eq_set_t *s = &q->dels->eq[i];
+        q->key.len = 0;
+        for (size_t j = 0; j < s->nids; j++)
+            if (floe_ice_key_col_put(&q->kc[k++], row, &q->key, what, err)) return -1;
+        if (!*deleted && floe_ice_eq_set_has(s, q->key.data, q->key.len)) *deleted = true;
+    }
+    return 0;
+}
+
+void floe_ice_eq_check_clear(floe_ice_eq_check_t *q)
+{
+    free(q->kc);
+    floe_buf_free(&q->key);
+    memset(q, 0, sizeof *q);
+}
+
+static int push_pos(int64_t **v, size_t *n, size_t *cap, int64_t pos, floe_err_t *err)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        int64_t *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv) return floe_err_oom(err);
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = pos;
+    return 0;
+}
+
+int floe_ice_deletes_rows(const floe_ice_deletes_t *d, floe_pq_reader_t *r,
+                          const floe_ice_schema_t *schema, const char *what, int64_t **pos,
+                          size_t *npos, floe_err_t *err)
+{
+    *pos = NULL;
+    *npos = 0;
+    size_t cap = 0, di = 0;
+    floe_ice_eq_check_t q = {0};
+    floe_pq_column_t *chunks = NULL;
+    int rc = floe_ice_eq_check_bind(&q, d, floe_pq_reader_schema(r), schema, what, err);
+    if (!rc && q.nkc && !(chunks = calloc(q.nkc, sizeof *chunks))) rc = floe_err_oom(err);
+    int64_t base = 0;
+    for (int rg = 0; !rc && rg < floe_pq_reader_num_row_groups(r); rg++) {
+        int64_t nrows = floe_pq_reader_row_group_rows(r, rg);
+        size_t loaded = 0;
+        for (; !rc && loaded < q.nkc; loaded++) {
+            const floe_pq_column_t *c = NULL;
+            if (q.kc[loaded].col >= 0) {
+                if (floe_pq_read_column(r, rg, q.kc[loaded].col, &chunks[loaded], err)) {
+                    rc = -1;
+                    break;
+                }
+                c = &chunks[loaded];
+            }
+            rc = floe_ice_key_col_start(&q.kc[loaded], c, nrows, what, err);
+        }
+        for (int64_t row = 0; !rc && row < nrows; row++) {
+            bool del = false;
+            if (q.nkc) rc = floe_ice_eq_check_row(&q, (size_t)row, &del, what, err);
+            while (d && di < d->npos && d->pos[di] < base + row) di++;
+            if (d && di < d->npos && d->pos[di] == base + row) del = true;
+            if (!rc && del) rc = push_pos(pos, npos, &cap, base + row, err);
+        }
+        for (size_t i = 0; i < loaded; i++)
+            if (q.kc[i].col >= 0) floe_pq_column_free(&chunks[i]);
+        base += nrows;
+    }
+    free(chunks);
+    floe_ice_eq_check_clear(&q);
+    if (rc) {
+        free(*pos);
+        *pos = NULL;
+        *npos = 0;
+    }
     return rc;
 }
 
@@ -354,6 +598,7 @@ int floe_ice_deletes_load(floe_fileio_t *io, const floe_ice_scan_task_t *t,
         return -1;
     }
     if (d->npos) qsort(d->pos, d->npos, sizeof *d->pos, cmp_i64);
+    sort_keys(d);
     *out = d;
     return 0;
 }

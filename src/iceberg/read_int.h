@@ -62,6 +62,26 @@ struct floe_ice_deletes {
     size_t neq;
 };
 
+/* The equality deletes of one data file: the key columns of every set of
+ * dels, bound to that file, set after set. */
+typedef struct floe_ice_eq_check {
+    const floe_ice_deletes_t *dels; /* borrowed */
+    floe_ice_key_col_t *kc;         /* kc[k].col: the leaf column to decode (-1: none) */
+    size_t nkc;
+    floe_buf_t key;
+} floe_ice_eq_check_t;
+
+/* Bind q (zeroed by the caller) to the file of Parquet schema ps.  Clear
+ * with floe_ice_eq_check_clear, also after a failure. */
+int floe_ice_eq_check_bind(floe_ice_eq_check_t *q, const floe_ice_deletes_t *dels,
+                           const floe_pq_schema_t *ps, const floe_ice_schema_t *schema,
+                           const char *what, floe_err_t *err);
+/* Whether some equality delete matches row `row` of the row group started
+ * (floe_ice_key_col_start on every q->kc[k]); rows in order, each once. */
+int floe_ice_eq_check_row(floe_ice_eq_check_t *q, size_t row, bool *deleted, const char *what,
+                          floe_err_t *err);
+void floe_ice_eq_check_clear(floe_ice_eq_check_t *q);
+
 /* Whether data file or delete file f is Parquet (no format: assumed). */
 bool floe_ice_is_parquet(const floe_ice_data_file_t *f);
 

@@ -319,33 +319,9 @@ static int file_scan_init(file_scan_t *fs, const floe_ice_schema_t *schema, top_
     return 0;
 }
 
-/* The equality deletes of one data file: the key columns of every set of
- * dels, bound to this file, set after set. */
-typedef struct eq_check {
-    const floe_ice_deletes_t *dels;
-    floe_ice_key_col_t *kc;
-    size_t nkc;
-    floe_buf_t key;
-} eq_check_t;
-
-static int eq_bind(eq_check_t *q, const floe_ice_deletes_t *dels, const floe_pq_schema_t *ps,
-                   const floe_ice_schema_t *schema, const char *what, floe_err_t *err)
-{
-    q->dels = dels;
-    for (size_t i = 0; dels && i < dels->neq; i++) q->nkc += dels->eq[i].nids;
-    if (!q->nkc) return 0;
-    if (!(q->kc = calloc(q->nkc, sizeof *q->kc))) return floe_err_oom(err);
-    size_t k = 0;
-    for (size_t i = 0; i < dels->neq; i++)
-        for (size_t j = 0; j < dels->eq[i].nids; j++)
-            if (floe_ice_key_col_bind(&q->kc[k++], ps, dels->eq[i].ids[j], schema, what, err))
-                return -1;
-    return 0;
-}
-
-/* Row group rg (nrows rows) starts: its key columns decoded. */
-static int eq_start(eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg, int64_t nrows,
-                    const char *what, floe_err_t *err)
+/* Row group rg (nrows rows) starts: the key columns of q decoded. */
+static int eq_start(floe_ice_eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg,
+                    int64_t nrows, const char *what, floe_err_t *err)
 {
     for (size_t k = 0; k < q->nkc; k++) {
         int col = q->kc[k].col;
@@ -357,37 +333,21 @@ static int eq_start(eq_check_t *q, file_scan_t *fs, floe_pq_reader_t *r, int rg,
     return 0;
 }
 
-/* Whether some equality delete matches row `row` of the row group (every
- * row in order: each key column moves on by one). */
-static int eq_deleted(eq_check_t *q, size_t row, bool *deleted, const char *what, floe_err_t *err)
-{
-    *deleted = false;
-    size_t k = 0;
-    for (size_t i = 0; i < (q->nkc ? q->dels->neq : 0); i++) {
-        const floe_ice_eq_set_t *s = &q->dels->eq[i];
-        q->key.len = 0;
-        for (size_t j = 0; j < s->nids; j++)
-            if (floe_ice_key_col_put(&q->kc[k++], row, &q->key, what, err)) return -1;
-        if (!*deleted && floe_ice_eq_set_has(s, q->key.data, q->key.len)) *deleted = true;
-    }
-    return 0;
-}
-
 /* The rows of the file r reads (named what in errors). */
 static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schema_t *schema,
-                     const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn, void *arg,
-                     floe_err_t *err)
+                     const floe_ice_deletes_t *dels, int64_t *left, floe_ice_row_fn fn,
+                     floe_ice_row_pos_fn pfn, void *arg, floe_err_t *err)
 {
     floe_buf_t line = FLOE_BUF_INIT;
     file_scan_t fs = {.ps = floe_pq_reader_schema(r)};
-    eq_check_t eq = {0};
+    floe_ice_eq_check_t eq = {0};
     top_col_t *top = NULL;
     size_t ntop;
     int rc = -1;
     const int64_t *pos = dels ? dels->pos : NULL;
     size_t npos = dels ? dels->npos : 0;
     if (file_scan_init(&fs, schema, &top, &ntop, err) ||
-        eq_bind(&eq, dels, fs.ps, schema, what, err))
+        floe_ice_eq_check_bind(&eq, dels, fs.ps, schema, what, err))
         goto fail;
     int64_t row_in_file = 0;
     size_t di = 0;
@@ -417,10 +377,12 @@ static int read_file(floe_pq_reader_t *r, const char *what, const floe_ice_schem
             }
             if (floe_buf_append_u8(&line, '}')) goto oom;
             bool deleted;
-            if (eq_deleted(&eq, (size_t)row, &deleted, what, err)) goto fail;
+            if (floe_ice_eq_check_row(&eq, (size_t)row, &deleted, what, err)) goto fail;
             while (di < npos && pos[di] < row_in_file) di++;
             if (deleted || (di < npos && pos[di] == row_in_file)) continue;
-            if (fn(arg, (const char *)line.data, line.len, err)) goto fail;
+            if (pfn ? pfn(arg, what, row_in_file, (const char *)line.data, line.len, err)
+                    : fn(arg, (const char *)line.data, line.len, err))
+                goto fail;
             if (*left > 0) (*left)--;
         }
         free_cursors(&fs);
@@ -435,8 +397,7 @@ done:
     free(top);
     free(fs.ni);
     free(fs.cur);
-    free(eq.kc);
-    floe_buf_free(&eq.key);
+    floe_ice_eq_check_clear(&eq);
     floe_buf_free(&fs.scratch);
     floe_buf_free(&line);
     return rc;
@@ -451,15 +412,15 @@ int floe_ice_read_file(const uint8_t *data, size_t len, const char *what,
         floe_err_wrap(err, "%s", what);
         return -1;
     }
-    int rc = read_file(r, what, schema, dels, left, fn, arg, err);
+    int rc = read_file(r, what, schema, dels, left, fn, NULL, arg, err);
     floe_pq_reader_free(r);
     return rc;
 }
 
 /* The rows of one data file; *left counts down the limit. */
 static int read_task(floe_fileio_t *io, const floe_ice_scan_task_t *t,
-                     const floe_ice_schema_t *schema, int64_t *left, floe_ice_row_fn fn, void *arg,
-                     floe_err_t *err)
+                     const floe_ice_schema_t *schema, int64_t *left, floe_ice_row_fn fn,
+                     floe_ice_row_pos_fn pfn, void *arg, floe_err_t *err)
 {
     const char *path = t->file->path;
     if (!floe_ice_is_parquet(t->file))
@@ -469,15 +430,16 @@ static int read_task(floe_fileio_t *io, const floe_ice_scan_task_t *t,
     if (floe_ice_deletes_load(io, t, schema, &dels, err)) return -1;
     floe_buf_t data = FLOE_BUF_INIT;
     floe_pq_reader_t *r = floe_ice_parquet_open(io, path, &data, err);
-    int rc = r ? read_file(r, path, schema, dels, left, fn, arg, err) : -1;
+    int rc = r ? read_file(r, path, schema, dels, left, fn, pfn, arg, err) : -1;
     floe_pq_reader_free(r);
     floe_buf_free(&data);
     floe_ice_deletes_free(dels);
     return rc;
 }
 
-int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
-                        floe_ice_row_fn fn, void *arg, floe_err_t *err)
+/* floe_ice_read_table, with fn or pfn. */
+static int read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
+                      floe_ice_row_fn fn, floe_ice_row_pos_fn pfn, void *arg, floe_err_t *err)
 {
     const floe_ice_schema_t *schema = floe_ice_metadata_current_schema(md);
     if (!schema || !schema->root)
@@ -488,7 +450,19 @@ int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_
     int64_t left = limit;
     int rc = 0;
     for (size_t i = 0; i < floe_ice_scan_ntasks(sc) && left != 0 && !rc; i++)
-        rc = read_task(io, floe_ice_scan_task(sc, i), schema, &left, fn, arg, err);
+        rc = read_task(io, floe_ice_scan_task(sc, i), schema, &left, fn, pfn, arg, err);
     floe_ice_scan_free(sc);
     return rc;
+}
+
+int floe_ice_read_table(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t limit,
+                        floe_ice_row_fn fn, void *arg, floe_err_t *err)
+{
+    return read_table(io, md, limit, fn, NULL, arg, err);
+}
+
+int floe_ice_read_table_pos(floe_fileio_t *io, const floe_ice_metadata_t *md,
+                            floe_ice_row_pos_fn fn, void *arg, floe_err_t *err)
+{
+    return read_table(io, md, -1, NULL, fn, arg, err);
 }

@@ -12,6 +12,7 @@
 
 struct floe_ice_rewriter {
     floe_fileio_t *io;
+    const floe_ice_schema_t *schema; /* borrowed: how equality deletes compare */
     char *schema_json;
     floe_ice_rewrite_name_fn name;
     void *ctx;
@@ -108,6 +109,7 @@ floe_ice_rewriter_t *floe_ice_rewriter_new(floe_fileio_t *io, const floe_ice_sch
         return NULL;
     }
     rw->io = io;
+    rw->schema = schema;
     rw->name = name;
     rw->ctx = ctx;
     rw->o = opts ? *opts : floe_ice_rewrite_opts_default();
@@ -478,18 +480,24 @@ static int take_partition(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *i
     return 0;
 }
 
-static int add_input(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *in, const int64_t *del,
-                     size_t ndel, floe_err_t *err)
+/* Open input `in` into rw->r (its partition checked). */
+static int open_input(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *in, floe_err_t *err)
 {
     if (in->content != FLOE_ICE_CONTENT_DATA || (in->format && strcmp(in->format, "PARQUET") != 0))
         return floe_err_set(err, FLOE_EINVAL, "%s: not a Parquet data file", in->path);
     if (take_partition(rw, in, err) < 0) return -1;
+    drop_input(rw);
+    return (rw->r = floe_ice_parquet_open(rw->io, in->path, &rw->data, err)) ? 0 : -1;
+}
+
+/* Write the rows of the open input `in` but those at del[0..ndel). */
+static int add_input(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *in, const int64_t *del,
+                     size_t ndel, floe_err_t *err)
+{
     for (size_t i = 0; i < ndel; i++)
         if (del[i] < 0 || (i && del[i] <= del[i - 1]))
             return floe_err_set(err, FLOE_EINVAL,
                                 "%s: deleted positions must ascend strictly from 0", in->path);
-    drop_input(rw);
-    if (!(rw->r = floe_ice_parquet_open(rw->io, in->path, &rw->data, err))) return -1;
     int64_t nrows = floe_pq_reader_num_rows(rw->r);
     if (in->record_count >= 0 && nrows != in->record_count)
         return floe_err_set(err, FLOE_ECORRUPT, "%s: holds %lld rows, its entry says %lld",
@@ -540,12 +548,30 @@ int floe_ice_rewriter_add(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *i
                           const int64_t *deleted, size_t ndeleted, floe_err_t *err)
 {
     if (rw->failed) return floe_err_set(err, FLOE_ECLOSED, "rewrite: failed earlier");
-    if (add_input(rw, in, deleted, ndeleted, err) < 0) {
+    if (open_input(rw, in, err) < 0 || add_input(rw, in, deleted, ndeleted, err) < 0) {
         rw->failed = true;
         floe_err_wrap(err, "rewrite");
         return -1;
     }
     return 0;
+}
+
+int floe_ice_rewriter_add_deleting(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *in,
+                                   const floe_ice_deletes_t *dels, floe_err_t *err)
+{
+    if (rw->failed) return floe_err_set(err, FLOE_ECLOSED, "rewrite: failed earlier");
+    int64_t *pos = NULL;
+    size_t npos = 0;
+    int rc = open_input(rw, in, err);
+    if (rc == 0 && dels)
+        rc = floe_ice_deletes_rows(dels, rw->r, rw->schema, in->path, &pos, &npos, err);
+    if (rc == 0) rc = add_input(rw, in, pos, npos, err);
+    free(pos);
+    if (rc < 0) {
+        rw->failed = true;
+        floe_err_wrap(err, "rewrite");
+    }
+    return rc;
 }
 
 void floe_ice_rewriter_abort(floe_ice_rewriter_t *rw)

@@ -22,9 +22,9 @@
  *   - columns the current schema dropped are left out.
  *
  * Row filters: each input may come with the positions of rows to drop
- * (what a position delete file says of it), so the upsert work can apply
- * delete files while compacting; equality deletes would reach this API as
- * positions too, found by the caller.
+ * (what a position delete file says of it), or with the delete files that
+ * apply to it (floe_ice_rewriter_add_deleting: position and equality
+ * deletes), so compaction writes only the rows a reader would see.
  *
  * Safety: the rows written must equal the rows read minus the dropped ones,
  * or the rewrite fails.  A failed or aborted rewrite removes every output
@@ -39,6 +39,7 @@
 
 #include "format/parquet.h"
 #include "iceberg/manifest.h"
+#include "iceberg/read.h"
 #include "storage/fileio.h"
 
 /* A long field replaced by a new double field (floe's widening). */
@@ -86,6 +87,13 @@ floe_ice_rewriter_t *floe_ice_rewriter_new(floe_fileio_t *io, const floe_ice_sch
  * failure the rewriter only takes floe_ice_rewriter_abort. */
 int floe_ice_rewriter_add(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *in,
                           const int64_t *deleted, size_t ndeleted, floe_err_t *err);
+
+/* The same with the deletes that apply to `in` (iceberg/read.h: positions
+ * and equality deletes, e.g. floe_ice_deletes_load of its scan task; NULL:
+ * none) taken out: the rows they delete are found in the file itself
+ * (equality keys compared in the rewriter's schema), then dropped. */
+int floe_ice_rewriter_add_deleting(floe_ice_rewriter_t *rw, const floe_ice_data_file_t *in,
+                                   const floe_ice_deletes_t *dels, floe_err_t *err);
 
 /* Finish: close the last output, check that the rows written equal the
  * rows added, and describe the outputs in *out[0..*nout) (malloc'd; caller

@@ -139,6 +139,17 @@ static bool unpartitioned(const floe_ice_metadata_t *md, int32_t spec_id)
     return true;
 }
 
+bool floe_ice_delete_applies(const floe_ice_metadata_t *md, const floe_ice_manifest_entry_t *del,
+                             const floe_ice_manifest_entry_t *data)
+{
+    bool scope = same_partition(&del->file, &data->file) || unpartitioned(md, del->file.spec_id);
+    if (del->file.content == FLOE_ICE_CONTENT_POSITION_DELETES)
+        return scope && del->sequence_number >= data->sequence_number;
+    if (del->file.content == FLOE_ICE_CONTENT_EQUALITY_DELETES)
+        return scope && del->sequence_number > data->sequence_number;
+    return false;
+}
+
 /* false when a predicate proves the file holds no matching row */
 static bool may_match(const floe_ice_metadata_t *md, const floe_ice_schema_t *schema,
                       const floe_ice_data_file_t *f, const floe_ice_scan_pred_t *preds,
@@ -221,15 +232,7 @@ int floe_ice_scan_plan(floe_fileio_t *io, const floe_ice_metadata_t *md, int64_t
         t->snapshot_id = d->snapshot_id;
         for (size_t k = 0; k < s->ndels; k++) {
             const floe_ice_manifest_entry_t *x = &s->dels[k];
-            bool applies;
-            if (x->file.content == FLOE_ICE_CONTENT_POSITION_DELETES)
-                applies =
-                    x->sequence_number >= d->sequence_number &&
-                    (same_partition(&x->file, &d->file) || unpartitioned(md, x->file.spec_id));
-            else
-                applies =
-                    x->sequence_number > d->sequence_number &&
-                    (same_partition(&x->file, &d->file) || unpartitioned(md, x->file.spec_id));
+            bool applies = floe_ice_delete_applies(md, x, d);
             if (!applies) continue;
             const floe_ice_data_file_t **nd = realloc(t->deletes, (t->ndeletes + 1) * sizeof *nd);
             if (!nd) goto oom2;

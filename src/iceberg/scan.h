@@ -28,6 +28,12 @@ typedef struct floe_ice_scan_pred {
 
 typedef struct floe_ice_scan floe_ice_scan_t;
 
+/* Whether delete file entry del applies to data file entry data of md
+ * (borrowed) by the rules above: kind, data sequence numbers, partition.
+ * A position delete then still removes only the rows it names by path. */
+bool floe_ice_delete_applies(const floe_ice_metadata_t *md, const floe_ice_manifest_entry_t *del,
+                             const floe_ice_manifest_entry_t *data);
+
 /* Plan a scan of snapshot_id (-1: the current snapshot; a table without
  * snapshots plans empty).  md, preds borrowed for the call.  Caller frees
  * *out with floe_ice_scan_free. */

@@ -66,10 +66,21 @@ int floe_ice_commit_set_summary(floe_ice_commit_t *c, const char *key, const cha
                                 floe_err_t *err);
 void floe_ice_commit_set_validate(floe_ice_commit_t *c, floe_ice_validate_fn fn, void *ctx);
 /* Rewrite only: the snapshot the rewrite was planned on.  The commit then
- * also fails with FLOE_ECONFLICT (final) when a snapshot committed since
- * added delete files (they might apply to the removed files and would be
- * lost with them), or when that snapshot has left main's history. */
+ * also fails with FLOE_ECONFLICT (final) when that snapshot has left
+ * main's history, or when a file committed since would lose its effect:
+ * a delete file that applies to a removed data file (a position delete
+ * only when it names it; an equality delete unless it also applies to
+ * the added files, see set_data_sequence), or a data file that a removed
+ * delete file applies to.  Other commits meanwhile never conflict. */
 void floe_ice_commit_set_base(floe_ice_commit_t *c, int64_t snapshot_id);
+/* Rewrite only: the data sequence number of the data files it adds
+ * (their file sequence number stays the commit's), as Iceberg's rewrite
+ * with the starting sequence number does.  A compaction that applied the
+ * deletes of its plan gives its files the planned snapshot's sequence
+ * number: the equality deletes it applied (older) no longer apply to
+ * them, those committed since (newer) still do, as they did to the files
+ * replaced.  -1 with *err (EINVAL) on another producer or seq < 0. */
+int floe_ice_commit_set_data_sequence(floe_ice_commit_t *c, int64_t seq, floe_err_t *err);
 /* Attempts before giving up with FLOE_ECONFLICT (default 1000). */
 void floe_ice_commit_set_max_attempts(floe_ice_commit_t *c, int n);
 /* Avro codec of manifests (floe_avro_codec_t; default null). */

@@ -9,6 +9,7 @@
 #include "iceberg/snapshot.h"
 #include "table/maint.h"
 #include "table/offsets.h"
+#include "table/upsert_write.h"
 #include "table/widen.h"
 #include "util/clock.h"
 #include "util/diag.h"
@@ -168,6 +169,9 @@ typedef struct vctx {
     /* a dead-letter commit: the main table's state, which it checks too */
     const floe_tout_t *main;
     floe_ice_catalog_t *catalog;
+    /* the snapshot the table must still be at (an upsert's key index
+     * reflects it); -2: any */
+    int64_t require_snapshot;
 } vctx_t;
 
 /* Where reading a partition starts from committed offset c: -1 (none
@@ -227,6 +231,12 @@ static int validate(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
     const floe_ice_snapshot_t *s = floe_offsets_snapshot(md);
     const char *id = s ? floe_ice_props_get(&s->summary, FLOE_COMMIT_ID_KEY) : NULL;
     if (id && !strcmp(id, v->commit_id)) return 1;
+    if (v->require_snapshot != -2 && md->current_snapshot_id != v->require_snapshot)
+        return floe_err_set(err, FLOE_ECONFLICT,
+                            "%s.%s: snapshot %lld landed after the key index's %lld: the index "
+                            "is rebuilt and the records read again",
+                            v->o->ns, v->o->name, (long long)md->current_snapshot_id,
+                            (long long)v->require_snapshot);
     int64_t *now = malloc((size_t)(v->nparts > 0 ? v->nparts : 1) * sizeof *now);
     if (!now) return floe_err_oom(err);
     int rc = v->main ? check_main(v, now, err) : 0;
@@ -303,10 +313,15 @@ static int commit_spec(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, unsigned flags,
                       const char *extra_key, const char *extra_value, floe_err_t *err)
 {
+    /* an upsert's delete files join the pending files */
+    int64_t require_snapshot;
+    if (floe_tupsert_prepare(t, o, &require_snapshot, err) < 0) return -1;
     /* a grown schema goes in the same commit as the files that need it */
     bool with_schema = o->schema_dirty;
     bool any_moved = false;
     size_t npending = o->npending;
+    bool deletes = false;
+    for (size_t i = 0; i < npending; i++) deletes |= o->pending[i].content != FLOE_ICE_CONTENT_DATA;
     for (int32_t i = 0; i < t->nparts; i++)
         if (next[i] != o->committed[i]) any_moved = true;
     if (!npending && !((flags & FLOE_TCOMMIT_OFFSETS) && any_moved)) return 0;
@@ -315,7 +330,8 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
     floe_ice_uuid4(commit_id);
     floe_buf_t offs = FLOE_BUF_INIT;
     int rc = -1;
-    floe_ice_commit_t *c = floe_ice_commit_new(cat, o->ns, o->name, FLOE_ICE_OP_APPEND, err);
+    floe_ice_commit_t *c = floe_ice_commit_new(
+        cat, o->ns, o->name, deletes ? FLOE_ICE_OP_ROW_DELTA : FLOE_ICE_OP_APPEND, err);
     if (!c) goto out;
     if (floe_offsets_encode(next, (size_t)t->nparts, &offs) < 0 || !floe_buf_cstr(&offs)) {
         floe_err_oom(err);
@@ -329,12 +345,15 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
         floe_ice_commit_set_summary(c, "floe.topic", t->topic, err) < 0 ||
         (extra_key && floe_ice_commit_set_summary(c, extra_key, extra_value, err) < 0))
         goto out;
-    vctx_t v = {o, commit_id, t->nparts, next, c, o == &t->dlq ? &t->main : NULL, cat};
+    vctx_t v = {o,   commit_id,       t->nparts, next, c, o == &t->dlq ? &t->main : NULL,
+                cat, require_snapshot};
     floe_ice_commit_set_validate(c, validate, &v);
     floe_ice_commit_set_max_attempts(c, 10);
     int64_t snap = -1;
     int r = floe_ice_commit_run(c, &snap, err);
     if (r < 0) goto out;
+    if (require_snapshot != -2)
+        floe_tupsert_committed(t, floe_ice_table_metadata(o->ice)->table_uuid, r == 0 ? snap : -1);
     /* committed now (r == 0) or found committed by an earlier attempt (1) */
     floe_tout_snapshot_committed(o, next, t->nparts,
                                  FLOE_TSNAP_PENDING | (with_schema ? FLOE_TSNAP_SCHEMA : 0));
@@ -351,6 +370,7 @@ static int commit_out(floe_ttable_t *t, floe_tout_t *o, const int64_t *next, uns
                (char *)offs.data);
     rc = 1;
 out:
+    if (rc < 0 && require_snapshot != -2) floe_tupsert_failed(t);
     floe_ice_commit_free(c);
     floe_buf_free(&offs);
     return rc;

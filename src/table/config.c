@@ -42,6 +42,26 @@ static const floe_conf_enum_t actions[] = {{"dlq", FLOE_INVALID_DLQ},
                                            {"pause", FLOE_INVALID_PAUSE},
                                            {NULL, 0}};
 
+static const floe_conf_enum_t write_modes[] = {
+    {"append", FLOE_WRITE_APPEND}, {"upsert", FLOE_WRITE_UPSERT}, {NULL, 0}};
+static const floe_conf_enum_t delete_modes[] = {
+    {"position", FLOE_DELETE_POSITION}, {"equality", FLOE_DELETE_EQUALITY}, {NULL, 0}};
+
+/* A comma list of dot paths of names (blanks around them allowed). */
+static int check_paths(const char *v, floe_err_t *err)
+{
+    bool name = false;
+    for (const char *p = v; *p; p++) {
+        if (*p == ',' || *p == '.') {
+            if (!name) return floe_err_set(err, FLOE_EINVAL, "empty name in '%.64s'", v);
+            name = false;
+        } else if (*p != ' ')
+            name = true;
+    }
+    if (*v && !name) return floe_err_set(err, FLOE_EINVAL, "empty name in '%.64s'", v);
+    return 0;
+}
+
 #define F(f) FLOE_CONF_FIELD(floe_table_config_t, f)
 
 static const floe_conf_key_t KEYS[] = {
@@ -185,6 +205,27 @@ static const floe_conf_key_t KEYS[] = {
      F(compaction_max_bytes),
      .doc = "Input bytes one compaction run rewrites at most (the first group whatever its "
             "size); the rest waits for the next run."},
+    {.name = "table.compaction.delete.percent",
+     .type = FLOE_CONF_INT,
+     .min = 0,
+     .max = 100,
+     .def = "10",
+     .live = true,
+     F(compaction_delete_percent),
+     .doc = "A data file whose delete files remove at least this percent of its rows is "
+            "rewritten with them applied whatever its size (0: only small files are). Rows "
+            "named by position deletes are counted; an equality delete file's rows are spread "
+            "over the files it applies to."},
+    {.name = "table.compaction.delete.files",
+     .type = FLOE_CONF_INT,
+     .min = 0,
+     .max = 1000000,
+     .def = "20",
+     .live = true,
+     F(compaction_delete_files),
+     .doc = "A partition with this many delete files has every data file they apply to "
+            "rewritten with the deletes applied, and the delete files removed (0: never for "
+            "this reason)."},
     {.name = "table.expire.interval.ms",
      .type = FLOE_CONF_DURATION,
      .min = 100,
@@ -240,6 +281,42 @@ static const floe_conf_key_t KEYS[] = {
      F(cdc_metadata),
      .doc = "`debezium_unwrap` adds a `_cdc` struct column: `op` (c, r, u, d), `ts` (the "
             "event's `ts_ms` as a timestamp) and `source` (Debezium's source block)."},
+    {.name = "table.write.mode",
+     .type = FLOE_CONF_ENUM,
+     .def = "append",
+     F(write_mode),
+     .values = write_modes,
+     .doc = "`append`: every record is a new row. `upsert`: the table holds one row per key "
+            "(`table.id.columns`); a later record of a key replaces its row, a delete "
+            "(`table.cdc.field`, Debezium op `d`, a tombstone) removes it (docs/upsert.md)."},
+    {.name = "table.id.columns",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "empty (required with upsert)",
+     F(id_columns),
+     .check = check_paths,
+     .doc = "Comma list of the key columns of an upsert table, nested ones by dot path "
+            "(`a.b`); long, int, string or boolean values. They become the schema's "
+            "identifier fields; a record without them goes to the dead-letter table."},
+    {.name = "table.cdc.field",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "empty: none",
+     F(cdc_field),
+     .check = check_paths,
+     .doc = "Column (dot path) holding each record's change kind in an upsert table: `d`, `D` "
+            "or `delete` deletes the key's row, anything else (I, U, c, r, u) writes it "
+            "(`_cdc.op` with `table.cdc.metadata`). Debezium deletes and tombstones delete "
+            "without it."},
+    {.name = "table.upsert.delete.mode",
+     .type = FLOE_CONF_ENUM,
+     .def = "position",
+     F(delete_mode),
+     .values = delete_modes,
+     .doc = "How an upsert table removes replaced rows: `position` writes position delete "
+            "files from a key index kept under the data dir (reads as fast as an append "
+            "table's; every reader supports them); `equality` writes equality delete files on "
+            "the id columns (no index; every later read joins them until compaction)."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -265,6 +342,20 @@ const char *floe_invalid_action_name(floe_invalid_action_t a)
     for (const floe_conf_enum_t *e = actions; e->name; e++)
         if (e->value == (int)a) return e->name;
     return "?";
+}
+
+/* What the keys of c say together: an upsert table needs its id columns,
+ * and is not partitioned (yet). */
+static int cross_check(const floe_table_config_t *c, floe_err_t *err)
+{
+    if (c->write_mode != FLOE_WRITE_UPSERT) return 0;
+    if (!c->id_columns[0])
+        return floe_err_set(err, FLOE_EINVAL, "table.write.mode: upsert needs table.id.columns");
+    if (c->partition_by[0])
+        return floe_err_set(err, FLOE_EINVAL,
+                            "table.write.mode: partitioned upsert tables are not supported yet "
+                            "(table.partition.by)");
+    return 0;
 }
 
 /* Defaults, server defaults, then the topic's keys; every valid one is
@@ -308,6 +399,7 @@ int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_confi
     bool explicit_[2] = {false, false};
     int rc = fill(c, topic, get, ctx, get_default, default_ctx, explicit_, err);
     if (c->flush_bytes > c->target_file_bytes) c->flush_bytes = c->target_file_bytes;
+    if (rc == 0) rc = cross_check(c, err);
     if (rc < 0 && err && strncmp(err->msg, "server default", 14))
         floe_err_wrap(err, "topic '%s'", topic);
     return rc;
@@ -345,7 +437,7 @@ int floe_table_config_check(const char *topic, const char *const *keys, const ch
                             "group cannot outgrow its file)",
                             kvs_get(&s, "table.flush.bytes"),
                             kvs_get(&s, "table.target.file.size"));
-    return 0;
+    return cross_check(&c, err);
 }
 
 bool floe_table_config_wanted(floe_config_get_fn get, void *ctx, floe_config_get_fn get_default,

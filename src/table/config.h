@@ -20,6 +20,16 @@ typedef enum floe_invalid_action {
     FLOE_INVALID_PAUSE,   /* stop this table, reason visible */
 } floe_invalid_action_t;
 
+typedef enum floe_write_mode {
+    FLOE_WRITE_APPEND = 1, /* every record a new row (default) */
+    FLOE_WRITE_UPSERT,     /* one row per key: updates and deletes replace it */
+} floe_write_mode_t;
+
+typedef enum floe_delete_mode {
+    FLOE_DELETE_POSITION = 1, /* position delete files from the key index (default) */
+    FLOE_DELETE_EQUALITY,     /* equality delete files on the id columns */
+} floe_delete_mode_t;
+
 typedef struct floe_table_config {
     bool enable;
     char namespace_[128];
@@ -46,12 +56,19 @@ typedef struct floe_table_config {
     int32_t compaction_min_input_files; /* files a compaction group rewrites at least; 5 */
     int64_t compaction_interval_ms;     /* between compaction runs of a table; 1 min */
     uint64_t compaction_max_bytes;      /* input bytes one run rewrites at most; 1 GiB */
+    int32_t compaction_delete_percent;  /* a file this much deleted is rewritten; 10 */
+    int32_t compaction_delete_files;    /* a partition with this many delete files too; 20 */
     int64_t expire_interval_ms;         /* between snapshot expiries of a table; 1 min */
     int64_t orphan_min_age_ms;          /* unreferenced files younger than this stay; 1 h */
     /* value transforms (table/transform.h) */
     char transforms[128];  /* comma list, "" = none */
     char flatten_delim[9]; /* flatten's delimiter; "_" */
     bool cdc_metadata;     /* debezium_unwrap adds `_cdc`; default false */
+    /* upsert tables (table/upsert.h) */
+    floe_write_mode_t write_mode;
+    char id_columns[256]; /* comma list of dot paths; "" with upsert: refused */
+    char cdc_field[128];  /* dot path of the op column ("" none) */
+    floe_delete_mode_t delete_mode;
 } floe_table_config_t;
 
 #define FLOE_TABLE_UNLIMITED INT64_MAX

@@ -4,7 +4,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "table/avro_conv.h"
+#include "table/upsert.h"
+#include "util/json.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
@@ -28,6 +32,11 @@ struct floe_conv {
     floe_xform_t xf; /* value transforms, xout their result */
     floe_buf_t xout;
     floe_xform_op_t last_op;
+    /* upsert tables: the id and cdc columns (NULL: append), whether the
+     * last record deletes its key, the key's row JSON of a tombstone */
+    floe_tupsert_cols_t *up;
+    bool last_delete;
+    floe_buf_t keyrow;
 };
 
 static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
@@ -120,7 +129,55 @@ void floe_conv_free(floe_conv_t *c)
     for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
     floe_buf_free(&c->json);
     floe_buf_free(&c->xout);
+    floe_buf_free(&c->keyrow);
+    free(c->up);
     free(c);
+}
+
+int floe_conv_set_upsert(floe_conv_t *c, const char *ids, const char *cdc, floe_err_t *err)
+{
+    floe_tupsert_cols_t *u = floe_tupsert_cols_new(ids, cdc, err);
+    if (!u) return -1;
+    free(c->up);
+    c->up = u;
+    return 0;
+}
+
+bool floe_conv_last_deletes(const floe_conv_t *c)
+{
+    return c->last_delete;
+}
+
+/* The row a tombstone of an upsert table stands for: its id columns, from
+ * the record key (borrowed), as JSON in c->keyrow.  A JSON object key
+ * gives the row (Debezium's {"schema":..,"payload":{..}} envelope
+ * unwrapped); any other key is the value of the one id column (a JSON
+ * scalar as it is, other text as a string).  0, or -1 with *err. */
+static int tombstone_row(floe_conv_t *c, floe_slice_t key, floe_err_t *err)
+{
+    floe_buf_reset(&c->keyrow);
+    json_t *j = json_loadb((const char *)key.ptr, key.len, JSON_DECODE_ANY, NULL);
+    int rc = 0;
+    if (j && json_is_object(j)) {
+        json_t *pl = json_object_get(j, "payload");
+        json_t *row = json_object_get(j, "schema") && json_is_object(pl) ? pl : j;
+        char *t = json_dumps(row, JSON_COMPACT);
+        rc = t && floe_buf_append_str(&c->keyrow, t) == 0 ? 0 : floe_err_oom(err);
+        free(t);
+    } else if (c->up->nids != 1 || strchr(c->up->ids[0], '.')) {
+        rc = floe_err_set(err, FLOE_EINVAL,
+                          "upsert: a tombstone's key must be a JSON object naming the id columns");
+    } else if (floe_buf_append_u8(&c->keyrow, '{') < 0 ||
+               floe_json_cstr(&c->keyrow, c->up->ids[0]) < 0 ||
+               floe_buf_append_u8(&c->keyrow, ':') < 0 ||
+               (j && !json_is_array(j) && !json_is_null(j)
+                    ? floe_buf_append(&c->keyrow, key.ptr, key.len)
+                    : floe_json_str(&c->keyrow, key.ptr, key.len)) < 0 ||
+               floe_buf_append_u8(&c->keyrow, '}') < 0) {
+        rc = floe_err_oom(err);
+    }
+    json_decref(j);
+    return rc;
 }
 
 void floe_conv_set_schemas(floe_conv_t *c, const floe_conv_schemas_t *s)
@@ -214,6 +271,7 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
 {
     floe_rows_t *r = c->rows;
     c->last_op = FLOE_XOP_NONE;
+    c->last_delete = false;
     floe_rows_begin(r);
     if (floe_rows_put_int(r, c->partition, partition) < 0 ||
         floe_rows_put_long(r, c->offset, m->offset) < 0 ||
@@ -290,7 +348,16 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         }
         int xr = transform(c, &v, &null, err);
         if (xr < 0) return fail(c, FLOE_STAGE_CONVERT, stage);
-        if (xr == 0) { /* no row: leave the buffer as it was */
+        if (c->up && (xr == 0 || null)) { /* a tombstone deletes its key */
+            if (m->key_null) {
+                floe_err_set(err, FLOE_EINVAL, "upsert: a tombstone without a key");
+                return fail(c, FLOE_STAGE_CONVERT, stage);
+            }
+            if (tombstone_row(c, m->key, err) < 0) return fail(c, FLOE_STAGE_CONVERT, stage);
+            v = floe_buf_slice(&c->keyrow);
+            null = false;
+            c->last_delete = true;
+        } else if (xr == 0) { /* no row: leave the buffer as it was */
             floe_rows_rollback(r);
             return 0;
         }
@@ -302,6 +369,11 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                         stage);
         break;
     }
+    }
+    if (c->up) {
+        if (floe_tupsert_check_row(r, c->up, err) < 0) return fail(c, FLOE_STAGE_SCHEMA, stage);
+        c->last_delete =
+            c->last_delete || c->last_op == FLOE_XOP_DELETE || floe_tupsert_row_deletes(r, c->up);
     }
     if (floe_rows_end(r, err) < 0) return fail(c, FLOE_STAGE_SCHEMA, stage);
     return 0;

@@ -77,6 +77,18 @@ void floe_conv_set_transforms(floe_conv_t *c, const floe_xform_t *x);
  * buffer as it was. */
 floe_xform_op_t floe_conv_last_op(const floe_conv_t *c);
 
+/* Make c convert for an upsert table (table.id.columns ids,
+ * table.cdc.field cdc; both borrowed for the call): every row must hold
+ * its id columns (else the record is refused, FLOE_STAGE_SCHEMA), and a
+ * tombstone (null value, or one debezium_unwrap drops) becomes a row of
+ * its key's id columns that deletes (the key: a JSON object, with or
+ * without Debezium's schema/payload envelope, or the one id column's
+ * value).  0, or -1 with *err. */
+int floe_conv_set_upsert(floe_conv_t *c, const char *ids, const char *cdc, floe_err_t *err);
+/* Whether the last record floe_conv_record took deletes its key (upsert:
+ * a tombstone, Debezium op d, or the cdc column saying d/D/delete). */
+bool floe_conv_last_deletes(const floe_conv_t *c);
+
 /* Append record m (borrowed; kind FLOE_TMSG_RECORD) of Kafka partition
  * `partition` as a row.  Returns 0, or -1 with *stage and *err set and the
  * buffer as before the call. */

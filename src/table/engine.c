@@ -13,6 +13,7 @@
 #include "iceberg/metadata.h"
 #include "table/commit.h"
 #include "table/engine_int.h"
+#include "table/keyidx.h"
 #include "table/redrive.h"
 #include "table/widen.h"
 #include "util/clock.h"
@@ -79,6 +80,7 @@ static void table_free(floe_ttable_t *t)
     free(t->parts);
     floe_tout_clear(&t->main);
     floe_tout_clear(&t->dlq);
+    floe_tkeyidx_free(t->keyidx);
     free(t->topic);
     free(t);
 }
@@ -99,6 +101,7 @@ static floe_ttable_t *table_new(floe_engine_t *e, const char *topic, const floe_
     t->schemas = e->cfg.schemas;
     t->read_bytes = e->cfg.read_bytes;
     t->shared = e->cfg.shared;
+    t->state_dir = e->cfg.state_dir;
     floe_ice_uuid4(t->writer_id); /* names this run's files */
     t->files = (floe_tsink_env_t){.io = floe_ice_catalog_io(e->cfg.catalog),
                                   .pq_scratch = e->pq_scratch,

@@ -45,6 +45,9 @@ typedef struct floe_engine_config {
     /* writer schemas for table.*.converter=avro (a schema registry);
      * fn NULL: none, avro records go to the DLQ */
     floe_conv_schemas_t schemas;
+    /* where upsert tables keep their key indexes (borrowed; must outlive
+     * the engine); NULL: in memory only, rebuilt at every start */
+    const char *state_dir;
 } floe_engine_config_t;
 
 /* src is borrowed and must outlive the engine.  Caller frees with

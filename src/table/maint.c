@@ -20,6 +20,8 @@ typedef struct settings {
     size_t min_files;
     int64_t compact_every, expire_every, orphan_age, commit_every;
     int64_t max_bytes, target;
+    int64_t delete_percent; /* table.compaction.delete.percent */
+    size_t delete_files;    /* table.compaction.delete.files */
 } settings_t;
 
 /* Files in doubt of one table, by name: they outlive the table's handle. */
@@ -174,6 +176,8 @@ static void settings_of(settings_t *s, const floe_table_config_t *cfg)
     s->commit_every = cfg->commit_interval_ms;
     s->max_bytes = (int64_t)cfg->compaction_max_bytes;
     s->target = (int64_t)cfg->target_file_bytes;
+    s->delete_percent = cfg->compaction_delete_percent;
+    s->delete_files = (size_t)cfg->compaction_delete_files;
 }
 
 /* Orphan removal never deletes files younger than this: a file the engine
@@ -498,6 +502,8 @@ static int do_compact(floe_tmaint_t *m, floe_tmaint_table_t *h, const char *ns, 
                                     /* on a schedule, a compacted file is rewritten
                                      * once the new data reaches a quarter of it */
                                     .tier_ratio = all ? 0 : 4,
+                                    .delete_percent = s->delete_percent,
+                                    .delete_files = s->delete_files,
                                     .scratch = scratch,
                                     .cancel = h ? &h->cancel : NULL,
                                     .progress = on_progress,
@@ -943,7 +949,11 @@ static void run_request(floe_tmaint_t *m, opreq_t *rq, floe_pq_scratch_t *scratc
 {
     const floe_tmaint_req_t *req = rq->req;
     floe_tmaint_table_t *h = rq->h;
-    settings_t s = {.min_files = 2, .target = 64 << 20, .orphan_age = 3600000};
+    settings_t s = {.min_files = 2,
+                    .target = 64 << 20,
+                    .orphan_age = 3600000,
+                    .delete_percent = 10,
+                    .delete_files = 20};
     if (h) {
         pthread_mutex_lock(&m->mu);
         s = h->set;
@@ -963,10 +973,11 @@ static void run_request(floe_tmaint_t *m, opreq_t *rq, floe_pq_scratch_t *scratc
         floe_buf_printf(o,
                         ",\"small_files\":%zu,\"groups\":%zu,\"files_in\":%zu,\"files_out\":%zu,"
                         "\"bytes_in\":%lld,\"bytes_out\":%lld,\"records\":%lld,"
+                        "\"rows_deleted\":%lld,\"delete_files_removed\":%zu,"
                         "\"snapshot_id\":%lld,\"duration_ms\":%lld,\"progress\":[",
                         r.small_files, r.groups, r.files_in, r.files_out, (long long)r.bytes_in,
-                        (long long)r.bytes_out, (long long)r.records, (long long)r.snapshot_id,
-                        (long long)r.duration_ms);
+                        (long long)r.bytes_out, (long long)r.records, (long long)r.rows_deleted,
+                        r.delete_files_removed, (long long)r.snapshot_id, (long long)r.duration_ms);
         floe_buf_append(o, lines.data, lines.len);
         floe_buf_append_str(o, "]}");
         floe_tmaint_compact_result_clear(&r);

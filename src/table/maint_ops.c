@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iceberg/read.h"
 #include "iceberg/rewrite.h"
 #include "table/offsets.h"
 #include "util/clock.h"
@@ -104,11 +105,13 @@ static bool cancelled(const floe_tmaint_compact_opts_t *o)
     return o->cancel && atomic_load(o->cancel);
 }
 
-/* Rewrite group g into outs (appended).  0, or -1 with *err (this group's
- * outputs removed by the rewriter). */
+/* Rewrite group g into outs (appended), the deletes that apply to its
+ * files applied (their rows added to *rows_deleted).  0, or -1 with *err
+ * (this group's outputs removed by the rewriter). */
 static int rewrite_group(floe_fileio_t *io, const floe_ice_schema_t *schema,
                          const floe_ice_compaction_group_t *g, const floe_tmaint_compact_opts_t *o,
-                         const char *run, unsigned *seq, outputs_t *outs, floe_err_t *err)
+                         const char *run, unsigned *seq, outputs_t *outs, int64_t *rows_deleted,
+                         floe_err_t *err)
 {
     namer_t nm = {.run = run, .seq = seq};
     if (floe_fs_dirname(g->tasks[0]->file->path, nm.dir, sizeof nm.dir, err) < 0) return -1;
@@ -122,21 +125,30 @@ static int rewrite_group(floe_fileio_t *io, const floe_ice_schema_t *schema,
             floe_ice_rewriter_abort(rw);
             return floe_err_set(err, FLOE_ECLOSED, "compaction cancelled");
         }
-        if (floe_ice_rewriter_add(rw, g->tasks[i]->file, NULL, 0, err) < 0) {
+        /* the rows a reader sees: the deletes that apply to the file out */
+        floe_ice_deletes_t *dels = NULL;
+        int rc =
+            g->tasks[i]->ndeletes ? floe_ice_deletes_load(io, g->tasks[i], schema, &dels, err) : 0;
+        if (rc == 0) rc = floe_ice_rewriter_add_deleting(rw, g->tasks[i]->file, dels, err);
+        floe_ice_deletes_free(dels);
+        if (rc < 0) {
             floe_ice_rewriter_abort(rw);
             return -1;
         }
     }
+    int64_t dropped = floe_ice_rewriter_stats(rw).rows_dropped;
     floe_ice_data_file_t *out = NULL;
     size_t nout = 0;
     if (floe_ice_rewriter_finish(rw, &out, &nout, err) < 0) return -1;
     int64_t records = 0;
     for (size_t i = 0; i < nout; i++) records += out[i].record_count;
     int rc = 0;
-    if (records != g->records)
+    if (records != g->records - dropped)
         rc = floe_err_set(err, FLOE_ECORRUPT,
-                          "compaction: %lld records written for %lld read (files of %s)",
-                          (long long)records, (long long)g->records, nm.dir);
+                          "compaction: %lld records written for %lld read, %lld deleted (files "
+                          "of %s)",
+                          (long long)records, (long long)g->records, (long long)dropped, nm.dir);
+    *rows_deleted += dropped;
     if (rc == 0 && outs->n + nout > outs->cap) {
         size_t cap = (outs->n + nout) * 2;
         floe_ice_data_file_t *v = realloc(outs->v, cap * sizeof *v);
@@ -175,7 +187,10 @@ static void keep_in_doubt(const outputs_t *outs, floe_tmaint_compact_result_t *r
 }
 
 /* Commit the groups of plan p (files rewritten into outs) as one replace
- * snapshot based on the planned one. */
+ * snapshot based on the planned one: the new files keep the planned
+ * snapshot's sequence number (the deletes applied no longer apply to
+ * them, those committed since still do), and the delete files nothing
+ * else needs go in the same commit. */
 static int commit_run(floe_ice_catalog_t *cat, const char *ns, const char *name,
                       const floe_ice_compaction_plan_t *p, size_t ngroups, const outputs_t *outs,
                       const floe_tmaint_compact_opts_t *o, int64_t *snap, floe_err_t *err)
@@ -188,7 +203,11 @@ static int commit_run(floe_ice_catalog_t *cat, const char *ns, const char *name,
         for (size_t i = 0; rc == 0 && i < gr->ntasks; i++)
             rc = floe_ice_commit_remove(c, gr->tasks[i]->file->path, err);
     }
+    for (size_t i = 0; rc == 0 && i < floe_ice_compaction_plan_ndrops(p); i++)
+        rc = floe_ice_commit_remove(c, floe_ice_compaction_plan_drop(p, i)->file.path, err);
     for (size_t i = 0; rc == 0 && i < outs->n; i++) rc = floe_ice_commit_add(c, &outs->v[i], err);
+    if (rc == 0 && floe_ice_compaction_plan_snapshot(p) >= 0)
+        rc = floe_ice_commit_set_data_sequence(c, floe_ice_compaction_plan_sequence(p), err);
     floe_tmaint_keep_t keep = {.contended = o->contended, .contended_ctx = o->contended_ctx};
     if (rc == 0) {
         floe_ice_commit_set_base(c, floe_ice_compaction_plan_snapshot(p));
@@ -217,7 +236,10 @@ int floe_tmaint_compact(floe_ice_catalog_t *cat, const char *ns, const char *nam
     floe_ice_compaction_opts_t po = {.target_file_bytes = o->target_file_bytes,
                                      .min_input_files = o->min_input_files,
                                      .max_bytes = o->max_bytes,
-                                     .tier_ratio = o->tier_ratio};
+                                     .tier_ratio = o->tier_ratio,
+                                     .with_deletes = true,
+                                     .delete_percent = o->delete_percent,
+                                     .delete_files = o->delete_files};
     if (floe_ice_compaction_plan(io, md, -1, &po, &p, err) < 0) goto out;
     size_t ng = floe_ice_compaction_plan_ngroups(p);
     res->small_files = floe_ice_compaction_plan_small_files(p);
@@ -233,7 +255,7 @@ int floe_tmaint_compact(floe_ice_catalog_t *cat, const char *ns, const char *nam
     for (size_t g = 0; g < ng; g++) {
         const floe_ice_compaction_group_t *gr = floe_ice_compaction_plan_group(p, g);
         size_t before = outs.n;
-        if (rewrite_group(io, schema, gr, o, run, &seq, &outs, err) < 0) {
+        if (rewrite_group(io, schema, gr, o, run, &seq, &outs, &res->rows_deleted, err) < 0) {
             floe_err_wrap(err, "compacting %s.%s", ns, name);
             outputs_remove(io, &outs);
             goto out;
@@ -244,9 +266,11 @@ int floe_tmaint_compact(floe_ice_catalog_t *cat, const char *ns, const char *nam
         res->records += gr->records;
         int64_t ob = 0;
         for (size_t i = before; i < outs.n; i++) ob += outs.v[i].file_size;
-        say(o, "%s.%s: group %zu of %zu: %zu files (%.2f MB, %lld records) into %zu (%.2f MB)", ns,
-            name, g + 1, ng, gr->ntasks, (double)gr->bytes / 1e6, (long long)gr->records,
-            outs.n - before, (double)ob / 1e6);
+        say(o,
+            "%s.%s: group %zu of %zu: %zu files (%.2f MB, %lld records, %zu delete files) into "
+            "%zu (%.2f MB)",
+            ns, name, g + 1, ng, gr->ntasks, (double)gr->bytes / 1e6, (long long)gr->records,
+            gr->ndeletes, outs.n - before, (double)ob / 1e6);
     }
     if (commit_run(cat, ns, name, p, ng, &outs, o, &res->snapshot_id, err) < 0) {
         if (err->code == FLOE_EUNKNOWN) keep_in_doubt(&outs, res);
@@ -257,6 +281,7 @@ int floe_tmaint_compact(floe_ice_catalog_t *cat, const char *ns, const char *nam
         goto out;
     }
     res->files_out = outs.n;
+    res->delete_files_removed = floe_ice_compaction_plan_ndrops(p);
     for (size_t i = 0; i < outs.n; i++) res->bytes_out += outs.v[i].file_size;
     rc = 0;
 out:

@@ -38,6 +38,8 @@ typedef struct floe_tmaint_compact_opts {
     size_t min_input_files;           /* table.compaction.min.input.files (at least 2) */
     int64_t max_bytes;                /* input bytes of one run at most; 0: no limit */
     int64_t tier_ratio;               /* floe_ice_compaction_opts_t's; 0: every small file goes */
+    int64_t delete_percent;           /* table.compaction.delete.percent (0: off) */
+    size_t delete_files;              /* table.compaction.delete.files (0: off) */
     floe_pq_scratch_t *scratch;       /* Parquet temporaries (borrowed); NULL: own */
     const atomic_bool *cancel;        /* set: stop between files (outputs removed) */
     floe_tmaint_progress_fn progress; /* may be NULL */
@@ -52,7 +54,9 @@ typedef struct floe_tmaint_compact_result {
     size_t small_files; /* small live files the plan saw */
     size_t groups, files_in, files_out;
     int64_t bytes_in, bytes_out, records;
-    int64_t snapshot_id; /* of the replace snapshot; -1: none made */
+    int64_t rows_deleted;        /* of records, removed by the deletes applied */
+    size_t delete_files_removed; /* delete files no live data file needed any more */
+    int64_t snapshot_id;         /* of the replace snapshot; -1: none made */
     int64_t duration_ms;
     /* outputs of a commit whose outcome is unknown: never delete them
      * while this process runs (owned; floe_tmaint_compact_result_clear) */
@@ -60,12 +64,15 @@ typedef struct floe_tmaint_compact_result {
     size_t nin_doubt;
 } floe_tmaint_compact_result_t;
 
-/* Compact table ns.name: plan its small live data files
- * (floe_ice_compaction_plan), rewrite each group into files near the
- * target size in the table's current schema (iceberg/rewrite.h: rows,
- * `_kafka` columns, field ids and partition values kept; record counts
+/* Compact table ns.name: plan its small live data files and those that
+ * deletes thinned (floe_ice_compaction_plan), rewrite each group into
+ * files near the target size in the table's current schema
+ * (iceberg/rewrite.h: rows, `_kafka` columns, field ids and partition
+ * values kept; the rows the delete files delete left out; record counts
  * checked), and commit every group of the run in one "replace" snapshot
- * based on the planned one: appends landing meanwhile never conflict.
+ * based on the planned one, with the planned sequence number, removing
+ * the delete files no data file needs any more: appends landing meanwhile
+ * never conflict, nor deletes that do not apply to a file it replaces.
  * *res is filled (clear it also after a failure).  0 (also when there was
  * nothing to compact), or -1 with *err: the outputs are removed, except
  * after FLOE_EUNKNOWN (listed in res->in_doubt); FLOE_ECONFLICT when a

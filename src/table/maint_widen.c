@@ -216,6 +216,18 @@ int floe_tmaint_widen_round(floe_tmaint_widen_t *w, const atomic_bool *cancel, s
     memset(&c, 0, sizeof c);
     int rc = schema ? 0 : -1;
     if (rc == 0 && s && floe_ice_snapshot_content_read(io, s, &c, err) < 0) rc = -1;
+    /* a 1:1 rewrite would lose what delete files say of the files it
+     * replaces (position deletes name them; equality deletes stop applying
+     * to newer files): widening waits until compaction has applied and
+     * removed them */
+    for (size_t m = 0; rc == 0 && m < c.nmanifests; m++)
+        for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++)
+            if (c.entries[m][k].status != FLOE_ICE_DELETED &&
+                c.entries[m][k].file.content != FLOE_ICE_CONTENT_DATA)
+                rc = floe_err_set(err, FLOE_EUNSUPPORTED,
+                                  "table %s.%s has delete files (%s): widening waits until "
+                                  "compaction has applied them",
+                                  w->ns, w->name, c.entries[m][k].file.path);
     for (size_t m = 0; rc == 0 && m < c.nmanifests; m++)
         for (size_t k = 0; rc == 0 && k < c.nentries[m]; k++) {
             const floe_ice_manifest_entry_t *e = &c.entries[m][k];
@@ -245,7 +257,9 @@ int floe_tmaint_widen_round(floe_tmaint_widen_t *w, const atomic_bool *cancel, s
 }
 
 /* Each commit attempt: the widened schema of the table as it is now, and
- * no data added since the last round (those files were not rewritten). */
+ * no data added since the last round (those files were not rewritten),
+ * nor deletes (the rewrite does not apply them: rounds refuse tables with
+ * delete files). */
 static int check_attempt(void *ctx, const floe_ice_table_t *cur, floe_err_t *err)
 {
     floe_tmaint_widen_t *w = ((void **)ctx)[0];
@@ -255,10 +269,11 @@ static int check_attempt(void *ctx, const floe_ice_table_t *cur, floe_err_t *err
          s && s->snapshot_id != w->last_round;
          s = s->parent_id >= 0 ? floe_ice_metadata_snapshot(md, s->parent_id) : NULL) {
         const char *a = floe_ice_props_get(&s->summary, "added-data-files");
-        if (a && strcmp(a, "0"))
+        const char *d = floe_ice_props_get(&s->summary, "added-delete-files");
+        if ((a && strcmp(a, "0")) || (d && strcmp(d, "0")))
             return floe_err_set(err, FLOE_ECONFLICT,
-                                "table %s.%s: snapshot %lld added data files since the "
-                                "widening's last round",
+                                "table %s.%s: snapshot %lld added data or delete files since "
+                                "the widening's last round",
                                 w->ns, w->name, (long long)s->snapshot_id);
     }
     floe_ice_schema_t *s = widened_schema(w, md, err);

@@ -30,6 +30,12 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
     floe_xform_t xf;
     floe_table_config_xform(&t->cfg, &xf);
     floe_conv_set_transforms(p->conv, &xf);
+    if (t->cfg.write_mode == FLOE_WRITE_UPSERT &&
+        (floe_conv_set_upsert(p->conv, t->cfg.id_columns, t->cfg.cdc_field, err) < 0 ||
+         floe_tsink_set_upsert(&p->main, t->cfg.id_columns, t->cfg.cdc_field, err) < 0)) {
+        floe_tpart_free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -192,7 +198,9 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
     floe_ttable_t *t = p->t;
     if (t->paused || p->hold_field) return 0;
     if (floe_tsink_seed(&p->main, err) < 0) return -1; /* fields other partitions added */
-    floe_tsink_pin(&p->main, t->cfg.json_widen_max_bytes);
+    /* an upsert table never widens a committed column: the rewrite would
+     * move rows its key index and delete files point at */
+    floe_tsink_pin(&p->main, p->main.up ? 0 : t->cfg.json_widen_max_bytes);
     if (t->nnowiden) pin_refused(t, floe_rows_root(p->main.rows));
     int f = fetch(p, err);
     if (f <= 0) return f;
@@ -222,6 +230,9 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
         if (m.offset >= main_from) {
             floe_conv_stage_t stage;
             if (floe_conv_record(p->conv, p->id, &m, &stage, &e) == 0) {
+                if (p->main.up &&
+                    floe_tsink_note_op(&p->main, floe_conv_last_deletes(p->conv), err) < 0)
+                    return -1;
                 converted++;
                 p->records++;
                 p->bytes += in;

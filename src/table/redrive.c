@@ -388,6 +388,10 @@ int floe_ttable_redrive(floe_ttable_t *t, floe_redrive_result_t *res, floe_err_t
     if (t->paused)
         return floe_err_set(err, FLOE_EINVAL, "table %s is paused (%s): resolve that first",
                             res->table, t->reason);
+    if (t->cfg.write_mode == FLOE_WRITE_UPSERT) /* its rows would bypass the key logic */
+        return floe_err_set(err, FLOE_EUNSUPPORTED,
+                            "table %s is an upsert table: re-drive into it is not supported yet",
+                            res->table);
     if (t->nwide || t->fenced) /* its commits wait for the maintenance thread */
         return floe_err_set(err, FLOE_EINVAL,
                             "table %s widens a column to double now: re-drive once that is done",

@@ -466,6 +466,13 @@ int floe_rows_end(floe_rows_t *r, floe_err_t *err)
     return 0;
 }
 
+bool floe_rows_is_set(const floe_rows_t *r, const floe_rnode_t *n)
+{
+    const floe_rcol_t *c = n->col;
+    return c && n->stamp >= r->row_stamp && c->defs.len > c->m_lev &&
+           c->defs.data[c->defs.len - 1] == n->def;
+}
+
 void floe_rows_clear(floe_rows_t *r)
 {
     for (size_t i = 0; i < r->nleaves; i++) {

@@ -66,6 +66,8 @@ struct floe_rnode {
                           * the column to widen (floe_rows_held) instead of
                           * widening the buffer */
     size_t hint;         /* struct: index of the kid matched next, a guess */
+    bool no_nulls;       /* optional, but no row holds a null in it (an upsert
+                          * table's id column): may map to a required field */
     bool plain_name;     /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
 };
@@ -171,6 +173,10 @@ int floe_rows_put_map(floe_rows_t *r, floe_rnode_t *m, const floe_slice_t *keys,
  * that field's id (the row is refused, the caller waits for the widening
  * before offering it again); 0 otherwise.  Reset by floe_rows_begin. */
 int32_t floe_rows_held(const floe_rows_t *r);
+
+/* Whether primitive node n got a non-null value in the row being built
+ * (between floe_rows_begin and floe_rows_end). */
+bool floe_rows_is_set(const floe_rows_t *r, const floe_rnode_t *n);
 
 /* Forget every row but keep the shape (after a flush). */
 void floe_rows_clear(floe_rows_t *r);

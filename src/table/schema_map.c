@@ -22,7 +22,7 @@ static int ice_kind(floe_tkind_t k, floe_ice_kind_t *out)
     return -1;
 }
 
-static int tkind(floe_ice_kind_t k, floe_tkind_t *out)
+int floe_tschema_tkind(floe_ice_kind_t k, floe_tkind_t *out)
 {
     switch (k) {
     case FLOE_ICE_BOOLEAN: *out = FLOE_TK_BOOL; return 0;
@@ -45,7 +45,7 @@ static int tkind(floe_ice_kind_t k, floe_tkind_t *out)
 static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
 {
     floe_tkind_t k;
-    if (tkind(f->type->kind, &k) < 0) {
+    if (floe_tschema_tkind(f->type->kind, &k) < 0) {
         char tn[64];
         floe_err_set(err, FLOE_EUNSUPPORTED,
                      "column '%s' has type %s, which floe's record converters do not write",
@@ -233,7 +233,7 @@ static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int3
                 err, FLOE_EINVAL, "field '%s' is %s in the table but %s in the records", kid->name,
                 floe_ice_type_name(f->type, tn, sizeof tn), floe_tkind_name(kid->kind));
         }
-        if (f->required && !kid->required)
+        if (f->required && !kid->required && !kid->no_nulls)
             return floe_err_set(err, FLOE_EINVAL,
                                 "field '%s' is required in the table but optional in the records",
                                 kid->name);

@@ -22,6 +22,10 @@
  * FLOE_EUNSUPPORTED naming the column. */
 int floe_tschema_seed(floe_rows_t *rows, const floe_ice_schema_t *schema, floe_err_t *err);
 
+/* The shape kind of Iceberg kind k: 0 with *out, -1 for a kind floe's
+ * converters do not write (decimal, date, uuid, ...). */
+int floe_tschema_tkind(floe_ice_kind_t k, floe_tkind_t *out);
+
 /* Make schema (modified in place; pass a copy) hold every field of rows'
  * shape and give each shape node its field id.  New fields take ids from
  * *last_column_id + 1 on (advanced).  *changed tells whether the schema

@@ -41,6 +41,7 @@ void floe_tsink_abort(floe_tsink_t *s)
         floe_tsink_file_t *f = &s->files[i];
         floe_dfw_abort(f->w);
         floe_buf_free(&f->key);
+        free(f->path);
         for (size_t k = 0; k < f->nvalues; k++) floe_ice_value_clear(&f->values[k]);
         free(f->values);
     }
@@ -51,6 +52,7 @@ void floe_tsink_discard(floe_tsink_t *s)
 {
     floe_tsink_abort(s);
     floe_rows_clear(s->rows);
+    floe_buf_reset(&s->ops);
     s->drained = 0;
     s->since = 0;
 }
@@ -60,6 +62,8 @@ void floe_tsink_clear(floe_tsink_t *s)
     floe_tsink_abort(s);
     free(s->files);
     floe_rows_free(s->rows);
+    free(s->up);
+    floe_buf_free(&s->ops);
     memset(s, 0, sizeof *s);
 }
 
@@ -156,6 +160,7 @@ static int close_file(floe_tsink_t *s, size_t i, floe_err_t *err)
     floe_ice_data_file_t df;
     int rc = floe_dfw_close(f.w, &df, err);
     floe_buf_free(&f.key);
+    free(f.path);
     if (rc < 0) {
         for (size_t k = 0; k < f.nvalues; k++) floe_ice_value_clear(&f.values[k]);
         free(f.values);
@@ -245,6 +250,10 @@ static floe_tsink_file_t *file_for(floe_tsink_t *s, const floe_buf_t *key,
     f->values = *values;
     f->nvalues = nvalues;
     *values = NULL;
+    if (!(f->path = strdup(path))) {
+        floe_err_oom(err);
+        return NULL;
+    }
     if (floe_buf_append(&f->key, key->data, key->len) < 0) {
         floe_err_oom(err);
         return NULL;
@@ -304,21 +313,97 @@ static int drain(floe_tsink_t *s, bool cut, floe_err_t *err)
 
 int floe_tsink_drain_due(floe_tsink_t *s, floe_err_t *err)
 {
+    if (s->up) return 0;           /* an upsert buffer holds the commit's rows until the seal */
     uint64_t step = drain_step(s); /* table.flush.bytes is live */
     s->since = 0;
     s->look_every = (size_t)(step / 4);
     return floe_rows_bytes(s->rows) >= step ? drain(s, false, err) : 0;
 }
 
+int floe_tsink_set_upsert(floe_tsink_t *s, const char *ids, const char *cdc, floe_err_t *err)
+{
+    floe_tupsert_cols_t *u = floe_tupsert_cols_new(ids, cdc, err);
+    if (!u) return -1;
+    free(s->up);
+    s->up = u;
+    return 0;
+}
+
+int floe_tsink_note_op(floe_tsink_t *s, bool del, floe_err_t *err)
+{
+    size_t n = floe_rows_count(s->rows);
+    while (s->ops.len + 1 < n)
+        if (floe_buf_append_u8(&s->ops, 0) < 0) return floe_err_oom(err);
+    if (n && s->ops.len == n - 1 && floe_buf_append_u8(&s->ops, del) < 0) return floe_err_oom(err);
+    return 0;
+}
+
+/* Mark the id nodes and the structs above them as holding no null. */
+static void mark_no_nulls(floe_rnode_t *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (floe_rnode_t *k = ids[i]; k && k->parent; k = k->parent) k->no_nulls = true;
+}
+
+/* The upsert seal: the last change of each key into the open file (an
+ * unpartitioned table: table/config.c refuses partitioned upserts), every
+ * key touched logged in the output with its new row's position. */
+static int upsert_drain(floe_tsink_t *s, floe_err_t *err)
+{
+    floe_tout_t *o = s->out;
+    size_t n = floe_rows_count(s->rows);
+    if (!n) return 0;
+    floe_tupsert_batch_t b = {0};
+    floe_rnode_t *ids[FLOE_TUPSERT_MAX_IDS];
+    uint32_t *rank = NULL;
+    int rc = floe_tupsert_id_nodes(s->rows, s->up, ids, err);
+    if (rc == 0) {
+        mark_no_nulls(ids, s->up->nids);
+        rc = floe_tsink_merge_schema(s, err);
+    }
+    int32_t fids[FLOE_TUPSERT_MAX_IDS];
+    for (size_t i = 0; rc == 0 && i < s->up->nids; i++) fids[i] = ids[i]->field_id;
+    if (rc == 0) rc = floe_tout_set_identifiers(o, fids, s->up->nids, err);
+    if (rc == 0) rc = floe_tupsert_dedupe(s->rows, s->up, s->ops.data, s->ops.len, &b, err);
+    floe_tsink_file_t *f = NULL;
+    if (rc == 0 && b.nsel) {
+        floe_buf_t none = FLOE_BUF_INIT;
+        floe_ice_value_t *nov = NULL;
+        f = file_for(s, &none, &nov, 0, err);
+        rc = f ? 0 : -1;
+    }
+    int64_t base = f ? (int64_t)floe_dfw_rows(f->w) : 0;
+    if (rc == 0 && f) rc = floe_dfw_append_sel(f->w, s->rows, b.sel, b.nsel, err);
+    if (rc == 0 && !(rank = malloc(n * sizeof *rank))) rc = floe_err_oom(err);
+    for (size_t j = 0; rc == 0 && j < b.nsel; j++) rank[b.sel[j]] = (uint32_t)j;
+    for (size_t i = 0; rc == 0 && i < b.nkeys; i++) {
+        uint32_t row = b.key_row[i];
+        if (floe_tupsert_log_add(&o->uplog, floe_tupsert_batch_key(&b, i),
+                                 row == UINT32_MAX ? NULL : f->path,
+                                 row == UINT32_MAX ? -1 : base + rank[row]) < 0)
+            rc = floe_err_oom(err);
+    }
+    free(rank);
+    if (rc == 0) {
+        s->rows_written += b.nsel;
+        floe_rows_clear(s->rows);
+        floe_buf_reset(&s->ops);
+    }
+    floe_tupsert_batch_free(&b);
+    return rc;
+}
+
 int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err)
 {
     s->since = 0;
+    if (s->up && upsert_drain(s, err) < 0) return -1;
     return drain(s, true, err) < 0 || close_all(s, err) < 0 ? -1 : 0;
 }
 
 uint64_t floe_tsink_file_bytes(const floe_tsink_t *s)
 {
-    uint64_t b = 0;
+    /* an upsert buffer stands for the files of its commit */
+    uint64_t b = s->up ? floe_rows_bytes(s->rows) : 0;
     for (size_t i = 0; i < s->nfiles; i++) b += floe_dfw_bytes(s->files[i].w);
     return b;
 }

@@ -37,6 +37,7 @@ typedef struct floe_tsink_file {
     size_t nvalues;
     int32_t spec_id;
     uint64_t used; /* LRU clock */
+    char *path;    /* owned */
 } floe_tsink_file_t;
 
 #define FLOE_TSINK_MAX_OPEN 32 /* open files per sink */
@@ -80,6 +81,11 @@ typedef struct floe_tsink {
         size_t nspecs;
     } pins;
     char widen_why[320]; /* what a refused fraction's error says */
+    /* upsert tables (NULL: append): the id columns; per buffered row, 1
+     * when it deletes its key.  The buffer then holds a whole commit's
+     * rows: the seal keeps the last change per key (upsert.h). */
+    floe_tupsert_cols_t *up;
+    floe_buf_t ops;
 } floe_tsink_t;
 
 /* A sink of env and out (both borrowed; they must outlive it) with an
@@ -87,6 +93,13 @@ typedef struct floe_tsink {
  * floe_tsink_clear.  0, or -1 with *err. */
 int floe_tsink_init(floe_tsink_t *s, floe_tsink_env_t *env, floe_tout_t *out, int32_t file_id,
                     unsigned flags, floe_err_t *err);
+/* Make s an upsert sink (table.id.columns ids, table.cdc.field cdc;
+ * borrowed for the call).  0, or -1 with *err. */
+int floe_tsink_set_upsert(floe_tsink_t *s, const char *ids, const char *cdc, floe_err_t *err);
+/* Upsert: the row just put into the buffer deletes its key (del) or
+ * writes it.  0 or -1 (ENOMEM). */
+int floe_tsink_note_op(floe_tsink_t *s, bool del, floe_err_t *err);
+
 /* Drop the open files unpublished and free everything. */
 void floe_tsink_clear(floe_tsink_t *s);
 /* Drop the open files unpublished; the buffer keeps its rows. */
@@ -124,7 +137,9 @@ static inline int floe_tsink_consumed(floe_tsink_t *s, size_t in_bytes, floe_err
     return s->since < s->look_every ? 0 : floe_tsink_drain_due(s, err);
 }
 /* Hand the buffer to the open files, cut a row group in each, close them
- * all (their files become pending in the output).  Before a commit. */
+ * all (their files become pending in the output).  Before a commit.  An
+ * upsert sink writes only the last change of each key and logs every key
+ * it touched in the output (floe_tout_t.uplog). */
 int floe_tsink_seal(floe_tsink_t *s, floe_err_t *err);
 /* Bytes the sink holds: the buffer's rows plus what its open files hold of
  * unwritten row groups. */

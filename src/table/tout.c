@@ -329,6 +329,52 @@ void floe_tout_drop_pending(floe_tout_t *o, floe_tfiles_t fate, floe_fileio_t *i
         floe_ice_data_file_clear(&o->pending[i]);
     }
     o->npending = 0;
+    floe_tupsert_log_clear(&o->uplog);
+}
+
+/* Make field id under struct t required, with the structs on the way;
+ * true when found. */
+static bool mark_required(floe_ice_type_t *t, int32_t id)
+{
+    for (size_t i = 0; t && i < t->nfields; i++) {
+        floe_ice_field_t *f = &t->fields[i];
+        if (f->id == id || (f->type->kind == FLOE_ICE_STRUCT && mark_required(f->type, id))) {
+            f->required = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+int floe_tout_set_identifiers(floe_tout_t *o, const int32_t *ids, size_t n, floe_err_t *err)
+{
+    const floe_ice_schema_t *cur = o->work;
+    bool same = cur->n_identifier_ids == n;
+    for (size_t i = 0; same && i < n; i++) same = cur->identifier_ids[i] == ids[i];
+    for (size_t i = 0; same && i < n; i++) {
+        const floe_ice_field_t *f = floe_ice_schema_find(cur, ids[i]);
+        same = f && f->required;
+    }
+    if (same) return 0;
+    floe_ice_schema_t *w = floe_ice_schema_dup(cur);
+    int32_t *copy = w ? malloc(n * sizeof *copy) : NULL;
+    if (!copy) {
+        floe_ice_schema_free(w);
+        return floe_err_oom(err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        copy[i] = ids[i];
+        if (!mark_required(w->root, ids[i])) {
+            free(copy);
+            floe_ice_schema_free(w);
+            return floe_err_set(err, FLOE_EINVAL, "upsert: no field %d in the schema", (int)ids[i]);
+        }
+    }
+    free(w->identifier_ids);
+    w->identifier_ids = copy;
+    w->n_identifier_ids = n;
+    o->schema_dirty = true;
+    return set_work(o, w, err);
 }
 
 void floe_tout_widened_done(floe_tout_t *o)

@@ -32,6 +32,7 @@
 #include "iceberg/manifest.h"
 #include "table/rows.h"
 #include "table/schema_map.h"
+#include "table/upsert.h"
 
 /* What becomes of uncommitted files that are dropped. */
 typedef enum floe_tfiles {
@@ -60,6 +61,9 @@ typedef struct floe_tout {
     floe_twiden_t *widened;
     size_t nwidened;
     int32_t committed_max_id; /* see above */
+    /* upsert tables: the key changes the pending files bring (kept and
+     * dropped with them) */
+    floe_tupsert_log_t uplog;
 } floe_tout_t;
 
 /* Name an empty output (o zeroed or cleared); opened by floe_tout_adopt. */
@@ -137,6 +141,12 @@ void floe_tout_replace_pending(floe_tout_t *o, size_t i, floe_ice_data_file_t *f
 /* Forget the pending files; delete them through io unless FLOE_TFILES_KEEP
  * (io may be NULL then). */
 void floe_tout_drop_pending(floe_tout_t *o, floe_tfiles_t fate, floe_fileio_t *io);
+
+/* Upsert: the fields ids[0..n) (field ids of work) are the table's key:
+ * work's identifier fields, required (the converter lets no row without
+ * them in).  Work changes (schema_dirty) only when they were not so
+ * already.  0, or -1 with *err (an id not in work, ENOMEM). */
+int floe_tout_set_identifiers(floe_tout_t *o, const int32_t *ids, size_t n, floe_err_t *err);
 
 /* Every pending file holding a widened field was rewritten: forget the
  * widenings. */

@@ -46,6 +46,7 @@ const char *floe_tpause_name(floe_tpause_t why);
 typedef struct floe_tpart floe_tpart_t;               /* pipeline.h */
 typedef struct floe_tmaint floe_tmaint_t;             /* maint.h */
 typedef struct floe_tmaint_table floe_tmaint_table_t; /* maint.h */
+typedef struct floe_tkeyidx floe_tkeyidx_t;           /* keyidx.h */
 
 typedef struct floe_ttable {
     char *topic;
@@ -88,6 +89,12 @@ typedef struct floe_ttable {
     size_t nnowiden;
     bool fenced;
     bool maint_fenced; /* a maintenance commit holds our commits (maint.h) */
+    /* upsert tables in position mode: the key index (keyidx.h; NULL until
+     * needed or after a failure) and the folder it is saved in (borrowed
+     * from the engine; NULL: kept in memory only) */
+    floe_tkeyidx_t *keyidx;
+    const char *state_dir;
+    uint64_t index_rebuilds;
     /* counters (files and bytes written are in files) */
     uint64_t commits, commit_failures, size_commits, pauses;
     int64_t last_commit_ms, last_commit_latency_ms;

@@ -813,10 +813,22 @@ static int64_t head_id(const char *name)
     return id;
 }
 
+/* A position delete file (a stub body) whose file_path bounds both name
+ * data file `of`: it names that file only. */
+static void pos_delete_of(floe_ice_data_file_t *pd, const char *loc, const char *of)
+{
+    data_file(pd, loc, NULL, 1, 16);
+    pd->content = FLOE_ICE_CONTENT_POSITION_DELETES;
+    floe_ice_col_metrics_t *m = floe_ice_data_file_metrics(pd, 2147483546);
+    m->has_lower = m->has_upper = true;
+    floe_buf_append(&m->lower, of, strlen(of));
+    floe_buf_append(&m->upper, of, strlen(of));
+}
+
 /* A compaction planned on one snapshot commits over appends that landed
  * since (before its commit and during it), keeping their files; it fails,
  * final and clean, only when a file it removes is gone, or (given its
- * base) when delete files were added since. */
+ * base) when a delete file added since applies to one it removes. */
 static void rewrite_over_concurrent_commits(void)
 {
     const char *loc = create("rw", NULL, NULL, 0);
@@ -851,19 +863,23 @@ static void rewrite_over_concurrent_commits(void)
     CHECK_EQ(head_id("rw"), base);
     CHECK(no_stray_manifests("rw", loc));
 
-    /* a position delete against a3 since the plan: with its base given the
-     * rewrite refuses (the delete would be lost with a3) */
+    /* a position delete against a3 since the plan (its file_path bounds
+     * name a3): with its base given the rewrite refuses (the delete would
+     * be lost with a3) */
     floe_ice_data_file_t pd;
-    data_file(&pd, loc, NULL, 1, 16);
-    pd.content = FLOE_ICE_CONTENT_POSITION_DELETES;
+    pos_delete_of(&pd, loc, a[3]);
     CHECK(commit("rw", FLOE_ICE_OP_ROW_DELTA, &pd, 1, NULL, 0, NULL, NULL) == 0);
     const char *rm3[1] = {a[3]};
     CHECK(rewrite("rw", loc, rm3, 1, 10, base, NULL, &attempts, &e) == -1);
     CHECK_EQ(e.code, FLOE_ECONFLICT);
-    CHECK(strstr(e.msg, "delete files") != NULL);
+    CHECK(strstr(e.msg, "applies to") != NULL);
     CHECK_EQ(attempts, 1);
-    /* planned after the delete, it goes through */
-    CHECK(rewrite("rw", loc, rm3, 1, 9, head_id("rw"), NULL, &attempts, &e) == 0);
+    /* planned after it, with a position delete of another file since: it
+     * goes through (that delete loses nothing) */
+    base = head_id("rw");
+    pos_delete_of(&pd, loc, "elsewhere.parquet");
+    CHECK(commit("rw", FLOE_ICE_OP_ROW_DELTA, &pd, 1, NULL, 0, NULL, NULL) == 0);
+    CHECK(rewrite("rw", loc, rm3, 1, 9, base, NULL, &attempts, &e) == 0);
     /* a base no longer in the history: refused */
     floe_ice_expire_opts_t eo = {.older_than_ms = -1, .keep_last = 1, .delete_files = true};
     CHECK(floe_ice_expire_snapshots(cat, "db", "rw", &eo, NULL, &e) == 0);
@@ -894,7 +910,8 @@ static void add_sized(const char *name, const char *loc, const char *region, int
 }
 
 /* Small files per partition, cut in time order into runs near the
- * target; big files, short runs and files with deletes stay; the budget
+ * target; big files, short runs and (unless asked for) files with deletes
+ * stay; the budget
  * takes the groups with the most files first; a group commits as a
  * rewrite over a concurrent append. */
 static void compaction_plan_groups(void)
@@ -951,6 +968,10 @@ static void compaction_plan_groups(void)
     floe_ice_data_file_t pd;
     data_file(&pd, loc, "eu", 1, 4);
     pd.content = FLOE_ICE_CONTENT_POSITION_DELETES;
+    floe_ice_col_metrics_t *pm = floe_ice_data_file_metrics(&pd, 2147483546);
+    pm->has_lower = pm->has_upper = true; /* it names a file gone since */
+    floe_buf_append_str(&pm->lower, "gone.parquet");
+    floe_buf_append_str(&pm->upper, "gone.parquet");
     CHECK(commit("cp", FLOE_ICE_OP_ROW_DELTA, &pd, 1, NULL, 0, NULL, NULL) == 0);
     t = load("cp");
     md = floe_ice_table_metadata(t);
@@ -965,6 +986,8 @@ static void compaction_plan_groups(void)
     for (size_t g = 0; g < floe_ice_compaction_plan_ngroups(p); g++)
         with_del += floe_ice_compaction_plan_group(p, g)->ndeletes;
     CHECK_EQ(with_del, 5);
+    /* it names no file left outside the groups: the commit may drop it */
+    CHECK_EQ(floe_ice_compaction_plan_ndrops(p), 1);
     floe_ice_compaction_plan_free(p);
     o.with_deletes = false;
 

@@ -65,7 +65,8 @@ static void bad_values_named(void)
         {"table.enable", "perhaps"},          {"table.commit.interval.ms", "10us"},
         {"table.commit.interval.ms", "50ms"}, {"table.value.converter", "xml"},
         {"table.flush.bytes", "12 parsecs"},  {"table.invalid.record.action", "ignore"},
-        {"table.namespace", "a.b"},           {"table.name", "x/y"}};
+        {"table.namespace", "a.b"},           {"table.name", "x/y"},
+        {"table.write.mode", "upsert"}}; /* upsert without table.id.columns */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *kv[] = {bad[i][0], bad[i][1], NULL};
         CHECK_EQ(floe_table_config_load(&c, "orders", lookup, kv, NULL, NULL, &e), -1);
@@ -97,13 +98,27 @@ static const struct {
     {"table.compaction.min.input.files", "12", {"1", "0", "many", "100001"}},
     {"table.compaction.interval.ms", "30s", {"99ms", "8d", "soon"}},
     {"table.compaction.max.bytes.per.run", "256MiB", {"1023", "lots", "-5"}},
+    {"table.compaction.delete.percent", "25", {"-1", "101", "half"}},
+    {"table.compaction.delete.files", "5", {"-1", "1000001", "many"}},
     {"table.expire.interval.ms", "5min", {"10us", "8d", "x"}},
     {"table.orphan.min.age", "3d", {"999ms", "31d", "old"}},
     {"table.json.widen.max.bytes", "0", {"big", "-5", "2000TiB"}},
     {"table.transforms", "debezium_unwrap, flatten", {"unwrap", "flatten,,flatten", ","}},
     {"table.transforms.flatten.delimiter", ".", {"", "123456789"}},
     {"table.cdc.metadata", "true", {"perhaps"}},
+    {"table.write.mode", "upsert", {"merge", ""}},
+    {"table.id.columns", "id, a.b", {"a,,b", ".x", "a.", ","}},
+    {"table.cdc.field", "_cdc.op", {"a..b", "."}},
+    {"table.upsert.delete.mode", "equality", {"none", ""}},
 };
+
+/* The key another key's valid value needs set with it (upsert: the id
+ * columns), or NULL. */
+static const char *const *with_of(const char *key)
+{
+    static const char *const upsert[] = {"table.id.columns", "id"};
+    return !strcmp(key, "table.write.mode") ? upsert : NULL;
+}
 
 static int check1(const char *key, const char *value, floe_err_t *e)
 {
@@ -133,8 +148,16 @@ static void every_key_checked_where_it_enters(void)
             continue;
         }
         /* valid: accepted, and the field it sets differs from the default */
-        CHECK_EQ(check1(k->name, rows[r].valid, &e), 0);
-        const char *kv[] = {k->name, rows[r].valid, NULL};
+        const char *const *with = with_of(k->name);
+        if (with) {
+            const char *wk[] = {k->name, with[0]}, *wv[] = {rows[r].valid, with[1]};
+            CHECK_EQ(floe_table_config_check("orders", wk, wv, 2, NULL, NULL, &e), 0);
+            CHECK_EQ(check1(k->name, rows[r].valid, &e), -1); /* not alone */
+        } else {
+            CHECK_EQ(check1(k->name, rows[r].valid, &e), 0);
+        }
+        const char *kv[] = {k->name, rows[r].valid, with ? with[0] : NULL, with ? with[1] : NULL,
+                            NULL};
         CHECK_EQ(floe_table_config_load(&c, "orders", lookup, kv, NULL, NULL, &e), 0);
         CHECK(memcmp((char *)&c + k->off, (char *)&def + k->off, k->size) != 0);
         /* invalid: refused, the message starts with the key */
@@ -161,7 +184,7 @@ static void every_key_checked_where_it_enters(void)
                 CHECK_EQ(check1(k->name, v, &e), -1);
             }
         }
-        for (const floe_conf_enum_t *ev = k->values; ev && ev->name; ev++)
+        for (const floe_conf_enum_t *ev = k->values; ev && ev->name && !with; ev++)
             CHECK_EQ(check1(k->name, ev->name, &e), 0);
         /* a typo: two neighbouring letters swapped */
         char typo[64];
@@ -232,20 +255,25 @@ static void live_keys_apply_others_rebuild(void)
         size_t r = 0;
         while (r < n && strcmp(rows[r].key, keys[i].name)) r++;
         if (r == n) continue;
-        const char *kv[] = {keys[i].name, rows[r].valid, NULL};
+        /* a key that needs another: both tables have that one */
+        const char *const *with = with_of(keys[i].name);
+        const char *base[] = {with ? with[0] : NULL, with ? with[1] : NULL, NULL};
+        const char *kv[] = {keys[i].name, rows[r].valid, base[0], base[1], NULL};
+        floe_table_config_t was;
+        CHECK_EQ(floe_table_config_load(&was, "t", lookup, base, NULL, NULL, &e), 0);
         CHECK_EQ(floe_table_config_load(&next, "t", lookup, kv, NULL, NULL, &e), 0);
-        CHECK_EQ(floe_table_config_identity_changed(&run, &next), !keys[i].live);
-        floe_table_config_t cur = run;
+        CHECK_EQ(floe_table_config_identity_changed(&was, &next), !keys[i].live);
+        floe_table_config_t cur = was;
         floe_table_config_apply_live(&cur, &next);
         CHECK_EQ(memcmp(&cur, &next, sizeof cur) == 0, keys[i].live);
-        CHECK_EQ(floe_table_config_live_changed(&run, &next), keys[i].live);
+        CHECK_EQ(floe_table_config_live_changed(&was, &next), keys[i].live);
         live += keys[i].live;
     }
     CHECK(!floe_table_config_live_changed(&run, &run));
     /* interval, commit size, flush, file size, invalid action, partition
      * spec, widening bound, retention lag (the broker reads it) and the six
      * of maintenance */
-    CHECK_EQ(live, 14);
+    CHECK_EQ(live, 16);
 }
 
 static void wanted_unless_a_valid_false(void)

@@ -23,6 +23,7 @@
 #include "iceberg/catalog.h"
 #include "iceberg/read.h"
 #include "iceberg/snapshot.h"
+#include "ice_files.h"
 #include "test.h"
 
 static char root[256];
@@ -134,13 +135,7 @@ static char *put_file(const char *table, const tcol_t *cols, size_t ncols, const
 static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t content, int64_t rows,
                      const char *region, const int32_t *eq_ids, size_t neq)
 {
-    floe_ice_data_file_init(f);
-    floe_ice_data_file_set_path(f, path, "PARQUET");
-    free(path);
-    f->content = content;
-    f->record_count = rows;
-    struct stat st;
-    f->file_size = stat(f->path, &st) == 0 ? st.st_size : 0;
+    ice_file_describe(f, path, content, rows);
     if (region) {
         f->spec_id = 1;
         f->npartition = 1;
@@ -156,22 +151,7 @@ static void describe(floe_ice_data_file_t *f, char *path, floe_ice_content_t con
 
 static int commit(const char *table, floe_ice_op_t op, floe_ice_data_file_t *files, size_t n)
 {
-    floe_err_t e;
-    floe_ice_commit_t *c = floe_ice_commit_new(cat, "db", table, op, &e);
-    int rc = c ? 0 : -1;
-    for (size_t i = 0; !rc && i < n; i++) rc = floe_ice_commit_add(c, &files[i], &e);
-    if (!rc) rc = floe_ice_commit_run(c, NULL, &e);
-    if (rc < 0) fprintf(stderr, "commit %s: %s\n", table, e.msg);
-    floe_ice_commit_free(c);
-    for (size_t i = 0; i < n; i++) floe_ice_data_file_clear(&files[i]);
-    return rc;
-}
-
-static int collect(void *arg, const char *json, size_t len, floe_err_t *err)
-{
-    floe_buf_t *b = arg;
-    if (floe_buf_append(b, json, len) || floe_buf_append_u8(b, '\n')) return floe_err_oom(err);
-    return 0;
+    return ice_file_commit(cat, "db", table, op, files, n);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -206,7 +186,7 @@ static char *floe_rows(const char *table)
         return NULL;
     }
     floe_buf_t b = FLOE_BUF_INIT;
-    int rc = floe_ice_read_table(io, floe_ice_table_metadata(t), -1, collect, &b, &e);
+    int rc = floe_ice_read_table(io, floe_ice_table_metadata(t), -1, ice_rows_collect, &b, &e);
     floe_ice_table_free(t);
     if (rc) {
         fprintf(stderr, "read %s: %s\n", table, e.msg);
@@ -408,8 +388,8 @@ static int collect_file(const floe_buf_t *file, const floe_ice_schema_t *schema,
 {
     int64_t left = -1;
     out->len = 0;
-    int rc = floe_ice_read_file(file->data, file->len, "data.parquet", schema, d, &left, collect,
-                                out, e);
+    int rc = floe_ice_read_file(file->data, file->len, "data.parquet", schema, d, &left,
+                                ice_rows_collect, out, e);
     floe_buf_append_u8(out, 0);
     return rc;
 }

@@ -1,0 +1,384 @@
+/* The delete files of an upsert table's commit and its key index
+ * (upsert_write.h). */
+#include "table/upsert_write.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iceberg/read.h"
+#include "table/datafile.h"
+#include "table/keyidx.h"
+#include "table/schema_map.h"
+#include "util/diag.h"
+#include "util/fs.h"
+
+#define ICE_DELETE_FILE_PATH 2147483546
+#define ICE_DELETE_POS 2147483545
+
+static const char POS_SCHEMA[] =
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    "{\"id\":2147483546,\"name\":\"file_path\",\"required\":true,\"type\":\"string\"},"
+    "{\"id\":2147483545,\"name\":\"pos\",\"required\":true,\"type\":\"long\"}]}";
+
+int floe_tupsert_index_path(const floe_ttable_t *t, char *buf, size_t size)
+{
+    if (!t->state_dir) return -1;
+    int n = snprintf(buf, size, "%s/%s.%s.keyidx", t->state_dir, t->main.ns, t->main.name);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* ---- rebuilding the index from the table ------------------------------- */
+
+typedef struct rebuild {
+    floe_tkeyidx_t *x;
+    const floe_tupsert_cols_t *cols;
+    floe_buf_t key;
+    uint64_t skipped;
+} rebuild_t;
+
+/* The key of a row the reader rendered as JSON (upsert.h's format); 0
+ * when a column is missing or not a key kind. */
+static int json_key(const floe_tupsert_cols_t *c, json_t *row, floe_buf_t *key)
+{
+    char num[24];
+    key->len = 0;
+    for (size_t i = 0; i < c->nids; i++) {
+        json_t *v = row;
+        char part[128];
+        for (const char *p = c->ids[i]; v && *p;) {
+            const char *dot = strchr(p, '.');
+            size_t len = dot ? (size_t)(dot - p) : strlen(p);
+            snprintf(part, sizeof part, "%.*s", (int)len, p);
+            v = json_is_object(v) ? json_object_get(v, part) : NULL;
+            p += len + (dot != NULL);
+        }
+        int rc;
+        if (json_is_integer(v))
+            rc = floe_tupsert_key_part(
+                key, 'n', num,
+                (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v)));
+        else if (json_is_string(v))
+            rc = floe_tupsert_key_part(key, 's', json_string_value(v), json_string_length(v));
+        else if (json_is_boolean(v))
+            rc = floe_tupsert_key_part(key, 'b', json_is_true(v) ? "1" : "0", 1);
+        else
+            return 0;
+        if (rc < 0) return -1;
+    }
+    return 1;
+}
+
+static int rebuild_row(void *arg, const char *path, int64_t pos, const char *json, size_t len,
+                       floe_err_t *err)
+{
+    rebuild_t *b = arg;
+    json_t *row = json_loadb(json, len, 0, NULL);
+    if (!row)
+        return floe_err_set(err, FLOE_ECORRUPT, "upsert index: a row of %s is not JSON", path);
+    int k = json_key(b->cols, row, &b->key);
+    json_decref(row);
+    if (k < 0) return floe_err_oom(err);
+    if (k == 0) {
+        b->skipped++;
+        return 0;
+    }
+    /* a key twice (rows the index would not have let in): the later wins */
+    if (floe_tkeyidx_put(b->x, b->key.data, b->key.len, path, pos, NULL) < 0)
+        return floe_err_oom(err);
+    return 0;
+}
+
+/* A fresh index of md's current snapshot. */
+static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
+                               const floe_ice_metadata_t *md, floe_err_t *err)
+{
+    rebuild_t b = {.x = floe_tkeyidx_new(), .cols = cols};
+    if (!b.x) {
+        floe_err_oom(err);
+        return NULL;
+    }
+    if (floe_ice_read_table_pos(floe_ice_catalog_io(t->catalog), md, rebuild_row, &b, err) < 0) {
+        floe_err_wrap(err, "upsert: rebuilding the key index of %s.%s", t->main.ns, t->main.name);
+        floe_tkeyidx_free(b.x);
+        floe_buf_free(&b.key);
+        return NULL;
+    }
+    floe_buf_free(&b.key);
+    floe_tkeyidx_set_state(b.x, md->table_uuid, md->current_snapshot_id);
+    t->index_rebuilds++;
+    FLOE_INFO("table %s.%s: key index rebuilt from snapshot %lld: %zu keys, %zu bytes%s",
+              t->main.ns, t->main.name, (long long)md->current_snapshot_id, floe_tkeyidx_count(b.x),
+              floe_tkeyidx_mem(b.x), b.skipped ? " (rows without their id columns skipped)" : "");
+    return b.x;
+}
+
+/* t->keyidx reflecting md's current snapshot: the one in memory, the
+ * saved one, or a rebuild. */
+static int index_fresh(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
+                       const floe_ice_metadata_t *md, floe_err_t *err)
+{
+    floe_tkeyidx_t *x = t->keyidx;
+    if (x && floe_tkeyidx_snapshot(x) == md->current_snapshot_id &&
+        !strcmp(floe_tkeyidx_uuid(x), md->table_uuid))
+        return 0;
+    floe_tkeyidx_free(x);
+    t->keyidx = NULL;
+    char path[4400];
+    if (floe_tupsert_index_path(t, path, sizeof path) == 0) {
+        floe_err_t le;
+        x = floe_tkeyidx_load(path, &le);
+        if (x && floe_tkeyidx_snapshot(x) == md->current_snapshot_id &&
+            !strcmp(floe_tkeyidx_uuid(x), md->table_uuid)) {
+            t->keyidx = x;
+            return 0;
+        }
+        if (x || le.code != FLOE_ENOENT)
+            FLOE_WARN("table %s.%s: key index %s not used (%s); rebuilding it from the table",
+                      t->main.ns, t->main.name, path, x ? "of another snapshot" : le.msg);
+        floe_tkeyidx_free(x);
+    }
+    return (t->keyidx = rebuild(t, cols, md, err)) ? 0 : -1;
+}
+
+/* ---- delete files -------------------------------------------------------- */
+
+/* The shape kind of a key column of Iceberg kind k (upsert.h's kinds). */
+static int tkind_of(floe_ice_kind_t k, floe_tkind_t *out)
+{
+    return floe_tschema_tkind(k, out) < 0 || !(*out == FLOE_TK_LONG || *out == FLOE_TK_INT ||
+                                               *out == FLOE_TK_STRING || *out == FLOE_TK_BOOL)
+               ? -1
+               : 0;
+}
+
+/* Write rows (field ids set) as a delete file of kind content into o's
+ * pending files. */
+static int write_deletes(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *rows, const char *prefix,
+                         const char *schema_json, floe_ice_content_t content, const int32_t *eq,
+                         size_t neq, floe_err_t *err)
+{
+    char path[2400];
+    if (floe_tout_file_path(o, t->writer_id, 0, prefix, path, sizeof path, err) < 0) return -1;
+    floe_dfw_opts_t fo = {.codec = FLOE_CODEC_ZSTD, .level = 1, .scratch = t->files.pq_scratch};
+    floe_dfw_t *w = floe_dfw_open(t->files.io, path, rows, schema_json, &fo, err);
+    if (!w) return -1;
+    floe_ice_data_file_t df;
+    if (floe_dfw_append(w, rows, err) < 0 || floe_dfw_flush(w, err) < 0) {
+        floe_dfw_abort(w);
+        return -1;
+    }
+    if (floe_dfw_close(w, &df, err) < 0) return -1;
+    df.content = content;
+    df.spec_id = o->spec ? o->spec->spec_id : 0;
+    if (neq) {
+        if (!(df.equality_ids = malloc(neq * sizeof *eq))) {
+            floe_ice_data_file_clear(&df);
+            return floe_err_oom(err);
+        }
+        memcpy(df.equality_ids, eq, neq * sizeof *eq);
+        df.nequality_ids = neq;
+    }
+    t->files.files_written++;
+    t->files.bytes_written += (uint64_t)df.file_size;
+    return floe_tout_add_pending(o, &df, err);
+}
+
+/* The leaf of dot path `path` under rows' root, made with its structs
+ * (required, ids from schema). */
+static floe_rnode_t *eq_node(floe_rows_t *rows, const floe_ice_schema_t *schema, const char *path,
+                             floe_err_t *err)
+{
+    floe_rnode_t *n = floe_rows_root(rows);
+    char prefix[128];
+    for (const char *p = path; *p;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(p + len - path), path);
+        const floe_ice_field_t *f = floe_ice_schema_find_name(schema, prefix);
+        if (!f) {
+            floe_err_set(err, FLOE_EINVAL, "upsert: no column '%s' in the schema", prefix);
+            return NULL;
+        }
+        floe_tkind_t k = FLOE_TK_STRUCT;
+        if (dot ? f->type->kind != FLOE_ICE_STRUCT : tkind_of(f->type->kind, &k) < 0) {
+            floe_err_set(err, FLOE_EINVAL, "upsert: column '%s' cannot be a key", prefix);
+            return NULL;
+        }
+        floe_rnode_t *kid = floe_rows_child(n, f->name);
+        if (!kid && !(kid = floe_rows_add_field(rows, n, f->name, k, true, err))) return NULL;
+        kid->field_id = f->id;
+        n = kid;
+        p += len + (dot != NULL);
+    }
+    return n;
+}
+
+/* Put the key part at *p (upsert.h's format) into leaf n. */
+static int put_part(floe_rows_t *rows, floe_rnode_t *n, const uint8_t **p, const uint8_t *end)
+{
+    if (end - *p < 5) return -1;
+    uint32_t len = (uint32_t)(*p)[1] | (uint32_t)(*p)[2] << 8 | (uint32_t)(*p)[3] << 16 |
+                   (uint32_t)(*p)[4] << 24;
+    const uint8_t *v = *p + 5;
+    if ((size_t)(end - v) < len) return -1;
+    *p = v + len;
+    char num[24];
+    switch (n->kind) {
+    case FLOE_TK_LONG:
+    case FLOE_TK_INT:
+        if (len >= sizeof num) return -1;
+        memcpy(num, v, len);
+        num[len] = 0;
+        return n->kind == FLOE_TK_LONG ? floe_rows_put_long(rows, n, strtoll(num, NULL, 10))
+                                       : floe_rows_put_int(rows, n, (int32_t)strtol(num, NULL, 10));
+    case FLOE_TK_BOOL: return floe_rows_put_bool(rows, n, len == 1 && v[0] == '1');
+    default: return floe_rows_put_bytes(rows, n, v, len);
+    }
+}
+
+/* An equality delete file holding every key of the uplog once. */
+static int equality_file(floe_ttable_t *t, floe_tout_t *o, const floe_tupsert_cols_t *cols,
+                         floe_err_t *err)
+{
+    const floe_tupsert_log_t *l = &o->uplog;
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_tkeyidx_t *seen = floe_tkeyidx_new();
+    floe_rnode_t *leaf[FLOE_TUPSERT_MAX_IDS];
+    int32_t ids[FLOE_TUPSERT_MAX_IDS];
+    int rc = rows && seen ? 0 : floe_err_oom(err);
+    for (size_t i = 0; rc == 0 && i < cols->nids; i++) {
+        if (!(leaf[i] = eq_node(rows, o->work, cols->ids[i], err))) rc = -1;
+        else
+            ids[i] = leaf[i]->field_id;
+    }
+    for (size_t i = 0; rc == 0 && i < l->n; i++) {
+        floe_slice_t k = floe_tupsert_log_key(l, i);
+        int r = floe_tkeyidx_put(seen, k.ptr, k.len, "", 0, NULL);
+        if (r < 0) rc = floe_err_oom(err);
+        if (r != 0) continue;
+        const uint8_t *p = k.ptr, *end = k.ptr + k.len;
+        floe_rows_begin(rows);
+        for (size_t c = 0; rc == 0 && c < cols->nids; c++)
+            if (put_part(rows, leaf[c], &p, end) < 0)
+                rc = floe_err_set(err, FLOE_ECORRUPT, "upsert: a key does not fit its columns");
+        if (rc == 0) rc = floe_rows_end(rows, err);
+        else
+            floe_rows_rollback(rows);
+    }
+    if (rc == 0 && floe_rows_count(rows))
+        rc = write_deletes(t, o, rows, "eqdel-", o->schema_json, FLOE_ICE_CONTENT_EQUALITY_DELETES,
+                           ids, cols->nids, err);
+    floe_tkeyidx_free(seen);
+    floe_rows_free(rows);
+    return rc;
+}
+
+typedef struct posdel {
+    const char *path; /* borrowed from the index */
+    int64_t pos;
+} posdel_t;
+
+static int posdel_cmp(const void *a, const void *b)
+{
+    const posdel_t *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The rows the uplog's keys had, as a position delete file; the index
+ * learns where their new rows are. */
+static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
+{
+    const floe_tupsert_log_t *l = &o->uplog;
+    floe_tkeyidx_t *x = t->keyidx;
+    posdel_t *d = malloc((l->n ? l->n : 1) * sizeof *d);
+    if (!d) return floe_err_oom(err);
+    size_t nd = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < l->n; i++) {
+        floe_slice_t k = floe_tupsert_log_key(l, i);
+        floe_tkeyidx_loc_t old;
+        int r = l->file[i] == UINT32_MAX
+                    ? floe_tkeyidx_del(x, k.ptr, k.len, &old)
+                    : floe_tkeyidx_put(x, k.ptr, k.len, l->files[l->file[i]], l->pos[i], &old);
+        if (r < 0) rc = floe_err_oom(err);
+        else if (r == 1)
+            d[nd++] = (posdel_t){old.path, old.pos};
+    }
+    floe_rows_t *rows = rc == 0 && nd ? floe_rows_new(NULL) : NULL;
+    if (rc == 0 && nd) {
+        qsort(d, nd, sizeof *d, posdel_cmp);
+        floe_rnode_t *fp = rows ? floe_rows_add_field(rows, floe_rows_root(rows), "file_path",
+                                                      FLOE_TK_STRING, true, err)
+                                : NULL;
+        floe_rnode_t *pos =
+            fp ? floe_rows_add_field(rows, floe_rows_root(rows), "pos", FLOE_TK_LONG, true, err)
+               : NULL;
+        if (!rows) rc = floe_err_oom(err);
+        else if (!pos)
+            rc = -1;
+        if (rc == 0) {
+            fp->field_id = ICE_DELETE_FILE_PATH;
+            pos->field_id = ICE_DELETE_POS;
+        }
+        for (size_t i = 0; rc == 0 && i < nd; i++) {
+            floe_rows_begin(rows);
+            if (floe_rows_put_bytes(rows, fp, d[i].path, strlen(d[i].path)) < 0 ||
+                floe_rows_put_long(rows, pos, d[i].pos) < 0)
+                rc = floe_err_oom(err);
+            if (rc == 0) rc = floe_rows_end(rows, err);
+        }
+        if (rc == 0)
+            rc = write_deletes(t, o, rows, "posdel-", POS_SCHEMA, FLOE_ICE_CONTENT_POSITION_DELETES,
+                               NULL, 0, err);
+    }
+    floe_rows_free(rows);
+    free(d);
+    return rc;
+}
+
+int floe_tupsert_prepare(floe_ttable_t *t, floe_tout_t *o, int64_t *require_snapshot,
+                         floe_err_t *err)
+{
+    *require_snapshot = -2;
+    if (t->cfg.write_mode != FLOE_WRITE_UPSERT || o != &t->main || !o->uplog.n) return 0;
+    floe_tupsert_cols_t cols;
+    if (floe_tupsert_cols_parse(t->cfg.id_columns, t->cfg.cdc_field, &cols, err) < 0) return -1;
+    if (t->cfg.delete_mode == FLOE_DELETE_EQUALITY) return equality_file(t, o, &cols, err);
+    /* the table as it is now: the index must reflect it */
+    floe_ice_table_t *nt;
+    if (floe_ice_catalog_load_table(t->catalog, o->ns, o->name, &nt, err) < 0) return -1;
+    floe_tout_reloaded(o, nt);
+    const floe_ice_metadata_t *md = floe_ice_table_metadata(o->ice);
+    int rc = index_fresh(t, &cols, md, err);
+    if (rc == 0) {
+        *require_snapshot = md->current_snapshot_id;
+        rc = position_file(t, o, err);
+    }
+    if (rc < 0) floe_tupsert_failed(t);
+    return rc;
+}
+
+void floe_tupsert_committed(floe_ttable_t *t, const char *uuid, int64_t snap)
+{
+    if (!t->keyidx) return;
+    if (snap < 0) {
+        floe_tupsert_failed(t);
+        return;
+    }
+    floe_tkeyidx_set_state(t->keyidx, uuid, snap);
+    char path[4400];
+    floe_err_t e;
+    if (floe_tupsert_index_path(t, path, sizeof path) == 0 &&
+        (floe_fs_mkdirs(t->state_dir, &e) < 0 || floe_tkeyidx_save(t->keyidx, path, &e) < 0))
+        FLOE_WARN("table %s.%s: cannot save the key index (rebuilt at the next start): %s",
+                  t->main.ns, t->main.name, e.msg);
+}
+
+void floe_tupsert_failed(floe_ttable_t *t)
+{
+    floe_tkeyidx_free(t->keyidx);
+    t->keyidx = NULL;
+}

@@ -1,0 +1,65 @@
+// Read an Iceberg v2 table with DuckDB as a merge-on-read query over its
+// Parquet files: the current snapshot's live data files (manifests read
+// with avsc), minus the rows its position delete files name (file_path,
+// pos) and the rows equal on the equality fields to a row of an equality
+// delete file with a higher data sequence number (the spec's rules).
+// Prints one JSON line per row (bigints as strings; the columns ID is
+// compared on are those of each file's equality_ids, named by path), then
+// on stderr `duck_mor ms=N rows=N data=N posdel=N eqdel=N` (ms: the query
+// materialized in DuckDB, from the file list to the result table; not
+// the conversion of its rows to JSON for printing).
+// Usage: node duck_mor.mjs TABLE_LOCATION
+import { DuckDBInstance } from '@duckdb/node-api';
+import { currentMetadata, localPath, readAvro } from './iceberg_files.mjs';
+
+const loc = process.argv[2];
+const md = currentMetadata(loc);
+const snap = md.snapshots.find((s) => s['snapshot-id'] === md['current-snapshot-id']);
+const schema = md.schemas.find((s) => s['schema-id'] === md['current-schema-id']);
+const nameOf = new Map();
+const walk = (fields, prefix) => {
+  for (const f of fields) {
+    const n = prefix ? `${prefix}.${f.name}` : f.name;
+    nameOf.set(f.id, n);
+    if (f.type && f.type.type === 'struct') walk(f.type.fields, n);
+  }
+};
+walk(schema.fields, '');
+const data = [], pos = [], eq = [];
+if (snap) {
+  for (const m of await readAvro(snap['manifest-list'])) {
+    for (const e of await readAvro(m.manifest_path)) {
+      if (e.status === 2) continue;
+      const f = e.data_file;
+      const seq = Number(e.sequence_number ?? m.sequence_number);
+      const item = { path: f.file_path, local: localPath(f.file_path), seq, ids: f.equality_ids };
+      (f.content === 0 ? data : f.content === 1 ? pos : eq).push(item);
+    }
+  }
+}
+const q = (s) => `'${s.replace(/'/g, "''")}'`;
+const list = (xs) => `[${xs.map((x) => q(x.local)).join(',')}]`;
+const c = await (await DuckDBInstance.create(':memory:')).connect();
+const t0 = performance.now();
+let out = [];
+if (data.length) {
+  await c.run(`CREATE TEMP TABLE files AS SELECT * FROM (VALUES ${data
+    .map((d) => `(${q(d.local)}, ${q(d.path)}, ${d.seq})`).join(',')}) v(local, path, seq)`);
+  let where = 'true';
+  if (pos.length) {
+    await c.run(`CREATE TEMP TABLE pd AS SELECT file_path, pos FROM read_parquet(${list(pos)})`);
+    where += ' AND NOT EXISTS (SELECT 1 FROM pd WHERE pd.file_path = f.path AND pd.pos = d.file_row_number)';
+  }
+  eq.forEach((e, i) => {
+    const cols = e.ids.map((id) => nameOf.get(id));
+    const cond = cols.map((n) => `e${i}.${n} IS NOT DISTINCT FROM d.${n}`).join(' AND ');
+    where += ` AND NOT EXISTS (SELECT 1 FROM read_parquet(${q(e.local)}) e${i} WHERE ${e.seq} > f.seq AND ${cond})`;
+  });
+  await c.run(
+    `CREATE TEMP TABLE res AS SELECT d.* EXCLUDE (filename, file_row_number) FROM read_parquet(${list(data)}, filename=true, file_row_number=true, union_by_name=true) d JOIN files f ON f.local = d.filename WHERE ${where}`);
+}
+const ms = performance.now() - t0;
+if (data.length) out = (await c.runAndReadAll('SELECT * FROM res')).getRowObjectsJson();
+const norm = (v) => JSON.parse(JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x)));
+for (const l of out.map((r) => JSON.stringify(norm(r))).sort()) console.log(l);
+console.error(`duck_mor ms=${ms.toFixed(1)} rows=${out.length} data=${data.length} posdel=${pos.length} eqdel=${eq.length}`);
