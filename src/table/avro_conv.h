@@ -1,6 +1,8 @@
 /* The avro converter's decoding (convert.h, table.value.converter=avro):
- * the Confluent wire format around an Avro datum, and the datum as the
- * JSON text the JSON shredder (floe_rows_json) takes, written in one pass
+ * the Confluent wire format around an Avro datum, and, for keys and for
+ * values that go through table.transforms (values without transforms go
+ * to typed columns, avro_shred.h), the datum as the JSON text the JSON
+ * shredder (floe_rows_json) takes, written in one pass
  * over the bytes with no intermediate values, so the table's schema is
  * inferred and evolved exactly as for JSON topics (a new optional field
  * adds a column; int and long are longs, float and double doubles).
