@@ -362,7 +362,8 @@ static int bind_record(bctx_t *b, plan_t *p, const floe_avro_schema_t *s, floe_r
             return -1;
     }
     if (!st->parent) return 0;
-    if (st->nkids && !(p->extra = malloc(st->nkids * sizeof *p->extra))) return floe_err_oom(b->err);
+    if (st->nkids && !(p->extra = malloc(st->nkids * sizeof *p->extra)))
+        return floe_err_oom(b->err);
     for (size_t j = 0; j < st->nkids; j++) {
         bool set = false;
         for (size_t i = 0; i < nf && !set; i++) set = p->kids[i].n == st->kids[j];
@@ -628,8 +629,8 @@ static int value(dec_t *d, const plan_t *p, int rep)
     case FLOE_AVRO_FLOAT: {
         const uint8_t *b = NULL;
         if (rd_fixed(d, 4, &b)) return -1;
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                     (uint32_t)b[3] << 24;
+        uint32_t u =
+            (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
         float f;
         memcpy(&f, &u, 4);
         if (n->kind == FLOE_TK_FLOAT) return put_val(d, n, rep, &f, 4);
@@ -719,8 +720,8 @@ static entry_t *plan_for(floe_avro_shred_t *a, int32_t id, const floe_avro_schem
     return e;
 }
 
-int floe_avro_shred(floe_avro_shred_t *a, int32_t id, const floe_avro_schema_t *s,
-                    const uint8_t *p, size_t n, floe_err_t *err)
+int floe_avro_shred(floe_avro_shred_t *a, int32_t id, const floe_avro_schema_t *s, const uint8_t *p,
+                    size_t n, floe_err_t *err)
 {
     entry_t *e = plan_for(a, id, s, err);
     if (!e) return -1;

@@ -52,7 +52,7 @@ void floe_avro_shred_free(floe_avro_shred_t *a);
  * datum (with the byte offset), FLOE_EINVAL for a schema the table's
  * columns cannot take (with the reason), FLOE_ERANGE past the buffer's
  * column or depth caps, FLOE_ENOMEM.  The caller then rolls the row back. */
-int floe_avro_shred(floe_avro_shred_t *a, int32_t id, const floe_avro_schema_t *s,
-                    const uint8_t *p, size_t n, floe_err_t *err);
+int floe_avro_shred(floe_avro_shred_t *a, int32_t id, const floe_avro_schema_t *s, const uint8_t *p,
+                    size_t n, floe_err_t *err);
 
 #endif

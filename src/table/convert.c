@@ -27,7 +27,7 @@ struct floe_conv {
     size_t ncache, next_evict;
     floe_buf_t json;
     floe_avro_shred_t *shred; /* avro values without transforms: typed columns */
-    floe_xform_t xf; /* value transforms, xout their result */
+    floe_xform_t xf;          /* value transforms, xout their result */
     floe_buf_t xout;
     floe_xform_op_t last_op;
 };

@@ -390,7 +390,8 @@ int floe_rows_promote(floe_rows_t *r, floe_rnode_t *n, floe_tkind_t to, int32_t 
                             floe_tkind_name(from), floe_tkind_name(to));
     /* the begin marks move with the values (the row being built is kept) */
     if (from == FLOE_TK_DECIMAL) {
-        size_t a = (size_t)floe_decimal_bytes(n->precision), b = (size_t)floe_decimal_bytes(precision);
+        size_t a = (size_t)floe_decimal_bytes(n->precision),
+               b = (size_t)floe_decimal_bytes(precision);
         if (b > a) {
             if (widen_decimals(c, a, b) < 0) return floe_err_oom(err);
             c->m_bytes = c->m_nvals * b;

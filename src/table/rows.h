@@ -68,18 +68,18 @@ struct floe_rnode {
     floe_rnode_t *parent; /* NULL for the root */
     floe_rnode_t **kids;  /* struct fields in order; list: the element */
     size_t nkids, capkids;
-    floe_rcol_t *col;    /* the column of a primitive node, else NULL */
-    uint64_t stamp;      /* object instance that last set this field */
-    bool sys;            /* set only with floe_rows_put_* (e.g. _kafka) */
-    bool pinned;         /* a long that may not widen (floe_tout_may_widen,
+    floe_rcol_t *col;         /* the column of a primitive node, else NULL */
+    uint64_t stamp;           /* object instance that last set this field */
+    bool sys;                 /* set only with floe_rows_put_* (e.g. _kafka) */
+    bool pinned;              /* a long that may not widen (floe_tout_may_widen,
                           * a refused widening) */
-    const char *pin_why; /* borrowed: what a refused fraction's error says
+    const char *pin_why;      /* borrowed: what a refused fraction's error says
                           * (NULL: "a fraction") */
-    bool hold;           /* a long the table committed: a fraction waits for
+    bool hold;                /* a long the table committed: a fraction waits for
                           * the column to widen (floe_rows_held) instead of
                           * widening the buffer */
-    size_t hint;         /* struct: index of the kid matched next, a guess */
-    bool plain_name;     /* name is printable ASCII without '"' or '\\': a JSON
+    size_t hint;              /* struct: index of the kid matched next, a guess */
+    bool plain_name;          /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
     int32_t precision, scale; /* FLOE_TK_DECIMAL */
     int32_t length;           /* FLOE_TK_FIXED */

@@ -247,8 +247,7 @@ static int reconcile(floe_rows_t *r, floe_ice_field_t *f, floe_rnode_t *kid, int
         return 1;
     }
     if (want != ft->kind) return 0;
-    if (want == FLOE_ICE_DECIMAL)
-        return kid->scale == ft->scale && kid->precision == ft->precision;
+    if (want == FLOE_ICE_DECIMAL) return kid->scale == ft->scale && kid->precision == ft->precision;
     if (want == FLOE_ICE_FIXED) return kid->length == ft->length;
     return 1;
 }

@@ -99,8 +99,8 @@ static int lookups;
  * versions of EVOLVE; else none. */
 static const char *const EVOLVE[] = {
     /* 10 */ "{\"type\":\"record\",\"name\":\"V\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},"
-    "{\"name\":\"f\",\"type\":\"float\"},{\"name\":\"d\",\"type\":{\"type\":\"bytes\","
-    "\"logicalType\":\"decimal\",\"precision\":5,\"scale\":2}}]}",
+             "{\"name\":\"f\",\"type\":\"float\"},{\"name\":\"d\",\"type\":{\"type\":\"bytes\","
+             "\"logicalType\":\"decimal\",\"precision\":5,\"scale\":2}}]}",
     /* 11: a -> long, f -> double, d wider, a new optional field */
     "{\"type\":\"record\",\"name\":\"V\",\"fields\":[{\"name\":\"a\",\"type\":\"long\"},"
     "{\"name\":\"f\",\"type\":\"double\"},{\"name\":\"d\",\"type\":{\"type\":\"bytes\","
@@ -123,7 +123,7 @@ static int by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *er
                                    "\"n\",\"type\":[\"null\",\"L\"]}]}"
                        : id == 9 ? "\"string\""
                        : id >= 10 && id < 14 ? EVOLVE[id - 10]
-                                 : NULL;
+                                             : NULL;
     if (!text) return floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", id);
     return floe_avro_schema_parse(text, strlen(text), out, err);
 }
@@ -166,13 +166,13 @@ static void converter_rows_and_dead_letters(void)
     CHECK_EQ(lookups, 1); /* cached by id */
     CHECK_EQ(floe_rows_count(rows), 2);
     floe_rnode_t *root = floe_rows_root(rows);
-    const char *names[] = {"i",  "l",   "f",  "d",   "b",  "s",   "by", "e",  "o",   "u",
-                           "a",  "m",   "dt", "ts",  "tm", "dec", "fx", "uid", "lts"};
-    floe_tkind_t kinds[] = {FLOE_TK_INT,         FLOE_TK_LONG,   FLOE_TK_FLOAT,  FLOE_TK_DOUBLE,
-                            FLOE_TK_BOOL,        FLOE_TK_STRING, FLOE_TK_BINARY, FLOE_TK_STRING,
-                            FLOE_TK_STRING,      FLOE_TK_STRUCT, FLOE_TK_LIST,   FLOE_TK_MAP,
-                            FLOE_TK_DATE,        FLOE_TK_TIMESTAMPTZ, FLOE_TK_TIME, FLOE_TK_DECIMAL,
-                            FLOE_TK_FIXED,       FLOE_TK_UUID,   FLOE_TK_TIMESTAMP};
+    const char *names[] = {"i", "l", "f",  "d",  "b",  "s",   "by", "e",   "o",  "u",
+                           "a", "m", "dt", "ts", "tm", "dec", "fx", "uid", "lts"};
+    floe_tkind_t kinds[] = {FLOE_TK_INT,    FLOE_TK_LONG,        FLOE_TK_FLOAT,    FLOE_TK_DOUBLE,
+                            FLOE_TK_BOOL,   FLOE_TK_STRING,      FLOE_TK_BINARY,   FLOE_TK_STRING,
+                            FLOE_TK_STRING, FLOE_TK_STRUCT,      FLOE_TK_LIST,     FLOE_TK_MAP,
+                            FLOE_TK_DATE,   FLOE_TK_TIMESTAMPTZ, FLOE_TK_TIME,     FLOE_TK_DECIMAL,
+                            FLOE_TK_FIXED,  FLOE_TK_UUID,        FLOE_TK_TIMESTAMP};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         floe_rnode_t *n = floe_rows_child(root, names[i]);
         CHECK(n != NULL);
@@ -278,11 +278,13 @@ static void schema_versions(void)
     floe_rnode_t *root = floe_rows_root(rows);
     floe_rnode_t *a = floe_rows_child(root, "a"), *f = floe_rows_child(root, "f"),
                  *d = floe_rows_child(root, "d");
-    CHECK(a && a->kind == FLOE_TK_INT && f && f->kind == FLOE_TK_FLOAT && d &&
-          d->precision == 5 && floe_rcol_bytes(d->col, 0).len == 3);
+    CHECK(a && a->kind == FLOE_TK_INT && f && f->kind == FLOE_TK_FLOAT && d && d->precision == 5 &&
+          floe_rcol_bytes(d->col, 0).len == 3);
     /* v11: a=2^40, f=0.25, d=-1.00 (-100 = 0x9c), n={x:"y"} */
-    CHECK_EQ(convw(c, 11, "\x80\x80\x80\x80\x80\x40\x00\x00\x00\x00\x00\x00\xd0\x3f\x02\x9c"
-                          "\x02\x02y", 19, &st, &err),
+    CHECK_EQ(convw(c, 11,
+                   "\x80\x80\x80\x80\x80\x40\x00\x00\x00\x00\x00\x00\xd0\x3f\x02\x9c"
+                   "\x02\x02y",
+                   19, &st, &err),
              0);
     CHECK(a->kind == FLOE_TK_LONG && floe_rcol_long(a->col, 0) == -3 &&
           floe_rcol_long(a->col, 1) == (int64_t)1 << 40);
@@ -290,7 +292,8 @@ static void schema_versions(void)
           floe_rcol_double(f->col, 1) == 0.25);
     CHECK(d->precision == 12);
     floe_slice_t v0 = floe_rcol_bytes(d->col, 0), v1 = floe_rcol_bytes(d->col, 1);
-    CHECK(v0.len == 6 && !memcmp(v0.ptr, "\x00\x00\x00\x00\x00\x7b", 6)); /* 6 bytes for 12 digits */
+    CHECK(v0.len == 6 &&
+          !memcmp(v0.ptr, "\x00\x00\x00\x00\x00\x7b", 6)); /* 6 bytes for 12 digits */
     CHECK(v1.len == 6 && !memcmp(v1.ptr, "\xff\xff\xff\xff\xff\x9c", 6));
     floe_rnode_t *nn = floe_rows_child(root, "n");
     CHECK(nn && nn->kind == FLOE_TK_STRUCT && nn->kids[0]->col->defs.len == 2 &&
