@@ -25,6 +25,8 @@ typedef struct sink_config {
     char token[2048];     /* catalog: token (rest): a bearer token; may be empty */
     char http[300];       /* default 127.0.0.1:8182 */
     int64_t status_ms;    /* default 10 s; 0: no status lines */
+    char registry_url[2048];      /* schema.registry.url: "" for none */
+    char registry_user_info[512]; /* schema.registry.basic.auth.user.info */
     size_t ntables;
     sink_table_t *tables;
 } sink_config_t;

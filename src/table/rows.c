@@ -327,22 +327,26 @@ void floe_rows_widen(floe_rows_t *r, floe_rnode_t *n)
     r->shape_version++;
 }
 
-/* Re-encode the decimals of c from `from` to `to` bytes each (to > from):
+/* Re-encode the decimals of c to `to` bytes each (more than they have):
  * big-endian two's complement, sign-extended. */
-static int widen_decimals(floe_rcol_t *c, size_t from, size_t to)
+static int widen_decimals(floe_rcol_t *c, size_t to)
 {
     floe_buf_t nb = FLOE_BUF_INIT;
     if (floe_buf_reserve(&nb, c->nvals * to) < 0) return -1;
+    uint32_t start = 0; /* of value j in the old bytes (vals is rewritten as we go) */
     for (size_t j = 0; j < c->nvals; j++) {
-        floe_slice_t v = floe_rcol_bytes(c, j);
-        uint8_t pad = v.len && (v.ptr[0] & 0x80) ? 0xff : 0;
-        for (size_t k = v.len; k < to; k++) nb.data[nb.len++] = pad;
-        memcpy(nb.data + nb.len, v.ptr, v.len);
-        nb.len += v.len;
-        uint32_t end = (uint32_t)nb.len;
-        memcpy(c->vals.data + 4 * j, &end, 4);
+        uint32_t end;
+        memcpy(&end, c->vals.data + 4 * j, 4);
+        const uint8_t *v = c->bytes.data + start;
+        size_t len = end - start;
+        uint8_t pad = len && (v[0] & 0x80) ? 0xff : 0;
+        for (size_t k = len; k < to; k++) nb.data[nb.len++] = pad;
+        memcpy(nb.data + nb.len, v, len);
+        nb.len += len;
+        uint32_t nend = (uint32_t)nb.len;
+        memcpy(c->vals.data + 4 * j, &nend, 4);
+        start = end;
     }
-    (void)from;
     floe_buf_free(&c->bytes);
     c->bytes = nb;
     return 0;
@@ -393,7 +397,7 @@ int floe_rows_promote(floe_rows_t *r, floe_rnode_t *n, floe_tkind_t to, int32_t 
         size_t a = (size_t)floe_decimal_bytes(n->precision),
                b = (size_t)floe_decimal_bytes(precision);
         if (b > a) {
-            if (widen_decimals(c, a, b) < 0) return floe_err_oom(err);
+            if (widen_decimals(c, b) < 0) return floe_err_oom(err);
             c->m_bytes = c->m_nvals * b;
         }
         n->precision = precision;

@@ -273,8 +273,9 @@ static void schema_versions(void)
     floe_conv_schemas_t src = {by_id, NULL};
     floe_conv_set_schemas(c, &src);
     floe_conv_stage_t st = 0;
-    /* v10: a=-3, f=0.5, d=1.23 (123 = 0x7b) */
+    /* v10 twice: a=-3, f=0.5, d=1.23 (123 = 0x7b); a=1, f=2, d=-1.28 (0x80) */
     CHECK_EQ(convw(c, 10, "\x05\x00\x00\x00\x3f\x02\x7b", 7, &st, &err), 0);
+    CHECK_EQ(convw(c, 10, "\x02\x00\x00\x00\x40\x02\x80", 7, &st, &err), 0);
     floe_rnode_t *root = floe_rows_root(rows);
     floe_rnode_t *a = floe_rows_child(root, "a"), *f = floe_rows_child(root, "f"),
                  *d = floe_rows_child(root, "d");
@@ -287,21 +288,24 @@ static void schema_versions(void)
                    19, &st, &err),
              0);
     CHECK(a->kind == FLOE_TK_LONG && floe_rcol_long(a->col, 0) == -3 &&
-          floe_rcol_long(a->col, 1) == (int64_t)1 << 40);
+          floe_rcol_long(a->col, 1) == 1 && floe_rcol_long(a->col, 2) == (int64_t)1 << 40);
     CHECK(f->kind == FLOE_TK_DOUBLE && floe_rcol_double(f->col, 0) == 0.5 &&
-          floe_rcol_double(f->col, 1) == 0.25);
+          floe_rcol_double(f->col, 1) == 2 && floe_rcol_double(f->col, 2) == 0.25);
     CHECK(d->precision == 12);
-    floe_slice_t v0 = floe_rcol_bytes(d->col, 0), v1 = floe_rcol_bytes(d->col, 1);
+    /* the decimals held re-encoded at the wider width, each sign-extended */
+    floe_slice_t v0 = floe_rcol_bytes(d->col, 0), vm = floe_rcol_bytes(d->col, 1),
+                 v1 = floe_rcol_bytes(d->col, 2);
+    CHECK(vm.len == 6 && !memcmp(vm.ptr, "\xff\xff\xff\xff\xff\x80", 6));
     CHECK(v0.len == 6 &&
           !memcmp(v0.ptr, "\x00\x00\x00\x00\x00\x7b", 6)); /* 6 bytes for 12 digits */
     CHECK(v1.len == 6 && !memcmp(v1.ptr, "\xff\xff\xff\xff\xff\x9c", 6));
     floe_rnode_t *nn = floe_rows_child(root, "n");
-    CHECK(nn && nn->kind == FLOE_TK_STRUCT && nn->kids[0]->col->defs.len == 2 &&
-          nn->kids[0]->col->defs.data[0] == 0 && nn->kids[0]->col->defs.data[1] == 2);
+    CHECK(nn && nn->kind == FLOE_TK_STRUCT && nn->kids[0]->col->defs.len == 3 &&
+          nn->kids[0]->col->defs.data[0] == 0 && nn->kids[0]->col->defs.data[2] == 2);
     /* v10 again after v11: its int and float written widened */
     CHECK_EQ(convw(c, 10, "\x05\x00\x00\x00\x3f\x02\x7b", 7, &st, &err), 0);
-    CHECK(floe_rcol_long(a->col, 2) == -3 && floe_rcol_double(f->col, 2) == 0.5);
-    CHECK(floe_rcol_bytes(d->col, 2).len == 6);
+    CHECK(floe_rcol_long(a->col, 3) == -3 && floe_rcol_double(f->col, 3) == 0.5);
+    CHECK(floe_rcol_bytes(d->col, 3).len == 6);
     /* v12: a string: refused, with the reason, the rows as they were */
     err = (floe_err_t){0};
     CHECK_EQ(convw(c, 12, "\x02z", 2, &st, &err), -1);
@@ -311,9 +315,9 @@ static void schema_versions(void)
     CHECK_EQ(convw(c, 13, "\x02\x01", 2, &st, &err), -1);
     CHECK_EQ(st, FLOE_STAGE_SCHEMA);
     CHECK(strstr(err.msg, "decimal(12, 2) in the table but decimal(12, 3)") != NULL);
-    CHECK_EQ(floe_rows_count(rows), 3);
-    CHECK_EQ(convw(c, 10, "\x05\x00\x00\x00\x3f\x02\x7b", 7, &st, &err), 0);
     CHECK_EQ(floe_rows_count(rows), 4);
+    CHECK_EQ(convw(c, 10, "\x05\x00\x00\x00\x3f\x02\x7b", 7, &st, &err), 0);
+    CHECK_EQ(floe_rows_count(rows), 5);
     floe_conv_free(c);
     floe_rows_free(rows);
 }

@@ -20,7 +20,7 @@ import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/s
 import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA, reg = process.env.REGISTRY_HTTP;
-const topic = `typed-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
+const topic = process.env.AVRO_TYPES_TOPIC || `typed-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
 const table = topic;
 const registry = () => new SchemaRegistryClient({ baseURLs: [`http://${reg}`] });
 const kafka = new Kafka({ clientId: 'floe-avro-types', brokers: [broker], logLevel: logLevel.NOTHING });
