@@ -489,7 +489,7 @@ static int put_bytes(dec_t *d, floe_rnode_t *n, int rep, const void *p, size_t l
     floe_rcol_t *c = n->col;
     if (c->bytes.len + len > UINT32_MAX)
         return floe_err_set(d->err, FLOE_ERANGE, "column '%s' over 4 GiB", n->name);
-    if (floe_rbuf_put(&c->bytes, p, len) < 0) return floe_err_oom(d->err);
+    if (len && floe_rbuf_put(&c->bytes, p, len) < 0) return floe_err_oom(d->err);
     uint32_t end = (uint32_t)c->bytes.len;
     return put_val(d, n, rep, &end, 4);
 }
