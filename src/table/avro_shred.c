@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/avro_conv.h"
 #include "table/rows_int.h"
 #include "util/utf8.h"
-#include "util/varint.h"
 
 #define PLANS 8
 
@@ -434,46 +434,7 @@ static int bind_root(bctx_t *b, plan_t *p, const floe_avro_schema_t *s)
 
 /* ---- decoding -------------------------------------------------------- */
 
-typedef struct dec {
-    const uint8_t *p;
-    size_t n, off;
-    floe_rows_t *r;
-    int32_t id;
-    floe_err_t *err;
-} dec_t;
-
-static int corrupt(dec_t *d, const char *what)
-{
-    return floe_err_set(d->err, FLOE_ECORRUPT, "avro (schema id %d): %s at byte %zu", (int)d->id,
-                        what, d->off);
-}
-
-static int rd_long(dec_t *d, int64_t *v)
-{
-    int r = floe_varlong_decode(d->p + d->off, d->n - d->off, v);
-    if (r <= 0) return corrupt(d, "truncated or overlong varint");
-    d->off += (size_t)r;
-    return 0;
-}
-
-static int rd_bytes(dec_t *d, const uint8_t **p, size_t *len)
-{
-    int64_t n;
-    if (rd_long(d, &n)) return -1;
-    if (n < 0 || (uint64_t)n > d->n - d->off) return corrupt(d, "byte length past the end");
-    *p = d->p + d->off;
-    *len = (size_t)n;
-    d->off += (size_t)n;
-    return 0;
-}
-
-static int rd_fixed(dec_t *d, size_t len, const uint8_t **p)
-{
-    if (len > d->n - d->off) return corrupt(d, "value past the end");
-    *p = d->p + d->off;
-    d->off += len;
-    return 0;
-}
+typedef floe_avro_in_t dec_t;
 
 static inline int put_val(dec_t *d, floe_rnode_t *n, int rep, const void *v, size_t w)
 {
@@ -512,7 +473,7 @@ static int put_decimal(dec_t *d, const plan_t *pl, int rep, const uint8_t *p, si
     if (len > w) { /* the extra leading bytes must only repeat the sign */
         uint8_t sign = (p[len - w] & 0x80) ? 0xff : 0;
         for (size_t i = 0; i < len - w; i++)
-            if (p[i] != sign) return corrupt(d, "decimal wider than its precision");
+            if (p[i] != sign) return floe_avro_in_corrupt(d, "decimal wider than its precision");
         p += len - w;
         len = w;
     }
@@ -553,7 +514,7 @@ static int skip(dec_t *d, const plan_t *p)
 {
     floe_slice_t in = {d->p + d->off, d->n - d->off};
     floe_err_t e = {0};
-    if (floe_avro_skip(p->s, &in, &e) < 0) return corrupt(d, "bad datum");
+    if (floe_avro_skip(p->s, &in, &e) < 0) return floe_avro_in_corrupt(d, "bad datum");
     d->off = (size_t)(in.ptr - d->p);
     return 0;
 }
@@ -568,22 +529,17 @@ static int blocks(dec_t *d, const plan_t *p, int rep)
     size_t i = 0;
     for (;;) {
         int64_t count;
-        if (rd_long(d, &count)) return -1;
+        if (floe_avro_in_block(d, &count)) return -1;
         if (count == 0) break;
-        if (count < 0) {
-            int64_t size;
-            if (count == INT64_MIN || rd_long(d, &size)) return corrupt(d, "bad block count");
-            count = -count;
-        }
-        if ((uint64_t)count > d->n - d->off) return corrupt(d, "block count past the end");
         for (int64_t j = 0; j < count; j++, i++) {
             int r = i ? first_leaf->rep : rep;
             if (map) {
                 const uint8_t *k = NULL;
                 size_t kl = 0;
                 size_t bad;
-                if (rd_bytes(d, &k, &kl)) return -1;
-                if (!floe_utf8_valid(k, kl, &bad)) return corrupt(d, "map key is not UTF-8");
+                if (floe_avro_in_bytes(d, &k, &kl)) return -1;
+                if (!floe_utf8_valid(k, kl, &bad))
+                    return floe_avro_in_corrupt(d, "map key is not UTF-8");
                 if (put_bytes(d, n->kids[0], r, k, kl)) return -1;
             }
             if (value(d, &p->kids[0], r)) return -1;
@@ -602,21 +558,21 @@ static int value(dec_t *d, const plan_t *p, int rep)
     switch (p->t) {
     case FLOE_AVRO_NULL: return put_null(d, n, rep);
     case FLOE_AVRO_BOOLEAN: {
-        if (d->off >= d->n || d->p[d->off] > 1) return corrupt(d, "bad boolean");
+        if (d->off >= d->n || d->p[d->off] > 1) return floe_avro_in_corrupt(d, "bad boolean");
         uint8_t v = d->p[d->off++];
         return put_val(d, n, rep, &v, 1);
     }
     case FLOE_AVRO_INT:
     case FLOE_AVRO_LONG:
-        if (rd_long(d, &l)) return -1;
+        if (floe_avro_in_long(d, &l)) return -1;
         if (p->t == FLOE_AVRO_INT && (l < INT32_MIN || l > INT32_MAX))
-            return corrupt(d, "int out of range");
+            return floe_avro_in_corrupt(d, "int out of range");
         switch (p->lt) {
         case FLOE_AVRO_LOGICAL_TIME_MILLIS: l *= 1000; break;
         case FLOE_AVRO_LOGICAL_TIMESTAMP_MILLIS:
         case FLOE_AVRO_LOGICAL_LOCAL_TIMESTAMP_MILLIS:
             if (l > INT64_MAX / 1000 || l < INT64_MIN / 1000)
-                return corrupt(d, "timestamp-millis out of the microsecond range");
+                return floe_avro_in_corrupt(d, "timestamp-millis out of the microsecond range");
             l *= 1000;
             break;
         default: break;
@@ -628,7 +584,7 @@ static int value(dec_t *d, const plan_t *p, int rep)
         return put_val(d, n, rep, &l, 8);
     case FLOE_AVRO_FLOAT: {
         const uint8_t *b = NULL;
-        if (rd_fixed(d, 4, &b)) return -1;
+        if (floe_avro_in_fixed(d, 4, &b)) return -1;
         uint32_t u =
             (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
         float f;
@@ -639,7 +595,7 @@ static int value(dec_t *d, const plan_t *p, int rep)
     }
     case FLOE_AVRO_DOUBLE: {
         const uint8_t *b = NULL;
-        if (rd_fixed(d, 8, &b)) return -1;
+        if (floe_avro_in_fixed(d, 8, &b)) return -1;
         uint64_t u = 0;
         for (int i = 7; i >= 0; i--) u = u << 8 | b[i];
         double v;
@@ -651,31 +607,36 @@ static int value(dec_t *d, const plan_t *p, int rep)
     case FLOE_AVRO_FIXED: {
         const uint8_t *b = NULL;
         size_t len = floe_avro_schema_fixed_size(p->s);
-        if (p->t == FLOE_AVRO_FIXED ? rd_fixed(d, len, &b) : rd_bytes(d, &b, &len)) return -1;
+        if (p->t == FLOE_AVRO_FIXED ? floe_avro_in_fixed(d, len, &b)
+                                    : floe_avro_in_bytes(d, &b, &len))
+            return -1;
         if (n->kind == FLOE_TK_DECIMAL) return put_decimal(d, p, rep, b, len);
         if (p->t == FLOE_AVRO_STRING) {
             if (n->kind == FLOE_TK_UUID) {
                 uint8_t u[16];
-                if (!uuid_parse(b, len, u)) return corrupt(d, "uuid string is not 8-4-4-4-12 hex");
+                if (!uuid_parse(b, len, u))
+                    return floe_avro_in_corrupt(d, "uuid string is not 8-4-4-4-12 hex");
                 return put_bytes(d, n, rep, u, 16);
             }
             size_t bad;
-            if (!floe_utf8_valid(b, len, &bad)) return corrupt(d, "string is not UTF-8");
+            if (!floe_utf8_valid(b, len, &bad))
+                return floe_avro_in_corrupt(d, "string is not UTF-8");
         }
         return put_bytes(d, n, rep, b, len);
     }
     case FLOE_AVRO_ENUM: {
-        if (rd_long(d, &l)) return -1;
+        if (floe_avro_in_long(d, &l)) return -1;
         if (l < 0 || (uint64_t)l >= floe_avro_schema_symbol_count(p->s))
-            return corrupt(d, "enum index out of range");
+            return floe_avro_in_corrupt(d, "enum index out of range");
         const char *sym = floe_avro_schema_symbol(p->s, (size_t)l);
         return put_bytes(d, n, rep, sym, strlen(sym));
     }
     case FLOE_AVRO_ARRAY:
     case FLOE_AVRO_MAP: return blocks(d, p, rep);
     case FLOE_AVRO_UNION: {
-        if (rd_long(d, &l)) return -1;
-        if (l < 0 || (uint64_t)l >= p->nkids) return corrupt(d, "union branch out of range");
+        if (floe_avro_in_long(d, &l)) return -1;
+        if (l < 0 || (uint64_t)l >= p->nkids)
+            return floe_avro_in_corrupt(d, "union branch out of range");
         const plan_t *br = &p->kids[l];
         if ((int)l == p->null_branch) return put_null(d, n, rep);
         if (p->nullable) return value(d, br, rep);
@@ -692,7 +653,7 @@ static int value(dec_t *d, const plan_t *p, int rep)
             if (floe_rows_write_nulls(p->extra[i], n->def, rep) < 0) return floe_err_oom(d->err);
         return 0;
     }
-    return corrupt(d, "unknown schema type");
+    return floe_avro_in_corrupt(d, "unknown schema type");
 }
 
 /* ---- the entry point --------------------------------------------------- */
@@ -725,13 +686,13 @@ int floe_avro_shred(floe_avro_shred_t *a, int32_t id, const floe_avro_schema_t *
 {
     entry_t *e = plan_for(a, id, s, err);
     if (!e) return -1;
-    dec_t d = {p, n, 0, a->r, id, err};
+    dec_t d = {p, n, 0, NULL, err};
     const plan_t *root = &e->root;
     for (size_t i = 0; i < root->nkids; i++) {
         const plan_t *k = &root->kids[i];
         if (k->n) k->n->stamp = a->r->row_stamp; /* set: floe_rows_end leaves it */
         if (value(&d, k, 0)) return -1;
     }
-    if (d.off != n) return corrupt(&d, "bytes left after the datum");
+    if (d.off != n) return floe_avro_in_corrupt(&d, "bytes left after the datum");
     return 0;
 }

@@ -196,6 +196,8 @@ static int avro_typed(floe_conv_t *c, floe_slice_t in, floe_conv_stage_t *stage,
                          in.len - FLOE_CONFLUENT_HEADER, err))
         return 0;
     if (err && err->code != FLOE_ECORRUPT) *stage = FLOE_STAGE_SCHEMA;
+    else
+        floe_err_wrap(err, "schema id %d", (int)id);
     return -1;
 }
 

@@ -11,7 +11,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import {
   AvroDeserializer, AvroSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
-import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `pay-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
@@ -49,15 +49,8 @@ const kafka = new Kafka({ clientId: 'floe-registry-avro', brokers: [broker], log
 const ids = {};
 
 await step('registry_avro_create_table_topic', 60, async () => {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{
-      topic, numPartitions: 1, configEntries: [
-        { name: 'table.enable', value: 'true' },
-        { name: 'table.value.converter', value: 'avro' },
-        { name: 'table.commit.interval.ms', value: '500' }] }] });
-  } finally { await admin.disconnect(); }
+  await createTopic(kafka, topic, {
+    'table.enable': 'true', 'table.value.converter': 'avro', 'table.commit.interval.ms': '500' });
 });
 
 async function produce(values) {

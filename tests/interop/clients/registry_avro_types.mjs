@@ -17,7 +17,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA, reg = process.env.REGISTRY_HTTP;
 const topic = process.env.AVRO_TYPES_TOPIC || `typed-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
@@ -125,15 +125,8 @@ async function produce(values) {
 
 const ids = {};
 await step('avro_types_create_table_topic', 60, async () => {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{
-      topic, numPartitions: 1, configEntries: [
-        { name: 'table.enable', value: 'true' },
-        { name: 'table.value.converter', value: 'avro' },
-        { name: 'table.commit.interval.ms', value: '500' }] }] });
-  } finally { await admin.disconnect(); }
+  await createTopic(kafka, topic, {
+    'table.enable': 'true', 'table.value.converter': 'avro', 'table.commit.interval.ms': '500' });
 });
 
 await step('avro_types_broker_serves_no_registry', 30, async () => {
