@@ -125,8 +125,10 @@ async function produce(values) {
 
 const ids = {};
 await step('avro_types_create_table_topic', 60, async () => {
+  // partitioned by the new kinds too: a date's month, a uuid's bucket
   await createTopic(kafka, topic, {
-    'table.enable': 'true', 'table.value.converter': 'avro', 'table.commit.interval.ms': '500' });
+    'table.enable': 'true', 'table.value.converter': 'avro', 'table.commit.interval.ms': '500',
+    'table.partition.by': 'month(day), bucket(uid, 4)' });
 });
 
 await step('avro_types_broker_serves_no_registry', 30, async () => {
