@@ -106,7 +106,8 @@ static const floe_conf_key_t KEYS[] = {
      .values = converters,
      F(value_conv),
      .doc = "Record value to columns: `json` (schema inferred and evolved), `avro` (Confluent "
-            "wire format, schema from floe's registry, evolved as json), `string` or `raw` "
+            "wire format, schema from the registry, each Avro type its Iceberg type), `string` or "
+            "`raw` "
             "(binary) in a `value` column."},
     {.name = "table.key.converter",
      .type = FLOE_CONF_ENUM,

@@ -9,6 +9,7 @@
 #include "table/avro_conv.h"
 #include "table/upsert.h"
 #include "util/json.h"
+#include "table/avro_shred.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
@@ -29,7 +30,8 @@ struct floe_conv {
     } cache[SCHEMA_CACHE];
     size_t ncache, next_evict;
     floe_buf_t json;
-    floe_xform_t xf; /* value transforms, xout their result */
+    floe_avro_shred_t *shred; /* avro values without transforms: typed columns */
+    floe_xform_t xf;          /* value transforms, xout their result */
     floe_buf_t xout;
     floe_xform_op_t last_op;
     /* upsert tables: the id and cdc columns (NULL: append), whether the
@@ -114,6 +116,10 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
         if (!(c->valuen = floe_rows_add_field(rows, root, "value", vk, false, err))) goto fail;
         floe_rows_mark_sys(c->valuen);
     }
+    if (value == FLOE_CONV_AVRO && !(c->shred = floe_avro_shred_new(rows))) {
+        floe_err_oom(err);
+        goto fail;
+    }
     return c;
 fail:
     free(c);
@@ -131,6 +137,7 @@ void floe_conv_free(floe_conv_t *c)
     floe_buf_free(&c->xout);
     floe_buf_free(&c->keyrow);
     free(c->up);
+    floe_avro_shred_free(c->shred);
     free(c);
 }
 
@@ -230,6 +237,25 @@ static const floe_avro_schema_t *schema_of(floe_conv_t *c, int32_t id, floe_err_
     c->cache[at].id = id;
     c->cache[at].s = s;
     return s;
+}
+
+/* An Avro value in the Confluent wire format straight into the row's
+ * columns (avro_shred.h): the stage is convert for bad bytes, schema for a
+ * schema the table cannot take. */
+static int avro_typed(floe_conv_t *c, floe_slice_t in, floe_conv_stage_t *stage, floe_err_t *err)
+{
+    int32_t id;
+    *stage = FLOE_STAGE_CONVERT;
+    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    const floe_avro_schema_t *s = schema_of(c, id, err);
+    if (!s) return -1;
+    if (!floe_avro_shred(c->shred, id, s, in.ptr + FLOE_CONFLUENT_HEADER,
+                         in.len - FLOE_CONFLUENT_HEADER, err))
+        return 0;
+    if (err && err->code != FLOE_ECORRUPT) *stage = FLOE_STAGE_SCHEMA;
+    else
+        floe_err_wrap(err, "schema id %d", (int)id);
+    return -1;
 }
 
 /* An Avro record in the Confluent wire format as JSON text in c->json: a
@@ -338,8 +364,16 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                           : floe_rows_put_bytes(r, c->valuen, m->value.ptr, m->value.len) < 0)
             goto oom;
         break;
-    case FLOE_CONV_JSON:
-    case FLOE_CONV_AVRO: {
+    case FLOE_CONV_AVRO:
+        /* transforms take JSON, and an upsert table's tombstone is its key's
+         * row: both the JSON route below */
+        if (!c->xf.nsteps && !(c->up && m->value_null)) {
+            floe_conv_stage_t st;
+            if (!m->value_null && avro_typed(c, m->value, &st, err)) return fail(c, st, stage);
+            break;
+        }
+        /* fall through */
+    case FLOE_CONV_JSON: {
         floe_slice_t v = m->value;
         bool null = m->value_null;
         if (!null && c->value == FLOE_CONV_AVRO) {
