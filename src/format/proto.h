@@ -111,6 +111,7 @@ typedef struct floe_proto_msg {
     const char **oneofs; /* names; synthetic ones (proto3 optional) after the real ones */
     size_t noneofs;
     bool map_entry;
+    int syntax; /* its file's (2 or 3), set by schema resolution */
     floe_proto_range_t *reserved;
     size_t nreserved;
     const char **reserved_names;

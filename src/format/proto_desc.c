@@ -227,6 +227,7 @@ static int add_names(floe_proto_schema_t *s, floe_proto_file_t *f, const char *s
         return floe_err_set(err, FLOE_EINVAL, "messages nested deeper than %d", PROTO_MAX_DEPTH);
     for (size_t i = 0; i < n; i++) {
         if (!(m[i].full = join(f, scope, m[i].name))) return floe_err_oom(err);
+        m[i].syntax = f->syntax;
         named_t *x = proto_push((void **)&s->names, &s->nnames, sizeof *x);
         if (!x) return floe_err_oom(err);
         *x = (named_t){m[i].full, &m[i], NULL};

@@ -36,6 +36,7 @@ static const floe_conf_enum_t converters[] = {{"json", FLOE_CONV_JSON},
                                               {"string", FLOE_CONV_STRING},
                                               {"raw", FLOE_CONV_RAW},
                                               {"avro", FLOE_CONV_AVRO},
+                                              {"protobuf", FLOE_CONV_PROTOBUF},
                                               {NULL, 0}};
 static const floe_conf_enum_t actions[] = {{"dlq", FLOE_INVALID_DLQ},
                                            {"drop", FLOE_INVALID_DROP},
@@ -85,8 +86,9 @@ static const floe_conf_key_t KEYS[] = {
      .def = "json",
      .values = converters,
      F(value_conv),
-     .doc = "Record value to columns: `json` (schema inferred and evolved), `avro` (Confluent "
-            "wire format, schema from floe's registry, evolved as json), `string` or `raw` "
+     .doc = "Record value to columns: `json` (schema inferred and evolved), `avro` or `protobuf` "
+            "(Confluent wire format, schema from floe's registry, evolved as json), `string` or "
+            "`raw` "
             "(binary) in a `value` column."},
     {.name = "table.key.converter",
      .type = FLOE_CONF_ENUM,
@@ -94,7 +96,7 @@ static const floe_conf_key_t KEYS[] = {
      .values = converters,
      F(key_conv),
      .doc = "Record key into `_kafka.key`: `string` or `raw` (binary); a `json` key is kept as "
-            "its text, an `avro` key as its JSON text."},
+            "its text, an `avro` or `protobuf` key as its JSON text."},
     {.name = "table.flush.bytes",
      .type = FLOE_CONF_SIZE,
      .min = 1024,

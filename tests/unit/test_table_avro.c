@@ -120,7 +120,7 @@ static void converter_rows_and_dead_letters(void)
     floe_err_t err = {0};
     floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
     CHECK(c != NULL);
-    floe_conv_schemas_t src = {by_id, NULL};
+    floe_conv_schemas_t src = {.fn = by_id};
     floe_conv_set_schemas(c, &src);
     uint8_t rec[5 + sizeof DATUM] = {0, 0, 0, 0, 7};
     memcpy(rec + 5, DATUM, sizeof DATUM - 1);
