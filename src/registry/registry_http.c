@@ -13,7 +13,7 @@
 /* A parsed request: the path's segments and the query flags we use. */
 typedef struct req {
     const floe_http_req_t *rq;
-    char *seg[8];
+    char *seg[16];
     int nseg;
     bool deleted, permanent, verbose, default_global;
 } req_t;
@@ -529,6 +529,33 @@ static int compatibility(floe_registry_t *r, const req_t *q, floe_http_resp_t *r
     return answer(rs, 200, out);
 }
 
+/* Join segments [from, to) back into one (they are adjacent in the path
+ * buffer): a subject name may hold '/' (Python's serializer names the
+ * subjects of imports "google/protobuf/timestamp.proto"; the server hands
+ * us the path with %2F decoded). */
+static void join_segs(req_t *q, int from, int to)
+{
+    if (to - from < 2) return;
+    for (int i = from; i < to - 1; i++) q->seg[i][strlen(q->seg[i])] = '/';
+    memmove(&q->seg[from + 1], &q->seg[to], (size_t)(q->nseg - to) * sizeof *q->seg);
+    q->nseg -= to - from - 1;
+}
+
+/* The subject of a path spans from segment `at` up to its last "versions"
+ * (or to the end when there is none). */
+static void subject_segs(req_t *q, int at)
+{
+    int end = q->nseg;
+    for (int i = q->nseg - 1; i > at; i--)
+        if (!strcmp(q->seg[i], "versions") && q->nseg - i <= 3) {
+            end = i;
+            break;
+        }
+    if (end == q->nseg && q->nseg - at >= 2 && !strcmp(q->seg[q->nseg - 1], "versions"))
+        end = q->nseg - 1;
+    join_segs(q, at, end);
+}
+
 int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
 {
     floe_registry_t *r = arg;
@@ -536,9 +563,14 @@ int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *
     char *path = strdup(rq->path);
     if (!path) return -1;
     for (char *save = NULL, *t = strtok_r(path, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-        if (q.nseg == 8) break;
+        if (q.nseg == 16) break;
         q.seg[q.nseg++] = t;
     }
+    if (q.nseg > 2 && !strcmp(q.seg[0], "subjects")) subject_segs(&q, 1);
+    else if (q.nseg > 2 && (!strcmp(q.seg[0], "config") || !strcmp(q.seg[0], "mode")))
+        join_segs(&q, 1, q.nseg);
+    else if (q.nseg > 3 && !strcmp(q.seg[0], "compatibility") && !strcmp(q.seg[1], "subjects"))
+        subject_segs(&q, 2);
     q.deleted = flag(rq, "deleted");
     q.permanent = flag(rq, "permanent");
     q.verbose = flag(rq, "verbose");
