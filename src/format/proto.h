@@ -77,6 +77,7 @@ typedef struct floe_proto_field {
     int32_t oneof;             /* index into the message's oneofs, or -1 */
     bool proto3_optional;
     int8_t packed; /* [packed = ...]: -1 not given, 0 false, 1 true */
+    bool plain;    /* set by resolution: the name is [A-Za-z0-9_]+ (needs no escaping) */
     /* set by schema resolution */
     const struct floe_proto_msg *msg;
     const struct floe_proto_enum *en;

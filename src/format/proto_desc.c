@@ -294,6 +294,9 @@ static int resolve_msgs(floe_proto_schema_t *s, floe_proto_file_t *f, floe_proto
             if (fd->type == FLOE_PT_GROUP)
                 return floe_err_set(err, FLOE_EUNSUPPORTED, "field %s.%s: groups are not supported",
                                     msg->full, fd->name);
+            fd->plain = fd->name[0] != 0;
+            for (const char *c = fd->name; *c; c++)
+                if (!isalnum((unsigned char)*c) && *c != '_') fd->plain = false;
             if (fd->type && fd->type != FLOE_PT_MESSAGE && fd->type != FLOE_PT_ENUM) continue;
             if (!fd->type_name || !fd->type_name[0])
                 return floe_err_set(err, FLOE_EINVAL, "field %s.%s has no type name", msg->full,

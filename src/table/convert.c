@@ -30,6 +30,7 @@ struct floe_conv {
         floe_proto_schema_t *s;
     } pcache[SCHEMA_CACHE];
     size_t npcache, next_pevict;
+    floe_buf_t pscratch; /* the protobuf decoder's working memory */
     floe_buf_t json;
     floe_xform_t xf; /* value transforms, xout their result */
     floe_buf_t xout;
@@ -127,6 +128,7 @@ void floe_conv_free(floe_conv_t *c)
     for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
     for (size_t i = 0; i < c->npcache; i++) floe_proto_schema_free(c->pcache[i].s);
     floe_buf_free(&c->json);
+    floe_buf_free(&c->pscratch);
     floe_buf_free(&c->xout);
     free(c);
 }
@@ -246,7 +248,7 @@ static int proto_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
         return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
                             (int)id, (int)idx[0], nidx > 1 ? " (nested)" : "");
     floe_buf_reset(&c->json);
-    if (floe_proto_conv_json(m, p + used, n - used, &c->json, err)) {
+    if (floe_proto_conv_json(m, p + used, n - used, &c->json, &c->pscratch, err)) {
         floe_err_wrap(err, "schema id %d", (int)id);
         return -1;
     }

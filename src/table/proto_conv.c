@@ -71,15 +71,53 @@ static int corrupt(dec_t *d, const floe_proto_field_t *f, const uint8_t *at, con
 
 static int put_i64(dec_t *d, int64_t v)
 {
-    char b[24];
-    snprintf(b, sizeof b, "%" PRId64, v);
-    return put(d, b);
+    char b[24], *e = b + sizeof b, *q = e;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do *--q = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--q = '-';
+    return floe_buf_append(d->out, q, (size_t)(e - q)) ? nomem(d) : 0;
 }
 
-/* A double that reads back as a fraction, never as a JSON integer. */
+/* "name": of field f. */
+static int put_name(dec_t *d, const floe_proto_field_t *f)
+{
+    if (!f->plain) return floe_json_cstr(d->out, f->name) || put(d, ":") ? nomem(d) : 0;
+    size_t n = strlen(f->name);
+    if (floe_buf_reserve(d->out, n + 3)) return nomem(d);
+    uint8_t *o = d->out->data + d->out->len;
+    o[0] = '"';
+    memcpy(o + 1, f->name, n);
+    o[n + 1] = '"';
+    o[n + 2] = ':';
+    d->out->len += n + 3;
+    return 0;
+}
+
+/* A double that reads back as a fraction, never as a JSON integer.  A
+ * value that is r / 10^k for an integer r below 2^53 and k <= 9 is
+ * written as that decimal (strtod of it gives v again: both are the
+ * double nearest the same real number); others take %.17g. */
 static int put_double(dec_t *d, double v)
 {
+    static const double p10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
     if (!isfinite(v)) return put(d, "null");
+    for (int k = 0; k < 10 && fabs(v) < 1e15; k++) {
+        double r = nearbyint(v * p10[k]);
+        if (fabs(r) >= 9007199254740992.0 || r / p10[k] != v) continue;
+        char b[40], *e = b + sizeof b, *q = e;
+        uint64_t u = (uint64_t)fabs(r);
+        int digits = 0;
+        do {
+            *--q = (char)('0' + u % 10);
+            u /= 10;
+            if (++digits == k) *--q = '.';
+        } while (u || digits < k);
+        if (digits == k) *--q = '0'; /* 0.xx */
+        if (signbit(v)) *--q = '-';
+        if (floe_buf_append(d->out, q, (size_t)(e - q))) return nomem(d);
+        return k ? 0 : put(d, ".0");
+    }
     char b[40];
     int k = snprintf(b, sizeof b, "%.17g", v);
     if (!strpbrk(b, ".eE")) snprintf(b + k, sizeof b - (size_t)k, ".0");
@@ -394,7 +432,7 @@ static int message(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, size_t
         while (k2 < end && d->e[k2].fi == i) k2++;
         const char *dflt = k2 == k ? absent(m, f) : NULL;
         if (k2 == k && !dflt) continue;
-        if ((!first && put(d, ",")) || floe_json_cstr(d->out, f->name) || put(d, ":")) {
+        if ((!first && put(d, ",")) || put_name(d, f)) {
             rc = -1;
             break;
         }
@@ -433,10 +471,20 @@ static int message(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, size_t
 }
 
 int floe_proto_conv_json(const floe_proto_msg_t *m, const uint8_t *p, size_t n, floe_buf_t *out,
-                         floe_err_t *err)
+                         floe_buf_t *scratch, floe_err_t *err)
 {
     dec_t d = {.out = out, .err = err, .base = p};
+    if (scratch) { /* the occurrence stack of an earlier call, reused */
+        d.e = (ent_t *)(void *)scratch->data;
+        d.cap = scratch->cap / sizeof *d.e;
+    }
     int rc = message(&d, m, p, n, 0);
-    free(d.e);
+    if (scratch) {
+        scratch->data = (uint8_t *)d.e;
+        scratch->cap = d.cap * sizeof *d.e;
+        scratch->len = 0;
+    } else {
+        free(d.e);
+    }
     return rc;
 }

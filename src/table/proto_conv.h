@@ -43,11 +43,13 @@ int floe_proto_conv_indexes(const uint8_t *p, size_t n, int32_t *idx, size_t *ni
                             floe_err_t *err);
 
 /* Decode message m (resolved, borrowed) from p[0..n), which it must fill
- * exactly, appending its JSON object to out (caller-owned).  0, or -1
+ * exactly, appending its JSON object to out (caller-owned).  scratch (may
+ * be NULL; caller-owned, freed with floe_buf_free) keeps the decoder's
+ * working memory from one call to the next.  0, or -1
  * with err: FLOE_ECORRUPT for bytes that are not such a message (with the
  * byte offset and field), FLOE_ENOMEM.  out may hold a partial text after
  * a failure. */
 int floe_proto_conv_json(const floe_proto_msg_t *m, const uint8_t *p, size_t n, floe_buf_t *out,
-                         floe_err_t *err);
+                         floe_buf_t *scratch, floe_err_t *err);
 
 #endif

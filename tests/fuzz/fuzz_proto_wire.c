@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the decoder alone: what it takes is valid JSON */
     floe_buf_t out = FLOE_BUF_INIT;
     const floe_proto_msg_t *m = floe_proto_schema_message(schema, NULL, 0);
-    if (floe_proto_conv_json(m, data, size, &out, &err) == 0 &&
+    if (floe_proto_conv_json(m, data, size, &out, NULL, &err) == 0 &&
         !memmem(out.data, out.len, "\\u0000", 6)) {
         json_t *j = json_loadb((const char *)out.data, out.len, 0, NULL);
         if (!j) abort();
