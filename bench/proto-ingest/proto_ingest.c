@@ -102,8 +102,8 @@ static void generate(size_t rows, recs_t *pb, recs_t *js, const char *jsonl)
                         "{\"user_id\":%llu,\"ts\":%lld,\"event\":\"%s\",\"url\":\"%s\","
                         "\"amount\":%.17g,\"session_id\":\"%s\",\"country\":\"%s\","
                         "\"device\":\"%s\",\"seq\":%zu}",
-                        (unsigned long long)user, (long long)ts, ev, url, amount, sid, country,
-                        dev, i);
+                        (unsigned long long)user, (long long)ts, ev, url, amount, sid, country, dev,
+                        i);
         add(js, &j);
         fwrite(j.data, 1, j.len, f);
         fputc('\n', f);
@@ -144,7 +144,9 @@ static double convert(floe_conv_kind_t kind, const recs_t *r)
     floe_conv_set_schemas(c, &src);
     double t0 = cpu_secs();
     for (size_t i = 0; i < r->n; i++) {
-        floe_tmsg_t m = {.kind = FLOE_TMSG_RECORD, .offset = (int64_t)i, .timestamp = 1,
+        floe_tmsg_t m = {.kind = FLOE_TMSG_RECORD,
+                         .offset = (int64_t)i,
+                         .timestamp = 1,
                          .key_null = true,
                          .value = floe_slice(r->data.data + r->off[i], r->len[i])};
         floe_conv_stage_t st;
@@ -179,7 +181,8 @@ int main(int argc, char **argv)
     }
     char cmd[1024];
     const char *root = getenv("FLOE_ROOT");
-    snprintf(cmd, sizeof cmd, "cd %s/tests/interop && node ../../bench/proto-ingest/duckdb_load.mjs %s",
+    snprintf(cmd, sizeof cmd,
+             "cd %s/tests/interop && node ../../bench/proto-ingest/duckdb_load.mjs %s",
              root ? root : ".", jsonl);
     double dsecs, dbytes, drows, dcpu;
     int drc = bench_duckdb_run(cmd, &dsecs, &dbytes, &drows, &dcpu);

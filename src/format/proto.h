@@ -178,13 +178,12 @@ const floe_proto_file_t *floe_proto_schema_file(const floe_proto_schema_t *s);
 /* The message the Confluent message indexes idx[0..n) name in s's own
  * file (top-level index, then nested ones; n == 0 is the first message),
  * or NULL. */
-const floe_proto_msg_t *floe_proto_schema_message(const floe_proto_schema_t *s,
-                                                  const int32_t *idx, size_t n);
+const floe_proto_msg_t *floe_proto_schema_message(const floe_proto_schema_t *s, const int32_t *idx,
+                                                  size_t n);
 
 /* The message or enum of a fully qualified name (".pkg.M") among the
  * schema's files, or NULL. */
-const floe_proto_msg_t *floe_proto_schema_find_msg(const floe_proto_schema_t *s,
-                                                   const char *full);
+const floe_proto_msg_t *floe_proto_schema_find_msg(const floe_proto_schema_t *s, const char *full);
 
 /* The field of m numbered `number`, or NULL. */
 const floe_proto_field_t *floe_proto_msg_field(const floe_proto_msg_t *m, int32_t number);

@@ -102,11 +102,11 @@ bool floe_proto_packable(int t)
 }
 
 static const char *const scalar_names[] = {
-    [FLOE_PT_DOUBLE] = "double",     [FLOE_PT_FLOAT] = "float",       [FLOE_PT_INT64] = "int64",
-    [FLOE_PT_UINT64] = "uint64",     [FLOE_PT_INT32] = "int32",       [FLOE_PT_FIXED64] = "fixed64",
-    [FLOE_PT_FIXED32] = "fixed32",   [FLOE_PT_BOOL] = "bool",         [FLOE_PT_STRING] = "string",
-    [FLOE_PT_BYTES] = "bytes",       [FLOE_PT_UINT32] = "uint32",     [FLOE_PT_SFIXED32] = "sfixed32",
-    [FLOE_PT_SFIXED64] = "sfixed64", [FLOE_PT_SINT32] = "sint32",     [FLOE_PT_SINT64] = "sint64",
+    [FLOE_PT_DOUBLE] = "double",     [FLOE_PT_FLOAT] = "float",   [FLOE_PT_INT64] = "int64",
+    [FLOE_PT_UINT64] = "uint64",     [FLOE_PT_INT32] = "int32",   [FLOE_PT_FIXED64] = "fixed64",
+    [FLOE_PT_FIXED32] = "fixed32",   [FLOE_PT_BOOL] = "bool",     [FLOE_PT_STRING] = "string",
+    [FLOE_PT_BYTES] = "bytes",       [FLOE_PT_UINT32] = "uint32", [FLOE_PT_SFIXED32] = "sfixed32",
+    [FLOE_PT_SFIXED64] = "sfixed64", [FLOE_PT_SINT32] = "sint32", [FLOE_PT_SINT64] = "sint64",
 };
 
 const char *floe_proto_type_name(int t)
@@ -125,17 +125,16 @@ static const struct {
     {"google/protobuf/duration.proto",
      "syntax = \"proto3\"; package google.protobuf;\n"
      "message Duration { int64 seconds = 1; int32 nanos = 2; }\n"},
-    {"google/protobuf/wrappers.proto",
-     "syntax = \"proto3\"; package google.protobuf;\n"
-     "message DoubleValue { double value = 1; }\n"
-     "message FloatValue { float value = 1; }\n"
-     "message Int64Value { int64 value = 1; }\n"
-     "message UInt64Value { uint64 value = 1; }\n"
-     "message Int32Value { int32 value = 1; }\n"
-     "message UInt32Value { uint32 value = 1; }\n"
-     "message BoolValue { bool value = 1; }\n"
-     "message StringValue { string value = 1; }\n"
-     "message BytesValue { bytes value = 1; }\n"},
+    {"google/protobuf/wrappers.proto", "syntax = \"proto3\"; package google.protobuf;\n"
+                                       "message DoubleValue { double value = 1; }\n"
+                                       "message FloatValue { float value = 1; }\n"
+                                       "message Int64Value { int64 value = 1; }\n"
+                                       "message UInt64Value { uint64 value = 1; }\n"
+                                       "message Int32Value { int32 value = 1; }\n"
+                                       "message UInt32Value { uint32 value = 1; }\n"
+                                       "message BoolValue { bool value = 1; }\n"
+                                       "message StringValue { string value = 1; }\n"
+                                       "message BytesValue { bytes value = 1; }\n"},
     {"google/protobuf/struct.proto",
      "syntax = \"proto3\"; package google.protobuf;\n"
      "message Struct { map<string, Value> fields = 1; }\n"
@@ -146,12 +145,10 @@ static const struct {
      "message ListValue { repeated Value values = 1; }\n"},
     {"google/protobuf/empty.proto",
      "syntax = \"proto3\"; package google.protobuf;\nmessage Empty {}\n"},
-    {"google/protobuf/any.proto",
-     "syntax = \"proto3\"; package google.protobuf;\n"
-     "message Any { string type_url = 1; bytes value = 2; }\n"},
-    {"google/protobuf/field_mask.proto",
-     "syntax = \"proto3\"; package google.protobuf;\n"
-     "message FieldMask { repeated string paths = 1; }\n"},
+    {"google/protobuf/any.proto", "syntax = \"proto3\"; package google.protobuf;\n"
+                                  "message Any { string type_url = 1; bytes value = 2; }\n"},
+    {"google/protobuf/field_mask.proto", "syntax = \"proto3\"; package google.protobuf;\n"
+                                         "message FieldMask { repeated string paths = 1; }\n"},
 };
 
 const char *floe_proto_wkt_text(const char *name)
@@ -275,8 +272,8 @@ static bool map_key_ok(int t)
            t != FLOE_PT_MESSAGE && t != FLOE_PT_ENUM && t != FLOE_PT_GROUP && t != 0;
 }
 
-static int resolve_msgs(floe_proto_schema_t *s, floe_proto_file_t *f, floe_proto_msg_t *m,
-                        size_t n, floe_err_t *err)
+static int resolve_msgs(floe_proto_schema_t *s, floe_proto_file_t *f, floe_proto_msg_t *m, size_t n,
+                        floe_err_t *err)
 {
     char buf[1024];
     for (size_t i = 0; i < n; i++) {
@@ -328,8 +325,9 @@ static int check_maps(floe_proto_msg_t *m, size_t n, floe_err_t *err)
             const floe_proto_field_t *k = floe_proto_msg_field(&m[i], 1),
                                      *v = floe_proto_msg_field(&m[i], 2);
             if (m[i].nfields != 2 || !k || !v || !map_key_ok(k->type))
-                return floe_err_set(err, FLOE_EINVAL, "map entry %s needs a key of an integral "
-                                                      "or string type and a value",
+                return floe_err_set(err, FLOE_EINVAL,
+                                    "map entry %s needs a key of an integral "
+                                    "or string type and a value",
                                     m[i].full);
         }
         if (check_maps(m[i].msgs, m[i].nmsgs, err)) return -1;
@@ -411,8 +409,8 @@ fail:
     return -1;
 }
 
-const floe_proto_msg_t *floe_proto_schema_message(const floe_proto_schema_t *s,
-                                                  const int32_t *idx, size_t n)
+const floe_proto_msg_t *floe_proto_schema_message(const floe_proto_schema_t *s, const int32_t *idx,
+                                                  size_t n)
 {
     const floe_proto_file_t *f = s->files[0];
     if (n == 0) return f->nmsgs ? &f->msgs[0] : NULL;
@@ -425,8 +423,7 @@ const floe_proto_msg_t *floe_proto_schema_message(const floe_proto_schema_t *s,
     return m;
 }
 
-const floe_proto_msg_t *floe_proto_schema_find_msg(const floe_proto_schema_t *s,
-                                                   const char *full)
+const floe_proto_msg_t *floe_proto_schema_find_msg(const floe_proto_schema_t *s, const char *full)
 {
     const named_t *x = lookup(s, full);
     return x ? x->msg : NULL;

@@ -126,7 +126,7 @@ static const char *str_of(fdp_t *d, const floe_proto_wire_t *w)
 }
 
 /* Iterate the fields of a sub-message w (checked by fields_ok first). */
-#define EACH(d, w, x)                                                                              \
+#define EACH(d, w, x) \
     for (size_t off_ = 0; floe_proto_wire_next((w)->p, (w)->len, &off_, &(x), (d)->err) == 1;)
 
 static int need_len(fdp_t *d, const floe_proto_wire_t *w)
@@ -333,8 +333,7 @@ int floe_proto_fdp_decode(const uint8_t *p, size_t n, floe_proto_file_t **out, f
             if (!syn) goto fail;
             if (!strcmp(syn, "proto3")) d.f->syntax = 3;
             else if (syn[0] && strcmp(syn, "proto2")) {
-                floe_err_set(err, FLOE_EUNSUPPORTED, "protobuf: syntax '%s' is not supported",
-                             syn);
+                floe_err_set(err, FLOE_EUNSUPPORTED, "protobuf: syntax '%s' is not supported", syn);
                 goto fail;
             }
             break;

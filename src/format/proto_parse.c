@@ -125,17 +125,18 @@ static int next(parser_t *ps)
     }
     char c = *ps->p;
     if (isalpha((unsigned char)c) || c == '_') {
-        while (ps->p < ps->end && (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.'))
+        while (ps->p < ps->end &&
+               (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.'))
             ps->p++;
         ps->kind = T_IDENT;
     } else if (isdigit((unsigned char)c) ||
                (c == '.' && ps->p + 1 < ps->end && isdigit((unsigned char)ps->p[1]))) {
         bool flt = false;
-        while (ps->p < ps->end && (isalnum((unsigned char)*ps->p) || *ps->p == '.' ||
-                                   ((*ps->p == '+' || *ps->p == '-') &&
-                                    (ps->p[-1] == 'e' || ps->p[-1] == 'E') &&
-                                    !(ps->tok[0] == '0' && ps->p - ps->tok > 1 &&
-                                      (ps->tok[1] == 'x' || ps->tok[1] == 'X'))))) {
+        while (ps->p < ps->end &&
+               (isalnum((unsigned char)*ps->p) || *ps->p == '.' ||
+                ((*ps->p == '+' || *ps->p == '-') && (ps->p[-1] == 'e' || ps->p[-1] == 'E') &&
+                 !(ps->tok[0] == '0' && ps->p - ps->tok > 1 &&
+                   (ps->tok[1] == 'x' || ps->tok[1] == 'X'))))) {
             if (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E') flt = true;
             ps->p++;
         }
@@ -315,8 +316,7 @@ static int take_option_name(parser_t *ps, char *out, size_t outsz)
 /* `option name = constant ;` after the keyword. */
 static int take_option(parser_t *ps, char *name, size_t namesz, const char **val, bool *is_str)
 {
-    if (take_option_name(ps, name, namesz) || expect_sym(ps, '=') ||
-        take_constant(ps, val, is_str))
+    if (take_option_name(ps, name, namesz) || expect_sym(ps, '=') || take_constant(ps, val, is_str))
         return -1;
     return expect_sym(ps, ';');
 }
@@ -453,12 +453,21 @@ static int parse_field(parser_t *ps, floe_proto_msg_t *m, int label, int32_t one
         if (!(e->name = proto_map_entry_name(ps->f, name))) return floe_err_oom(ps->err);
         floe_proto_field_t *k = proto_add_field(e);
         if (!k) return floe_err_oom(ps->err);
-        *k = (floe_proto_field_t){.name = "key", .number = 1, .label = FLOE_PL_OPTIONAL,
-                                  .type = kt, .oneof = -1, .packed = -1};
+        *k = (floe_proto_field_t){.name = "key",
+                                  .number = 1,
+                                  .label = FLOE_PL_OPTIONAL,
+                                  .type = kt,
+                                  .oneof = -1,
+                                  .packed = -1};
         floe_proto_field_t *v = proto_add_field(e);
         if (!v) return floe_err_oom(ps->err);
-        *v = (floe_proto_field_t){.name = "value", .number = 2, .label = FLOE_PL_OPTIONAL,
-                                  .type = vt, .type_name = vname, .oneof = -1, .packed = -1};
+        *v = (floe_proto_field_t){.name = "value",
+                                  .number = 2,
+                                  .label = FLOE_PL_OPTIONAL,
+                                  .type = vt,
+                                  .type_name = vname,
+                                  .oneof = -1,
+                                  .packed = -1};
         if (!(fd = proto_add_field(m))) return floe_err_oom(ps->err);
         fd->name = name;
         fd->label = FLOE_PL_REPEATED;
@@ -474,8 +483,8 @@ static int parse_field(parser_t *ps, floe_proto_msg_t *m, int label, int32_t one
             return -1;
         }
         if (!(fd->name = take_ident(ps, false))) return -1;
-        fd->label = label == FLOE_PL_REQUIRED || label == FLOE_PL_REPEATED ? label
-                                                                           : FLOE_PL_OPTIONAL;
+        fd->label =
+            label == FLOE_PL_REQUIRED || label == FLOE_PL_REPEATED ? label : FLOE_PL_OPTIONAL;
         fd->oneof = oneof;
         fd->proto3_optional = ps->f->syntax == 3 && label == FLOE_PL_OPTIONAL;
     }

@@ -46,11 +46,9 @@ static void put_int(w_t *w, long long v)
 }
 
 /* The map entry message a repeated field names, when it is one of m's. */
-static const floe_proto_msg_t *map_entry_of(const floe_proto_msg_t *m,
-                                            const floe_proto_field_t *fd)
+static const floe_proto_msg_t *map_entry_of(const floe_proto_msg_t *m, const floe_proto_field_t *fd)
 {
-    if (fd->label != FLOE_PL_REPEATED || fd->type != FLOE_PT_MESSAGE || !fd->type_name)
-        return NULL;
+    if (fd->label != FLOE_PL_REPEATED || fd->type != FLOE_PT_MESSAGE || !fd->type_name) return NULL;
     const char *last = strrchr(fd->type_name, '.');
     last = last ? last + 1 : fd->type_name;
     for (size_t i = 0; i < m->nmsgs; i++)

@@ -36,8 +36,9 @@ static int load_file(const char *text, size_t len, const char *name, floe_proto_
     while (len && isspace((unsigned char)*text)) text++, len--;
     if (looks_base64(text, len)) {
         floe_buf_t b = FLOE_BUF_INIT;
-        int rc = floe_base64_decode(&b, text, len) ? floe_err_set(&err, FLOE_EINVAL, "bad base64")
-                                                   : floe_proto_fdp_decode(b.data, b.len, out, &err);
+        int rc = floe_base64_decode(&b, text, len)
+                     ? floe_err_set(&err, FLOE_EINVAL, "bad base64")
+                     : floe_proto_fdp_decode(b.data, b.len, out, &err);
         floe_buf_free(&b);
         if (!rc && name) (*out)->name = floe_arena_strndup(&(*out)->arena, name, strlen(name));
         if (!rc && !(*out)->name) {
@@ -146,8 +147,7 @@ static char *pb_render(floe_registry_t *r, const reg_schema_t *sc, const char *f
     snprintf(name, sizeof name, "floe-schema-%d.proto", (int)sc->id);
     floe_proto_schema_t *s = NULL;
     reg_status_t st;
-    if (load_schema(r, sc->text, strlen(sc->text), name, sc->refs, sc->nrefs, &s, &st))
-        return NULL;
+    if (load_schema(r, sc->text, strlen(sc->text), name, sc->refs, sc->nrefs, &s, &st)) return NULL;
     floe_buf_t fdp = FLOE_BUF_INIT, out = FLOE_BUF_INIT;
     char *t = NULL;
     if (!floe_proto_fdp_encode(floe_proto_schema_file(s), &fdp) &&

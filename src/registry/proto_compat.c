@@ -81,14 +81,16 @@ static void same_type(ctx_t *c, const floe_proto_field_t *w, const floe_proto_fi
         return;
     }
     if (kw == K_SCALAR) {
-        if (w->type != r->type && (group_of(w->type) == 0 || group_of(w->type) != group_of(r->type)))
+        if (w->type != r->type &&
+            (group_of(w->type) == 0 || group_of(w->type) != group_of(r->type)))
             problem(c, "FIELD_SCALAR_KIND_CHANGED", path,
                     "The scalar type of the field changed to one its data does not read as");
     } else if (kw == K_MAP) {
         same_type(c, floe_proto_msg_field(w->msg, 1), floe_proto_msg_field(r->msg, 1), path);
         same_type(c, floe_proto_msg_field(w->msg, 2), floe_proto_msg_field(r->msg, 2), path);
     } else if (strcmp(local(w->type_name, c->wpkg), local(r->type_name, c->rpkg))) {
-        problem(c, "FIELD_NAMED_TYPE_CHANGED", path, "The message or enum type of the field changed");
+        problem(c, "FIELD_NAMED_TYPE_CHANGED", path,
+                "The message or enum type of the field changed");
     }
 }
 
@@ -122,7 +124,9 @@ static void compare_msg(ctx_t *c, const floe_proto_schema_t *reader, const floe_
         }
         same_type(c, wf, rf, path);
         if ((wf->label == FLOE_PL_REQUIRED) != (rf->label == FLOE_PL_REQUIRED))
-            problem(c, rf->label == FLOE_PL_REQUIRED ? "REQUIRED_FIELD_ADDED" : "REQUIRED_FIELD_REMOVED",
+            problem(c,
+                    rf->label == FLOE_PL_REQUIRED ? "REQUIRED_FIELD_ADDED"
+                                                  : "REQUIRED_FIELD_REMOVED",
                     path, "The field became required or stopped being required");
         if (!in_real_oneof(wf) && in_real_oneof(rf)) {
             const char *o = r->oneofs[rf->oneof];

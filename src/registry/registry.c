@@ -125,8 +125,9 @@ const reg_schema_t *reg_schema_same(floe_registry_t *r, const reg_schema_t *c)
 const reg_schema_t *reg_ref_schema(floe_registry_t *r, const reg_ref_t *ref)
 {
     reg_subject_t *s = reg_subject(r, ref->subject);
-    const reg_version_t *v =
-        !s ? NULL : ref->version == -1 ? reg_latest(s, false) : reg_version(s, ref->version);
+    const reg_version_t *v = !s                   ? NULL
+                             : ref->version == -1 ? reg_latest(s, false)
+                                                  : reg_version(s, ref->version);
     return v && !v->deleted ? reg_schema_by_id(r, v->id) : NULL;
 }
 
@@ -230,8 +231,9 @@ int reg_cand_parse(floe_registry_t *r, const reg_type_t *t, const char *text, si
     c->s.nrefs = nrefs;
     for (size_t i = 0; i < nrefs; i++)
         if (!reg_ref_schema(r, &refs[i]))
-            return reg_fail(st, 422, 42201, "Invalid schema: reference %s (subject %s version %d) "
-                                            "is not a registered schema",
+            return reg_fail(st, 422, 42201,
+                            "Invalid schema: reference %s (subject %s version %d) "
+                            "is not a registered schema",
                             refs[i].name, refs[i].subject, (int)refs[i].version);
     return t->parse(r, text, len, refs, nrefs, &c->s.text, &c->parsed, st);
 }
@@ -242,16 +244,17 @@ static bool compatible_with(floe_registry_t *r, const reg_version_t *v, const re
 {
     const reg_schema_t *sc = reg_schema_by_id(r, v->id);
     if (sc && sc->type != cand->s.type) {
-        floe_buf_printf(msgs, "{errorType:'TYPE_MISMATCH', description:'version %d is of type %s, "
-                              "not %s'}\n",
+        floe_buf_printf(msgs,
+                        "{errorType:'TYPE_MISMATCH', description:'version %d is of type %s, "
+                        "not %s'}\n",
                         (int)v->version, sc->type->name, cand->s.type->name);
         return false;
     }
     void *old = NULL;
     char *canon = NULL;
     reg_status_t st;
-    if (!sc || sc->type->parse(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, &canon, &old,
-                               &st)) {
+    if (!sc ||
+        sc->type->parse(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, &canon, &old, &st)) {
         floe_buf_printf(msgs, "the stored schema of version %d cannot be read\n", (int)v->version);
         return false;
     }
@@ -528,7 +531,8 @@ int reg_put_version(floe_registry_t *r, const char *subject, int32_t version,
     if (!fail && sc->type != &reg_type_avro)
         fail = floe_buf_printf(&v, ",\"schemaType\":\"%s\"", sc->type->name);
     if (!fail && sc->nrefs)
-        fail = floe_buf_append_str(&v, ",\"references\":") || reg_refs_json(&v, sc->refs, sc->nrefs);
+        fail =
+            floe_buf_append_str(&v, ",\"references\":") || reg_refs_json(&v, sc->refs, sc->nrefs);
     if (fail || floe_buf_printf(&v, ",\"deleted\":%s}", deleted ? "true" : "false")) {
         floe_buf_free(&k);
         floe_buf_free(&v);

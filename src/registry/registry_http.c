@@ -71,8 +71,8 @@ static int body_schema(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs,
     if (!j) return -1;
     json_t *sch = json_object_get(j, "schema"), *type = json_object_get(j, "schemaType");
     const reg_type_t *t = !type || json_is_null(type) ? &reg_type_avro
-                          : json_is_string(type) ? reg_type_named(json_string_value(type))
-                                                 : NULL;
+                          : json_is_string(type)      ? reg_type_named(json_string_value(type))
+                                                      : NULL;
     reg_ref_t *refs = NULL;
     size_t nrefs = 0;
     reg_status_t st;

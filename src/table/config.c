@@ -32,12 +32,9 @@ static int check_delim(const char *v, floe_err_t *err)
     return 0;
 }
 
-static const floe_conf_enum_t converters[] = {{"json", FLOE_CONV_JSON},
-                                              {"string", FLOE_CONV_STRING},
-                                              {"raw", FLOE_CONV_RAW},
-                                              {"avro", FLOE_CONV_AVRO},
-                                              {"protobuf", FLOE_CONV_PROTOBUF},
-                                              {NULL, 0}};
+static const floe_conf_enum_t converters[] = {
+    {"json", FLOE_CONV_JSON}, {"string", FLOE_CONV_STRING},     {"raw", FLOE_CONV_RAW},
+    {"avro", FLOE_CONV_AVRO}, {"protobuf", FLOE_CONV_PROTOBUF}, {NULL, 0}};
 static const floe_conf_enum_t actions[] = {{"dlq", FLOE_INVALID_DLQ},
                                            {"drop", FLOE_INVALID_DROP},
                                            {"pause", FLOE_INVALID_PAUSE},

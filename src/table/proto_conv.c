@@ -365,8 +365,9 @@ static int struct_json(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, si
         if (floe_json_str(out, a ? k.p : (const uint8_t *)"", a ? k.len : 0) ||
             floe_buf_append_u8(out, ':'))
             return nomem(d);
-        if (b ? sj_value(d, value, v.p, v.len, depth + 1, out)
-              : floe_buf_append_str(out, "null") ? nomem(d) : 0)
+        if (b                                  ? sj_value(d, value, v.p, v.len, depth + 1, out)
+            : floe_buf_append_str(out, "null") ? nomem(d)
+                                               : 0)
             return -1;
     }
     if (r < 0) return -1;

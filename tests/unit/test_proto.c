@@ -138,7 +138,7 @@ static void test_model(void)
 static void test_refusals(void)
 {
     static const char *bad[] = {
-        "syntax = \"proto3\"; message A { B b = 1; }",                 /* unknown type */
+        "syntax = \"proto3\"; message A { B b = 1; }",                  /* unknown type */
         "syntax = \"proto3\"; message A { int32 a = 1; int32 b = 1; }", /* duplicate number */
         "syntax = \"proto3\"; message A { required int32 a = 1; }",     /* proto3 required */
         "syntax = \"proto3\"; import \"x.proto\"; message A {}",        /* missing import */

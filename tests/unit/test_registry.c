@@ -560,20 +560,21 @@ static void test_proto_matrix(void)
          "required field added"},
         {P3("message M { int32 a = 1; }"), P3("message M { repeated int32 a = 1; }"), 1, 1,
          "numeric label change"},
-        {P3("message M { map<string, int32> m = 1; }"), P3("message M { map<string, string> m = 1; }"),
-         0, 0, "map value type changed"},
+        {P3("message M { map<string, int32> m = 1; }"),
+         P3("message M { map<string, string> m = 1; }"), 0, 0, "map value type changed"},
         {P3("message M { E e = 1; } enum E { A = 0; B = 1; }"),
          P3("message M { E e = 1; } enum E { A = 0; }"), 1, 1, "enum constant removed"},
-        {P3("message M { int32 a = 1; }"), "syntax = \"proto3\"; package q; message M { int32 a = 1; }",
-         1, 1, "package changed"},
+        {P3("message M { int32 a = 1; }"),
+         "syntax = \"proto3\"; package q; message M { int32 a = 1; }", 1, 1, "package changed"},
     };
-    static const char *const levels[] = {"BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD",
-                                         "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE", "NONE"};
+    static const char *const levels[] = {
+        "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
+        "FULL",     "FULL_TRANSITIVE",     "NONE"};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
             const char *lv = levels[l];
             int b = cases[i].backward, f = cases[i].forward;
-            int want = !strcmp(lv, "NONE")   ? 1
+            int want = !strcmp(lv, "NONE")       ? 1
                        : !strncmp(lv, "FULL", 4) ? (b && f)
                        : !strncmp(lv, "BACK", 4) ? b
                                                  : f;
@@ -650,7 +651,8 @@ static void test_proto_api(void)
     json_t *j = json_pack("{s:s,s:s}", "schema", text, "schemaType", "PROTOBUF");
     char *body = json_dumps(j, JSON_COMPACT);
     json_decref(j);
-    CHECK_EQ(call(r, "POST", "/subjects/shop-value", "normalize=false&deleted=false", body, &b), 200);
+    CHECK_EQ(call(r, "POST", "/subjects/shop-value", "normalize=false&deleted=false", body, &b),
+             200);
     CHECK_EQ(jint(b, "version"), 1);
     CHECK(strstr(b, "\"schemaType\":\"PROTOBUF\"") != NULL);
     free(b);
