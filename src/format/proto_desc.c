@@ -390,7 +390,7 @@ int floe_proto_schema_new(floe_proto_file_t *main, floe_proto_file_t **deps, siz
             add_names_enums(s, f, scope, f->enums, f->nenums, err))
             goto fail;
     }
-    qsort(s->names, s->nnames, sizeof *s->names, cmp_named);
+    if (s->nnames) qsort(s->names, s->nnames, sizeof *s->names, cmp_named);
     for (size_t i = 1; i < s->nnames; i++)
         if (!strcmp(s->names[i - 1].full, s->names[i].full)) {
             floe_err_set(err, FLOE_EINVAL, "%s is defined twice", s->names[i].full);

@@ -4,7 +4,10 @@
  * read into one model, resolved, and written back in both forms. */
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "format/proto.h"
+#include "table/proto_conv.h"
 #include "test.h"
 
 static char *slurp(const char *name, size_t *n)
@@ -182,10 +185,135 @@ static void test_references(void)
     floe_proto_schema_free(s);
 }
 
+/* ---- the wire decoder (src/table/proto_conv.c) ---- */
+
+static floe_proto_schema_t *schema_of(const char *text)
+{
+    floe_err_t err = {0};
+    floe_proto_file_t *f = NULL;
+    floe_proto_schema_t *s = NULL;
+    if (floe_proto_parse(text, strlen(text), "t.proto", &f, &err) ||
+        floe_proto_schema_new(f, NULL, 0, &s, &err))
+        printf("# %s\n", err.msg);
+    return s;
+}
+
+/* Bytes written as hex pairs. */
+static size_t unhex(const char *h, uint8_t *out)
+{
+    size_t n = 0;
+    for (; h[0] && h[1]; h += 2) {
+        while (*h == ' ') h++;
+        unsigned v;
+        sscanf(h, "%2x", &v);
+        out[n++] = (uint8_t)v;
+    }
+    return n;
+}
+
+static char *decode(const floe_proto_schema_t *s, const char *hex)
+{
+    uint8_t b[256];
+    size_t n = unhex(hex, b);
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_err_t err = {0};
+    if (floe_proto_conv_json(floe_proto_schema_message(s, NULL, 0), b, n, &out, NULL, &err)) {
+        floe_buf_free(&out);
+        return strdup(err.msg);
+    }
+    return floe_buf_cstr(&out);
+}
+
+static void test_wire_decoding(void)
+{
+    floe_proto_schema_t *s = schema_of(
+        "syntax = \"proto3\"; message M { int32 a = 1; repeated int32 r = 2; sint64 z = 3;\n"
+        "  double d = 4; string t = 5; E e = 6; optional int32 o = 7; N n = 8; float f = 9;\n"
+        "  map<string, int32> m = 10; }\n"
+        "message N { int64 v = 1; } enum E { E0 = 0; E1 = 1; }");
+    CHECK(s != NULL);
+    if (!s) return;
+    /* empty: proto3 defaults, no presence for o and n, empty lists */
+    char *j = decode(s, "");
+    CHECK_STR(j, "{\"a\":0,\"r\":[],\"z\":0,\"d\":0.0,\"t\":\"\",\"e\":\"E0\",\"f\":0.0,\"m\":[]}");
+    free(j);
+    /* a = -1 (ten-byte varint); r packed [1, 150] then one unpacked 3;
+     * z = -2 (zigzag 3); an unknown field 15 skipped; d = 0.1; e = 7
+     * (unknown number); o = 0 present; n = {v: 5}; f = 0.5f */
+    j = decode(s, "08ffffffffffffffffff01 120301 9601 1003 1803 7801"
+                  "21 9a9999999999b93f 3007 3800 42020805 4d0000003f");
+    CHECK_STR(j, "{\"a\":-1,\"r\":[1,150,3],\"z\":-2,\"d\":0.1,\"t\":\"\",\"e\":\"7\","
+                 "\"o\":0,\"n\":{\"v\":5},\"f\":0.5,\"m\":[]}");
+    free(j);
+    /* fields out of order, a given twice (the last wins), a map entry */
+    j = decode(s, "2a026869 0801 0802");
+    CHECK(j && strstr(j, "\"a\":2") && strstr(j, "\"t\":\"hi\""));
+    free(j);
+    j = decode(s, "0801 0802 5205 0a01 61 1001");
+    CHECK(j && strstr(j, "\"m\":[{\"key\":\"a\",\"value\":1}]"));
+    free(j);
+    /* corrupt: a truncated varint, a length past the end, a wrong wire type */
+    j = decode(s, "08ff");
+    CHECK(j && strstr(j, "varint"));
+    free(j);
+    j = decode(s, "2a05 6869");
+    CHECK(j && strstr(j, "past the end"));
+    free(j);
+    j = decode(s, "0d00000000");
+    CHECK(j && strstr(j, "wrong wire type"));
+    free(j);
+    floe_proto_schema_free(s);
+    /* doubles written short read back exactly; others at full precision */
+    s = schema_of("syntax = \"proto3\"; message D { repeated double d = 1; }");
+    const double vals[] = {123.451, -0.001, 1e-300, 3.0, 0.1 + 0.2, 9007199254740993.0, -0.0};
+    floe_buf_t b = FLOE_BUF_INIT;
+    uint8_t tag = 0x09;
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        floe_buf_append(&b, &tag, 1);
+        uint64_t bits;
+        memcpy(&bits, &vals[i], 8);
+        floe_buf_append_le64(&b, bits);
+    }
+    floe_buf_t out = FLOE_BUF_INIT;
+    floe_err_t err = {0};
+    CHECK(!floe_proto_conv_json(floe_proto_schema_message(s, NULL, 0), b.data, b.len, &out, NULL,
+                                &err));
+    json_t *root = json_loadb((const char *)out.data, out.len, 0, NULL);
+    json_t *arr = json_object_get(root, "d");
+    CHECK_EQ(json_array_size(arr), sizeof vals / sizeof *vals);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        CHECK(json_is_real(json_array_get(arr, i)));
+        CHECK(json_real_value(json_array_get(arr, i)) == vals[i]);
+    }
+    json_decref(root);
+    floe_buf_free(&out);
+    floe_buf_free(&b);
+    floe_proto_schema_free(s);
+}
+
+static void test_message_indexes(void)
+{
+    int32_t idx[FLOE_PROTO_MAX_INDEXES];
+    size_t n, used;
+    floe_err_t err = {0};
+    uint8_t zero[] = {0};
+    CHECK(!floe_proto_conv_indexes(zero, 1, idx, &n, &used, &err));
+    CHECK(n == 1 && idx[0] == 0 && used == 1);
+    uint8_t two[] = {4, 2, 6}; /* zigzag: count 2, indexes 1 and 3 */
+    CHECK(!floe_proto_conv_indexes(two, 3, idx, &n, &used, &err));
+    CHECK(n == 2 && idx[0] == 1 && idx[1] == 3 && used == 3);
+    uint8_t bad[] = {3}; /* count -2 */
+    CHECK(floe_proto_conv_indexes(bad, 1, idx, &n, &used, &err) == -1);
+    uint8_t cut[] = {4, 2};
+    CHECK(floe_proto_conv_indexes(cut, 2, idx, &n, &used, &err) == -1);
+}
+
 TEST_MAIN({
     RUN(test_proto3_text_and_protoc_agree);
     RUN(test_proto2_text_and_protoc_agree);
     RUN(test_model);
     RUN(test_refusals);
     RUN(test_references);
+    RUN(test_wire_decoding);
+    RUN(test_message_indexes);
 })
