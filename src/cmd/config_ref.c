@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/store.h"
+#include "http/rest.h"
 #include "kafka/groups_module.h"
 #include "table/config.h"
 #include "util/buf.h"
@@ -38,6 +39,10 @@ static const struct scope {
      "on object stores. A store that cannot be reached, refuses the credentials or has no "
      "such bucket pauses the tables with its error.\n\n",
      floe_store_config_keys, false, "\n"},
+    {"### REST catalog\n\n"
+     "Server config keys of the Iceberg REST catalog served under `/v1/` on the HTTP "
+     "listener.\n\n",
+     floe_rest_config_keys, false, "\n"},
     {"### Consumer groups\n\n"
      "Server config keys of the group coordinator, in the same file.\n\n",
      floe_groups_config_keys, false, "\n"},

@@ -43,6 +43,7 @@ typedef struct serve_cfg {
         retention_check_ms, max_open_files, cleaner_backoff_ms;
     bool auto_create, acks_all_fsync, cleaner_enable;
     floe_store_cfg_t store;     /* warehouse, s3.* */
+    floe_rest_cfg_t rest;       /* rest.* */
     floe_kv_t defaults[MAX_KV]; /* log.* (as topic config names) and table.* */
     int ndefaults;
     char *owned[2 * MAX_KV];
@@ -279,6 +280,8 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
     size_t ns;
     const floe_conf_key_t *sk = floe_store_config_keys(&ns);
     if ((key = floe_conf_find(sk, ns, k))) return floe_conf_set(key, &c->store, v, err);
+    const floe_conf_key_t *rk = floe_rest_config_keys(&ns);
+    if ((key = floe_conf_find(rk, ns, k))) return floe_conf_set(key, &c->rest, v, err);
     if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
         if (c->ndefaults == MAX_KV)
             return floe_err_set(err, FLOE_EINVAL, "too many topic defaults");
@@ -357,6 +360,34 @@ static void mem_policy(mem_policy_t *m, floe_loop_t *loop, floe_kafka_srv_t *srv
     floe_loop_timer(loop, MEM_TICK_MS, mem_tick, m);
 }
 
+/* The REST catalog's rest.* keys, and what an engine reading the tables
+ * on S3 needs: endpoint, region, path style (AWS_* as the FileIO falls
+ * back to them) and, vended only with rest.vend.credentials, the keys. */
+static int rest_configure(floe_rest_t *rest, const serve_cfg_t *c, floe_err_t *err)
+{
+    const floe_store_cfg_t *s = &c->store;
+    floe_ice_props_t io = {0}, sec = {0};
+    int rc = 0;
+    if (floe_fileio_is_s3(s->warehouse)) {
+        const char *region = s->region[0] ? s->region : getenv("AWS_REGION");
+        const char *akid = s->akid[0] ? s->akid : getenv("AWS_ACCESS_KEY_ID");
+        const char *secret = s->secret[0] ? s->secret : getenv("AWS_SECRET_ACCESS_KEY");
+        const char *token = s->token[0] ? s->token : getenv("AWS_SESSION_TOKEN");
+        if (s->endpoint[0]) rc |= floe_ice_props_set(&io, "s3.endpoint", s->endpoint);
+        if (region && *region) rc |= floe_ice_props_set(&io, "s3.region", region);
+        rc |= floe_ice_props_set(&io, "s3.path-style-access", s->path_style ? "true" : "false");
+        if (akid && *akid && secret && *secret) {
+            rc |= floe_ice_props_set(&sec, "s3.access-key-id", akid);
+            rc |= floe_ice_props_set(&sec, "s3.secret-access-key", secret);
+            if (token && *token) rc |= floe_ice_props_set(&sec, "s3.session-token", token);
+        }
+    }
+    rc = rc ? floe_err_oom(err) : floe_rest_configure(rest, &c->rest, &io, &sec, err);
+    floe_ice_props_clear(&io);
+    floe_ice_props_clear(&sec);
+    return rc;
+}
+
 /* The S3 FileIO's requests, bytes, retries and latencies on /metrics. */
 static int s3_metrics(void *io, floe_buf_t *out)
 {
@@ -369,10 +400,12 @@ int floe_cmd_serve(int argc, char **argv)
     floe_err_t err;
     floe_err_clear(&err);
     int rc = 1;
-    size_t nsk;
+    size_t nsk, nrk;
     const floe_conf_key_t *sk = floe_store_config_keys(&nsk);
+    const floe_conf_key_t *rk = floe_rest_config_keys(&nrk);
     if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0 ||
-        floe_conf_defaults(sk, nsk, &c.store, &err) < 0) {
+        floe_conf_defaults(sk, nsk, &c.store, &err) < 0 ||
+        floe_conf_defaults(rk, nrk, &c.rest, &err) < 0) {
         fprintf(stderr, "floe serve: %s\n", err.msg);
         return 1;
     }
@@ -468,6 +501,7 @@ int floe_cmd_serve(int argc, char **argv)
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_engine_http(serve_tables_engine(tables), http, &err) ||
         floe_rest_http(http, serve_tables_catalog(tables), &rest, &err) ||
+        rest_configure(rest, &c, &err) ||
         floe_registry_http(serve_registry(registry), http, &err) ||
         (floe_fileio_is_s3(c.store.warehouse) &&
          floe_http_metrics_add(http, s3_metrics, serve_tables_io(tables)))) {

@@ -31,6 +31,11 @@ static int check_endpoint(const char *v, floe_err_t *err)
 
 #define F(f) FLOE_CONF_FIELD(floe_store_cfg_t, f)
 
+static const floe_conf_enum_t SIGNING[] = {{"auto", FLOE_S3_SIGN_AUTO},
+                                           {"true", FLOE_S3_SIGN_ALWAYS},
+                                           {"false", FLOE_S3_SIGN_NEVER},
+                                           {NULL, 0}};
+
 static const floe_conf_key_t KEYS[] = {
     {.name = "warehouse",
      .type = FLOE_CONF_STRING,
@@ -71,6 +76,20 @@ static const floe_conf_key_t KEYS[] = {
      F(path_style),
      .doc = "Address buckets as `ENDPOINT/BUCKET/KEY` instead of `BUCKET.ENDPOINT/KEY` "
             "(most self-hosted stores want true)."},
+    {.name = "s3.ca-file",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "`AWS_CA_BUNDLE`, else the system's CAs",
+     F(ca_file),
+     .doc = "PEM file of the CA certificates that an `https://` endpoint's certificate is "
+            "checked against, for a store whose certificate a private CA signed."},
+    {.name = "s3.payload-signing",
+     .type = FLOE_CONF_ENUM,
+     .def = "auto",
+     .values = SIGNING,
+     F(payload_signing),
+     .doc = "Whether data uploads carry their SHA-256 in the signature (`true`) or are sent "
+            "as `UNSIGNED-PAYLOAD` (`false`); `auto`: unsigned over https, where TLS guards "
+            "the bytes, signed over http."},
     {.name = "s3.multipart.size",
      .type = FLOE_CONF_SIZE,
      .min = (int64_t)5 << 20,
@@ -124,6 +143,8 @@ int floe_store_open(const floe_store_cfg_t *c, const char *data_dir, floe_fileio
         .secret_access_key = c->secret[0] ? c->secret : NULL,
         .session_token = c->token[0] ? c->token : NULL,
         .path_style = c->path_style,
+        .ca_file = c->ca_file[0] ? c->ca_file : NULL,
+        .payload_signing = (floe_s3_payload_signing_t)c->payload_signing,
         .part_size = (size_t)c->part_size,
         .parts_in_flight = (int)c->in_flight,
     };

@@ -16,8 +16,9 @@
 
 typedef struct floe_store_cfg {
     char warehouse[4096];
-    char endpoint[1024], region[64], akid[256], secret[256], token[4096];
+    char endpoint[1024], region[64], akid[256], secret[256], token[4096], ca_file[4096];
     bool path_style;
+    int payload_signing; /* floe_s3_payload_signing_t */
     int64_t part_size, in_flight;
 } floe_store_cfg_t;
 

@@ -113,8 +113,30 @@ const char *floe_http_header(const floe_http_req_t *req, const char *name)
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+/* Add each "Name: value\n" line of headers (may be NULL) to r. */
+static void add_headers(struct MHD_Response *r, const char *headers)
+{
+    for (const char *p = headers; p && *p;) {
+        const char *colon = strchr(p, ':'), *end = strchr(p, '\n');
+        if (!end) end = p + strlen(p);
+        char name[64], value[256];
+        size_t nl = colon && colon < end ? (size_t)(colon - p) : 0;
+        const char *v = nl ? colon + 1 : end;
+        while (v < end && *v == ' ') v++;
+        size_t vl = (size_t)(end - v);
+        if (nl && nl < sizeof name && vl < sizeof value) {
+            memcpy(name, p, nl);
+            name[nl] = '\0';
+            memcpy(value, v, vl);
+            value[vl] = '\0';
+            MHD_add_response_header(r, name, value);
+        }
+        p = *end ? end + 1 : end;
+    }
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char *ctype, void *data,
-                             size_t len, int owned, const char *etag)
+                             size_t len, int owned, const char *etag, const char *headers)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(
         len, data, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
@@ -125,6 +147,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, int status, const char
     /* no body, no type: 204 and 304 */
     if (len || (status != 204 && status != 304)) MHD_add_response_header(r, "Content-Type", ctype);
     if (etag && *etag) MHD_add_response_header(r, "ETag", etag);
+    add_headers(r, headers);
     enum MHD_Result rc = MHD_queue_response(conn, (unsigned)status, r);
     MHD_destroy_response(r);
     return rc;
@@ -152,24 +175,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (p->too_big) {
         static char msg[] = "request body too large\n";
-        return reply(conn, 413, "text/plain", msg, sizeof msg - 1, 0, NULL);
+        return reply(conn, 413, "text/plain", msg, sizeof msg - 1, 0, NULL, NULL);
     }
     const route_t *rt = find_route(h, url);
     if (!rt) {
         static char msg[] = "not found\n";
-        return reply(conn, 404, "text/plain", msg, sizeof msg - 1, 0, NULL);
+        return reply(conn, 404, "text/plain", msg, sizeof msg - 1, 0, NULL, NULL);
     }
     floe_http_req_t rq = {method, url, p->body.data, p->body.len, conn};
-    floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT, ""};
+    floe_http_resp_t rs = {200, "text/plain", FLOE_BUF_INIT, "", NULL};
     if (rt->fn(&rq, &rs, rt->arg)) {
         floe_buf_free(&rs.body);
         static char msg[] = "internal error\n";
-        return reply(conn, 500, "text/plain", msg, sizeof msg - 1, 0, NULL);
+        return reply(conn, 500, "text/plain", msg, sizeof msg - 1, 0, NULL, NULL);
     }
     size_t len;
     uint8_t *data = floe_buf_detach(&rs.body, &len);
     return reply(conn, rs.status, rs.content_type ? rs.content_type : "text/plain", data, len, 1,
-                 rs.etag);
+                 rs.etag, rs.headers);
 }
 
 static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,

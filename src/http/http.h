@@ -29,6 +29,9 @@ typedef struct floe_http_resp {
     const char *content_type; /* static string; default text/plain */
     floe_buf_t body;          /* filled by the handler; freed by the server */
     char etag[128];           /* sent as the ETag header when not empty */
+    /* more headers, static text: "Name: value" lines ended by "\n", or
+     * NULL (WWW-Authenticate on a 401, Cache-Control on a token) */
+    const char *headers;
 } floe_http_resp_t;
 
 /* The value of query argument key, URL-decoded (borrowed until the

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/rest_int.h"
 #include "util/diag.h"
 #include "util/json.h"
+#include "util/murmur3.h"
 
 #define MAX_SEGS 8
 #define DEFAULT_PAGE 100
@@ -21,7 +23,13 @@
 struct floe_rest {
     floe_ice_catalog_t *cat;
     pthread_mutex_t mu; /* the server's mutations, one at a time */
-    atomic_uint_fast64_t requests, reports, commits, conflicts;
+    atomic_uint_fast64_t requests, reports, commits, conflicts, unauthorized;
+    floe_rest_cfg_t cfg;
+    floe_rest_auth_t *auth;
+    floe_rest_idem_t *idem;
+    /* what an engine needs to read the tables' files (s3.endpoint, ...),
+     * and the credentials vended with rest.vend.credentials */
+    floe_ice_props_t io_config, io_secrets;
 };
 
 /* Exactly the routes served, in the spec's literal form. */
@@ -43,6 +51,9 @@ static const char *const endpoints[] = {
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
 };
+/* served when rest.vend.credentials is on */
+static const char credentials_endpoint[] =
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials";
 
 /* ---- answers ---- */
 
@@ -132,38 +143,41 @@ static json_t *body_object(const floe_http_req_t *rq, floe_http_resp_t *rs)
     return j;
 }
 
-/* A namespace from the URL (parts split by 0x1F, the URL's %1F): one
- * level only.  NULL after answering 400. */
-static const char *ns_of_path(const char *seg, floe_http_resp_t *rs)
+/* A namespace from JSON (an array of strings) as the catalog names it:
+ * its levels joined by FLOE_ICE_NS_SEP.  Caller frees; NULL after
+ * answering. */
+static char *ns_of_json(json_t *a, floe_http_resp_t *rs)
 {
-    if (strchr(seg, 0x1f)) {
-        bad(rs, "multi-level namespaces are not supported: floe's filesystem catalog keeps one "
-                "level");
+    size_t n = json_array_size(a), len = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(a, i);
+        const char *p = json_string_value(v);
+        if (!p || !*p || strchr(p, FLOE_ICE_NS_SEP)) n = 0;
+        len += p ? strlen(p) + 1 : 0;
+    }
+    if (!json_is_array(a) || n == 0) {
+        bad(rs, "namespace must be a non-empty array of non-empty strings");
         return NULL;
     }
-    return seg;
+    char *ns = malloc(len);
+    if (!ns) return NULL;
+    char *o = ns;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = json_string_value(json_array_get(a, i));
+        if (i) *o++ = FLOE_ICE_NS_SEP;
+        memcpy(o, p, strlen(p));
+        o += strlen(p);
+    }
+    *o = '\0';
+    return ns;
 }
 
-/* A namespace from JSON (an array of strings).  NULL after answering. */
-static const char *ns_of_json(json_t *a, floe_http_resp_t *rs)
-{
-    if (!json_is_array(a) || json_array_size(a) == 0 ||
-        !json_is_string(json_array_get(a, json_array_size(a) - 1))) {
-        bad(rs, "namespace must be a non-empty array of strings");
-        return NULL;
-    }
-    if (json_array_size(a) > 1) {
-        bad(rs, "multi-level namespaces are not supported: floe's filesystem catalog keeps one "
-                "level");
-        return NULL;
-    }
-    return json_string_value(json_array_get(a, 0));
-}
-
-/* A TableIdentifier {"namespace": [...], "name": "..."}. */
-static int ident_of_json(json_t *j, const char **ns, const char **name, floe_http_resp_t *rs)
+/* A TableIdentifier {"namespace": [...], "name": "..."}; *ns the
+ * caller's to free. */
+static int ident_of_json(json_t *j, char **ns, const char **name, floe_http_resp_t *rs)
 {
     json_t *n = json_object_get(j, "name");
+    *ns = NULL;
     if (!json_is_object(j) || !json_is_string(n))
         return reject(rs, "a table identifier needs a name");
     if (!(*ns = ns_of_json(json_object_get(j, "namespace"), rs))) return -1;
@@ -171,9 +185,30 @@ static int ident_of_json(json_t *j, const char **ns, const char **name, floe_htt
     return 0;
 }
 
+/* The namespace ns as JSON: an array of its levels; with child, one more
+ * level. */
+static json_t *ns_json_in(const char *ns, const char *child)
+{
+    json_t *a = json_array();
+    for (const char *p = ns; a && p;) {
+        const char *e = strchr(p, FLOE_ICE_NS_SEP);
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    if (a && child && json_array_append_new(a, json_string(child))) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 static json_t *ns_json(const char *ns)
 {
-    return json_pack("[s]", ns);
+    return ns_json_in(ns, NULL);
 }
 
 static json_t *props_json(const floe_ice_props_t *p)
@@ -282,31 +317,71 @@ static void etag_of(const floe_ice_metadata_t *md, int64_t version, bool refs_on
     snprintf(out, size, "\"%s-v%" PRId64 "%s\"", md->table_uuid, version, refs_only ? "-refs" : "");
 }
 
-/* A LoadTableResult for md (metadata-location may be NULL: staged); a
- * CommitTableResponse (no config) when commit. */
-static int send_table(floe_http_resp_t *rs, const floe_ice_metadata_t *md, const char *location,
-                      int64_t version, bool refs_only, bool commit)
+/* The storage credentials vended for a table at location: one
+ * StorageCredential for its prefix.  NULL when vending is off. */
+static json_t *storage_credentials(floe_rest_t *r, const char *location)
+{
+    if (!r->cfg.vend_credentials || !r->io_secrets.n) return NULL;
+    return json_pack("[{s:s,s:o}]", "prefix", location, "config", props_json(&r->io_secrets));
+}
+
+/* The "config" of a LoadTableResult: what an engine needs to read the
+ * files (s3.endpoint, s3.path-style-access, s3.region), with the
+ * credentials when vending is on; and the storage-credentials. */
+static int append_table_config(floe_rest_t *r, const floe_ice_metadata_t *md, floe_buf_t *out)
+{
+    json_t *cfg = props_json(&r->io_config);
+    for (size_t i = 0; cfg && r->cfg.vend_credentials && i < r->io_secrets.n; i++)
+        if (json_object_set_new(cfg, r->io_secrets.kv[i].key,
+                                json_string(r->io_secrets.kv[i].value))) {
+            json_decref(cfg);
+            cfg = NULL;
+        }
+    json_t *sc = storage_credentials(r, md->location);
+    char *a = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL, *b = NULL;
+    int rc = !a || floe_buf_append_str(out, ",\"config\":") || floe_buf_append_str(out, a);
+    if (!rc && sc)
+        rc = !(b = json_dumps(sc, JSON_COMPACT)) ||
+             floe_buf_append_str(out, ",\"storage-credentials\":") || floe_buf_append_str(out, b);
+    json_decref(cfg);
+    json_decref(sc);
+    free(a);
+    free(b);
+    return rc ? -1 : 0;
+}
+
+/* A LoadTableResult for md, loaded as t (NULL: staged, no
+ * metadata-location); a CommitTableResponse (no config) when commit. */
+static int send_table(floe_rest_t *r, floe_http_resp_t *rs, const floe_ice_metadata_t *md,
+                      const floe_ice_table_t *t, bool refs_only, bool commit)
 {
     floe_err_t err;
     char *text = NULL;
-    if (refs_only) {
+    const char *location = t ? floe_ice_table_metadata_location(t) : NULL;
+    int64_t version = t ? floe_ice_table_version(t) : 0;
+    size_t kept_len = 0;
+    /* the metadata file's own text, when the catalog kept it: neither a
+     * parse nor a print per request */
+    const char *kept = t && !refs_only ? floe_ice_table_metadata_text(t, &kept_len) : NULL;
+    if (!kept && refs_only) {
         json_t *m = metadata_json(md, true, &err);
         text = m ? json_dumps(m, JSON_COMPACT) : NULL;
         json_decref(m);
         if (m && !text) return -1;
-    } else {
+    } else if (!kept) {
         /* the metadata's own text: no second pass through a JSON tree */
         text = floe_ice_metadata_to_json(md, &err);
     }
-    if (!text) return fail_err(rs, &err, ON_TABLE);
+    if (!text && !kept) return fail_err(rs, &err, ON_TABLE);
     floe_buf_reset(&rs->body);
     int rc =
-        floe_buf_append_str(&rs->body, "{\"metadata\":") || floe_buf_append_str(&rs->body, text);
+        floe_buf_append_str(&rs->body, "{\"metadata\":") ||
+        (kept ? floe_buf_append(&rs->body, kept, kept_len) : floe_buf_append_str(&rs->body, text));
     free(text);
     if (location)
         rc = rc || floe_buf_append_str(&rs->body, ",\"metadata-location\":") ||
              floe_json_cstr(&rs->body, location);
-    if (!commit) rc = rc || floe_buf_append_str(&rs->body, ",\"config\":{}");
+    if (!commit) rc = rc || append_table_config(r, md, &rs->body);
     rc = rc || floe_buf_append_u8(&rs->body, '}');
     if (rc) return -1;
     rs->status = 200;
@@ -332,6 +407,38 @@ static void change_clear(change_t *c)
     memset(c, 0, sizeof *c);
 }
 
+static int req_parse(const char *s, size_t n, void *out, floe_err_t *err)
+{
+    return floe_ice_req_from_json(s, n, out, err);
+}
+
+static int update_parse(const char *s, size_t n, void *out, floe_err_t *err)
+{
+    return floe_ice_update_from_json(s, n, out, err);
+}
+
+/* Each element of JSON array a through parse into items (elements of
+ * size bytes), counting the parsed ones in *n.  -1 after answering 400
+ * (or out of memory). */
+static int parse_each(json_t *a, void *items, size_t size, size_t *n,
+                      int (*parse)(const char *, size_t, void *, floe_err_t *), const char *what,
+                      floe_http_resp_t *rs)
+{
+    floe_err_t err;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        char *s = json_dumps(json_array_get(a, i), JSON_COMPACT);
+        if (!s) return -1;
+        int rc = parse(s, strlen(s), (char *)items + i * size, &err);
+        free(s);
+        if (rc < 0) {
+            fail(rs, 400, "BadRequestException", "%s %zu: %s", what, i, err.msg);
+            return -1;
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
 /* The requirements and updates of a CommitTableRequest; an unknown
  * requirement type or update action is a 400.  -1 after answering. */
 static int change_of_json(json_t *j, change_t *c, floe_http_resp_t *rs)
@@ -339,34 +446,13 @@ static int change_of_json(json_t *j, change_t *c, floe_http_resp_t *rs)
     json_t *rq = json_object_get(j, "requirements"), *up = json_object_get(j, "updates");
     if ((rq && !json_is_array(rq)) || (up && !json_is_array(up)))
         return reject(rs, "requirements and updates must be arrays");
-    size_t nr = json_array_size(rq), nu = json_array_size(up);
-    c->reqs = calloc(nr + 1, sizeof *c->reqs);
-    c->ups = calloc(nu + 1, sizeof *c->ups);
+    c->reqs = calloc(json_array_size(rq) + 1, sizeof *c->reqs);
+    c->ups = calloc(json_array_size(up) + 1, sizeof *c->ups);
     if (!c->reqs || !c->ups) return -1;
-    floe_err_t err;
-    for (size_t i = 0; i < nr; i++) {
-        char *s = json_dumps(json_array_get(rq, i), JSON_COMPACT);
-        if (!s) return -1;
-        int rc = floe_ice_req_from_json(s, strlen(s), &c->reqs[i], &err);
-        free(s);
-        if (rc < 0) {
-            fail(rs, 400, "BadRequestException", "requirement %zu: %s", i, err.msg);
-            return -1;
-        }
-        c->nreqs++;
-    }
-    for (size_t i = 0; i < nu; i++) {
-        char *s = json_dumps(json_array_get(up, i), JSON_COMPACT);
-        if (!s) return -1;
-        int rc = floe_ice_update_from_json(s, strlen(s), &c->ups[i], &err);
-        free(s);
-        if (rc < 0) {
-            fail(rs, 400, "BadRequestException", "update %zu: %s", i, err.msg);
-            return -1;
-        }
-        c->nups++;
-    }
-    return 0;
+    return parse_each(rq, c->reqs, sizeof *c->reqs, &c->nreqs, req_parse, "requirement", rs) ||
+                   parse_each(up, c->ups, sizeof *c->ups, &c->nups, update_parse, "update", rs)
+               ? -1
+               : 0;
 }
 
 static bool asserts_create(const change_t *c)
@@ -407,8 +493,7 @@ static int commit_create(floe_rest_t *r, const char *ns, const char *name, const
             return fail(rs, 409, "CommitFailedException", "%s (assert-create failed)", err.msg);
         return fail_err(rs, &err, ON_TABLE);
     }
-    rc = send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
-                    floe_ice_table_version(t), false, true);
+    rc = send_table(r, rs, floe_ice_table_metadata(t), t, false, true);
     floe_ice_table_free(t);
     return rc;
 }
@@ -433,12 +518,14 @@ static int h_commit(floe_rest_t *r, const char *ns, const char *name, json_t *j,
     change_t c = {0};
     int rc = change_of_json(j, &c, rs);
     json_t *id = json_object_get(j, "identifier");
-    const char *ins, *iname;
+    char *ins = NULL;
+    const char *iname;
     if (rc == 0 && id && !json_is_null(id)) {
         if (ident_of_json(id, &ins, &iname, rs) < 0) rc = -1;
         else if (strcmp(ins, ns) || strcmp(iname, name))
             rc = reject(rs, "the identifier in the body names another table than the URL");
     }
+    free(ins);
     if (rc < 0) {
         change_clear(&c);
         return rs->status >= 400 ? 0 : -1;
@@ -454,8 +541,7 @@ static int h_commit(floe_rest_t *r, const char *ns, const char *name, json_t *j,
     else if (commit_one(r, ns, name, &c, &t, &err) < 0)
         rc = fail_err(rs, &err, ON_TABLE);
     else
-        rc = send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
-                        floe_ice_table_version(t), false, true);
+        rc = send_table(r, rs, floe_ice_table_metadata(t), t, false, true);
     pthread_mutex_unlock(&r->mu);
     floe_ice_table_free(t);
     change_clear(&c);
@@ -478,7 +564,8 @@ static int h_transaction(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
         return bad(rs, "table-changes must be an array of 1..100 table changes");
     }
     change_t *cs = calloc(n, sizeof *cs);
-    const char **nss = calloc(n, sizeof *nss), **names = calloc(n, sizeof *names);
+    char **nss = calloc(n, sizeof *nss);
+    const char **names = calloc(n, sizeof *names);
     floe_ice_table_t **cur = calloc(n, sizeof *cur);
     int rc = (!cs || !nss || !names || !cur) ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -542,6 +629,7 @@ static int h_transaction(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
         rc = 0;
     for (size_t i = 0; cs && i < n; i++) change_clear(&cs[i]);
     for (size_t i = 0; cur && i < n; i++) floe_ice_table_free(cur[i]);
+    for (size_t i = 0; nss && i < n; i++) free(nss[i]);
     free(cs);
     free(nss);
     free(names);
@@ -613,7 +701,7 @@ static int h_create_table(floe_rest_t *r, const char *ns, json_t *j, floe_http_r
             rc = fail(rs, 409, "AlreadyExistsException", "table %s.%s already exists", ns, tname);
             goto out;
         }
-        rc = send_table(rs, md, NULL, 0, false, false);
+        rc = send_table(r, rs, md, NULL, false, false);
         goto out;
     }
     pthread_mutex_lock(&r->mu);
@@ -621,8 +709,7 @@ static int h_create_table(floe_rest_t *r, const char *ns, json_t *j, floe_http_r
     pthread_mutex_unlock(&r->mu);
     if (crc < 0) rc = fail_err(rs, &err, ON_TABLE);
     else
-        rc = send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
-                        floe_ice_table_version(t), false, false);
+        rc = send_table(r, rs, floe_ice_table_metadata(t), t, false, false);
 out:
     if (rc < 0 && rs->status >= 400) rc = 0;
     json_decref(w);
@@ -691,8 +778,7 @@ static int h_load_table(floe_rest_t *r, const char *ns, const char *name, const 
         floe_buf_reset(&rs->body);
         rc = 0;
     } else {
-        rc = send_table(rs, md, floe_ice_table_metadata_location(t), floe_ice_table_version(t),
-                        refs, false);
+        rc = send_table(r, rs, md, t, refs, false);
     }
     floe_ice_table_free(t);
     return rc;
@@ -716,10 +802,8 @@ static int h_register(floe_rest_t *r, const char *ns, json_t *j, floe_http_resp_
         int crc = floe_ice_catalog_register_table(r->cat, ns, json_string_value(name),
                                                   json_string_value(loc), &t, &err);
         pthread_mutex_unlock(&r->mu);
-        rc = crc < 0
-                 ? fail_err(rs, &err, ON_TABLE)
-                 : send_table(rs, floe_ice_table_metadata(t), floe_ice_table_metadata_location(t),
-                              floe_ice_table_version(t), false, false);
+        rc = crc < 0 ? fail_err(rs, &err, ON_TABLE)
+                     : send_table(r, rs, floe_ice_table_metadata(t), t, false, false);
     }
     floe_ice_table_free(t);
     return rc;
@@ -727,7 +811,8 @@ static int h_register(floe_rest_t *r, const char *ns, json_t *j, floe_http_resp_
 
 static int h_rename(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
 {
-    const char *sns, *sname, *dns, *dname;
+    char *sns = NULL, *dns = NULL;
+    const char *sname, *dname;
     int rc = 0;
     if (ident_of_json(json_object_get(j, "source"), &sns, &sname, rs) < 0 ||
         ident_of_json(json_object_get(j, "destination"), &dns, &dname, rs) < 0) {
@@ -747,6 +832,8 @@ static int h_rename(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
         pthread_mutex_unlock(&r->mu);
         floe_ice_table_free(t);
     }
+    free(sns);
+    free(dns);
     return rc;
 }
 
@@ -789,13 +876,10 @@ static int h_list_namespaces(floe_rest_t *r, const floe_http_req_t *rq, floe_htt
     char **names = NULL;
     size_t n = 0;
     floe_err_t err;
-    if (parent && *parent) {
-        /* one level: a namespace has no children */
-        if (!ns_of_path(parent, rs)) return 0;
-        if (need_ns(r, parent, rs) < 0) return 0;
-    } else if (floe_ice_catalog_list_namespaces(r->cat, &names, &n, &err) < 0) {
+    /* an empty parent is the top level, as the spec asks for now */
+    if (parent && !*parent) parent = NULL;
+    if (floe_ice_catalog_list_namespaces_in(r->cat, parent, &names, &n, &err) < 0)
         return fail_err(rs, &err, ON_NAMESPACE);
-    }
     if (n) qsort(names, n, sizeof *names, cmp_names);
     size_t from, to;
     const char *next;
@@ -804,7 +888,8 @@ static int h_list_namespaces(floe_rest_t *r, const floe_http_req_t *rq, floe_htt
     else if (rc == 0) {
         json_t *a = json_array();
         for (size_t i = from; a && i < to; i++)
-            if (json_array_append_new(a, ns_json(names[i]))) {
+            if (json_array_append_new(a,
+                                      parent ? ns_json_in(parent, names[i]) : ns_json(names[i]))) {
                 json_decref(a);
                 a = NULL;
             }
@@ -819,7 +904,7 @@ static int h_list_namespaces(floe_rest_t *r, const floe_http_req_t *rq, floe_htt
 static int h_create_namespace(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
 {
     floe_ice_props_t props = {0};
-    const char *ns = ns_of_json(json_object_get(j, "namespace"), rs);
+    char *ns = ns_of_json(json_object_get(j, "namespace"), rs);
     int rc = 0;
     floe_err_t err;
     if (ns && props_of_json(json_object_get(j, "properties"), &props, rs) == 0) {
@@ -833,6 +918,7 @@ static int h_create_namespace(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
                 json_pack("{s:o,s:o}", "namespace", ns_json(ns), "properties", props_json(&props)));
         pthread_mutex_unlock(&r->mu);
     }
+    free(ns);
     floe_ice_props_clear(&props);
     return rc;
 }
@@ -932,7 +1018,7 @@ static bool api_word(const char *s)
            !strcmp(s, "transactions") || !strcmp(s, "oauth");
 }
 
-static int h_config(const floe_http_req_t *rq, floe_http_resp_t *rs)
+static int h_config(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs)
 {
     /* a named warehouse comes back as the prefix clients put in their
      * paths (any prefix reaches the one warehouse) */
@@ -941,8 +1027,28 @@ static int h_config(const floe_http_req_t *rq, floe_http_resp_t *rs)
     if (wh && plain_name(wh) && !api_word(wh)) json_object_set_new(ov, "prefix", json_string(wh));
     for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++)
         json_array_append_new(eps, json_string(endpoints[i]));
+    if (r->cfg.vend_credentials) json_array_append_new(eps, json_string(credentials_endpoint));
+    /* Idempotency-Key is honoured: for how long, as an ISO-8601 duration */
+    char life[32];
+    snprintf(life, sizeof life, "PT%" PRId64 "S", (r->cfg.idempotency_lifetime_ms + 999) / 1000);
     return send_json(rs, 200,
-                     json_pack("{s:{},s:o,s:o}", "defaults", "overrides", ov, "endpoints", eps));
+                     json_pack("{s:{},s:o,s:o,s:s}", "defaults", "overrides", ov, "endpoints", eps,
+                               "idempotency-key-lifetime", life));
+}
+
+/* GET .../tables/{table}/credentials: a LoadCredentialsResponse. */
+static int h_credentials(floe_rest_t *r, const char *ns, const char *name, floe_http_resp_t *rs)
+{
+    floe_ice_table_t *t;
+    floe_err_t err;
+    if (floe_ice_catalog_load_table(r->cat, ns, name, &t, &err) < 0)
+        return fail_err(rs, &err, ON_TABLE);
+    json_t *sc = storage_credentials(r, floe_ice_table_metadata(t)->location);
+    floe_ice_table_free(t);
+    if (!r->cfg.vend_credentials)
+        return fail(rs, 403, "ForbiddenException",
+                    "this catalog vends no credentials (rest.vend.credentials is off)");
+    return send_json(rs, 200, json_pack("{s:o}", "storage-credentials", sc ? sc : json_array()));
 }
 
 static int method_is(const floe_http_req_t *rq, const char *m)
@@ -957,7 +1063,7 @@ static int route(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs
 {
     const char *m = rq->method;
     bool get = method_is(rq, "GET") || method_is(rq, "HEAD");
-    if (n == 1 && !strcmp(seg[0], "config") && get) return h_config(rq, rs);
+    if (n == 1 && !strcmp(seg[0], "config") && get) return h_config(r, rq, rs);
     if (n == 2 && !strcmp(seg[0], "tables") && !strcmp(seg[1], "rename") && method_is(rq, "POST"))
         return h_rename(r, j, rs);
     if (n == 2 && !strcmp(seg[0], "transactions") && !strcmp(seg[1], "commit") &&
@@ -966,8 +1072,8 @@ static int route(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs
     if (n >= 1 && !strcmp(seg[0], "namespaces")) {
         if (n == 1 && get) return h_list_namespaces(r, rq, rs);
         if (n == 1 && method_is(rq, "POST")) return h_create_namespace(r, j, rs);
-        const char *ns = n >= 2 ? ns_of_path(seg[1], rs) : NULL;
-        if (n >= 2 && !ns) return 0;
+        /* the URL's namespace: its levels split by %1F, decoded */
+        const char *ns = n >= 2 ? seg[1] : NULL;
         if (n == 2 && (get || method_is(rq, "DELETE"))) return h_namespace(r, ns, rq, rs);
         if (n == 3 && !strcmp(seg[2], "properties") && method_is(rq, "POST"))
             return h_ns_properties(r, ns, j, rs);
@@ -985,6 +1091,9 @@ static int route(floe_rest_t *r, const floe_http_req_t *rq, floe_http_resp_t *rs
         if (n == 5 && !strcmp(seg[2], "tables") && !strcmp(seg[4], "metrics") &&
             method_is(rq, "POST"))
             return h_metrics_report(r, ns, seg[3], j, rs);
+        if (n == 5 && !strcmp(seg[2], "tables") && !strcmp(seg[4], "credentials") &&
+            method_is(rq, "GET"))
+            return h_credentials(r, ns, seg[3], rs);
     }
     return fail(rs, 404, "NoSuchEndpointException", "no route for %s %s", m, rq->path);
 }
@@ -1012,10 +1121,41 @@ static int h_rest(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
         memmove(seg, seg + 1, (size_t)(n - 1) * sizeof *seg);
         n--;
     }
+    if (n == 2 && !strcmp(seg[0], "oauth") && !strcmp(seg[1], "tokens"))
+        return floe_rest_auth_token(r->auth, rq, rs);
+    const char *why;
+    if (!floe_rest_auth_check(r->auth, rq, &why)) {
+        atomic_fetch_add(&r->unauthorized, 1);
+        rs->headers = "WWW-Authenticate: Bearer realm=\"floe\"\n";
+        return fail(rs, 401, "NotAuthorizedException", "%s", why);
+    }
     /* every POST of the API carries a JSON object */
     json_t *j = NULL;
     if (method_is(rq, "POST") && !(j = body_object(rq, rs))) return rs->status >= 400 ? 0 : -1;
-    int rc = route(r, rq, rs, seg, n, j);
+    /* a mutation with an Idempotency-Key: its first final answer again */
+    const char *key = floe_http_header(rq, "Idempotency-Key");
+    bool mutation = method_is(rq, "DELETE") ||
+                    (method_is(rq, "POST") && !(n == 5 && !strcmp(seg[4], "metrics")));
+    floe_rest_idem_slot_t *slot = NULL;
+    int rc = 0;
+    if (key && mutation) {
+        size_t kl = strlen(key);
+        if (kl == 0 || kl > 128) {
+            json_decref(j);
+            return bad(rs, "Idempotency-Key must be 1..128 characters");
+        }
+        uint32_t h1 = floe_murmur3_32(rq->method, strlen(rq->method), 1);
+        h1 = floe_murmur3_32(rq->path, strlen(rq->path), h1);
+        uint32_t h2 = rq->body_len ? floe_murmur3_32(rq->body, rq->body_len, h1) : h1;
+        rc = floe_rest_idem_begin(r->idem, key, (uint64_t)h1 << 32 | h2, rs, &slot);
+    }
+    if (rc == 0) {
+        rc = route(r, rq, rs, seg, n, j);
+        if (rc < 0) rs->status = 500; /* not final: a retry runs again */
+        floe_rest_idem_end(r->idem, slot, rs);
+    } else {
+        rc = rc == -2 ? -1 : 0; /* answered from memory, or 422 */
+    }
     json_decref(j);
     return rc;
 }
@@ -1031,10 +1171,119 @@ static int metrics(void *arg, floe_buf_t *out)
                            "# TYPE floe_rest_commit_conflicts_total counter\n"
                            "floe_rest_commit_conflicts_total %" PRIu64 "\n"
                            "# TYPE floe_rest_metrics_reports_total counter\n"
-                           "floe_rest_metrics_reports_total %" PRIu64 "\n",
+                           "floe_rest_metrics_reports_total %" PRIu64 "\n"
+                           "# TYPE floe_rest_unauthorized_total counter\n"
+                           "floe_rest_unauthorized_total %" PRIu64 "\n"
+                           "# TYPE floe_rest_idempotent_replays_total counter\n"
+                           "floe_rest_idempotent_replays_total %" PRIu64 "\n"
+                           "# TYPE floe_rest_oauth_tokens gauge\n"
+                           "floe_rest_oauth_tokens %zu\n",
                            (uint64_t)atomic_load(&r->requests), (uint64_t)atomic_load(&r->commits),
-                           (uint64_t)atomic_load(&r->conflicts),
-                           (uint64_t)atomic_load(&r->reports));
+                           (uint64_t)atomic_load(&r->conflicts), (uint64_t)atomic_load(&r->reports),
+                           (uint64_t)atomic_load(&r->unauthorized), floe_rest_idem_replays(r->idem),
+                           floe_rest_auth_live(r->auth));
+}
+
+/* ---- configuration ---- */
+
+#define F(f) FLOE_CONF_FIELD(floe_rest_cfg_t, f)
+
+static const floe_conf_key_t KEYS[] = {
+    {.name = "rest.auth.tokens",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "none",
+     F(auth_tokens),
+     .doc = "Static bearer tokens the REST catalog accepts, comma-separated. With this or "
+            "`rest.auth.clients` set, every `/v1/` request needs `Authorization: Bearer TOKEN` "
+            "(else 401 `NotAuthorizedException`); with neither, auth is off."},
+    {.name = "rest.auth.clients",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "none",
+     F(auth_clients),
+     .doc = "OAuth2 clients, `ID:SECRET` comma-separated: `POST /v1/oauth/tokens` with "
+            "`grant_type=client_credentials` issues them expiring tokens (an engine's "
+            "`credential=ID:SECRET`); token exchange renews a valid token."},
+    {.name = "rest.auth.token.ttl.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1000,
+     .max = 30LL * 86400000,
+     .def = "1h",
+     F(token_ttl_ms),
+     .doc = "Lifetime of a token issued by `/v1/oauth/tokens` (its `expires_in`)."},
+    {.name = "rest.idempotency.lifetime.ms",
+     .type = FLOE_CONF_DURATION,
+     .min = 1000,
+     .max = 7LL * 86400000,
+     .def = "30min",
+     F(idempotency_lifetime_ms),
+     .doc = "How long the answer to a mutation sent with an `Idempotency-Key` is kept: a retry "
+            "with the same key gets it again instead of applying twice. `/v1/config` "
+            "advertises it as `idempotency-key-lifetime`."},
+    {.name = "rest.vend.credentials",
+     .type = FLOE_CONF_BOOL,
+     .def = "false",
+     F(vend_credentials),
+     .doc = "Tables on S3: `loadTable` answers carry floe's `s3.access-key-id`, "
+            "`s3.secret-access-key` (and `s3.session-token`) in `config` and "
+            "`storage-credentials`, and `GET .../tables/T/credentials` is served. Off, engines "
+            "get only `s3.endpoint`, `s3.region` and `s3.path-style-access`."},
+    {.name = "rest.metadata.cache.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 0,
+     .max = 1LL << 40,
+     .def = "128MiB",
+     F(metadata_cache_bytes),
+     .doc = "Parsed table metadata kept in memory, per metadata file, so that loading or "
+            "committing to a table with many snapshots does not read and parse its metadata "
+            "JSON again; `0` turns it off."},
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+#undef F
+
+#define IDEMPOTENCY_BYTES ((size_t)64 << 20)
+
+const floe_conf_key_t *floe_rest_config_keys(size_t *n)
+{
+    *n = NKEYS;
+    return KEYS;
+}
+
+int floe_rest_configure(floe_rest_t *r, const floe_rest_cfg_t *cfg,
+                        const floe_ice_props_t *io_config, const floe_ice_props_t *io_secrets,
+                        floe_err_t *err)
+{
+    floe_rest_auth_t *auth = NULL;
+    floe_rest_idem_t *idem = NULL;
+    if (floe_rest_auth_new(cfg->auth_tokens, cfg->auth_clients, cfg->token_ttl_ms, &auth, err) < 0)
+        return -1;
+    if (!(idem = floe_rest_idem_new(cfg->idempotency_lifetime_ms, IDEMPOTENCY_BYTES))) {
+        floe_rest_auth_free(auth);
+        return floe_err_oom(err);
+    }
+    floe_ice_props_t c = {0}, s = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && io_config && i < io_config->n; i++)
+        rc = floe_ice_props_set(&c, io_config->kv[i].key, io_config->kv[i].value);
+    for (size_t i = 0; rc == 0 && io_secrets && i < io_secrets->n; i++)
+        rc = floe_ice_props_set(&s, io_secrets->kv[i].key, io_secrets->kv[i].value);
+    if (rc < 0) {
+        floe_ice_props_clear(&c);
+        floe_ice_props_clear(&s);
+        floe_rest_auth_free(auth);
+        floe_rest_idem_free(idem);
+        return floe_err_oom(err);
+    }
+    floe_rest_auth_free(r->auth);
+    floe_rest_idem_free(r->idem);
+    floe_ice_props_clear(&r->io_config);
+    floe_ice_props_clear(&r->io_secrets);
+    r->auth = auth;
+    r->idem = idem;
+    r->io_config = c;
+    r->io_secrets = s;
+    r->cfg = *cfg;
+    floe_ice_catalog_cache_metadata(r->cat, (size_t)cfg->metadata_cache_bytes);
+    return 0;
 }
 
 int floe_rest_http(floe_http_t *h, floe_ice_catalog_t *cat, floe_rest_t **out, floe_err_t *err)
@@ -1043,6 +1292,12 @@ int floe_rest_http(floe_http_t *h, floe_ice_catalog_t *cat, floe_rest_t **out, f
     if (!r) return floe_err_oom(err);
     r->cat = cat;
     pthread_mutex_init(&r->mu, NULL);
+    floe_rest_cfg_t cfg = {0};
+    if (floe_conf_defaults(KEYS, NKEYS, &cfg, err) < 0 ||
+        floe_rest_configure(r, &cfg, NULL, NULL, err) < 0) {
+        floe_rest_free(r);
+        return -1;
+    }
     if (floe_http_route(h, "/v1/", h_rest, r) || floe_http_metrics_add(h, metrics, r)) {
         floe_rest_free(r);
         return floe_err_oom(err);
@@ -1054,6 +1309,10 @@ int floe_rest_http(floe_http_t *h, floe_ice_catalog_t *cat, floe_rest_t **out, f
 void floe_rest_free(floe_rest_t *r)
 {
     if (!r) return;
+    floe_rest_auth_free(r->auth);
+    floe_rest_idem_free(r->idem);
+    floe_ice_props_clear(&r->io_config);
+    floe_ice_props_clear(&r->io_secrets);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }

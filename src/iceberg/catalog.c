@@ -4,6 +4,8 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,11 @@
 #define MAX_METADATA_BYTES ((size_t)256 << 20)
 
 /* ---- dispatch ---- */
+
+/* the filesystem catalog's own (below) */
+static void fs_destroy(floe_ice_catalog_t *cat);
+static int fs_list_namespaces_in(floe_ice_catalog_t *cat, const char *parent, char ***names,
+                                 size_t *n, floe_err_t *err);
 
 void floe_ice_catalog_free(floe_ice_catalog_t *c)
 {
@@ -48,6 +55,17 @@ int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_
     *names = NULL;
     *n = 0;
     return c->ops->list_namespaces(c, names, n, err);
+}
+
+int floe_ice_catalog_list_namespaces_in(floe_ice_catalog_t *c, const char *parent, char ***names,
+                                        size_t *n, floe_err_t *err)
+{
+    *names = NULL;
+    *n = 0;
+    if (!parent) return c->ops->list_namespaces(c, names, n, err);
+    if (c->ops->destroy != fs_destroy)
+        return floe_err_set(err, FLOE_EUNSUPPORTED, "this catalog keeps one namespace level");
+    return fs_list_namespaces_in(c, parent, names, n, err);
 }
 
 int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names, size_t *n,
@@ -198,14 +216,88 @@ int64_t floe_ice_table_version(const floe_ice_table_t *t)
     return t->version;
 }
 
+/* ---- the metadata cache ---- */
+
+/* One parsed metadata file and its text, shared by the cache (while it
+ * holds the entry) and by every table loaded from it. */
+typedef struct floe_ice_md_entry {
+    struct floe_ice_md_entry *prev, *next; /* the cache's LRU list, newest first */
+    char *path;
+    floe_ice_metadata_t *md;
+    char *text;
+    size_t text_len, bytes;
+    atomic_int refs;
+} md_entry_t;
+
+static void entry_unref(md_entry_t *e)
+{
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+        free(e->path);
+        floe_ice_metadata_free(e->md);
+        free(e->text);
+        free(e);
+    }
+}
+
+/* Takes md and text (freed on failure); one reference, the caller's. */
+static md_entry_t *entry_new(const char *path, floe_ice_metadata_t *md, char *text, size_t len)
+{
+    md_entry_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->path = strdup(path))) {
+        free(e);
+        floe_ice_metadata_free(md);
+        free(text);
+        return NULL;
+    }
+    e->md = md;
+    e->text = text;
+    e->text_len = len;
+    /* the text, and its parsed form: 1.13 times the text for metadata of
+     * 10,000 snapshots (malloc'd bytes, measured with mallinfo2) */
+    e->bytes = len + len + len / 4 + sizeof *e;
+    atomic_init(&e->refs, 1);
+    return e;
+}
+
+/* A table over e's metadata: takes the caller's reference to e. */
+static floe_ice_table_t *table_shared(const char *ns, const char *name, int64_t version,
+                                      md_entry_t *e)
+{
+    floe_ice_table_t *t = calloc(1, sizeof *t);
+    if (t) {
+        t->ns = strdup(ns);
+        t->name = strdup(name);
+        t->metadata_location = strdup(e->path);
+        t->version = version;
+        t->md = e->md;
+        t->shared = e;
+    }
+    if (!t || !t->ns || !t->name || !t->metadata_location) {
+        if (t) floe_ice_table_free(t);
+        else
+            entry_unref(e);
+        return NULL;
+    }
+    return t;
+}
+
 void floe_ice_table_free(floe_ice_table_t *t)
 {
     if (!t) return;
     free(t->ns);
     free(t->name);
     free(t->metadata_location);
-    floe_ice_metadata_free(t->md);
+    if (t->shared) entry_unref(t->shared);
+    else
+        floe_ice_metadata_free(t->md);
     free(t);
+}
+
+const char *floe_ice_table_metadata_text(const floe_ice_table_t *t, size_t *len)
+{
+    if (!t->shared) return NULL;
+    *len = t->shared->text_len;
+    return t->shared->text;
 }
 
 /* ---- filesystem catalog ---- */
@@ -213,6 +305,9 @@ void floe_ice_table_free(floe_ice_table_t *t)
 typedef struct fs_catalog {
     floe_ice_catalog_t base;
     char *warehouse;
+    pthread_mutex_t cmu; /* the metadata cache: */
+    md_entry_t *head, *tail;
+    size_t cached, max_cached; /* bytes */
 } fs_catalog_t;
 
 #define NS_MARKER ".floe-namespace"
@@ -229,6 +324,28 @@ static int check_name(const char *what, const char *s, floe_err_t *err)
     return 0;
 }
 
+/* A namespace: one level, or levels joined by FLOE_ICE_NS_SEP, each a
+ * name as check_name wants. */
+static int check_ns(const char *ns, floe_err_t *err)
+{
+    if (!ns) return check_name("namespace", ns, err);
+    int depth = 0;
+    for (const char *p = ns;; p++) {
+        const char *e = strchr(p, FLOE_ICE_NS_SEP);
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char part[201];
+        if (n == 0 || n >= sizeof part || ++depth > FLOE_ICE_NS_MAX_DEPTH)
+            return floe_err_set(err, FLOE_EINVAL,
+                                "namespace: 1..%d levels of 1..200 characters each",
+                                FLOE_ICE_NS_MAX_DEPTH);
+        memcpy(part, p, n);
+        part[n] = '\0';
+        if (check_name("namespace", part, err) < 0) return -1;
+        if (!e) return 0;
+        p = e;
+    }
+}
+
 static char *path_join(const char *a, const char *b, const char *c, const char *d)
 {
     size_t n =
@@ -237,6 +354,9 @@ static char *path_join(const char *a, const char *b, const char *c, const char *
     if (!p) return NULL;
     snprintf(p, n, "%s%s%s%s%s%s%s", a, b ? "/" : "", b ? b : "", c ? "/" : "", c ? c : "",
              d ? "/" : "", d ? d : "");
+    /* a multi-level namespace's parts are nested folders */
+    for (char *q = p + strlen(a); *q; q++)
+        if (*q == FLOE_ICE_NS_SEP) *q = '/';
     return p;
 }
 
@@ -246,6 +366,92 @@ static char *metadata_file(const char *mdir, int64_t v)
     char *p = malloc(n);
     if (p) snprintf(p, n, "%s/v%" PRId64 ".metadata.json", mdir, v);
     return p;
+}
+
+static void cache_unlink(fs_catalog_t *c, md_entry_t *e)
+{
+    if (e->prev) e->prev->next = e->next;
+    else
+        c->head = e->next;
+    if (e->next) e->next->prev = e->prev;
+    else
+        c->tail = e->prev;
+    e->prev = e->next = NULL;
+    c->cached -= e->bytes;
+}
+
+/* Drop the least recently used entries beyond the budget.  cmu held. */
+static void cache_shrink(fs_catalog_t *c)
+{
+    while (c->cached > c->max_cached && c->tail) {
+        md_entry_t *old = c->tail;
+        cache_unlink(c, old);
+        entry_unref(old);
+    }
+}
+
+/* The entry of metadata file path, with a reference for the caller. */
+static md_entry_t *cache_get(fs_catalog_t *c, const char *path)
+{
+    pthread_mutex_lock(&c->cmu);
+    md_entry_t *e = c->head;
+    while (e && strcmp(e->path, path)) e = e->next;
+    if (e) {
+        atomic_fetch_add(&e->refs, 1);
+        if (e != c->head) {
+            cache_unlink(c, e);
+            e->next = c->head;
+            c->head->prev = e;
+            c->head = e;
+            if (!c->tail) c->tail = e;
+            c->cached += e->bytes;
+        }
+    }
+    pthread_mutex_unlock(&c->cmu);
+    return e;
+}
+
+/* Keep e (the cache takes a reference of its own) within the budget. */
+static void cache_put(fs_catalog_t *c, md_entry_t *e)
+{
+    pthread_mutex_lock(&c->cmu);
+    if (e->bytes <= c->max_cached) {
+        atomic_fetch_add(&e->refs, 1);
+        e->next = c->head;
+        if (c->head) c->head->prev = e;
+        c->head = e;
+        if (!c->tail) c->tail = e;
+        c->cached += e->bytes;
+    }
+    cache_shrink(c);
+    pthread_mutex_unlock(&c->cmu);
+}
+
+/* Forget the entries of files under dir (a table's metadata folder, a
+ * namespace's folder): a name dropped and created again publishes
+ * v1.metadata.json anew. */
+static void cache_forget(fs_catalog_t *c, const char *dir)
+{
+    size_t n = strlen(dir);
+    pthread_mutex_lock(&c->cmu);
+    for (md_entry_t *e = c->head, *next; e; e = next) {
+        next = e->next;
+        if (!strncmp(e->path, dir, n) && e->path[n] == '/') {
+            cache_unlink(c, e);
+            entry_unref(e);
+        }
+    }
+    pthread_mutex_unlock(&c->cmu);
+}
+
+void floe_ice_catalog_cache_metadata(floe_ice_catalog_t *cat, size_t bytes)
+{
+    if (cat->ops->destroy != fs_destroy) return;
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    pthread_mutex_lock(&c->cmu);
+    c->max_cached = bytes;
+    cache_shrink(c);
+    pthread_mutex_unlock(&c->cmu);
 }
 
 bool floe_ice_fs_metadata_version(const char *name, int64_t *v)
@@ -336,10 +542,30 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
     return 0;
 }
 
+/* A table of ns.name at version v from metadata file path: md and text
+ * (may be NULL; its length len) taken, kept in the cache when it is on
+ * (then shared with the table), else md owned by the table. */
+static floe_ice_table_t *table_of(fs_catalog_t *c, const char *ns, const char *name,
+                                  const char *path, int64_t v, floe_ice_metadata_t *md, char *text,
+                                  size_t len)
+{
+    pthread_mutex_lock(&c->cmu);
+    bool on = c->max_cached > 0;
+    pthread_mutex_unlock(&c->cmu);
+    if (!on || !text) {
+        free(text);
+        return floe_ice_table_make(ns, name, path, v, md);
+    }
+    md_entry_t *e = entry_new(path, md, text, len);
+    if (!e) return NULL;
+    cache_put(c, e);
+    return table_shared(ns, name, v, e);
+}
+
 static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_table_t **out,
                    floe_err_t *err)
 {
-    if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    if (check_ns(ns, err) < 0 || check_name("table", name, err) < 0) return -1;
     char *mdir = path_join(c->warehouse, ns, name, "metadata");
     if (!mdir) return floe_err_oom(err);
     int64_t v;
@@ -352,6 +578,11 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
     char *path = metadata_file(mdir, v);
     free(mdir);
     if (!path) return floe_err_oom(err);
+    md_entry_t *e = cache_get(c, path);
+    if (e) {
+        free(path);
+        return (*out = table_shared(ns, name, v, e)) ? 0 : floe_err_oom(err);
+    }
     floe_buf_t b = FLOE_BUF_INIT;
     if (floe_fileio_read(c->base.io, path, MAX_METADATA_BYTES, &b, err) < 0) {
         free(path);
@@ -359,13 +590,16 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
         return -1;
     }
     floe_ice_metadata_t *md = floe_ice_metadata_from_json((const char *)b.data, b.len, err);
-    floe_buf_free(&b);
     if (!md) {
+        floe_buf_free(&b);
         floe_err_wrap(err, "%s", path);
         free(path);
         return -1;
     }
-    *out = floe_ice_table_make(ns, name, path, v, md);
+    size_t len = b.len;
+    char *text = floe_buf_cstr(&b) ? (char *)floe_buf_detach(&b, &len) : NULL;
+    floe_buf_free(&b);
+    *out = table_of(c, ns, name, path, v, md, text, len);
     free(path);
     if (!*out) return floe_err_oom(err);
     return 0;
@@ -380,7 +614,8 @@ static int fs_load_table(floe_ice_catalog_t *cat, const char *ns, const char *na
 /* Publish metadata version v (create-if-absent), then the hint.
  * EEXIST -> ECONFLICT; a failure while publishing -> EUNKNOWN. */
 static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
-                   const floe_ice_metadata_t *md, char **path_out, bool *hinted, floe_err_t *err)
+                   const floe_ice_metadata_t *md, char **path_out, char **json_out, bool *hinted,
+                   floe_err_t *err)
 {
     if (hinted) *hinted = false;
     char *mdir = path_join(c->warehouse, ns, name, "metadata");
@@ -426,6 +661,10 @@ static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
         *path_out = path;
         path = NULL;
     }
+    if (json_out) {
+        *json_out = json;
+        json = NULL;
+    }
 out:
     free(json);
     free(mdir);
@@ -440,7 +679,7 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
                            floe_ice_table_t **out, floe_err_t *err)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    if (check_ns(ns, err) < 0 || check_name("table", name, err) < 0) return -1;
     floe_ice_table_t *t = NULL;
     floe_err_t e2;
     if (fs_load(c, ns, name, &t, &e2) == 0) {
@@ -451,14 +690,22 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
         if (err) *err = e2;
         return -1;
     }
-    if (cat->ops->create_namespace(cat, ns, err) < 0 && err && err->code != FLOE_EEXIST) return -1;
+    /* the namespace and its parents, as needed */
+    for (const char *e = ns;; e++) {
+        e = strchr(e, FLOE_ICE_NS_SEP);
+        char *level = e ? strndup(ns, (size_t)(e - ns)) : strdup(ns);
+        int nrc = level ? cat->ops->create_namespace(cat, level, err) : floe_err_oom(err);
+        free(level);
+        if (nrc < 0 && err && err->code != FLOE_EEXIST) return -1;
+        if (!e) break;
+    }
     char *loc = path_join(c->warehouse, ns, name, NULL);
     if (!loc) return floe_err_oom(err);
     floe_ice_metadata_t *md = floe_ice_metadata_new_table(schema, spec, order, loc, props, err);
     free(loc);
     if (!md) return -1;
     char *path = NULL;
-    if (publish(c, ns, name, 1, md, &path, NULL, err) < 0) {
+    if (publish(c, ns, name, 1, md, &path, NULL, NULL, err) < 0) {
         if (err && err->code == FLOE_ECONFLICT)
             floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
         floe_ice_metadata_free(md);
@@ -586,9 +833,9 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
         md->nmetadata_log--;
     }
     int64_t v = cur->version + 1;
-    char *path = NULL;
+    char *path = NULL, *json = NULL;
     bool hinted;
-    if (publish(c, ns, name, v, md, &path, &hinted, err) < 0) {
+    if (publish(c, ns, name, v, md, &path, &json, &hinted, err) < 0) {
         floe_ice_metadata_free(md);
         floe_ice_table_free(cur);
         return -1;
@@ -601,8 +848,11 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
         deleted = drop_old_versions(c, ns, name, cur, md, v);
     floe_ice_table_free(cur);
     if (out) {
-        *out = floe_ice_table_make(ns, name, path, v, md);
+        /* the new version goes to the cache as published: the next load
+         * or commit of the table starts from it */
+        *out = table_of(c, ns, name, path, v, md, json, json ? strlen(json) : 0);
         md = NULL;
+        json = NULL;
         if (!*out)
             FLOE_WARN("iceberg: committed %s.%s v%" PRId64 " but out of memory for the result", ns,
                       name, v);
@@ -610,14 +860,25 @@ static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
             (*out)->metadata_files_deleted = deleted;
     }
     floe_ice_metadata_free(md);
+    free(json);
     free(path);
     return 0;
 }
 
+static int ns_exists(fs_catalog_t *c, const char *ns, floe_err_t *err);
+
 static int fs_create_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t *err)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_name("namespace", ns, err) < 0) return -1;
+    if (check_ns(ns, err) < 0) return -1;
+    const char *last = strrchr(ns, FLOE_ICE_NS_SEP);
+    if (last) {
+        /* a level goes under an existing parent */
+        char *parent = strndup(ns, (size_t)(last - ns));
+        int prc = parent ? ns_exists(c, parent, err) : floe_err_oom(err);
+        free(parent);
+        if (prc < 0) return -1;
+    }
     char *p = path_join(c->warehouse, ns, NS_MARKER, NULL);
     if (!p) return floe_err_oom(err);
     int rc = floe_fileio_write(cat->io, p, "", 0, FLOE_IO_EXCL, err);
@@ -631,7 +892,7 @@ static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names
                           floe_err_t *err)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_name("namespace", ns, err) < 0) return -1;
+    if (check_ns(ns, err) < 0) return -1;
     char *dir = path_join(c->warehouse, ns, NULL, NULL);
     if (!dir) return floe_err_oom(err);
     char **all;
@@ -660,19 +921,19 @@ static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names
     return 0;
 }
 
-static int fs_list_namespaces(floe_ice_catalog_t *cat, char ***names, size_t *n, floe_err_t *err)
+/* The namespaces in folder dir: its folders holding a marker. */
+static int list_ns_in(floe_fileio_t *io, const char *dir, char ***names, size_t *n, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
     char **all;
     size_t na;
-    if (floe_fileio_list(cat->io, c->warehouse, &all, &na, err) < 0) return -1;
+    if (floe_fileio_list(io, dir, &all, &na, err) < 0) return -1;
     size_t o = 0;
     for (size_t i = 0; i < na; i++) {
         bool keep = false;
         if (check_name("namespace", all[i], NULL) == 0) {
-            char *m = path_join(c->warehouse, all[i], NS_MARKER, NULL);
+            char *m = path_join(dir, all[i], NS_MARKER, NULL);
             floe_err_t e2;
-            keep = m && floe_fileio_exists(cat->io, m, &keep, &e2) == 0 && keep;
+            keep = m && floe_fileio_exists(io, m, &keep, &e2) == 0 && keep;
             free(m);
         }
         if (keep) all[o++] = all[i];
@@ -682,6 +943,22 @@ static int fs_list_namespaces(floe_ice_catalog_t *cat, char ***names, size_t *n,
     *names = all;
     *n = o;
     return 0;
+}
+
+static int fs_list_namespaces(floe_ice_catalog_t *cat, char ***names, size_t *n, floe_err_t *err)
+{
+    return list_ns_in(cat->io, ((fs_catalog_t *)cat)->warehouse, names, n, err);
+}
+
+static int fs_list_namespaces_in(floe_ice_catalog_t *cat, const char *parent, char ***names,
+                                 size_t *n, floe_err_t *err)
+{
+    fs_catalog_t *c = (fs_catalog_t *)cat;
+    if (ns_exists(c, parent, err) < 0) return -1;
+    char *dir = path_join(c->warehouse, parent, NULL, NULL);
+    int rc = dir ? list_ns_in(cat->io, dir, names, n, err) : floe_err_oom(err);
+    free(dir);
+    return rc;
 }
 
 /* Delete a tree through the FileIO: entries first, then the folder. */
@@ -709,11 +986,16 @@ static int fs_drop_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t
     if (fs_list_tables(cat, ns, &t, &n, err) < 0) return -1;
     floe_fileio_names_free(t, n);
     if (n) return floe_err_set(err, FLOE_EINVAL, "namespace %s is not empty (%zu tables)", ns, n);
+    if (fs_list_namespaces_in(cat, ns, &t, &n, err) < 0) return -1;
+    floe_fileio_names_free(t, n);
+    if (n)
+        return floe_err_set(err, FLOE_EINVAL, "namespace %s is not empty (%zu namespaces)", ns, n);
     char *dir = path_join(c->warehouse, ns, NULL, NULL);
     char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
     bool ex = false;
     int rc = (!dir || !m) ? floe_err_oom(err) : floe_fileio_exists(cat->io, m, &ex, err);
     if (rc == 0 && !ex) rc = floe_err_set(err, FLOE_ENOENT, "namespace %s does not exist", ns);
+    if (rc == 0) cache_forget(c, dir);
     if (rc == 0) rc = remove_tree(cat->io, dir, err);
     free(dir);
     free(m);
@@ -730,6 +1012,7 @@ static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *na
     char *p = purge ? path_join(c->warehouse, ns, name, NULL)
                     : path_join(c->warehouse, ns, name, "metadata");
     if (!p) return floe_err_oom(err);
+    cache_forget(c, p);
     int rc = remove_tree(cat->io, p, err);
     free(p);
     return rc;
@@ -741,7 +1024,7 @@ static int fs_load_namespace(floe_ice_catalog_t *cat, const char *ns, floe_ice_p
                              floe_err_t *err)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_name("namespace", ns, err) < 0) return -1;
+    if (check_ns(ns, err) < 0) return -1;
     char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
     if (!m) return floe_err_oom(err);
     floe_buf_t b = FLOE_BUF_INIT;
@@ -790,7 +1073,7 @@ static int fs_update_namespace(floe_ice_catalog_t *cat, const char *ns,
 
 static int ns_exists(fs_catalog_t *c, const char *ns, floe_err_t *err)
 {
-    if (check_name("namespace", ns, err) < 0) return -1;
+    if (check_ns(ns, err) < 0) return -1;
     char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
     bool ex = false;
     int rc = m ? floe_fileio_exists(c->base.io, m, &ex, err) : floe_err_oom(err);
@@ -810,16 +1093,21 @@ static int publish_new(fs_catalog_t *c, const char *ns, const char *name,
         floe_ice_table_free(t);
         return floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
     }
-    char *path = NULL;
-    if (publish(c, ns, name, 1, md, &path, NULL, err) < 0) {
+    char *path = NULL, *json = NULL;
+    if (publish(c, ns, name, 1, md, &path, &json, NULL, err) < 0) {
         if (err && err->code == FLOE_ECONFLICT)
             floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
         return -1;
     }
+    /* the result, and the cache's first entry of the table */
+    floe_ice_metadata_t *dup = floe_ice_metadata_dup(md);
+    t = dup ? table_of(c, ns, name, path, 1, dup, json, strlen(json)) : NULL;
+    if (!dup) free(json);
     if (out) {
-        floe_ice_metadata_t *dup = floe_ice_metadata_dup(md);
-        *out = dup ? floe_ice_table_make(ns, name, path, 1, dup) : NULL;
-        if (!*out) FLOE_WARN("iceberg: published %s.%s but out of memory for the result", ns, name);
+        *out = t;
+        if (!t) FLOE_WARN("iceberg: published %s.%s but out of memory for the result", ns, name);
+    } else {
+        floe_ice_table_free(t);
     }
     free(path);
     return 0;
@@ -832,14 +1120,18 @@ static int fs_rename_table(floe_ice_catalog_t *cat, const char *ns, const char *
     floe_ice_table_t *t;
     if (fs_load(c, ns, name, &t, err) < 0) return -1;
     /* the old name's metadata files go with it: the log would name
-     * files that no longer exist */
-    for (size_t i = 0; i < t->md->nmetadata_log; i++) free(t->md->metadata_log[i].file);
-    t->md->nmetadata_log = 0;
-    int rc = publish_new(c, to_ns, to_name, t->md, NULL, err);
+     * files that no longer exist (a copy: t's may be the cache's) */
+    floe_ice_metadata_t *md = floe_ice_metadata_dup(t->md);
     floe_ice_table_free(t);
+    if (!md) return floe_err_oom(err);
+    for (size_t i = 0; i < md->nmetadata_log; i++) free(md->metadata_log[i].file);
+    md->nmetadata_log = 0;
+    int rc = publish_new(c, to_ns, to_name, md, NULL, err);
+    floe_ice_metadata_free(md);
     if (rc < 0) return -1;
     char *p = path_join(c->warehouse, ns, name, "metadata");
     if (!p) return floe_err_oom(err);
+    cache_forget(c, p);
     rc = remove_tree(cat->io, p, err);
     free(p);
     if (rc < 0)
@@ -858,13 +1150,19 @@ static int fs_table_location(floe_ice_catalog_t *cat, const char *ns, const char
                              floe_err_t *err)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_name("namespace", ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    if (check_ns(ns, err) < 0 || check_name("table", name, err) < 0) return -1;
     return (*out = path_join(c->warehouse, ns, name, NULL)) ? 0 : floe_err_oom(err);
 }
 
 static void fs_destroy(floe_ice_catalog_t *cat)
 {
     fs_catalog_t *c = (fs_catalog_t *)cat;
+    while (c->head) {
+        md_entry_t *e = c->head;
+        cache_unlink(c, e);
+        entry_unref(e);
+    }
+    pthread_mutex_destroy(&c->cmu);
     free(c->warehouse);
     free(c);
 }
@@ -891,6 +1189,7 @@ floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *wareh
     }
     size_t n = strlen(c->warehouse);
     while (n > 1 && c->warehouse[n - 1] == '/') c->warehouse[--n] = '\0';
+    pthread_mutex_init(&c->cmu, NULL);
     c->base.ops = &fs_ops;
     c->base.io = io;
     return &c->base;

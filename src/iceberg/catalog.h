@@ -53,13 +53,24 @@ int floe_ice_warehouse_of(const char *data_dir, char *out, size_t size, floe_err
 /* The catalog's FileIO (borrowed). */
 floe_fileio_t *floe_ice_catalog_io(floe_ice_catalog_t *c);
 
-/* Namespaces: single-level names of [A-Za-z0-9_-]. */
+/* Namespaces: names of [A-Za-z0-9_-], one level ("sales") or several
+ * joined by FLOE_ICE_NS_SEP (the REST spec's 0x1F unit separator:
+ * "sales\x1feu"), at most FLOE_ICE_NS_MAX_DEPTH.  The filesystem catalog
+ * nests them as folders (WAREHOUSE/sales/eu/T); a namespace is created
+ * under an existing parent. */
+#define FLOE_ICE_NS_SEP '\x1f'
+#define FLOE_ICE_NS_MAX_DEPTH 16
 int floe_ice_catalog_create_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err);
 /* Fails with FLOE_EINVAL while the namespace holds tables. */
 int floe_ice_catalog_drop_namespace(floe_ice_catalog_t *c, const char *ns, floe_err_t *err);
 /* Sorted names; caller frees with floe_fileio_names_free. */
 int floe_ice_catalog_list_namespaces(floe_ice_catalog_t *c, char ***names, size_t *n,
                                      floe_err_t *err);
+/* The namespaces directly under parent (NULL: the top level), as their
+ * last level's name, as above.  FLOE_ENOENT when parent does not exist;
+ * FLOE_EUNSUPPORTED from a catalog that keeps one level. */
+int floe_ice_catalog_list_namespaces_in(floe_ice_catalog_t *c, const char *parent, char ***names,
+                                        size_t *n, floe_err_t *err);
 int floe_ice_catalog_list_tables(floe_ice_catalog_t *c, const char *ns, char ***names, size_t *n,
                                  floe_err_t *err);
 
@@ -132,11 +143,23 @@ int floe_ice_catalog_commit_on(floe_ice_catalog_t *c, const floe_ice_table_t *ba
                                const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
                                floe_err_t *err);
 
+/* Keep up to bytes (0: none) of parsed metadata files in memory, each
+ * with its JSON text, so that loading an unchanged table again, or
+ * committing to it, does not read and parse its metadata again (a table
+ * of 10,000 snapshots has ~5 MB of it).  Published metadata files never
+ * change; a drop or rename made through this catalog forgets the
+ * folder's entries.  Only the filesystem catalog keeps one; others
+ * ignore the call.  Thread-safe. */
+void floe_ice_catalog_cache_metadata(floe_ice_catalog_t *c, size_t bytes);
+
 /* A loaded table: metadata and where it came from (borrowed from t). */
 const floe_ice_metadata_t *floe_ice_table_metadata(const floe_ice_table_t *t);
 const char *floe_ice_table_metadata_location(const floe_ice_table_t *t);
 const char *floe_ice_table_namespace(const floe_ice_table_t *t);
 const char *floe_ice_table_name(const floe_ice_table_t *t);
+/* The JSON text of t's metadata file when the catalog kept it (its
+ * metadata cache), else NULL; borrowed from t, *len its length. */
+const char *floe_ice_table_metadata_text(const floe_ice_table_t *t, size_t *len);
 /* Metadata version N of vN.metadata.json. */
 int64_t floe_ice_table_version(const floe_ice_table_t *t);
 void floe_ice_table_free(floe_ice_table_t *t);

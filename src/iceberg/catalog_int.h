@@ -45,8 +45,9 @@ struct floe_ice_table {
     char *ns, *name;
     char *metadata_location;
     int64_t version;
-    floe_ice_metadata_t *md;
-    size_t metadata_files_deleted; /* by the commit that returned this table */
+    floe_ice_metadata_t *md;          /* owned, or borrowed from shared */
+    struct floe_ice_md_entry *shared; /* a metadata cache entry holding md and its text */
+    size_t metadata_files_deleted;    /* by the commit that returned this table */
 };
 
 /* Build a table value; takes ownership of md (freed on failure). */

@@ -25,6 +25,7 @@
 #define BACKOFF_BASE_MS 50
 #define BACKOFF_CAP_MS 5000
 #define RETRY_BUDGET_MS 60000
+#define BIG_BODY ((size_t)1 << 20) /* curl sends a body over this in chunks this big */
 
 enum {
     OP_GET,
@@ -58,7 +59,9 @@ typedef struct s3_io {
     char *scheme_host;   /* "http://127.0.0.1:7480" (no trailing '/') */
     char *scheme, *host; /* "http", "127.0.0.1:7480" */
     char *region, *akid, *secret, *token;
+    char *ca_file; /* NULL: curl's default CAs */
     bool path_style;
+    bool sign_payload; /* object bodies signed (else UNSIGNED-PAYLOAD) */
     size_t part_size;
     int in_flight, attempts, list_page, delete_page;
     long timeout_ms, connect_timeout_ms;
@@ -158,8 +161,9 @@ typedef struct req {
     size_t nheaders;
     const void *body;
     size_t body_len;
-    floe_buf_t *answer; /* body of a 2xx answer (appended); NULL: dropped */
-    size_t max_answer;  /* 0: 64 MiB */
+    const char *payload_sha; /* the body's SHA-256 (hex) when known; NULL: computed */
+    floe_buf_t *answer;      /* body of a 2xx answer (appended); NULL: dropped */
+    size_t max_answer;       /* 0: 64 MiB */
     /* results */
     long status;
     char etag[128];
@@ -219,6 +223,10 @@ static bool maybe_sent(CURLcode c)
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_COULDNT_CONNECT:
     case CURLE_URL_MALFORMAT:
+    case CURLE_SSL_CONNECT_ERROR: /* the TLS handshake comes before the request */
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
     case CURLE_OUT_OF_MEMORY: return false;
     default: return true;
     }
@@ -327,6 +335,7 @@ static CURLcode attempt(s3_io_t *s, CURL *h, req_t *r, const char *url, const ch
     sink_t sk = {r, dst, dst->len, r->max_answer ? r->max_answer : ((size_t)64 << 20), false};
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_PROXY, "");
+    if (s->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, s->ca_file);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, s->connect_timeout_ms);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, s->timeout_ms);
@@ -342,6 +351,9 @@ static CURLcode attempt(s3_io_t *s, CURL *h, req_t *r, const char *url, const ch
         if (r->body || !strcmp(r->method, "PUT") || !strcmp(r->method, "POST")) {
             curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body ? (const char *)r->body : "");
             curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+            /* parts go out in big writes, not curl's default 64 KiB ones */
+            if (r->body_len >= BIG_BODY)
+                curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, (long)BIG_BODY);
         }
     }
     rc = curl_easy_perform(h);
@@ -425,8 +437,11 @@ static int request(s3_io_t *s, req_t *r, floe_err_t *err)
                             curl_easy_strerror(curl_init_rc));
     floe_buf_t url = FLOE_BUF_INIT, path = FLOE_BUF_INIT, query = FLOE_BUF_INIT,
                host = FLOE_BUF_INIT;
-    char sha[65];
-    floe_sigv4_sha256_hex(r->body ? r->body : "", r->body ? r->body_len : 0, sha);
+    char sha[65] = "UNSIGNED-PAYLOAD";
+    /* object data (PutObject, UploadPart) may go unsigned; the rest is small */
+    if (r->payload_sha) snprintf(sha, sizeof sha, "%s", r->payload_sha);
+    else if (s->sign_payload || !r->body_len || strcmp(r->method, "PUT"))
+        floe_sigv4_sha256_hex(r->body ? r->body : "", r->body ? r->body_len : 0, sha);
     int ret = -1;
     CURL *h = NULL;
     bool writes = strcmp(r->method, "GET") && strcmp(r->method, "HEAD");
@@ -871,6 +886,7 @@ typedef struct part {
     int rc;
     floe_err_t err;
     char etag[128];
+    char sha[65]; /* of data; "": unsigned */
 } part_t;
 
 typedef struct s3_out {
@@ -885,6 +901,9 @@ typedef struct s3_out {
     size_t etags_cap;
     part_t *flight; /* s->in_flight slots, a ring */
     int head, count;
+    floe_sigv4_hash_t *hash; /* of cur, as written (signed payloads only) */
+    floe_buf_t *spare;       /* emptied part buffers, kept for the next parts */
+    int nspare;              /* at most s->in_flight */
     bool failed;
     floe_err_t err;
 } s3_out_t;
@@ -902,7 +921,8 @@ static void *part_main(void *arg)
                .query = q,
                .nquery = 2,
                .body = p->data.data,
-               .body_len = p->data.len};
+               .body_len = p->data.len,
+               .payload_sha = p->sha[0] ? p->sha : NULL};
     p->rc = request(o->s, &r, &p->err);
     if (p->rc == 0 && !ok_status(&r)) p->rc = fail_status(&r, &p->err);
     if (p->rc == 0 && !r.etag[0])
@@ -911,6 +931,18 @@ static void *part_main(void *arg)
     if (p->rc == 0) memcpy(p->etag, r.etag, sizeof p->etag);
     req_done(&r);
     return NULL;
+}
+
+/* Keep an uploaded part's buffer for a later part: a file's parts reuse
+ * in_flight + 1 buffers instead of allocating (and faulting in) each. */
+static void spare_put(s3_out_t *o, floe_buf_t *b)
+{
+    if (o->nspare < o->s->in_flight && b->cap) {
+        b->len = 0;
+        o->spare[o->nspare++] = *b;
+        *b = (floe_buf_t)FLOE_BUF_INIT;
+    }
+    floe_buf_free(b);
 }
 
 /* Wait for the oldest part in flight; record its ETag or its failure. */
@@ -925,7 +957,7 @@ static void part_join_oldest(s3_out_t *o)
     } else if (p->rc == 0) {
         memcpy(o->etags[p->num - 1], p->etag, sizeof p->etag);
     }
-    floe_buf_free(&p->data);
+    spare_put(o, &p->data);
     o->head = (o->head + 1) % o->s->in_flight;
     o->count--;
 }
@@ -970,7 +1002,8 @@ static int ship_part(s3_out_t *o, floe_err_t *err)
     p->o = o;
     p->num = ++o->nparts;
     p->data = o->cur;
-    o->cur = (floe_buf_t)FLOE_BUF_INIT;
+    if (o->hash) floe_sigv4_hash_final_hex(o->hash, p->sha);
+    o->cur = o->nspare ? o->spare[--o->nspare] : (floe_buf_t)FLOE_BUF_INIT;
     if (pthread_create(&p->th, NULL, part_main, p) != 0) {
         part_main(p); /* no thread: upload it here */
         p->running = false;
@@ -982,7 +1015,7 @@ static int ship_part(s3_out_t *o, floe_err_t *err)
             return -1;
         }
         memcpy(o->etags[p->num - 1], p->etag, sizeof p->etag);
-        floe_buf_free(&p->data);
+        spare_put(o, &p->data);
         return 0;
     }
     p->running = true;
@@ -994,6 +1027,9 @@ static void out_free(s3_out_t *o)
 {
     while (o->count) part_join_oldest(o);
     floe_buf_free(&o->cur);
+    for (int i = 0; i < o->nspare; i++) floe_buf_free(&o->spare[i]);
+    free(o->spare);
+    floe_sigv4_hash_free(o->hash);
     free(o->flight);
     free(o->etags);
     free(o->upload_id);
@@ -1033,6 +1069,7 @@ static int out_write(floe_outfile_t *f, const void *p, size_t n, floe_err_t *err
         int rr = (o->flags & FLOE_IO_EXCL) ? floe_buf_reserve(&o->cur, take)
                                            : floe_buf_reserve_settle(&o->cur, take, ps);
         if (rr < 0 || floe_buf_append(&o->cur, b, take) < 0) return floe_err_oom(err);
+        if (o->hash) floe_sigv4_hash_update(o->hash, b, take); /* while the bytes are hot */
         b += take;
         n -= take;
         if (!(o->flags & FLOE_IO_EXCL) && o->cur.len == ps && n && ship_part(o, err) < 0) return -1;
@@ -1122,13 +1159,16 @@ static int out_close(floe_outfile_t *f, floe_err_t *err)
     } else if (!o->upload_id) {
         floe_sigv4_kv_t hd[1] = {{"if-none-match", "*"}};
         bool excl = (o->flags & FLOE_IO_EXCL) != 0;
+        char sha[65] = "";
+        if (o->hash) floe_sigv4_hash_final_hex(o->hash, sha);
         req_t r = {.method = "PUT",
                    .bucket = o->bucket,
                    .key = o->key,
                    .headers = hd,
                    .nheaders = excl ? 1 : 0,
                    .body = o->cur.data,
-                   .body_len = o->cur.len};
+                   .body_len = o->cur.len,
+                   .payload_sha = sha[0] ? sha : NULL};
         rc = request(o->s, &r, err);
         if (rc == 0 && excl && r.status == 412) rc = settle_412(o, err);
         else if (rc == 0 && !ok_status(&r))
@@ -1174,7 +1214,9 @@ static int s3_create(floe_fileio_t *io, const char *path, unsigned flags, floe_o
         out_free(o);
         return floe_err_set(err, FLOE_EINVAL, "s3: '%s' names no object", path);
     }
-    if (!(o->flight = calloc((size_t)s->in_flight, sizeof *o->flight))) {
+    if (!(o->flight = calloc((size_t)s->in_flight, sizeof *o->flight)) ||
+        !(o->spare = calloc((size_t)s->in_flight, sizeof *o->spare)) ||
+        (s->sign_payload && !(flags & FLOE_IO_EXCL) && !(o->hash = floe_sigv4_hash_new()))) {
         out_free(o);
         return floe_err_oom(err);
     }
@@ -1197,6 +1239,7 @@ static void s3_destroy(floe_fileio_t *io)
     free(s->akid);
     free(s->secret);
     free(s->token);
+    free(s->ca_file);
     free(s);
 }
 
@@ -1342,6 +1385,7 @@ floe_fileio_t *floe_fileio_s3_new(const floe_s3_config_t *c, floe_err_t *err)
     s->akid = dup_or_env(c->access_key_id, "AWS_ACCESS_KEY_ID");
     s->secret = dup_or_env(c->secret_access_key, "AWS_SECRET_ACCESS_KEY");
     s->token = dup_or_env(c->session_token, "AWS_SESSION_TOKEN");
+    s->ca_file = dup_or_env(c->ca_file, "AWS_CA_BUNDLE");
     if (!s->akid && !s->secret) aws_credentials_file(&s->akid, &s->secret, &s->token);
     if (s->part_size < MIN_PART) {
         floe_err_set(err, FLOE_EINVAL, "s3: part size %zu is under %zu bytes", s->part_size,
@@ -1375,6 +1419,8 @@ floe_fileio_t *floe_fileio_s3_new(const floe_s3_config_t *c, floe_err_t *err)
     if (!(s->scheme = strndup(ep, (size_t)(sep - ep))) || !(s->host = strndup(hs, hl)) ||
         !(s->scheme_host = strndup(ep, (size_t)(hs - ep) + hl)))
         goto oom;
+    s->sign_payload = c->payload_signing == FLOE_S3_SIGN_ALWAYS ||
+                      (c->payload_signing == FLOE_S3_SIGN_AUTO && !strcmp(s->scheme, "http"));
     return &s->base;
 oom:
     floe_err_oom(err);

@@ -31,6 +31,15 @@
 
 #include "storage/fileio.h"
 
+/* Whether request bodies are signed (their SHA-256 in the signature) or
+ * sent as UNSIGNED-PAYLOAD.  AUTO: unsigned over https, where TLS keeps
+ * the bytes intact, signed over http. */
+typedef enum floe_s3_payload_signing {
+    FLOE_S3_SIGN_AUTO = 0,
+    FLOE_S3_SIGN_ALWAYS,
+    FLOE_S3_SIGN_NEVER,
+} floe_s3_payload_signing_t;
+
 typedef struct floe_s3_config {
     const char *endpoint;      /* "http://127.0.0.1:7480"; NULL: https://s3.REGION.amazonaws.com */
     const char *region;        /* NULL: AWS_REGION, then us-east-1 */
@@ -38,13 +47,15 @@ typedef struct floe_s3_config {
     const char *secret_access_key; /* NULL: AWS_SECRET_ACCESS_KEY, then ~/.aws/credentials */
     const char *session_token;     /* NULL: AWS_SESSION_TOKEN (optional) */
     bool path_style;               /* endpoint/BUCKET/KEY instead of BUCKET.endpoint/KEY */
-    size_t part_size;              /* multipart part size; 0: 16 MiB */
-    int parts_in_flight;           /* parts uploading at once per file; 0: 4 */
-    int max_attempts;              /* tries per request, retries included; 0: 6 */
-    long timeout_ms;               /* one request, transfer included; 0: 120000 */
-    long connect_timeout_ms;       /* 0: 5000 */
-    int list_page;   /* keys per ListObjectsV2 page; 0: 1000 (tests use small pages) */
-    int delete_page; /* keys per DeleteObjects request; 0: 1000 */
+    const char *ca_file; /* PEM CA certificates for https; NULL: AWS_CA_BUNDLE, then the system's */
+    floe_s3_payload_signing_t payload_signing;
+    size_t part_size;        /* multipart part size; 0: 16 MiB */
+    int parts_in_flight;     /* parts uploading at once per file; 0: 4 */
+    int max_attempts;        /* tries per request, retries included; 0: 6 */
+    long timeout_ms;         /* one request, transfer included; 0: 120000 */
+    long connect_timeout_ms; /* 0: 5000 */
+    int list_page;           /* keys per ListObjectsV2 page; 0: 1000 (tests use small pages) */
+    int delete_page;         /* keys per DeleteObjects request; 0: 1000 */
 } floe_s3_config_t;
 
 /* An S3 FileIO (every string of c is copied).  Credentials missing from

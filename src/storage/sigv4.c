@@ -29,6 +29,35 @@ void floe_sigv4_sha256_hex(const void *p, size_t n, char hex[65])
     hex_of(d, 32, hex);
 }
 
+floe_sigv4_hash_t *floe_sigv4_hash_new(void)
+{
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    if (c && !EVP_DigestInit_ex(c, EVP_sha256(), NULL)) {
+        EVP_MD_CTX_free(c);
+        c = NULL;
+    }
+    return (floe_sigv4_hash_t *)c;
+}
+
+void floe_sigv4_hash_update(floe_sigv4_hash_t *h, const void *p, size_t n)
+{
+    EVP_DigestUpdate((EVP_MD_CTX *)h, p, n);
+}
+
+void floe_sigv4_hash_final_hex(floe_sigv4_hash_t *h, char hex[65])
+{
+    unsigned char d[32];
+    unsigned int dl = 0;
+    EVP_DigestFinal_ex((EVP_MD_CTX *)h, d, &dl);
+    EVP_DigestInit_ex((EVP_MD_CTX *)h, EVP_sha256(), NULL);
+    hex_of(d, 32, hex);
+}
+
+void floe_sigv4_hash_free(floe_sigv4_hash_t *h)
+{
+    EVP_MD_CTX_free((EVP_MD_CTX *)h);
+}
+
 static void hmac(const void *key, size_t kl, const void *msg, size_t ml, unsigned char out[32])
 {
     unsigned int ol = 32;

@@ -60,4 +60,14 @@ int floe_sigv4_uri_encode(const char *s, int keep_slash, floe_buf_t *out);
 /* SHA-256 of p[0..n) as 64 lower-case hex digits and a NUL in hex[65]. */
 void floe_sigv4_sha256_hex(const void *p, size_t n, char hex[65]);
 
+/* The same, of bytes fed in pieces (a part hashed while it is written).
+ * new: NULL when out of memory; caller frees with floe_sigv4_hash_free.
+ * final: the hash of what was fed since new or the last final, which
+ * starts the next. */
+typedef struct floe_sigv4_hash floe_sigv4_hash_t;
+floe_sigv4_hash_t *floe_sigv4_hash_new(void);
+void floe_sigv4_hash_update(floe_sigv4_hash_t *h, const void *p, size_t n);
+void floe_sigv4_hash_final_hex(floe_sigv4_hash_t *h, char hex[65]);
+void floe_sigv4_hash_free(floe_sigv4_hash_t *h);
+
 #endif

@@ -3,6 +3,8 @@ is the C side): a real S3 server, one-node Ceph + radosgw, for a test.
 
     s3 = S3Server.start_or_skip('test_name')   # exits with "# SKIP" when allowed
     s3.endpoint, s3.bucket, s3.region, s3.key, s3.secret
+    s3.https_endpoint, s3.ca_file               # the same store over https
+    S3Server.start(sts=True)                    # one with STS (GetSessionToken)
     s3.client()                                 # a boto3 client on it
     s3.stop()                                   # also at exit
 
@@ -30,6 +32,8 @@ class S3Server:
         self.region = env['S3_REGION']
         self.key = env['S3_ACCESS_KEY_ID']
         self.secret = env['S3_SECRET_ACCESS_KEY']
+        self.https_endpoint = env['S3_HTTPS_ENDPOINT']
+        self.ca_file = env['S3_CA_FILE']
         atexit.register(self.stop)
 
     @classmethod
@@ -42,8 +46,15 @@ class S3Server:
                 raise S3ServerError('%s (FLOE_TEST_S3 requires it)' % why)
             print('ok - %s # SKIP %s' % (name, why), flush=True)
             sys.exit(0)
+        return cls.start()
+
+    @classmethod
+    def start(cls, sts=False):
+        """A server (after start_or_skip found them installed); with sts, its
+        STS answers GetSessionToken (and a bad signature is AccessDenied)."""
         d = tempfile.mkdtemp(prefix='floe-s3.')
-        env = dict(os.environ, S3_OWNER_PID=str(os.getpid()))  # a watchdog if we die
+        env = dict(os.environ, S3_OWNER_PID=str(os.getpid()),  # a watchdog if we die
+                   S3_STS='1' if sts else '0')
         r = subprocess.run([_SH, 'start', d], capture_output=True, text=True, timeout=300, env=env)
         if r.returncode != 0:
             raise S3ServerError('the S3 server did not start: %s' % (r.stderr.strip() or r.stdout))

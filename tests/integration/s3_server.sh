@@ -8,8 +8,18 @@
 #                              s3 ready endpoint=http://127.0.0.1:PORT bucket=NAME
 #                            and writes DIR/env (shell assignments:
 #                            S3_ENDPOINT, S3_BUCKET, S3_REGION,
-#                            S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY) and
-#                            DIR/pids.  Waits at most S3_START_TIMEOUT
+#                            S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY,
+#                            S3_HTTPS_ENDPOINT, S3_CA_FILE) and DIR/pids.
+#                            The same radosgw also answers HTTPS
+#                            (https://localhost:PORT, a certificate of a
+#                            private CA made here with openssl, S3_CA_FILE
+#                            the CA's), virtual-hosted requests
+#                            (BUCKET.localhost:PORT; rgw dns name is
+#                            localhost), with S3_STS=1 STS too
+#                            (GetSessionToken; it turns a bad signature's
+#                            SignatureDoesNotMatch into AccessDenied), and
+#                            collects deleted objects' space within
+#                            seconds.  Waits at most S3_START_TIMEOUT
 #                            seconds (default 90).  The store holds at
 #                            most S3_MEMSTORE_BYTES (default 2 GiB; deleted
 #                            objects free their space only later).  On failure prints
@@ -36,9 +46,9 @@ die() {
 
 available() {
   local p
-  for p in ceph-mon ceph-osd radosgw radosgw-admin monmaptool ceph; do
+  for p in ceph-mon ceph-osd radosgw radosgw-admin monmaptool ceph openssl; do
     command -v "$p" >/dev/null 2>&1 ||
-      die "$p is not installed (scripts/setup installs ceph-mon ceph-osd radosgw)"
+      die "$p is not installed (scripts/setup installs ceph-mon ceph-osd radosgw openssl)"
   done
   python3 -c 'import boto3' 2>/dev/null || die "python3-boto3 is not installed (scripts/setup installs it)"
 }
@@ -46,6 +56,19 @@ available() {
 # A TCP port nobody listens on now (the kernel's pick for port 0).
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# A private CA (DIR/ca.pem) and a certificate it signed for localhost,
+# BUCKET.localhost (virtual-hosted requests) and 127.0.0.1 (DIR/server.*).
+tls() {
+  local d=$1 bucket=$2
+  openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2 \
+    -subj /CN=floe-test-ca -keyout "$d/ca.key" -out "$d/ca.pem" &&
+    openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -subj /CN=localhost \
+      -keyout "$d/server.key" -out "$d/server.csr" &&
+    printf 'subjectAltName=DNS:localhost,DNS:%s.localhost,IP:127.0.0.1\n' "$bucket" >"$d/ext" &&
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+      -days 2 -extfile "$d/ext" -out "$d/server.pem"
 }
 
 stop() {
@@ -71,11 +94,15 @@ start() {
   [ -z "$(ls -A "$dir")" ] || die "$dir is not empty"
   dir=$(cd "$dir" && pwd)
   local deadline=$((SECONDS + ${S3_START_TIMEOUT:-90}))
-  local mon_port rgw_port fsid conf="$dir/ceph.conf"
-  mon_port=$(free_port) && rgw_port=$(free_port) || die "no free port"
+  local mon_port rgw_port tls_port fsid conf="$dir/ceph.conf"
+  mon_port=$(free_port) && rgw_port=$(free_port) && tls_port=$(free_port) || die "no free port"
   fsid=$(python3 -c 'import uuid; print(uuid.uuid4())')
-  mkdir -p "$dir/mon" "$dir/osd" "$dir/rgw" "$dir/run" "$dir/log"
+  mkdir -p "$dir/mon" "$dir/osd" "$dir/rgw" "$dir/run" "$dir/log" "$dir/tls"
   : >"$dir/pids"
+  tls "$dir/tls" "$S3_BUCKET" >>"$dir/log/setup.out" 2>&1 || die "openssl cannot make the certificates"
+  local sts=""
+  # STS answers a bad signature with AccessDenied, not SignatureDoesNotMatch
+  [ "${S3_STS:-0}" = 1 ] && sts=$'rgw sts key = floetestststkey1\nrgw s3 auth use sts = true\n'
   cat >"$conf" <<EOF
 [global]
 fsid = $fsid
@@ -104,8 +131,12 @@ mon data = $dir/mon
 osd data = $dir/osd
 keyring = $dir/keyring
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port ssl_endpoint=127.0.0.1:$tls_port ssl_certificate=$dir/tls/server.pem ssl_private_key=$dir/tls/server.key
 rgw data = $dir/rgw
+rgw dns name = localhost
+${sts}rgw gc obj min wait = 0
+rgw gc processor period = 1
+rgw gc processor max time = 1
 EOF
   # From here on, a failure stops whatever already runs.
   fail() {
@@ -149,13 +180,13 @@ EOF
   done
   [ $up = 1 ] || fail "radosgw did not answer on port $rgw_port in time"
   timeout 30 radosgw-admin -c "$conf" -n client.rgw user create --uid=floe --display-name=floe \
-    --access-key="$S3_ACCESS_KEY_ID" --secret-key="$S3_SECRET_ACCESS_KEY" \
+    --access-key="$S3_ACCESS_KEY_ID" --secret-key="$S3_SECRET_ACCESS_KEY" --caps="user-policy=*" \
     >>"$dir/log/setup.out" 2>&1 || fail "radosgw-admin user create failed"
   local left=$((deadline - SECONDS))
   [ $left -gt 0 ] || fail "out of time before creating the bucket"
   timeout "$left" python3 - "$rgw_port" "$S3_BUCKET" "$S3_ACCESS_KEY_ID" "$S3_SECRET_ACCESS_KEY" \
     >>"$dir/log/setup.out" 2>&1 <<'EOF' || fail "cannot create the bucket"
-import sys, time, boto3
+import json, sys, time, boto3
 from botocore.config import Config
 port, bucket, key, secret = sys.argv[1:5]
 s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:%s' % port, region_name='us-east-1',
@@ -169,6 +200,12 @@ for i in range(100):  # the user may take a moment to be seen
         if i == 99:
             raise
         time.sleep(0.2)
+# radosgw grants GetSessionToken only through a user policy
+iam = boto3.client('iam', endpoint_url='http://127.0.0.1:%s' % port, region_name='us-east-1',
+                   aws_access_key_id=key, aws_secret_access_key=secret)
+iam.put_user_policy(UserName='floe', PolicyName='sts', PolicyDocument=json.dumps({
+    'Version': '2012-10-17',
+    'Statement': [{'Effect': 'Allow', 'Action': ['sts:GetSessionToken'], 'Resource': '*'}]}))
 EOF
   cat >"$dir/env" <<EOF
 S3_ENDPOINT=http://127.0.0.1:$rgw_port
@@ -176,6 +213,8 @@ S3_BUCKET=$S3_BUCKET
 S3_REGION=$S3_REGION
 S3_ACCESS_KEY_ID=$S3_ACCESS_KEY_ID
 S3_SECRET_ACCESS_KEY=$S3_SECRET_ACCESS_KEY
+S3_HTTPS_ENDPOINT=https://localhost:$tls_port
+S3_CA_FILE=$dir/tls/ca.pem
 EOF
   # With S3_OWNER_PID, a watchdog stops the server once that process is
   # gone, however it ended (a crash, a SIGKILL, an exit without stop).

@@ -86,6 +86,8 @@ int s3_server_start(s3_server_t *s, char *why, size_t why_size)
     field(env, "S3_REGION", s->region, sizeof s->region);
     field(env, "S3_ACCESS_KEY_ID", s->access_key_id, sizeof s->access_key_id);
     field(env, "S3_SECRET_ACCESS_KEY", s->secret_access_key, sizeof s->secret_access_key);
+    field(env, "S3_HTTPS_ENDPOINT", s->https_endpoint, sizeof s->https_endpoint);
+    field(env, "S3_CA_FILE", s->ca_file, sizeof s->ca_file);
     if (!s->endpoint[0] || !s->bucket[0] || !s->secret_access_key[0]) {
         snprintf(why, why_size, "the S3 server wrote no complete %s", envp);
         s3_server_stop(s);

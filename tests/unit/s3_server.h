@@ -14,7 +14,9 @@
 
 typedef struct s3_server {
     char dir[256];
-    char endpoint[128]; /* http://127.0.0.1:PORT */
+    char endpoint[128];       /* http://127.0.0.1:PORT */
+    char https_endpoint[128]; /* https://localhost:PORT2, the same store */
+    char ca_file[320];        /* PEM of the CA that signed its certificate */
     char bucket[64];
     char region[32];
     char access_key_id[64];

@@ -244,6 +244,167 @@ static void catalog_names(void)
     floe_fileio_free(io);
 }
 
+static char *file_text(floe_fileio_t *io, const char *path)
+{
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_err_t e;
+    char *t = floe_fileio_read(io, path, 1 << 24, &b, &e) == 0 ? floe_buf_cstr(&b) : NULL;
+    t = t ? strdup(t) : NULL;
+    floe_buf_free(&b);
+    return t;
+}
+
+/* The metadata cache: a load of an unchanged table shares the parsed
+ * metadata and the file's own text; a commit's result and the next load
+ * come from it; a dropped and re-created name is never served stale; a
+ * budget too small keeps nothing; 0 turns it off. */
+static void catalog_metadata_cache(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
+    floe_ice_schema_t *s = schema3();
+    floe_ice_catalog_cache_metadata(cat, 64 << 20);
+    CHECK(floe_ice_catalog_create_table(cat, "cc", "t", s, NULL, NULL, NULL, NULL, &e) == 0);
+    floe_ice_table_t *a = NULL, *b = NULL, *c = NULL;
+    size_t la = 0, lb = 0;
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &a, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &b, &e) == 0);
+    const char *ta = a ? floe_ice_table_metadata_text(a, &la) : NULL;
+    CHECK(ta && b && ta == floe_ice_table_metadata_text(b, &lb) && la == lb);
+    CHECK(a && b && floe_ice_table_metadata(a) == floe_ice_table_metadata(b));
+    char *ft = a ? file_text(io, floe_ice_table_metadata_location(a)) : NULL;
+    CHECK(ft && ta && !strcmp(ft, ta) && strlen(ft) == la);
+    free(ft);
+    /* a commit on the shared metadata copies it; its result is cached */
+    floe_ice_update_t up = {.kind = FLOE_ICE_UP_SET_PROPERTIES};
+    floe_ice_props_set(&up.props, "k", "v");
+    CHECK(floe_ice_catalog_commit_on(cat, a, NULL, 0, &up, 1, &c, &e) == 0);
+    CHECK(a && !floe_ice_props_get(&floe_ice_table_metadata(a)->properties, "k"));
+    floe_ice_table_free(b);
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &b, &e) == 0);
+    CHECK(b && c && floe_ice_table_version(b) == 2 &&
+          floe_ice_table_metadata(b) == floe_ice_table_metadata(c));
+    ft = b ? file_text(io, floe_ice_table_metadata_location(b)) : NULL;
+    CHECK(ft && b && floe_ice_table_metadata_text(b, &lb) &&
+          !strcmp(ft, floe_ice_table_metadata_text(b, &lb)));
+    free(ft);
+    /* drop and create again: v1.metadata.json anew, never the old one */
+    char uuid[37];
+    memcpy(uuid, a ? floe_ice_table_metadata(a)->table_uuid : "", a ? 37 : 1);
+    floe_ice_table_free(a);
+    floe_ice_table_free(b);
+    floe_ice_table_free(c);
+    CHECK(floe_ice_catalog_drop_table(cat, "cc", "t", false, &e) == 0);
+    CHECK(floe_ice_catalog_create_table(cat, "cc", "t", s, NULL, NULL, NULL, NULL, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &a, &e) == 0);
+    CHECK(a && strcmp(floe_ice_table_metadata(a)->table_uuid, uuid) != 0);
+    floe_ice_table_free(a);
+    /* a budget smaller than one file keeps nothing; 0 is off */
+    floe_ice_catalog_cache_metadata(cat, 16);
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &a, &e) == 0);
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &b, &e) == 0);
+    CHECK(a && b && floe_ice_table_metadata(a) != floe_ice_table_metadata(b));
+    floe_ice_table_free(a);
+    floe_ice_table_free(b);
+    floe_ice_catalog_cache_metadata(cat, 0);
+    CHECK(floe_ice_catalog_load_table(cat, "cc", "t", &a, &e) == 0);
+    CHECK(a && !floe_ice_table_metadata_text(a, &la));
+    floe_ice_table_free(a);
+    floe_ice_props_clear(&up.props);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
+/* Namespaces of several levels: folders nested in the warehouse, made
+ * under an existing parent, listed level by level; one with children is
+ * not empty. */
+static void catalog_levels(void)
+{
+    floe_err_t e;
+    floe_fileio_t *io = floe_fileio_local_new(&e);
+    floe_ice_catalog_t *cat = floe_ice_catalog_fs_new(io, root, &e);
+    floe_ice_schema_t *s = schema3();
+    CHECK(floe_ice_catalog_create_namespace(cat,
+                                            "lv\x1f"
+                                            "b",
+                                            &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK(floe_ice_catalog_create_namespace(cat, "lv", &e) == 0);
+    CHECK(floe_ice_catalog_create_namespace(cat,
+                                            "lv\x1f"
+                                            "b",
+                                            &e) == 0);
+    CHECK(floe_ice_catalog_create_namespace(cat,
+                                            "lv\x1f"
+                                            "a",
+                                            &e) == 0);
+    const char *bad[] = {"lv\x1f", "\x1flv",
+                         "lv\x1f\x1f"
+                         "b",
+                         "lv\x1f"
+                         "b.c"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(floe_ice_catalog_create_namespace(cat, bad[i], &e) == -1);
+        CHECK_EQ(e.code, FLOE_EINVAL);
+    }
+    CHECK(floe_ice_catalog_create_table(cat,
+                                        "lv\x1f"
+                                        "b",
+                                        "t", s, NULL, NULL, NULL, NULL, &e) == 0);
+    char p[600];
+    snprintf(p, sizeof p, "%s/lv/b/t/metadata/v1.metadata.json", root);
+    CHECK(access(p, F_OK) == 0);
+    /* a create makes the missing levels of its namespace */
+    CHECK(floe_ice_catalog_create_table(cat,
+                                        "x1\x1f"
+                                        "y1",
+                                        "t", s, NULL, NULL, NULL, NULL, &e) == 0);
+    char **names;
+    size_t n;
+    CHECK(floe_ice_catalog_list_namespaces_in(cat, "lv", &names, &n, &e) == 0);
+    CHECK(n == 2 && !strcmp(names[0], "a") && !strcmp(names[1], "b"));
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_list_namespaces_in(cat, "x1", &names, &n, &e) == 0);
+    CHECK(n == 1 && !strcmp(names[0], "y1"));
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_list_namespaces_in(cat, NULL, &names, &n, &e) == 0);
+    bool lv = false, nested = false;
+    for (size_t i = 0; i < n; i++) {
+        lv |= !strcmp(names[i], "lv");
+        nested |= !strcmp(names[i], "b") || !strcmp(names[i], "y1");
+    }
+    CHECK(lv && !nested);
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_list_namespaces_in(cat, "nope", &names, &n, &e) == -1);
+    CHECK_EQ(e.code, FLOE_ENOENT);
+    CHECK(floe_ice_catalog_list_tables(cat,
+                                       "lv\x1f"
+                                       "b",
+                                       &names, &n, &e) == 0);
+    CHECK(n == 1 && !strcmp(names[0], "t"));
+    floe_fileio_names_free(names, n);
+    CHECK(floe_ice_catalog_drop_namespace(cat, "lv", &e) == -1);
+    CHECK_EQ(e.code, FLOE_EINVAL);
+    CHECK(floe_ice_catalog_drop_table(cat,
+                                      "lv\x1f"
+                                      "b",
+                                      "t", true, &e) == 0);
+    CHECK(floe_ice_catalog_drop_namespace(cat,
+                                          "lv\x1f"
+                                          "b",
+                                          &e) == 0);
+    CHECK(floe_ice_catalog_drop_namespace(cat,
+                                          "lv\x1f"
+                                          "a",
+                                          &e) == 0);
+    CHECK(floe_ice_catalog_drop_namespace(cat, "lv", &e) == 0);
+    floe_ice_schema_free(s);
+    floe_ice_catalog_free(cat);
+    floe_fileio_free(io);
+}
+
 /* The REST catalog client against floe's own REST catalog server (over a
  * filesystem catalog, in this process): namespaces, tables, floe's
  * snapshot producer committing through it, a failed requirement, rename,
@@ -748,6 +909,8 @@ TEST_MAIN({
     rm_rf(root);
     RUN(catalog_basics);
     RUN(catalog_names);
+    RUN(catalog_metadata_cache);
+    RUN(catalog_levels);
     RUN(rest_client);
     RUN(manifest_roundtrip);
     RUN(producers);

@@ -7,9 +7,12 @@
 // same time.  Every answer's shape is checked against the fields and types
 // the REST spec's schemas name.  iceberg-js has no call for metrics reports
 // and multi-table transactions: those two go through plain fetch().
+import fs from 'node:fs';
+import crypto from 'node:crypto';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { Kafka, logLevel } from 'kafkajs';
 import { step, assert, eq, sleep, until, finish, broker, tag } from './common.mjs';
+import { shape } from './rest_shapes.mjs';
 
 const http = process.env.FLOE_HTTP;
 assert(http, 'FLOE_HTTP is not set');
@@ -20,14 +23,6 @@ const cat = new IcebergRestCatalog({ baseUrl: base, warehouse: 'floe' });
 const plain = new IcebergRestCatalog({ baseUrl: base });
 
 // ---- shapes (the spec's required fields and their types) ----
-const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-function shape(obj, fields, what) {
-  assert(typeOf(obj) === 'object', `${what}: not an object: ${JSON.stringify(obj)}`);
-  for (const [k, t] of Object.entries(fields)) {
-    const ok = t.split('|').some((x) => (x === 'absent' ? !(k in obj) : typeOf(obj[k]) === x));
-    assert(ok, `${what}: ${k} is ${typeOf(obj[k])}, want ${t}`);
-  }
-}
 const isNs = (a) => Array.isArray(a) && a.length > 0 && a.every((x) => typeof x === 'string');
 function errorShape(e, status, type) {
   assert(e && e.status === status, `want HTTP ${status}, got ${e && (e.status ?? e)}: ${e && e.message}`);
@@ -110,9 +105,10 @@ await step('rest_namespaces', 60, async () => {
   eq((await cat.loadNamespaceMetadata({ namespace: [ns1] })).properties, { owner: 'a', tier: 'gold' }, 'properties after');
   const both = await rest('POST', `namespaces/${ns1}/properties`, { removals: ['x'], updates: { x: '1' } });
   eq(both.status, 422, 'a key both updated and removed');
-  errorShape(await fails(cat.createNamespace({ namespace: ['lvl1', 'lvl2'] })), 400, 'BadRequestException');
+  errorShape(await fails(cat.createNamespace({ namespace: ['lvl1', 'lvl2'] })), 404, 'NoSuchNamespaceException');
   const deep = await rest('GET', `namespaces/${ns1}%1Fchild`);
-  eq(deep.status, 400, 'a multi-level namespace in the path');
+  eq(deep.status, 404, 'a missing multi-level namespace in the path');
+  errorShape(await fails(cat.createNamespace({ namespace: [ns1, ''] })), 400, 'BadRequestException');
 });
 
 await step('rest_namespace_paging', 60, async () => {
@@ -302,6 +298,122 @@ await step('rest_drops', 60, async () => {
   const r = await rest('DELETE', `namespaces/${ns2}/tables/t2b?purgeRequested=false`);
   eq(r.status, 204, 'DELETE table status');
   eq((await rest('GET', 'no/such/route')).status, 404, 'an unknown route');
+});
+
+// ---- multi-level namespaces: %1F in paths, parent listings, nested folders ----
+await step('rest_multilevel_namespaces', 90, async () => {
+  const top = `rest_ml_${process.pid}`;
+  const a = [top], ab = [top, 'eu'], abc = [top, 'eu', 'fr'], ab2 = [top, 'us'];
+  for (const n of [a, ab, abc, ab2]) {
+    const c = await cat.createNamespace({ namespace: n }, { properties: { level: String(n.length) } });
+    eq(c.namespace, n, 'created namespace path');
+  }
+  errorShape(await fails(cat.createNamespace({ namespace: ab })), 409, 'AlreadyExistsException');
+  eq((await cat.loadNamespaceMetadata({ namespace: abc })).properties, { level: '3' }, 'nested properties');
+  eq((await fetch(`${base}/v1/namespaces/${top}%1Feu%1Ffr`, { method: 'HEAD' })).status, 204, 'HEAD nested');
+  // parent listings give full paths, one level down
+  const kids = await rest('GET', `namespaces?parent=${top}`);
+  shape(kids.body, { namespaces: 'array', 'next-page-token': 'null|absent' }, 'ListNamespacesResponse');
+  eq(kids.body.namespaces, [ab, ab2], `children of ${top}`);
+  eq((await cat.listNamespaces({ parent: { namespace: ab } })).namespaces.map((x) => x.namespace), [abc], 'children of eu');
+  eq((await cat.listNamespaces({ parent: { namespace: abc } })).namespaces, [], 'a leaf has no children');
+  const p1 = await rest('GET', `namespaces?parent=${top}&pageToken=&pageSize=1`);
+  eq(p1.body.namespaces, [ab], 'first page of children');
+  const p2 = await rest('GET', `namespaces?parent=${top}&pageSize=1&pageToken=${encodeURIComponent(p1.body['next-page-token'])}`);
+  eq(p2.body.namespaces, [ab2], 'second page of children');
+  const tops = (await cat.listNamespaces()).namespaces.map((x) => x.namespace);
+  assert(tops.some((x) => x.length === 1 && x[0] === top), 'top level lists the parent');
+  assert(!tops.some((x) => x.length > 1), 'top level lists no nested namespace');
+  errorShape(await fails(cat.listNamespaces({ parent: { namespace: [top, 'nope'] } })), 404, 'NoSuchNamespaceException');
+  // tables in a nested namespace: create, commit, list, rename across levels
+  const t = await cat.createTableResult({ namespace: abc }, { name: 'sales', schema });
+  loadResultShape(t);
+  assert(t.metadata.location.endsWith(`/warehouse/${top}/eu/fr/sales`), `nested location ${t.metadata.location}`);
+  assert(fs.existsSync(`${process.env.FLOE_DATA}/warehouse/${top}/eu/fr/sales/metadata`), 'nested folders in the warehouse');
+  const c = await cat.commitTable({ namespace: abc, name: 'sales' }, {
+    requirements: [{ type: 'assert-table-uuid', uuid: t.metadata['table-uuid'] }],
+    updates: [{ action: 'set-properties', updates: { nested: 'yes' } }],
+  });
+  commitResultShape(c);
+  eq(c.metadata.properties.nested, 'yes', 'commit in a nested namespace');
+  const ids = await rest('GET', `namespaces/${top}%1Feu%1Ffr/tables`);
+  eq(ids.body.identifiers, [{ namespace: abc, name: 'sales' }], 'identifiers carry the full namespace');
+  await cat.renameTable({ source: { namespace: abc, name: 'sales' }, destination: { namespace: ab2, name: 'sales' } });
+  loadResultShape(await cat.loadTableResult({ namespace: ab2, name: 'sales' }));
+  const tx = await rest('POST', 'transactions/commit', { 'table-changes': [
+    { identifier: { namespace: ab2, name: 'sales' }, requirements: [], updates: [{ action: 'set-properties', updates: { tx: 'nested' } }] }] });
+  eq(tx.status, 204, 'a transaction on a nested table');
+  // a namespace with children or tables is not empty
+  errorShape(await fails(cat.dropNamespace({ namespace: ab })), 409, 'NamespaceNotEmptyException');
+  errorShape(await fails(cat.dropNamespace({ namespace: ab2 })), 409, 'NamespaceNotEmptyException');
+  await cat.dropTable({ namespace: ab2, name: 'sales' }, { purge: true });
+  for (const n of [abc, ab, ab2, a]) await cat.dropNamespace({ namespace: n });
+  assert(!(await cat.namespaceExists({ namespace: a })), 'nested namespaces dropped');
+});
+
+// ---- Idempotency-Key: a retried mutation applies once ----
+const idemKey = () => crypto.randomUUID();
+async function keyed(method, path, body, key) {
+  const res = await fetch(`${base}/v1/${path}`, {
+    method, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, text, body: text ? JSON.parse(text) : undefined, etag: res.headers.get('etag') };
+}
+await step('rest_idempotency', 90, async () => {
+  const cfg = await rest('GET', 'config');
+  assert(/^PT\d+S$/.test(cfg.body['idempotency-key-lifetime']), `idempotency-key-lifetime ${cfg.body['idempotency-key-lifetime']}`);
+  const ns = `rest_idem_${process.pid}`;
+  const k1 = idemKey();
+  const first = await keyed('POST', 'namespaces', { namespace: [ns], properties: { a: '1' } }, k1);
+  eq(first.status, 200, 'keyed create namespace');
+  const again = await keyed('POST', 'namespaces', { namespace: [ns], properties: { a: '1' } }, k1);
+  eq(again.status, 200, 'the retry gets the first answer, not 409');
+  eq(again.text, first.text, 'the same body');
+  eq((await keyed('POST', 'namespaces', { namespace: [ns] }, idemKey())).status, 409, 'a new key applies again');
+  const other = await keyed('POST', 'namespaces', { namespace: [`${ns}_x`] }, k1);
+  eq(other.status, 422, 'a key reused for another request');
+  shape(other.body.error, { message: 'string', type: 'string', code: 'number' }, 'ErrorModel');
+  // create table and commit: a retry publishes nothing more
+  const kt = idemKey();
+  const ct = await keyed('POST', `namespaces/${ns}/tables`, { name: 't', schema }, kt);
+  eq(ct.status, 200, 'keyed create table');
+  eq((await keyed('POST', `namespaces/${ns}/tables`, { name: 't', schema }, kt)).text, ct.text, 'create table replayed');
+  const kc = idemKey();
+  const commit = { requirements: [], updates: [{ action: 'set-properties', updates: { n: '1' } }] };
+  const c1 = await keyed('POST', `namespaces/${ns}/tables/t`, commit, kc);
+  eq(c1.status, 200, 'keyed commit');
+  const c2 = await keyed('POST', `namespaces/${ns}/tables/t`, commit, kc);
+  eq(c2.body['metadata-location'], c1.body['metadata-location'], 'the retried commit names the same version');
+  const cur = await rest('GET', `namespaces/${ns}/tables/t`);
+  eq(cur.body['metadata-location'], c1.body['metadata-location'], 'one commit applied, not two');
+  eq(cur.body.metadata['metadata-log'].length, 1, 'one version after the create');
+  // a final failure is replayed too (409), and so is a transaction
+  const kf = idemKey();
+  const bad = { requirements: [{ type: 'assert-current-schema-id', 'current-schema-id': 9 }], updates: [] };
+  eq((await keyed('POST', `namespaces/${ns}/tables/t`, bad, kf)).status, 409, 'failed requirement');
+  eq((await keyed('POST', `namespaces/${ns}/tables/t`, bad, kf)).status, 409, 'its retry');
+  const kx = idemKey();
+  const txb = { 'table-changes': [{ identifier: { namespace: [ns], name: 't' }, requirements: [],
+    updates: [{ action: 'set-properties', updates: { tx: '1' } }] }] };
+  eq((await keyed('POST', 'transactions/commit', txb, kx)).status, 204, 'keyed transaction');
+  eq((await keyed('POST', 'transactions/commit', txb, kx)).status, 204, 'its retry');
+  eq((await rest('GET', `namespaces/${ns}/tables/t`)).body.metadata['metadata-log'].length, 2, 'the transaction applied once');
+  // rename and drops
+  const kr = idemKey();
+  const ren = { source: { namespace: [ns], name: 't' }, destination: { namespace: [ns], name: 't2' } };
+  eq((await keyed('POST', 'tables/rename', ren, kr)).status, 204, 'keyed rename');
+  eq((await keyed('POST', 'tables/rename', ren, kr)).status, 204, 'its retry: 204, not 404');
+  const kd = idemKey();
+  eq((await keyed('DELETE', `namespaces/${ns}/tables/t2`, null, kd)).status, 204, 'keyed drop');
+  eq((await keyed('DELETE', `namespaces/${ns}/tables/t2`, null, kd)).status, 204, 'its retry: 204, not 404');
+  const kn = idemKey();
+  eq((await keyed('DELETE', `namespaces/${ns}`, null, kn)).status, 204, 'keyed drop namespace');
+  eq((await keyed('DELETE', `namespaces/${ns}`, null, kn)).status, 204, 'its retry');
+  const m = await (await fetch(`${base}/metrics`)).text();
+  const replays = Number((/^floe_rest_idempotent_replays_total (\d+)$/m.exec(m) || [])[1]);
+  eq(replays, 8, 'replays counted in /metrics');
 });
 
 // ---- a table topic's table, while floe commits to it ----
