@@ -275,8 +275,9 @@ static void reference_lists_every_key(void)
     }
     CHECK(strstr(floe_buf_cstr(&b),
                  "| `table.commit.interval.ms` | duration, 100ms..1d | `10s` | yes |"));
-    CHECK(strstr(floe_buf_cstr(&b),
-                 "| `table.value.converter` | `json`, `string`, `raw`, `avro`, `protobuf` | `json` | no |"));
+    CHECK(strstr(
+        floe_buf_cstr(&b),
+        "| `table.value.converter` | `json`, `string`, `raw`, `avro`, `protobuf` | `json` | no |"));
     floe_buf_free(&b);
 }
 
