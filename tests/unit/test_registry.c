@@ -205,14 +205,12 @@ static char *wrap(const char *s)
     return t;
 }
 
+static int reg_typed(floe_registry_t *r, const char *subject, const char *type, const char *schema,
+                     const char *refs, char **out);
+
 static int reg(floe_registry_t *r, const char *subject, const char *schema, char **out)
 {
-    char path[256];
-    snprintf(path, sizeof path, "/subjects/%s/versions", subject);
-    char *b = wrap(schema);
-    int st = call(r, "POST", path, "normalize=false", b, out);
-    free(b);
-    return st;
+    return reg_typed(r, subject, NULL, schema, NULL, out);
 }
 
 static long long jint(const char *body, const char *key)
@@ -479,11 +477,12 @@ static int reg_typed(floe_registry_t *r, const char *subject, const char *type, 
 {
     char path[256];
     snprintf(path, sizeof path, "/subjects/%s/versions", subject);
-    json_t *j = json_pack("{s:s,s:s}", "schema", schema, "schemaType", type);
+    json_t *j = json_pack("{s:s}", "schema", schema);
+    if (type) json_object_set_new(j, "schemaType", json_string(type));
     if (refs) json_object_set_new(j, "references", json_loads(refs, 0, NULL));
     char *b = json_dumps(j, JSON_COMPACT);
     json_decref(j);
-    int st = call(r, "POST", path, NULL, b, out);
+    int st = call(r, "POST", path, "normalize=false", b, out);
     free(b);
     return st;
 }
