@@ -39,6 +39,11 @@ static const struct scope {
      "on object stores. A store that cannot be reached, refuses the credentials or has no "
      "such bucket pauses the tables with its error.\n\n",
      floe_store_config_keys, false, "\n"},
+    {"### Catalog\n\n"
+     "Server config keys (and `floe table --config FILE` keys; in `floe sink`'s YAML the same "
+     "under `catalog:` without the `catalog.` prefix) saying where tables are found and "
+     "committed. The names are Iceberg's catalog properties.\n\n",
+     floe_store_catalog_keys, false, "\n"},
     {"### REST catalog\n\n"
      "Server config keys of the Iceberg REST catalog served under `/v1/` on the HTTP "
      "listener.\n\n",
@@ -69,8 +74,9 @@ static int sink_yaml(floe_buf_t *out)
         "always off, `isolation.level` defaults to `read_committed`, `auto.offset.reset` to "
         "`earliest`), `catalog:` (`type: filesystem` with `warehouse: DIR`, or `type: rest` "
         "with `uri:` an Iceberg REST catalog's base URL, `warehouse:` a name sent to its "
-        "`/v1/config` (optional) and `token:` a bearer token (optional); OAuth2 `credential:` "
-        "and SigV4 are not supported yet), `http:` (HOST:PORT, "
+        "`/v1/config` (optional), and the other catalog keys above without their `catalog.` "
+        "prefix: `credential:`, `token:`, `oauth2-server-uri:`, `rest.sigv4-enabled:`, ...; "
+        "`s3.*` keys there configure the FileIO), `http:` (HOST:PORT, "
         "default `127.0.0.1:8182`), `status_interval:` (a duration, default `10s`; `0` for "
         "none) and `tables:`, a list of entries with `topic:` or `topics_regex:` (a POSIX "
         "extended regex over whole topic names), `table:` (`NS.NAME` or `NAME`; with a regex "

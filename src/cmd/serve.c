@@ -277,9 +277,9 @@ static int set_key(serve_cfg_t *c, const char *k, const char *v, floe_err_t *err
 {
     const floe_conf_key_t *key = floe_conf_find(KEYS, NKEYS, k);
     if (key) return floe_conf_set(key, c, v, err);
+    int st = floe_store_config_set(&c->store, k, v, err);
+    if (st <= 0) return st;
     size_t ns;
-    const floe_conf_key_t *sk = floe_store_config_keys(&ns);
-    if ((key = floe_conf_find(sk, ns, k))) return floe_conf_set(key, &c->store, v, err);
     const floe_conf_key_t *rk = floe_rest_config_keys(&ns);
     if ((key = floe_conf_find(rk, ns, k))) return floe_conf_set(key, &c->rest, v, err);
     if (!strncmp(k, "log.", 4) || !strncmp(k, "table.", 6)) {
@@ -400,11 +400,10 @@ int floe_cmd_serve(int argc, char **argv)
     floe_err_t err;
     floe_err_clear(&err);
     int rc = 1;
-    size_t nsk, nrk;
-    const floe_conf_key_t *sk = floe_store_config_keys(&nsk);
+    size_t nrk;
     const floe_conf_key_t *rk = floe_rest_config_keys(&nrk);
     if (floe_conf_defaults(KEYS, NKEYS, &c, &err) < 0 ||
-        floe_conf_defaults(sk, nsk, &c.store, &err) < 0 ||
+        floe_store_config_defaults(&c.store, &err) < 0 ||
         floe_conf_defaults(rk, nrk, &c.rest, &err) < 0) {
         fprintf(stderr, "floe serve: %s\n", err.msg);
         return 1;
@@ -500,8 +499,9 @@ int floe_cmd_serve(int argc, char **argv)
     if (floe_http_new(&http, &err) || floe_kafka_srv_http(srv, http, &err) ||
         floe_http_metrics_add(http, floe_http_process_metrics, NULL) ||
         floe_engine_http(serve_tables_engine(tables), http, &err) ||
-        floe_rest_http(http, serve_tables_catalog(tables), &rest, &err) ||
-        rest_configure(rest, &c, &err) ||
+        (c.store.catalog != FLOE_STORE_REST &&
+         (floe_rest_http(http, serve_tables_catalog(tables), &rest, &err) ||
+          rest_configure(rest, &c, &err))) ||
         floe_registry_http(serve_registry(registry), http, &err) ||
         (floe_fileio_is_s3(c.store.warehouse) &&
          floe_http_metrics_add(http, s3_metrics, serve_tables_io(tables)))) {
@@ -526,10 +526,18 @@ int floe_cmd_serve(int argc, char **argv)
         floe_err_oom(&err);
         goto out;
     }
-    FLOE_INFO("serve: kafka on %s:%d, http on %s:%d (Iceberg REST catalog at http://%s:%d/v1/), "
-              "data in %s",
-              khost, floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), hhost,
-              floe_http_port(http), c.data_dir);
+    /* floe serves its own tables' REST catalog, or commits them to
+     * another one and serves none */
+    if (rest)
+        FLOE_INFO("serve: kafka on %s:%d, http on %s:%d (Iceberg REST catalog at "
+                  "http://%s:%d/v1/), data in %s",
+                  khost, floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), hhost,
+                  floe_http_port(http), c.data_dir);
+    else
+        FLOE_INFO("serve: kafka on %s:%d, http on %s:%d, data in %s; tables committed to the "
+                  "REST catalog at %s",
+                  khost, floe_kafka_srv_bound_port(srv), hhost, floe_http_port(http), c.data_dir,
+                  c.store.cat_uri);
     if (floe_loop_run(loop, &err)) goto out;
     FLOE_INFO("serve: shutting down");
     rc = 0;

@@ -94,8 +94,8 @@ int serve_tables_start(floe_broker_t *b, const char *data_dir, const floe_store_
     }
     char wh[4200];
     if (!(st->src = floe_tsource_logs_new())) goto oom;
-    if (floe_store_open(store, data_dir, &st->io, wh, sizeof wh, err) < 0 ||
-        !(st->cat = floe_ice_catalog_fs_new(st->io, wh, err)))
+    if (floe_store_open_catalog(store, data_dir, FLOE_ICE_REST_NEED_COMMIT, &st->io, &st->cat, wh,
+                                sizeof wh, err) < 0)
         goto fail;
     floe_engine_config_t ec = {.catalog = st->cat, .get_default = get_default, .default_ctx = st};
     if (schemas) ec.schemas = *schemas;

@@ -11,7 +11,8 @@
 typedef struct serve_tables serve_tables_t;
 
 /* Tables in the warehouse that store (borrowed for the call) names, by
- * default DATA/warehouse (filesystem catalog); defaults are the
+ * default DATA/warehouse (filesystem catalog), or the REST catalog of
+ * catalog.type = rest (floe_store_open_catalog); defaults are the
  * server's topic defaults (table.* keys are read), borrowed for the call.
  * Mirrors every existing topic, installs the broker observer, starts the
  * engine thread.  Caller stops with serve_tables_stop. */

@@ -15,6 +15,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/sink_config.h"
+#include "cmd/store.h"
 #include "http/http.h"
 #include "iceberg/catalog.h"
 #include "table/engine.h"
@@ -22,6 +23,7 @@
 #include "table/source_kafka.h"
 #include "util/clock.h"
 #include "util/diag.h"
+#include "storage/s3.h"
 #include "util/fs.h"
 
 static volatile sig_atomic_t g_stop;
@@ -147,12 +149,14 @@ int floe_cmd_sink(int argc, char **argv)
     if (sink_config_load(&c, config, &err) < 0) goto out;
     if (flag_http) snprintf(c.http, sizeof c.http, "%s", flag_http);
     if (floe_cli_split_hostport(c.http, hhost, sizeof hhost, &hport, &err) < 0) goto out;
-    if (!c.rest && floe_fs_mkdirs(c.warehouse, &err) < 0) goto out;
-    if (!(io = floe_fileio_local_new(&err))) goto out;
-    cat = c.rest ? floe_ice_catalog_rest_new(io, c.uri, c.warehouse[0] ? c.warehouse : NULL,
-                                             c.token[0] ? c.token : NULL, &err)
-                 : floe_ice_catalog_fs_new(io, c.warehouse, &err);
-    if (!cat) goto out;
+    bool rest = c.store.catalog == FLOE_STORE_REST;
+    if (!rest && !floe_fileio_is_s3(c.store.warehouse) &&
+        floe_fs_mkdirs(floe_fileio_local_path(c.store.warehouse), &err) < 0)
+        goto out;
+    char where[4200];
+    if (floe_store_open_catalog(&c.store, NULL, FLOE_ICE_REST_NEED_COMMIT, &io, &cat, where,
+                                sizeof where, &err) < 0)
+        goto out;
     if (!(kt = calloc(c.ntables, sizeof *kt))) {
         floe_err_oom(&err);
         goto out;
@@ -191,10 +195,10 @@ int floe_cmd_sink(int argc, char **argv)
     for (size_t i = 0; i < c.nprops; i++)
         if (!strcmp(c.prop_keys[i], "group.id")) group = c.prop_values[i];
     printf("floe sink ready http=%s:%d group=%s warehouse=%s\n", hhost, floe_http_port(http), group,
-           c.rest ? c.uri : c.warehouse);
+           where);
     fflush(stdout);
     FLOE_INFO("sink: group %s, http on %s:%d, %s %s", group, hhost, floe_http_port(http),
-              c.rest ? "REST catalog" : "warehouse", c.rest ? c.uri : c.warehouse);
+              rest ? "REST catalog" : "warehouse", where);
     uint64_t last_records = 0;
     int64_t last_ms = floe_mono_ms(), next_status = last_ms + c.status_ms;
     while (!g_stop) {

@@ -104,35 +104,26 @@ static int catalog_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *
     sink_config_t *c = arg;
     const char *val = scalar(v);
     if (!val) return fail(x, v, "catalog: %s: expected a value", key);
-    if (!strcmp(key, "type")) {
-        if (!strcmp(val, "filesystem") || !strcmp(val, "rest")) {
-            c->rest = !strcmp(val, "rest");
-            return 0;
-        }
-        return fail(x, v, "catalog: type: '%s' is not a catalog type (filesystem, rest)", val);
-    }
     if (!strcmp(key, "warehouse")) {
-        if (!*val || strlen(val) >= sizeof c->warehouse)
+        /* a folder or a REST warehouse name: which, once type is known */
+        if (!*val || strlen(val) >= sizeof c->store.cat_warehouse)
             return fail(x, v, "catalog: warehouse: expected a directory or a warehouse name");
-        snprintf(c->warehouse, sizeof c->warehouse, "%s", val);
+        snprintf(c->store.cat_warehouse, sizeof c->store.cat_warehouse, "%s", val);
         return 0;
     }
-    if (!strcmp(key, "uri")) {
-        if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
-            return fail(x, v, "catalog: uri: expected an http:// or https:// URL");
-        if (strlen(val) >= sizeof c->uri) return fail(x, v, "catalog: uri: too long");
-        snprintf(c->uri, sizeof c->uri, "%s", val);
-        return 0;
-    }
-    if (!strcmp(key, "token")) {
-        if (strlen(val) >= sizeof c->token) return fail(x, v, "catalog: token: too long");
-        snprintf(c->token, sizeof c->token, "%s", val);
-        return 0;
-    }
-    if (!strcmp(key, "credential") || !strcmp(key, "oauth2-server-uri") ||
-        !strcmp(key, "rest.sigv4-enabled"))
-        return fail(x, k, "catalog: %s is not supported by floe sink yet (use token)", key);
-    return fail(x, k, "catalog: unknown key '%s' (type, warehouse, uri, token)", key);
+    char name[128];
+    snprintf(name, sizeof name, "catalog.%s", key);
+    floe_err_t e;
+    int rc = strncmp(key, "s3.", 3) ? floe_store_config_set(&c->store, name, val, &e)
+                                    : floe_store_config_set(&c->store, key, val, &e);
+    if (rc < 0) return fail(x, v, "catalog: %s", e.msg);
+    if (rc > 0)
+        return fail(x, k,
+                    "catalog: unknown key '%s' (type, warehouse, uri, credential, token, "
+                    "oauth2-server-uri, scope, rest.sigv4-enabled, rest.signing-region, "
+                    "rest.signing-name, s3.*)",
+                    key);
+    return 0;
 }
 
 /* ---- tables: ------------------------------------------------------------ */
@@ -284,6 +275,7 @@ static int root_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v, 
 int sink_config_load(sink_config_t *c, const char *path, floe_err_t *err)
 {
     memset(c, 0, sizeof *c);
+    if (floe_store_config_defaults(&c->store, err) < 0) return -1;
     snprintf(c->http, sizeof c->http, "127.0.0.1:8182");
     c->status_ms = 10000;
     FILE *f = fopen(path, "rb");
@@ -316,11 +308,17 @@ int sink_config_load(sink_config_t *c, const char *path, floe_err_t *err)
                           "%s: kafka: group.id is required (workers with the same id share the "
                           "work)",
                           path);
-    if (rc == 0 && !c->rest && !c->warehouse[0])
+    bool rest = c->store.catalog == FLOE_STORE_REST;
+    if (rc == 0 && !rest && !c->store.cat_warehouse[0])
         rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: warehouse is required", path);
-    if (rc == 0 && c->rest && !c->uri[0])
+    if (rc == 0 && !rest) {
+        /* a filesystem catalog's warehouse is where its files go */
+        memcpy(c->store.warehouse, c->store.cat_warehouse, sizeof c->store.cat_warehouse);
+        c->store.cat_warehouse[0] = 0;
+    }
+    if (rc == 0 && rest && !c->store.cat_uri[0])
         rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: uri is required with type rest", path);
-    if (rc == 0 && !c->rest && c->uri[0])
+    if (rc == 0 && !rest && c->store.cat_uri[0])
         rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: uri needs type rest", path);
     if (rc == 0 && !c->ntables)
         rc = floe_err_set(err, FLOE_EINVAL, "%s: tables: at least one entry is required", path);

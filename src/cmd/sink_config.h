@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmd/store.h"
 #include "util/err.h"
 
 /* One tables: entry: topic or regex, and its table.* configs. */
@@ -19,12 +20,13 @@ typedef struct sink_table {
 typedef struct sink_config {
     size_t nprops; /* kafka: */
     char **prop_keys, **prop_values;
-    char warehouse[4096]; /* catalog: a directory (filesystem); a name sent to /v1/config (rest) */
-    bool rest;            /* catalog: type: rest */
-    char uri[1024];       /* catalog: uri (rest): the REST catalog's base URL */
-    char token[2048];     /* catalog: token (rest): a bearer token; may be empty */
-    char http[300];       /* default 127.0.0.1:8182 */
-    int64_t status_ms;    /* default 10 s; 0: no status lines */
+    /* catalog: its keys as the server's catalog.* ones (type, uri,
+     * credential, token, ...) and s3.* ones; warehouse: the folder of a
+     * filesystem catalog (store.warehouse), the name a REST catalog is
+     * sent (store.cat_warehouse) */
+    floe_store_cfg_t store;
+    char http[300];    /* default 127.0.0.1:8182 */
+    int64_t status_ms; /* default 10 s; 0: no status lines */
     size_t ntables;
     sink_table_t *tables;
 } sink_config_t;

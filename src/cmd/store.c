@@ -2,6 +2,7 @@
 #include "cmd/store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "iceberg/catalog.h"
@@ -109,12 +110,109 @@ static const floe_conf_key_t KEYS[] = {
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
+static const floe_conf_enum_t catalog_types[] = {
+    {"filesystem", FLOE_STORE_FS}, {"rest", FLOE_STORE_REST}, {NULL, 0}};
+
+static const floe_conf_key_t CATALOG_KEYS[] = {
+    {.name = "catalog.type",
+     .type = FLOE_CONF_ENUM,
+     .def = "filesystem",
+     .values = catalog_types,
+     F(catalog),
+     .doc = "`filesystem`: tables in the warehouse's Hadoop layout, served by floe's own REST "
+            "catalog under `/v1/`. `rest`: table topics are created in and committed to the "
+            "external Iceberg REST catalog at `catalog.uri` (its files are written through the "
+            "FileIO of `warehouse` and `s3.*`: set `warehouse = s3://...` when its tables live "
+            "on S3); floe then serves no catalog of its own."},
+    {.name = "catalog.uri",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "none",
+     F(cat_uri),
+     .check = check_endpoint,
+     .doc = "The REST catalog's base URL (without `/v1`), e.g. `http://host:8181/`."},
+    {.name = "catalog.warehouse",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "none",
+     F(cat_warehouse),
+     .doc = "The warehouse name sent to the REST catalog's `/v1/config`; the `prefix` of its "
+            "answer goes into every request."},
+    {.name = "catalog.credential",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "none",
+     F(cat_credential),
+     .doc = "OAuth2 client credentials `CLIENT_ID:SECRET` (or `SECRET`), exchanged at the "
+            "token endpoint for a bearer token, which is fetched again before it expires and "
+            "when the catalog answers 401."},
+    {.name = "catalog.token",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "none",
+     F(cat_token),
+     .doc = "A bearer token sent to the REST catalog as it is (instead of a credential)."},
+    {.name = "catalog.oauth2-server-uri",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "`catalog.uri` + `/v1/oauth/tokens`",
+     F(cat_oauth_uri),
+     .check = check_endpoint,
+     .doc = "The OAuth2 token endpoint for `catalog.credential`."},
+    {.name = "catalog.scope",
+     .type = FLOE_CONF_STRING,
+     .def = "catalog",
+     F(cat_scope),
+     .doc = "The OAuth2 scope asked for with `catalog.credential`."},
+    {.name = "catalog.rest.sigv4-enabled",
+     .type = FLOE_CONF_BOOL,
+     .def = "false",
+     F(cat_sigv4),
+     .doc = "Sign every REST catalog request with AWS SigV4 (AWS Glue's and S3 Tables' Iceberg "
+            "REST endpoints) using the `s3.*` credentials (or `AWS_*` variables), instead of a "
+            "bearer token."},
+    {.name = "catalog.rest.signing-region",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "`s3.region`, then `AWS_REGION`, then us-east-1",
+     F(cat_signing_region),
+     .doc = "The region SigV4-signed catalog requests are signed for."},
+    {.name = "catalog.rest.signing-name",
+     .type = FLOE_CONF_STRING,
+     .def = "execute-api",
+     F(cat_signing_name),
+     .doc = "The service name SigV4-signed catalog requests are signed for (`glue` for AWS "
+            "Glue, `s3tables` for S3 Tables)."},
+};
+#define NCATALOG_KEYS (sizeof CATALOG_KEYS / sizeof CATALOG_KEYS[0])
+
 #undef F
 
 const floe_conf_key_t *floe_store_config_keys(size_t *n)
 {
     *n = NKEYS;
     return KEYS;
+}
+
+const floe_conf_key_t *floe_store_catalog_keys(size_t *n)
+{
+    *n = NCATALOG_KEYS;
+    return CATALOG_KEYS;
+}
+
+int floe_store_config_set(floe_store_cfg_t *c, const char *k, const char *v, floe_err_t *err)
+{
+    const floe_conf_key_t *key = floe_conf_find(KEYS, NKEYS, k);
+    if (!key) key = floe_conf_find(CATALOG_KEYS, NCATALOG_KEYS, k);
+    return key ? floe_conf_set(key, c, v, err) : 1;
+}
+
+int floe_store_config_defaults(floe_store_cfg_t *c, floe_err_t *err)
+{
+    return floe_conf_defaults(KEYS, NKEYS, c, err) ||
+                   floe_conf_defaults(CATALOG_KEYS, NCATALOG_KEYS, c, err)
+               ? -1
+               : 0;
 }
 
 int floe_store_open(const floe_store_cfg_t *c, const char *data_dir, floe_fileio_t **io, char *wh,
@@ -125,6 +223,8 @@ int floe_store_open(const floe_store_cfg_t *c, const char *data_dir, floe_fileio
         if (c->warehouse[0]) {
             if ((size_t)snprintf(wh, whn, "%s", floe_fileio_local_path(c->warehouse)) >= whn)
                 return floe_err_set(err, FLOE_EINVAL, "warehouse path too long");
+        } else if (!data_dir) {
+            wh[0] = 0; /* none: `floe sink` with a REST catalog */
         } else if (floe_ice_warehouse_of(data_dir, wh, whn, err) < 0) {
             return -1;
         }
@@ -155,5 +255,53 @@ int floe_store_open(const floe_store_cfg_t *c, const char *data_dir, floe_fileio
     if (floe_fileio_list(*io, wh, &names, &n, &e) < 0) FLOE_ERROR("warehouse %s: %s", wh, e.msg);
     else
         floe_fileio_names_free(names, n);
+    return 0;
+}
+
+/* The first of a, then the environment variable env, that is set. */
+static const char *first_of(const char *a, const char *env)
+{
+    if (a && *a) return a;
+    const char *e = env ? getenv(env) : NULL;
+    return e && *e ? e : NULL;
+}
+
+int floe_store_open_catalog(const floe_store_cfg_t *c, const char *data_dir, unsigned need,
+                            floe_fileio_t **io, floe_ice_catalog_t **cat, char *where, size_t wn,
+                            floe_err_t *err)
+{
+    *cat = NULL;
+    if (c->catalog == FLOE_STORE_REST && !c->cat_uri[0])
+        return floe_err_set(err, FLOE_EINVAL, "catalog.uri is required with catalog.type = rest");
+    if (c->catalog != FLOE_STORE_REST && c->cat_uri[0])
+        return floe_err_set(err, FLOE_EINVAL, "catalog.uri needs catalog.type = rest");
+    if (floe_store_open(c, data_dir, io, where, wn, err) < 0) return -1;
+    if (c->catalog == FLOE_STORE_REST) {
+        floe_ice_rest_config_t rc = {
+            .uri = c->cat_uri,
+            .warehouse = c->cat_warehouse,
+            .token = c->cat_token,
+            .credential = c->cat_credential,
+            .oauth2_uri = c->cat_oauth_uri,
+            .scope = c->cat_scope,
+            .sigv4 = c->cat_sigv4,
+            .region = first_of(c->cat_signing_region, NULL) ? c->cat_signing_region
+                                                            : first_of(c->region, "AWS_REGION"),
+            .signing_name = c->cat_signing_name,
+            .access_key_id = first_of(c->akid, "AWS_ACCESS_KEY_ID"),
+            .secret_access_key = first_of(c->secret, "AWS_SECRET_ACCESS_KEY"),
+            .session_token = first_of(c->token, "AWS_SESSION_TOKEN"),
+            .need = need,
+        };
+        *cat = floe_ice_catalog_rest_open(*io, &rc, err);
+        if ((size_t)snprintf(where, wn, "%s", c->cat_uri) >= wn) where[0] = 0;
+    } else {
+        *cat = floe_ice_catalog_fs_new(*io, where, err);
+    }
+    if (!*cat) {
+        floe_fileio_free(*io);
+        *io = NULL;
+        return -1;
+    }
     return 0;
 }

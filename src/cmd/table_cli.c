@@ -1,7 +1,7 @@
 /* `floe table list|describe|scan|history`: the Iceberg tables under a data
  * dir, read straight from the filesystem catalog (DATA/warehouse, or the
- * `warehouse` of --config FILE, e.g. on S3), so they work whether or not
- * floe serve runs.  When the server's HTTP listener
+ * `warehouse` of --config FILE, e.g. on S3), or from the REST catalog its
+ * catalog.* keys name, so they work whether or not floe serve runs.  When the server's HTTP listener
  * answers, describe adds the live engine state and per-partition lag from
  * GET /admin/tables.  `floe table compact|expire|remove-orphans` run on the
  * server's maintenance thread when it answers (progress polled from GET
@@ -33,7 +33,7 @@ typedef struct table_opts {
     int64_t older_than; /* -1: the table's setting */
     int64_t keep;       /* 0: the table property */
     bool dry_run;
-    floe_store_cfg_t store;   /* warehouse and s3.* of --config */
+    floe_store_cfg_t store;   /* warehouse, s3.* and catalog.* of --config */
     char conf_data_dir[4096]; /* data.dir of --config */
 } table_opts_t;
 
@@ -42,16 +42,23 @@ typedef struct ctx {
     floe_ice_catalog_t *cat;
 } ctx_t;
 
-static int open_catalog(ctx_t *c, const table_opts_t *o, floe_err_t *err)
+/* The catalog of --config (filesystem by default, or catalog.type =
+ * rest), for need (FLOE_ICE_REST_NEED_*). */
+static int open_catalog(ctx_t *c, const table_opts_t *o, unsigned need, floe_err_t *err)
 {
     char wh[4200];
-    if (floe_store_open(&o->store, o->data_dir, &c->io, wh, sizeof wh, err) < 0) return -1;
-    struct stat st;
-    if (!strstr(wh, "://") && (stat(wh, &st) || !S_ISDIR(st.st_mode)))
-        return floe_err_set(err, FLOE_ENOENT, "no tables under '%s': %s is %s (wrong --data-dir?)",
-                            o->data_dir, wh, errno == ENOENT ? "missing" : "not a directory");
-    if (!(c->cat = floe_ice_catalog_fs_new(c->io, wh, err))) return -1;
-    return 0;
+    if (o->store.catalog != FLOE_STORE_REST) {
+        if (floe_store_open(&o->store, o->data_dir, &c->io, wh, sizeof wh, err) < 0) return -1;
+        struct stat st;
+        if (!strstr(wh, "://") && (stat(wh, &st) || !S_ISDIR(st.st_mode)))
+            return floe_err_set(err, FLOE_ENOENT,
+                                "no tables under '%s': %s is %s (wrong --data-dir?)", o->data_dir,
+                                wh, errno == ENOENT ? "missing" : "not a directory");
+        floe_fileio_free(c->io);
+        c->io = NULL;
+    }
+    return floe_store_open_catalog(&o->store, o->data_dir, need, &c->io, &c->cat, wh, sizeof wh,
+                                   err);
 }
 
 /* A server config file's line: where tables live (warehouse, s3.*) and
@@ -59,10 +66,8 @@ static int open_catalog(ctx_t *c, const table_opts_t *o, floe_err_t *err)
 static int conf_line(void *arg, const char *k, const char *v, floe_err_t *err)
 {
     table_opts_t *o = arg;
-    size_t n;
-    const floe_conf_key_t *sk = floe_store_config_keys(&n);
-    const floe_conf_key_t *key = floe_conf_find(sk, n, k);
-    if (key) return floe_conf_set(key, &o->store, v, err);
+    int st = floe_store_config_set(&o->store, k, v, err);
+    if (st <= 0) return st;
     if (!strcmp(k, "data.dir")) {
         if (strlen(v) >= sizeof o->conf_data_dir)
             return floe_err_set(err, FLOE_EINVAL, "data.dir: too long");
@@ -654,7 +659,7 @@ static int maint_local(const table_opts_t *o, floe_tmaint_req_t *req, floe_buf_t
                        floe_err_t *err)
 {
     ctx_t c = {0};
-    if (open_catalog(&c, o, err)) {
+    if (open_catalog(&c, o, FLOE_ICE_REST_NEED_COMMIT, err)) {
         close_catalog(&c);
         return -1;
     }
@@ -763,7 +768,8 @@ static const char usage_text[] =
     "       floe table pause [NAMESPACE.]TABLE|TOPIC     (stop reading until resumed)\n"
     "       floe table resume [NAMESPACE.]TABLE|TOPIC    (run again, whatever paused it)\n"
     "options: --data-dir DIR (default ./floe-data), --config FILE (the server's config\n"
-    "         file: its data.dir, warehouse and s3.* keys, for tables on S3),\n"
+    "         file: its data.dir, warehouse, s3.* and catalog.* keys, for tables on S3\n"
+    "         or in a REST catalog),\n"
     "         --http HOST:PORT (the server's\n"
     "         HTTP listener for live lag, default 127.0.0.1:8181), --no-http\n"
     "scan prints one JSON object per row.  compact, expire and remove-orphans run in the\n"
@@ -854,9 +860,7 @@ static int parse_args(int argc, char **argv, table_opts_t *o, floe_err_t *err)
         return floe_err_set(err, FLOE_EINVAL, "--keep applies to expire only");
     if (o->dry_run && strcmp(o->sub, "remove-orphans"))
         return floe_err_set(err, FLOE_EINVAL, "--dry-run applies to remove-orphans only");
-    size_t n;
-    const floe_conf_key_t *sk = floe_store_config_keys(&n);
-    if (floe_conf_defaults(sk, n, &o->store, err) < 0) return -1;
+    if (floe_store_config_defaults(&o->store, err) < 0) return -1;
     if (o->config) {
         bool dd = false; /* --data-dir given: it wins over the file's data.dir */
         for (int i = 3; i < argc; i++)
@@ -884,7 +888,7 @@ int floe_cmd_table(int argc, char **argv)
         rc = do_maint(&o, &err);
     } else if (!rc && (!strcmp(o.sub, "pause") || !strcmp(o.sub, "resume"))) {
         rc = do_pause_resume(&o, &err);
-    } else if (!rc && !(rc = open_catalog(&c, &o, &err))) {
+    } else if (!rc && !(rc = open_catalog(&c, &o, FLOE_ICE_REST_NEED_READ, &err))) {
         if (!strcmp(o.sub, "list")) rc = do_list(&c, &err);
         else if (!strcmp(o.sub, "describe"))
             rc = do_describe(&c, &o, &err);

@@ -33,15 +33,44 @@ typedef struct floe_ice_table floe_ice_table_t;
  * floe_ice_catalog_free. */
 floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *warehouse,
                                             floe_err_t *err);
+/* The REST catalog client's settings (floe_ice_catalog_rest_open); all
+ * borrowed for the call.  Empty strings count as absent. */
+typedef struct floe_ice_rest_config {
+    const char *uri;        /* the server's base URL, without /v1 (required) */
+    const char *warehouse;  /* sent to /v1/config; its overrides.prefix goes into every path */
+    const char *token;      /* a bearer token, or */
+    const char *credential; /* OAuth2 client credentials "id:secret" (or "secret") */
+    const char *oauth2_uri; /* their token endpoint; default URI/v1/oauth/tokens */
+    const char *scope;      /* default "catalog" */
+    /* SigV4 instead of bearer tokens: every request signed for region
+     * (default us-east-1) and signing_name (default execute-api) */
+    bool sigv4;
+    const char *region, *signing_name, *access_key_id, *secret_access_key, *session_token;
+    unsigned need; /* FLOE_ICE_REST_NEED_*: refused at open when the server lacks one */
+} floe_ice_rest_config_t;
+
+/* floe reads tables (lists namespaces and tables, loads tables) */
+#define FLOE_ICE_REST_NEED_READ 1u
+/* floe commits tables (creates namespaces and tables, loads, commits) */
+#define FLOE_ICE_REST_NEED_COMMIT 2u
+
 /* REST catalog client: every operation a call to the Iceberg REST catalog
- * server at uri (its base URL, without /v1).  warehouse (may be NULL) is
- * sent to /v1/config, whose overrides.prefix then goes into every path;
- * token (may be NULL) goes as a bearer token.  All copied.  io (borrowed;
- * must outlive the catalog) reads and writes the files the metadata names.
- * Asks /v1/config here: NULL with *err (FLOE_EIO) when the server cannot
- * be reached.  A commit answered 409 is FLOE_ECONFLICT; one answered 5xx,
- * or not answered, FLOE_EUNKNOWN.  Caller frees with
- * floe_ice_catalog_free. */
+ * server at cfg->uri.  io (borrowed; must outlive the catalog) reads and
+ * writes the files the metadata names.  Asks /v1/config here (with a
+ * token first, for OAuth2 credentials): NULL with *err when the server
+ * refuses the credentials (FLOE_EINVAL) or lists endpoints without one
+ * cfg->need names (FLOE_EUNSUPPORTED, naming it); a later call to an
+ * endpoint it does not list fails the same way.  A server that does not
+ * answer (or answers 5xx) is logged and asked again at the first call,
+ * which fails with FLOE_EIO until it answers.
+ * OAuth2 tokens are fetched again a tenth of their lifetime before they
+ * expire and when the server answers 401.  A commit answered 409 is
+ * FLOE_ECONFLICT; one answered 5xx, or not answered, FLOE_EUNKNOWN.
+ * Thread-safe.  Caller frees with floe_ice_catalog_free. */
+floe_ice_catalog_t *floe_ice_catalog_rest_open(floe_fileio_t *io, const floe_ice_rest_config_t *cfg,
+                                               floe_err_t *err);
+/* The same with a uri, warehouse and token only (each may be NULL but
+ * uri), needing no endpoint in particular. */
 floe_ice_catalog_t *floe_ice_catalog_rest_new(floe_fileio_t *io, const char *uri,
                                               const char *warehouse, const char *token,
                                               floe_err_t *err);

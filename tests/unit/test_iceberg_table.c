@@ -8,6 +8,7 @@
 
 #include "test.h"
 #include "http/rest.h"
+#include "iceberg/catalog_rest_int.h"
 #include "iceberg/scan.h"
 #include "iceberg/snapshot.h"
 #include "util/diag.h"
@@ -499,8 +500,15 @@ static void rest_client(void)
     CHECK_EQ(e.code, FLOE_EUNKNOWN);
     CHECK(floe_ice_catalog_load_table(cat, "db", "v", &t2, &e) == -1);
     CHECK_EQ(e.code, FLOE_EIO);
-    CHECK(floe_ice_catalog_rest_new(io, uri, NULL, NULL, &e) == NULL);
-    CHECK_EQ(e.code, FLOE_EIO);
+    /* a client started without its server: made, and its calls fail
+     * until the server answers */
+    floe_ice_catalog_t *late = floe_ice_catalog_rest_new(io, uri, NULL, NULL, &e);
+    CHECK(late != NULL);
+    if (late) {
+        CHECK(floe_ice_catalog_load_table(late, "db", "v", &t2, &e) == -1);
+        CHECK_EQ(e.code, FLOE_EIO);
+        floe_ice_catalog_free(late);
+    }
     floe_ice_props_clear(&su.props);
     floe_ice_props_clear(&p);
     floe_ice_props_clear(&up);
@@ -904,6 +912,54 @@ static void fault_every_step(void)
     (void)unknown;
 }
 
+/* What the REST client takes from a server's answers: a token fit for a
+ * header line and its lifetime; /v1/config's prefix and endpoints. */
+static void rest_answers(void)
+{
+    floe_err_t e;
+    char *h = NULL;
+    int64_t life = 0;
+    json_t *a = json_loads("{\"access_token\":\"t-1\",\"expires_in\":60}", 0, NULL);
+    CHECK(floe_ice_rest_token_answer(a, &h, &life, &e) == 0);
+    CHECK(h && !strcmp(h, "Authorization: Bearer t-1") && life == 60000);
+    free(h);
+    json_decref(a);
+    a = json_loads("{\"access_token\":\"t\",\"expires_in\":\"30\"}", 0, NULL);
+    CHECK(floe_ice_rest_token_answer(a, &h, &life, &e) == 0 && life == 30000);
+    free(h);
+    json_decref(a);
+    a = json_loads("{\"access_token\":\"t\",\"expires_in\":9223372036854775807}", 0, NULL);
+    CHECK(floe_ice_rest_token_answer(a, &h, &life, &e) == 0 && life == -1); /* no overflow */
+    free(h);
+    json_decref(a);
+    a = json_loads("{\"access_token\":\"t\\r\\nX-Evil: 1\"}", 0, NULL);
+    CHECK(floe_ice_rest_token_answer(a, &h, &life, &e) == -1 &&
+          h == NULL); /* no header injection */
+    CHECK_EQ(e.code, FLOE_EIO);
+    json_decref(a);
+    CHECK(floe_ice_rest_token_answer(NULL, &h, &life, &e) == -1);
+
+    char *prefix, **eps;
+    size_t n;
+    a = json_loads("{\"defaults\":{\"prefix\":\"d\"},\"overrides\":{\"prefix\":\"wh/1\"},"
+                   "\"endpoints\":[\"GET /v1/{prefix}/namespaces\",7]}",
+                   0, NULL);
+    CHECK(floe_ice_rest_config_answer(a, &prefix, &eps, &n, &e) == 0);
+    CHECK(!strcmp(prefix, "wh/1") && n == 1 && !strcmp(eps[0], "GET /v1/{prefix}/namespaces"));
+    free(prefix);
+    floe_fileio_names_free(eps, n);
+    json_decref(a);
+    a = json_loads("{\"defaults\":{}}", 0, NULL); /* no endpoints: the spec's default set */
+    CHECK(floe_ice_rest_config_answer(a, &prefix, &eps, &n, &e) == 0);
+    CHECK(!strcmp(prefix, "") && eps == NULL && n == 0);
+    free(prefix);
+    json_decref(a);
+    a = json_loads("{\"overrides\":{\"prefix\":\"a?b\"}}", 0, NULL);
+    CHECK(floe_ice_rest_config_answer(a, &prefix, &eps, &n, &e) == -1);
+    CHECK_EQ(e.code, FLOE_EUNSUPPORTED);
+    json_decref(a);
+}
+
 TEST_MAIN({
     snprintf(root, sizeof root, "/tmp/floe-ice-table-%d", (int)getpid());
     rm_rf(root);
@@ -912,6 +968,7 @@ TEST_MAIN({
     RUN(catalog_metadata_cache);
     RUN(catalog_levels);
     RUN(rest_client);
+    RUN(rest_answers);
     RUN(manifest_roundtrip);
     RUN(producers);
     RUN(v1_table_upgrade);

@@ -51,3 +51,13 @@ export async function until(pred, ms, what) {
 }
 
 export function finish() { process.exit(failed ? 1 : 0); }
+
+// The floe.offsets (partition -> next offset) of a table's metadata md:
+// of the newest snapshot in the current one's ancestry that has them (an
+// engine's commits on top of floe's have none); null when none has.
+export function floeOffsets(md) {
+  const byId = new Map((md.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
+  for (let s = byId.get(md['current-snapshot-id']); s; s = byId.get(s['parent-snapshot-id']))
+    if (s.summary['floe.offsets']) return JSON.parse(s.summary['floe.offsets']);
+  return null;
+}

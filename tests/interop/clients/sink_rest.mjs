@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { Kafka, logLevel } from 'kafkajs';
-import { step, assert, eq, sleep, until, finish, broker } from './common.mjs';
+import { step, assert, eq, sleep, until, finish, broker, floeOffsets } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, bin = process.env.FLOE_BIN;
 assert(http && bin, 'FLOE_HTTP and FLOE_BIN must be set');
@@ -48,12 +48,6 @@ async function startSink() {
   return { p, log, exited: () => exited };
 }
 
-function floeOffsets(md) {
-  const byId = new Map((md.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
-  for (let s = byId.get(md['current-snapshot-id']); s; s = byId.get(s['parent-snapshot-id']))
-    if (s.summary['floe.offsets']) return JSON.parse(s.summary['floe.offsets']);
-  return null;
-}
 const sum = (o) => Object.values(o ?? {}).reduce((a, b) => a + b, 0);
 
 await step('sink_rest_exactly_once_with_kill_and_a_second_writer', 300, async () => {
