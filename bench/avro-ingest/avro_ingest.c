@@ -154,7 +154,7 @@ static int floe_run(const set_t *s, floe_conv_kind_t kind, const char *warehouse
         goto fail;
     floe_conv_t *c = floe_conv_new(sink.rows, kind, FLOE_CONV_RAW, &e);
     if (!c) goto fail;
-    floe_conv_schemas_t src = {by_id, NULL};
+    floe_conv_schemas_t src = {.fn = by_id};
     floe_conv_set_schemas(c, &src);
     int64_t t0 = floe_mono_ns();
     double c0 = cpu_secs();
@@ -193,7 +193,7 @@ static int convert_only(const set_t *s, floe_conv_kind_t kind, double *cpu)
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_conv_t *c = rows ? floe_conv_new(rows, kind, FLOE_CONV_RAW, &e) : NULL;
     if (!c) return -1;
-    floe_conv_schemas_t src = {by_id, NULL};
+    floe_conv_schemas_t src = {.fn = by_id};
     floe_conv_set_schemas(c, &src);
     double c0 = cpu_secs();
     for (size_t i = 0; i < s->n; i++) {

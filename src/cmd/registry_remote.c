@@ -153,5 +153,6 @@ static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_er
 
 floe_conv_schemas_t registry_remote_schemas(registry_remote_t *r)
 {
-    return (floe_conv_schemas_t){schema_by_id, r};
+    /* Avro only: protobuf records find no schema source (dead letters) */
+    return (floe_conv_schemas_t){.fn = schema_by_id, .arg = r, .proto = NULL};
 }

@@ -10,6 +10,7 @@
 #include "table/upsert.h"
 #include "util/json.h"
 #include "table/avro_shred.h"
+#include "table/proto_conv.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
@@ -29,6 +30,12 @@ struct floe_conv {
         floe_avro_schema_t *s;
     } cache[SCHEMA_CACHE];
     size_t ncache, next_evict;
+    struct {
+        int32_t id;
+        floe_proto_schema_t *s;
+    } pcache[SCHEMA_CACHE];
+    size_t npcache, next_pevict;
+    floe_buf_t pscratch; /* the protobuf decoder's working memory */
     floe_buf_t json;
     floe_avro_shred_t *shred; /* avro values without transforms: typed columns */
     floe_xform_t xf;          /* value transforms, xout their result */
@@ -44,23 +51,24 @@ struct floe_conv {
 static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
                                          [FLOE_CONV_STRING] = "string",
                                          [FLOE_CONV_JSON] = "json",
-                                         [FLOE_CONV_AVRO] = "avro"};
+                                         [FLOE_CONV_AVRO] = "avro",
+                                         [FLOE_CONV_PROTOBUF] = "protobuf"};
 
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
 {
-    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_AVRO; k++)
+    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_PROTOBUF; k++)
         if (s && strcasecmp(s, kind_names[k]) == 0) {
             *out = (floe_conv_kind_t)k;
             return 0;
         }
     return floe_err_set(err, FLOE_EINVAL,
-                        "unknown converter '%s': expected raw, string, json or avro",
+                        "unknown converter '%s': expected raw, string, json, avro or protobuf",
                         s ? s : "(null)");
 }
 
 const char *floe_conv_kind_name(floe_conv_kind_t k)
 {
-    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_AVRO ? kind_names[k] : "?";
+    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_PROTOBUF ? kind_names[k] : "?";
 }
 
 const char *floe_conv_stage_name(floe_conv_stage_t s)
@@ -111,7 +119,7 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
         !(c->headers =
               floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY, false, err)))
         goto fail;
-    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO) {
+    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO && value != FLOE_CONV_PROTOBUF) {
         floe_tkind_t vk = value == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
         if (!(c->valuen = floe_rows_add_field(rows, root, "value", vk, false, err))) goto fail;
         floe_rows_mark_sys(c->valuen);
@@ -133,7 +141,9 @@ void floe_conv_free(floe_conv_t *c)
     free(c->hv);
     free(c->hnull);
     for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
+    for (size_t i = 0; i < c->npcache; i++) floe_proto_schema_free(c->pcache[i].s);
     floe_buf_free(&c->json);
+    floe_buf_free(&c->pscratch);
     floe_buf_free(&c->xout);
     floe_buf_free(&c->keyrow);
     free(c->up);
@@ -278,6 +288,62 @@ static int avro_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
     return 0;
 }
 
+/* The protobuf writer schema of id, from the cache or the source. */
+static const floe_proto_schema_t *proto_schema_of(floe_conv_t *c, int32_t id, floe_err_t *err)
+{
+    for (size_t i = 0; i < c->npcache; i++)
+        if (c->pcache[i].id == id) return c->pcache[i].s;
+    floe_proto_schema_t *s = NULL;
+    if (!c->schemas.proto) {
+        floe_err_set(err, FLOE_ENOENT, "schema id %d: no registry of Protobuf schemas", (int)id);
+        return NULL;
+    }
+    if (c->schemas.proto(c->schemas.arg, id, &s, err)) {
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return NULL;
+    }
+    size_t at;
+    if (c->npcache < SCHEMA_CACHE) {
+        at = c->npcache++;
+    } else {
+        at = c->next_pevict++ % SCHEMA_CACHE;
+        floe_proto_schema_free(c->pcache[at].s);
+    }
+    c->pcache[at].id = id;
+    c->pcache[at].s = s;
+    return s;
+}
+
+/* A protobuf message in the Confluent wire format (header, message
+ * indexes, message) as JSON text in c->json. */
+static int proto_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
+{
+    int32_t id, idx[FLOE_PROTO_MAX_INDEXES];
+    size_t nidx, used;
+    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    const uint8_t *p = in.ptr + FLOE_CONFLUENT_HEADER;
+    size_t n = in.len - FLOE_CONFLUENT_HEADER;
+    if (floe_proto_conv_indexes(p, n, idx, &nidx, &used, err)) return -1;
+    const floe_proto_schema_t *s = proto_schema_of(c, id, err);
+    if (!s) return -1;
+    const floe_proto_msg_t *m = floe_proto_schema_message(s, idx, nidx);
+    if (!m)
+        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
+                            (int)id, (int)idx[0], nidx > 1 ? " (nested)" : "");
+    floe_buf_reset(&c->json);
+    if (floe_proto_conv_json(m, p + used, n - used, &c->json, &c->pscratch, err)) {
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return -1;
+    }
+    return 0;
+}
+
+/* Key or value bytes of a registry converter as JSON text in c->json. */
+static int registry_json(floe_conv_t *c, floe_conv_kind_t k, floe_slice_t in, floe_err_t *err)
+{
+    return k == FLOE_CONV_PROTOBUF ? proto_json(c, in, err) : avro_json(c, in, err);
+}
+
 static int fail(floe_conv_t *c, floe_conv_stage_t st, floe_conv_stage_t *stage)
 {
     floe_rows_rollback(c->rows);
@@ -308,8 +374,8 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         if (floe_rows_put_null(r, c->keyn) < 0) goto oom;
     } else {
         floe_slice_t key = m->key;
-        if (c->key == FLOE_CONV_AVRO) { /* kept as its JSON text */
-            if (avro_json(c, m->key, err)) {
+        if (c->key == FLOE_CONV_AVRO || c->key == FLOE_CONV_PROTOBUF) { /* kept as JSON text */
+            if (registry_json(c, c->key, m->key, err)) {
                 floe_err_wrap(err, "key");
                 return fail(c, FLOE_STAGE_CONVERT, stage);
             }
@@ -373,11 +439,13 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
             break;
         }
         /* fall through */
-    case FLOE_CONV_JSON: {
+    case FLOE_CONV_JSON:
+    case FLOE_CONV_PROTOBUF: {
         floe_slice_t v = m->value;
         bool null = m->value_null;
-        if (!null && c->value == FLOE_CONV_AVRO) {
-            if (avro_json(c, m->value, err)) return fail(c, FLOE_STAGE_CONVERT, stage);
+        if (!null && c->value != FLOE_CONV_JSON) {
+            if (registry_json(c, c->value, m->value, err))
+                return fail(c, FLOE_STAGE_CONVERT, stage);
             v = floe_buf_slice(&c->json);
         }
         int xr = transform(c, &v, &null, err);

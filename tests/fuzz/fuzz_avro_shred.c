@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_conv_t *c = rows ? floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_RAW, &err) : NULL;
     if (!c) abort();
-    floe_conv_schemas_t src = {by_id, NULL};
+    floe_conv_schemas_t src = {.fn = by_id};
     floe_conv_set_schemas(c, &src);
     uint8_t rec[5 + 255];
     for (size_t at = 0; at + 2 <= size;) {

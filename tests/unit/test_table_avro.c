@@ -142,7 +142,7 @@ static void converter_rows_and_dead_letters(void)
     floe_err_t err = {0};
     floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
     CHECK(c != NULL);
-    floe_conv_schemas_t src = {by_id, NULL};
+    floe_conv_schemas_t src = {.fn = by_id};
     floe_conv_set_schemas(c, &src);
     /* DATUM's uid "abc" is no uuid: refused; the same with a real one */
     uint8_t bad_uuid[5 + sizeof DATUM] = {0, 0, 0, 0, 7};
@@ -270,7 +270,7 @@ static void schema_versions(void)
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_err_t err = {0};
     floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
-    floe_conv_schemas_t src = {by_id, NULL};
+    floe_conv_schemas_t src = {.fn = by_id};
     floe_conv_set_schemas(c, &src);
     floe_conv_stage_t st = 0;
     /* v10 twice: a=-3, f=0.5, d=1.23 (123 = 0x7b); a=1, f=2, d=-1.28 (0x80) */
