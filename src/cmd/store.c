@@ -82,7 +82,8 @@ static const floe_conf_key_t KEYS[] = {
      .def_doc = "`AWS_CA_BUNDLE`, else the system's CAs",
      F(ca_file),
      .doc = "PEM file of the CA certificates that an `https://` endpoint's certificate is "
-            "checked against, for a store whose certificate a private CA signed."},
+            "checked against, for a store whose certificate a private CA signed; an "
+            "`https://` `catalog.uri` (and its token endpoint) is checked against it too."},
     {.name = "s3.payload-signing",
      .type = FLOE_CONF_ENUM,
      .def = "auto",
@@ -291,6 +292,7 @@ int floe_store_open_catalog(const floe_store_cfg_t *c, const char *data_dir, uns
             .access_key_id = first_of(c->akid, "AWS_ACCESS_KEY_ID"),
             .secret_access_key = first_of(c->secret, "AWS_SECRET_ACCESS_KEY"),
             .session_token = first_of(c->token, "AWS_SESSION_TOKEN"),
+            .ca_file = first_of(c->ca_file, "AWS_CA_BUNDLE"),
             .need = need,
         };
         *cat = floe_ice_catalog_rest_open(*io, &rc, err);

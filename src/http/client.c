@@ -72,6 +72,7 @@ int floe_http_call(const floe_http_call_t *c, long *status, floe_buf_t *answer, 
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
     if (hdrs) curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    if (c->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
     if (!strcmp(method, "HEAD")) {
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     } else if (c->body || !strcmp(method, "POST") || !strcmp(method, "PUT")) {

@@ -19,6 +19,8 @@ typedef struct floe_http_call {
     long connect_timeout_ms; /* default 1000 */
     long timeout_ms;         /* the whole call; 0: no limit */
     size_t max_answer;       /* largest answer body taken; default 64 MiB */
+    const char *ca_file;     /* PEM CAs an https server's certificate is checked against;
+                                NULL: the system's */
 } floe_http_call_t;
 
 /* Make the call c describes (everything borrowed for the call).  When an

@@ -1177,11 +1177,13 @@ static int metrics(void *arg, floe_buf_t *out)
                            "# TYPE floe_rest_idempotent_replays_total counter\n"
                            "floe_rest_idempotent_replays_total %" PRIu64 "\n"
                            "# TYPE floe_rest_oauth_tokens gauge\n"
-                           "floe_rest_oauth_tokens %zu\n",
+                           "floe_rest_oauth_tokens %zu\n"
+                           "# TYPE floe_rest_oauth_tokens_issued_total counter\n"
+                           "floe_rest_oauth_tokens_issued_total %" PRIu64 "\n",
                            (uint64_t)atomic_load(&r->requests), (uint64_t)atomic_load(&r->commits),
                            (uint64_t)atomic_load(&r->conflicts), (uint64_t)atomic_load(&r->reports),
                            (uint64_t)atomic_load(&r->unauthorized), floe_rest_idem_replays(r->idem),
-                           floe_rest_auth_live(r->auth));
+                           floe_rest_auth_live(r->auth), floe_rest_auth_issued(r->auth));
 }
 
 /* ---- configuration ---- */

@@ -35,6 +35,7 @@ struct floe_rest_auth {
     pthread_mutex_t mu;
     issued_t *issued;
     size_t nissued;
+    uint64_t issued_total; /* tokens issued since start */
 };
 
 static int split_list(const char *s, char ***out, size_t *n, floe_err_t *err)
@@ -164,6 +165,14 @@ size_t floe_rest_auth_live(floe_rest_auth_t *a)
     return n;
 }
 
+uint64_t floe_rest_auth_issued(floe_rest_auth_t *a)
+{
+    pthread_mutex_lock(&a->mu);
+    uint64_t n = a->issued_total;
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+
 /* ---- the token endpoint ---- */
 
 static int hexval(char c)
@@ -251,7 +260,10 @@ static int issue(floe_rest_auth_t *a, const char *scope, floe_http_resp_t *rs)
     }
     if (!a->issued) a->issued = malloc(MAX_ISSUED * sizeof *a->issued);
     bool kept = a->issued != NULL;
-    if (kept) a->issued[a->nissued++] = t;
+    if (kept) {
+        a->issued[a->nissued++] = t;
+        a->issued_total++;
+    }
     pthread_mutex_unlock(&a->mu);
     if (!kept) return -1;
     json_t *j =

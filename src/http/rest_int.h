@@ -40,6 +40,8 @@ bool floe_rest_form_field(const uint8_t *body, size_t len, const char *name, cha
 bool floe_rest_basic_credentials(const char *h, char *id, char *secret, size_t size);
 /* Issued tokens alive now (for /metrics). */
 size_t floe_rest_auth_live(floe_rest_auth_t *a);
+/* Tokens issued since start (for /metrics). */
+uint64_t floe_rest_auth_issued(floe_rest_auth_t *a);
 
 /* ---- Idempotency-Key ---- */
 

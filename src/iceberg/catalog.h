@@ -46,7 +46,8 @@ typedef struct floe_ice_rest_config {
      * (default us-east-1) and signing_name (default execute-api) */
     bool sigv4;
     const char *region, *signing_name, *access_key_id, *secret_access_key, *session_token;
-    unsigned need; /* FLOE_ICE_REST_NEED_*: refused at open when the server lacks one */
+    const char *ca_file; /* PEM CAs for an https server (token endpoint too); NULL: the system's */
+    unsigned need;       /* FLOE_ICE_REST_NEED_*: refused at open when the server lacks one */
 } floe_ice_rest_config_t;
 
 /* floe reads tables (lists namespaces and tables, loads tables) */

@@ -51,6 +51,7 @@ typedef struct rest_catalog {
     /* SigV4 instead of a bearer token: every request signed */
     bool sigv4;
     char *region, *service, *akid, *secret, *session_token;
+    char *ca_file; /* PEM CAs for https; NULL: the system's */
     /* /v1/config asked (prefix and endpoints taken) once it answered:
      * at open, or at the first call after a start without the server */
     pthread_mutex_t cfg_mu; /* guards configured, and the writes of root and endpoints */
@@ -122,7 +123,8 @@ static int fetch_token(rest_catalog_t *c, floe_err_t *err)
                            .headers = headers,
                            .body = body.data,
                            .body_len = body.len,
-                           .timeout_ms = TIMEOUT_MS};
+                           .timeout_ms = TIMEOUT_MS,
+                           .ca_file = c->ca_file};
     long st;
     int64_t t0 = floe_mono_ms();
     rc = floe_http_call(&hc, &st, &ans, err);
@@ -342,7 +344,8 @@ static int call(rest_catalog_t *c, const char *ep, const char *method, const cha
                                .headers = headers,
                                .body = body,
                                .body_len = body ? strlen(body) : 0,
-                               .timeout_ms = TIMEOUT_MS};
+                               .timeout_ms = TIMEOUT_MS,
+                               .ca_file = c->ca_file};
         floe_buf_t b = FLOE_BUF_INIT;
         rc = floe_http_call(&hc, status, &b, err);
         free(auth);
@@ -725,6 +728,7 @@ static void r_destroy(floe_ice_catalog_t *cat)
     free(c->akid);
     free(c->secret);
     free(c->session_token);
+    free(c->ca_file);
     free(c->auth);
     free(c->wh);
     pthread_mutex_destroy(&c->mu);
@@ -910,6 +914,7 @@ floe_ice_catalog_t *floe_ice_catalog_rest_open(floe_fileio_t *io, const floe_ice
         c->secret = dup_opt(cfg->secret_access_key, &ok);
         c->session_token = dup_opt(cfg->session_token, &ok);
     }
+    if (cfg->ca_file && *cfg->ca_file) c->ca_file = dup_opt(cfg->ca_file, &ok);
     if (!ok) {
         r_destroy(&c->base);
         floe_err_oom(err);

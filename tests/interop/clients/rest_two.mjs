@@ -10,6 +10,9 @@
 // client sends: OAuth2 client credentials (token endpoint form, tokens
 // fetched again before they expire and after a 401), and a server whose
 // /v1/config lacks the commit endpoint, which floe refuses at start.
+// Then floe to floe with auth, no stand-in: A commits to a floe C that
+// takes only OAuth2 client credentials (short-lived tokens) or a static
+// token.
 // Environment: FLOE_BIN; REST_TWO_WAREHOUSE=s3 with S3_ENDPOINT,
 // S3_BUCKET, AWS_* puts B's warehouse, and A's files, on S3.
 import { spawn, execFileSync } from 'node:child_process';
@@ -374,9 +377,74 @@ if (!s3) await step(`${P}_missing_endpoint_refused`, 60, async () => {
     `the reason names the missing endpoint: ${text.slice(-300)}`);
 });
 
+// floe to floe with auth: C serves its REST catalog only to OAuth2
+// client floe-a (tokens living 3 s) and to a static token.  A6 with a
+// wrong secret is refused at start; with the right one it commits while
+// its tokens expire; restarted with the static token it goes on.  icebird
+// reads through C with a token; C refuses a request without one.
+if (!s3) await step(`${P}_auth_floe_to_floe`, 120, async () => {
+  const cConf = join(tmp, 'c.conf');
+  writeFileSync(cConf, ['rest.auth.tokens = c-static-token', 'rest.auth.clients = floe-a:s3cret',
+    'rest.auth.token.ttl.ms = 3s', ''].join('\n'));
+  const c = await serve('c', ['--config', cConf, '--data-dir', join(tmp, 'c'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0']);
+  const anon = await fetch(`http://${c.http}/v1/config?warehouse=floe`);
+  eq(anon.status, 401, 'C answers a request without a token with 401');
+  const ccat = new IcebergRestCatalog({ baseUrl: `http://${c.http}`, warehouse: 'floe',
+    auth: { type: 'bearer', token: 'c-static-token' } });
+  const conf = join(tmp, 'a6.conf');
+  const aArgs = ['--config', conf, '--data-dir', join(tmp, 'a6'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0'];
+  const conf6 = (auth) => writeFileSync(conf, ['catalog.type = rest', `catalog.uri = http://${c.http}`,
+    'catalog.warehouse = floe', auth, 'table.commit.interval.ms = 200', ''].join('\n'));
+  conf6('catalog.credential = floe-a:wrong');
+  const bad = await serve('a6', aArgs, true);
+  eq(bad.exited(), '1', 'floe serve with a wrong secret for C exits 1');
+  assert(/token endpoint http:\/\/\S+\/v1\/oauth\/tokens: HTTP 401 invalid_client/.test(readFileSync(bad.log, 'utf8')),
+    `the reason is C's token endpoint's answer: ${readFileSync(bad.log, 'utf8').slice(-300)}`);
+  conf6('catalog.credential = floe-a:s3cret');
+  const t0 = Date.now(); // A6 takes its first token at start: it lives 3 s
+  let a6 = await serve('a6', aArgs);
+  const topic = `authc_${process.pid}`, ctid = { namespace: [ns], name: topic };
+  let made = await tableTopic(a6.kafka, topic, 2);
+  let total = 0;
+  const send = async (k) => {
+    await made.producer.send({ topic, acks: -1, messages: Array.from({ length: k }, (_, i) =>
+      ({ partition: (total + i) % 2, value: JSON.stringify({ n: total + i }) })) });
+    total += k;
+  };
+  const offs = async () => { try { return sum(floeOffsets(await ccat.loadTable(ctid))); } catch { return 0; } };
+  await send(10);
+  await until(async () => (await offs()) === total, 30000, 'A6\'s first commit to C');
+  // records sent once A6's first token has expired: committed only with a new one
+  while (Date.now() - t0 < 4500) { await send(5); await sleep(500); }
+  await send(5);
+  await until(async () => (await offs()) === total, 30000, 'A6\'s commits after its first token expired');
+  const cm = await (await fetch(`http://${c.http}/metrics`)).text();
+  const metric = (name) => Number((new RegExp(`^${name} (\\d+)$`, 'm').exec(cm) || [])[1]);
+  const issued = metric('floe_rest_oauth_tokens_issued_total');
+  assert(issued >= 2, `C issued A6 a new token as the first expired (${issued} issued)`);
+  console.log(`# C issued ${issued} tokens; ${metric('floe_rest_unauthorized_total') - 1} requests refused after the anonymous one`);
+  await made.producer.disconnect();
+  eq(await stop(a6), '0', 'A6 stops cleanly');
+  // the same A6 with C's static token instead
+  conf6('catalog.token = c-static-token');
+  a6 = await serve('a6', aArgs);
+  made = await tableTopic(a6.kafka, topic, 2); // the topic is there: only a producer
+  await send(10);
+  await until(async () => (await offs()) === total, 30000, 'A6\'s commits with the static token');
+  await made.producer.disconnect();
+  const md = await ccat.loadTable(ctid);
+  const rows = await icebergRead({ tableUrl: md.location, metadata: md });
+  eq(rows.map((r) => Number(r.n)).sort((x, y) => x - y), Array.from({ length: total }, (_, i) => i),
+    'every record once (icebird, through C with a token)');
+  console.log(`# ${total} records through C's auth, ${md.snapshots.length} snapshots, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  eq(await stop(a6), '0', 'A6 (static token) stops cleanly');
+  eq(await stop(c), '0', 'C stops cleanly');
+});
+
 // SigV4 (s3 mode): radosgw holds a catalog config object in a private
 // bucket; a floe whose catalog.uri points there reads it only when its
-// requests are signed as radosgw verifies them
+// requests are signed as radosgw verifies them; over https only with
+// s3.ca-file naming radosgw's private CA
 if (s3) await step(`${P}_sigv4_signed_catalog_requests`, 60, async () => {
   const conf = join(tmp, 'a5.conf');
   const write = (secret) => writeFileSync(conf, ['catalog.type = rest', `catalog.uri = ${process.env.S3_ENDPOINT}/sigv4cat/cat`,
@@ -389,6 +457,22 @@ if (s3) await step(`${P}_sigv4_signed_catalog_requests`, 60, async () => {
   write(process.env.AWS_SECRET_ACCESS_KEY);
   const good = await serve('a5', ['--config', conf, '--data-dir', join(tmp, 'a5'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0']);
   eq(await stop(good), '0', 'floe serve with signed catalog requests started (radosgw answered its /v1/config) and stops');
+  // the same over https, radosgw's certificate signed by a private CA:
+  // trusted only with s3.ca-file naming that CA
+  const https = (ca) => writeFileSync(conf, ['catalog.type = rest', `catalog.uri = ${process.env.S3_HTTPS_ENDPOINT}/sigv4cat/cat`,
+    'catalog.rest.sigv4-enabled = true', 'catalog.rest.signing-name = s3', 'catalog.rest.signing-region = us-east-1',
+    `s3.access-key-id = ${process.env.AWS_ACCESS_KEY_ID}`, `s3.secret-access-key = ${process.env.AWS_SECRET_ACCESS_KEY}`,
+    ...(ca ? [`s3.ca-file = ${process.env.S3_CA_FILE}`] : []), ''].join('\n'));
+  https(false);
+  const untrusted = await serve('a5', ['--config', conf, '--data-dir', join(tmp, 'a5'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0']);
+  eq(await stop(untrusted), '0', 'floe serve without the CA stops');
+  assert(/config: .*(certificate|SSL).*; asked again at the first call/i.test(readFileSync(untrusted.log, 'utf8')),
+    `without s3.ca-file the catalog's certificate is not trusted: ${readFileSync(untrusted.log, 'utf8').slice(-300)}`);
+  https(true);
+  const trusted = await serve('a5', ['--config', conf, '--data-dir', join(tmp, 'a5'), '--listen', '127.0.0.1:0', '--http', '127.0.0.1:0']);
+  eq(await stop(trusted), '0', 'floe serve with s3.ca-file stops');
+  assert(!/asked again at the first call/.test(readFileSync(trusted.log, 'utf8')),
+    `with s3.ca-file radosgw answered /v1/config over https: ${readFileSync(trusted.log, 'utf8').slice(-300)}`);
 });
 
 stand.close();
