@@ -19,6 +19,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
+#include "cmd/registry_remote.h"
 #include "cmd/serve_registry.h"
 #include "cmd/serve_tables.h"
 #include "cmd/store.h"
@@ -39,6 +40,7 @@
 
 typedef struct serve_cfg {
     char listen[300], http[300], data_dir[4096], adv_host[256], cluster_id[256];
+    char registry_url[2048], registry_user_info[512];
     int64_t node_id, adv_port, max_request, max_conns, partitions, flush_check_ms,
         retention_check_ms, max_open_files, cleaner_backoff_ms;
     bool auto_create, acks_all_fsync, cleaner_enable;
@@ -168,6 +170,20 @@ static const floe_conf_key_t KEYS[] = {
      .doc = "Partition log segments open at once, all partitions together; the least recently "
             "used beyond it are closed and opened again when read. The open-file limit "
             "(RLIMIT_NOFILE) is raised to its hard limit at start."},
+    {.name = "schema.registry.url",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "none: floe's own registry",
+     F(registry_url),
+     .doc = "An external schema registry speaking the Confluent API (http:// or https://, "
+            "Confluent, Karapace, Apicurio's compatibility API): the avro converters fetch "
+            "schemas by id from it (each id once) and floe serves no registry of its own "
+            "(`/subjects`, `/schemas` answer 404)."},
+    {.name = "schema.registry.basic.auth.user.info",
+     .type = FLOE_CONF_STRING,
+     .def_doc = "none",
+     F(registry_user_info),
+     .doc = "`user:password` for HTTP basic auth to `schema.registry.url`, as Confluent's "
+            "clients name it."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -446,6 +462,7 @@ int floe_cmd_serve(int argc, char **argv)
     floe_rest_t *rest = NULL;
     serve_tables_t *tables = NULL;
     serve_registry_t *registry = NULL;
+    registry_remote_t *remote = NULL;
     mem_policy_t mem;
     char khost[256], hhost[256];
     int kport, hport;
@@ -491,8 +508,14 @@ int floe_cmd_serve(int argc, char **argv)
     };
     if (floe_kafka_srv_new(loop, &kc, broker, &srv, &err)) goto out;
     if (floe_kafka_srv_add_modules(srv, floe_kafka_modules, &err)) goto out;
-    if (serve_registry_start(broker, &registry, &err)) goto out;
-    floe_conv_schemas_t schemas = serve_registry_schemas(registry);
+    floe_conv_schemas_t schemas;
+    if (c.registry_url[0]) { /* an external registry: none of our own */
+        if (registry_remote_new(c.registry_url, c.registry_user_info, &remote, &err)) goto out;
+        schemas = registry_remote_schemas(remote);
+    } else {
+        if (serve_registry_start(broker, &registry, &err)) goto out;
+        schemas = serve_registry_schemas(registry);
+    }
     if (serve_tables_start(broker, c.data_dir, &c.store, c.defaults, c.ndefaults, &schemas, &tables,
                            &err))
         goto out;
@@ -502,7 +525,7 @@ int floe_cmd_serve(int argc, char **argv)
         (c.store.catalog != FLOE_STORE_REST &&
          (floe_rest_http(http, serve_tables_catalog(tables), &rest, &err) ||
           rest_configure(rest, &c, &err))) ||
-        floe_registry_http(serve_registry(registry), http, &err) ||
+        (registry && floe_registry_http(serve_registry(registry), http, &err)) ||
         (floe_fileio_is_s3(c.store.warehouse) &&
          floe_http_metrics_add(http, s3_metrics, serve_tables_io(tables)))) {
         if (!err.code) floe_err_oom(&err);
@@ -551,6 +574,7 @@ out:
     tables = NULL;
     /* after the engine (its converters read schemas) and the HTTP server */
     serve_registry_stop(registry);
+    registry_remote_free(remote);
     if (srv) floe_kafka_srv_free(srv);
     floe_broker_close(broker);
     g_loop = NULL;

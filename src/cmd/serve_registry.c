@@ -119,9 +119,14 @@ static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_er
     return floe_registry_avro_schema(arg, id, out, err);
 }
 
+static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_err_t *err)
+{
+    return floe_registry_proto_schema(arg, id, out, err);
+}
+
 floe_conv_schemas_t serve_registry_schemas(serve_registry_t *s)
 {
-    return (floe_conv_schemas_t){schema_by_id, s->reg};
+    return (floe_conv_schemas_t){schema_by_id, s->reg, proto_by_id};
 }
 
 void serve_registry_stop(serve_registry_t *s)

@@ -14,6 +14,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
+#include "cmd/registry_remote.h"
 #include "cmd/sink_config.h"
 #include "cmd/store.h"
 #include "http/http.h"
@@ -142,6 +143,7 @@ int floe_cmd_sink(int argc, char **argv)
     floe_ice_catalog_t *cat = NULL;
     floe_ksource_t *src = NULL;
     floe_engine_t *eng = NULL;
+    registry_remote_t *remote = NULL;
     floe_http_t *http = NULL;
     floe_ksource_table_t *kt = NULL;
     char hhost[256];
@@ -174,6 +176,10 @@ int floe_cmd_sink(int argc, char **argv)
                                 .tables = kt};
     if (!(src = floe_ksource_new(&kc, &err))) goto out;
     floe_engine_config_t ec = {.catalog = cat, .shared = true};
+    if (c.registry_url[0]) { /* avro values: writer schemas from that registry */
+        if (registry_remote_new(c.registry_url, c.registry_user_info, &remote, &err)) goto out;
+        ec.schemas = registry_remote_schemas(remote);
+    }
     if (!(eng = floe_engine_new(&ec, floe_ksource_source(src), &err))) goto out;
     floe_ksource_set_resync(src, resync, eng);
     signal(SIGPIPE, SIG_IGN);
@@ -218,6 +224,7 @@ out:
     floe_engine_stop(eng);
     if (http) floe_http_free(http);
     floe_engine_free(eng);
+    registry_remote_free(remote);
     floe_ksource_free(src);
     floe_ice_catalog_free(cat);
     floe_fileio_free(io);

@@ -269,7 +269,21 @@ static int root_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v, 
             return fail(x, v, "%s", val ? ce.msg : "status_interval: expected a duration");
         return 0;
     }
-    return fail(x, k, "unknown key '%s' (kafka, catalog, http, status_interval, tables)", key);
+    if (!strcmp(key, "schema.registry.url") ||
+        !strcmp(key, "schema.registry.basic.auth.user.info")) {
+        bool url = key[16] == 'u';
+        char *dst = url ? c->registry_url : c->registry_user_info;
+        size_t size = url ? sizeof c->registry_url : sizeof c->registry_user_info;
+        if (!val || strlen(val) >= size) return fail(x, v, "%s: expected a string", key);
+        if (url && strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
+            return fail(x, v, "%s: '%s' is not an http:// or https:// URL", key, val);
+        snprintf(dst, size, "%s", val);
+        return 0;
+    }
+    return fail(x, k,
+                "unknown key '%s' (kafka, catalog, http, status_interval, schema.registry.url, "
+                "schema.registry.basic.auth.user.info, tables)",
+                key);
 }
 
 int sink_config_load(sink_config_t *c, const char *path, floe_err_t *err)

@@ -25,8 +25,10 @@ typedef struct sink_config {
      * filesystem catalog (store.warehouse), the name a REST catalog is
      * sent (store.cat_warehouse) */
     floe_store_cfg_t store;
-    char http[300];    /* default 127.0.0.1:8182 */
-    int64_t status_ms; /* default 10 s; 0: no status lines */
+    char http[300];               /* default 127.0.0.1:8182 */
+    int64_t status_ms;            /* default 10 s; 0: no status lines */
+    char registry_url[2048];      /* schema.registry.url: "" for none */
+    char registry_user_info[512]; /* schema.registry.basic.auth.user.info */
     size_t ntables;
     sink_table_t *tables;
 } sink_config_t;

@@ -22,6 +22,51 @@ int reg_fail(reg_status_t *st, int http, int code, const char *fmt, ...)
     return -1;
 }
 
+static void refs_free(reg_ref_t *refs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(refs[i].name);
+        free(refs[i].subject);
+    }
+    free(refs);
+}
+
+/* A deep copy of refs[0..n), or NULL (n == 0 or out of memory: *ok). */
+static reg_ref_t *refs_dup(const reg_ref_t *refs, size_t n, bool *ok)
+{
+    *ok = true;
+    if (!n) return NULL;
+    reg_ref_t *c = calloc(n, sizeof *c);
+    for (size_t i = 0; c && i < n; i++) {
+        c[i].version = refs[i].version;
+        if (!(c[i].name = strdup(refs[i].name)) || !(c[i].subject = strdup(refs[i].subject))) {
+            refs_free(c, i + 1);
+            c = NULL;
+        }
+    }
+    *ok = c != NULL;
+    return c;
+}
+
+void reg_cand_free(reg_cand_t *c)
+{
+    if (c->parsed) c->s.type->free_parsed(c->parsed);
+    free(c->s.text);
+    refs_free(c->s.refs, c->s.nrefs);
+    memset(c, 0, sizeof *c);
+}
+
+bool reg_same(const reg_schema_t *sc, const reg_schema_t *c)
+{
+    if (sc->type != c->type || strcmp(sc->text, c->text) || sc->nrefs != c->nrefs) return false;
+    for (size_t i = 0; i < sc->nrefs; i++)
+        if (strcmp(sc->refs[i].name, c->refs[i].name) ||
+            strcmp(sc->refs[i].subject, c->refs[i].subject) ||
+            sc->refs[i].version != c->refs[i].version)
+            return false;
+    return true;
+}
+
 int floe_registry_new(floe_registry_persist_fn persist, void *arg, floe_registry_t **out,
                       floe_err_t *err)
 {
@@ -45,7 +90,10 @@ void floe_registry_free(floe_registry_t *r)
         free(r->subs[i].v);
     }
     free(r->subs);
-    for (size_t i = 0; i < r->nschemas; i++) free(r->schemas[i].text);
+    for (size_t i = 0; i < r->nschemas; i++) {
+        free(r->schemas[i].text);
+        refs_free(r->schemas[i].refs, r->schemas[i].nrefs);
+    }
     free(r->schemas);
     pthread_mutex_destroy(&r->mu);
     free(r);
@@ -67,11 +115,20 @@ const reg_schema_t *reg_schema_by_id(floe_registry_t *r, int32_t id)
     return NULL;
 }
 
-const reg_schema_t *reg_schema_by_text(floe_registry_t *r, const char *text)
+const reg_schema_t *reg_schema_same(floe_registry_t *r, const reg_schema_t *c)
 {
     for (size_t i = 0; i < r->nschemas; i++)
-        if (!strcmp(r->schemas[i].text, text)) return &r->schemas[i];
+        if (reg_same(&r->schemas[i], c)) return &r->schemas[i];
     return NULL;
+}
+
+const reg_schema_t *reg_ref_schema(floe_registry_t *r, const reg_ref_t *ref)
+{
+    reg_subject_t *s = reg_subject(r, ref->subject);
+    const reg_version_t *v = !s                   ? NULL
+                             : ref->version == -1 ? reg_latest(s, false)
+                                                  : reg_version(s, ref->version);
+    return v && !v->deleted ? reg_schema_by_id(r, v->id) : NULL;
 }
 
 const reg_version_t *reg_latest(const reg_subject_t *s, bool deleted)
@@ -109,12 +166,19 @@ const char *reg_level(floe_registry_t *r, const reg_subject_t *s)
     return s && s->compat[0] ? s->compat : r->compat;
 }
 
-int reg_parse(const char *text, size_t len, char **canon, floe_avro_schema_t **root,
-              reg_status_t *st)
+/* ---- schema types ---- */
+
+static int avro_parse(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
+                      size_t nrefs, char **canon, void **parsed, reg_status_t *st)
 {
+    (void)r;
+    (void)refs;
     floe_avro_schema_t *s = NULL;
     floe_err_t err = {0};
     *canon = NULL;
+    if (nrefs)
+        return reg_fail(st, 422, 42201,
+                        "schema references are not supported yet by floe's registry for AVRO");
     if (floe_avro_schema_parse(text, len, &s, &err))
         return reg_fail(st, 422, 42201, "Invalid schema: %s", err.msg);
     *canon = floe_avro_schema_to_json(s, &err);
@@ -122,35 +186,92 @@ int reg_parse(const char *text, size_t len, char **canon, floe_avro_schema_t **r
         floe_avro_schema_free(s);
         return reg_fail(st, 500, 50001, "Error while parsing the schema: %s", err.msg);
     }
-    if (root) *root = s;
+    if (parsed) *parsed = s;
     else
         floe_avro_schema_free(s);
     return 0;
 }
 
+static bool avro_compatible(const void *reader, const void *writer, floe_buf_t *msgs)
+{
+    return floe_registry_avro_compatible(reader, writer, msgs);
+}
+
+static void avro_free(void *p)
+{
+    floe_avro_schema_free(p);
+}
+
+static char *no_render(floe_registry_t *r, const reg_schema_t *sc, const char *format)
+{
+    (void)r;
+    (void)sc;
+    (void)format;
+    return NULL;
+}
+
+const reg_type_t reg_type_avro = {"AVRO", avro_parse, avro_compatible, no_render, avro_free};
+
+static const reg_type_t *const types[] = {&reg_type_avro, &reg_type_protobuf};
+
+const reg_type_t *reg_type_named(const char *name)
+{
+    if (!name || !name[0]) return &reg_type_avro;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (!strcmp(types[i]->name, name)) return types[i];
+    return NULL;
+}
+
+int reg_cand_parse(floe_registry_t *r, const reg_type_t *t, const char *text, size_t len,
+                   reg_ref_t *refs, size_t nrefs, reg_cand_t *c, reg_status_t *st)
+{
+    memset(c, 0, sizeof *c);
+    c->s.type = t;
+    c->s.refs = refs;
+    c->s.nrefs = nrefs;
+    for (size_t i = 0; i < nrefs; i++)
+        if (!reg_ref_schema(r, &refs[i]))
+            return reg_fail(st, 422, 42201,
+                            "Invalid schema: reference %s (subject %s version %d) "
+                            "is not a registered schema",
+                            refs[i].name, refs[i].subject, (int)refs[i].version);
+    return t->parse(r, text, len, refs, nrefs, &c->s.text, &c->parsed, st);
+}
+
 /* One check of candidate against the stored version v per level. */
-static bool compatible_with(floe_registry_t *r, const reg_version_t *v,
-                            const floe_avro_schema_t *cand, const char *level, floe_buf_t *msgs)
+static bool compatible_with(floe_registry_t *r, const reg_version_t *v, const reg_cand_t *cand,
+                            const char *level, floe_buf_t *msgs)
 {
     const reg_schema_t *sc = reg_schema_by_id(r, v->id);
-    floe_avro_schema_t *old = NULL;
-    floe_err_t err = {0};
-    if (!sc || floe_avro_schema_parse(sc->text, strlen(sc->text), &old, &err)) {
+    if (sc && sc->type != cand->s.type) {
+        floe_buf_printf(msgs,
+                        "{errorType:'TYPE_MISMATCH', description:'version %d is of type %s, "
+                        "not %s'}\n",
+                        (int)v->version, sc->type->name, cand->s.type->name);
+        return false;
+    }
+    void *old = NULL;
+    char *canon = NULL;
+    reg_status_t st;
+    if (!sc ||
+        sc->type->parse(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, &canon, &old, &st)) {
         floe_buf_printf(msgs, "the stored schema of version %d cannot be read\n", (int)v->version);
         return false;
     }
+    free(canon);
     bool backward = !strncmp(level, "BACKWARD", 8) || !strncmp(level, "FULL", 4);
     bool forward = !strncmp(level, "FORWARD", 7) || !strncmp(level, "FULL", 4);
     bool ok = true;
-    if (backward && !floe_registry_avro_compatible(cand, old, msgs)) ok = false;
-    if (forward && !floe_registry_avro_compatible(old, cand, msgs)) ok = false;
+    const reg_type_t *t = sc->type;
+    if (backward && !t->compatible(cand->parsed, old, msgs)) ok = false;
+    if (forward && !t->compatible(old, cand->parsed, msgs)) ok = false;
     if (!ok) floe_buf_printf(msgs, "{oldSchemaVersion: %d}\n", (int)v->version);
-    floe_avro_schema_free(old);
+    t->free_parsed(old);
     return ok;
 }
 
 bool reg_compatible(floe_registry_t *r, const reg_subject_t *s, const reg_version_t *only,
-                    const floe_avro_schema_t *candidate, const char *level, floe_buf_t *msgs)
+                    const reg_cand_t *candidate, const char *level, floe_buf_t *msgs)
 {
     if (!strcmp(level, "NONE")) return true;
     if (only) return compatible_with(r, only, candidate, level, msgs);
@@ -185,7 +306,8 @@ static reg_subject_t *subject_add(floe_registry_t *r, const char *name)
     return s;
 }
 
-static int schema_add(floe_registry_t *r, int32_t id, const char *text)
+static int schema_add(floe_registry_t *r, int32_t id, const reg_type_t *type, const char *text,
+                      const reg_ref_t *refs, size_t nrefs)
 {
     if (id > r->max_id) r->max_id = id;
     if (reg_schema_by_id(r, id)) return 0;
@@ -197,8 +319,13 @@ static int schema_add(floe_registry_t *r, int32_t id, const char *text)
         r->schemas_cap = cap;
     }
     char *t = strdup(text);
-    if (!t) return -1;
-    r->schemas[r->nschemas++] = (reg_schema_t){id, t};
+    bool ok;
+    reg_ref_t *rc = refs_dup(refs, nrefs, &ok);
+    if (!t || !ok) {
+        free(t);
+        return -1;
+    }
+    r->schemas[r->nschemas++] = (reg_schema_t){id, type, t, rc, nrefs};
     return 0;
 }
 
@@ -220,13 +347,31 @@ static int apply_schema(floe_registry_t *r, const char *subject, int32_t version
     if (!json_is_integer(jid) || !json_is_string(jsch) || json_integer_value(jid) <= 0 ||
         json_integer_value(jid) > INT32_MAX)
         return 1;
-    if (jtype && json_is_string(jtype) && strcmp(json_string_value(jtype), "AVRO")) return 1;
+    const reg_type_t *type = reg_type_named(json_string_value(jtype));
+    if (!type) return 1;
     int32_t id = (int32_t)json_integer_value(jid);
+    reg_ref_t *refs = NULL;
+    size_t nrefs = 0;
+    int rc = reg_refs_from_json(json_object_get(val, "references"), &refs, &nrefs);
+    if (rc) return rc;
     char *canon = NULL;
     reg_status_t st;
-    if (reg_parse(json_string_value(jsch), json_string_length(jsch), &canon, NULL, &st)) return 1;
-    int rc = schema_add(r, id, canon);
+    /* Avro is written back in its canonical form; other types were
+     * canonicalized when registered (their references resolve through the
+     * state, which a replay may not hold yet) */
+    if (type == &reg_type_avro) {
+        if (type->parse(r, json_string_value(jsch), json_string_length(jsch), NULL, 0, &canon, NULL,
+                        &st)) {
+            refs_free(refs, nrefs);
+            return 1;
+        }
+    } else if (!(canon = strdup(json_string_value(jsch)))) {
+        refs_free(refs, nrefs);
+        return -1;
+    }
+    rc = schema_add(r, id, type, canon, refs, nrefs);
     free(canon);
+    refs_free(refs, nrefs);
     if (rc) return -1;
     reg_subject_t *s = subject_add(r, subject);
     if (!s) return -1;
@@ -332,15 +477,63 @@ static int schema_key(floe_buf_t *k, const char *subject, int32_t version)
            floe_buf_printf(k, ",\"version\":%d,\"magic\":1}", (int)version);
 }
 
-int reg_put_version(floe_registry_t *r, const char *subject, int32_t version, int32_t id,
-                    const char *text, bool deleted, reg_status_t *st)
+int reg_refs_from_json(json_t *a, reg_ref_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!a || json_is_null(a)) return 0;
+    if (!json_is_array(a)) return 1;
+    size_t k = json_array_size(a);
+    if (!k) return 0;
+    reg_ref_t *refs = calloc(k, sizeof *refs);
+    if (!refs) return -1;
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(a, i), *ver = json_object_get(e, "version");
+        const char *name = json_string_value(json_object_get(e, "name")),
+                   *subject = json_string_value(json_object_get(e, "subject"));
+        if (!name || !subject || !json_is_integer(ver) || json_integer_value(ver) < -1 ||
+            json_integer_value(ver) == 0 || json_integer_value(ver) > INT32_MAX) {
+            refs_free(refs, k);
+            return 1;
+        }
+        refs[i].version = (int32_t)json_integer_value(ver);
+        if (!(refs[i].name = strdup(name)) || !(refs[i].subject = strdup(subject))) {
+            refs_free(refs, k);
+            return -1;
+        }
+    }
+    *out = refs;
+    *n = k;
+    return 0;
+}
+
+int reg_refs_json(floe_buf_t *b, const reg_ref_t *refs, size_t n)
+{
+    if (floe_buf_append_u8(b, '[')) return -1;
+    for (size_t i = 0; i < n; i++)
+        if ((i && floe_buf_append_u8(b, ',')) || floe_buf_append_str(b, "{\"name\":") ||
+            floe_json_cstr(b, refs[i].name) || floe_buf_append_str(b, ",\"subject\":") ||
+            floe_json_cstr(b, refs[i].subject) ||
+            floe_buf_printf(b, ",\"version\":%d}", (int)refs[i].version))
+            return -1;
+    return floe_buf_append_u8(b, ']');
+}
+
+int reg_put_version(floe_registry_t *r, const char *subject, int32_t version,
+                    const reg_schema_t *sc, bool deleted, reg_status_t *st)
 {
     floe_buf_t k = FLOE_BUF_INIT, v = FLOE_BUF_INIT;
-    if (schema_key(&k, subject, version) || floe_buf_append_str(&v, "{\"subject\":") ||
+    bool fail =
+        schema_key(&k, subject, version) || floe_buf_append_str(&v, "{\"subject\":") ||
         floe_json_cstr(&v, subject) ||
-        floe_buf_printf(&v, ",\"version\":%d,\"id\":%d,\"schema\":", (int)version, (int)id) ||
-        floe_json_cstr(&v, text) ||
-        floe_buf_printf(&v, ",\"deleted\":%s}", deleted ? "true" : "false")) {
+        floe_buf_printf(&v, ",\"version\":%d,\"id\":%d,\"schema\":", (int)version, (int)sc->id) ||
+        floe_json_cstr(&v, sc->text);
+    if (!fail && sc->type != &reg_type_avro)
+        fail = floe_buf_printf(&v, ",\"schemaType\":\"%s\"", sc->type->name);
+    if (!fail && sc->nrefs)
+        fail =
+            floe_buf_append_str(&v, ",\"references\":") || reg_refs_json(&v, sc->refs, sc->nrefs);
+    if (fail || floe_buf_printf(&v, ",\"deleted\":%s}", deleted ? "true" : "false")) {
         floe_buf_free(&k);
         floe_buf_free(&v);
         return reg_fail(st, 500, 50001, "out of memory");
@@ -401,9 +594,11 @@ int floe_registry_avro_schema(floe_registry_t *r, int32_t id, floe_avro_schema_t
     *out = NULL;
     pthread_mutex_lock(&r->mu);
     const reg_schema_t *s = reg_schema_by_id(r, id);
-    char *text = s ? strdup(s->text) : NULL;
+    bool avro = s && s->type == &reg_type_avro;
+    char *text = avro ? strdup(s->text) : NULL;
     pthread_mutex_unlock(&r->mu);
     if (!s) return floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id);
+    if (!avro) return floe_err_set(err, FLOE_EINVAL, "schema id %d is not an Avro schema", (int)id);
     if (!text) return floe_err_oom(err);
     int rc = floe_avro_schema_parse(text, strlen(text), out, err);
     free(text);

@@ -12,8 +12,9 @@
  * with floe_registry_apply before serving.  Ids are never reused: the next
  * id is above every id replayed.
  *
- * Schema types: AVRO (the default).  PROTOBUF and JSON are answered 422
- * "not supported yet"; schema references are refused the same way.
+ * Schema types: AVRO (the default) and PROTOBUF (.proto text or a base64
+ * FileDescriptorProto; imports through references); each is one entry of
+ * a table of operations (registry_int.h).  JSON is answered 422.
  *
  * Thread safety: every function may be called from any thread (one mutex;
  * the persist function runs under it, so records are written in the order
@@ -25,6 +26,7 @@
 #include <stdint.h>
 
 #include "format/avro.h"
+#include "format/proto.h"
 #include "http/http.h"
 #include "util/err.h"
 
@@ -80,5 +82,19 @@ int floe_registry_avro_schema(floe_registry_t *r, int32_t id, floe_avro_schema_t
  * when msgs is not NULL.  Schemas borrowed. */
 bool floe_registry_avro_compatible(const floe_avro_schema_t *reader,
                                    const floe_avro_schema_t *writer, floe_buf_t *msgs);
+
+/* ---- Protobuf (proto.c, proto_compat.c) ---- */
+
+/* The Protobuf schema registered under global id `id`, resolved with its
+ * references: 0 and *out (caller frees with floe_proto_schema_free), or
+ * -1 with err (FLOE_ENOENT: no such id; FLOE_EINVAL: not Protobuf). */
+int floe_registry_proto_schema(floe_registry_t *r, int32_t id, floe_proto_schema_t **out,
+                               floe_err_t *err);
+
+/* Whether data written with `writer` reads with `reader` by the Confluent
+ * registry's Protobuf rules; one message per problem appended to msgs
+ * (may be NULL).  Schemas borrowed. */
+bool floe_registry_proto_compatible(const floe_proto_schema_t *reader,
+                                    const floe_proto_schema_t *writer, floe_buf_t *msgs);
 
 #endif

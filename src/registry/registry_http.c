@@ -13,7 +13,7 @@
 /* A parsed request: the path's segments and the query flags we use. */
 typedef struct req {
     const floe_http_req_t *rq;
-    char *seg[8];
+    char *seg[16];
     int nseg;
     bool deleted, permanent, verbose, default_global;
 } req_t;
@@ -62,30 +62,42 @@ static json_t *body(const req_t *q, floe_http_resp_t *rs)
     return j;
 }
 
-/* The schema of a register/lookup/compatibility body, parsed: 0, or -1
- * with the error answered. */
-static int body_schema(const req_t *q, floe_http_resp_t *rs, char **canon,
-                       floe_avro_schema_t **root)
+/* The schema of a register/lookup/compatibility body, parsed into c: 0,
+ * or -1 with the error answered. */
+static int body_schema(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs, reg_cand_t *c)
 {
+    memset(c, 0, sizeof *c);
     json_t *j = body(q, rs);
     if (!j) return -1;
-    json_t *sch = json_object_get(j, "schema"), *type = json_object_get(j, "schemaType"),
-           *refs = json_object_get(j, "references");
+    json_t *sch = json_object_get(j, "schema"), *type = json_object_get(j, "schemaType");
+    const reg_type_t *t = !type || json_is_null(type) ? &reg_type_avro
+                          : json_is_string(type)      ? reg_type_named(json_string_value(type))
+                                                      : NULL;
+    reg_ref_t *refs = NULL;
+    size_t nrefs = 0;
     reg_status_t st;
-    int rc = -1;
-    if (type && !json_is_null(type) &&
-        (!json_is_string(type) || strcmp(json_string_value(type), "AVRO")))
-        reg_fail(&st, 422, 42201,
-                 "schemaType %s is not supported yet by floe's registry: only AVRO is",
+    int rc = -1, rr;
+    if (!t)
+        reg_fail(&st, 422, 42201, "schemaType %s is not supported yet by floe's registry",
                  json_is_string(type) ? json_string_value(type) : "?");
-    else if (json_array_size(refs) > 0)
-        reg_fail(&st, 422, 42201, "schema references are not supported yet by floe's registry");
+    else if ((rr = reg_refs_from_json(json_object_get(j, "references"), &refs, &nrefs)))
+        reg_fail(&st, rr < 0 ? 500 : 422, rr < 0 ? 50001 : 42201,
+                 rr < 0 ? "out of memory" : "Invalid schema: malformed references");
     else if (!json_is_string(sch))
         reg_fail(&st, 422, 42201, "Invalid schema: the body has no \"schema\" string");
     else
-        rc = reg_parse(json_string_value(sch), json_string_length(sch), canon, root, &st);
+        rc = reg_cand_parse(r, t, json_string_value(sch), json_string_length(sch), refs, nrefs, c,
+                            &st),
+        refs = NULL, nrefs = 0;
+    if (refs) {
+        reg_cand_t tmp = {.s = {.type = t, .refs = refs, .nrefs = nrefs}};
+        reg_cand_free(&tmp);
+    }
     json_decref(j);
-    if (rc) answer_err(rs, &st);
+    if (rc) {
+        reg_cand_free(c);
+        answer_err(rs, &st);
+    }
     return rc;
 }
 
@@ -132,11 +144,73 @@ static int find_version(floe_registry_t *r, const req_t *q, const char *name, co
     return 0;
 }
 
-static json_t *version_json(floe_registry_t *r, const reg_subject_t *s, const reg_version_t *v)
+/* sc's text in the form the request asks for (?format=). */
+static json_t *schema_text(floe_registry_t *r, const req_t *q, const reg_schema_t *sc)
+{
+    if (!sc) return json_string("");
+    char *t = sc->type->render(r, sc, floe_http_query(q->rq, "format", NULL));
+    json_t *j = json_string(t ? t : sc->text);
+    free(t);
+    return j;
+}
+
+/* Add schemaType (when not AVRO) and references (when any) to o. */
+static void schema_meta(json_t *o, const reg_schema_t *sc)
+{
+    if (!sc) return;
+    if (sc->type != &reg_type_avro)
+        json_object_set_new(o, "schemaType", json_string(sc->type->name));
+    if (!sc->nrefs) return;
+    json_t *a = json_array();
+    for (size_t i = 0; i < sc->nrefs; i++)
+        json_array_append_new(a, json_pack("{s:s,s:s,s:i}", "name", sc->refs[i].name, "subject",
+                                           sc->refs[i].subject, "version", sc->refs[i].version));
+    json_object_set_new(o, "references", a);
+}
+
+static json_t *version_json(floe_registry_t *r, const req_t *q, const reg_subject_t *s,
+                            const reg_version_t *v)
 {
     const reg_schema_t *sc = reg_schema_by_id(r, v->id);
-    return json_pack("{s:s,s:i,s:i,s:s}", "subject", s->name, "version", v->version, "id", v->id,
-                     "schema", sc ? sc->text : "");
+    json_t *o = json_pack("{s:s,s:i,s:i,s:o}", "subject", s->name, "version", v->version, "id",
+                          v->id, "schema", schema_text(r, q, sc));
+    if (o) schema_meta(o, sc);
+    return o;
+}
+
+/* The stored schema of v, or an empty Avro one (a version whose schema is
+ * gone, which the state never holds). */
+static reg_schema_t stored(floe_registry_t *r, const reg_version_t *v)
+{
+    const reg_schema_t *sc = reg_schema_by_id(r, v->id);
+    return sc ? *sc : (reg_schema_t){v->id, &reg_type_avro, "", NULL, 0};
+}
+
+/* sc's text alone as the body (.../schema). */
+static int raw_text(floe_registry_t *r, const req_t *q, const reg_schema_t *sc,
+                    floe_http_resp_t *rs)
+{
+    json_t *j = schema_text(r, q, sc);
+    rs->content_type = CTYPE;
+    int rc = floe_buf_append_str(&rs->body, j ? json_string_value(j) : "");
+    json_decref(j);
+    return rc;
+}
+
+/* The ids of the schemas whose references name version v of s. */
+static int referenced_by(floe_registry_t *r, const reg_subject_t *s, const reg_version_t *v,
+                         floe_http_resp_t *rs)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->nschemas; i++)
+        for (size_t k = 0; k < r->schemas[i].nrefs; k++) {
+            const reg_ref_t *ref = &r->schemas[i].refs[k];
+            if (!strcmp(ref->subject, s->name) && ref->version == v->version) {
+                json_array_append_new(a, json_integer(r->schemas[i].id));
+                break;
+            }
+        }
+    return answer(rs, 200, a);
 }
 
 /* ---- /subjects ---- */
@@ -157,9 +231,8 @@ static int subjects_list(floe_registry_t *r, const req_t *q, floe_http_resp_t *r
 static int subject_register(floe_registry_t *r, const req_t *q, const char *name,
                             floe_http_resp_t *rs)
 {
-    char *canon = NULL;
-    floe_avro_schema_t *root = NULL;
-    if (body_schema(q, rs, &canon, &root)) return 0;
+    reg_cand_t c;
+    if (body_schema(r, q, rs, &c)) return 0;
     reg_subject_t *s = reg_subject(r, name);
     const char *mode = s && s->mode[0] ? s->mode : r->mode;
     reg_status_t st;
@@ -171,12 +244,12 @@ static int subject_register(floe_registry_t *r, const req_t *q, const char *name
     }
     for (size_t i = 0; s && i < s->nv; i++) {
         const reg_schema_t *sc = reg_schema_by_id(r, s->v[i].id);
-        if (!s->v[i].deleted && sc && !strcmp(sc->text, canon)) {
+        if (!s->v[i].deleted && sc && reg_same(sc, &c.s)) {
             rc = answer(rs, 200, json_pack("{s:i}", "id", sc->id));
             goto out;
         }
     }
-    if (!reg_compatible(r, s, NULL, root, reg_level(r, s), &msgs)) {
+    if (!reg_compatible(r, s, NULL, &c, reg_level(r, s), &msgs)) {
         json_t *m = json_array();
         for (char *p = (char *)msgs.data, *e; p && p < (char *)msgs.data + msgs.len; p = e + 1) {
             e = memchr(p, '\n', (size_t)((char *)msgs.data + msgs.len - p));
@@ -193,25 +266,24 @@ static int subject_register(floe_registry_t *r, const req_t *q, const char *name
         rc = answer_err(rs, &st);
         goto out;
     }
-    const reg_schema_t *same = reg_schema_by_text(r, canon);
-    int32_t id = same ? same->id : r->max_id + 1;
+    const reg_schema_t *same = reg_schema_same(r, &c.s);
+    c.s.id = same ? same->id : r->max_id + 1;
     const reg_version_t *last = s ? reg_latest(s, true) : NULL;
     int32_t version = last ? last->version + 1 : 1;
-    if (reg_put_version(r, name, version, id, canon, false, &st)) rc = answer_err(rs, &st);
+    if (reg_put_version(r, name, version, &c.s, false, &st)) rc = answer_err(rs, &st);
     else
-        rc = answer(rs, 200, json_pack("{s:i}", "id", id));
+        rc = answer(rs, 200, json_pack("{s:i}", "id", c.s.id));
 out:
     floe_buf_free(&msgs);
-    free(canon);
-    floe_avro_schema_free(root);
+    reg_cand_free(&c);
     return rc;
 }
 
 static int subject_lookup(floe_registry_t *r, const req_t *q, const char *name,
                           floe_http_resp_t *rs)
 {
-    char *canon = NULL;
-    if (body_schema(q, rs, &canon, NULL)) return 0;
+    reg_cand_t c;
+    if (body_schema(r, q, rs, &c)) return 0;
     reg_subject_t *s = reg_subject(r, name);
     int rc;
     if (!s || !s->nv || (!q->deleted && !reg_has_live(s))) {
@@ -220,14 +292,14 @@ static int subject_lookup(floe_registry_t *r, const req_t *q, const char *name,
     }
     for (size_t i = s->nv; i-- > 0;) {
         const reg_schema_t *sc = reg_schema_by_id(r, s->v[i].id);
-        if ((q->deleted || !s->v[i].deleted) && sc && !strcmp(sc->text, canon)) {
-            rc = answer(rs, 200, version_json(r, s, &s->v[i]));
+        if ((q->deleted || !s->v[i].deleted) && sc && reg_same(sc, &c.s)) {
+            rc = answer(rs, 200, version_json(r, q, s, &s->v[i]));
             goto out;
         }
     }
     rc = err(rs, 404, 40403, "Schema not found%s", NULL);
 out:
-    free(canon);
+    reg_cand_free(&c);
     return rc;
 }
 
@@ -258,10 +330,9 @@ static int subject_delete(floe_registry_t *r, const req_t *q, const char *name,
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         if (!q->permanent && vs[i].deleted) continue;
-        const reg_schema_t *sc = reg_schema_by_id(r, vs[i].id);
-        rc = q->permanent
-                 ? reg_drop_version(r, name, vs[i].version, &st)
-                 : reg_put_version(r, name, vs[i].version, vs[i].id, sc ? sc->text : "", true, &st);
+        reg_schema_t sc = stored(r, &vs[i]);
+        rc = q->permanent ? reg_drop_version(r, name, vs[i].version, &st)
+                          : reg_put_version(r, name, vs[i].version, &sc, true, &st);
         if (!rc) json_array_append_new(a, json_integer(vs[i].version));
     }
     if (!rc && q->permanent && (s = reg_subject(r, name)) && s->compat[0])
@@ -290,9 +361,9 @@ static int version_delete(floe_registry_t *r, const req_t *q, const char *name, 
                    name);
     reg_status_t st;
     int32_t number = v->version;
-    const reg_schema_t *sc = reg_schema_by_id(r, v->id);
+    reg_schema_t sc = stored(r, v);
     int rc = q->permanent ? reg_drop_version(r, name, number, &st)
-                          : reg_put_version(r, name, number, v->id, sc ? sc->text : "", true, &st);
+                          : reg_put_version(r, name, number, &sc, true, &st);
     return rc ? answer_err(rs, &st) : answer(rs, 200, json_integer(number));
 }
 
@@ -322,12 +393,10 @@ static int subjects(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
     reg_subject_t *s;
     reg_version_t *v;
     if (find_version(r, q, name, q->seg[3], q->deleted, &s, &v, rs)) return 0;
-    if (q->nseg == 4) return answer(rs, 200, version_json(r, s, v));
-    if (!strcmp(q->seg[4], "referencedby")) return answer(rs, 200, json_array());
+    if (q->nseg == 4) return answer(rs, 200, version_json(r, q, s, v));
+    if (!strcmp(q->seg[4], "referencedby")) return referenced_by(r, s, v, rs);
     if (strcmp(q->seg[4], "schema")) return -3;
-    const reg_schema_t *sc = reg_schema_by_id(r, v->id);
-    rs->content_type = CTYPE;
-    return floe_buf_append_str(&rs->body, sc ? sc->text : "");
+    return raw_text(r, q, reg_schema_by_id(r, v->id), rs);
 }
 
 /* ---- /schemas ---- */
@@ -335,14 +404,19 @@ static int subjects(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
 static int schemas(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
 {
     if (strcmp(q->rq->method, "GET")) return -2;
-    if (q->nseg == 2 && !strcmp(q->seg[1], "types"))
-        return answer(rs, 200, json_pack("[s]", "AVRO"));
+    if (q->nseg == 2 && !strcmp(q->seg[1], "types")) {
+        json_t *a = json_array();
+        static const char *const names[] = {"AVRO", "PROTOBUF", "JSON"};
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (reg_type_named(names[i])) json_array_append_new(a, json_string(names[i]));
+        return answer(rs, 200, a);
+    }
     if (q->nseg == 1) {
         json_t *a = json_array();
         for (size_t i = 0; i < r->nsubs; i++)
             for (size_t k = 0; k < r->subs[i].nv; k++)
                 if (q->deleted || !r->subs[i].v[k].deleted)
-                    json_array_append_new(a, version_json(r, &r->subs[i], &r->subs[i].v[k]));
+                    json_array_append_new(a, version_json(r, q, &r->subs[i], &r->subs[i].v[k]));
         return answer(rs, 200, a);
     }
     if (q->nseg < 3 || q->nseg > 4 || strcmp(q->seg[1], "ids")) return -3;
@@ -351,11 +425,12 @@ static int schemas(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
     const reg_schema_t *sc =
         !*end && id > 0 && id <= INT32_MAX ? reg_schema_by_id(r, (int32_t)id) : NULL;
     if (!sc) return err(rs, 404, 40403, "Schema %s not found", q->seg[2]);
-    if (q->nseg == 3) return answer(rs, 200, json_pack("{s:s}", "schema", sc->text));
-    if (!strcmp(q->seg[3], "schema")) {
-        rs->content_type = CTYPE;
-        return floe_buf_append_str(&rs->body, sc->text);
+    if (q->nseg == 3) {
+        json_t *o = json_pack("{s:o}", "schema", schema_text(r, q, sc));
+        if (o) schema_meta(o, sc);
+        return answer(rs, 200, o);
     }
+    if (!strcmp(q->seg[3], "schema")) return raw_text(r, q, sc, rs);
     bool versions = !strcmp(q->seg[3], "versions");
     if (!versions && strcmp(q->seg[3], "subjects")) return -3;
     json_t *a = json_array();
@@ -435,12 +510,11 @@ static int compatibility(floe_registry_t *r, const req_t *q, floe_http_resp_t *r
     reg_subject_t *s = NULL;
     reg_version_t *v = NULL;
     if (q->nseg == 5 && find_version(r, q, name, q->seg[4], false, &s, &v, rs)) return 0;
-    char *canon = NULL;
-    floe_avro_schema_t *root = NULL;
-    if (body_schema(q, rs, &canon, &root)) return 0;
+    reg_cand_t c;
+    if (body_schema(r, q, rs, &c)) return 0;
     if (!s) s = reg_subject(r, name);
     floe_buf_t msgs = FLOE_BUF_INIT;
-    bool ok = reg_compatible(r, s, v, root, reg_level(r, s), &msgs);
+    bool ok = reg_compatible(r, s, v, &c, reg_level(r, s), &msgs);
     json_t *out = json_pack("{s:b}", "is_compatible", ok);
     if (q->verbose) {
         json_t *m = json_array();
@@ -451,9 +525,35 @@ static int compatibility(floe_registry_t *r, const req_t *q, floe_http_resp_t *r
         json_object_set_new(out, "messages", m);
     }
     floe_buf_free(&msgs);
-    free(canon);
-    floe_avro_schema_free(root);
+    reg_cand_free(&c);
     return answer(rs, 200, out);
+}
+
+/* Join segments [from, to) back into one (they are adjacent in the path
+ * buffer): a subject name may hold '/' (Python's serializer names the
+ * subjects of imports "google/protobuf/timestamp.proto"; the server hands
+ * us the path with %2F decoded). */
+static void join_segs(req_t *q, int from, int to)
+{
+    if (to - from < 2) return;
+    for (int i = from; i < to - 1; i++) q->seg[i][strlen(q->seg[i])] = '/';
+    memmove(&q->seg[from + 1], &q->seg[to], (size_t)(q->nseg - to) * sizeof *q->seg);
+    q->nseg -= to - from - 1;
+}
+
+/* The subject of a path spans from segment `at` up to its last "versions"
+ * (or to the end when there is none). */
+static void subject_segs(req_t *q, int at)
+{
+    int end = q->nseg;
+    for (int i = q->nseg - 1; i > at; i--)
+        if (!strcmp(q->seg[i], "versions") && q->nseg - i <= 3) {
+            end = i;
+            break;
+        }
+    if (end == q->nseg && q->nseg - at >= 2 && !strcmp(q->seg[q->nseg - 1], "versions"))
+        end = q->nseg - 1;
+    join_segs(q, at, end);
 }
 
 int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *arg)
@@ -463,9 +563,14 @@ int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *
     char *path = strdup(rq->path);
     if (!path) return -1;
     for (char *save = NULL, *t = strtok_r(path, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-        if (q.nseg == 8) break;
+        if (q.nseg == 16) break;
         q.seg[q.nseg++] = t;
     }
+    if (q.nseg > 2 && !strcmp(q.seg[0], "subjects")) subject_segs(&q, 1);
+    else if (q.nseg > 2 && (!strcmp(q.seg[0], "config") || !strcmp(q.seg[0], "mode")))
+        join_segs(&q, 1, q.nseg);
+    else if (q.nseg > 3 && !strcmp(q.seg[0], "compatibility") && !strcmp(q.seg[1], "subjects"))
+        subject_segs(&q, 2);
     q.deleted = flag(rq, "deleted");
     q.permanent = flag(rq, "permanent");
     q.verbose = flag(rq, "verbose");

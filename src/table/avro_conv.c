@@ -63,14 +63,9 @@ int floe_avro_conv_check(const floe_avro_schema_t *s, floe_err_t *err)
 
 /* ---- decoding ---- */
 
-typedef struct dec {
-    const uint8_t *p;
-    size_t n, off;
-    floe_buf_t *out;
-    floe_err_t *err;
-} dec_t;
+typedef floe_avro_in_t dec_t;
 
-static int corrupt(dec_t *d, const char *what)
+int floe_avro_in_corrupt(floe_avro_in_t *d, const char *what)
 {
     return floe_err_set(d->err, FLOE_ECORRUPT, "avro: %s at byte %zu", what, d->off);
 }
@@ -80,29 +75,43 @@ static int nomem(dec_t *d)
     return floe_err_oom(d->err);
 }
 
-static int rd_long(dec_t *d, int64_t *v)
+int floe_avro_in_long(floe_avro_in_t *d, int64_t *v)
 {
     int r = floe_varlong_decode(d->p + d->off, d->n - d->off, v);
-    if (r <= 0) return corrupt(d, "truncated or overlong varint");
+    if (r <= 0) return floe_avro_in_corrupt(d, "truncated or overlong varint");
     d->off += (size_t)r;
     return 0;
 }
 
-/* A length-prefixed byte string. */
-static int rd_bytes(dec_t *d, const uint8_t **p, size_t *len)
+int floe_avro_in_bytes(floe_avro_in_t *d, const uint8_t **p, size_t *len)
 {
     int64_t n;
-    if (rd_long(d, &n)) return -1;
-    if (n < 0 || (uint64_t)n > d->n - d->off) return corrupt(d, "byte length past the end");
+    if (floe_avro_in_long(d, &n)) return -1;
+    if (n < 0 || (uint64_t)n > d->n - d->off)
+        return floe_avro_in_corrupt(d, "byte length past the end");
     *p = d->p + d->off;
     *len = (size_t)n;
     d->off += (size_t)n;
     return 0;
 }
 
-static int rd_fixed(dec_t *d, size_t len, const uint8_t **p)
+int floe_avro_in_block(floe_avro_in_t *d, int64_t *count)
 {
-    if (len > d->n - d->off) return corrupt(d, "fixed past the end");
+    if (floe_avro_in_long(d, count)) return -1;
+    if (*count < 0) {
+        int64_t size;
+        if (*count == INT64_MIN || floe_avro_in_long(d, &size))
+            return floe_avro_in_corrupt(d, "bad block count");
+        *count = -*count;
+    }
+    if ((uint64_t)*count > d->n - d->off)
+        return floe_avro_in_corrupt(d, "block count past the end");
+    return 0;
+}
+
+int floe_avro_in_fixed(floe_avro_in_t *d, size_t len, const uint8_t **p)
+{
+    if (len > d->n - d->off) return floe_avro_in_corrupt(d, "value past the end");
     *p = d->p + d->off;
     d->off += len;
     return 0;
@@ -235,21 +244,15 @@ static int blocks(dec_t *d, const floe_avro_schema_t *item, bool map, int depth)
     bool first = true;
     for (;;) {
         int64_t count;
-        if (rd_long(d, &count)) return -1;
+        if (floe_avro_in_block(d, &count)) return -1;
         if (count == 0) break;
-        if (count < 0) {
-            int64_t size;
-            if (count == INT64_MIN || rd_long(d, &size)) return corrupt(d, "bad block count");
-            count = -count;
-        }
-        if ((uint64_t)count > d->n - d->off) return corrupt(d, "block count past the end");
         for (int64_t i = 0; i < count; i++) {
             if (!first && put(d, ",")) return -1;
             first = false;
             if (map) {
                 const uint8_t *k = NULL;
                 size_t kl = 0;
-                if (rd_bytes(d, &k, &kl)) return -1;
+                if (floe_avro_in_bytes(d, &k, &kl)) return -1;
                 if (put(d, "{\"key\":") || floe_json_str(d->out, k, kl) || put(d, ",\"value\":"))
                     return nomem(d);
             }
@@ -267,19 +270,19 @@ static const char *branch_name(const floe_avro_schema_t *b)
 
 static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
 {
-    if (depth > MAX_DEPTH) return corrupt(d, "nested too deep");
+    if (depth > MAX_DEPTH) return floe_avro_in_corrupt(d, "nested too deep");
     floe_avro_logical_t lt = floe_avro_schema_logical(s);
     int64_t l;
     switch (floe_avro_schema_type(s)) {
     case FLOE_AVRO_NULL: return put(d, "null");
     case FLOE_AVRO_BOOLEAN:
-        if (d->off >= d->n || d->p[d->off] > 1) return corrupt(d, "bad boolean");
+        if (d->off >= d->n || d->p[d->off] > 1) return floe_avro_in_corrupt(d, "bad boolean");
         return put(d, d->p[d->off++] ? "true" : "false");
     case FLOE_AVRO_INT:
     case FLOE_AVRO_LONG: {
-        if (rd_long(d, &l)) return -1;
+        if (floe_avro_in_long(d, &l)) return -1;
         if (floe_avro_schema_type(s) == FLOE_AVRO_INT && (l < INT32_MIN || l > INT32_MAX))
-            return corrupt(d, "int out of range");
+            return floe_avro_in_corrupt(d, "int out of range");
         switch (lt) {
         case FLOE_AVRO_LOGICAL_DATE: return put_date(d, l);
         case FLOE_AVRO_LOGICAL_TIME_MILLIS: return put_time(d, l * 1000);
@@ -300,7 +303,7 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
     }
     case FLOE_AVRO_FLOAT: {
         const uint8_t *p = NULL;
-        if (rd_fixed(d, 4, &p)) return -1;
+        if (floe_avro_in_fixed(d, 4, &p)) return -1;
         uint32_t u =
             (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
         float f;
@@ -309,7 +312,7 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
     }
     case FLOE_AVRO_DOUBLE: {
         const uint8_t *p = NULL;
-        if (rd_fixed(d, 8, &p)) return -1;
+        if (floe_avro_in_fixed(d, 8, &p)) return -1;
         uint64_t u = 0;
         for (int i = 7; i >= 0; i--) u = u << 8 | p[i];
         double v;
@@ -321,7 +324,8 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
     case FLOE_AVRO_FIXED: {
         const uint8_t *p = NULL;
         size_t n = floe_avro_schema_fixed_size(s);
-        if (floe_avro_schema_type(s) == FLOE_AVRO_FIXED ? rd_fixed(d, n, &p) : rd_bytes(d, &p, &n))
+        if (floe_avro_schema_type(s) == FLOE_AVRO_FIXED ? floe_avro_in_fixed(d, n, &p)
+                                                        : floe_avro_in_bytes(d, &p, &n))
             return -1;
         if (lt == FLOE_AVRO_LOGICAL_DECIMAL)
             return put_decimal(d, p, n, floe_avro_schema_decimal_scale(s));
@@ -330,17 +334,17 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
         return put_base64(d, p, n);
     }
     case FLOE_AVRO_ENUM: {
-        if (rd_long(d, &l)) return -1;
+        if (floe_avro_in_long(d, &l)) return -1;
         if (l < 0 || (uint64_t)l >= floe_avro_schema_symbol_count(s))
-            return corrupt(d, "enum index out of range");
+            return floe_avro_in_corrupt(d, "enum index out of range");
         return floe_json_cstr(d->out, floe_avro_schema_symbol(s, (size_t)l)) ? nomem(d) : 0;
     }
     case FLOE_AVRO_ARRAY: return blocks(d, floe_avro_schema_items(s), false, depth);
     case FLOE_AVRO_MAP: return blocks(d, floe_avro_schema_values(s), true, depth);
     case FLOE_AVRO_UNION: {
-        if (rd_long(d, &l)) return -1;
+        if (floe_avro_in_long(d, &l)) return -1;
         if (l < 0 || (uint64_t)l >= floe_avro_schema_branch_count(s))
-            return corrupt(d, "union branch out of range");
+            return floe_avro_in_corrupt(d, "union branch out of range");
         const floe_avro_schema_t *b = floe_avro_schema_branch(s, (size_t)l);
         if (floe_avro_schema_nullable_inner(s) || floe_avro_schema_type(b) == FLOE_AVRO_NULL)
             return datum(d, b, depth + 1);
@@ -358,7 +362,7 @@ static int datum(dec_t *d, const floe_avro_schema_t *s, int depth)
         return put(d, "}");
     }
     }
-    return corrupt(d, "unknown schema type");
+    return floe_avro_in_corrupt(d, "unknown schema type");
 }
 
 int floe_avro_conv_json(const floe_avro_schema_t *s, const uint8_t *p, size_t n, floe_buf_t *out,
@@ -366,6 +370,6 @@ int floe_avro_conv_json(const floe_avro_schema_t *s, const uint8_t *p, size_t n,
 {
     dec_t d = {p, n, 0, out, err};
     if (datum(&d, s, 0)) return -1;
-    if (d.off != n) return corrupt(&d, "bytes left after the datum");
+    if (d.off != n) return floe_avro_in_corrupt(&d, "bytes left after the datum");
     return 0;
 }

@@ -9,6 +9,8 @@
 #include "table/avro_conv.h"
 #include "table/upsert.h"
 #include "util/json.h"
+#include "table/avro_shred.h"
+#include "table/proto_conv.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
@@ -28,8 +30,15 @@ struct floe_conv {
         floe_avro_schema_t *s;
     } cache[SCHEMA_CACHE];
     size_t ncache, next_evict;
+    struct {
+        int32_t id;
+        floe_proto_schema_t *s;
+    } pcache[SCHEMA_CACHE];
+    size_t npcache, next_pevict;
+    floe_buf_t pscratch; /* the protobuf decoder's working memory */
     floe_buf_t json;
-    floe_xform_t xf; /* value transforms, xout their result */
+    floe_avro_shred_t *shred; /* avro values without transforms: typed columns */
+    floe_xform_t xf;          /* value transforms, xout their result */
     floe_buf_t xout;
     floe_xform_op_t last_op;
     /* upsert tables: the id and cdc columns (NULL: append), whether the
@@ -42,23 +51,24 @@ struct floe_conv {
 static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
                                          [FLOE_CONV_STRING] = "string",
                                          [FLOE_CONV_JSON] = "json",
-                                         [FLOE_CONV_AVRO] = "avro"};
+                                         [FLOE_CONV_AVRO] = "avro",
+                                         [FLOE_CONV_PROTOBUF] = "protobuf"};
 
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
 {
-    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_AVRO; k++)
+    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_PROTOBUF; k++)
         if (s && strcasecmp(s, kind_names[k]) == 0) {
             *out = (floe_conv_kind_t)k;
             return 0;
         }
     return floe_err_set(err, FLOE_EINVAL,
-                        "unknown converter '%s': expected raw, string, json or avro",
+                        "unknown converter '%s': expected raw, string, json, avro or protobuf",
                         s ? s : "(null)");
 }
 
 const char *floe_conv_kind_name(floe_conv_kind_t k)
 {
-    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_AVRO ? kind_names[k] : "?";
+    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_PROTOBUF ? kind_names[k] : "?";
 }
 
 const char *floe_conv_stage_name(floe_conv_stage_t s)
@@ -109,10 +119,14 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
         !(c->headers =
               floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY, false, err)))
         goto fail;
-    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO) {
+    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO && value != FLOE_CONV_PROTOBUF) {
         floe_tkind_t vk = value == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
         if (!(c->valuen = floe_rows_add_field(rows, root, "value", vk, false, err))) goto fail;
         floe_rows_mark_sys(c->valuen);
+    }
+    if (value == FLOE_CONV_AVRO && !(c->shred = floe_avro_shred_new(rows))) {
+        floe_err_oom(err);
+        goto fail;
     }
     return c;
 fail:
@@ -127,10 +141,13 @@ void floe_conv_free(floe_conv_t *c)
     free(c->hv);
     free(c->hnull);
     for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
+    for (size_t i = 0; i < c->npcache; i++) floe_proto_schema_free(c->pcache[i].s);
     floe_buf_free(&c->json);
+    floe_buf_free(&c->pscratch);
     floe_buf_free(&c->xout);
     floe_buf_free(&c->keyrow);
     free(c->up);
+    floe_avro_shred_free(c->shred);
     free(c);
 }
 
@@ -232,6 +249,25 @@ static const floe_avro_schema_t *schema_of(floe_conv_t *c, int32_t id, floe_err_
     return s;
 }
 
+/* An Avro value in the Confluent wire format straight into the row's
+ * columns (avro_shred.h): the stage is convert for bad bytes, schema for a
+ * schema the table cannot take. */
+static int avro_typed(floe_conv_t *c, floe_slice_t in, floe_conv_stage_t *stage, floe_err_t *err)
+{
+    int32_t id;
+    *stage = FLOE_STAGE_CONVERT;
+    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    const floe_avro_schema_t *s = schema_of(c, id, err);
+    if (!s) return -1;
+    if (!floe_avro_shred(c->shred, id, s, in.ptr + FLOE_CONFLUENT_HEADER,
+                         in.len - FLOE_CONFLUENT_HEADER, err))
+        return 0;
+    if (err && err->code != FLOE_ECORRUPT) *stage = FLOE_STAGE_SCHEMA;
+    else
+        floe_err_wrap(err, "schema id %d", (int)id);
+    return -1;
+}
+
 /* An Avro record in the Confluent wire format as JSON text in c->json: a
  * record schema as its object, any other as {"value": ...}. */
 static int avro_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
@@ -250,6 +286,62 @@ static int avro_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
     }
     if (wrap && floe_buf_append_u8(&c->json, '}')) return floe_err_oom(err);
     return 0;
+}
+
+/* The protobuf writer schema of id, from the cache or the source. */
+static const floe_proto_schema_t *proto_schema_of(floe_conv_t *c, int32_t id, floe_err_t *err)
+{
+    for (size_t i = 0; i < c->npcache; i++)
+        if (c->pcache[i].id == id) return c->pcache[i].s;
+    floe_proto_schema_t *s = NULL;
+    if (!c->schemas.proto) {
+        floe_err_set(err, FLOE_ENOENT, "schema id %d: no registry of Protobuf schemas", (int)id);
+        return NULL;
+    }
+    if (c->schemas.proto(c->schemas.arg, id, &s, err)) {
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return NULL;
+    }
+    size_t at;
+    if (c->npcache < SCHEMA_CACHE) {
+        at = c->npcache++;
+    } else {
+        at = c->next_pevict++ % SCHEMA_CACHE;
+        floe_proto_schema_free(c->pcache[at].s);
+    }
+    c->pcache[at].id = id;
+    c->pcache[at].s = s;
+    return s;
+}
+
+/* A protobuf message in the Confluent wire format (header, message
+ * indexes, message) as JSON text in c->json. */
+static int proto_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
+{
+    int32_t id, idx[FLOE_PROTO_MAX_INDEXES];
+    size_t nidx, used;
+    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    const uint8_t *p = in.ptr + FLOE_CONFLUENT_HEADER;
+    size_t n = in.len - FLOE_CONFLUENT_HEADER;
+    if (floe_proto_conv_indexes(p, n, idx, &nidx, &used, err)) return -1;
+    const floe_proto_schema_t *s = proto_schema_of(c, id, err);
+    if (!s) return -1;
+    const floe_proto_msg_t *m = floe_proto_schema_message(s, idx, nidx);
+    if (!m)
+        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
+                            (int)id, (int)idx[0], nidx > 1 ? " (nested)" : "");
+    floe_buf_reset(&c->json);
+    if (floe_proto_conv_json(m, p + used, n - used, &c->json, &c->pscratch, err)) {
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return -1;
+    }
+    return 0;
+}
+
+/* Key or value bytes of a registry converter as JSON text in c->json. */
+static int registry_json(floe_conv_t *c, floe_conv_kind_t k, floe_slice_t in, floe_err_t *err)
+{
+    return k == FLOE_CONV_PROTOBUF ? proto_json(c, in, err) : avro_json(c, in, err);
 }
 
 static int fail(floe_conv_t *c, floe_conv_stage_t st, floe_conv_stage_t *stage)
@@ -282,8 +374,8 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         if (floe_rows_put_null(r, c->keyn) < 0) goto oom;
     } else {
         floe_slice_t key = m->key;
-        if (c->key == FLOE_CONV_AVRO) { /* kept as its JSON text */
-            if (avro_json(c, m->key, err)) {
+        if (c->key == FLOE_CONV_AVRO || c->key == FLOE_CONV_PROTOBUF) { /* kept as JSON text */
+            if (registry_json(c, c->key, m->key, err)) {
                 floe_err_wrap(err, "key");
                 return fail(c, FLOE_STAGE_CONVERT, stage);
             }
@@ -338,12 +430,22 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                           : floe_rows_put_bytes(r, c->valuen, m->value.ptr, m->value.len) < 0)
             goto oom;
         break;
+    case FLOE_CONV_AVRO:
+        /* transforms take JSON, and an upsert table's tombstone is its key's
+         * row: both the JSON route below */
+        if (!c->xf.nsteps && !(c->up && m->value_null)) {
+            floe_conv_stage_t st;
+            if (!m->value_null && avro_typed(c, m->value, &st, err)) return fail(c, st, stage);
+            break;
+        }
+        /* fall through */
     case FLOE_CONV_JSON:
-    case FLOE_CONV_AVRO: {
+    case FLOE_CONV_PROTOBUF: {
         floe_slice_t v = m->value;
         bool null = m->value_null;
-        if (!null && c->value == FLOE_CONV_AVRO) {
-            if (avro_json(c, m->value, err)) return fail(c, FLOE_STAGE_CONVERT, stage);
+        if (!null && c->value != FLOE_CONV_JSON) {
+            if (registry_json(c, c->value, m->value, err))
+                return fail(c, FLOE_STAGE_CONVERT, stage);
             v = floe_buf_slice(&c->json);
         }
         int xr = transform(c, &v, &null, err);

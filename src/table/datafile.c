@@ -60,19 +60,44 @@ static int add_node(floe_pq_schema_t *s, floe_rnode_t *n, int parent, floe_err_t
     floe_pq_phys_t phys;
     switch (n->kind) {
     case FLOE_TK_BOOL: phys = FLOE_PQ_BOOLEAN; break;
-    case FLOE_TK_INT: phys = FLOE_PQ_INT32; break;
+    case FLOE_TK_INT:
+    case FLOE_TK_DATE: phys = FLOE_PQ_INT32; break;
+    case FLOE_TK_FLOAT: phys = FLOE_PQ_FLOAT; break;
     case FLOE_TK_DOUBLE: phys = FLOE_PQ_DOUBLE; break;
     case FLOE_TK_STRING:
     case FLOE_TK_BINARY: phys = FLOE_PQ_BYTE_ARRAY; break;
-    default: phys = FLOE_PQ_INT64; break; /* long, timestamptz */
+    case FLOE_TK_DECIMAL:
+    case FLOE_TK_UUID:
+    case FLOE_TK_FIXED: phys = FLOE_PQ_FIXED; break;
+    default: phys = FLOE_PQ_INT64; break; /* long, time, timestamp(tz) */
     }
     pn = floe_pq_leaf(n->name, rep, phys, n->field_id);
     pn.parent = parent;
-    if (n->kind == FLOE_TK_STRING) pn.logical = FLOE_PQ_LT_STRING;
-    if (n->kind == FLOE_TK_TIMESTAMPTZ) {
-        pn.logical = FLOE_PQ_LT_TIMESTAMP;
+    /* the Iceberg spec's Parquet mapping: time and timestamp in microseconds
+     * (adjusted to UTC only for timestamptz), uuid as fixed[16], decimals as
+     * fixed of the fewest bytes their precision needs */
+    switch (n->kind) {
+    case FLOE_TK_STRING: pn.logical = FLOE_PQ_LT_STRING; break;
+    case FLOE_TK_DATE: pn.logical = FLOE_PQ_LT_DATE; break;
+    case FLOE_TK_TIME:
+    case FLOE_TK_TIMESTAMP:
+    case FLOE_TK_TIMESTAMPTZ:
+        pn.logical = n->kind == FLOE_TK_TIME ? FLOE_PQ_LT_TIME : FLOE_PQ_LT_TIMESTAMP;
         pn.unit = FLOE_PQ_MICROS;
-        pn.utc = true;
+        pn.utc = n->kind == FLOE_TK_TIMESTAMPTZ;
+        break;
+    case FLOE_TK_DECIMAL:
+        pn.logical = FLOE_PQ_LT_DECIMAL;
+        pn.precision = n->precision;
+        pn.scale = n->scale;
+        pn.type_length = floe_decimal_bytes(n->precision);
+        break;
+    case FLOE_TK_UUID:
+        pn.logical = FLOE_PQ_LT_UUID;
+        pn.type_length = 16;
+        break;
+    case FLOE_TK_FIXED: pn.type_length = n->length; break;
+    default: break;
     }
     return floe_pq_schema_add(s, &pn, err) < 0 ? -1 : 0;
 }
@@ -87,6 +112,13 @@ static floe_ice_kind_t ice_kind_of(floe_tkind_t k)
     case FLOE_TK_STRING: return FLOE_ICE_STRING;
     case FLOE_TK_BINARY: return FLOE_ICE_BINARY;
     case FLOE_TK_TIMESTAMPTZ: return FLOE_ICE_TIMESTAMPTZ;
+    case FLOE_TK_FLOAT: return FLOE_ICE_FLOAT;
+    case FLOE_TK_DATE: return FLOE_ICE_DATE;
+    case FLOE_TK_TIME: return FLOE_ICE_TIME;
+    case FLOE_TK_TIMESTAMP: return FLOE_ICE_TIMESTAMP;
+    case FLOE_TK_DECIMAL: return FLOE_ICE_DECIMAL;
+    case FLOE_TK_UUID: return FLOE_ICE_UUID;
+    case FLOE_TK_FIXED: return FLOE_ICE_FIXED;
     default: return FLOE_ICE_LONG;
     }
 }
@@ -120,6 +152,7 @@ floe_dfw_t *floe_dfw_open(floe_fileio_t *io, const char *path, floe_rows_t *rows
     for (size_t i = 0; i < n; i++) {
         floe_rnode_t *nd = leaves[i]->node;
         floe_ice_colstats_init(&w->stats[i], nd->field_id, ice_kind_of(nd->kind), nd->rep == 0);
+        w->stats[i].scale = nd->scale;
     }
     w->shape_version = floe_rows_shape_version(rows);
     if (floe_fileio_create(io, path, FLOE_IO_EXCL, &w->out, err) < 0) goto fail;
@@ -178,9 +211,14 @@ static size_t width_of(floe_tkind_t k)
 {
     switch (k) {
     case FLOE_TK_BOOL: return 1;
-    case FLOE_TK_INT: return 4;
+    case FLOE_TK_INT:
+    case FLOE_TK_FLOAT:
+    case FLOE_TK_DATE: return 4;
     case FLOE_TK_STRING:
-    case FLOE_TK_BINARY: return 0;
+    case FLOE_TK_BINARY:
+    case FLOE_TK_DECIMAL:
+    case FLOE_TK_UUID:
+    case FLOE_TK_FIXED: return 0;
     default: return 8;
     }
 }

@@ -106,8 +106,12 @@ static int source_value(const src_t *s, size_t row, floe_ice_value_t *v)
     v->kind = s->type->kind;
     switch (c->node->kind) {
     case FLOE_TK_LONG:
+    case FLOE_TK_TIME:
+    case FLOE_TK_TIMESTAMP:
     case FLOE_TK_TIMESTAMPTZ: v->v.l = floe_rcol_long(c, j); return 0;
-    case FLOE_TK_INT: v->v.i = floe_rcol_int(c, j); return 0;
+    case FLOE_TK_INT:
+    case FLOE_TK_DATE: v->v.i = floe_rcol_int(c, j); return 0;
+    case FLOE_TK_FLOAT: memcpy(&v->v.f, c->vals.data + 4 * j, 4); return 0;
     case FLOE_TK_DOUBLE: v->v.d = floe_rcol_double(c, j); return 0;
     case FLOE_TK_BOOL: v->v.b = c->vals.data[j] != 0; return 0;
     default: {

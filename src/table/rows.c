@@ -16,8 +16,23 @@ const char *floe_tkind_name(floe_tkind_t k)
     case FLOE_TK_STRUCT: return "struct";
     case FLOE_TK_LIST: return "list";
     case FLOE_TK_MAP: return "map";
+    case FLOE_TK_FLOAT: return "float";
+    case FLOE_TK_DATE: return "date";
+    case FLOE_TK_TIME: return "time";
+    case FLOE_TK_TIMESTAMP: return "timestamp";
+    case FLOE_TK_DECIMAL: return "decimal";
+    case FLOE_TK_UUID: return "uuid";
+    case FLOE_TK_FIXED: return "fixed";
     }
     return "?";
+}
+
+int floe_decimal_bytes(int precision)
+{
+    /* 10^p - 1 < 2^(8n - 1): n bytes hold about 2.408 (8 * log10 2) digits each */
+    int n = 1;
+    while (n < 16 && (double)(8 * n - 1) * 0.30102999566398120 < (double)precision) n++;
+    return n;
 }
 
 static bool is_primitive(floe_tkind_t k)
@@ -310,6 +325,89 @@ void floe_rows_widen(floe_rows_t *r, floe_rnode_t *n)
     }
     n->kind = FLOE_TK_DOUBLE;
     r->shape_version++;
+}
+
+/* Re-encode the decimals of c to `to` bytes each (more than they have):
+ * big-endian two's complement, sign-extended. */
+static int widen_decimals(floe_rcol_t *c, size_t to)
+{
+    floe_buf_t nb = FLOE_BUF_INIT;
+    if (floe_buf_reserve(&nb, c->nvals * to) < 0) return -1;
+    uint32_t start = 0; /* of value j in the old bytes (vals is rewritten as we go) */
+    for (size_t j = 0; j < c->nvals; j++) {
+        uint32_t end;
+        memcpy(&end, c->vals.data + 4 * j, 4);
+        const uint8_t *v = c->bytes.data + start;
+        size_t len = end - start;
+        uint8_t pad = len && (v[0] & 0x80) ? 0xff : 0;
+        for (size_t k = len; k < to; k++) nb.data[nb.len++] = pad;
+        memcpy(nb.data + nb.len, v, len);
+        nb.len += len;
+        uint32_t nend = (uint32_t)nb.len;
+        memcpy(c->vals.data + 4 * j, &nend, 4);
+        start = end;
+    }
+    floe_buf_free(&c->bytes);
+    c->bytes = nb;
+    return 0;
+}
+
+/* Widen fixed-width values of c from w to 8 bytes in place (back to front). */
+static int widen_values(floe_rcol_t *c, floe_tkind_t from, floe_tkind_t to)
+{
+    size_t n = c->nvals;
+    if (floe_buf_reserve(&c->vals, n * 8 - c->vals.len) < 0) return -1;
+    for (size_t j = n; j-- > 0;) {
+        int64_t l;
+        double d;
+        if (from == FLOE_TK_INT) {
+            int32_t i;
+            memcpy(&i, c->vals.data + 4 * j, 4);
+            l = i;
+            d = i;
+        } else if (from == FLOE_TK_FLOAT) {
+            float f;
+            memcpy(&f, c->vals.data + 4 * j, 4);
+            d = f;
+            l = 0;
+        } else {
+            memcpy(&l, c->vals.data + 8 * j, 8);
+            d = (double)l;
+        }
+        memcpy(c->vals.data + 8 * j, to == FLOE_TK_DOUBLE ? (void *)&d : (void *)&l, 8);
+    }
+    c->vals.len = n * 8;
+    return 0;
+}
+
+int floe_rows_promote(floe_rows_t *r, floe_rnode_t *n, floe_tkind_t to, int32_t precision,
+                      floe_err_t *err)
+{
+    floe_tkind_t from = n->kind;
+    floe_rcol_t *c = n->col;
+    bool ok = (from == FLOE_TK_INT && to == FLOE_TK_LONG) ||
+              (from == FLOE_TK_FLOAT && to == FLOE_TK_DOUBLE) ||
+              (from == FLOE_TK_LONG && to == FLOE_TK_DOUBLE) ||
+              (from == FLOE_TK_DECIMAL && to == FLOE_TK_DECIMAL && precision > n->precision);
+    if (!ok || !c)
+        return floe_err_set(err, FLOE_EINVAL, "field '%s': %s cannot become %s", n->name,
+                            floe_tkind_name(from), floe_tkind_name(to));
+    /* the begin marks move with the values (the row being built is kept) */
+    if (from == FLOE_TK_DECIMAL) {
+        size_t a = (size_t)floe_decimal_bytes(n->precision),
+               b = (size_t)floe_decimal_bytes(precision);
+        if (b > a) {
+            if (widen_decimals(c, b) < 0) return floe_err_oom(err);
+            c->m_bytes = c->m_nvals * b;
+        }
+        n->precision = precision;
+    } else {
+        if (widen_values(c, from, to) < 0) return floe_err_oom(err);
+        c->m_vals = c->m_nvals * 8;
+        n->kind = to;
+    }
+    r->shape_version++;
+    return 0;
 }
 
 /* Checks shared by add_field and add_map, then attach n (owned). */

@@ -36,7 +36,20 @@ typedef enum floe_tkind {
     FLOE_TK_STRUCT,
     FLOE_TK_LIST, /* kids[0] is the element */
     FLOE_TK_MAP,  /* kids[0] is the key (required), kids[1] the value */
+    /* typed converters only (avro_shred.c); JSON never infers them */
+    FLOE_TK_FLOAT,     /* 4-byte IEEE 754 */
+    FLOE_TK_DATE,      /* int32 days since 1970-01-01 */
+    FLOE_TK_TIME,      /* int64 microseconds since midnight */
+    FLOE_TK_TIMESTAMP, /* int64 microseconds since the epoch, no zone */
+    FLOE_TK_DECIMAL,   /* node precision/scale; values: big-endian two's
+                        * complement, floe_decimal_bytes(precision) each */
+    FLOE_TK_UUID,      /* 16 bytes */
+    FLOE_TK_FIXED,     /* node length bytes */
 } floe_tkind_t;
+
+/* Bytes of a decimal of precision p as Parquet and Iceberg store it: the
+ * fewest that hold 10^p - 1 in two's complement (1..16 for p <= 38). */
+int floe_decimal_bytes(int precision);
 
 /* Name of a kind as the Iceberg spec spells it ("long", "struct", ...). */
 const char *floe_tkind_name(floe_tkind_t k);
@@ -55,21 +68,23 @@ struct floe_rnode {
     floe_rnode_t *parent; /* NULL for the root */
     floe_rnode_t **kids;  /* struct fields in order; list: the element */
     size_t nkids, capkids;
-    floe_rcol_t *col;    /* the column of a primitive node, else NULL */
-    uint64_t stamp;      /* object instance that last set this field */
-    bool sys;            /* set only with floe_rows_put_* (e.g. _kafka) */
-    bool pinned;         /* a long that may not widen (floe_tout_may_widen,
+    floe_rcol_t *col;         /* the column of a primitive node, else NULL */
+    uint64_t stamp;           /* object instance that last set this field */
+    bool sys;                 /* set only with floe_rows_put_* (e.g. _kafka) */
+    bool pinned;              /* a long that may not widen (floe_tout_may_widen,
                           * a refused widening) */
-    const char *pin_why; /* borrowed: what a refused fraction's error says
+    const char *pin_why;      /* borrowed: what a refused fraction's error says
                           * (NULL: "a fraction") */
-    bool hold;           /* a long the table committed: a fraction waits for
+    bool hold;                /* a long the table committed: a fraction waits for
                           * the column to widen (floe_rows_held) instead of
                           * widening the buffer */
-    size_t hint;         /* struct: index of the kid matched next, a guess */
-    bool no_nulls;       /* optional, but no row holds a null in it (an upsert
+    size_t hint;              /* struct: index of the kid matched next, a guess */
+    bool no_nulls;            /* optional, but no row holds a null in it (an upsert
                           * table's id column): may map to a required field */
-    bool plain_name;     /* name is printable ASCII without '"' or '\\': a JSON
+    bool plain_name;          /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
+    int32_t precision, scale; /* FLOE_TK_DECIMAL */
+    int32_t length;           /* FLOE_TK_FIXED */
 };
 
 /* A leaf column.  levels: one (def, rep) pair per entry; values: one per
@@ -180,6 +195,13 @@ bool floe_rows_is_set(const floe_rows_t *r, const floe_rnode_t *n);
 
 /* Forget every row but keep the shape (after a flush). */
 void floe_rows_clear(floe_rows_t *r);
+
+/* Promote leaf n in place to a wider kind (int -> long, float -> double,
+ * long -> double; a decimal to a larger precision of the same scale, given
+ * in precision), converting the values held.  0, or -1 with err when the
+ * promotion is not one of these or memory runs out. */
+int floe_rows_promote(floe_rows_t *r, floe_rnode_t *n, floe_tkind_t to, int32_t precision,
+                      floe_err_t *err);
 
 /* Read access for writers and tests.  Entry i of a column: def/rep levels;
  * value j (the j-th non-null entry). */

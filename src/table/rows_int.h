@@ -1,5 +1,5 @@
 /* Internals of the L1 buffer (rows.h) for the files that build or read
- * its columns directly: rows.c, json_shred.c (shredding), schema_map.c
+ * its columns directly: rows.c, json_shred.c and avro_shred.c (shredding), schema_map.c
  * (seeding, ids, widening), datafile.c (writing columns) and ptuple.c
  * (grouping rows by partition tuple). */
 #ifndef FLOE_TABLE_ROWS_INT_H

@@ -18,6 +18,13 @@ static int ice_kind(floe_tkind_t k, floe_ice_kind_t *out)
     case FLOE_TK_STRUCT: *out = FLOE_ICE_STRUCT; return 0;
     case FLOE_TK_LIST: *out = FLOE_ICE_LIST; return 0;
     case FLOE_TK_MAP: *out = FLOE_ICE_MAP; return 0;
+    case FLOE_TK_FLOAT: *out = FLOE_ICE_FLOAT; return 0;
+    case FLOE_TK_DATE: *out = FLOE_ICE_DATE; return 0;
+    case FLOE_TK_TIME: *out = FLOE_ICE_TIME; return 0;
+    case FLOE_TK_TIMESTAMP: *out = FLOE_ICE_TIMESTAMP; return 0;
+    case FLOE_TK_DECIMAL: *out = FLOE_ICE_DECIMAL; return 0;
+    case FLOE_TK_UUID: *out = FLOE_ICE_UUID; return 0;
+    case FLOE_TK_FIXED: *out = FLOE_ICE_FIXED; return 0;
     }
     return -1;
 }
@@ -35,6 +42,13 @@ int floe_tschema_tkind(floe_ice_kind_t k, floe_tkind_t *out)
     case FLOE_ICE_STRUCT: *out = FLOE_TK_STRUCT; return 0;
     case FLOE_ICE_LIST: *out = FLOE_TK_LIST; return 0;
     case FLOE_ICE_MAP: *out = FLOE_TK_MAP; return 0;
+    case FLOE_ICE_FLOAT: *out = FLOE_TK_FLOAT; return 0;
+    case FLOE_ICE_DATE: *out = FLOE_TK_DATE; return 0;
+    case FLOE_ICE_TIME: *out = FLOE_TK_TIME; return 0;
+    case FLOE_ICE_TIMESTAMP: *out = FLOE_TK_TIMESTAMP; return 0;
+    case FLOE_ICE_DECIMAL: *out = FLOE_TK_DECIMAL; return 0;
+    case FLOE_ICE_UUID: *out = FLOE_TK_UUID; return 0;
+    case FLOE_ICE_FIXED: *out = FLOE_TK_FIXED; return 0;
     default: return -1;
     }
 }
@@ -59,6 +73,9 @@ static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
     }
     n->required = f->required;
     n->field_id = f->id;
+    n->precision = f->type->precision;
+    n->scale = f->type->scale;
+    n->length = f->type->length;
     for (size_t i = 0; i < f->type->nfields; i++) {
         floe_rnode_t *kid = node_from_field(&f->type->fields[i], err);
         if (!kid || floe_rnode_add_kid(n, kid) < 0) {
@@ -76,6 +93,16 @@ static floe_rnode_t *node_from_field(const floe_ice_field_t *f, floe_err_t *err)
 static void widen_node(floe_rows_t *r, floe_rnode_t *n, const floe_ice_type_t *t)
 {
     if (n->kind == FLOE_TK_LONG && t->kind == FLOE_ICE_DOUBLE) floe_rows_widen(r, n);
+    /* a promotion Iceberg makes in place (int -> long, float -> double,
+     * a wider decimal) that the table already made */
+    floe_err_t ignore = {0};
+    if ((n->kind == FLOE_TK_INT && t->kind == FLOE_ICE_LONG) ||
+        (n->kind == FLOE_TK_FLOAT && t->kind == FLOE_ICE_DOUBLE))
+        (void)floe_rows_promote(r, n, t->kind == FLOE_ICE_LONG ? FLOE_TK_LONG : FLOE_TK_DOUBLE, 0,
+                                &ignore);
+    if (n->kind == FLOE_TK_DECIMAL && t->kind == FLOE_ICE_DECIMAL && t->scale == n->scale &&
+        t->precision > n->precision)
+        (void)floe_rows_promote(r, n, FLOE_TK_DECIMAL, t->precision, &ignore);
 }
 
 /* The same for the element of a list and the value of a map. */
@@ -124,7 +151,11 @@ static floe_ice_type_t *type_from_node(floe_rnode_t *n, int32_t *last, floe_err_
         return NULL;
     }
     floe_ice_type_t *t = NULL;
-    if (floe_ice_kind_is_primitive(k)) {
+    if (k == FLOE_ICE_DECIMAL) {
+        t = floe_ice_type_decimal(n->precision, n->scale);
+    } else if (k == FLOE_ICE_FIXED) {
+        t = floe_ice_type_fixed(n->length);
+    } else if (floe_ice_kind_is_primitive(k)) {
         t = floe_ice_type_prim(k);
     } else if (k == FLOE_ICE_STRUCT) {
         if (!(t = floe_ice_type_struct())) goto oom;
@@ -204,7 +235,21 @@ static int reconcile(floe_rows_t *r, floe_ice_field_t *f, floe_rnode_t *kid, int
     if (ice_kind(kid->kind, &want) < 0) return 0;
     if (want == FLOE_ICE_DOUBLE && f->type->kind == FLOE_ICE_LONG)
         return widen_field(f, kid, last, changed, err) < 0 ? -1 : 1;
-    return want == f->type->kind;
+    floe_ice_type_t *ft = f->type;
+    /* Iceberg's in-place promotions: the field keeps its id */
+    if ((want == FLOE_ICE_LONG && ft->kind == FLOE_ICE_INT) ||
+        (want == FLOE_ICE_DOUBLE && ft->kind == FLOE_ICE_FLOAT) ||
+        (want == FLOE_ICE_DECIMAL && ft->kind == FLOE_ICE_DECIMAL && kid->scale == ft->scale &&
+         kid->precision > ft->precision)) {
+        ft->kind = want;
+        ft->precision = want == FLOE_ICE_DECIMAL ? kid->precision : 0;
+        *changed = true;
+        return 1;
+    }
+    if (want != ft->kind) return 0;
+    if (want == FLOE_ICE_DECIMAL) return kid->scale == ft->scale && kid->precision == ft->precision;
+    if (want == FLOE_ICE_FIXED) return kid->length == ft->length;
+    return 1;
 }
 
 /* Shape struct s against Iceberg struct t. */

@@ -1,5 +1,8 @@
 #include "table/tstamp.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "iceberg/types.h"
 
 /* n decimal digits at p, or -1. */
@@ -69,5 +72,21 @@ bool floe_tstamp_parse(const uint8_t *p, size_t n, int64_t *us)
     int64_t days = floe_ice_days_from_civil(y, (unsigned)mo, (unsigned)d);
     int64_t secs = days * 86400 + h * 3600 + mi * 60 + s - off_min * 60;
     *us = secs * 1000000 + frac;
+    return true;
+}
+
+bool floe_tstamp_format(int64_t us, char *out)
+{
+    int64_t days = us / 86400000000LL, rest = us % 86400000000LL, y;
+    if (rest < 0) { /* floor, without overflow near INT64_MIN */
+        rest += 86400000000LL;
+        days--;
+    }
+    unsigned m, d;
+    floe_ice_civil_from_days(days, &y, &m, &d);
+    if (y < 1 || y > 9999) return false;
+    int64_t s = rest / 1000000;
+    snprintf(out, 32, "%04" PRId64 "-%02u-%02uT%02d:%02d:%02d.%06dZ", y, m, d, (int)(s / 3600),
+             (int)(s / 60 % 60), (int)(s % 60), (int)(rest % 1000000));
     return true;
 }

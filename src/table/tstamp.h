@@ -16,4 +16,9 @@
  * zone-less local times, years 0001..9999 only). */
 bool floe_tstamp_parse(const uint8_t *p, size_t n, int64_t *us);
 
+/* us (microseconds since the epoch) as RFC 3339 UTC text with six
+ * fraction digits, "2026-12-02T17:16:57.123000Z", into out (at least 32
+ * bytes): true, or false for an instant outside years 0001..9999. */
+bool floe_tstamp_format(int64_t us, char *out);
+
 #endif

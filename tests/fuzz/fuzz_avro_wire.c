@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_conv_t *c = rows ? floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_AVRO, &err) : NULL;
     if (c) {
-        floe_conv_schemas_t src = {by_id, NULL};
+        floe_conv_schemas_t src = {.fn = by_id};
         floe_conv_set_schemas(c, &src);
         floe_tmsg_t m = {.kind = FLOE_TMSG_RECORD, .value = floe_slice(data, size)};
         m.key = floe_slice(data, size < 8 ? size : 8);

@@ -5,6 +5,7 @@
 
 #include "http/client.h"
 #include "registry/registry.h"
+#include "util/base64.h"
 #include "test.h"
 
 /* ---- compatibility matrix ---- */
@@ -204,14 +205,12 @@ static char *wrap(const char *s)
     return t;
 }
 
+static int reg_typed(floe_registry_t *r, const char *subject, const char *type, const char *schema,
+                     const char *refs, char **out);
+
 static int reg(floe_registry_t *r, const char *subject, const char *schema, char **out)
 {
-    char path[256];
-    snprintf(path, sizeof path, "/subjects/%s/versions", subject);
-    char *b = wrap(schema);
-    int st = call(r, "POST", path, "normalize=false", b, out);
-    free(b);
-    return st;
+    return reg_typed(r, subject, NULL, schema, NULL, out);
 }
 
 static long long jint(const char *body, const char *key)
@@ -318,9 +317,14 @@ static void test_api(void)
     free(b);
     /* refused cleanly: other schema types, references, invalid schemas */
     CHECK_EQ(call(r, "POST", "/subjects/p/versions", NULL,
-                  "{\"schemaType\":\"PROTOBUF\",\"schema\":\"syntax = \\\"proto3\\\";\"}", &b),
+                  "{\"schemaType\":\"JSON\",\"schema\":\"{}\"}", &b),
              422);
     CHECK(strstr(b, "not supported yet") != NULL);
+    free(b);
+    CHECK_EQ(call(r, "POST", "/subjects/p/versions", NULL,
+                  "{\"schemaType\":\"PROTOBUF\",\"schema\":\"message {\"}", &b),
+             422);
+    CHECK_EQ(jint(b, "error_code"), 42201);
     free(b);
     CHECK_EQ(call(r, "POST", "/subjects/p/versions", NULL,
                   "{\"schema\":\"\\\"string\\\"\",\"references\":[{\"name\":\"x\",\"subject\":"
@@ -466,9 +470,270 @@ static void test_transitive(void)
     floe_registry_free(r);
 }
 
+/* ---- Protobuf ---- */
+
+static int reg_typed(floe_registry_t *r, const char *subject, const char *type, const char *schema,
+                     const char *refs, char **out)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/subjects/%s/versions", subject);
+    json_t *j = json_pack("{s:s}", "schema", schema);
+    if (type) json_object_set_new(j, "schemaType", json_string(type));
+    if (refs) json_object_set_new(j, "references", json_loads(refs, 0, NULL));
+    char *b = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    int st = call(r, "POST", path, "normalize=false", b, out);
+    free(b);
+    return st;
+}
+
+/* Is `next` compatible with `prev` at `level` (the registry's verdict). */
+static int proto_verdict(const char *level, const char *const *history, size_t nh, const char *next)
+{
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    if (floe_registry_new(NULL, NULL, &r, &err)) return -1;
+    call(r, "PUT", "/config", NULL, "{\"compatibility\":\"NONE\"}", NULL);
+    int verdict = -1;
+    for (size_t i = 0; i < nh; i++)
+        if (reg_typed(r, "s", "PROTOBUF", history[i], NULL, NULL) != 200) goto out;
+    char cfg[80];
+    snprintf(cfg, sizeof cfg, "{\"compatibility\":\"%s\"}", level);
+    call(r, "PUT", "/config", NULL, cfg, NULL);
+    /* the answer of a registration: 200 compatible, 409 not */
+    int st = reg_typed(r, "s", "PROTOBUF", next, NULL, NULL);
+    verdict = st == 200 ? 1 : st == 409 ? 0 : -1;
+out:
+    unserve(r);
+    floe_registry_free(r);
+    return verdict;
+}
+
+#define P3(body) "syntax = \"proto3\"; package p; " body
+#define P2(body) "syntax = \"proto2\"; package p; " body
+
+/* Pairs (old, new) with Confluent's verdicts for data old wrote read by
+ * new (backward) and the other way (forward), at all seven levels. */
+static void test_proto_matrix(void)
+{
+    static const struct {
+        const char *old, *new_;
+        int backward, forward;
+        const char *why;
+    } cases[] = {
+        {P3("message M { int32 a = 1; }"), P3("message M { int32 a = 1; string b = 2; }"), 1, 1,
+         "field added"},
+        {P3("message M { int32 a = 1; string b = 2; }"), P3("message M { int32 a = 1; }"), 1, 1,
+         "field removed"},
+        {P3("message M { int32 a = 1; }"), P3("message M { int32 renamed = 1; }"), 1, 1,
+         "field renamed"},
+        {P3("message M { int32 a = 1; }"), P3("message M { int64 a = 1; }"), 1, 1,
+         "int32 -> int64, one wire group"},
+        {P3("message M { int32 a = 1; }"), P3("message M { string a = 1; }"), 0, 0,
+         "number reused with another scalar type"},
+        {P3("message M { int32 a = 1; }"), P3("message M { sint32 a = 1; }"), 0, 0,
+         "int32 -> sint32 (zigzag)"},
+        {P3("message M { string a = 1; }"), P3("message M { bytes a = 1; }"), 1, 1,
+         "string -> bytes"},
+        {P3("message M { int32 a = 1; }"), P3("message M { N a = 1; } message N { int32 x = 1; }"),
+         0, 0, "scalar -> message"},
+        {P3("message M { N a = 1; } message N { int32 x = 1; }"),
+         P3("message M { O a = 1; } message N { int32 x = 1; } message O { int32 x = 1; }"), 0, 0,
+         "field's message type changed"},
+        {P3("message M { int32 a = 1; }"), P3("message Renamed { int32 a = 1; }"), 0, 0,
+         "message renamed"},
+        {P3("message M { int32 a = 1; } message X { int32 b = 1; }"),
+         P3("message M { int32 a = 1; }"), 0, 1, "message removed"},
+        {P3("message M { oneof o { int32 a = 1; string b = 2; } }"),
+         P3("message M { oneof o { int32 a = 1; } }"), 0, 1, "field removed from a oneof"},
+        {P3("message M { int32 a = 1; int32 b = 2; }"),
+         P3("message M { oneof o { int32 a = 1; int32 b = 2; } }"), 0, 1,
+         "two fields moved into a new oneof"},
+        {P3("message M { int32 a = 1; }"), P3("message M { oneof o { int32 a = 1; } }"), 1, 1,
+         "one field moved into a new oneof"},
+        {P3("message M { int32 a = 1; oneof o { int32 b = 2; } }"),
+         P3("message M { oneof o { int32 a = 1; int32 b = 2; } }"), 0, 1,
+         "field moved into an existing oneof"},
+        {P2("message M { optional int32 a = 1; }"),
+         P2("message M { optional int32 a = 1; required int32 b = 2; }"), 0, 0,
+         "required field added"},
+        {P3("message M { int32 a = 1; }"), P3("message M { repeated int32 a = 1; }"), 1, 1,
+         "numeric label change"},
+        {P3("message M { map<string, int32> m = 1; }"),
+         P3("message M { map<string, string> m = 1; }"), 0, 0, "map value type changed"},
+        {P3("message M { E e = 1; } enum E { A = 0; B = 1; }"),
+         P3("message M { E e = 1; } enum E { A = 0; }"), 1, 1, "enum constant removed"},
+        {P3("message M { int32 a = 1; }"),
+         "syntax = \"proto3\"; package q; message M { int32 a = 1; }", 1, 1, "package changed"},
+    };
+    static const char *const levels[] = {
+        "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
+        "FULL",     "FULL_TRANSITIVE",     "NONE"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+            const char *lv = levels[l];
+            int b = cases[i].backward, f = cases[i].forward;
+            int want = !strcmp(lv, "NONE")       ? 1
+                       : !strncmp(lv, "FULL", 4) ? (b && f)
+                       : !strncmp(lv, "BACK", 4) ? b
+                                                 : f;
+            int got = proto_verdict(lv, &cases[i].old, 1, cases[i].new_);
+            if (got != want) {
+                char m[300];
+                snprintf(m, sizeof m, "%s at %s: got %d, want %d", cases[i].why, lv, got, want);
+                t_fail(__FILE__, __LINE__, m);
+            }
+        }
+    /* transitive levels check every version, the others the newest only:
+     * v1 int32 a, v2 without it, v3 string a */
+    const char *hist[] = {P3("message M { int32 a = 1; }"), P3("message M { }")};
+    const char *v3 = P3("message M { string a = 1; }");
+    CHECK_EQ(proto_verdict("BACKWARD", hist, 2, v3), 1);
+    CHECK_EQ(proto_verdict("BACKWARD_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(proto_verdict("FORWARD", hist, 2, v3), 1);
+    CHECK_EQ(proto_verdict("FORWARD_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(proto_verdict("FULL", hist, 2, v3), 1);
+    CHECK_EQ(proto_verdict("FULL_TRANSITIVE", hist, 2, v3), 0);
+}
+
+static char *file_b64(const char *name)
+{
+    char path[1024];
+    const char *root = getenv("FLOE_ROOT");
+    snprintf(path, sizeof path, "%s/tests/unit/data/%s", root ? root : ".", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t buf[65536];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    /* the first FileDescriptorProto of protoc's FileDescriptorSet */
+    size_t off = 0;
+    floe_proto_wire_t w;
+    floe_err_t err;
+    if (floe_proto_wire_next(buf, n, &off, &w, &err) != 1) return NULL;
+    floe_buf_t b = FLOE_BUF_INIT;
+    floe_base64_encode(&b, w.p, w.len);
+    return floe_buf_cstr(&b);
+}
+
+static char *file_text(const char *name)
+{
+    char path[1024];
+    const char *root = getenv("FLOE_ROOT");
+    snprintf(path, sizeof path, "%s/tests/unit/data/%s", root ? root : ".", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *t = calloc(1, 65536);
+    if (t) fread(t, 1, 65535, f);
+    fclose(f);
+    return t;
+}
+
+/* Protobuf through the API: protoc's descriptor and the .proto text are
+ * one schema; both forms are answered; references; records replay. */
+static void test_proto_api(void)
+{
+    store_t st = {0};
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_registry_new(persist, &st, &r, &err), 0);
+    char *b64 = file_b64("proto_shop.pb"), *text = file_text("proto_shop.proto"), *b = NULL;
+    CHECK(b64 && text);
+    if (!b64 || !text) return;
+    CHECK_EQ(reg_typed(r, "shop-value", "PROTOBUF", b64, NULL, &b), 200);
+    long long id = jint(b, "id");
+    free(b);
+    /* the text is the same schema: the same id, and a lookup finds it */
+    CHECK_EQ(reg_typed(r, "shop-value", "PROTOBUF", text, NULL, &b), 200);
+    CHECK_EQ(jint(b, "id"), id);
+    free(b);
+    json_t *j = json_pack("{s:s,s:s}", "schema", text, "schemaType", "PROTOBUF");
+    char *body = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    CHECK_EQ(call(r, "POST", "/subjects/shop-value", "normalize=false&deleted=false", body, &b),
+             200);
+    CHECK_EQ(jint(b, "version"), 1);
+    CHECK(strstr(b, "\"schemaType\":\"PROTOBUF\"") != NULL);
+    free(b);
+    free(body);
+    /* default: .proto text; format=serialized: a descriptor of the same */
+    char path[64];
+    snprintf(path, sizeof path, "/schemas/ids/%lld", id);
+    CHECK_EQ(call(r, "GET", path, "subject=shop-value", NULL, &b), 200);
+    j = json_loads(b, 0, NULL);
+    CHECK(strstr(json_string_value(json_object_get(j, "schema")), "message Payment {") != NULL);
+    CHECK_STR(json_string_value(json_object_get(j, "schemaType")), "PROTOBUF");
+    json_decref(j);
+    free(b);
+    CHECK_EQ(call(r, "GET", path, "format=serialized", NULL, &b), 200);
+    j = json_loads(b, 0, NULL);
+    const char *ser = json_string_value(json_object_get(j, "schema"));
+    floe_buf_t raw = FLOE_BUF_INIT;
+    floe_proto_file_t *f = NULL;
+    CHECK(ser && !floe_base64_decode(&raw, ser, strlen(ser)));
+    CHECK(!floe_proto_fdp_decode(raw.data, raw.len, &f, &err));
+    CHECK(f && f->nmsgs == 2 && !strcmp(f->msgs[0].name, "Payment"));
+    floe_proto_file_free(f);
+    floe_buf_free(&raw);
+    json_decref(j);
+    free(b);
+    /* v2 adds a field; v3 reuses a number with another type: 409 */
+    const char *v2 = "syntax = \"proto3\"; package shop.v1; message Payment { int64 id = 1; "
+                     "string coupon = 40; }";
+    CHECK_EQ(reg_typed(r, "mini", "PROTOBUF", v2, NULL, NULL), 200);
+    CHECK_EQ(reg_typed(r, "mini", "PROTOBUF",
+                       "syntax = \"proto3\"; package shop.v1; message Payment { string id = 1; }",
+                       NULL, &b),
+             409);
+    CHECK(b && strstr(b, "FIELD_SCALAR_KIND_CHANGED") != NULL);
+    free(b);
+    /* references: an import resolves only through one */
+    const char *money =
+        "syntax = \"proto3\"; package common; message Money { int64 units = 1; string cur = 2; }";
+    const char *order = "syntax = \"proto3\"; package shop; import \"common/money.proto\"; "
+                        "message Order { common.Money total = 1; }";
+    CHECK_EQ(reg_typed(r, "money", "PROTOBUF", money, NULL, NULL), 200);
+    CHECK_EQ(reg_typed(r, "order-value", "PROTOBUF", order, NULL, &b), 422);
+    free(b);
+    const char *refs = "[{\"name\":\"common/money.proto\",\"subject\":\"money\",\"version\":1}]";
+    CHECK_EQ(reg_typed(r, "order-value", "PROTOBUF", order, refs, &b), 200);
+    long long oid = jint(b, "id");
+    free(b);
+    CHECK_EQ(call(r, "GET", "/subjects/money/versions/1/referencedby", NULL, NULL, &b), 200);
+    char want[32];
+    snprintf(want, sizeof want, "[%lld]", oid);
+    CHECK_STR(b, want);
+    free(b);
+    floe_proto_schema_t *ps = NULL;
+    CHECK_EQ(floe_registry_proto_schema(r, (int32_t)oid, &ps, &err), 0);
+    CHECK(ps && floe_proto_schema_find_msg(ps, ".common.Money") != NULL);
+    floe_proto_schema_free(ps);
+    /* replayed: the same schemas under the same ids */
+    floe_registry_t *r2;
+    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
+    for (int i = 0; i < st.n; i++)
+        CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
+                                     (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
+                 0);
+    CHECK_EQ(reg_typed(r2, "order-value", "PROTOBUF", order, refs, &b), 200);
+    CHECK_EQ(jint(b, "id"), oid);
+    free(b);
+    CHECK_EQ(floe_registry_proto_schema(r2, (int32_t)id, &ps, &err), 0);
+    floe_proto_schema_free(ps);
+    unserve(r2);
+    floe_registry_free(r2);
+    unserve(r);
+    floe_registry_free(r);
+    store_free(&st);
+    free(b64);
+    free(text);
+}
+
 TEST_MAIN({
     RUN(test_compat_matrix);
     RUN(test_api);
     RUN(test_transitive);
     RUN(ids_survive_compaction);
+    RUN(test_proto_matrix);
+    RUN(test_proto_api);
 })

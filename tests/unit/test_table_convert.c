@@ -167,8 +167,11 @@ static void raw_and_string_values(void)
     CHECK_EQ(k, FLOE_CONV_JSON);
     CHECK_EQ(floe_conv_kind_parse("avro", &k, &e), 0);
     CHECK_EQ(k, FLOE_CONV_AVRO);
-    CHECK_EQ(floe_conv_kind_parse("protobuf", &k, &e), -1);
-    CHECK(strstr(e.msg, "raw, string, json or avro") != NULL);
+    CHECK_EQ(floe_conv_kind_parse("protobuf", &k, &e), 0);
+    CHECK_EQ(k, FLOE_CONV_PROTOBUF);
+    CHECK_STR(floe_conv_kind_name(FLOE_CONV_PROTOBUF), "protobuf");
+    CHECK_EQ(floe_conv_kind_parse("json_schema", &k, &e), -1);
+    CHECK(strstr(e.msg, "raw, string, json, avro or protobuf") != NULL);
 }
 
 TEST_MAIN(RUN(json_records_with_kafka_columns); RUN(raw_and_string_values))

@@ -204,14 +204,32 @@ static void incompatible_kinds_refused(void)
     CHECK(strstr(e.msg, "'n' is string in the table but long in the records") != NULL);
     floe_ice_schema_free(s);
 
-    /* a decimal column cannot be seeded: say which and why */
+    /* a decimal column seeds a decimal node; a wider precision of the
+     * records promotes the field in place (same id), another scale is
+     * refused */
     s = empty_schema();
     floe_ice_struct_add(s->root, 1, "price", false, floe_ice_type_decimal(9, 2), NULL);
+    floe_ice_struct_add(s->root, 2, "qty", false, floe_ice_type_prim(FLOE_ICE_INT), NULL);
     floe_rows_t *r2 = floe_rows_new(NULL);
-    CHECK_EQ(floe_tschema_seed(r2, s, &e), -1);
-    CHECK_EQ(e.code, FLOE_EUNSUPPORTED);
-    CHECK(strstr(e.msg, "'price' has type decimal(9, 2)") != NULL ||
-          strstr(e.msg, "'price' has type decimal(9,2)") != NULL);
+    CHECK_EQ(floe_tschema_seed(r2, s, &e), 0);
+    floe_rnode_t *price = floe_rows_child(floe_rows_root(r2), "price");
+    floe_rnode_t *qty = floe_rows_child(floe_rows_root(r2), "qty");
+    CHECK(price && price->kind == FLOE_TK_DECIMAL && price->precision == 9 && price->scale == 2);
+    CHECK(qty && qty->kind == FLOE_TK_INT);
+    CHECK_EQ(floe_rows_promote(r2, price, FLOE_TK_DECIMAL, 12, &e), 0);
+    CHECK_EQ(floe_rows_promote(r2, qty, FLOE_TK_LONG, 0, &e), 0);
+    last = 2;
+    CHECK_EQ(floe_tschema_merge(r2, s, &last, &changed, &e), 0);
+    CHECK(changed && last == 2);
+    const floe_ice_field_t *f = floe_ice_schema_find(s, 1);
+    CHECK(f && f->type->kind == FLOE_ICE_DECIMAL && f->type->precision == 12 &&
+          f->type->scale == 2);
+    CHECK((f = floe_ice_schema_find(s, 2)) && f->type->kind == FLOE_ICE_LONG);
+    CHECK_EQ(floe_rows_promote(r2, qty, FLOE_TK_INT, 0, &e), -1); /* no narrowing */
+    price->scale = 3;
+    CHECK_EQ(floe_tschema_merge(r2, s, &last, &changed, &e), -1);
+    CHECK(strstr(e.msg, "'price' is decimal(12, 2) in the table but decimal in the records") !=
+          NULL);
     floe_rows_free(r2);
     floe_ice_schema_free(s);
     floe_rows_free(r);

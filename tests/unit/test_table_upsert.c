@@ -34,6 +34,16 @@ static floe_conv_t *upsert_conv(floe_rows_t **rows, const char *ids, const char 
     return c;
 }
 
+/* Schema id 3: an Avro record of a long id and a string. */
+static int avro_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+{
+    (void)arg;
+    static const char text[] = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":"
+                               "\"id\",\"type\":\"long\"},{\"name\":\"v\",\"type\":\"string\"}]}";
+    if (id != 3) return floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", id);
+    return floe_avro_schema_parse(text, sizeof text - 1, out, err);
+}
+
 /* The key of row r of rows as (class, text) pairs joined, e.g. "n:1|s:a". */
 static void key_text(floe_rows_t *rows, const floe_tupsert_cols_t *cols, size_t r, char *out,
                      size_t size)
@@ -95,6 +105,40 @@ static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
     CHECK_EQ(put(c, 0, "abc", NULL), 0);
     CHECK_EQ(put(c, 1, "\"d\"", NULL), 0);
     CHECK_EQ(floe_rows_count(rows), 2);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+}
+
+/* Avro values take the typed path; a null value still deletes its key. */
+static void avro_values_and_tombstones(void)
+{
+    floe_err_t e;
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_conv_t *c = rows ? floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &e) : NULL;
+    if (!c || floe_conv_set_upsert(c, "id", "", &e) < 0) abort();
+    floe_conv_schemas_t src = {.fn = avro_by_id};
+    floe_conv_set_schemas(c, &src);
+    /* Confluent header for id 3, then id=5 (zigzag 10) and v="x" */
+    static const uint8_t rec[] = {0, 0, 0, 0, 3, 10, 2, 'x'};
+    floe_tmsg_t m = {.kind = FLOE_TMSG_RECORD, .offset = 0, .last = 0, .timestamp = 1000};
+    m.key = floe_slice_str("5");
+    m.value = floe_slice(rec, sizeof rec);
+    floe_conv_stage_t st;
+    CHECK_EQ(floe_conv_record(c, 0, &m, &st, &e), 0);
+    CHECK(!floe_conv_last_deletes(c));
+    m.offset = m.last = 1;
+    m.value_null = true;
+    m.value = floe_slice(NULL, 0);
+    CHECK_EQ(floe_conv_record(c, 0, &m, &st, &e), 0);
+    CHECK(floe_conv_last_deletes(c));
+    CHECK_EQ(floe_rows_count(rows), 2);
+    floe_tupsert_cols_t cols;
+    CHECK_EQ(floe_tupsert_cols_parse("id", "", &cols, &e), 0);
+    char k[64];
+    key_text(rows, &cols, 0, k, sizeof k);
+    CHECK_STR(k, "n:5");
+    key_text(rows, &cols, 1, k, sizeof k);
+    CHECK_STR(k, "n:5");
     floe_conv_free(c);
     floe_rows_free(rows);
 }
@@ -260,5 +304,6 @@ static void index_file_round_trips_and_refuses_damage(void)
 }
 
 TEST_MAIN(RUN(converter_checks_ids_and_turns_tombstones_into_deletes);
-          RUN(dedupe_keeps_the_last_change_per_key); RUN(key_parts_do_not_run_together);
-          RUN(index_puts_gets_deletes); RUN(index_file_round_trips_and_refuses_damage))
+          RUN(avro_values_and_tombstones); RUN(dedupe_keeps_the_last_change_per_key);
+          RUN(key_parts_do_not_run_together); RUN(index_puts_gets_deletes);
+          RUN(index_file_round_trips_and_refuses_damage))

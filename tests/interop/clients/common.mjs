@@ -50,6 +50,17 @@ export async function until(pred, ms, what) {
   }
 }
 
+// Create a one-partition topic with these configs ({name: value}).
+export async function createTopic(kafka, topic, configs) {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ waitForLeaders: true, topics: [{
+      topic, numPartitions: 1,
+      configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }] });
+  } finally { await admin.disconnect(); }
+}
+
 export function finish() { process.exit(failed ? 1 : 0); }
 
 // The floe.offsets (partition -> next offset) of a table's metadata md:

@@ -11,7 +11,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import {
   AvroDeserializer, AvroSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
-import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `pay-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
@@ -38,27 +38,19 @@ const N1 = 40, N2 = 30;
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const v1row = (i) => ({
   id: i, qty: i % 7, amount: i * 1.25, ok: i % 2 === 0, who: `user ${i} ✓`,
-  state: i % 3 ? 'PAID' : 'NEW', at: T0 + i * 1000, tags: i % 4 !== 3 ? ['a', `t${i}`] : [],
+  state: i % 3 ? 'PAID' : 'NEW', at: T0 + i * 1000, tags: i % 4 ? ['a', `t${i}`] : [],
   card: { brand: i % 2 ? 'visa' : 'amex', last4: 1000 + i }, memo: i % 5 ? null : `memo ${i}`,
 });
-// (row 0 has tags: an empty array in the very first record of a buffer,
-// before the list column exists, reads as null, a known limit of the avro
-// converter, which shapes columns through the JSON shredder's inference)
+// (row 0's tags are empty: the very first record of a buffer types its
+// columns from the schema, not from its values)
 const v2row = (i) => ({ ...v1row(i), coupon: i % 2 ? `C${i}` : null });
 
 const kafka = new Kafka({ clientId: 'floe-registry-avro', brokers: [broker], logLevel: logLevel.NOTHING });
 const ids = {};
 
 await step('registry_avro_create_table_topic', 60, async () => {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{
-      topic, numPartitions: 1, configEntries: [
-        { name: 'table.enable', value: 'true' },
-        { name: 'table.value.converter', value: 'avro' },
-        { name: 'table.commit.interval.ms', value: '500' }] }] });
-  } finally { await admin.disconnect(); }
+  await createTopic(kafka, topic, {
+    'table.enable': 'true', 'table.value.converter': 'avro', 'table.commit.interval.ms': '500' });
 });
 
 async function produce(values) {
@@ -103,8 +95,9 @@ await step('registry_avro_evolve_v2', 120, async () => {
 });
 
 const want = (r, v2) => ({
-  id: String(r.id), qty: String(r.qty), amount: r.amount, ok: r.ok, who: r.who, state: r.state,
-  at: new Date(r.at).toISOString(), tags: r.tags, card: { brand: r.card.brand, last4: String(r.card.last4) },
+  // int stays int (a number), long is long (a bigint)
+  id: String(r.id), qty: r.qty, amount: r.amount, ok: r.ok, who: r.who, state: r.state,
+  at: new Date(r.at).toISOString(), tags: r.tags, card: { brand: r.card.brand, last4: r.card.last4 },
   memo: r.memo, coupon: v2 ? r.coupon : null,
 });
 const norm = (v) => {
