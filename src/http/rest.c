@@ -548,14 +548,14 @@ static int h_commit(floe_rest_t *r, const char *ns, const char *name, json_t *j,
     return rc;
 }
 
-/* POST /v1/transactions/commit: every table's requirements are checked
- * and every update applied in memory first, under the server lock; only
- * then are the tables published, one after the other.  A failed
- * requirement therefore changes nothing.  The filesystem catalog has no
- * multi-table atomic publish: a writer outside this server (floe's table
- * engine) that commits to one of the tables between the check and its
- * publish, or a crash between two publishes, leaves the tables before it
- * committed and the rest not (the answer then names which landed). */
+/* POST /v1/transactions/commit: all tables or none.  The catalog holds
+ * the commit locks of every table (floe's table engine takes the same
+ * ones) while it checks every requirement, applies every update, stages
+ * the new metadata and writes a redo journal; only then are the tables
+ * published.  A failed requirement changes nothing (409); a crash or a
+ * storage failure after the journal is rolled forward when the catalog
+ * opens again (or before its next load), so the tables never stay partly
+ * committed (the answer is then 500 CommitStateUnknownException). */
 static int h_transaction(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
 {
     json_t *tc = json_object_get(j, "table-changes");
@@ -566,8 +566,7 @@ static int h_transaction(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
     change_t *cs = calloc(n, sizeof *cs);
     char **nss = calloc(n, sizeof *nss);
     const char **names = calloc(n, sizeof *names);
-    floe_ice_table_t **cur = calloc(n, sizeof *cur);
-    int rc = (!cs || !nss || !names || !cur) ? -1 : 0;
+    int rc = (!cs || !nss || !names) ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         json_t *e = json_array_get(tc, i);
         rc = json_is_object(e) ? 0 : reject(rs, "a table change must be an object");
@@ -577,63 +576,39 @@ static int h_transaction(floe_rest_t *r, json_t *j, floe_http_resp_t *rs)
             if (!strcmp(nss[k], nss[i]) && !strcmp(names[k], names[i]))
                 rc = reject(rs, "a table appears twice in table-changes");
     }
+    floe_ice_table_change_t *ch = rc == 0 ? calloc(n, sizeof *ch) : NULL;
+    if (rc == 0 && !ch) rc = -1;
     if (rc == 0) {
-        pthread_mutex_lock(&r->mu);
+        for (size_t i = 0; i < n; i++)
+            ch[i] = (floe_ice_table_change_t){nss[i],      names[i],  cs[i].reqs,
+                                              cs[i].nreqs, cs[i].ups, cs[i].nups};
         floe_err_t err;
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (floe_ice_catalog_load_table(r->cat, nss[i], names[i], &cur[i], &err) < 0) {
+        size_t bad = n;
+        pthread_mutex_lock(&r->mu);
+        if (floe_ice_catalog_commit_tx(r->cat, ch, n, &bad, &err) < 0) {
+            if (err.code == FLOE_ECONFLICT) atomic_fetch_add(&r->conflicts, 1);
+            if (bad < n && err.code == FLOE_ECONFLICT)
+                rc = fail(rs, 409, "CommitFailedException", "%s.%s: %s", nss[bad], names[bad],
+                          err.msg);
+            else if (bad < n && err.code == FLOE_EINVAL)
+                rc = fail(rs, 400, "BadRequestException", "%s.%s: %s", nss[bad], names[bad],
+                          err.msg);
+            else
                 rc = fail_err(rs, &err, ON_TABLE);
-                if (rc == 0) rc = 1;
-                break;
-            }
-            floe_ice_metadata_t *md = floe_ice_metadata_dup(floe_ice_table_metadata(cur[i]));
-            if (!md) {
-                rc = -1;
-                break;
-            }
-            for (size_t k = 0; rc == 0 && k < cs[i].nreqs; k++)
-                if (floe_ice_req_check(&cs[i].reqs[k], md, &err) < 0)
-                    rc = fail(rs, 409, "CommitFailedException", "%s.%s: %s", nss[i], names[i],
-                              err.msg) == 0
-                             ? 1
-                             : -1;
-            for (size_t k = 0; rc == 0 && k < cs[i].nups; k++)
-                if (floe_ice_update_apply(md, &cs[i].ups[k], &err) < 0)
-                    rc = fail(rs, 400, "BadRequestException", "%s.%s update %zu: %s", nss[i],
-                              names[i], k, err.msg) == 0
-                             ? 1
-                             : -1;
-            floe_ice_metadata_free(md);
-        }
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            floe_ice_table_t *t = NULL;
-            if (commit_one(r, nss[i], names[i], &cs[i], &t, &err) < 0) {
-                if (i == 0) rc = fail_err(rs, &err, ON_TABLE);
-                else
-                    rc = fail(rs, err.code == FLOE_EUNKNOWN ? 500 : 409,
-                              err.code == FLOE_EUNKNOWN ? "CommitStateUnknownException"
-                                                        : "CommitFailedException",
-                              "transaction partly applied: the first %zu of %zu tables committed; "
-                              "%s.%s failed: %s",
-                              i, n, nss[i], names[i], err.msg);
-                if (rc == 0) rc = 1;
-                FLOE_WARN("rest: transaction stopped at table %zu of %zu (%s.%s): %s", i + 1, n,
-                          nss[i], names[i], err.msg);
-            }
-            floe_ice_table_free(t);
-        }
+            if (rc == 0) rc = 1;
+        } else
+            atomic_fetch_add(&r->commits, n);
         pthread_mutex_unlock(&r->mu);
     }
+    free(ch);
     if (rc == 0) rc = no_content(rs);
     else if (rc > 0 || rs->status >= 400)
         rc = 0;
     for (size_t i = 0; cs && i < n; i++) change_clear(&cs[i]);
-    for (size_t i = 0; cur && i < n; i++) floe_ice_table_free(cur[i]);
     for (size_t i = 0; nss && i < n; i++) free(nss[i]);
     free(cs);
     free(nss);
     free(names);
-    free(cur);
     return rc;
 }
 

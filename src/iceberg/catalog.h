@@ -173,6 +173,31 @@ int floe_ice_catalog_commit_on(floe_ice_catalog_t *c, const floe_ice_table_t *ba
                                const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
                                floe_err_t *err);
 
+/* One table's part of a multi-table transaction (all borrowed). */
+typedef struct floe_ice_table_change {
+    const char *ns, *name;
+    const floe_ice_req_t *reqs;
+    size_t nreqs;
+    const floe_ice_update_t *ups;
+    size_t nups;
+} floe_ice_table_change_t;
+
+/* Commit ch[0..n) (distinct tables) atomically: all or none.  No other
+ * commit through a catalog of this process over the same warehouse lands
+ * on any of the tables between the check of the requirements and the last
+ * publish.  Every table's next metadata is staged and a redo journal
+ * (WAREHOUSE/_floe_txn/<uuid>.json) naming each table's expected and new
+ * version written before the first publish; a journal left by a crash is
+ * rolled forward when a catalog opens the warehouse (and before its next
+ * load or commit after a storage failure).  Errors: a failed requirement
+ * or update as floe_ice_catalog_commit (nothing changed; *failed (may be
+ * NULL) is the index of the table, else n); FLOE_EUNKNOWN when storage
+ * failed after the journal may have landed (the transaction is then
+ * finished by recovery, never undone); FLOE_EUNSUPPORTED from a catalog
+ * other than the filesystem one. */
+int floe_ice_catalog_commit_tx(floe_ice_catalog_t *c, const floe_ice_table_change_t *ch, size_t n,
+                               size_t *failed, floe_err_t *err);
+
 /* Keep up to bytes (0: none) of parsed metadata files in memory, each
  * with its JSON text, so that loading an unchanged table again, or
  * committing to it, does not read and parse its metadata again (a table

@@ -492,7 +492,32 @@ await step('rest_table_topic_while_committing', 240, async () => {
     }
     return counts;
   })();
-  const [, seen, counts] = await Promise.all([produce, reader, engine]);
+  // multi-table transactions over the table topic's table and another
+  // one, racing floe's commits to the first: each lands in both tables or
+  // (409, retried) in neither, never in one
+  const other = { namespace: ['default'], name: `tx_${process.pid}` };
+  await cat.createTable({ namespace: ['default'] }, { name: other.name, schema });
+  const txs = (async () => {
+    let done = 0;
+    for (let i = 0; i < 15; i++) {
+      for (let attempt = 0; ; attempt++) {
+        const [ua, ub] = [(await cat.loadTable(tid))['table-uuid'], (await cat.loadTable(other))['table-uuid']];
+        const set = { action: 'set-properties', updates: { [`tx.k${i}`]: String(i) } };
+        const r = await rest('POST', 'transactions/commit', { 'table-changes': [
+          { identifier: tid, requirements: [{ type: 'assert-table-uuid', uuid: ua }], updates: [set] },
+          { identifier: other, requirements: [{ type: 'assert-table-uuid', uuid: ub }], updates: [set] },
+        ] });
+        const [pa, pb] = [(await cat.loadTable(tid)).properties, (await cat.loadTable(other)).properties];
+        eq(pa[`tx.k${i}`], pb[`tx.k${i}`], `transaction ${i} (answered ${r.status}) in both tables or neither`);
+        if (r.status === 204) { eq(pa[`tx.k${i}`], String(i), `transaction ${i} landed`); done++; break; }
+        if (!(r.status === 409 && attempt < 50)) throw new Error(`transaction ${i}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+      await sleep(30);
+    }
+    return done;
+  })();
+  const [, seen, counts, txDone] = await Promise.all([produce, reader, engine, txs]);
+  eq(txDone, 15, 'every transaction landed');
   await producer.disconnect();
   await until(async () => {
     const o = floeOffsets(await cat.loadTable(tid));
@@ -500,6 +525,11 @@ await step('rest_table_topic_while_committing', 240, async () => {
   }, 60000, `floe.offsets covering all ${total} records`);
   const md = await cat.loadTable(tid);
   for (let i = 0; i < 20; i++) eq(md.properties[`engine.k${i}`], String(i), `engine property k${i} kept`);
+  const mo = await cat.loadTable(other);
+  for (let i = 0; i < 15; i++) {
+    eq(md.properties[`tx.k${i}`], String(i), `transaction property k${i} kept in the topic's table`);
+    eq(mo.properties[`tx.k${i}`], String(i), `transaction property k${i} kept in the other table`);
+  }
   const offs = floeOffsets(md);
   eq(Object.keys(offs).sort(), ['0', '1'], 'partitions in floe.offsets');
   eq(offs['0'] + offs['1'], produced, 'floe.offsets: every produced record once');
