@@ -343,7 +343,14 @@ static int field_options(parser_t *ps, floe_proto_field_t *fd)
             take_constant(ps, &val, &is_str))
             return -1;
         if (!strcmp(name, "packed") && val) fd->packed = !strcmp(val, "true");
-        if (!strcmp(name, "default")) fd->default_value = val;
+        if (!strcmp(name, "default")) {
+            /* protoc's rule: a quoted default only for string and bytes
+             * (a number, bool or enum default is a bare token) */
+            bool named = fd->type || fd->type_name;
+            if (is_str && named && fd->type != FLOE_PT_STRING && fd->type != FLOE_PT_BYTES)
+                return fail(ps, "a quoted default is only for string and bytes fields");
+            fd->default_value = val;
+        }
         if (is_sym(ps, ']')) break;
         if (expect_sym(ps, ',')) return -1;
     }
