@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "http/client.h"
+#include "util/base64.h"
 #include "util/buf.h"
 
 struct registry_remote {
@@ -24,23 +25,15 @@ struct registry_remote {
 /* "Authorization: Basic " + base64(user_info) (RFC 7617). */
 static char *basic_auth(const char *ui)
 {
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    static const char P[] = "Authorization: Basic ";
-    size_t n = strlen(ui), at = sizeof P - 1;
-    char *h = malloc(sizeof P + (n + 2) / 3 * 4);
-    if (!h) return NULL;
-    memcpy(h, P, at);
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)(uint8_t)ui[i] << 16;
-        if (i + 1 < n) v |= (uint32_t)(uint8_t)ui[i + 1] << 8;
-        if (i + 2 < n) v |= (uint8_t)ui[i + 2];
-        h[at++] = A[v >> 18 & 63];
-        h[at++] = A[v >> 12 & 63];
-        h[at++] = i + 1 < n ? A[v >> 6 & 63] : '=';
-        h[at++] = i + 2 < n ? A[v & 63] : '=';
+    floe_buf_t h = FLOE_BUF_INIT;
+    if (floe_buf_append(&h, "Authorization: Basic ", 21) ||
+        floe_base64_encode(&h, ui, strlen(ui))) {
+        floe_buf_free(&h);
+        return NULL;
     }
-    h[at] = '\0';
-    return h;
+    char *c = floe_buf_cstr(&h);
+    if (!c) floe_buf_free(&h);
+    return c;
 }
 
 int registry_remote_new(const char *url, const char *user_info, registry_remote_t **out,

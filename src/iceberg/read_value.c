@@ -6,22 +6,15 @@
 #include <string.h>
 
 #include "iceberg/read_int.h"
+#include "util/base64.h"
 #include "util/clock.h"
 #include "util/json.h"
 
 static int put_base64(floe_buf_t *b, const uint8_t *p, size_t n)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (floe_buf_append_u8(b, '"')) return -1;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n) v |= p[i + 2];
-        char q[4] = {tab[(v >> 18) & 63], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=',
-                     i + 2 < n ? tab[v & 63] : '='};
-        if (floe_buf_append(b, q, 4)) return -1;
-    }
-    return floe_buf_append_u8(b, '"');
+    return floe_buf_append_u8(b, '"') || floe_base64_encode(b, p, n) || floe_buf_append_u8(b, '"')
+               ? -1
+               : 0;
 }
 
 /* Shortest text that reads back as the same double; NaN and infinities as

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/base64.h"
 #include "util/json.h"
 #include "util/varint.h"
 
@@ -124,17 +125,9 @@ static int put(dec_t *d, const char *s)
 
 static int put_base64(dec_t *d, const uint8_t *p, size_t n)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (floe_buf_reserve(d->out, (n + 2) / 3 * 4 + 2)) return nomem(d);
-    floe_buf_append_u8(d->out, '"');
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        char q[4] = {tab[v >> 18], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=',
-                     i + 2 < n ? tab[v & 63] : '='};
-        floe_buf_append(d->out, q, 4);
-    }
-    floe_buf_append_u8(d->out, '"');
+    if (floe_buf_append_u8(d->out, '"') || floe_base64_encode(d->out, p, n) ||
+        floe_buf_append_u8(d->out, '"'))
+        return nomem(d);
     return 0;
 }
 
