@@ -650,6 +650,22 @@ int floe_registry_avro_schema(floe_registry_t *r, int32_t id, floe_avro_schema_t
     return rc;
 }
 
+int floe_registry_subject_id(floe_registry_t *r, const char *subject, int32_t version, int32_t *id,
+                             floe_err_t *err)
+{
+    pthread_mutex_lock(&r->mu);
+    reg_subject_t *s = reg_subject(r, subject);
+    const reg_version_t *v = !s ? NULL : version ? reg_version(s, version) : reg_latest(s, false);
+    if (v && v->deleted) v = NULL;
+    if (v) *id = v->id;
+    pthread_mutex_unlock(&r->mu);
+    if (v) return 0;
+    if (version)
+        return floe_err_set(err, FLOE_ENOENT, "subject %s has no version %d", subject,
+                            (int)version);
+    return floe_err_set(err, FLOE_ENOENT, "subject %s has no live version", subject);
+}
+
 bool reg_schema_live(floe_registry_t *r, int32_t id)
 {
     for (size_t i = 0; i < r->nsubs; i++)
