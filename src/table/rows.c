@@ -572,6 +572,7 @@ static int fill_missing(floe_rows_t *r, floe_rnode_t *s, floe_err_t *err)
         }
         if (k->required)
             return floe_err_set(err, FLOE_EINVAL, "required field '%s' not set", k->name);
+        k->schema_nullable = true; /* a null, whatever a schema said */
         if (floe_rows_write_nulls(k, s->def, s->rep) < 0) return floe_err_oom(err);
     }
     return 0;
