@@ -130,6 +130,20 @@ static void store_free(store_t *s)
     }
 }
 
+/* A new registry with every record of st applied, in order. */
+static floe_registry_t *replayed(const store_t *st)
+{
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_registry_new(NULL, NULL, &r, &err), 0);
+    for (int i = 0; r && i < st->n; i++)
+        CHECK_EQ(floe_registry_apply(r, (const uint8_t *)st->key[i], strlen(st->key[i]),
+                                     (const uint8_t *)st->val[i],
+                                     st->val[i] ? strlen(st->val[i]) : 0),
+                 0);
+    return r;
+}
+
 /* Registries served on a real listener (floe_registry_http), started at
  * their first request and stopped by unserve before the registry goes. */
 static struct {
@@ -378,12 +392,7 @@ static void test_api(void)
 
     /* replay every record into a new registry: the same answers, and a
      * new schema gets an id above every id ever given */
-    floe_registry_t *r2;
-    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
-    for (int i = 0; i < st.n; i++)
-        CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
-                                     (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
-                 0);
+    floe_registry_t *r2 = replayed(&st);
     const char *gets[] = {"/subjects",
                           "/subjects/t-value/versions",
                           "/subjects/t-value/versions/1",
@@ -709,12 +718,7 @@ static void test_proto_api(void)
     CHECK(ps && floe_proto_schema_find_msg(ps, ".common.Money") != NULL);
     floe_proto_schema_free(ps);
     /* replayed: the same schemas under the same ids */
-    floe_registry_t *r2;
-    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
-    for (int i = 0; i < st.n; i++)
-        CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
-                                     (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
-                 0);
+    floe_registry_t *r2 = replayed(&st);
     CHECK_EQ(reg_typed(r2, "order-value", "PROTOBUF", order, refs, &b), 200);
     CHECK_EQ(jint(b, "id"), oid);
     free(b);
@@ -820,12 +824,7 @@ static void test_avro_refs(void)
     CHECK(b && strstr(b, "zip") != NULL);
     free(b);
     /* replayed: the same schema under the same id, the references kept */
-    floe_registry_t *r2;
-    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
-    for (int i = 0; i < st.n; i++)
-        CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
-                                     (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
-                 0);
+    floe_registry_t *r2 = replayed(&st);
     bool keyed = false;
     for (int i = 0; i < st.n; i++)
         if (st.val[i] && strstr(st.val[i], "\"references\":[{\"name\":\"com.acme.Address\","

@@ -275,6 +275,17 @@ static int convw(floe_conv_t *c, int id, const char *datum, size_t n, floe_conv_
     return convert(c, b, n + 5, st, err);
 }
 
+/* An avro converter into rows with by_id as its schema source. */
+static floe_conv_t *by_id_conv(floe_rows_t *rows)
+{
+    floe_err_t err = {0};
+    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
+    floe_conv_schemas_t src = {.fn = by_id};
+    CHECK(c != NULL);
+    if (c) floe_conv_set_schemas(c, &src);
+    return c;
+}
+
 /* Schema versions evolve the columns as Iceberg allows (a new optional
  * field, int -> long, float -> double, a wider decimal), values already
  * held promoted with them; a change Iceberg cannot make is refused at the
@@ -283,9 +294,7 @@ static void schema_versions(void)
 {
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_err_t err = {0};
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
-    floe_conv_schemas_t src = {.fn = by_id};
-    floe_conv_set_schemas(c, &src);
+    floe_conv_t *c = by_id_conv(rows);
     floe_conv_stage_t st = 0;
     /* v10 twice: a=-3, f=0.5, d=1.23 (123 = 0x7b); a=1, f=2, d=-1.28 (0x80) */
     CHECK_EQ(convw(c, 10, "\x05\x00\x00\x00\x3f\x02\x7b", 7, &st, &err), 0);
@@ -350,9 +359,7 @@ static void required_columns(void)
 {
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_err_t err = {0};
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
-    floe_conv_schemas_t src = {.fn = by_id};
-    floe_conv_set_schemas(c, &src);
+    floe_conv_t *c = by_id_conv(rows);
     floe_conv_stage_t st = 0;
     /* a=1 s="x" o=null r.x=2 */
     CHECK_EQ(convw(c, 14, "\x02\x02x\x00\x04", 5, &st, &err), 0);
@@ -373,8 +380,7 @@ static void required_columns(void)
 
     /* after a restart: a buffer seeded from the table, required nodes */
     rows = floe_rows_new(NULL);
-    c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
-    floe_conv_set_schemas(c, &src);
+    c = by_id_conv(rows);
     CHECK_EQ(floe_tschema_seed(rows, s, &err), 0);
     floe_rnode_t *sn = floe_rows_child(floe_rows_root(rows), "s");
     CHECK(sn && sn->required);
