@@ -404,16 +404,18 @@ static int apply_schema(floe_registry_t *r, const char *subject, int32_t version
     if (rc) return rc;
     char *canon = NULL;
     reg_status_t st;
-    /* Avro is written back in its canonical form; schemas with references
-     * and other types were canonicalized when registered (their references
-     * resolve through the state, which a replay may not hold yet) */
-    if (type == &reg_type_avro && !nrefs) {
-        if (type->parse(r, json_string_value(jsch), json_string_length(jsch), NULL, 0, &canon, NULL,
-                        &st)) {
-            refs_free(refs, nrefs);
-            return 1;
-        }
-    } else if (!(canon = strdup(json_string_value(jsch)))) {
+    /* Avro is written back in its canonical form (kept as written when its
+     * references do not resolve yet); other types were canonicalized when
+     * registered (their references resolve through the state, which a
+     * replay may not hold yet) */
+    bool avro = type == &reg_type_avro;
+    bool parsed = avro && !type->parse(r, json_string_value(jsch), json_string_length(jsch), refs,
+                                       nrefs, &canon, NULL, &st);
+    if (avro && !parsed && !nrefs) {
+        refs_free(refs, nrefs);
+        return 1;
+    }
+    if (!parsed && !(canon = strdup(json_string_value(jsch)))) {
         refs_free(refs, nrefs);
         return -1;
     }

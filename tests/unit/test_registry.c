@@ -836,6 +836,25 @@ static void test_avro_refs(void)
     free(b);
     CHECK_EQ(floe_registry_avro_schema(r2, (int32_t)uid, &s, &err), 0);
     floe_avro_schema_free(s);
+    /* a record as Confluent's registry writes it (the text as registered,
+     * with references) replays into its parsed form: found again */
+    json_t *uj = json_loads(user, 0, NULL);
+    char *spaced = json_dumps(uj, JSON_INDENT(3) | JSON_SORT_KEYS);
+    json_decref(uj);
+    json_t *rec =
+        json_pack("{s:s,s:i,s:i,s:s,s:o,s:b}", "subject", "raw-value", "version", 1, "id", 50,
+                  "schema", spaced, "references", json_loads(refs, 0, NULL), "deleted", 0);
+    free(spaced);
+    char *rv = json_dumps(rec, JSON_COMPACT);
+    const char *rk = "{\"keytype\":\"SCHEMA\",\"subject\":\"raw-value\",\"version\":1,\"magic\":1}";
+    CHECK_EQ(
+        floe_registry_apply(r2, (const uint8_t *)rk, strlen(rk), (const uint8_t *)rv, strlen(rv)),
+        0);
+    json_decref(rec);
+    free(rv);
+    CHECK_EQ(reg_typed(r2, "raw-value", NULL, user, refs, &b), 200);
+    CHECK_EQ(jint(b, "id"), 50);
+    free(b);
     unserve(r2);
     floe_registry_free(r2);
     unserve(r);
