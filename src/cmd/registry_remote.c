@@ -94,7 +94,8 @@ static json_t *get_json(registry_remote_t *r, const char *path, const char *what
         floe_err_set(err, FLOE_EIO, "%s: the registry at %s answered %ld: %.*s", what, r->url,
                      status, (int)(body.len < 200 ? body.len : 200),
                      body.data ? (const char *)body.data : "");
-    else if (!json_is_object(doc = json_loadb((const char *)body.data, body.len, 0, NULL))) {
+    else if (!(doc = json_loadb((const char *)body.data, body.len, 0, NULL)) ||
+             !json_is_object(doc)) { /* (json_is_object evaluates its argument twice) */
         json_decref(doc);
         doc = NULL;
         floe_err_set(err, FLOE_EIO, "%s: the registry at %s answered no JSON object", what, r->url);
