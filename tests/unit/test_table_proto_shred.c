@@ -281,53 +281,6 @@ static int by_typed(side_t *s, int32_t id, const floe_proto_msg_t *m, const uint
     return by_json(s, m, p, n);
 }
 
-static void node_path(const floe_rnode_t *n, char *out, size_t size)
-{
-    if (n->parent && n->parent->parent) node_path(n->parent, out, size);
-    else
-        out[0] = 0;
-    size_t at = strlen(out);
-    snprintf(out + at, size - at, "/%s:%s", n->name, floe_tkind_name(n->kind));
-}
-
-/* Whether both buffers hold the same shape and the same column bytes. */
-static bool same_rows(floe_rows_t *x, floe_rows_t *y, char *why, size_t size)
-{
-    size_t nx, ny;
-    floe_rcol_t *const *lx = floe_rows_leaves(x, &nx);
-    floe_rcol_t *const *ly = floe_rows_leaves(y, &ny);
-    if (floe_rows_count(x) != floe_rows_count(y)) {
-        snprintf(why, size, "rows %zu vs %zu", floe_rows_count(x), floe_rows_count(y));
-        return false;
-    }
-    if (nx != ny) {
-        snprintf(why, size, "%zu vs %zu columns", nx, ny);
-        return false;
-    }
-    for (size_t i = 0; i < nx; i++) {
-        char px[256], py[256];
-        node_path(lx[i]->node, px, sizeof px);
-        node_path(ly[i]->node, py, sizeof py);
-        const floe_rcol_t *a = lx[i], *b = ly[i];
-        const char *what =
-            strcmp(px, py)                                    ? "shape"
-            : a->defs.len != b->defs.len                      ? "entries"
-            : a->nvals != b->nvals                            ? "values"
-            : memcmp(a->defs.data, b->defs.data, a->defs.len) ? "definition levels"
-            : memcmp(a->reps.data, b->reps.data, a->reps.len) ? "repetition levels"
-            : a->vals.len != b->vals.len || memcmp(a->vals.data, b->vals.data, a->vals.len)
-                ? "values"
-            : a->bytes.len != b->bytes.len || memcmp(a->bytes.data, b->bytes.data, a->bytes.len)
-                ? "bytes"
-                : NULL;
-        if (what) {
-            snprintf(why, size, "column %s (%s): %s differ", px, py, what);
-            return false;
-        }
-    }
-    return true;
-}
-
 /* n generated messages of m (some truncated or damaged) through both
  * paths; 0 when they agree. */
 static void differential(const char *text, const char *msg, int n, bool timestamps,
@@ -356,7 +309,7 @@ static void differential(const char *text, const char *msg, int n, bool timestam
         if (a != c) {
             snprintf(why, sizeof why, "message %d: json %d, typed %d", i, a, c);
             same = false;
-        } else if (!same_rows(ref.rows, typed.rows, why, sizeof why)) {
+        } else if (!floe_rows_same(ref.rows, typed.rows, why, sizeof why)) {
             same = false;
         }
         if (!same) printf("# %s %s\n", msg, why);
