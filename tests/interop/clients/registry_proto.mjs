@@ -7,7 +7,8 @@
 // under NONE, its records go to the dead-letter table; icebird reads the
 // table and every value matches what was serialized; the deserializer reads
 // the schema back with ?format=serialized.  Needs FLOE_KAFKA, FLOE_HTTP and
-// FLOE_DATA (lib.sh).
+// FLOE_DATA (lib.sh); with REGISTRY_HTTP, that registry instead of floe's own
+// (floe then reads it through schema.registry.url).
 import '../fetch_shim.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -22,7 +23,7 @@ import {
 } from '@confluentinc/schemaregistry';
 import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
 
-const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
+const http = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `pb-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
 const table = topic.replace(/\./g, '_');
 const registry = () => new SchemaRegistryClient({ baseURLs: [`http://${http}`] });
