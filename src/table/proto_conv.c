@@ -17,21 +17,28 @@
 int floe_proto_conv_indexes(const uint8_t *p, size_t n, int32_t *idx, size_t *nidx, size_t *used,
                             floe_err_t *err)
 {
-    int32_t count;
-    int r = floe_varint_decode(p, n, &count);
+    uint32_t raw;
+    int r = floe_uvarint32_decode(p, n, &raw);
     if (r <= 0) return floe_err_set(err, FLOE_ECORRUPT, "protobuf: no message indexes");
     size_t off = (size_t)r;
+    /* zigzag, as the format has it; an odd first varint (a negative count)
+     * can only be a count written plain, by serializers that write plain
+     * varints (python3-confluent-kafka 1.7): the rest are plain too */
+    bool plain = raw & 1;
+    uint32_t count = plain ? raw : raw >> 1;
     if (count == 0) {
         idx[0] = 0;
         *nidx = 1;
         *used = off;
         return 0;
     }
-    if (count < 0 || count > FLOE_PROTO_MAX_INDEXES)
-        return floe_err_set(err, FLOE_ECORRUPT, "protobuf: %d message indexes", (int)count);
-    for (int32_t i = 0; i < count; i++) {
-        if ((r = floe_varint_decode(p + off, n - off, &idx[i])) <= 0)
+    if (count > FLOE_PROTO_MAX_INDEXES)
+        return floe_err_set(err, FLOE_ECORRUPT, "protobuf: %u message indexes", (unsigned)count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t v;
+        if ((r = floe_uvarint32_decode(p + off, n - off, &v)) <= 0)
             return floe_err_set(err, FLOE_ECORRUPT, "protobuf: truncated message indexes");
+        idx[i] = plain ? (v > INT32_MAX ? -1 : (int32_t)v) : floe_unzigzag32(v);
         off += (size_t)r;
     }
     *nidx = (size_t)count;

@@ -37,8 +37,13 @@
 
 /* The message indexes at p[0..n) (after the 5-byte header): zigzag
  * varints, a count then that many indexes; a count of 0 means [0] (the
- * first message).  0 with idx[0..*nidx) and *used bytes, or -1 with err
- * (FLOE_ECORRUPT). */
+ * first message).  A first varint that is odd (a negative count, never
+ * valid) is read as a count written plain, and the indexes after it as
+ * plain varints: python3-confluent-kafka 1.7 writes them so.  That
+ * reading is unambiguous for odd counts only (a top-level message at any
+ * index: count 1); an even plain count reads as a valid zigzag one, so
+ * such serializers' messages nested in others cannot be told apart.  0
+ * with idx[0..*nidx) and *used bytes, or -1 with err (FLOE_ECORRUPT). */
 int floe_proto_conv_indexes(const uint8_t *p, size_t n, int32_t *idx, size_t *nidx, size_t *used,
                             floe_err_t *err);
 
