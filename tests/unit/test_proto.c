@@ -8,6 +8,7 @@
 
 #include "format/proto.h"
 #include "table/proto_conv.h"
+#include "hex.h"
 #include "test.h"
 
 static char *slurp(const char *name, size_t *n)
@@ -201,23 +202,10 @@ static floe_proto_schema_t *schema_of(const char *text)
     return s;
 }
 
-/* Bytes written as hex pairs. */
-static size_t unhex(const char *h, uint8_t *out)
-{
-    size_t n = 0;
-    for (; h[0] && h[1]; h += 2) {
-        while (*h == ' ') h++;
-        unsigned v;
-        sscanf(h, "%2x", &v);
-        out[n++] = (uint8_t)v;
-    }
-    return n;
-}
-
 static char *decode(const floe_proto_schema_t *s, const char *hex)
 {
     uint8_t b[256];
-    size_t n = unhex(hex, b);
+    size_t n = floe_test_unhex(hex, b);
     floe_buf_t out = FLOE_BUF_INIT;
     floe_err_t err = {0};
     if (floe_proto_conv_json(floe_proto_schema_message(s, NULL, 0), b, n, &out, NULL, &err)) {

@@ -14,6 +14,7 @@
 #include "table/proto_conv.h"
 #include "table/proto_shred.h"
 #include "table/rows_int.h"
+#include "hex.h"
 #include "test.h"
 #include "util/varint.h"
 
@@ -350,18 +351,6 @@ static void typed_rows_equal_json_rows_proto2(void)
 
 /* ---- exact values ----------------------------------------------------- */
 
-static size_t unhex(const char *h, uint8_t *out)
-{
-    size_t n = 0;
-    for (; h[0] && h[1]; h += 2) {
-        while (*h == ' ') h++;
-        unsigned v;
-        sscanf(h, "%2x", &v);
-        out[n++] = (uint8_t)v;
-    }
-    return n;
-}
-
 static floe_rnode_t *child(floe_rnode_t *st, const char *name)
 {
     return floe_rows_child(st, name);
@@ -382,9 +371,9 @@ static void typed_values(void)
     uint8_t b[128];
     /* a = -1; r packed [1, 150] then 3; z = -2; d = 0.1; t = "hi"; e = 1;
      * by = 01 02 03; ts = 1700000000.5 */
-    size_t n = unhex("08ffffffffffffffffff01 120301 9601 1003 1803 21 9a9999999999b93f"
-                     "2a026869 3001 3a03010203 420c 0880e2cfaa06 1080cab5ee01",
-                     b);
+    size_t n = floe_test_unhex("08ffffffffffffffffff01 120301 9601 1003 1803 21 9a9999999999b93f"
+                               "2a026869 3001 3a03010203 420c 0880e2cfaa06 1080cab5ee01",
+                               b);
     /* the first record makes the columns (JSON path), the second is typed */
     CHECK_EQ(by_typed(&t, 1, m, b, n), 0);
     CHECK_EQ(t.typed, 0);
@@ -422,7 +411,7 @@ static void typed_values(void)
         CHECK_EQ(ts->col->nvals, 2); /* the empty message's is null */
     }
     /* damaged bytes: refused by both (the JSON path names why) */
-    n = unhex("2a05 6869", b);
+    n = floe_test_unhex("2a05 6869", b);
     CHECK_EQ(by_typed(&t, 1, m, b, n), -1);
     CHECK_EQ(t.refused, 1);
     side_free(&t);
@@ -463,7 +452,7 @@ static void converter_takes_both_paths(void)
     };
     int want[] = {0, 0, 0, 0, -1, -1, -1, 0};
     for (size_t i = 0; i < sizeof recs / sizeof *recs; i++) {
-        size_t n = unhex(recs[i], b);
+        size_t n = floe_test_unhex(recs[i], b);
         floe_tmsg_t msg = {.kind = FLOE_TMSG_RECORD,
                            .offset = (int64_t)i,
                            .key_null = true,

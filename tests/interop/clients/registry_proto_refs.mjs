@@ -7,30 +7,17 @@
 // registry is REGISTRY_HTTP when set, else FLOE_HTTP; the table is in
 // FLOE_DATA (lib.sh).
 import '../fetch_shim.mjs';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { create, createFileRegistry, fromBinary } from '@bufbuild/protobuf';
-import { FileDescriptorSetSchema, timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { create } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import { ProtobufSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
 import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
+import { normRow, protoTypes } from './proto_types.mjs';
 
 const reg = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `pbref-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
 const N = 50, T0 = Date.UTC(2026, 4, 6, 7, 8, 9, 100);
-
-function types() {
-  const dir = mkdtempSync(join(tmpdir(), 'floe-proto-'));
-  try {
-    const out = join(dir, 'set.pb');
-    execFileSync('protoc', ['-I', new URL('../protos', import.meta.url).pathname,
-      '-I', '/usr/include', '--include_imports', '-o', out, 'shop_order.proto']);
-    return createFileRegistry(fromBinary(FileDescriptorSetSchema, readFileSync(out)));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
-}
 
 const money = (i, k) => ({ currency: k % 2 ? 'EUR' : 'USD', units: BigInt(i * 100 + k), nanos: -k * 5 });
 const row = (i) => ({
@@ -51,27 +38,16 @@ const want = (i) => {
     codes: list(r.codes.map((c) => String(BigInt.asIntN(64, c)))), big: String(r.big),
   };
 };
-const norm = (v) => {
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
-  if (v === undefined) return null;
-  if (Array.isArray(v)) return v.length ? v.map(norm) : null;
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) if (k !== '_kafka') o[k] = norm(v[k]);
-    return o;
-  }
-  return v;
-};
 
 const kafka = new Kafka({ clientId: 'floe-proto-refs', brokers: [broker], logLevel: logLevel.NOTHING });
 
 await step('registry_proto_refs_produce', 120, async () => {
   await createTopic(kafka, topic, { 'table.enable': 'true', 'table.value.converter': 'protobuf',
     'table.commit.interval.ms': '500' });
-  const Order = types().getMessage('shop.Order');
+  const types = protoTypes('shop_order.proto');
+  const Order = types.getMessage('shop.Order');
   const client = new SchemaRegistryClient({ baseURLs: [`http://${reg}`] });
-  const ser = new ProtobufSerializer(client, SerdeType.VALUE, { autoRegisterSchemas: true, registry: types() });
+  const ser = new ProtobufSerializer(client, SerdeType.VALUE, { autoRegisterSchemas: true, registry: types });
   const values = [];
   for (let i = 0; i < N; i++) values.push(await ser.serialize(topic, create(Order, row(i))));
   // magic, id, then message indexes [1]: count 1, index 1 (zigzag)
@@ -95,8 +71,8 @@ await step('registry_proto_refs_icebird_reads_every_value', 180, async () => {
     return rows.length >= N;
   }, 120000, `${N} rows in ${loc}`);
   eq(rows.length, N, 'row count');
-  const got = rows.map(norm).sort((a, b) => Number(a.id.slice(2)) - Number(b.id.slice(2)));
-  for (let i = 0; i < N; i++) eq(got[i], norm(want(i)), `row ${i}`);
+  const got = rows.map(normRow).sort((a, b) => Number(a.id.slice(2)) - Number(b.id.slice(2)));
+  for (let i = 0; i < N; i++) eq(got[i], normRow(want(i)), `row ${i}`);
 });
 
 finish();
