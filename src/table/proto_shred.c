@@ -519,7 +519,7 @@ static int packed(dec_t *d, pfld_t *pf, const uint8_t *p, size_t len, int rep)
             v = k == 8 ? floe_rd_le64(p + off) : floe_rd_le32(p + off);
             off += k;
         }
-        int r = pf->count++ ? pf->n->rep : rep;
+        int r = pf->count++ && pf->n ? pf->n->rep : rep;
         int rc = value(d, pf, pf->n, v, NULL, 0, r, 0);
         if (rc) return rc;
     }
@@ -606,7 +606,7 @@ static int message(dec_t *d, pmsg_t *pm, const uint8_t *p, size_t n, int rep, in
                 rc = packed(d, pf, vp, vl, rep);
             } else {
                 if (wt != pf->wt) return bad(d, at, "wrong wire type");
-                int r = pf->count++ ? pf->n->rep : rep;
+                int r = pf->count++ && pf->n ? pf->n->rep : rep;
                 rc = value(d, pf, pf->n, v, vp, vl, r, depth);
             }
         } else {
