@@ -353,6 +353,7 @@ static int oom(dec_t *d)
 static inline int push_fixed(dec_t *d, floe_rnode_t *n, int rep, const void *v, size_t w)
 {
     floe_rcol_t *c = n->col;
+    n->stamp = d->a->r->row_stamp; /* set in this row (floe_rows_is_set: upsert ids) */
     if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_rbuf_put(&c->vals, v, w) < 0)
         return oom(d);
     c->nvals++;

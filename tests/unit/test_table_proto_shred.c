@@ -517,10 +517,54 @@ static void converter_takes_both_paths(void)
     floe_rows_free(rows);
 }
 
+/* An upsert table keyed by a nested field: the typed path's rows hold
+ * their id columns as the JSON path's do. */
+static int by_id_nested(void *arg, int32_t id, floe_proto_schema_t **out, floe_err_t *err)
+{
+    (void)arg;
+    (void)id;
+    *out = schema_of("syntax = \"proto3\"; message M { int64 id = 1; N n = 2; string s = 3; }\n"
+                     "message N { int64 v = 1; }");
+    return *out ? 0 : floe_err_set(err, FLOE_EINVAL, "schema");
+}
+
+static void upsert_ids_in_typed_rows(void)
+{
+    floe_err_t err = {0};
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_PROTOBUF, FLOE_CONV_STRING, &err);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_EQ(floe_conv_set_upsert(c, "id, n.v", "", &err), 0);
+    floe_conv_schemas_t src = {.proto = by_id_nested};
+    floe_conv_set_schemas(c, &src);
+    uint8_t b[64];
+    const char *recs[] = {"00 00000001 00 0801 12020802 1a0161", /* makes the columns */
+                          "00 00000001 00 0802 12020803",        /* typed */
+                          "00 00000001 00 0803",                 /* no n.v: refused */
+                          "00 00000001 00 0804 1200"};           /* n.v default 0 */
+    int want[] = {0, 0, -1, 0};
+    for (size_t i = 0; i < 4; i++) {
+        size_t n = floe_test_unhex(recs[i], b);
+        floe_tmsg_t msg = {.kind = FLOE_TMSG_RECORD,
+                           .offset = (int64_t)i,
+                           .key_null = true,
+                           .value = floe_slice(b, n)};
+        floe_conv_stage_t st = 0;
+        int rc = floe_conv_record(c, 0, &msg, &st, &err);
+        CHECK_EQ(rc, want[i]);
+        if (rc != want[i]) printf("# record %zu: %s\n", i, err.msg);
+    }
+    CHECK_EQ(floe_rows_count(rows), 3);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+}
+
 TEST_MAIN({
     RUN(typed_values);
     RUN(converter_takes_both_paths);
     RUN(null_elements_make_no_column);
+    RUN(upsert_ids_in_typed_rows);
     RUN(typed_rows_equal_json_rows_proto3);
     RUN(typed_rows_equal_json_rows_without_timestamps);
     RUN(typed_rows_equal_json_rows_nested);
