@@ -407,6 +407,21 @@ static int put_jv(dec_t *d, floe_rnode_t *n, const jv_t *j, int rep)
     return JSON;
 }
 
+/* A varint at p[0..n) (util/varint.h's decoder, one and two bytes
+ * inline): its length, or <= 0 when truncated or too long. */
+static inline int varint(const uint8_t *p, size_t n, uint64_t *v)
+{
+    if (n && p[0] < 0x80) {
+        *v = p[0];
+        return 1;
+    }
+    if (n >= 2 && p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        return 2;
+    }
+    return floe_uvarint64_decode(p, n, v);
+}
+
 /* Take back the last entry of column node n (a singular field's value of
  * the instance being decoded, which its next occurrence replaces). */
 static void pop_last(floe_rnode_t *n)
@@ -507,13 +522,9 @@ static int packed(dec_t *d, pfld_t *pf, const uint8_t *p, size_t len, int rep)
     while (off < len) {
         uint64_t v;
         if (pf->wt == 0) {
-            if (p[off] < 0x80) {
-                v = p[off++];
-            } else {
-                int r = floe_uvarint64_decode(p + off, len - off, &v);
-                if (r <= 0) return bad(d, p + off, "truncated packed varint");
-                off += (size_t)r;
-            }
+            int r = varint(p + off, len - off, &v);
+            if (r <= 0) return bad(d, p + off, "truncated packed varint");
+            off += (size_t)r;
         } else {
             size_t k = pf->wt == 1 ? 8 : 4;
             if (len - off < k) return bad(d, p + off, "truncated packed value");
@@ -536,13 +547,9 @@ static int message(dec_t *d, pmsg_t *pm, const uint8_t *p, size_t n, int rep, in
     while (off < n) {
         const uint8_t *at = p + off;
         uint64_t key;
-        if (p[off] < 0x80) {
-            key = p[off++];
-        } else {
-            int r = floe_uvarint64_decode(p + off, n - off, &key);
-            if (r <= 0) return bad(d, at, "truncated or overlong tag");
-            off += (size_t)r;
-        }
+        int r = varint(p + off, n - off, &key);
+        if (r <= 0) return bad(d, at, "truncated or overlong tag");
+        off += (size_t)r;
         uint64_t num = key >> 3;
         int wt = (int)(key & 7);
         if (num == 0 || num > 536870911) return bad(d, at, "bad field number");
@@ -551,13 +558,9 @@ static int message(dec_t *d, pmsg_t *pm, const uint8_t *p, size_t n, int rep, in
         size_t vl = 0;
         switch (wt) {
         case 0:
-            if (off < n && p[off] < 0x80) {
-                v = p[off++];
-            } else {
-                int r = floe_uvarint64_decode(p + off, n - off, &v);
-                if (r <= 0) return bad(d, p + off, "truncated or overlong varint");
-                off += (size_t)r;
-            }
+            if ((r = varint(p + off, n - off, &v)) <= 0)
+                return bad(d, p + off, "truncated or overlong varint");
+            off += (size_t)r;
             break;
         case 1:
             if (n - off < 8) return bad(d, p + off, "truncated fixed64");
@@ -571,7 +574,7 @@ static int message(dec_t *d, pmsg_t *pm, const uint8_t *p, size_t n, int rep, in
             break;
         case 2: {
             uint64_t l;
-            int r = floe_uvarint64_decode(p + off, n - off, &l);
+            r = varint(p + off, n - off, &l);
             if (r <= 0 || l > n - off - (size_t)r) return bad(d, p + off, "length past the end");
             vp = p + off + r;
             vl = (size_t)l;
