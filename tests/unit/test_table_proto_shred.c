@@ -448,6 +448,19 @@ static void null_elements_make_no_column(void)
     floe_proto_schema_free(s);
 }
 
+/* The record value written as hex through converter c, at offset i. */
+static int conv_hex(floe_conv_t *c, size_t i, const char *hex, floe_conv_stage_t *st,
+                    floe_err_t *err)
+{
+    uint8_t b[128];
+    size_t n = floe_test_unhex(hex, b);
+    floe_tmsg_t msg = {.kind = FLOE_TMSG_RECORD,
+                       .offset = (int64_t)i,
+                       .key_null = true,
+                       .value = floe_slice(b, n)};
+    return floe_conv_record(c, 0, &msg, st, err);
+}
+
 /* The converter: typed rows and JSON rows in one buffer, bad bytes to the
  * caller (the DLQ) with the reason, never a stall. */
 
@@ -469,7 +482,6 @@ static void converter_takes_both_paths(void)
     if (!c) return;
     floe_conv_schemas_t src = {.proto = by_id};
     floe_conv_set_schemas(c, &src);
-    uint8_t b[64];
     const char *recs[] = {
         "00 00000003 00 0805 12026869", /* a=5 s="hi": makes a, s */
         "00 00000003 00 0806",          /* typed */
@@ -482,13 +494,8 @@ static void converter_takes_both_paths(void)
     };
     int want[] = {0, 0, 0, 0, -1, -1, -1, 0};
     for (size_t i = 0; i < sizeof recs / sizeof *recs; i++) {
-        size_t n = floe_test_unhex(recs[i], b);
-        floe_tmsg_t msg = {.kind = FLOE_TMSG_RECORD,
-                           .offset = (int64_t)i,
-                           .key_null = true,
-                           .value = floe_slice(b, n)};
         floe_conv_stage_t st = 0;
-        int rc = floe_conv_record(c, 0, &msg, &st, &err);
+        int rc = conv_hex(c, i, recs[i], &st, &err);
         CHECK_EQ(rc, want[i]);
         if (rc) CHECK_EQ(st, FLOE_STAGE_CONVERT);
         if (i == 4) CHECK(strstr(err.msg, "past the end") != NULL);
@@ -538,20 +545,14 @@ static void upsert_ids_in_typed_rows(void)
     CHECK_EQ(floe_conv_set_upsert(c, "id, n.v", "", &err), 0);
     floe_conv_schemas_t src = {.proto = by_id_nested};
     floe_conv_set_schemas(c, &src);
-    uint8_t b[64];
     const char *recs[] = {"00 00000001 00 0801 12020802 1a0161", /* makes the columns */
                           "00 00000001 00 0802 12020803",        /* typed */
                           "00 00000001 00 0803",                 /* no n.v: refused */
                           "00 00000001 00 0804 1200"};           /* n.v default 0 */
     int want[] = {0, 0, -1, 0};
     for (size_t i = 0; i < 4; i++) {
-        size_t n = floe_test_unhex(recs[i], b);
-        floe_tmsg_t msg = {.kind = FLOE_TMSG_RECORD,
-                           .offset = (int64_t)i,
-                           .key_null = true,
-                           .value = floe_slice(b, n)};
         floe_conv_stage_t st = 0;
-        int rc = floe_conv_record(c, 0, &msg, &st, &err);
+        int rc = conv_hex(c, i, recs[i], &st, &err);
         CHECK_EQ(rc, want[i]);
         if (rc != want[i]) printf("# record %zu: %s\n", i, err.msg);
     }
