@@ -314,7 +314,7 @@ static int bind_msg(bctx_t *b, pmsg_t *pm, const floe_proto_msg_t *m, floe_rnode
         if (m->fields[i].number > max) max = m->fields[i].number;
     if (m->nfields && !(pm->f = calloc(m->nfields, sizeof *pm->f))) return floe_err_oom(b->err);
     pm->nf = m->nfields;
-    if (max < MAX_SLOTS && m->nfields) {
+    if (max < MAX_SLOTS && m->nfields && m->nfields < UINT16_MAX) {
         pm->nslot = (uint32_t)max + 1;
         if (!(pm->slot = calloc(pm->nslot, sizeof *pm->slot))) return floe_err_oom(b->err);
         for (size_t i = 0; i < m->nfields; i++) pm->slot[m->fields[i].number] = (uint16_t)(i + 1);
