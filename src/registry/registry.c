@@ -212,7 +212,7 @@ static char *no_render(floe_registry_t *r, const reg_schema_t *sc, const char *f
 
 const reg_type_t reg_type_avro = {"AVRO", avro_parse, avro_compatible, no_render, avro_free};
 
-static const reg_type_t *const types[] = {&reg_type_avro, &reg_type_protobuf};
+static const reg_type_t *const types[] = {&reg_type_avro, &reg_type_protobuf, &reg_type_json};
 
 const reg_type_t *reg_type_named(const char *name)
 {

@@ -40,7 +40,7 @@ typedef struct reg_status {
 /* A schema type: what the registry does differently per schemaType.
  * Adding a type is one more of these (registry.c lists them). */
 struct reg_type {
-    const char *name; /* "AVRO", "PROTOBUF" */
+    const char *name; /* "AVRO", "PROTOBUF", "JSON" */
     /* Parse text[0..len) with its references (resolved in r; r->mu held)
      * into its canonical text (*canon, caller frees with free()) and, when
      * parsed is not NULL, the parsed schema (freed with free_parsed).  -1
@@ -58,7 +58,7 @@ struct reg_type {
 
 /* The type named `name` (NULL or "": AVRO), or NULL when unknown. */
 const reg_type_t *reg_type_named(const char *name);
-extern const reg_type_t reg_type_avro, reg_type_protobuf;
+extern const reg_type_t reg_type_avro, reg_type_protobuf, reg_type_json;
 
 /* A schema offered by a request: type, canonical text, references (all
  * owned) and the parsed form. */
