@@ -64,35 +64,24 @@ static bool fits(ctx_t *c, const floe_jsnode_t *o, const floe_jsnode_t *u)
     return compare(&t, o, u, "") && t.nproblems == 0;
 }
 
-/* An upper bound (max): added or lowered is incompatible. */
-static void upper(ctx_t *c, bool oset, double ov, bool uset, double uv, const char *kw,
-                  const char *path)
+/* A bound: added, or (an upper one) lowered, or (a lower one) raised, is
+ * incompatible. */
+static void bound(ctx_t *c, bool is_upper, bool oset, double ov, bool uset, double uv,
+                  const char *kw, const char *path)
 {
     char p[600], d[128];
     snprintf(p, sizeof p, "%s/%s", path, kw);
     if (uset && !oset) {
         snprintf(d, sizeof d, "'%s' was added", kw);
         problem(c, "BOUND_ADDED", p, d);
-    } else if (uset && oset && uv < ov) {
-        snprintf(d, sizeof d, "'%s' was lowered", kw);
+    } else if (uset && oset && (is_upper ? uv < ov : uv > ov)) {
+        snprintf(d, sizeof d, "'%s' was %s", kw, is_upper ? "lowered" : "raised");
         problem(c, "BOUND_NARROWED", p, d);
     }
 }
 
-/* A lower bound (min): added or raised is incompatible. */
-static void lower(ctx_t *c, bool oset, double ov, bool uset, double uv, const char *kw,
-                  const char *path)
-{
-    char p[600], d[128];
-    snprintf(p, sizeof p, "%s/%s", path, kw);
-    if (uset && !oset) {
-        snprintf(d, sizeof d, "'%s' was added", kw);
-        problem(c, "BOUND_ADDED", p, d);
-    } else if (uset && oset && uv > ov) {
-        snprintf(d, sizeof d, "'%s' was raised", kw);
-        problem(c, "BOUND_NARROWED", p, d);
-    }
-}
+#define upper(c, os, ov, us, uv, kw, path) bound(c, true, os, ov, us, uv, kw, path)
+#define lower(c, os, ov, us, uv, kw, path) bound(c, false, os, ov, us, uv, kw, path)
 
 static void counts(ctx_t *c, int64_t omin, int64_t umin, int64_t omax, int64_t umax,
                    const char *minkw, const char *maxkw, const char *path)

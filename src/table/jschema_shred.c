@@ -97,20 +97,12 @@ typedef struct bctx {
     int depth;
 } bctx_t;
 
-/* The dotted path of node n, for messages. */
+/* The dotted path of node n (and leaf under it, when not NULL). */
 static const char *path_of(const floe_rnode_t *n, const char *leaf, char *buf, size_t size)
 {
-    const floe_rnode_t *chain[64];
-    size_t k = 0;
-    for (; n && n->parent && k < 64; n = n->parent) chain[k++] = n;
-    size_t at = 0;
-    buf[0] = '\0';
-    while (k-- > 0 && at < size) {
-        int w = snprintf(buf + at, size - at, "%s%s", at ? "." : "", chain[k]->name);
-        if (w < 0) break;
-        at += (size_t)w;
-    }
-    if (leaf && at < size) snprintf(buf + at, size - at, "%s%s", at ? "." : "", leaf);
+    floe_rows_path(n, buf, size);
+    size_t at = strlen(buf);
+    if (leaf && at + 1 < size) snprintf(buf + at, size - at, "%s%s", at ? "." : "", leaf);
     return buf;
 }
 
@@ -395,21 +387,12 @@ static int mismatch(dctx_t *d, const floe_rnode_t *n, const char *leaf, const ch
 
 static inline int put_val(dctx_t *d, floe_rnode_t *n, int rep, const void *v, size_t w)
 {
-    floe_rcol_t *c = n->col;
-    if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_rbuf_put(&c->vals, v, w) < 0)
-        return floe_err_oom(d->s.err);
-    c->nvals++;
-    return 0;
+    return floe_rcol_put(n, rep, v, w, d->s.err);
 }
 
 static int put_bytes(dctx_t *d, floe_rnode_t *n, int rep, const void *p, size_t len)
 {
-    floe_rcol_t *c = n->col;
-    if (c->bytes.len + len > UINT32_MAX)
-        return floe_err_set(d->s.err, FLOE_ERANGE, "column '%s' over 4 GiB", n->name);
-    if (len && floe_rbuf_put(&c->bytes, p, len) < 0) return floe_err_oom(d->s.err);
-    uint32_t end = (uint32_t)c->bytes.len;
-    return put_val(d, n, rep, &end, 4);
+    return floe_rcol_put_bytes(n, rep, p, len, d->s.err);
 }
 
 /* The string at s->p (at its quote) into j->text. */
