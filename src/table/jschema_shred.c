@@ -160,19 +160,43 @@ static floe_tkind_t kind_of(mode_t_ m)
     }
 }
 
-/* Whether existing node n holds values of mode m; 0 or -1 with err. */
+/* Whether existing node n holds values of mode m; 0 or -1 with err.  A
+ * long column meeting a number widens to double as the JSON path's does
+ * (table.json widening, docs/widening.md): in the buffer at once, or, for
+ * a column the table holds, by the engine first (floe_rows_held: the
+ * partition waits at this record). */
 static int fit(bctx_t *b, floe_rnode_t *n, mode_t_ m)
 {
     floe_tkind_t k = kind_of(m);
     if (n->kind == k) return 0;
     if (n->kind == FLOE_TK_INT && k == FLOE_TK_LONG)
         return floe_rows_promote(b->r, n, FLOE_TK_LONG, 0, b->err);
+    if (n->kind == FLOE_TK_DOUBLE && k == FLOE_TK_LONG) return 0; /* written widened */
     char path[256];
+    floe_rows_path(n, path, sizeof path);
+    if (n->kind == FLOE_TK_LONG && k == FLOE_TK_DOUBLE) {
+        if (!b->r->opts.widen_long_to_double || n->pinned || n->required) {
+            if (n->pinned) b->r->widen_refused++;
+            return floe_err_set(b->err, FLOE_EINVAL,
+                                "schema id %d: field '%s' is long in the table but double in the "
+                                "schema, and the column may not widen%s%s",
+                                (int)b->id, path, n->pin_why ? ": " : "",
+                                n->pin_why ? n->pin_why : "");
+        }
+        if (n->hold) {
+            b->r->held = n->field_id;
+            return floe_err_set(b->err, FLOE_EINVAL,
+                                "schema id %d: field '%s' is long in the table but double in the "
+                                "schema (the column must widen to double first)",
+                                (int)b->id, path);
+        }
+        floe_rows_widen(b->r, n);
+        return 0;
+    }
     return floe_err_set(b->err, FLOE_EINVAL,
                         "schema id %d: field '%s' is %s in the table but %s in the schema, a "
                         "change Iceberg cannot make",
-                        (int)b->id, path_of(n, NULL, path, sizeof path), floe_tkind_name(n->kind),
-                        floe_tkind_name(k));
+                        (int)b->id, path, floe_tkind_name(n->kind), floe_tkind_name(k));
 }
 
 static int push(bctx_t *b, const floe_jsnode_t *v, const char *name)
@@ -575,6 +599,10 @@ static int value(dctx_t *d, const plan_t *p, int rep)
             if (!(dv == floor(dv) && dv >= -9223372036854775808.0 && dv < 9223372036854775808.0))
                 return mismatch(d, n, NULL, "is not an integer");
             iv = (int64_t)dv;
+        }
+        if (n->kind == FLOE_TK_DOUBLE) { /* the column widened */
+            dv = (double)iv;
+            return put_val(d, n, rep, &dv, 8);
         }
         return put_val(d, n, rep, &iv, 8);
     case M_BOOL: {

@@ -33,8 +33,11 @@
  *
  * Columns are matched by name along their path, so the Iceberg field ids
  * stay those of the first schema version with the field: a new property
- * adds a column; a property whose type changes (integer -> number too:
- * long -> double is not an Iceberg promotion) is refused with the reason. */
+ * adds a column; integer -> number widens the long column to double as
+ * the JSON path does (long -> double is no Iceberg promotion: the engine
+ * replaces the field and rewrites its files, docs/widening.md; refused
+ * where widening is not allowed); any other change of a property's type
+ * is refused with the reason. */
 #ifndef FLOE_TABLE_JSCHEMA_SHRED_H
 #define FLOE_TABLE_JSCHEMA_SHRED_H
 

@@ -175,8 +175,10 @@ static void types_from_the_schema(void)
 }
 
 /* Version 2 adds a property: a column; version 3 turns an integer into a
- * number: long -> double is no Iceberg promotion, refused with the reason,
- * and the buffer keeps going. */
+ * number: long -> double is no Iceberg promotion, so the column widens as
+ * the JSON path's does (in the buffer; held for the engine once the table
+ * has the column) or, where it may not, the record is refused with the
+ * reason and the buffer keeps going. */
 static void schema_versions(void)
 {
     floe_rows_t *rows = floe_rows_new(NULL);
@@ -193,12 +195,34 @@ static void schema_versions(void)
     CHECK(floe_rows_child(root, "a") == a && floe_rcol_long(a->col, 1) == 2);
     CHECK_EQ(conv(c, 3, "{\"a\":3}", &st, &err), 0);
     CHECK(b->col->defs.len == 3);
+    /* a column the table holds: the partition waits for the engine */
+    a->hold = true;
+    a->field_id = 5;
+    CHECK_EQ(conv(c, 4, "{\"a\":1.5}", &st, &err), -1);
+    CHECK_EQ(floe_rows_held(rows), 5);
+    CHECK(strstr(err.msg, "must widen to double first") != NULL);
+    /* in the buffer only: widened at once, v1's integers written widened */
+    a->hold = false;
+    CHECK_EQ(conv(c, 4, "{\"a\":1.5}", &st, &err), 0);
+    CHECK(a->kind == FLOE_TK_DOUBLE && floe_rcol_double(a->col, 0) == 1 &&
+          floe_rcol_double(a->col, 3) == 1.5);
+    CHECK_EQ(conv(c, 2, "{\"a\":4}", &st, &err), 0);
+    CHECK(floe_rcol_double(a->col, 4) == 4);
+    CHECK_EQ(floe_rows_count(rows), 5);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+
+    /* where widening is off, the reason */
+    floe_rows_opts_t no = {.widen_long_to_double = false};
+    rows = floe_rows_new(&no);
+    c = new_conv(rows);
+    CHECK_EQ(conv(c, 3, "{\"a\":1}", &st, &err), 0);
     CHECK_EQ(conv(c, 4, "{\"a\":1.5}", &st, &err), -1);
     CHECK_EQ(st, FLOE_STAGE_SCHEMA);
-    CHECK(strstr(err.msg, "field 'a' is long in the table but double") != NULL);
-    CHECK_EQ(floe_rows_count(rows), 3);
-    CHECK_EQ(conv(c, 2, "{\"a\":4}", &st, &err), 0);
-    CHECK_EQ(floe_rows_count(rows), 4);
+    CHECK(strstr(err.msg, "field 'a' is long in the table but double in the schema, and the "
+                          "column may not widen") != NULL);
+    CHECK_EQ(conv(c, 7, "{\"u\":1}", &st, &err), -1);
+    CHECK_EQ(floe_rows_count(rows), 1);
     floe_conv_free(c);
     floe_rows_free(rows);
 

@@ -4,7 +4,9 @@
 // it) and kafkajs.  v1 (a closed content model) is produced into a topic
 // with table.value.converter=json_schema; v2 adds an optional property and
 // evolves the table with a column; v3 (a property's type changed) is
-// refused with 409; a record that does not match its schema is a dead
+// refused with 409; v4 (integer -> number, which Confluent's rules allow)
+// widens the committed long column to double (floe replaces the field and
+// rewrites its files); a record that does not match its schema is a dead
 // letter with the reason.  icebird reads the table and every value matches
 // what was serialized.  Needs FLOE_KAFKA, FLOE_HTTP and FLOE_DATA (lib.sh).
 import '../fetch_shim.mjs';
@@ -45,7 +47,8 @@ const V1 = {
 };
 const V2 = { ...V1, properties: { ...V1.properties, coupon: { type: 'string' } } };
 const V3 = { ...V1, properties: { ...V1.properties, qty: { type: 'string' } } };
-const N1 = 40, N2 = 30;
+const V4 = { ...V2, properties: { ...V2.properties, qty: { type: 'number', minimum: 0 } } };
+const N1 = 40, N2 = 30, N4 = 5;
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const v1row = (i) => ({
   id: 1000000007 * i, qty: i % 7, amount: i * 1.25, ok: i % 2 === 0, who: `user ${i} ✓`,
@@ -55,6 +58,8 @@ const v1row = (i) => ({
   ...(i % 5 ? {} : { memo: `memo ${i}` }), counts: i % 3 === 1 ? {} : { x: i, y: -2 },
 });
 const v2row = (i) => ({ ...v1row(i), ...(i % 2 ? { coupon: `C${i}` } : {}) });
+const v4row = (i) => ({ ...v2row(i), qty: i + 0.5 });
+const rowOf = (i) => (i < N1 ? v1row(i) : i < N1 + N2 ? v2row(i) : v4row(i));
 
 const kafka = new Kafka({ clientId: 'floe-registry-json', brokers: [broker], logLevel: logLevel.NOTHING });
 const ids = {};
@@ -126,8 +131,18 @@ await step('registry_json_incompatible_v3', 60, async () => {
   assert(/qty/.test(JSON.stringify(body.messages)), `reasons: ${JSON.stringify(body).slice(0, 300)}`);
 });
 
+await step('registry_json_widen_v4', 120, async () => {
+  // the table must hold the long column before v4 arrives
+  await until(async () => {
+    try { return (await icebergRead({ tableUrl: `${data}/warehouse/default/${table}` })).length >= N1 + N2; } catch { return false; }
+  }, 120000, `${N1 + N2} rows before v4`);
+  ids.v4 = await registry().register(`${topic}-value`, { schemaType: 'JSON', schema: JSON.stringify(V4) });
+  assert(ids.v4 > ids.v2, `v4 id ${ids.v4} after v2 ${ids.v2}`);
+  await produce(await serialize(Array.from({ length: N4 }, (_, i) => v4row(N1 + N2 + i))));
+});
+
 const want = (r, v2) => ({
-  id: String(r.id), qty: String(r.qty), amount: r.amount, ok: r.ok, who: r.who, state: r.state,
+  id: String(r.id), qty: r.qty, amount: r.amount, ok: r.ok, who: r.who, state: r.state,
   at: r.at, day: r.day, tags: r.tags.length ? r.tags : null,
   card: r.card ? { brand: r.card.brand, last4: String(r.card.last4) } : null,
   memo: r.memo ?? null,
@@ -153,12 +168,12 @@ await step('registry_json_icebird_reads_every_value', 180, async () => {
   let rows = [];
   await until(async () => {
     try { rows = await icebergRead({ tableUrl: loc }); } catch { rows = []; }
-    return rows.length >= N1 + N2;
-  }, 120000, `${N1 + N2} rows in ${loc}`);
-  eq(rows.length, N1 + N2, 'row count');
+    return rows.length >= N1 + N2 + N4;
+  }, 120000, `${N1 + N2 + N4} rows in ${loc}`);
+  eq(rows.length, N1 + N2 + N4, 'row count');
   const got = rows.map(norm).map((r) => ({ ...r, day: day(r.day) }))
     .sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
-  for (let i = 0; i < N1 + N2; i++) eq(got[i], norm(want(i < N1 ? v1row(i) : v2row(i), i >= N1)), `row ${i}`);
+  for (let i = 0; i < N1 + N2 + N4; i++) eq(got[i], norm(want(rowOf(i), i >= N1)), `row ${i}`);
 });
 
 await step('registry_json_mismatch_is_a_dead_letter', 120, async () => {
