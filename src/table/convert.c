@@ -367,17 +367,13 @@ static const floe_jschema_t *jschema_of(floe_conv_t *c, int32_t id, floe_err_t *
 }
 
 /* JSON text in the Confluent wire format: *out the text after the header
- * (checked to be UTF-8), *s its schema. */
+ * (its strings are checked as they are read), *s its schema. */
 static int jschema_text(floe_conv_t *c, floe_slice_t in, floe_slice_t *out,
                         const floe_jschema_t **s, int32_t *id, floe_err_t *err)
 {
     if (floe_confluent_header(in.ptr, in.len, id, err)) return -1;
     if (!(*s = jschema_of(c, *id, err))) return -1;
     *out = floe_slice(in.ptr + FLOE_CONFLUENT_HEADER, in.len - FLOE_CONFLUENT_HEADER);
-    size_t bad;
-    if (!floe_utf8_valid(out->ptr, out->len, &bad))
-        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d: JSON is not UTF-8 (byte %zu)",
-                            (int)*id, bad);
     return 0;
 }
 
@@ -427,7 +423,11 @@ static int registry_json(floe_conv_t *c, floe_conv_kind_t k, floe_slice_t in, fl
         int32_t id;
         const floe_jschema_t *s;
         floe_slice_t v;
+        size_t bad;
         if (jschema_text(c, in, &v, &s, &id, err)) return -1;
+        if (!floe_utf8_valid(v.ptr, v.len, &bad))
+            return floe_err_set(err, FLOE_ECORRUPT, "schema id %d: JSON is not UTF-8 (byte %zu)",
+                                (int)id, bad);
         floe_buf_reset(&c->json);
         return floe_buf_append(&c->json, v.ptr, v.len) ? floe_err_oom(err) : 0;
     }

@@ -38,6 +38,7 @@ struct plan {
     plan_t *kids;
     size_t nkids;
     const char **names;
+    size_t *name_lens;
     bool *required;
     bool closed;          /* additionalProperties: false */
     size_t nreq_other;    /* required names that are not properties */
@@ -66,6 +67,7 @@ static void plan_clear(plan_t *p)
     for (size_t i = 0; i < p->nkids; i++) plan_clear(&p->kids[i]);
     free(p->kids);
     free(p->names);
+    free(p->name_lens);
     free(p->required);
     free(p->extra);
     memset(p, 0, sizeof *p);
@@ -310,11 +312,13 @@ static int bind_struct(bctx_t *b, plan_t *p, const floe_jsnode_t *v, floe_rnode_
     p->nkids = np;
     if (np &&
         (!(p->kids = calloc(np, sizeof *p->kids)) || !(p->names = calloc(np, sizeof *p->names)) ||
+         !(p->name_lens = calloc(np, sizeof *p->name_lens)) ||
          !(p->required = calloc(np, sizeof *p->required))))
         return floe_err_oom(b->err);
     for (size_t i = 0; i < np; i++) {
         floe_rnode_t *kid;
         p->names[i] = v->names[i];
+        p->name_lens[i] = strlen(v->names[i]);
         p->required[i] = v->required[i];
         if (field_node(b, st, v->names[i], v->props[i], &kid) ||
             bind(b, &p->kids[i], v->props[i], kid))
@@ -383,9 +387,11 @@ static int bind_root(bctx_t *b, plan_t *p, const floe_jsnode_t *s, bool *spread)
     static bool no[] = {false};
     floe_rnode_t *kid;
     if (!(p->kids = calloc(1, sizeof *p->kids)) || !(p->names = malloc(sizeof *p->names)) ||
+        !(p->name_lens = malloc(sizeof *p->name_lens)) ||
         !(p->required = malloc(sizeof *p->required)))
         return floe_err_oom(b->err);
     p->names[0] = value_name[0];
+    p->name_lens[0] = 5;
     p->required[0] = no[0];
     if (field_node(b, root, "value", s, &kid) || bind(b, &p->kids[0], s, kid)) return -1;
     return 0;
@@ -426,6 +432,24 @@ static int string_text(dctx_t *d, const plan_t *p)
     d->s.p++;
     floe_buf_reset(&d->j->text);
     return js_string_into(&d->s, &d->j->text) < 0 ? -1 : 0;
+}
+
+/* The text of the string at s->p (at its quote): borrowed from the input
+ * when it has no escapes (the common case), else unescaped into j->text. */
+static int string_slice(dctx_t *d, const plan_t *p, floe_buf_t *out)
+{
+    sh_t *s = &d->s;
+    if (*s->p != '"') return mismatch(d, p->n, NULL, "is not a string");
+    const uint8_t *q = js_plain_run(s->p + 1, s->end);
+    if (q < s->end && *q == '"') {
+        out->data = (uint8_t *)s->p + 1;
+        out->len = (size_t)(q - s->p - 1);
+        s->p = q + 1;
+        return 0;
+    }
+    if (string_text(d, p)) return -1;
+    *out = d->j->text;
+    return 0;
 }
 
 /* RFC 3339 full-date, partial or full time, as microseconds of a day or
@@ -514,12 +538,12 @@ static int object(dctx_t *d, const plan_t *p, int rep)
             int r = nentries++ ? n->kids[0]->rep : rep;
             if (put_bytes(d, n->kids[0], r, k.ptr, k.len) || value(d, &p->kids[0], r)) goto fail;
         } else {
-            size_t i = hint < p->nkids && strlen(p->names[hint]) == k.len &&
+            size_t i = hint < p->nkids && p->name_lens[hint] == k.len &&
                                !memcmp(p->names[hint], k.ptr, k.len)
                            ? hint
                            : p->nkids;
             for (size_t x = 0; i == p->nkids && x < p->nkids; x++)
-                if (strlen(p->names[x]) == k.len && !memcmp(p->names[x], k.ptr, k.len)) i = x;
+                if (p->name_lens[x] == k.len && !memcmp(p->names[x], k.ptr, k.len)) i = x;
             if (i == p->nkids) {
                 if (p->closed) {
                     char leaf[128];
@@ -611,16 +635,24 @@ static int value(dctx_t *d, const plan_t *p, int rep)
         if (v ? js_lit(s, "true", 4) < 0 : js_lit(s, "false", 5) < 0) return -1;
         return put_val(d, n, rep, &v, 1);
     }
-    case M_STRING:
-        if (string_text(d, p)) return -1;
-        return put_bytes(d, n, rep, d->j->text.data, d->j->text.len);
+    case M_STRING: { /* unescaped straight into the column */
+        if (*s->p != '"') return mismatch(d, n, NULL, "is not a string");
+        s->p++;
+        floe_rcol_t *col = n->col;
+        if (js_string_into(s, &col->bytes) < 0) return -1;
+        if (col->bytes.len > UINT32_MAX)
+            return floe_err_set(s->err, FLOE_ERANGE, "column '%s' over 4 GiB", n->name);
+        uint32_t end = (uint32_t)col->bytes.len;
+        return put_val(d, n, rep, &end, 4);
+    }
     case M_DATE:
     case M_TIME:
     case M_TSTZ: {
-        if (string_text(d, p)) return -1;
+        floe_buf_t t = FLOE_BUF_INIT; /* borrowed: data and len only */
+        if (string_slice(d, p, &t)) return -1;
         int64_t v;
-        bool ok = p->m == M_TSTZ ? floe_tstamp_parse(d->j->text.data, d->j->text.len, &v)
-                                 : date_time_part(&d->j->text, p->m == M_DATE, &v);
+        bool ok = p->m == M_TSTZ ? floe_tstamp_parse(t.data, t.len, &v)
+                                 : date_time_part(&t, p->m == M_DATE, &v);
         if (!ok)
             return mismatch(d, n, NULL,
                             p->m == M_DATE   ? "is not an RFC 3339 date (format date)"
