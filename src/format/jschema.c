@@ -113,7 +113,7 @@ const floe_jsnode_t *floe_jschema_root(const floe_jschema_t *s)
 
 char *floe_jschema_canonical(const floe_jschema_t *s)
 {
-    return json_dumps(s->docs[0].root, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    return json_dumps(s->docs[0].root, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
 /* ---- $ref ---------------------------------------------------------------- */

@@ -101,9 +101,9 @@ void floe_jschema_free(floe_jschema_t *s);
 /* The root node: borrowed, valid until floe_jschema_free. */
 const floe_jsnode_t *floe_jschema_root(const floe_jschema_t *s);
 
-/* The document as compact JSON with sorted keys (the registry's canonical
- * form: two texts of one schema give one canonical text).  Caller frees
- * with free(); NULL when out of memory. */
+/* The document as compact JSON, members in document order (the registry's
+ * stored form: two texts of one schema differ at most in member order).
+ * Caller frees with free(); NULL when out of memory. */
 char *floe_jschema_canonical(const floe_jschema_t *s);
 
 /* The name of a kind ("object", "anyOf", ...). */

@@ -1,6 +1,7 @@
 /* The JSON schema type of the registry (registry_int.h): JSON Schema
- * documents (format/jschema.h), stored as compact JSON with sorted keys so
- * that a lookup or a re-registration matches the parsed schema, not its
+ * documents (format/jschema.h), stored as compact JSON in document order
+ * (properties keep their order as columns) and compared as parsed JSON, so
+ * that a lookup or a re-registration matches the schema, not its
  * spelling; "$ref" reaches definitions inside the document and, by a
  * reference's name, the schemas registered under other subjects.
  * Compatibility follows the Confluent registry's JSON Schema rules
@@ -88,7 +89,18 @@ static void js_free(void *p)
     floe_jschema_free(p);
 }
 
-const reg_type_t reg_type_json = {"JSON", js_parse, js_compatible, js_render, js_free};
+/* Two canonical texts are one schema when they differ only in the order
+ * of object members. */
+static bool js_same(const char *a, const char *b)
+{
+    json_t *x = json_loads(a, JSON_DECODE_ANY, NULL), *y = json_loads(b, JSON_DECODE_ANY, NULL);
+    bool same = x && y && json_equal(x, y);
+    json_decref(x);
+    json_decref(y);
+    return same;
+}
+
+const reg_type_t reg_type_json = {"JSON", js_parse, js_compatible, js_render, js_free, js_same};
 
 int floe_registry_json_schema(floe_registry_t *r, int32_t id, floe_jschema_t **out, floe_err_t *err)
 {

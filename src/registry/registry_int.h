@@ -54,6 +54,10 @@ struct reg_type {
      * for the default): a malloc'd text, or NULL for the stored text. */
     char *(*render)(floe_registry_t *r, const reg_schema_t *sc, const char *format);
     void (*free_parsed)(void *parsed);
+    /* Whether two canonical texts are one schema; NULL: when they are
+     * equal (JSON keeps its members' order in its text, not in its
+     * meaning). */
+    bool (*same)(const char *a, const char *b);
 };
 
 /* The type named `name` (NULL or "": AVRO), or NULL when unknown. */
