@@ -19,6 +19,7 @@ struct registry_remote {
     struct known {
         int32_t id;
         char *text;
+        bool json; /* a JSON schema, else Avro */
     } * known;
     size_t nknown, capknown;
 };
@@ -108,9 +109,10 @@ static const char *type_of(const json_t *doc)
     return t ? t : "AVRO";
 }
 
-/* The schema text of id from the registry: a malloc'd string, or NULL
- * with err (FLOE_ENOENT when the registry has no such id). */
-static char *fetch(registry_remote_t *r, int32_t id, floe_err_t *err)
+/* The schema text of id from the registry, an Avro schema or (json) a
+ * JSON schema without references: a malloc'd string, or NULL with err
+ * (FLOE_ENOENT when the registry has no such id). */
+static char *fetch(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
 {
     char path[64], what[64];
     snprintf(path, sizeof path, "/schemas/ids/%d", (int)id);
@@ -118,25 +120,33 @@ static char *fetch(registry_remote_t *r, int32_t id, floe_err_t *err)
     json_t *doc = get_doc(r, path, what, err);
     if (!doc) return NULL;
     char *text = NULL;
-    if (strcmp(type_of(doc), "AVRO"))
-        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not AVRO", (int)id, type_of(doc));
-    else if (!(text = strdup(json_string_value(json_object_get(doc, "schema")))))
+    const char *want = json ? "JSON" : "AVRO";
+    if (strcmp(type_of(doc), want)) {
+        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not %s", (int)id, type_of(doc), want);
+    } else if (json && json_array_size(json_object_get(doc, "references"))) {
+        floe_err_set(err, FLOE_EINVAL,
+                     "schema id %d refers to other schemas, which floe does not follow through "
+                     "an external registry yet",
+                     (int)id);
+    } else if (!(text = strdup(json_string_value(json_object_get(doc, "schema"))))) {
         floe_err_oom(err);
+    }
     json_decref(doc);
     return text;
 }
 
-static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+/* The text of schema id (json: a JSON schema, else Avro), fetched once:
+ * borrowed until r is freed, or NULL with err. */
+static const char *text_by_id(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
 {
-    registry_remote_t *r = arg;
     const char *text = NULL;
     pthread_mutex_lock(&r->mu);
     for (size_t i = 0; i < r->nknown && !text; i++)
-        if (r->known[i].id == id) text = r->known[i].text;
+        if (r->known[i].id == id && r->known[i].json == json) text = r->known[i].text;
     pthread_mutex_unlock(&r->mu); /* texts are never freed before r */
     if (!text) {
-        char *got = fetch(r, id, err);
-        if (!got) return -1;
+        char *got = fetch(r, id, json, err);
+        if (!got) return NULL;
         pthread_mutex_lock(&r->mu);
         if (r->nknown == r->capknown) {
             size_t cap = r->capknown ? r->capknown * 2 : 16;
@@ -144,16 +154,29 @@ static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_er
             if (!k) {
                 pthread_mutex_unlock(&r->mu);
                 free(got);
-                return floe_err_oom(err);
+                floe_err_oom(err);
+                return NULL;
             }
             r->known = k;
             r->capknown = cap;
         }
-        r->known[r->nknown++] = (struct known){id, got};
+        r->known[r->nknown++] = (struct known){id, got, json};
         pthread_mutex_unlock(&r->mu);
         text = got;
     }
-    return floe_avro_schema_parse(text, strlen(text), out, err);
+    return text;
+}
+
+static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+{
+    const char *text = text_by_id(arg, id, false, err);
+    return text ? floe_avro_schema_parse(text, strlen(text), out, err) : -1;
+}
+
+static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
+{
+    const char *text = text_by_id(arg, id, true, err);
+    return text ? floe_jschema_parse(text, strlen(text), NULL, 0, out, err) : -1;
 }
 
 /* ---- Protobuf: the .proto text of an id and the files it references ---- */
@@ -260,5 +283,6 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
 
 floe_conv_schemas_t registry_remote_schemas(registry_remote_t *r)
 {
-    return (floe_conv_schemas_t){.fn = schema_by_id, .arg = r, .proto = proto_by_id};
+    return (floe_conv_schemas_t){
+        .fn = schema_by_id, .arg = r, .proto = proto_by_id, .json = json_by_id};
 }

@@ -1,7 +1,8 @@
 /* An external schema registry speaking the Confluent API (Confluent,
- * Karapace, Apicurio in compatibility mode, another floe): the avro and
- * protobuf converters' schema source when the server config (or floe
- * sink's YAML) sets `schema.registry.url`.  Schemas are fetched by id with
+ * Karapace, Apicurio in compatibility mode, another floe): the avro,
+ * protobuf and json_schema converters' schema source when the server
+ * config (or floe sink's YAML) sets `schema.registry.url` (JSON schemas
+ * without references).  Schemas are fetched by id with
  * GET {url}/schemas/ids/{id} (HTTP basic auth from
  * `schema.registry.basic.auth.user.info`, "user:password"); a Protobuf
  * schema's .proto text is parsed with the files its `references` name,
