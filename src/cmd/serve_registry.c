@@ -129,9 +129,14 @@ static int id_of(void *arg, const char *subject, int32_t version, int32_t *id, f
     return floe_registry_subject_id(arg, subject, version, id, err);
 }
 
+static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
+{
+    return floe_registry_json_schema(arg, id, out, err);
+}
+
 floe_conv_schemas_t serve_registry_schemas(serve_registry_t *s)
 {
-    return (floe_conv_schemas_t){schema_by_id, s->reg, proto_by_id, .id_of = id_of};
+    return (floe_conv_schemas_t){schema_by_id, s->reg, proto_by_id, json_by_id, .id_of = id_of};
 }
 
 void serve_registry_stop(serve_registry_t *s)
