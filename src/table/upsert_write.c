@@ -90,6 +90,16 @@ static int rebuild_row(void *arg, const char *path, int64_t pos, const char *jso
     return 0;
 }
 
+/* x bounded in memory (table.upsert.index.memory.bytes), its keys beyond
+ * that in a page file at the index's path; unbounded without a data dir. */
+static int index_bound(floe_ttable_t *t, floe_tkeyidx_t *x, floe_err_t *err)
+{
+    char path[4400];
+    if (floe_tupsert_index_path(t, path, sizeof path) < 0) return 0;
+    if (floe_fs_mkdirs(t->state_dir, err) < 0) return -1;
+    return floe_tkeyidx_set_bound(x, (size_t)t->cfg.index_mem_bytes, path, err);
+}
+
 /* A fresh index of md's current snapshot. */
 static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
                                const floe_ice_metadata_t *md, floe_err_t *err)
@@ -97,6 +107,10 @@ static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols
     rebuild_t b = {.x = floe_tkeyidx_new(), .cols = cols};
     if (!b.x) {
         floe_err_oom(err);
+        return NULL;
+    }
+    if (index_bound(t, b.x, err) < 0) {
+        floe_tkeyidx_free(b.x);
         return NULL;
     }
     if (floe_ice_read_table_pos(floe_ice_catalog_io(t->catalog), md, rebuild_row, &b, err) < 0) {
@@ -108,9 +122,11 @@ static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols
     floe_buf_free(&b.key);
     floe_tkeyidx_set_state(b.x, md->table_uuid, md->current_snapshot_id);
     t->index_rebuilds++;
-    FLOE_INFO("table %s.%s: key index rebuilt from snapshot %lld: %zu keys, %zu bytes%s",
+    FLOE_INFO("table %s.%s: key index rebuilt from snapshot %lld: %zu keys, %zu bytes in memory, "
+              "%zu on disk%s",
               t->main.ns, t->main.name, (long long)md->current_snapshot_id, floe_tkeyidx_count(b.x),
-              floe_tkeyidx_mem(b.x), b.skipped ? " (rows without their id columns skipped)" : "");
+              floe_tkeyidx_mem(b.x), floe_tkeyidx_disk(b.x),
+              b.skipped ? " (rows without their id columns skipped)" : "");
     return b.x;
 }
 
@@ -130,7 +146,7 @@ static int index_fresh(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
         floe_err_t le;
         x = floe_tkeyidx_load(path, &le);
         if (x && floe_tkeyidx_snapshot(x) == md->current_snapshot_id &&
-            !strcmp(floe_tkeyidx_uuid(x), md->table_uuid)) {
+            !strcmp(floe_tkeyidx_uuid(x), md->table_uuid) && index_bound(t, x, &le) == 0) {
             t->keyidx = x;
             return 0;
         }
