@@ -532,34 +532,46 @@ typedef struct ent {
     const uint8_t *key;
     size_t klen, len; /* len: the entry's bytes */
     uint64_t pid, pos;
+    uint8_t tag;
 } ent_t;
+
+/* An entry: a tag (the key's hash >> 24), uvarint key length, the length
+ * of the value (one byte), the key, the value (uvarint path number,
+ * uvarint position).  A lookup skips an entry on its first bytes. */
 
 /* The entry at p[off..n): 0, or -1 when malformed. */
 static int ent_parse(const uint8_t *p, size_t n, size_t off, ent_t *e)
 {
     uint64_t kl;
-    size_t o = off;
-    int k = floe_uvarint64_decode(p + o, n - o, &kl);
-    if (k <= 0 || kl > n - o - (size_t)k) return -1;
+    size_t o = off + 1;
+    int k;
+    if (o >= n || (k = floe_uvarint64_decode(p + o, n - o, &kl)) <= 0) return -1;
     o += (size_t)k;
+    if (o >= n || kl > n - o - 1) return -1;
+    size_t vl = p[o++];
+    e->tag = p[off];
     e->key = p + o;
     e->klen = (size_t)kl;
     o += e->klen;
-    if ((k = floe_uvarint64_decode(p + o, n - o, &e->pid)) <= 0) return -1;
-    o += (size_t)k;
-    if ((k = floe_uvarint64_decode(p + o, n - o, &e->pos)) <= 0) return -1;
-    o += (size_t)k;
-    e->len = o - off;
+    if (vl > n - o) return -1;
+    const uint8_t *v = p + o;
+    if ((k = floe_uvarint64_decode(v, vl, &e->pid)) <= 0) return -1;
+    int k2 = floe_uvarint64_decode(v + k, vl - (size_t)k, &e->pos);
+    if (k2 <= 0 || (size_t)(k + k2) != vl) return -1;
+    e->len = o + vl - off;
     return 0;
 }
 
-static size_t ent_encode(uint8_t *out, const void *key, size_t len, uint64_t pid, uint64_t pos)
+static size_t ent_encode(uint8_t *out, const void *key, size_t len, uint32_t h, uint64_t pid,
+                         uint64_t pos)
 {
-    size_t o = floe_uvarint_encode(out, len);
-    memcpy(out + o, key, len);
-    o += len;
-    o += floe_uvarint_encode(out + o, pid);
-    return o + floe_uvarint_encode(out + o, pos);
+    out[0] = (uint8_t)(h >> 24);
+    size_t o = 1 + floe_uvarint_encode(out + 1, len), vo = o + 1 + len;
+    size_t vl = floe_uvarint_encode(out + vo, pid);
+    vl += floe_uvarint_encode(out + vo + vl, pos);
+    out[o] = (uint8_t)vl;
+    memcpy(out + o + 1, key, len);
+    return vo + vl;
 }
 
 static uint32_t bucket_of(uint32_t h, uint32_t nb)
@@ -568,21 +580,35 @@ static uint32_t bucket_of(uint32_t h, uint32_t nb)
 }
 
 /* Where key is in the pages: 1 with its page and offset and *e (fields
- * but the key), 0 when absent, -1 on an I/O error. */
+ * but the key), 0 when absent, -1 on an I/O error or a malformed page. */
 static int ps_lookup(floe_tkeyidx_t *x, const void *key, size_t len, uint32_t h, uint32_t *pno,
                      size_t *off, ent_t *e)
 {
+    uint8_t tag = (uint8_t)(h >> 24);
     for (uint32_t p = bucket_of(h, x->ps->nb); p;) {
         const uint8_t *pg = page_at(x, p, false, false);
         if (!pg) return -1;
         size_t end = PHDR + pg_used(pg);
-        for (size_t o = PHDR; o < end; o += e->len) {
-            if (ent_parse(pg, end, o, e) < 0) return -1;
-            if (e->klen == len && !memcmp(e->key, key, len)) {
-                *pno = p;
-                *off = o;
-                return 1;
+        for (size_t o = PHDR; o < end;) {
+            size_t kl = o + 1 < end ? pg[o + 1] : 0, ko = o + 3;
+            if (kl >= 0x80 || ko > end) { /* a long key (or a bad page): the slow way */
+                if (ent_parse(pg, end, o, e) < 0) return -1;
+                if (e->tag == tag && e->klen == len && !memcmp(e->key, key, len)) goto found;
+                o += e->len;
+                continue;
             }
+            size_t next = ko + kl + pg[o + 2];
+            if (next > end) return -1;
+            if (pg[o] == tag && kl == len && !memcmp(pg + ko, key, len)) {
+                if (ent_parse(pg, end, o, e) < 0) return -1;
+                goto found;
+            }
+            o = next;
+            continue;
+        found:
+            *pno = p;
+            *off = o;
+            return 1;
         }
         p = floe_rd_be32(pg + 4);
     }
@@ -662,8 +688,8 @@ static int ps_put(floe_tkeyidx_t *x, const void *key, size_t len, uint32_t pid, 
                   floe_tkeyidx_loc_t *old)
 {
     uint8_t ent[KEY_INLINE + 32];
-    size_t n = ent_encode(ent, key, len, pid, (uint64_t)pos);
     uint32_t h = floe_murmur3_32(key, len, 0x1dc5), pno;
+    size_t n = ent_encode(ent, key, len, h, pid, (uint64_t)pos);
     size_t off;
     ent_t e;
     int r = ps_lookup(x, key, len, h, &pno, &off, &e);
@@ -681,6 +707,12 @@ static int ps_put(floe_tkeyidx_t *x, const void *key, size_t len, uint32_t pid, 
     if (ps_insert(x, bucket_of(h, x->ps->nb), ent, n) < 0) return -1;
     if (r == 0) x->ps->live++;
     return r;
+}
+
+uint64_t floe_tkeyidx_order(const floe_tkeyidx_t *x, const void *key, size_t len)
+{
+    if (!x->ps || len > KEY_INLINE) return 0;
+    return bucket_of(floe_murmur3_32(key, len, 0x1dc5), x->ps->nb);
 }
 
 /* Writing chains straight to a file: page pno filled with entries, its
@@ -799,7 +831,8 @@ static int to_paged(floe_tkeyidx_t *x, floe_err_t *err)
     for (size_t i = 0; i < x->cap; i++) {
         const slot_t *s = &x->slots[i];
         if (s->state != SLOT_USED || s->klen > KEY_INLINE) continue;
-        bytes += ent_encode(ent, x->keys.data + s->koff, s->klen, s->path, (uint64_t)s->pos);
+        bytes +=
+            ent_encode(ent, x->keys.data + s->koff, s->klen, s->hash, s->path, (uint64_t)s->pos);
         n++;
     }
     uint32_t nb = 1;
@@ -829,8 +862,8 @@ static int to_paged(floe_tkeyidx_t *x, floe_err_t *err)
         pw_start(&w, fd, ps->wbuf, b, &ps->npages);
         for (; k < n && bucket_of(x->slots[order[k]].hash, nb) == b; k++) {
             const slot_t *s = &x->slots[order[k]];
-            size_t len =
-                ent_encode(ent, x->keys.data + s->koff, s->klen, s->path, (uint64_t)s->pos);
+            size_t len = ent_encode(ent, x->keys.data + s->koff, s->klen, s->hash, s->path,
+                                    (uint64_t)s->pos);
             if (pw_add(&w, ent, len) < 0) goto fail;
         }
         if (pw_end(&w) < 0) goto fail;
@@ -928,8 +961,8 @@ static int encode_part(floe_tkeyidx_t *x, floe_buf_t *out, bool pages)
         size_t end = PHDR + pg_used(pg);
         ent_t e;
         for (size_t o = PHDR; o < end; o += e.len)
-            if (ent_parse(pg, end, o, &e) < 0 ||
-                floe_buf_append(out, pg + o, e.len) < 0) /* the same encoding */
+            if (ent_parse(pg, end, o, &e) < 0 || put_bytes(out, e.key, e.klen) < 0 ||
+                put_uv(out, e.pid) < 0 || put_uv(out, e.pos) < 0)
                 return -1;
     }
     return floe_buf_append_le32(out, floe_crc32c(0, out->data + start, out->len - start));
@@ -1107,10 +1140,12 @@ static int ps_verify(const pstore_t *ps, const floe_tkeyidx_t *x)
             const uint8_t *pg = chain + i * PAGE;
             size_t end = PHDR + pg_used(pg);
             ent_t e;
+            uint32_t h;
             for (size_t o = PHDR; rc == 0 && o < end; o += e.len) {
                 if (ent_parse(pg, end, o, &e) < 0 || !e.klen || e.klen > KEY_INLINE ||
                     e.pid >= x->npaths || e.pos > INT64_MAX ||
-                    bucket_of(floe_murmur3_32(e.key, e.klen, 0x1dc5), ps->nb) != 1 + b ||
+                    (h = floe_murmur3_32(e.key, e.klen, 0x1dc5), bucket_of(h, ps->nb) != 1 + b) ||
+                    e.tag != (uint8_t)(h >> 24) ||
                     floe_grow(&keys, &capkeys, nk + 1, sizeof *keys)) {
                     rc = -1;
                     break;

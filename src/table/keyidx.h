@@ -70,6 +70,10 @@ int floe_tkeyidx_put(floe_tkeyidx_t *x, const void *key, size_t len, const char 
 int floe_tkeyidx_get(const floe_tkeyidx_t *x, const void *key, size_t len, floe_tkeyidx_loc_t *loc);
 /* Remove key: 1 with *old (may be NULL) when it was there, 0 when not. */
 int floe_tkeyidx_del(floe_tkeyidx_t *x, const void *key, size_t len, floe_tkeyidx_loc_t *old);
+/* Where key sits in x: changes of many keys taken in this order (a stable
+ * sort) touch each page of a paged index once, not at random.  0 for
+ * every key of an index in memory. */
+uint64_t floe_tkeyidx_order(const floe_tkeyidx_t *x, const void *key, size_t len);
 /* Live keys; bytes of memory held; bytes of its page file (0 in memory). */
 size_t floe_tkeyidx_count(const floe_tkeyidx_t *x);
 size_t floe_tkeyidx_mem(const floe_tkeyidx_t *x);

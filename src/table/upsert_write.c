@@ -303,8 +303,35 @@ static int posdel_cmp(const void *a, const void *b)
     return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+typedef struct kord {
+    uint64_t order;
+    size_t i;
+} kord_t;
+
+static int kord_cmp(const void *a, const void *b)
+{
+    const kord_t *x = a, *y = b;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The uplog's entries in the index's order (floe_tkeyidx_order), or NULL
+ * for their own order (an index in memory, or no memory to sort). */
+static kord_t *index_order(const floe_tkeyidx_t *x, const floe_tupsert_log_t *l)
+{
+    kord_t *o = floe_tkeyidx_disk(x) && l->n ? malloc(l->n * sizeof *o) : NULL;
+    if (!o) return NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        floe_slice_t k = floe_tupsert_log_key(l, i);
+        o[i] = (kord_t){floe_tkeyidx_order(x, k.ptr, k.len), i};
+    }
+    qsort(o, l->n, sizeof *o, kord_cmp);
+    return o;
+}
+
 /* The rows the uplog's keys had, as a position delete file; the index
- * learns where their new rows are. */
+ * learns where their new rows are (taken in the index's order: a paged
+ * index then reads and writes each page once). */
 static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     const floe_tupsert_log_t *l = &o->uplog;
@@ -313,7 +340,9 @@ static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
     if (!d) return floe_err_oom(err);
     size_t nd = 0;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < l->n; i++) {
+    kord_t *ord = index_order(x, l);
+    for (size_t j = 0; rc == 0 && j < l->n; j++) {
+        size_t i = ord ? ord[j].i : j;
         floe_slice_t k = floe_tupsert_log_key(l, i);
         floe_tkeyidx_loc_t old;
         int r = l->file[i] == UINT32_MAX
@@ -323,6 +352,7 @@ static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
         else if (r == 1)
             d[nd++] = (posdel_t){old.path, old.pos};
     }
+    free(ord);
     floe_rows_t *rows = rc == 0 && nd ? floe_rows_new(NULL) : NULL;
     if (rc == 0 && nd) {
         qsort(d, nd, sizeof *d, posdel_cmp);
