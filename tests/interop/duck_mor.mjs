@@ -8,14 +8,15 @@
 // on stderr `duck_mor ms=N rows=N data=N posdel=N eqdel=N` (ms: the query
 // materialized in DuckDB, from the file list to the result table; not
 // the conversion of its rows to JSON for printing) and, with --count, no
-// rows, the best of three runs of the query in one process, and `rg=N`
-// (row groups of the data files) in that line too.
-// Usage: node duck_mor.mjs TABLE_LOCATION [--count]
+// rows, the best of three runs of the query in one process (--count=N: of
+// N), and `rg=N` (row groups of the data files) in that line too.
+// Usage: node duck_mor.mjs TABLE_LOCATION [--count[=N]]
 import { DuckDBInstance } from '@duckdb/node-api';
 import { currentMetadata, localPath, readAvro } from './iceberg_files.mjs';
 
 const loc = process.argv[2];
-const countOnly = process.argv[3] === '--count';
+const countOnly = (process.argv[3] || '').startsWith('--count');
+const runs = countOnly ? Number(process.argv[3].split('=')[1] || 3) : 1;
 const md = currentMetadata(loc);
 const snap = md.snapshots.find((s) => s['snapshot-id'] === md['current-snapshot-id']);
 const schema = md.schemas.find((s) => s['schema-id'] === md['current-schema-id']);
@@ -66,8 +67,8 @@ const mor = async () => {
   return performance.now() - t0;
 };
 let ms = await mor();
-// --count: the best of three, the first of which also warms the process up
-for (let i = 1; countOnly && i < 3; i++) ms = Math.min(ms, await mor());
+// --count: the best of three (--count=N: of N), the first of which also warms the process up
+for (let i = 1; i < runs; i++) ms = Math.min(ms, await mor());
 if (countOnly) {
   let rows = 0, rg = 0;
   if (data.length) {
