@@ -18,6 +18,7 @@ struct registry_remote {
     struct known {
         int32_t id;
         char *text;
+        bool json; /* a JSON schema, else Avro */
     } * known;
     size_t nknown, capknown;
 };
@@ -68,9 +69,10 @@ void registry_remote_free(registry_remote_t *r)
     free(r);
 }
 
-/* The schema text of id from the registry: a malloc'd string, or NULL
- * with err (FLOE_ENOENT when the registry has no such id). */
-static char *fetch(registry_remote_t *r, int32_t id, floe_err_t *err)
+/* The schema text of id from the registry, an Avro schema or (json) a
+ * JSON schema without references: a malloc'd string, or NULL with err
+ * (FLOE_ENOENT when the registry has no such id). */
+static char *fetch(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
 {
     char url[2048];
     snprintf(url, sizeof url, "%s/schemas/ids/%d", r->url, (int)id);
@@ -103,8 +105,14 @@ static char *fetch(registry_remote_t *r, int32_t id, floe_err_t *err)
     if (!schema) {
         floe_err_set(err, FLOE_EIO, "schema id %d: the registry at %s answered no schema", (int)id,
                      r->url);
-    } else if (type && strcmp(type, "AVRO")) {
-        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not AVRO", (int)id, type);
+    } else if (json ? !type || strcmp(type, "JSON") : type && strcmp(type, "AVRO")) {
+        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not %s", (int)id, type ? type : "AVRO",
+                     json ? "JSON" : "AVRO");
+    } else if (json && json_array_size(json_object_get(doc, "references"))) {
+        floe_err_set(err, FLOE_EINVAL,
+                     "schema id %d refers to other schemas, which floe does not follow through "
+                     "an external registry yet",
+                     (int)id);
     } else if (!(text = strdup(schema))) {
         floe_err_oom(err);
     }
@@ -114,17 +122,18 @@ out:
     return text;
 }
 
-static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+/* The text of schema id (json: a JSON schema, else Avro), fetched once:
+ * borrowed until r is freed, or NULL with err. */
+static const char *text_by_id(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
 {
-    registry_remote_t *r = arg;
     const char *text = NULL;
     pthread_mutex_lock(&r->mu);
     for (size_t i = 0; i < r->nknown && !text; i++)
-        if (r->known[i].id == id) text = r->known[i].text;
+        if (r->known[i].id == id && r->known[i].json == json) text = r->known[i].text;
     pthread_mutex_unlock(&r->mu); /* texts are never freed before r */
     if (!text) {
-        char *got = fetch(r, id, err);
-        if (!got) return -1;
+        char *got = fetch(r, id, json, err);
+        if (!got) return NULL;
         pthread_mutex_lock(&r->mu);
         if (r->nknown == r->capknown) {
             size_t cap = r->capknown ? r->capknown * 2 : 16;
@@ -132,20 +141,34 @@ static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_er
             if (!k) {
                 pthread_mutex_unlock(&r->mu);
                 free(got);
-                return floe_err_oom(err);
+                floe_err_oom(err);
+                return NULL;
             }
             r->known = k;
             r->capknown = cap;
         }
-        r->known[r->nknown++] = (struct known){id, got};
+        r->known[r->nknown++] = (struct known){id, got, json};
         pthread_mutex_unlock(&r->mu);
         text = got;
     }
-    return floe_avro_schema_parse(text, strlen(text), out, err);
+    return text;
+}
+
+static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+{
+    const char *text = text_by_id(arg, id, false, err);
+    return text ? floe_avro_schema_parse(text, strlen(text), out, err) : -1;
+}
+
+static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
+{
+    const char *text = text_by_id(arg, id, true, err);
+    return text ? floe_jschema_parse(text, strlen(text), NULL, 0, out, err) : -1;
 }
 
 floe_conv_schemas_t registry_remote_schemas(registry_remote_t *r)
 {
-    /* Avro only: protobuf records find no schema source (dead letters) */
-    return (floe_conv_schemas_t){.fn = schema_by_id, .arg = r, .proto = NULL};
+    /* Avro and JSON Schema: protobuf records find no schema source (dead
+     * letters) */
+    return (floe_conv_schemas_t){.fn = schema_by_id, .arg = r, .proto = NULL, .json = json_by_id};
 }

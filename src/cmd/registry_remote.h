@@ -1,8 +1,9 @@
 /* An external schema registry speaking the Confluent API (Confluent,
  * Karapace, Apicurio in compatibility mode, another floe): the avro
- * converters' schema source when the server config (or floe sink's YAML)
- * sets `schema.registry.url` (Avro only: the protobuf converters get no
- * schema source, their records are dead letters).  Schemas are fetched by id with
+ * and json_schema converters' schema source when the server config (or
+ * floe sink's YAML) sets `schema.registry.url` (JSON schemas without
+ * references; the protobuf converters get no schema source, their records
+ * are dead letters).  Schemas are fetched by id with
  * GET {url}/schemas/ids/{id} (HTTP basic auth from
  * `schema.registry.basic.auth.user.info`, "user:password") and kept per id
  * for the process's life: a registry never changes the schema of an id. */

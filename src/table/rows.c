@@ -1,5 +1,6 @@
 #include "table/rows_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,31 @@ static void relevel(floe_rnode_t *n)
 }
 
 /* ---- columns -------------------------------------------------------- */
+
+int floe_rcol_put_bytes(floe_rnode_t *n, int rep, const void *p, size_t len, floe_err_t *err)
+{
+    floe_rcol_t *c = n->col;
+    if (c->bytes.len + len > UINT32_MAX)
+        return floe_err_set(err, FLOE_ERANGE, "column '%s' over 4 GiB", n->name);
+    if (len && floe_rbuf_put(&c->bytes, p, len) < 0) return floe_err_oom(err);
+    uint32_t end = (uint32_t)c->bytes.len;
+    return floe_rcol_put(n, rep, &end, 4, err);
+}
+
+const char *floe_rows_path(const floe_rnode_t *n, char *buf, size_t size)
+{
+    const floe_rnode_t *chain[64];
+    size_t k = 0;
+    for (; n && n->parent && k < 64; n = n->parent) chain[k++] = n;
+    size_t at = 0;
+    buf[0] = '\0';
+    while (k-- > 0 && at < size) {
+        int w = snprintf(buf + at, size - at, "%s%s", at ? "." : "", chain[k]->name);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    return buf;
+}
 
 int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep)
 {
