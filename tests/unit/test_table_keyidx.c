@@ -131,19 +131,31 @@ static void setup_paths(void)
         snprintf(paths[i], sizeof paths[i], "/warehouse/ns/t/data/00000-%d-w.parquet", i);
 }
 
-static void bounded_index_answers_as_a_map(void)
+/* A new folder (*dir, caller frees), path[512] its index file, an empty
+ * reference (*ref, caller frees) and an index bound to BOUND at path
+ * holding every key of round 0. */
+static floe_tkeyidx_t *bounded_new(const char *what, char **dir, char *path, ref_t **ref,
+                                   floe_buf_t *k)
 {
     setup_paths();
-    char *dir = floe_test_tmpdir("keyidx-bound");
-    char path[512];
-    snprintf(path, sizeof path, "%s/t.keyidx", dir);
-    ref_t *ref = calloc(NK + NLONG, sizeof *ref);
-    floe_buf_t k = FLOE_BUF_INIT;
+    *dir = floe_test_tmpdir(what);
+    snprintf(path, 512, "%s/t.keyidx", *dir);
+    *ref = calloc(NK + NLONG, sizeof **ref);
     floe_err_t e;
     floe_tkeyidx_t *x = floe_tkeyidx_new();
     CHECK_EQ(floe_tkeyidx_set_bound(x, BOUND, path, &e), 0);
     fails = 0;
-    round_ops(x, ref, 0, &k, true);
+    round_ops(x, *ref, 0, k, true);
+    return x;
+}
+
+static void bounded_index_answers_as_a_map(void)
+{
+    char *dir, path[512];
+    ref_t *ref;
+    floe_buf_t k = FLOE_BUF_INIT;
+    floe_err_t e;
+    floe_tkeyidx_t *x = bounded_new("keyidx-bound", &dir, path, &ref, &k);
     CHECK(floe_tkeyidx_disk(x) > 0);
     for (int r = 1; r <= 10; r++) round_ops(x, ref, r, &k, true);
     CHECK_EQ(fails, 0);
@@ -207,16 +219,12 @@ static int load_refused(const char *path)
 
 static void damaged_or_truncated_page_files_are_refused(void)
 {
-    setup_paths();
-    char *dir = floe_test_tmpdir("keyidx-damage");
-    char path[512];
-    snprintf(path, sizeof path, "%s/t.keyidx", dir);
-    ref_t *ref = calloc(NK + NLONG, sizeof *ref);
+    char *dir, path[512];
+    ref_t *ref;
     floe_buf_t k = FLOE_BUF_INIT;
     floe_err_t e;
-    floe_tkeyidx_t *x = floe_tkeyidx_new();
-    CHECK_EQ(floe_tkeyidx_set_bound(x, BOUND, path, &e), 0);
-    round_ops(x, ref, 0, &k, false);
+    floe_tkeyidx_t *x = bounded_new("keyidx-damage", &dir, path, &ref, &k);
+    CHECK_EQ(fails, 0);
     floe_tkeyidx_set_state(x, "u", 7);
     CHECK_EQ(floe_tkeyidx_save(x, path, &e), 0);
     floe_tkeyidx_free(x);
