@@ -109,7 +109,8 @@ static const floe_conf_key_t KEYS[] = {
      F(value_conv),
      .doc = "Record value to columns: `json` (schema inferred and evolved), `avro` (Confluent "
             "wire format, schema from the registry, each Avro type its Iceberg type), `protobuf` "
-            "(the same with message indexes, schema from floe's registry, evolved as json), "
+            "(the same with message indexes, decoded straight into the columns its JSON form "
+            "would infer, evolved as json), "
             "`json_schema` (the same with JSON text, each JSON Schema type its Iceberg type, "
             "schema from floe's registry), `string` or `raw` (binary) in a `value` column."},
     {.name = "table.key.converter",

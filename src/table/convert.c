@@ -12,6 +12,7 @@
 #include "table/avro_shred.h"
 #include "table/jschema_shred.h"
 #include "table/proto_conv.h"
+#include "table/proto_shred.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
@@ -84,6 +85,8 @@ struct floe_conv {
     floe_buf_t json;
     floe_avro_shred_t *shred;     /* avro values without transforms: typed columns */
     floe_jschema_shred_t *jshred; /* json_schema values likewise */
+    floe_proto_shred_t *pshred;   /* protobuf values likewise */
+    bool pjson;                   /* this record takes the protobuf JSON path */
     floe_xform_t xf;              /* value transforms, xout their result */
     floe_buf_t xout;
     floe_xform_op_t last_op;
@@ -175,7 +178,8 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
         floe_rows_mark_sys(c->valuen);
     }
     if ((value == FLOE_CONV_AVRO && !(c->shred = floe_avro_shred_new(rows))) ||
-        (value == FLOE_CONV_JSON_SCHEMA && !(c->jshred = floe_jschema_shred_new(rows)))) {
+        (value == FLOE_CONV_JSON_SCHEMA && !(c->jshred = floe_jschema_shred_new(rows))) ||
+        (value == FLOE_CONV_PROTOBUF && !(c->pshred = floe_proto_shred_new(rows)))) {
         floe_err_oom(err);
         goto fail;
     }
@@ -201,6 +205,7 @@ void floe_conv_free(floe_conv_t *c)
     free(c->up);
     floe_avro_shred_free(c->shred);
     floe_jschema_shred_free(c->jshred);
+    floe_proto_shred_free(c->pshred);
     free(c);
 }
 
@@ -345,6 +350,8 @@ static const floe_proto_schema_t *proto_schema_of(floe_conv_t *c, int32_t id, fl
         floe_err_wrap(err, "schema id %d", (int)id);
         return NULL;
     }
+    if (c->pcache.n == SCHEMA_CACHE) /* the oldest goes: its plans first */
+        floe_proto_shred_forget(c->pshred, c->pcache.e[c->pcache.next % SCHEMA_CACHE].id);
     idcache_put(&c->pcache, id, s);
     return s;
 }
@@ -392,28 +399,55 @@ static int jschema_typed(floe_conv_t *c, floe_slice_t in, floe_conv_stage_t *sta
     return -1;
 }
 
-/* A protobuf message in the Confluent wire format (header, message
- * indexes, message) as JSON text in c->json. */
+/* A protobuf value in the Confluent wire format (header, message indexes,
+ * message): its schema id, message and the message's bytes p[0..n). */
+static int proto_message(floe_conv_t *c, floe_slice_t in, int32_t *id, const floe_proto_msg_t **m,
+                         const uint8_t **p, size_t *n, floe_err_t *err)
+{
+    int32_t idx[FLOE_PROTO_MAX_INDEXES];
+    size_t nidx, used;
+    if (floe_confluent_header(in.ptr, in.len, id, err)) return -1;
+    *p = in.ptr + FLOE_CONFLUENT_HEADER;
+    *n = in.len - FLOE_CONFLUENT_HEADER;
+    if (floe_proto_conv_indexes(*p, *n, idx, &nidx, &used, err)) return -1;
+    const floe_proto_schema_t *s = proto_schema_of(c, *id, err);
+    if (!s) return -1;
+    if (!(*m = floe_proto_schema_message(s, idx, nidx)))
+        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
+                            (int)*id, (int)idx[0], nidx > 1 ? " (nested)" : "");
+    *p += used;
+    *n -= used;
+    return 0;
+}
+
+/* A protobuf message in the Confluent wire format as JSON text in c->json. */
 static int proto_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
 {
-    int32_t id, idx[FLOE_PROTO_MAX_INDEXES];
-    size_t nidx, used;
-    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
-    const uint8_t *p = in.ptr + FLOE_CONFLUENT_HEADER;
-    size_t n = in.len - FLOE_CONFLUENT_HEADER;
-    if (floe_proto_conv_indexes(p, n, idx, &nidx, &used, err)) return -1;
-    const floe_proto_schema_t *s = proto_schema_of(c, id, err);
-    if (!s) return -1;
-    const floe_proto_msg_t *m = floe_proto_schema_message(s, idx, nidx);
-    if (!m)
-        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
-                            (int)id, (int)idx[0], nidx > 1 ? " (nested)" : "");
+    int32_t id;
+    const floe_proto_msg_t *m;
+    const uint8_t *p;
+    size_t n;
+    if (proto_message(c, in, &id, &m, &p, &n, err)) return -1;
     floe_buf_reset(&c->json);
-    if (floe_proto_conv_json(m, p + used, n - used, &c->json, &c->pscratch, err)) {
+    if (floe_proto_conv_json(m, p, n, &c->json, &c->pscratch, err)) {
         floe_err_wrap(err, "schema id %d", (int)id);
         return -1;
     }
     return 0;
+}
+
+/* A protobuf value straight into the row's columns (proto_shred.h): 0,
+ * -1 with err (no schema or message for it), or FLOE_PROTO_SHRED_JSON for
+ * a row the JSON path must take. */
+static int proto_typed(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
+{
+    int32_t id;
+    const floe_proto_msg_t *m;
+    const uint8_t *p;
+    size_t n;
+    if (proto_message(c, in, &id, &m, &p, &n, err)) return -1;
+    int rc = floe_proto_shred(c->pshred, id, m, p, n, err);
+    return rc < 0 && err && err->code == FLOE_ENOMEM ? -1 : rc ? FLOE_PROTO_SHRED_JSON : 0;
 }
 
 /* Key or value bytes of a registry converter as JSON text in c->json. */
@@ -537,8 +571,22 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
             break;
         }
         /* fall through */
-    case FLOE_CONV_JSON:
-    case FLOE_CONV_PROTOBUF: {
+    case FLOE_CONV_PROTOBUF:
+        if (c->value == FLOE_CONV_PROTOBUF && !c->xf.nsteps && !(c->up && m->value_null) &&
+            !c->pjson) {
+            int rc = m->value_null ? 0 : proto_typed(c, m->value, err);
+            if (rc < 0) return fail(c, FLOE_STAGE_CONVERT, stage);
+            if (rc == 0) break;
+            /* a new column, a value of another type, bad bytes: this record
+             * again through JSON text, which evolves the shape or says why */
+            floe_rows_rollback(r);
+            c->pjson = true;
+            rc = floe_conv_record(c, partition, m, stage, err);
+            c->pjson = false;
+            return rc;
+        }
+        /* fall through */
+    case FLOE_CONV_JSON: {
         floe_slice_t v = m->value;
         bool null = m->value_null;
         if (!null && c->value != FLOE_CONV_JSON) {

@@ -702,3 +702,47 @@ int floe_rows_put_map(floe_rows_t *r, floe_rnode_t *m, const floe_slice_t *keys,
     stamp_path(r, m);
     return 0;
 }
+
+/* The path of node n ("/a:struct/b:long"), for messages. */
+static void node_path(const floe_rnode_t *n, char *out, size_t size)
+{
+    if (n->parent && n->parent->parent) node_path(n->parent, out, size);
+    else
+        out[0] = 0;
+    size_t at = strlen(out);
+    if (at < size) snprintf(out + at, size - at, "/%s:%s", n->name, floe_tkind_name(n->kind));
+}
+
+static bool same_buf(const floe_buf_t *x, const floe_buf_t *y)
+{
+    return x->len == y->len && (!x->len || !memcmp(x->data, y->data, x->len));
+}
+
+bool floe_rows_same(const floe_rows_t *a, const floe_rows_t *b, char *why, size_t size)
+{
+    if (a->nrows != b->nrows) {
+        snprintf(why, size, "%zu rows, %zu rows", a->nrows, b->nrows);
+        return false;
+    }
+    if (a->nleaves != b->nleaves) {
+        snprintf(why, size, "%zu columns, %zu columns", a->nleaves, b->nleaves);
+        return false;
+    }
+    for (size_t i = 0; i < a->nleaves; i++) {
+        const floe_rcol_t *x = a->leaves[i], *y = b->leaves[i];
+        char px[256], py[256];
+        node_path(x->node, px, sizeof px);
+        node_path(y->node, py, sizeof py);
+        const char *what = strcmp(px, py)                  ? "the shape"
+                           : !same_buf(&x->defs, &y->defs) ? "definition levels"
+                           : !same_buf(&x->reps, &y->reps) ? "repetition levels"
+                           : x->nvals != y->nvals || !same_buf(&x->vals, &y->vals) ? "values"
+                           : !same_buf(&x->bytes, &y->bytes)                       ? "bytes"
+                                                                                   : NULL;
+        if (what) {
+            snprintf(why, size, "column %s (and %s): %s differ", px, py, what);
+            return false;
+        }
+    }
+    return true;
+}

@@ -197,8 +197,13 @@ await step('avro_types_duckdb_reads_every_value_v1', 120, async () => {
 });
 
 await step('avro_types_icebird_reads_the_table', 120, async () => {
-  const rows = (await icebergRead({ tableUrl: `${data}/warehouse/default/${table}` }))
-    .sort((a, b) => Number(a.id) - Number(b.id));
+  // the data files DuckDB read may still wait for their commit
+  let rows = [];
+  await until(async () => {
+    try { rows = await icebergRead({ tableUrl: `${data}/warehouse/default/${table}` }); } catch { rows = []; }
+    return rows.length >= N1;
+  }, 60000, `${N1} rows in a snapshot`);
+  rows.sort((a, b) => Number(a.id) - Number(b.id));
   eq(rows.length, N1, 'rows');
   for (let i = 0; i < N1; i++) {
     const r = row(i, false), g = rows[i];
