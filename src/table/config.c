@@ -322,6 +322,15 @@ static const floe_conf_key_t KEYS[] = {
             "files from a key index kept under the data dir (reads as fast as an append "
             "table's; every reader supports them); `equality` writes equality delete files on "
             "the id columns (no index; every later read joins them until compaction)."},
+    {.name = "table.upsert.index.memory.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 64 << 10,
+     .max = 1ll << 40,
+     .def = "64MiB",
+     F(index_mem_bytes),
+     .doc = "Memory the key index of a position-mode upsert table holds at most: beyond it "
+            "the keys live in a page file under the data dir, read through a page cache of "
+            "this size (docs/upsert.md). Without a data dir (`floe sink`) it is not bounded."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -90,6 +90,16 @@ static int rebuild_row(void *arg, const char *path, int64_t pos, const char *jso
     return 0;
 }
 
+/* x bounded in memory (table.upsert.index.memory.bytes), its keys beyond
+ * that in a page file at the index's path; unbounded without a data dir. */
+static int index_bound(floe_ttable_t *t, floe_tkeyidx_t *x, floe_err_t *err)
+{
+    char path[4400];
+    if (floe_tupsert_index_path(t, path, sizeof path) < 0) return 0;
+    if (floe_fs_mkdirs(t->state_dir, err) < 0) return -1;
+    return floe_tkeyidx_set_bound(x, (size_t)t->cfg.index_mem_bytes, path, err);
+}
+
 /* A fresh index of md's current snapshot. */
 static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
                                const floe_ice_metadata_t *md, floe_err_t *err)
@@ -97,6 +107,10 @@ static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols
     rebuild_t b = {.x = floe_tkeyidx_new(), .cols = cols};
     if (!b.x) {
         floe_err_oom(err);
+        return NULL;
+    }
+    if (index_bound(t, b.x, err) < 0) {
+        floe_tkeyidx_free(b.x);
         return NULL;
     }
     if (floe_ice_read_table_pos(floe_ice_catalog_io(t->catalog), md, rebuild_row, &b, err) < 0) {
@@ -108,9 +122,11 @@ static floe_tkeyidx_t *rebuild(floe_ttable_t *t, const floe_tupsert_cols_t *cols
     floe_buf_free(&b.key);
     floe_tkeyidx_set_state(b.x, md->table_uuid, md->current_snapshot_id);
     t->index_rebuilds++;
-    FLOE_INFO("table %s.%s: key index rebuilt from snapshot %lld: %zu keys, %zu bytes%s",
+    FLOE_INFO("table %s.%s: key index rebuilt from snapshot %lld: %zu keys, %zu bytes in memory, "
+              "%zu on disk%s",
               t->main.ns, t->main.name, (long long)md->current_snapshot_id, floe_tkeyidx_count(b.x),
-              floe_tkeyidx_mem(b.x), b.skipped ? " (rows without their id columns skipped)" : "");
+              floe_tkeyidx_mem(b.x), floe_tkeyidx_disk(b.x),
+              b.skipped ? " (rows without their id columns skipped)" : "");
     return b.x;
 }
 
@@ -130,7 +146,7 @@ static int index_fresh(floe_ttable_t *t, const floe_tupsert_cols_t *cols,
         floe_err_t le;
         x = floe_tkeyidx_load(path, &le);
         if (x && floe_tkeyidx_snapshot(x) == md->current_snapshot_id &&
-            !strcmp(floe_tkeyidx_uuid(x), md->table_uuid)) {
+            !strcmp(floe_tkeyidx_uuid(x), md->table_uuid) && index_bound(t, x, &le) == 0) {
             t->keyidx = x;
             return 0;
         }
@@ -287,8 +303,35 @@ static int posdel_cmp(const void *a, const void *b)
     return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+typedef struct kord {
+    uint64_t order;
+    size_t i;
+} kord_t;
+
+static int kord_cmp(const void *a, const void *b)
+{
+    const kord_t *x = a, *y = b;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The uplog's entries in the index's order (floe_tkeyidx_order), or NULL
+ * for their own order (an index in memory, or no memory to sort). */
+static kord_t *index_order(const floe_tkeyidx_t *x, const floe_tupsert_log_t *l)
+{
+    kord_t *o = floe_tkeyidx_disk(x) && l->n ? malloc(l->n * sizeof *o) : NULL;
+    if (!o) return NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        floe_slice_t k = floe_tupsert_log_key(l, i);
+        o[i] = (kord_t){floe_tkeyidx_order(x, k.ptr, k.len), i};
+    }
+    qsort(o, l->n, sizeof *o, kord_cmp);
+    return o;
+}
+
 /* The rows the uplog's keys had, as a position delete file; the index
- * learns where their new rows are. */
+ * learns where their new rows are (taken in the index's order: a paged
+ * index then reads and writes each page once). */
 static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
 {
     const floe_tupsert_log_t *l = &o->uplog;
@@ -297,7 +340,9 @@ static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
     if (!d) return floe_err_oom(err);
     size_t nd = 0;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < l->n; i++) {
+    kord_t *ord = index_order(x, l);
+    for (size_t j = 0; rc == 0 && j < l->n; j++) {
+        size_t i = ord ? ord[j].i : j;
         floe_slice_t k = floe_tupsert_log_key(l, i);
         floe_tkeyidx_loc_t old;
         int r = l->file[i] == UINT32_MAX
@@ -307,6 +352,7 @@ static int position_file(floe_ttable_t *t, floe_tout_t *o, floe_err_t *err)
         else if (r == 1)
             d[nd++] = (posdel_t){old.path, old.pos};
     }
+    free(ord);
     floe_rows_t *rows = rc == 0 && nd ? floe_rows_new(NULL) : NULL;
     if (rc == 0 && nd) {
         qsort(d, nd, sizeof *d, posdel_cmp);

@@ -110,6 +110,7 @@ static const struct {
     {"table.id.columns", "id, a.b", {"a,,b", ".x", "a.", ","}},
     {"table.cdc.field", "_cdc.op", {"a..b", "."}},
     {"table.upsert.delete.mode", "equality", {"none", ""}},
+    {"table.upsert.index.memory.bytes", "8MiB", {"65535", "lots", "-1", "2TiB"}},
 };
 
 /* The key another key's valid value needs set with it (upsert: the id
