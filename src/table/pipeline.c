@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "table/dlq.h"
+#include "table/upsert.h"
 #include "util/clock.h"
 #include "util/diag.h"
 
@@ -30,7 +31,7 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
     floe_xform_t xf;
     floe_table_config_xform(&t->cfg, &xf);
     floe_conv_set_transforms(p->conv, &xf);
-    if (t->cfg.write_mode == FLOE_WRITE_UPSERT &&
+    if (t->cfg.write_mode == FLOE_WRITE_UPSERT && t->cfg.id_columns[0] &&
         (floe_conv_set_upsert(p->conv, t->cfg.id_columns, t->cfg.cdc_field, err) < 0 ||
          floe_tsink_set_upsert(&p->main, t->cfg.id_columns, t->cfg.cdc_field, err) < 0)) {
         floe_tpart_free(p);
@@ -193,6 +194,28 @@ static int fetch(floe_tpart_t *p, floe_err_t *err)
     return 1;
 }
 
+/* An upsert table without table.id.columns takes the fields of the first
+ * record key it meets (upsert.h floe_tupsert_ids_from_key) as its id
+ * columns, for every partition.  0, or -1 with *err (the record goes to
+ * the dead-letter table: no key, or one that names no usable column). */
+static int default_ids(floe_ttable_t *t, const floe_tmsg_t *m, floe_err_t *err)
+{
+    if (m->key_null)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "upsert: no table.id.columns and no record key to take them from");
+    char ids[sizeof t->cfg.id_columns];
+    if (floe_tupsert_ids_from_key(m->key, ids, sizeof ids, err) < 0) return -1;
+    for (int32_t i = 0; i < t->nparts; i++)
+        if (floe_conv_set_upsert(t->parts[i]->conv, ids, t->cfg.cdc_field, err) < 0 ||
+            floe_tsink_set_upsert(&t->parts[i]->main, ids, t->cfg.cdc_field, err) < 0)
+            return -1;
+    memcpy(t->cfg.id_columns, ids, sizeof ids);
+    FLOE_INFO("table %s.%s: id columns '%s', the fields of the record key (no "
+              "table.id.columns)",
+              t->main.ns, t->main.name, ids);
+    return 0;
+}
+
 int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
 {
     floe_ttable_t *t = p->t;
@@ -228,8 +251,12 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
         }
         size_t in = m.value.len + m.key.len;
         if (m.offset >= main_from) {
-            floe_conv_stage_t stage;
-            if (floe_conv_record(p->conv, p->id, &m, &stage, &e) == 0) {
+            floe_conv_stage_t stage = FLOE_STAGE_CONVERT;
+            int cr = t->cfg.write_mode == FLOE_WRITE_UPSERT && !t->cfg.id_columns[0]
+                         ? default_ids(t, &m, &e)
+                         : 0;
+            if (cr == 0) cr = floe_conv_record(p->conv, p->id, &m, &stage, &e);
+            if (cr == 0) {
                 if (p->main.up &&
                     floe_tsink_note_op(&p->main, floe_conv_last_deletes(p->conv), err) < 0)
                     return -1;
