@@ -72,8 +72,8 @@ int floe_tupsert_ids_from_key(floe_slice_t key, char *out, size_t size, floe_err
         json_object_foreach(row, name, v)
         {
             size_t nl = strlen(name);
-            if (rc == 0 && (!nl || strchr(name, ',') || strchr(name, '.') ||
-                            nl >= sizeof((floe_tupsert_cols_t *)0)->ids[0] ||
+            if (rc == 0 && (!nl || strchr(name, ',') || strchr(name, '.') || name[0] == ' ' ||
+                            name[nl - 1] == ' ' || nl >= sizeof((floe_tupsert_cols_t *)0)->ids[0] ||
                             n == FLOE_TUPSERT_MAX_IDS || len + nl + 2 > size))
                 rc = floe_err_set(err, FLOE_EINVAL,
                                   "upsert: the record key's field '%.64s' cannot be an id "
