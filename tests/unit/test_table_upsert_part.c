@@ -9,6 +9,7 @@
 
 #include "table/convert.h"
 #include "table/upsert.h"
+#include "conv_put.h"
 #include "test.h"
 
 static floe_ice_value_t str_value(const char *s)
@@ -171,19 +172,6 @@ static void default_ids_are_the_key_fields(void)
     CHECK_STR(c.ids[1], "b");
 }
 
-/* Convert one record (value NULL: a tombstone) into c; 0 or -1. */
-static int put(floe_conv_t *c, int64_t off, const char *key, const char *value)
-{
-    floe_tmsg_t m = {.kind = FLOE_TMSG_RECORD, .offset = off, .last = off, .timestamp = 1000};
-    m.key = floe_slice_str(key);
-    m.key_null = key == NULL;
-    m.value = floe_slice_str(value);
-    m.value_null = value == NULL;
-    floe_conv_stage_t st;
-    floe_err_t e;
-    return floe_conv_record(c, 0, &m, &st, &e);
-}
-
 static void plain_keys_are_the_kafka_key_column(void)
 {
     floe_err_t e;
@@ -191,13 +179,14 @@ static void plain_keys_are_the_kafka_key_column(void)
     floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_JSON, FLOE_CONV_STRING, &e);
     CHECK(c != NULL);
     CHECK_EQ(floe_conv_set_upsert(c, "_kafka.key", "op", &e), 0);
-    CHECK_EQ(put(c, 0, "user-1", "{\"n\":1}"), 0); /* the value needs no id of its own */
+    CHECK_EQ(floe_test_conv_put(c, 0, "user-1", "{\"n\":1}"),
+             0); /* the value needs no id of its own */
     CHECK(!floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 1, "user-1", NULL), 0); /* a tombstone of a plain key */
+    CHECK_EQ(floe_test_conv_put(c, 1, "user-1", NULL), 0); /* a tombstone of a plain key */
     CHECK(floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 2, "user-2", "{\"op\":\"D\"}"), 0);
+    CHECK_EQ(floe_test_conv_put(c, 2, "user-2", "{\"op\":\"D\"}"), 0);
     CHECK(floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 3, NULL, "{\"n\":2}"), -1); /* no key: no id */
+    CHECK_EQ(floe_test_conv_put(c, 3, NULL, "{\"n\":2}"), -1); /* no key: no id */
     CHECK_EQ(floe_rows_count(rows), 3);
     /* the three rows' keys: user-1 twice (the tombstone last), user-2 */
     floe_tupsert_cols_t cols;
