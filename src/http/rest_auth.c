@@ -7,7 +7,6 @@
  * only: a restart asks clients to authenticate again. */
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 
 #include "http/rest_int.h"
+#include "util/base64.h"
 #include "util/clock.h"
 
 #define TOKEN_HEX 64
@@ -295,23 +295,16 @@ bool floe_rest_basic_credentials(const char *h, char *id, char *secret, size_t s
     size_t n = strlen(h);
     /* decoded, at most 3/4 of n; each part no longer than the whole */
     if (n == 0 || n % 4 || n / 4 * 3 >= size) return false;
-    unsigned char *dec = malloc(n / 4 * 3 + 1);
-    if (!dec) return false;
-    int dn = EVP_DecodeBlock(dec, (const unsigned char *)h, (int)n);
-    bool ok = dn >= 0;
-    /* EVP_DecodeBlock counts the padding as zero bytes */
-    for (size_t k = n; ok && dn > 0 && k > n - 2 && h[k - 1] == '='; k--) dn--;
-    char *c = NULL;
+    floe_buf_t dec = FLOE_BUF_INIT;
+    bool ok = floe_base64_decode(&dec, h, n) == 0 && floe_buf_cstr(&dec) != NULL;
+    char *d = (char *)dec.data, *c = NULL;
+    if (ok) ok = memchr(d, '\0', dec.len) == NULL && (c = strchr(d, ':')) != NULL;
     if (ok) {
-        dec[dn] = '\0';
-        ok = memchr(dec, '\0', (size_t)dn) == NULL && (c = strchr((char *)dec, ':')) != NULL;
-    }
-    if (ok) {
-        url_decode((char *)dec, (size_t)(c - (char *)dec), id);
+        url_decode(d, (size_t)(c - d), id);
         url_decode(c + 1, strlen(c + 1), secret);
     }
-    OPENSSL_cleanse(dec, n / 4 * 3 + 1);
-    free(dec);
+    if (dec.data) OPENSSL_cleanse(dec.data, dec.cap);
+    floe_buf_free(&dec);
     return ok;
 }
 

@@ -1,6 +1,7 @@
 /* Catalog dispatch, table values, and the filesystem (Hadoop-layout)
- * catalog: WAREHOUSE/NS/T/metadata/vN.metadata.json + version-hint.text. */
-#include "iceberg/catalog_int.h"
+ * catalog: WAREHOUSE/NS/T/metadata/vN.metadata.json + version-hint.text.
+ * Its commit locks and multi-table transactions are catalog_txn.c. */
+#include "iceberg/catalog_fs_int.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -14,8 +15,6 @@
 #include "iceberg/metadata_json_int.h"
 #include "util/diag.h"
 #include "util/fs.h"
-
-#define MAX_METADATA_BYTES ((size_t)256 << 20)
 
 /* ---- dispatch ---- */
 
@@ -118,7 +117,7 @@ int floe_ice_catalog_register_table(floe_ice_catalog_t *c, const char *ns, const
 {
     if (out) *out = NULL;
     floe_buf_t b = FLOE_BUF_INIT;
-    if (floe_fileio_read(c->io, metadata_location, MAX_METADATA_BYTES, &b, err) < 0) {
+    if (floe_fileio_read(c->io, metadata_location, FLOE_ICE_MAX_METADATA_BYTES, &b, err) < 0) {
         floe_buf_free(&b);
         return -1;
     }
@@ -303,18 +302,9 @@ const char *floe_ice_table_metadata_text(const floe_ice_table_t *t, size_t *len)
 
 /* ---- filesystem catalog ---- */
 
-typedef struct fs_catalog {
-    floe_ice_catalog_t base;
-    char *warehouse;
-    pthread_mutex_t cmu; /* the metadata cache: */
-    md_entry_t *head, *tail;
-    size_t cached, max_cached; /* bytes */
-    atomic_bool pending;       /* a transaction journal waits to be rolled forward */
-} fs_catalog_t;
-
 #define NS_MARKER ".floe-namespace"
 
-static int check_name(const char *what, const char *s, floe_err_t *err)
+int floe_ice_fs_check_name(const char *what, const char *s, floe_err_t *err)
 {
     size_t n = s ? strlen(s) : 0;
     if (n == 0 || n > 200)
@@ -327,10 +317,10 @@ static int check_name(const char *what, const char *s, floe_err_t *err)
 }
 
 /* A namespace: one level, or levels joined by FLOE_ICE_NS_SEP, each a
- * name as check_name wants. */
-static int check_ns(const char *ns, floe_err_t *err)
+ * name as floe_ice_fs_check_name wants. */
+int floe_ice_fs_check_ns(const char *ns, floe_err_t *err)
 {
-    if (!ns) return check_name("namespace", ns, err);
+    if (!ns) return floe_ice_fs_check_name("namespace", ns, err);
     int depth = 0;
     for (const char *p = ns;; p++) {
         const char *e = strchr(p, FLOE_ICE_NS_SEP);
@@ -342,13 +332,13 @@ static int check_ns(const char *ns, floe_err_t *err)
                                 FLOE_ICE_NS_MAX_DEPTH);
         memcpy(part, p, n);
         part[n] = '\0';
-        if (check_name("namespace", part, err) < 0) return -1;
+        if (floe_ice_fs_check_name("namespace", part, err) < 0) return -1;
         if (!e) return 0;
         p = e;
     }
 }
 
-static char *path_join(const char *a, const char *b, const char *c, const char *d)
+char *floe_ice_fs_path(const char *a, const char *b, const char *c, const char *d)
 {
     size_t n =
         strlen(a) + (b ? strlen(b) + 1 : 0) + (c ? strlen(c) + 1 : 0) + (d ? strlen(d) + 1 : 0) + 1;
@@ -362,7 +352,7 @@ static char *path_join(const char *a, const char *b, const char *c, const char *
     return p;
 }
 
-static char *metadata_file(const char *mdir, int64_t v)
+char *floe_ice_fs_metadata_file(const char *mdir, int64_t v)
 {
     size_t n = strlen(mdir) + 48;
     char *p = malloc(n);
@@ -370,7 +360,7 @@ static char *metadata_file(const char *mdir, int64_t v)
     return p;
 }
 
-static void cache_unlink(fs_catalog_t *c, md_entry_t *e)
+static void cache_unlink(floe_ice_fs_t *c, md_entry_t *e)
 {
     if (e->prev) e->prev->next = e->next;
     else
@@ -383,7 +373,7 @@ static void cache_unlink(fs_catalog_t *c, md_entry_t *e)
 }
 
 /* Drop the least recently used entries beyond the budget.  cmu held. */
-static void cache_shrink(fs_catalog_t *c)
+static void cache_shrink(floe_ice_fs_t *c)
 {
     while (c->cached > c->max_cached && c->tail) {
         md_entry_t *old = c->tail;
@@ -393,7 +383,7 @@ static void cache_shrink(fs_catalog_t *c)
 }
 
 /* The entry of metadata file path, with a reference for the caller. */
-static md_entry_t *cache_get(fs_catalog_t *c, const char *path)
+static md_entry_t *cache_get(floe_ice_fs_t *c, const char *path)
 {
     pthread_mutex_lock(&c->cmu);
     md_entry_t *e = c->head;
@@ -414,7 +404,7 @@ static md_entry_t *cache_get(fs_catalog_t *c, const char *path)
 }
 
 /* Keep e (the cache takes a reference of its own) within the budget. */
-static void cache_put(fs_catalog_t *c, md_entry_t *e)
+static void cache_put(floe_ice_fs_t *c, md_entry_t *e)
 {
     pthread_mutex_lock(&c->cmu);
     if (e->bytes <= c->max_cached) {
@@ -432,7 +422,7 @@ static void cache_put(fs_catalog_t *c, md_entry_t *e)
 /* Forget the entries of files under dir (a table's metadata folder, a
  * namespace's folder): a name dropped and created again publishes
  * v1.metadata.json anew. */
-static void cache_forget(fs_catalog_t *c, const char *dir)
+static void cache_forget(floe_ice_fs_t *c, const char *dir)
 {
     size_t n = strlen(dir);
     pthread_mutex_lock(&c->cmu);
@@ -449,7 +439,7 @@ static void cache_forget(fs_catalog_t *c, const char *dir)
 void floe_ice_catalog_cache_metadata(floe_ice_catalog_t *cat, size_t bytes)
 {
     if (cat->ops->destroy != fs_destroy) return;
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     pthread_mutex_lock(&c->cmu);
     c->max_cached = bytes;
     cache_shrink(c);
@@ -470,10 +460,10 @@ bool floe_ice_fs_metadata_version(const char *name, int64_t *v)
  * written after the version and may lag); without a hint, list.  A hint
  * found behind is brought up to date (best effort): readers that trust
  * the hint alone (icebird, DuckDB) then see the table as it is. */
-static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, floe_err_t *err)
+int floe_ice_fs_current_version(floe_fileio_t *io, const char *mdir, int64_t *out, floe_err_t *err)
 {
     int64_t v = 0, hinted;
-    char *hint = path_join(mdir, "version-hint.text", NULL, NULL);
+    char *hint = floe_ice_fs_path(mdir, "version-hint.text", NULL, NULL);
     if (!hint) return floe_err_oom(err);
     floe_buf_t b = FLOE_BUF_INIT;
     floe_err_t e2;
@@ -494,7 +484,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
     floe_buf_free(&b);
     hinted = v;
     if (v > 0) {
-        char *p = metadata_file(mdir, v);
+        char *p = floe_ice_fs_metadata_file(mdir, v);
         bool ex = false;
         int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_oom(err);
         free(p);
@@ -522,7 +512,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
         }
     }
     for (;;) {
-        char *p = metadata_file(mdir, v + 1);
+        char *p = floe_ice_fs_metadata_file(mdir, v + 1);
         bool ex = false;
         int rc = p ? floe_fileio_exists(io, p, &ex, err) : floe_err_oom(err);
         free(p);
@@ -547,7 +537,7 @@ static int current_version(floe_fileio_t *io, const char *mdir, int64_t *out, fl
 /* A table of ns.name at version v from metadata file path: md and text
  * (may be NULL; its length len) taken, kept in the cache when it is on
  * (then shared with the table), else md owned by the table. */
-static floe_ice_table_t *table_of(fs_catalog_t *c, const char *ns, const char *name,
+static floe_ice_table_t *table_of(floe_ice_fs_t *c, const char *ns, const char *name,
                                   const char *path, int64_t v, floe_ice_metadata_t *md, char *text,
                                   size_t len)
 {
@@ -564,20 +554,21 @@ static floe_ice_table_t *table_of(fs_catalog_t *c, const char *ns, const char *n
     return table_shared(ns, name, v, e);
 }
 
-static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_table_t **out,
+static int fs_load(floe_ice_fs_t *c, const char *ns, const char *name, floe_ice_table_t **out,
                    floe_err_t *err)
 {
-    if (check_ns(ns, err) < 0 || check_name("table", name, err) < 0) return -1;
-    char *mdir = path_join(c->warehouse, ns, name, "metadata");
+    if (floe_ice_fs_check_ns(ns, err) < 0 || floe_ice_fs_check_name("table", name, err) < 0)
+        return -1;
+    char *mdir = floe_ice_fs_path(c->warehouse, ns, name, "metadata");
     if (!mdir) return floe_err_oom(err);
     int64_t v;
-    if (current_version(c->base.io, mdir, &v, err) < 0) {
+    if (floe_ice_fs_current_version(c->base.io, mdir, &v, err) < 0) {
         if (err && err->code == FLOE_ENOENT)
             floe_err_set(err, FLOE_ENOENT, "table %s.%s does not exist", ns, name);
         free(mdir);
         return -1;
     }
-    char *path = metadata_file(mdir, v);
+    char *path = floe_ice_fs_metadata_file(mdir, v);
     free(mdir);
     if (!path) return floe_err_oom(err);
     md_entry_t *e = cache_get(c, path);
@@ -586,7 +577,7 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
         return (*out = table_shared(ns, name, v, e)) ? 0 : floe_err_oom(err);
     }
     floe_buf_t b = FLOE_BUF_INIT;
-    if (floe_fileio_read(c->base.io, path, MAX_METADATA_BYTES, &b, err) < 0) {
+    if (floe_fileio_read(c->base.io, path, FLOE_ICE_MAX_METADATA_BYTES, &b, err) < 0) {
         free(path);
         floe_buf_free(&b);
         return -1;
@@ -607,26 +598,24 @@ static int fs_load(fs_catalog_t *c, const char *ns, const char *name, floe_ice_t
     return 0;
 }
 
-static void fs_recover(fs_catalog_t *c);
-
 static int fs_load_table(floe_ice_catalog_t *cat, const char *ns, const char *name,
                          floe_ice_table_t **out, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (atomic_load(&c->pending)) fs_recover(c);
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (atomic_load(&c->pending)) floe_ice_fs_recover(c);
     return fs_load(c, ns, name, out, err);
 }
 
 /* Publish metadata version v (create-if-absent), then the hint.
  * EEXIST -> ECONFLICT; a failure while publishing -> EUNKNOWN. */
-static int publish(fs_catalog_t *c, const char *ns, const char *name, int64_t v,
-                   const floe_ice_metadata_t *md, const char *text, char **path_out,
-                   char **json_out, bool *hinted, floe_err_t *err)
+int floe_ice_fs_publish(floe_ice_fs_t *c, const char *ns, const char *name, int64_t v,
+                        const floe_ice_metadata_t *md, const char *text, char **path_out,
+                        char **json_out, bool *hinted, floe_err_t *err)
 {
     if (hinted) *hinted = false;
-    char *mdir = path_join(c->warehouse, ns, name, "metadata");
-    char *path = mdir ? metadata_file(mdir, v) : NULL;
-    char *hint = mdir ? path_join(mdir, "version-hint.text", NULL, NULL) : NULL;
+    char *mdir = floe_ice_fs_path(c->warehouse, ns, name, "metadata");
+    char *path = mdir ? floe_ice_fs_metadata_file(mdir, v) : NULL;
+    char *hint = mdir ? floe_ice_fs_path(mdir, "version-hint.text", NULL, NULL) : NULL;
     char *json = text ? strdup(text) : floe_ice_metadata_to_json(md, err);
     int rc = -1;
     if (text && !json) floe_err_oom(err);
@@ -685,8 +674,9 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
                            const floe_ice_sort_order_t *order, const floe_ice_props_t *props,
                            floe_ice_table_t **out, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_ns(ns, err) < 0 || check_name("table", name, err) < 0) return -1;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (floe_ice_fs_check_ns(ns, err) < 0 || floe_ice_fs_check_name("table", name, err) < 0)
+        return -1;
     floe_ice_table_t *t = NULL;
     floe_err_t e2;
     if (fs_load(c, ns, name, &t, &e2) == 0) {
@@ -706,13 +696,13 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
         if (nrc < 0 && err && err->code != FLOE_EEXIST) return -1;
         if (!e) break;
     }
-    char *loc = path_join(c->warehouse, ns, name, NULL);
+    char *loc = floe_ice_fs_path(c->warehouse, ns, name, NULL);
     if (!loc) return floe_err_oom(err);
     floe_ice_metadata_t *md = floe_ice_metadata_new_table(schema, spec, order, loc, props, err);
     free(loc);
     if (!md) return -1;
     char *path = NULL;
-    if (publish(c, ns, name, 1, md, NULL, &path, NULL, NULL, err) < 0) {
+    if (floe_ice_fs_publish(c, ns, name, 1, md, NULL, &path, NULL, NULL, err) < 0) {
         if (err && err->code == FLOE_ECONFLICT)
             floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
         floe_ice_metadata_free(md);
@@ -733,14 +723,14 @@ static int fs_create_table(floe_ice_catalog_t *cat, const char *ns, const char *
 
 /* The current table; when base is still the current version (versions are
  * immutable once published), a copy of it instead of a re-read. */
-static int fs_current(fs_catalog_t *c, const char *ns, const char *name,
+static int fs_current(floe_ice_fs_t *c, const char *ns, const char *name,
                       const floe_ice_table_t *base, floe_ice_table_t **out, floe_err_t *err)
 {
     if (base) {
-        char *mdir = path_join(c->warehouse, ns, name, "metadata");
+        char *mdir = floe_ice_fs_path(c->warehouse, ns, name, "metadata");
         if (!mdir) return floe_err_oom(err);
         int64_t v;
-        int rc = current_version(c->base.io, mdir, &v, err);
+        int rc = floe_ice_fs_current_version(c->base.io, mdir, &v, err);
         free(mdir);
         if (rc < 0) return -1;
         if (v == base->version) {
@@ -766,11 +756,11 @@ static bool in_log(const floe_ice_metadata_t *md, const char *file)
  * this table's metadata folder named vN.metadata.json with N < v are
  * touched.  Returns how many went; failures are logged (orphan removal
  * takes them later). */
-static size_t drop_old_versions(fs_catalog_t *c, const char *ns, const char *name,
-                                const floe_ice_table_t *cur, const floe_ice_metadata_t *md,
-                                int64_t v)
+size_t floe_ice_fs_drop_old_versions(floe_ice_fs_t *c, const char *ns, const char *name,
+                                     const floe_ice_table_t *cur, const floe_ice_metadata_t *md,
+                                     int64_t v)
 {
-    char *mdir = path_join(c->warehouse, ns, name, "metadata");
+    char *mdir = floe_ice_fs_path(c->warehouse, ns, name, "metadata");
     const char **del = calloc(cur->md->nmetadata_log + 1, sizeof *del);
     bool *done = calloc(cur->md->nmetadata_log + 1, sizeof *done);
     size_t n = 0, deleted = 0;
@@ -797,10 +787,10 @@ out:
 /* A commit's next metadata: the current table into *cur, reqs checked
  * against it, ups applied and the replaced version logged into *mdout.
  * Both the caller's on success. */
-static int fs_prepare(fs_catalog_t *c, const char *ns, const char *name,
-                      const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
-                      const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **curout,
-                      floe_ice_metadata_t **mdout, floe_err_t *err)
+int floe_ice_fs_prepare(floe_ice_fs_t *c, const char *ns, const char *name,
+                        const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
+                        const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **curout,
+                        floe_ice_metadata_t **mdout, floe_err_t *err)
 {
     floe_ice_table_t *cur = NULL;
     if (fs_current(c, ns, name, base, &cur, err) < 0) return -1;
@@ -846,18 +836,19 @@ static int fs_prepare(fs_catalog_t *c, const char *ns, const char *name,
     return 0;
 }
 
-static int fs_commit_locked(fs_catalog_t *c, const char *ns, const char *name,
+static int fs_commit_locked(floe_ice_fs_t *c, const char *ns, const char *name,
                             const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
                             const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
                             floe_err_t *err)
 {
     floe_ice_table_t *cur = NULL;
     floe_ice_metadata_t *md = NULL;
-    if (fs_prepare(c, ns, name, base, reqs, nreqs, ups, nups, &cur, &md, err) < 0) return -1;
+    if (floe_ice_fs_prepare(c, ns, name, base, reqs, nreqs, ups, nups, &cur, &md, err) < 0)
+        return -1;
     int64_t v = cur->version + 1;
     char *path = NULL, *json = NULL;
     bool hinted;
-    if (publish(c, ns, name, v, md, NULL, &path, &json, &hinted, err) < 0) {
+    if (floe_ice_fs_publish(c, ns, name, v, md, NULL, &path, &json, &hinted, err) < 0) {
         floe_ice_metadata_free(md);
         floe_ice_table_free(cur);
         return -1;
@@ -867,7 +858,7 @@ static int fs_commit_locked(fs_catalog_t *c, const char *ns, const char *name,
     size_t deleted = 0;
     if (hinted && floe_ice_props_get_bool(&md->properties,
                                           "write.metadata.delete-after-commit.enabled", false))
-        deleted = drop_old_versions(c, ns, name, cur, md, v);
+        deleted = floe_ice_fs_drop_old_versions(c, ns, name, cur, md, v);
     floe_ice_table_free(cur);
     if (out) {
         /* the new version goes to the cache as published: the next load
@@ -887,359 +878,18 @@ static int fs_commit_locked(fs_catalog_t *c, const char *ns, const char *name,
     return 0;
 }
 
-/* ---- commit locks and multi-table transactions ---- */
-
-/* Commits to one table are serialized by a process-wide lock stripe
- * chosen by warehouse and table (every catalog over the same warehouse in
- * this process, the table engine's and the REST server's, shares them);
- * a transaction holds the stripes of all its tables, taken in ascending
- * order so two transactions cannot deadlock. */
-#define LOCK_STRIPES 64
-static pthread_mutex_t stripes[LOCK_STRIPES];
-static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
-/* transactions under way in this process: their staged folders have no
- * journal yet, and a catalog opening meanwhile must not take them for
- * the leftovers of a crash */
-static atomic_int live_txns;
-
-static void stripes_init(void)
-{
-    for (size_t i = 0; i < LOCK_STRIPES; i++) pthread_mutex_init(&stripes[i], NULL);
-}
-
-static size_t stripe_of(const fs_catalog_t *c, const char *ns, const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    const char *parts[3] = {c->warehouse, ns, name};
-    for (size_t k = 0; k < 3; k++)
-        for (const char *p = parts[k];; p++) {
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-            if (!*p) break;
-        }
-    return (size_t)(h % LOCK_STRIPES);
-}
-
-/* Lock (or unlock) the stripes marked in held[], ascending. */
-static void stripes_lock(const bool *held, bool lock)
-{
-    pthread_once(&stripes_once, stripes_init);
-    for (size_t i = 0; i < LOCK_STRIPES; i++)
-        if (held[i]) {
-            if (lock) pthread_mutex_lock(&stripes[i]);
-            else
-                pthread_mutex_unlock(&stripes[i]);
-        }
-}
-
-static void fs_recover(fs_catalog_t *c);
-
 static int fs_commit(floe_ice_catalog_t *cat, const char *ns, const char *name,
                      const floe_ice_table_t *base, const floe_ice_req_t *reqs, size_t nreqs,
                      const floe_ice_update_t *ups, size_t nups, floe_ice_table_t **out,
                      floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (atomic_load(&c->pending)) fs_recover(c);
-    bool held[LOCK_STRIPES] = {false};
-    held[stripe_of(c, ns, name)] = true;
-    stripes_lock(held, true);
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (atomic_load(&c->pending)) floe_ice_fs_recover(c);
+    bool held[FLOE_ICE_FS_STRIPES] = {false};
+    held[floe_ice_fs_stripe_of(c, ns, name)] = true;
+    floe_ice_fs_stripes_lock(held, true);
     int rc = fs_commit_locked(c, ns, name, base, reqs, nreqs, ups, nups, out, err);
-    stripes_lock(held, false);
-    return rc;
-}
-
-#define TXN_DIR "_floe_txn"
-
-static int remove_tree(floe_fileio_t *io, const char *path, floe_err_t *err);
-
-/* Roll journal WAREHOUSE/_floe_txn/<id>.json forward: publish every
- * table still at its expected version; one already at its new version
- * with the staged bytes is done; one that moved elsewhere is an ERROR
- * (left as it is).  Then the journal and its staged files go.  -1 when
- * storage failed (the journal stays for the next try). */
-static int roll_forward(fs_catalog_t *c, const char *id)
-{
-    floe_fileio_t *io = c->base.io;
-    char *jpath = path_join(c->warehouse, TXN_DIR, id, NULL);
-    char *sdir = jpath ? strndup(jpath, strlen(jpath) - 5) : NULL; /* without ".json" */
-    floe_buf_t b = FLOE_BUF_INIT;
-    floe_err_t err;
-    json_t *j = NULL;
-    int rc = -1;
-    bool held[LOCK_STRIPES] = {false}, locked = false;
-    if (!jpath || !sdir) goto out;
-    if (floe_fileio_read(io, jpath, 0, &b, &err) < 0) {
-        if (err.code == FLOE_ENOENT) rc = 0; /* finished by another thread */
-        else
-            FLOE_WARN("iceberg: transaction journal %s unreadable: %s", jpath, err.msg);
-        goto out;
-    }
-    j = mj_load((const char *)b.data, b.len, &err);
-    json_t *ts = j ? json_object_get(j, "tables") : NULL;
-    if (!json_is_array(ts)) {
-        FLOE_ERROR("iceberg: transaction journal %s is not a journal: removed", jpath);
-        rc = floe_fileio_remove(io, jpath, &err);
-        goto out;
-    }
-    for (size_t i = 0; i < json_array_size(ts); i++) {
-        const char *ns = json_string_value(json_object_get(json_array_get(ts, i), "namespace"));
-        const char *name = json_string_value(json_object_get(json_array_get(ts, i), "name"));
-        if (ns && name) held[stripe_of(c, ns, name)] = true;
-    }
-    stripes_lock(held, true);
-    locked = true;
-    bool still = false;
-    if (floe_fileio_exists(io, jpath, &still, &err) < 0) goto out;
-    if (!still) { /* the transaction finished it while we waited */
-        rc = 0;
-        goto out;
-    }
-    bool io_failed = false;
-    for (size_t i = 0; i < json_array_size(ts); i++) {
-        json_t *e = json_array_get(ts, i);
-        const char *ns = json_string_value(json_object_get(e, "namespace"));
-        const char *name = json_string_value(json_object_get(e, "name"));
-        const char *staged = json_string_value(json_object_get(e, "staged"));
-        const char *newloc = json_string_value(json_object_get(e, "new-location"));
-        json_int_t ev = json_integer_value(json_object_get(e, "expected-version"));
-        if (!ns || !name || !staged || !newloc || ev < 1) {
-            FLOE_ERROR("iceberg: transaction %s: table entry %zu malformed: left", id, i);
-            continue;
-        }
-        char *mdir = path_join(c->warehouse, ns, name, "metadata");
-        int64_t cv = 0;
-        floe_buf_t sb = FLOE_BUF_INIT, nb = FLOE_BUF_INIT;
-        if (!mdir || current_version(io, mdir, &cv, &err) < 0 ||
-            floe_fileio_read(io, staged, MAX_METADATA_BYTES, &sb, &err) < 0 ||
-            (!floe_buf_cstr(&sb) && floe_err_oom(&err) < 0)) {
-            if (mdir && err.code == FLOE_ENOENT)
-                FLOE_ERROR("iceberg: transaction %s: %s.%s: %s: left as it is", id, ns, name,
-                           err.msg);
-            else
-                io_failed = true;
-        } else if (cv == ev) {
-            if (publish(c, ns, name, ev + 1, NULL, (const char *)sb.data, NULL, NULL, NULL, &err) <
-                0) {
-                if (err.code == FLOE_ECONFLICT)
-                    FLOE_ERROR("iceberg: transaction %s: %s.%s: %s outside floe: its part of "
-                               "the transaction is left",
-                               id, ns, name, err.msg);
-                else {
-                    FLOE_WARN("iceberg: transaction %s: publishing %s.%s: %s", id, ns, name,
-                              err.msg);
-                    io_failed = true;
-                }
-            } else
-                FLOE_INFO("iceberg: transaction %s: rolled %s.%s forward to v%" PRId64, id, ns,
-                          name, (int64_t)ev + 1);
-        } else if (cv > ev && floe_fileio_read(io, newloc, MAX_METADATA_BYTES, &nb, &err) < 0) {
-            io_failed = true;
-        } else if (cv < ev || nb.len != sb.len || memcmp(nb.data, sb.data, sb.len)) {
-            FLOE_ERROR("iceberg: transaction %s: %s.%s moved from v%" PRId64 " to v%" PRId64
-                       " outside floe: its part of the transaction is left",
-                       id, ns, name, (int64_t)ev, cv);
-        }
-        floe_buf_free(&sb);
-        floe_buf_free(&nb);
-        free(mdir);
-    }
-    if (io_failed) goto out;
-    if (floe_fileio_remove(io, jpath, &err) < 0) goto out;
-    if (remove_tree(io, sdir, &err) < 0)
-        FLOE_DEBUG("iceberg: transaction %s: staged files stay: %s", id, err.msg);
-    rc = 0;
-out:
-    if (locked) stripes_lock(held, false);
-    json_decref(j);
-    floe_buf_free(&b);
-    free(jpath);
-    free(sdir);
-    return rc;
-}
-
-/* Roll every pending journal forward; the ones storage kept from
- * finishing mark the catalog pending (tried again before the next load
- * or commit).  At open, staged folders without a journal (a transaction
- * that died before its journal) go too. */
-static void fs_recover_at(fs_catalog_t *c, bool at_open)
-{
-    atomic_store(&c->pending, false);
-    char *dir = path_join(c->warehouse, TXN_DIR, NULL, NULL);
-    char **names = NULL;
-    size_t n = 0;
-    floe_err_t err;
-    if (!dir || floe_fileio_list(c->base.io, dir, &names, &n, &err) < 0) {
-        if (dir) FLOE_WARN("iceberg: cannot list %s: %s", dir, err.msg);
-        atomic_store(&c->pending, true);
-        free(dir);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t l = strlen(names[i]);
-        if (l > 5 && !strcmp(names[i] + l - 5, ".json")) {
-            if (roll_forward(c, names[i]) < 0) atomic_store(&c->pending, true);
-        } else if (at_open && atomic_load(&live_txns) == 0 && !strchr(names[i], '.')) {
-            char js[160];
-            snprintf(js, sizeof js, "%s.json", names[i]);
-            bool journaled = false;
-            for (size_t k = 0; k < n; k++) journaled = journaled || !strcmp(names[k], js);
-            char *p = journaled ? NULL : path_join(dir, names[i], NULL, NULL);
-            if (p && remove_tree(c->base.io, p, &err) < 0)
-                FLOE_DEBUG("iceberg: cannot remove %s: %s", p, err.msg);
-            free(p);
-        }
-    }
-    floe_fileio_names_free(names, n);
-    free(dir);
-}
-
-static void fs_recover(fs_catalog_t *c)
-{
-    fs_recover_at(c, false);
-}
-
-/* A transaction over n tables (see floe_ice_catalog_commit_tx): under the
- * stripes of all of them, every table's next metadata is built and
- * staged, then the journal naming them is written (the commit point),
- * then every table is published, then the journal goes. */
-static int fs_commit_tx(fs_catalog_t *c, const floe_ice_table_change_t *ch, size_t n,
-                        size_t *failed, floe_err_t *err)
-{
-    if (atomic_load(&c->pending)) fs_recover(c);
-    int rc = -1;
-    bool held[LOCK_STRIPES] = {false};
-    for (size_t i = 0; i < n; i++) {
-        if (check_ns(ch[i].ns, err) < 0 || check_name("table", ch[i].name, err) < 0) {
-            if (failed) *failed = i;
-            return -1;
-        }
-        held[stripe_of(c, ch[i].ns, ch[i].name)] = true;
-    }
-    floe_ice_table_t **cur = calloc(n, sizeof *cur);
-    floe_ice_metadata_t **md = calloc(n, sizeof *md);
-    char **json = calloc(n, sizeof *json), **staged = calloc(n, sizeof *staged);
-    char id[37], *jpath = NULL, *sdir = NULL, *jtext = NULL;
-    floe_ice_uuid4(id);
-    json_t *j = NULL, *ts = NULL;
-    if (!cur || !md || !json || !staged) {
-        free(cur);
-        free(md);
-        free(json);
-        free(staged);
-        return floe_err_oom(err);
-    }
-    atomic_fetch_add(&live_txns, 1);
-    stripes_lock(held, true);
-    for (size_t i = 0; i < n; i++)
-        if (fs_prepare(c, ch[i].ns, ch[i].name, NULL, ch[i].reqs, ch[i].nreqs, ch[i].ups,
-                       ch[i].nups, &cur[i], &md[i], err) < 0) {
-            if (failed) *failed = i;
-            goto out;
-        }
-    if (failed) *failed = n;
-    char jname[48];
-    snprintf(jname, sizeof jname, "%s.json", id);
-    jpath = path_join(c->warehouse, TXN_DIR, jname, NULL);
-    sdir = path_join(c->warehouse, TXN_DIR, id, NULL);
-    j = json_object();
-    ts = json_array();
-    if (!jpath || !sdir || !j || !ts || json_object_set_new(j, "transaction", json_string(id)) ||
-        json_object_set(j, "tables", ts)) {
-        floe_err_oom(err);
-        goto out;
-    }
-    /* 1. every table's new metadata, staged */
-    for (size_t i = 0; i < n; i++) {
-        char sname[48];
-        snprintf(sname, sizeof sname, "%zu.metadata.json", i);
-        if (!(json[i] = floe_ice_metadata_to_json(md[i], err))) goto unstage;
-        if (!(staged[i] = path_join(sdir, sname, NULL, NULL))) {
-            floe_err_oom(err);
-            goto unstage;
-        }
-        if (floe_fileio_write(c->base.io, staged[i], json[i], strlen(json[i]), FLOE_IO_EXCL, err) <
-            0)
-            goto unstage;
-        char *mdir = path_join(c->warehouse, ch[i].ns, ch[i].name, "metadata");
-        char *newloc = mdir ? metadata_file(mdir, cur[i]->version + 1) : NULL;
-        json_t *e = json_object();
-        int bad =
-            !newloc || !e || json_object_set_new(e, "namespace", json_string(ch[i].ns)) ||
-            json_object_set_new(e, "name", json_string(ch[i].name)) ||
-            json_object_set_new(e, "expected-version", json_integer(cur[i]->version)) ||
-            json_object_set_new(e, "expected-location", json_string(cur[i]->metadata_location)) ||
-            json_object_set_new(e, "new-location", json_string(newloc)) ||
-            json_object_set_new(e, "staged", json_string(staged[i])) || json_array_append(ts, e);
-        json_decref(e);
-        free(mdir);
-        free(newloc);
-        if (bad) {
-            floe_err_oom(err);
-            goto unstage;
-        }
-    }
-    /* 2. the journal: from here on the transaction is committed */
-    jtext = mj_dump(j, err); /* takes j */
-    j = NULL;
-    if (!jtext) goto unstage;
-    if (floe_fileio_write(c->base.io, jpath, jtext, strlen(jtext), FLOE_IO_EXCL, err) < 0) {
-        floe_err_t e2;
-        if (floe_fileio_remove(c->base.io, jpath, &e2) == 0) goto unstage;
-        atomic_store(&c->pending, true);
-        floe_err_set(err, FLOE_EUNKNOWN,
-                     "transaction %s outcome unknown: writing its journal failed: %s", id, e2.msg);
-        goto out;
-    }
-    /* 3. publish each */
-    for (size_t i = 0; i < n; i++) {
-        bool hinted = false;
-        if (publish(c, ch[i].ns, ch[i].name, cur[i]->version + 1, md[i], json[i], NULL, NULL,
-                    &hinted, err) < 0) {
-            atomic_store(&c->pending, true);
-            char m[FLOE_ERR_MSG_MAX];
-            snprintf(m, sizeof m, "%s", err->msg);
-            floe_err_set(err, FLOE_EUNKNOWN,
-                         "transaction %s is committed but %s.%s is not published yet (finished "
-                         "by recovery): %s",
-                         id, ch[i].ns, ch[i].name, m);
-            goto out;
-        }
-        if (hinted && floe_ice_props_get_bool(&md[i]->properties,
-                                              "write.metadata.delete-after-commit.enabled", false))
-            drop_old_versions(c, ch[i].ns, ch[i].name, cur[i], md[i], cur[i]->version + 1);
-    }
-    rc = 0;
-    /* 4. the journal goes (left behind, recovery finds every table done) */
-    floe_err_t e2;
-    if (floe_fileio_remove(c->base.io, jpath, &e2) < 0) {
-        FLOE_WARN("iceberg: transaction %s done but its journal stays: %s", id, e2.msg);
-        atomic_store(&c->pending, true);
-        goto out;
-    }
-unstage:
-    if (sdir) {
-        floe_err_t e3;
-        if (remove_tree(c->base.io, sdir, &e3) < 0)
-            FLOE_DEBUG("iceberg: transaction %s: staged files stay: %s", id, e3.msg);
-    }
-out:
-    stripes_lock(held, false);
-    atomic_fetch_sub(&live_txns, 1);
-    for (size_t i = 0; i < n; i++) {
-        floe_ice_table_free(cur[i]);
-        floe_ice_metadata_free(md[i]);
-        free(json[i]);
-        free(staged[i]);
-    }
-    free(cur);
-    free(md);
-    free(json);
-    free(staged);
-    free(jpath);
-    free(sdir);
-    free(jtext);
-    json_decref(ts);
-    json_decref(j);
+    floe_ice_fs_stripes_lock(held, false);
     return rc;
 }
 
@@ -1250,15 +900,15 @@ int floe_ice_catalog_commit_tx(floe_ice_catalog_t *c, const floe_ice_table_chang
     if (c->ops != &fs_ops)
         return floe_err_set(err, FLOE_EUNSUPPORTED,
                             "multi-table transactions need floe's filesystem catalog");
-    return fs_commit_tx((fs_catalog_t *)c, ch, n, failed, err);
+    return floe_ice_fs_commit_tx((floe_ice_fs_t *)c, ch, n, failed, err);
 }
 
-static int ns_exists(fs_catalog_t *c, const char *ns, floe_err_t *err);
+static int ns_exists(floe_ice_fs_t *c, const char *ns, floe_err_t *err);
 
 static int fs_create_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_ns(ns, err) < 0) return -1;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (floe_ice_fs_check_ns(ns, err) < 0) return -1;
     const char *last = strrchr(ns, FLOE_ICE_NS_SEP);
     if (last) {
         /* a level goes under an existing parent */
@@ -1267,7 +917,7 @@ static int fs_create_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err
         free(parent);
         if (prc < 0) return -1;
     }
-    char *p = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    char *p = floe_ice_fs_path(c->warehouse, ns, NS_MARKER, NULL);
     if (!p) return floe_err_oom(err);
     int rc = floe_fileio_write(cat->io, p, "", 0, FLOE_IO_EXCL, err);
     if (rc < 0 && err && err->code == FLOE_EEXIST)
@@ -1279,9 +929,9 @@ static int fs_create_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err
 static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names, size_t *n,
                           floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_ns(ns, err) < 0) return -1;
-    char *dir = path_join(c->warehouse, ns, NULL, NULL);
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (floe_ice_fs_check_ns(ns, err) < 0) return -1;
+    char *dir = floe_ice_fs_path(c->warehouse, ns, NULL, NULL);
     if (!dir) return floe_err_oom(err);
     char **all;
     size_t na;
@@ -1292,11 +942,11 @@ static int fs_list_tables(floe_ice_catalog_t *cat, const char *ns, char ***names
     size_t o = 0;
     for (size_t i = 0; i < na; i++) {
         bool keep = false;
-        if (check_name("table", all[i], NULL) == 0) {
-            char *mdir = path_join(dir, all[i], "metadata", NULL);
+        if (floe_ice_fs_check_name("table", all[i], NULL) == 0) {
+            char *mdir = floe_ice_fs_path(dir, all[i], "metadata", NULL);
             int64_t v;
             floe_err_t e2;
-            keep = mdir && current_version(cat->io, mdir, &v, &e2) == 0;
+            keep = mdir && floe_ice_fs_current_version(cat->io, mdir, &v, &e2) == 0;
             free(mdir);
         }
         if (keep) all[o++] = all[i];
@@ -1318,8 +968,8 @@ static int list_ns_in(floe_fileio_t *io, const char *dir, char ***names, size_t 
     size_t o = 0;
     for (size_t i = 0; i < na; i++) {
         bool keep = false;
-        if (check_name("namespace", all[i], NULL) == 0) {
-            char *m = path_join(dir, all[i], NS_MARKER, NULL);
+        if (floe_ice_fs_check_name("namespace", all[i], NULL) == 0) {
+            char *m = floe_ice_fs_path(dir, all[i], NS_MARKER, NULL);
             floe_err_t e2;
             keep = m && floe_fileio_exists(io, m, &keep, &e2) == 0 && keep;
             free(m);
@@ -1335,30 +985,30 @@ static int list_ns_in(floe_fileio_t *io, const char *dir, char ***names, size_t 
 
 static int fs_list_namespaces(floe_ice_catalog_t *cat, char ***names, size_t *n, floe_err_t *err)
 {
-    return list_ns_in(cat->io, ((fs_catalog_t *)cat)->warehouse, names, n, err);
+    return list_ns_in(cat->io, ((floe_ice_fs_t *)cat)->warehouse, names, n, err);
 }
 
 static int fs_list_namespaces_in(floe_ice_catalog_t *cat, const char *parent, char ***names,
                                  size_t *n, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     if (ns_exists(c, parent, err) < 0) return -1;
-    char *dir = path_join(c->warehouse, parent, NULL, NULL);
+    char *dir = floe_ice_fs_path(c->warehouse, parent, NULL, NULL);
     int rc = dir ? list_ns_in(cat->io, dir, names, n, err) : floe_err_oom(err);
     free(dir);
     return rc;
 }
 
 /* Delete a tree through the FileIO: entries first, then the folder. */
-static int remove_tree(floe_fileio_t *io, const char *path, floe_err_t *err)
+int floe_ice_fs_remove_tree(floe_fileio_t *io, const char *path, floe_err_t *err)
 {
     char **names;
     size_t n;
     if (floe_fileio_list(io, path, &names, &n, err) < 0) return -1;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        char *p = path_join(path, names[i], NULL, NULL);
-        rc = p ? remove_tree(io, p, err) : floe_err_oom(err);
+        char *p = floe_ice_fs_path(path, names[i], NULL, NULL);
+        rc = p ? floe_ice_fs_remove_tree(io, p, err) : floe_err_oom(err);
         free(p);
     }
     floe_fileio_names_free(names, n);
@@ -1368,7 +1018,7 @@ static int remove_tree(floe_fileio_t *io, const char *path, floe_err_t *err)
 
 static int fs_drop_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     char **t;
     size_t n;
     if (fs_list_tables(cat, ns, &t, &n, err) < 0) return -1;
@@ -1378,13 +1028,13 @@ static int fs_drop_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t
     floe_fileio_names_free(t, n);
     if (n)
         return floe_err_set(err, FLOE_EINVAL, "namespace %s is not empty (%zu namespaces)", ns, n);
-    char *dir = path_join(c->warehouse, ns, NULL, NULL);
-    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    char *dir = floe_ice_fs_path(c->warehouse, ns, NULL, NULL);
+    char *m = floe_ice_fs_path(c->warehouse, ns, NS_MARKER, NULL);
     bool ex = false;
     int rc = (!dir || !m) ? floe_err_oom(err) : floe_fileio_exists(cat->io, m, &ex, err);
     if (rc == 0 && !ex) rc = floe_err_set(err, FLOE_ENOENT, "namespace %s does not exist", ns);
     if (rc == 0) cache_forget(c, dir);
-    if (rc == 0) rc = remove_tree(cat->io, dir, err);
+    if (rc == 0) rc = floe_ice_fs_remove_tree(cat->io, dir, err);
     free(dir);
     free(m);
     return rc;
@@ -1393,15 +1043,15 @@ static int fs_drop_namespace(floe_ice_catalog_t *cat, const char *ns, floe_err_t
 static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *name, bool purge,
                          floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     floe_ice_table_t *t;
     if (fs_load(c, ns, name, &t, err) < 0) return -1;
     floe_ice_table_free(t);
-    char *p = purge ? path_join(c->warehouse, ns, name, NULL)
-                    : path_join(c->warehouse, ns, name, "metadata");
+    char *p = purge ? floe_ice_fs_path(c->warehouse, ns, name, NULL)
+                    : floe_ice_fs_path(c->warehouse, ns, name, "metadata");
     if (!p) return floe_err_oom(err);
     cache_forget(c, p);
-    int rc = remove_tree(cat->io, p, err);
+    int rc = floe_ice_fs_remove_tree(cat->io, p, err);
     free(p);
     return rc;
 }
@@ -1411,9 +1061,9 @@ static int fs_drop_table(floe_ice_catalog_t *cat, const char *ns, const char *na
 static int fs_load_namespace(floe_ice_catalog_t *cat, const char *ns, floe_ice_props_t *out,
                              floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_ns(ns, err) < 0) return -1;
-    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (floe_ice_fs_check_ns(ns, err) < 0) return -1;
+    char *m = floe_ice_fs_path(c->warehouse, ns, NS_MARKER, NULL);
     if (!m) return floe_err_oom(err);
     floe_buf_t b = FLOE_BUF_INIT;
     int rc = floe_fileio_read(cat->io, m, 1u << 20, &b, err);
@@ -1438,7 +1088,7 @@ static int fs_update_namespace(floe_ice_catalog_t *cat, const char *ns,
                                const floe_ice_props_t *updates, const floe_ice_props_t *removals,
                                floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     floe_ice_props_t p = {0};
     if (fs_load_namespace(cat, ns, &p, err) < 0) return -1;
     int rc = 0;
@@ -1447,7 +1097,7 @@ static int fs_update_namespace(floe_ice_catalog_t *cat, const char *ns,
     for (size_t i = 0; rc == 0 && updates && i < updates->n; i++)
         rc = floe_ice_props_set(&p, updates->kv[i].key, updates->kv[i].value);
     char *text = rc == 0 ? mj_dump(mj_props_to_json(&p), err) : NULL;
-    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    char *m = floe_ice_fs_path(c->warehouse, ns, NS_MARKER, NULL);
     if (rc < 0 || !m) rc = floe_err_oom(err);
     else if (!text)
         rc = -1;
@@ -1459,10 +1109,10 @@ static int fs_update_namespace(floe_ice_catalog_t *cat, const char *ns,
     return rc;
 }
 
-static int ns_exists(fs_catalog_t *c, const char *ns, floe_err_t *err)
+static int ns_exists(floe_ice_fs_t *c, const char *ns, floe_err_t *err)
 {
-    if (check_ns(ns, err) < 0) return -1;
-    char *m = path_join(c->warehouse, ns, NS_MARKER, NULL);
+    if (floe_ice_fs_check_ns(ns, err) < 0) return -1;
+    char *m = floe_ice_fs_path(c->warehouse, ns, NS_MARKER, NULL);
     bool ex = false;
     int rc = m ? floe_fileio_exists(c->base.io, m, &ex, err) : floe_err_oom(err);
     free(m);
@@ -1471,10 +1121,10 @@ static int ns_exists(fs_catalog_t *c, const char *ns, floe_err_t *err)
 }
 
 /* Publish md as version 1 of ns.name: EEXIST when the name is taken. */
-static int publish_new(fs_catalog_t *c, const char *ns, const char *name,
+static int publish_new(floe_ice_fs_t *c, const char *ns, const char *name,
                        const floe_ice_metadata_t *md, floe_ice_table_t **out, floe_err_t *err)
 {
-    if (check_name("table", name, err) < 0 || ns_exists(c, ns, err) < 0) return -1;
+    if (floe_ice_fs_check_name("table", name, err) < 0 || ns_exists(c, ns, err) < 0) return -1;
     floe_ice_table_t *t = NULL;
     floe_err_t e2;
     if (fs_load(c, ns, name, &t, &e2) == 0) {
@@ -1482,7 +1132,7 @@ static int publish_new(fs_catalog_t *c, const char *ns, const char *name,
         return floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
     }
     char *path = NULL, *json = NULL;
-    if (publish(c, ns, name, 1, md, NULL, &path, &json, NULL, err) < 0) {
+    if (floe_ice_fs_publish(c, ns, name, 1, md, NULL, &path, &json, NULL, err) < 0) {
         if (err && err->code == FLOE_ECONFLICT)
             floe_err_set(err, FLOE_EEXIST, "table %s.%s already exists", ns, name);
         return -1;
@@ -1504,7 +1154,7 @@ static int publish_new(fs_catalog_t *c, const char *ns, const char *name,
 static int fs_rename_table(floe_ice_catalog_t *cat, const char *ns, const char *name,
                            const char *to_ns, const char *to_name, floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     floe_ice_table_t *t;
     if (fs_load(c, ns, name, &t, err) < 0) return -1;
     /* the old name's metadata files go with it: the log would name
@@ -1517,10 +1167,10 @@ static int fs_rename_table(floe_ice_catalog_t *cat, const char *ns, const char *
     int rc = publish_new(c, to_ns, to_name, md, NULL, err);
     floe_ice_metadata_free(md);
     if (rc < 0) return -1;
-    char *p = path_join(c->warehouse, ns, name, "metadata");
+    char *p = floe_ice_fs_path(c->warehouse, ns, name, "metadata");
     if (!p) return floe_err_oom(err);
     cache_forget(c, p);
-    rc = remove_tree(cat->io, p, err);
+    rc = floe_ice_fs_remove_tree(cat->io, p, err);
     free(p);
     if (rc < 0)
         floe_err_wrap(err, "renamed %s.%s to %s.%s but the old name remains", ns, name, to_ns,
@@ -1531,20 +1181,21 @@ static int fs_rename_table(floe_ice_catalog_t *cat, const char *ns, const char *
 static int fs_create_from(floe_ice_catalog_t *cat, const char *ns, const char *name,
                           const floe_ice_metadata_t *md, floe_ice_table_t **out, floe_err_t *err)
 {
-    return publish_new((fs_catalog_t *)cat, ns, name, md, out, err);
+    return publish_new((floe_ice_fs_t *)cat, ns, name, md, out, err);
 }
 
 static int fs_table_location(floe_ice_catalog_t *cat, const char *ns, const char *name, char **out,
                              floe_err_t *err)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
-    if (check_ns(ns, err) < 0 || check_name("table", name, err) < 0) return -1;
-    return (*out = path_join(c->warehouse, ns, name, NULL)) ? 0 : floe_err_oom(err);
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
+    if (floe_ice_fs_check_ns(ns, err) < 0 || floe_ice_fs_check_name("table", name, err) < 0)
+        return -1;
+    return (*out = floe_ice_fs_path(c->warehouse, ns, name, NULL)) ? 0 : floe_err_oom(err);
 }
 
 static void fs_destroy(floe_ice_catalog_t *cat)
 {
-    fs_catalog_t *c = (fs_catalog_t *)cat;
+    floe_ice_fs_t *c = (floe_ice_fs_t *)cat;
     while (c->head) {
         md_entry_t *e = c->head;
         cache_unlink(c, e);
@@ -1569,7 +1220,7 @@ floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *wareh
         floe_err_set(err, FLOE_EINVAL, "warehouse path is empty");
         return NULL;
     }
-    fs_catalog_t *c = calloc(1, sizeof *c);
+    floe_ice_fs_t *c = calloc(1, sizeof *c);
     if (!c || !(c->warehouse = strdup(warehouse))) {
         free(c);
         floe_err_oom(err);
@@ -1580,6 +1231,6 @@ floe_ice_catalog_t *floe_ice_catalog_fs_new(floe_fileio_t *io, const char *wareh
     pthread_mutex_init(&c->cmu, NULL);
     c->base.ops = &fs_ops;
     c->base.io = io;
-    fs_recover_at(c, true);
+    floe_ice_fs_recover_at(c, true);
     return &c->base;
 }

@@ -13,6 +13,7 @@
 
 #include "http/client.h"
 #include "http/http.h"
+#include "http/rest_int.h"
 #include "test.h"
 
 /* Answers "<arg> <method> <path> <body>". */
@@ -319,7 +320,38 @@ static void client_errors(void)
     CHECK_EQ(e.code, FLOE_EINVAL);
 }
 
+/* HTTP Basic credentials (RFC 7617, as OAuth2 clients send them, each
+ * part form-urlencoded): decoded through util/base64, padding exact. */
+static void basic_credentials(void)
+{
+    char id[64], secret[64];
+    CHECK(floe_rest_basic_credentials("Basic dXNlcjpwYXNz", id, secret, sizeof id));
+    CHECK_STR(id, "user");
+    CHECK_STR(secret, "pass");
+    /* "ab:c" and "ab:cd": one and two padding characters */
+    CHECK(floe_rest_basic_credentials("Basic YWI6Yw==", id, secret, sizeof id));
+    CHECK_STR(secret, "c");
+    CHECK(floe_rest_basic_credentials("basic YWI6Y2Q=", id, secret, sizeof id));
+    CHECK_STR(id, "ab");
+    CHECK_STR(secret, "cd");
+    /* "a%3Ab:s+t" -> "a:b", "s t"; an empty secret */
+    CHECK(floe_rest_basic_credentials("Basic YSUzQWI6cyt0", id, secret, sizeof id));
+    CHECK_STR(id, "a:b");
+    CHECK_STR(secret, "s t");
+    CHECK(floe_rest_basic_credentials("Basic dTo=", id, secret, sizeof id));
+    CHECK_STR(id, "u");
+    CHECK_STR(secret, "");
+    CHECK(!floe_rest_basic_credentials("Basic dXNlcg==", id, secret, sizeof id));    /* no ':' */
+    CHECK(!floe_rest_basic_credentials("Basic dXNlcjpwYXN", id, secret, sizeof id)); /* length */
+    CHECK(!floe_rest_basic_credentials("Basic dXN*cjpwYXNz", id, secret, sizeof id));
+    CHECK(!floe_rest_basic_credentials("Basic dQA6cA==", id, secret, sizeof id)); /* NUL inside */
+    CHECK(!floe_rest_basic_credentials("Bearer dXNlcjpwYXNz", id, secret, sizeof id));
+    CHECK(!floe_rest_basic_credentials("Basic ", id, secret, sizeof id));
+    CHECK(!floe_rest_basic_credentials("Basic dXNlcjpwYXNz", id, secret, 8)); /* too long */
+}
+
 TEST_MAIN({
+    RUN(basic_credentials);
     RUN(routes_answer_with_their_argument);
     RUN(health_and_metrics);
     RUN(client_errors);
