@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/proto.h"
 #include "http/client.h"
 #include "util/base64.h"
 #include "util/buf.h"
@@ -18,6 +19,7 @@ struct registry_remote {
     struct known {
         int32_t id;
         char *text;
+        bool json; /* a JSON schema, else Avro */
     } * known;
     size_t nknown, capknown;
 };
@@ -68,63 +70,83 @@ void registry_remote_free(registry_remote_t *r)
     free(r);
 }
 
-/* The schema text of id from the registry: a malloc'd string, or NULL
- * with err (FLOE_ENOENT when the registry has no such id). */
-static char *fetch(registry_remote_t *r, int32_t id, floe_err_t *err)
+/* GET {url}{path} from the registry: its JSON answer (caller frees with
+ * json_decref), or NULL with err (FLOE_ENOENT on a 404); what names the
+ * thing asked for in messages. */
+static json_t *get_doc(registry_remote_t *r, const char *path, const char *what, floe_err_t *err)
 {
     char url[2048];
-    snprintf(url, sizeof url, "%s/schemas/ids/%d", r->url, (int)id);
+    snprintf(url, sizeof url, "%s%s", r->url, path);
     const char *hdrs[] = {"Accept: application/vnd.schemaregistry.v1+json, application/json",
                           r->auth, NULL};
     floe_http_call_t c = {
         .url = url, .headers = hdrs, .timeout_ms = 10000, .max_answer = 16u << 20};
     floe_buf_t body = FLOE_BUF_INIT;
     long status = 0;
-    char *text = NULL;
+    json_t *doc = NULL;
     if (floe_http_call(&c, &status, &body, err)) {
-        floe_err_wrap(err, "schema id %d from %s", (int)id, r->url);
-        goto out;
-    }
-    if (status == 404) {
-        floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry at %s", (int)id,
-                     r->url);
-        goto out;
-    }
-    if (status != 200) {
-        floe_err_set(err, FLOE_EIO, "schema id %d: the registry at %s answered %ld: %.*s", (int)id,
-                     r->url, status, (int)(body.len < 200 ? body.len : 200),
+        floe_err_wrap(err, "%s from %s", what, r->url);
+    } else if (status == 404) {
+        floe_err_set(err, FLOE_ENOENT, "%s is not in the registry at %s", what, r->url);
+    } else if (status != 200) {
+        floe_err_set(err, FLOE_EIO, "%s: the registry at %s answered %ld: %.*s", what, r->url,
+                     status, (int)(body.len < 200 ? body.len : 200),
                      body.data ? (const char *)body.data : "");
-        goto out;
+    } else if (!(doc = json_loadb((const char *)body.data, body.len, 0, NULL)) ||
+               !json_string_value(json_object_get(doc, "schema"))) {
+        floe_err_set(err, FLOE_EIO, "%s: the registry at %s answered no schema", what, r->url);
+        json_decref(doc);
+        doc = NULL;
     }
-    json_error_t je;
-    json_t *doc = json_loadb((const char *)body.data, body.len, 0, &je);
-    const char *schema = json_string_value(json_object_get(doc, "schema"));
-    const char *type = json_string_value(json_object_get(doc, "schemaType"));
-    if (!schema) {
-        floe_err_set(err, FLOE_EIO, "schema id %d: the registry at %s answered no schema", (int)id,
-                     r->url);
-    } else if (type && strcmp(type, "AVRO")) {
-        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not AVRO", (int)id, type);
-    } else if (!(text = strdup(schema))) {
+    floe_buf_free(&body);
+    return doc;
+}
+
+/* The schemaType of a registry answer ("AVRO" when it names none). */
+static const char *type_of(const json_t *doc)
+{
+    const char *t = json_string_value(json_object_get(doc, "schemaType"));
+    return t ? t : "AVRO";
+}
+
+/* The schema text of id from the registry, an Avro schema or (json) a
+ * JSON schema without references: a malloc'd string, or NULL with err
+ * (FLOE_ENOENT when the registry has no such id). */
+static char *fetch(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
+{
+    char path[64], what[64];
+    snprintf(path, sizeof path, "/schemas/ids/%d", (int)id);
+    snprintf(what, sizeof what, "schema id %d", (int)id);
+    json_t *doc = get_doc(r, path, what, err);
+    if (!doc) return NULL;
+    char *text = NULL;
+    const char *want = json ? "JSON" : "AVRO";
+    if (strcmp(type_of(doc), want)) {
+        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not %s", (int)id, type_of(doc), want);
+    } else if (json && json_array_size(json_object_get(doc, "references"))) {
+        floe_err_set(err, FLOE_EINVAL,
+                     "schema id %d refers to other schemas, which floe does not follow through "
+                     "an external registry yet",
+                     (int)id);
+    } else if (!(text = strdup(json_string_value(json_object_get(doc, "schema"))))) {
         floe_err_oom(err);
     }
     json_decref(doc);
-out:
-    floe_buf_free(&body);
     return text;
 }
 
-static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+/* The text of schema id (json: a JSON schema, else Avro), fetched once:
+ * borrowed until r is freed, or NULL with err. */
+static const char *text_by_id(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
 {
-    registry_remote_t *r = arg;
     const char *text = NULL;
     pthread_mutex_lock(&r->mu);
     for (size_t i = 0; i < r->nknown && !text; i++)
-        if (r->known[i].id == id) text = r->known[i].text;
+        if (r->known[i].id == id && r->known[i].json == json) text = r->known[i].text;
     pthread_mutex_unlock(&r->mu); /* texts are never freed before r */
     if (!text) {
-        char *got = fetch(r, id, err);
-        if (!got) return -1;
+        char *got = fetch(r, id, json, err);
+        if (!got) return NULL;
         pthread_mutex_lock(&r->mu);
         if (r->nknown == r->capknown) {
             size_t cap = r->capknown ? r->capknown * 2 : 16;
@@ -132,20 +154,135 @@ static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_er
             if (!k) {
                 pthread_mutex_unlock(&r->mu);
                 free(got);
-                return floe_err_oom(err);
+                floe_err_oom(err);
+                return NULL;
             }
             r->known = k;
             r->capknown = cap;
         }
-        r->known[r->nknown++] = (struct known){id, got};
+        r->known[r->nknown++] = (struct known){id, got, json};
         pthread_mutex_unlock(&r->mu);
         text = got;
     }
-    return floe_avro_schema_parse(text, strlen(text), out, err);
+    return text;
+}
+
+static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
+{
+    const char *text = text_by_id(arg, id, false, err);
+    return text ? floe_avro_schema_parse(text, strlen(text), out, err) : -1;
+}
+
+static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
+{
+    const char *text = text_by_id(arg, id, true, err);
+    return text ? floe_jschema_parse(text, strlen(text), NULL, 0, out, err) : -1;
+}
+
+/* ---- Protobuf: the .proto text of an id and the files it references ---- */
+
+#define MAX_REF_DEPTH 16
+
+typedef struct pfiles {
+    floe_proto_file_t **f;
+    size_t n;
+} pfiles_t;
+
+/* s with every byte but [A-Za-z0-9._~-] as %XX (a subject in a path). */
+static void url_escape(const char *s, char *out, size_t size)
+{
+    size_t at = 0;
+    for (; *s && at + 4 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            strchr("._~-", c))
+            out[at++] = (char)c;
+        else
+            at += (size_t)snprintf(out + at, size - at, "%%%02X", c);
+    }
+    out[at] = '\0';
+}
+
+/* The files a registry answer's `references` name ({name, subject,
+ * version}, each fetched as GET /subjects/{subject}/versions/{version}),
+ * and theirs, parsed into fs, each once. */
+static int proto_refs(registry_remote_t *r, const json_t *refs, pfiles_t *fs, int depth,
+                      floe_err_t *err)
+{
+    if (depth > MAX_REF_DEPTH)
+        return floe_err_set(err, FLOE_EINVAL, "references nested deeper than %d", MAX_REF_DEPTH);
+    size_t i;
+    json_t *ref;
+    json_array_foreach(refs, i, ref)
+    {
+        const char *name = json_string_value(json_object_get(ref, "name"));
+        const char *subject = json_string_value(json_object_get(ref, "subject"));
+        json_t *ver = json_object_get(ref, "version");
+        if (!name || !subject || !json_is_integer(ver))
+            return floe_err_set(err, FLOE_EINVAL, "a reference without name, subject or version");
+        bool have = false;
+        for (size_t k = 0; k < fs->n && !have; k++) have = !strcmp(fs->f[k]->name, name);
+        if (have) continue;
+        char esc[1024], path[1200], what[1200];
+        url_escape(subject, esc, sizeof esc);
+        snprintf(path, sizeof path, "/subjects/%s/versions/%lld", esc,
+                 (long long)json_integer_value(ver));
+        snprintf(what, sizeof what, "reference %s (subject %s version %lld)", name, subject,
+                 (long long)json_integer_value(ver));
+        json_t *doc = get_doc(r, path, what, err);
+        if (!doc) return -1;
+        const char *text = json_string_value(json_object_get(doc, "schema"));
+        floe_proto_file_t *f = NULL, **slot = NULL;
+        int rc = -1;
+        if (strcmp(type_of(doc), "PROTOBUF")) {
+            floe_err_set(err, FLOE_EINVAL, "%s is %s, not PROTOBUF", what, type_of(doc));
+        } else if (floe_proto_parse(text, strlen(text), name, &f, err)) {
+            floe_err_wrap(err, "%s", what);
+        } else if (!(slot = realloc(fs->f, (fs->n + 1) * sizeof *slot))) {
+            floe_proto_file_free(f);
+            floe_err_oom(err);
+        } else {
+            fs->f = slot;
+            fs->f[fs->n++] = f;
+            rc = proto_refs(r, json_object_get(doc, "references"), fs, depth + 1, err);
+        }
+        json_decref(doc);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* The Protobuf schema of id with the files it references, resolved.  The
+ * converters keep it per id, so the registry is asked once per id. */
+static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_err_t *err)
+{
+    registry_remote_t *r = arg;
+    char path[64], what[64];
+    snprintf(path, sizeof path, "/schemas/ids/%d", (int)id);
+    snprintf(what, sizeof what, "schema id %d", (int)id);
+    json_t *doc = get_doc(r, path, what, err);
+    if (!doc) return -1;
+    const char *text = json_string_value(json_object_get(doc, "schema"));
+    floe_proto_file_t *main = NULL;
+    pfiles_t fs = {0};
+    int rc = -1;
+    if (strcmp(type_of(doc), "PROTOBUF"))
+        floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not PROTOBUF", (int)id, type_of(doc));
+    else if (!floe_proto_parse(text, strlen(text), NULL, &main, err) &&
+             !proto_refs(r, json_object_get(doc, "references"), &fs, 0, err)) {
+        rc = floe_proto_schema_new(main, fs.f, fs.n, out, err); /* takes the files */
+        main = NULL;
+        fs.n = 0;
+    }
+    floe_proto_file_free(main);
+    for (size_t i = 0; i < fs.n; i++) floe_proto_file_free(fs.f[i]);
+    free(fs.f);
+    json_decref(doc);
+    return rc;
 }
 
 floe_conv_schemas_t registry_remote_schemas(registry_remote_t *r)
 {
-    /* Avro only: protobuf records find no schema source (dead letters) */
-    return (floe_conv_schemas_t){.fn = schema_by_id, .arg = r, .proto = NULL};
+    return (floe_conv_schemas_t){
+        .fn = schema_by_id, .arg = r, .proto = proto_by_id, .json = json_by_id};
 }

@@ -175,9 +175,11 @@ static const floe_conf_key_t KEYS[] = {
      .def_doc = "none: floe's own registry",
      F(registry_url),
      .doc = "An external schema registry speaking the Confluent API (http:// or https://, "
-            "Confluent, Karapace, Apicurio's compatibility API): the avro converters fetch "
-            "schemas by id from it (each id once) and floe serves no registry of its own "
-            "(`/subjects`, `/schemas` answer 404)."},
+            "Confluent, Karapace, Apicurio's compatibility API): the avro, protobuf and "
+            "json_schema converters fetch schemas by id from it (each id once; a Protobuf schema "
+            "with the files its references name, by subject and version) and floe serves no "
+            "registry "
+            "of its own (`/subjects`, `/schemas` answer 404)."},
     {.name = "schema.registry.basic.auth.user.info",
      .type = FLOE_CONF_STRING,
      .def_doc = "none",

@@ -176,7 +176,7 @@ int floe_cmd_sink(int argc, char **argv)
                                 .tables = kt};
     if (!(src = floe_ksource_new(&kc, &err))) goto out;
     floe_engine_config_t ec = {.catalog = cat, .shared = true};
-    if (c.registry_url[0]) { /* avro values: writer schemas from that registry */
+    if (c.registry_url[0]) { /* avro and protobuf values: writer schemas from that registry */
         if (registry_remote_new(c.registry_url, c.registry_user_info, &remote, &err)) goto out;
         ec.schemas = registry_remote_schemas(remote);
     }

@@ -164,7 +164,8 @@ static bool pb_compatible(const void *reader, const void *writer, floe_buf_t *ms
     return floe_registry_proto_compatible(reader, writer, msgs);
 }
 
-const reg_type_t reg_type_protobuf = {"PROTOBUF", pb_parse, pb_compatible, pb_render, pb_free};
+const reg_type_t reg_type_protobuf = {"PROTOBUF", pb_parse, pb_compatible,
+                                      pb_render,  pb_free,  NULL};
 
 int floe_registry_proto_schema(floe_registry_t *r, int32_t id, floe_proto_schema_t **out,
                                floe_err_t *err)

@@ -58,7 +58,9 @@ void reg_cand_free(reg_cand_t *c)
 
 bool reg_same(const reg_schema_t *sc, const reg_schema_t *c)
 {
-    if (sc->type != c->type || strcmp(sc->text, c->text) || sc->nrefs != c->nrefs) return false;
+    if (sc->type != c->type || sc->nrefs != c->nrefs) return false;
+    if (strcmp(sc->text, c->text) && (!sc->type->same || !sc->type->same(sc->text, c->text)))
+        return false;
     for (size_t i = 0; i < sc->nrefs; i++)
         if (strcmp(sc->refs[i].name, c->refs[i].name) ||
             strcmp(sc->refs[i].subject, c->refs[i].subject) ||
@@ -210,9 +212,9 @@ static char *no_render(floe_registry_t *r, const reg_schema_t *sc, const char *f
     return NULL;
 }
 
-const reg_type_t reg_type_avro = {"AVRO", avro_parse, avro_compatible, no_render, avro_free};
+const reg_type_t reg_type_avro = {"AVRO", avro_parse, avro_compatible, no_render, avro_free, NULL};
 
-static const reg_type_t *const types[] = {&reg_type_avro, &reg_type_protobuf};
+static const reg_type_t *const types[] = {&reg_type_avro, &reg_type_protobuf, &reg_type_json};
 
 const reg_type_t *reg_type_named(const char *name)
 {

@@ -12,9 +12,10 @@
  * with floe_registry_apply before serving.  Ids are never reused: the next
  * id is above every id replayed.
  *
- * Schema types: AVRO (the default) and PROTOBUF (.proto text or a base64
- * FileDescriptorProto; imports through references); each is one entry of
- * a table of operations (registry_int.h).  JSON is answered 422.
+ * Schema types: AVRO (the default), PROTOBUF (.proto text or a base64
+ * FileDescriptorProto; imports through references) and JSON (JSON Schema;
+ * "$ref" to other subjects through references); each is one entry of a
+ * table of operations (registry_int.h).
  *
  * Thread safety: every function may be called from any thread (one mutex;
  * the persist function runs under it, so records are written in the order
@@ -26,6 +27,7 @@
 #include <stdint.h>
 
 #include "format/avro.h"
+#include "format/jschema.h"
 #include "format/proto.h"
 #include "http/http.h"
 #include "util/err.h"
@@ -96,5 +98,19 @@ int floe_registry_proto_schema(floe_registry_t *r, int32_t id, floe_proto_schema
  * (may be NULL).  Schemas borrowed. */
 bool floe_registry_proto_compatible(const floe_proto_schema_t *reader,
                                     const floe_proto_schema_t *writer, floe_buf_t *msgs);
+
+/* ---- JSON Schema (json.c, json_compat.c) ---- */
+
+/* The JSON schema registered under global id `id`, with the schemas its
+ * references name: 0 and *out (caller frees with floe_jschema_free), or
+ * -1 with err (FLOE_ENOENT: no such id; FLOE_EINVAL: not a JSON schema). */
+int floe_registry_json_schema(floe_registry_t *r, int32_t id, floe_jschema_t **out,
+                              floe_err_t *err);
+
+/* Whether every instance `writer` accepts is read by `reader`, by the
+ * Confluent registry's JSON Schema rules (json_compat.c); one message per
+ * problem appended to msgs (may be NULL).  Schemas borrowed. */
+bool floe_registry_json_compatible(const floe_jschema_t *reader, const floe_jschema_t *writer,
+                                   floe_buf_t *msgs);
 
 #endif

@@ -40,7 +40,7 @@ typedef struct reg_status {
 /* A schema type: what the registry does differently per schemaType.
  * Adding a type is one more of these (registry.c lists them). */
 struct reg_type {
-    const char *name; /* "AVRO", "PROTOBUF" */
+    const char *name; /* "AVRO", "PROTOBUF", "JSON" */
     /* Parse text[0..len) with its references (resolved in r; r->mu held)
      * into its canonical text (*canon, caller frees with free()) and, when
      * parsed is not NULL, the parsed schema (freed with free_parsed).  -1
@@ -54,11 +54,15 @@ struct reg_type {
      * for the default): a malloc'd text, or NULL for the stored text. */
     char *(*render)(floe_registry_t *r, const reg_schema_t *sc, const char *format);
     void (*free_parsed)(void *parsed);
+    /* Whether two canonical texts are one schema; NULL: when they are
+     * equal (JSON keeps its members' order in its text, not in its
+     * meaning). */
+    bool (*same)(const char *a, const char *b);
 };
 
 /* The type named `name` (NULL or "": AVRO), or NULL when unknown. */
 const reg_type_t *reg_type_named(const char *name);
-extern const reg_type_t reg_type_avro, reg_type_protobuf;
+extern const reg_type_t reg_type_avro, reg_type_protobuf, reg_type_json;
 
 /* A schema offered by a request: type, canonical text, references (all
  * owned) and the parsed form. */

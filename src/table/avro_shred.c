@@ -172,22 +172,6 @@ static const char *branch_name(const floe_avro_schema_t *br)
     return n ? n : floe_avro_type_name(floe_avro_schema_type(br));
 }
 
-/* The dotted path of node n, for messages. */
-static const char *path_of(const floe_rnode_t *n, char *buf, size_t size)
-{
-    const floe_rnode_t *chain[64];
-    size_t k = 0;
-    for (; n && n->parent && k < 64; n = n->parent) chain[k++] = n;
-    size_t at = 0;
-    buf[0] = '\0';
-    while (k-- > 0 && at < size) {
-        int w = snprintf(buf + at, size - at, "%s%s", at ? "." : "", chain[k]->name);
-        if (w < 0) break;
-        at += (size_t)w;
-    }
-    return buf;
-}
-
 static void kind_text(floe_tkind_t k, int32_t p, int32_t s, int32_t len, char *buf, size_t size)
 {
     if (k == FLOE_TK_DECIMAL) snprintf(buf, size, "decimal(%d, %d)", (int)p, (int)s);
@@ -228,7 +212,7 @@ misfit:;
     return floe_err_set(b->err, FLOE_EINVAL,
                         "schema id %d: field '%s' is %s in the table but %s in the schema, a "
                         "change Iceberg cannot make",
-                        (int)b->id, path_of(n, path, sizeof path), have, got);
+                        (int)b->id, floe_rows_path(n, path, sizeof path), have, got);
 }
 
 static int make(bctx_t *b, const floe_avro_schema_t *s, const char *name, int depth,
@@ -438,21 +422,12 @@ typedef floe_avro_in_t dec_t;
 
 static inline int put_val(dec_t *d, floe_rnode_t *n, int rep, const void *v, size_t w)
 {
-    floe_rcol_t *c = n->col;
-    if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_rbuf_put(&c->vals, v, w) < 0)
-        return floe_err_oom(d->err);
-    c->nvals++;
-    return 0;
+    return floe_rcol_put(n, rep, v, w, d->err);
 }
 
 static int put_bytes(dec_t *d, floe_rnode_t *n, int rep, const void *p, size_t len)
 {
-    floe_rcol_t *c = n->col;
-    if (c->bytes.len + len > UINT32_MAX)
-        return floe_err_set(d->err, FLOE_ERANGE, "column '%s' over 4 GiB", n->name);
-    if (len && floe_rbuf_put(&c->bytes, p, len) < 0) return floe_err_oom(d->err);
-    uint32_t end = (uint32_t)c->bytes.len;
-    return put_val(d, n, rep, &end, 4);
+    return floe_rcol_put_bytes(n, rep, p, len, d->err);
 }
 
 static int put_null(dec_t *d, floe_rnode_t *n, int rep)
@@ -460,7 +435,7 @@ static int put_null(dec_t *d, floe_rnode_t *n, int rep)
     if (n->required) {
         char path[256];
         return floe_err_set(d->err, FLOE_EINVAL, "field '%s' is required in the table, null here",
-                            path_of(n, path, sizeof path));
+                            floe_rows_path(n, path, sizeof path));
     }
     return floe_rows_write_nulls(n, n->def - 1, rep) < 0 ? floe_err_oom(d->err) : 0;
 }

@@ -32,9 +32,13 @@ static int check_delim(const char *v, floe_err_t *err)
     return 0;
 }
 
-static const floe_conf_enum_t converters[] = {
-    {"json", FLOE_CONV_JSON}, {"string", FLOE_CONV_STRING},     {"raw", FLOE_CONV_RAW},
-    {"avro", FLOE_CONV_AVRO}, {"protobuf", FLOE_CONV_PROTOBUF}, {NULL, 0}};
+static const floe_conf_enum_t converters[] = {{"json", FLOE_CONV_JSON},
+                                              {"string", FLOE_CONV_STRING},
+                                              {"raw", FLOE_CONV_RAW},
+                                              {"avro", FLOE_CONV_AVRO},
+                                              {"protobuf", FLOE_CONV_PROTOBUF},
+                                              {"json_schema", FLOE_CONV_JSON_SCHEMA},
+                                              {NULL, 0}};
 static const floe_conf_enum_t actions[] = {{"dlq", FLOE_INVALID_DLQ},
                                            {"drop", FLOE_INVALID_DROP},
                                            {"pause", FLOE_INVALID_PAUSE},
@@ -105,17 +109,17 @@ static const floe_conf_key_t KEYS[] = {
      F(value_conv),
      .doc = "Record value to columns: `json` (schema inferred and evolved), `avro` (Confluent "
             "wire format, schema from the registry, each Avro type its Iceberg type), `protobuf` "
-            "(the same with message indexes, schema from floe's registry, evolved as json), "
-            "`string` or "
-            "`raw` "
-            "(binary) in a `value` column."},
+            "(the same with message indexes, decoded straight into the columns its JSON form "
+            "would infer, evolved as json), "
+            "`json_schema` (the same with JSON text, each JSON Schema type its Iceberg type, "
+            "schema from floe's registry), `string` or `raw` (binary) in a `value` column."},
     {.name = "table.key.converter",
      .type = FLOE_CONF_ENUM,
      .def = "string",
      .values = converters,
      F(key_conv),
      .doc = "Record key into `_kafka.key`: `string` or `raw` (binary); a `json` key is kept as "
-            "its text, an `avro` or `protobuf` key as its JSON text."},
+            "its text, an `avro`, `protobuf` or `json_schema` key as its JSON text."},
     {.name = "table.flush.bytes",
      .type = FLOE_CONF_SIZE,
      .min = 1024,

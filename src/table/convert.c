@@ -10,10 +10,65 @@
 #include "table/upsert.h"
 #include "util/json.h"
 #include "table/avro_shred.h"
+#include "table/jschema_shred.h"
 #include "table/proto_conv.h"
+#include "table/proto_shred.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
+
+/* Parsed schemas by registry id, for the converter's life: the newest
+ * SCHEMA_CACHE, evicted in turn.  One per schema type. */
+typedef struct idcache {
+    struct {
+        int32_t id;
+        void *s;
+    } e[SCHEMA_CACHE];
+    size_t n, next;
+    void (*free)(void *s);
+} idcache_t;
+
+static void *idcache_get(const idcache_t *k, int32_t id)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (k->e[i].id == id) return k->e[i].s;
+    return NULL;
+}
+
+/* Keep s (taken) under id, evicting the oldest when full. */
+static void idcache_put(idcache_t *k, int32_t id, void *s)
+{
+    size_t at;
+    if (k->n < SCHEMA_CACHE) {
+        at = k->n++;
+    } else {
+        at = k->next++ % SCHEMA_CACHE;
+        k->free(k->e[at].s);
+    }
+    k->e[at].id = id;
+    k->e[at].s = s;
+}
+
+static void idcache_clear(idcache_t *k)
+{
+    for (size_t i = 0; i < k->n; i++) k->free(k->e[i].s);
+    k->n = 0;
+}
+
+static void avro_free(void *s)
+{
+    floe_avro_schema_free(s);
+}
+
+static void proto_free(void *s)
+{
+    floe_proto_schema_free(s);
+}
+
+static void jschema_free(void *s)
+{
+    floe_jschema_free(s);
+}
 
 struct floe_conv {
     floe_rows_t *rows;
@@ -25,20 +80,14 @@ struct floe_conv {
     size_t hcap;
     /* avro: the schema source, the schemas seen (by id), JSON scratch */
     floe_conv_schemas_t schemas;
-    struct {
-        int32_t id;
-        floe_avro_schema_t *s;
-    } cache[SCHEMA_CACHE];
-    size_t ncache, next_evict;
-    struct {
-        int32_t id;
-        floe_proto_schema_t *s;
-    } pcache[SCHEMA_CACHE];
-    size_t npcache, next_pevict;
-    floe_buf_t pscratch; /* the protobuf decoder's working memory */
+    idcache_t cache, pcache, jcache; /* avro, protobuf, json schemas */
+    floe_buf_t pscratch;             /* the protobuf decoder's working memory */
     floe_buf_t json;
-    floe_avro_shred_t *shred; /* avro values without transforms: typed columns */
-    floe_xform_t xf;          /* value transforms, xout their result */
+    floe_avro_shred_t *shred;     /* avro values without transforms: typed columns */
+    floe_jschema_shred_t *jshred; /* json_schema values likewise */
+    floe_proto_shred_t *pshred;   /* protobuf values likewise */
+    bool pjson;                   /* this record takes the protobuf JSON path */
+    floe_xform_t xf;              /* value transforms, xout their result */
     floe_buf_t xout;
     floe_xform_op_t last_op;
     /* upsert tables: the id and cdc columns (NULL: append), whether the
@@ -48,27 +97,27 @@ struct floe_conv {
     floe_buf_t keyrow;
 };
 
-static const char *const kind_names[] = {[FLOE_CONV_RAW] = "raw",
-                                         [FLOE_CONV_STRING] = "string",
-                                         [FLOE_CONV_JSON] = "json",
-                                         [FLOE_CONV_AVRO] = "avro",
-                                         [FLOE_CONV_PROTOBUF] = "protobuf"};
+static const char *const kind_names[] = {
+    [FLOE_CONV_RAW] = "raw",           [FLOE_CONV_STRING] = "string",
+    [FLOE_CONV_JSON] = "json",         [FLOE_CONV_AVRO] = "avro",
+    [FLOE_CONV_PROTOBUF] = "protobuf", [FLOE_CONV_JSON_SCHEMA] = "json_schema"};
 
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err)
 {
-    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_PROTOBUF; k++)
+    for (int k = FLOE_CONV_RAW; k <= FLOE_CONV_JSON_SCHEMA; k++)
         if (s && strcasecmp(s, kind_names[k]) == 0) {
             *out = (floe_conv_kind_t)k;
             return 0;
         }
     return floe_err_set(err, FLOE_EINVAL,
-                        "unknown converter '%s': expected raw, string, json, avro or protobuf",
+                        "unknown converter '%s': expected raw, string, json, avro, protobuf or "
+                        "json_schema",
                         s ? s : "(null)");
 }
 
 const char *floe_conv_kind_name(floe_conv_kind_t k)
 {
-    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_PROTOBUF ? kind_names[k] : "?";
+    return k >= FLOE_CONV_RAW && k <= FLOE_CONV_JSON_SCHEMA ? kind_names[k] : "?";
 }
 
 const char *floe_conv_stage_name(floe_conv_stage_t s)
@@ -106,6 +155,9 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
     c->rows = rows;
     c->value = value;
     c->key = key;
+    c->cache.free = avro_free;
+    c->pcache.free = proto_free;
+    c->jcache.free = jschema_free;
     floe_rnode_t *root = floe_rows_root(rows);
     floe_rnode_t *k = floe_rows_add_field(rows, root, "_kafka", FLOE_TK_STRUCT, true, err);
     if (!k) goto fail;
@@ -119,12 +171,15 @@ floe_conv_t *floe_conv_new(floe_rows_t *rows, floe_conv_kind_t value, floe_conv_
         !(c->headers =
               floe_rows_add_map(rows, k, "headers", FLOE_TK_STRING, FLOE_TK_BINARY, false, err)))
         goto fail;
-    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO && value != FLOE_CONV_PROTOBUF) {
+    if (value != FLOE_CONV_JSON && value != FLOE_CONV_AVRO && value != FLOE_CONV_PROTOBUF &&
+        value != FLOE_CONV_JSON_SCHEMA) {
         floe_tkind_t vk = value == FLOE_CONV_RAW ? FLOE_TK_BINARY : FLOE_TK_STRING;
         if (!(c->valuen = floe_rows_add_field(rows, root, "value", vk, false, err))) goto fail;
         floe_rows_mark_sys(c->valuen);
     }
-    if (value == FLOE_CONV_AVRO && !(c->shred = floe_avro_shred_new(rows))) {
+    if ((value == FLOE_CONV_AVRO && !(c->shred = floe_avro_shred_new(rows))) ||
+        (value == FLOE_CONV_JSON_SCHEMA && !(c->jshred = floe_jschema_shred_new(rows))) ||
+        (value == FLOE_CONV_PROTOBUF && !(c->pshred = floe_proto_shred_new(rows)))) {
         floe_err_oom(err);
         goto fail;
     }
@@ -140,14 +195,17 @@ void floe_conv_free(floe_conv_t *c)
     free(c->hk);
     free(c->hv);
     free(c->hnull);
-    for (size_t i = 0; i < c->ncache; i++) floe_avro_schema_free(c->cache[i].s);
-    for (size_t i = 0; i < c->npcache; i++) floe_proto_schema_free(c->pcache[i].s);
+    idcache_clear(&c->cache);
+    idcache_clear(&c->pcache);
+    idcache_clear(&c->jcache);
     floe_buf_free(&c->json);
     floe_buf_free(&c->pscratch);
     floe_buf_free(&c->xout);
     floe_buf_free(&c->keyrow);
     free(c->up);
     floe_avro_shred_free(c->shred);
+    floe_jschema_shred_free(c->jshred);
+    floe_proto_shred_free(c->pshred);
     free(c);
 }
 
@@ -227,9 +285,8 @@ static int transform(floe_conv_t *c, floe_slice_t *v, bool *null, floe_err_t *er
 /* The writer schema of id, from the cache or the source. */
 static const floe_avro_schema_t *schema_of(floe_conv_t *c, int32_t id, floe_err_t *err)
 {
-    for (size_t i = 0; i < c->ncache; i++)
-        if (c->cache[i].id == id) return c->cache[i].s;
-    floe_avro_schema_t *s = NULL;
+    floe_avro_schema_t *s = idcache_get(&c->cache, id);
+    if (s) return s;
     if (!c->schemas.fn) {
         floe_err_set(err, FLOE_ENOENT, "schema id %d: no schema registry", (int)id);
         return NULL;
@@ -239,15 +296,7 @@ static const floe_avro_schema_t *schema_of(floe_conv_t *c, int32_t id, floe_err_
         floe_err_wrap(err, "schema id %d", (int)id);
         return NULL;
     }
-    size_t at;
-    if (c->ncache < SCHEMA_CACHE) {
-        at = c->ncache++;
-    } else {
-        at = c->next_evict++ % SCHEMA_CACHE;
-        floe_avro_schema_free(c->cache[at].s);
-    }
-    c->cache[at].id = id;
-    c->cache[at].s = s;
+    idcache_put(&c->cache, id, s);
     return s;
 }
 
@@ -293,9 +342,8 @@ static int avro_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
 /* The protobuf writer schema of id, from the cache or the source. */
 static const floe_proto_schema_t *proto_schema_of(floe_conv_t *c, int32_t id, floe_err_t *err)
 {
-    for (size_t i = 0; i < c->npcache; i++)
-        if (c->pcache[i].id == id) return c->pcache[i].s;
-    floe_proto_schema_t *s = NULL;
+    floe_proto_schema_t *s = idcache_get(&c->pcache, id);
+    if (s) return s;
     if (!c->schemas.proto) {
         floe_err_set(err, FLOE_ENOENT, "schema id %d: no registry of Protobuf schemas", (int)id);
         return NULL;
@@ -304,45 +352,121 @@ static const floe_proto_schema_t *proto_schema_of(floe_conv_t *c, int32_t id, fl
         floe_err_wrap(err, "schema id %d", (int)id);
         return NULL;
     }
-    size_t at;
-    if (c->npcache < SCHEMA_CACHE) {
-        at = c->npcache++;
-    } else {
-        at = c->next_pevict++ % SCHEMA_CACHE;
-        floe_proto_schema_free(c->pcache[at].s);
-    }
-    c->pcache[at].id = id;
-    c->pcache[at].s = s;
+    if (c->pcache.n == SCHEMA_CACHE) /* the oldest goes: its plans first */
+        floe_proto_shred_forget(c->pshred, c->pcache.e[c->pcache.next % SCHEMA_CACHE].id);
+    idcache_put(&c->pcache, id, s);
     return s;
 }
 
-/* A protobuf message in the Confluent wire format (header, message
- * indexes, message) as JSON text in c->json. */
+/* The JSON Schema of id, from the cache or the source. */
+static const floe_jschema_t *jschema_of(floe_conv_t *c, int32_t id, floe_err_t *err)
+{
+    floe_jschema_t *s = idcache_get(&c->jcache, id);
+    if (s) return s;
+    if (!c->schemas.json) {
+        floe_err_set(err, FLOE_ENOENT, "schema id %d: no registry of JSON schemas", (int)id);
+        return NULL;
+    }
+    if (c->schemas.json(c->schemas.arg, id, &s, err)) {
+        floe_err_wrap(err, "schema id %d", (int)id);
+        return NULL;
+    }
+    idcache_put(&c->jcache, id, s);
+    return s;
+}
+
+/* JSON text in the Confluent wire format: *out the text after the header
+ * (its strings are checked as they are read), *s its schema. */
+static int jschema_text(floe_conv_t *c, floe_slice_t in, floe_slice_t *out,
+                        const floe_jschema_t **s, int32_t *id, floe_err_t *err)
+{
+    if (floe_confluent_header(in.ptr, in.len, id, err)) return -1;
+    if (!(*s = jschema_of(c, *id, err))) return -1;
+    *out = floe_slice(in.ptr + FLOE_CONFLUENT_HEADER, in.len - FLOE_CONFLUENT_HEADER);
+    return 0;
+}
+
+/* A JSON value in the Confluent wire format straight into the row's
+ * columns (jschema_shred.h): the stage is convert for bad text or a value
+ * its schema does not take, schema for a schema the table cannot take. */
+static int jschema_typed(floe_conv_t *c, floe_slice_t in, floe_conv_stage_t *stage, floe_err_t *err)
+{
+    int32_t id;
+    const floe_jschema_t *s;
+    floe_slice_t v;
+    *stage = FLOE_STAGE_CONVERT;
+    if (jschema_text(c, in, &v, &s, &id, err)) return -1;
+    if (!floe_jschema_shred(c->jshred, id, s, v.ptr, v.len, err)) return 0;
+    if (err && err->code != FLOE_ECORRUPT) *stage = FLOE_STAGE_SCHEMA;
+    return -1;
+}
+
+/* A protobuf value in the Confluent wire format (header, message indexes,
+ * message): its schema id, message and the message's bytes p[0..n). */
+static int proto_message(floe_conv_t *c, floe_slice_t in, int32_t *id, const floe_proto_msg_t **m,
+                         const uint8_t **p, size_t *n, floe_err_t *err)
+{
+    int32_t idx[FLOE_PROTO_MAX_INDEXES];
+    size_t nidx, used;
+    if (floe_confluent_header(in.ptr, in.len, id, err)) return -1;
+    *p = in.ptr + FLOE_CONFLUENT_HEADER;
+    *n = in.len - FLOE_CONFLUENT_HEADER;
+    if (floe_proto_conv_indexes(*p, *n, idx, &nidx, &used, err)) return -1;
+    const floe_proto_schema_t *s = proto_schema_of(c, *id, err);
+    if (!s) return -1;
+    if (!(*m = floe_proto_schema_message(s, idx, nidx)))
+        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
+                            (int)*id, (int)idx[0], nidx > 1 ? " (nested)" : "");
+    *p += used;
+    *n -= used;
+    return 0;
+}
+
+/* A protobuf message in the Confluent wire format as JSON text in c->json. */
 static int proto_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
 {
-    int32_t id, idx[FLOE_PROTO_MAX_INDEXES];
-    size_t nidx, used;
-    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
-    const uint8_t *p = in.ptr + FLOE_CONFLUENT_HEADER;
-    size_t n = in.len - FLOE_CONFLUENT_HEADER;
-    if (floe_proto_conv_indexes(p, n, idx, &nidx, &used, err)) return -1;
-    const floe_proto_schema_t *s = proto_schema_of(c, id, err);
-    if (!s) return -1;
-    const floe_proto_msg_t *m = floe_proto_schema_message(s, idx, nidx);
-    if (!m)
-        return floe_err_set(err, FLOE_ECORRUPT, "schema id %d has no message at index %d%s",
-                            (int)id, (int)idx[0], nidx > 1 ? " (nested)" : "");
+    int32_t id;
+    const floe_proto_msg_t *m;
+    const uint8_t *p;
+    size_t n;
+    if (proto_message(c, in, &id, &m, &p, &n, err)) return -1;
     floe_buf_reset(&c->json);
-    if (floe_proto_conv_json(m, p + used, n - used, &c->json, &c->pscratch, err)) {
+    if (floe_proto_conv_json(m, p, n, &c->json, &c->pscratch, err)) {
         floe_err_wrap(err, "schema id %d", (int)id);
         return -1;
     }
     return 0;
 }
 
+/* A protobuf value straight into the row's columns (proto_shred.h): 0,
+ * -1 with err (no schema or message for it), or FLOE_PROTO_SHRED_JSON for
+ * a row the JSON path must take. */
+static int proto_typed(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
+{
+    int32_t id;
+    const floe_proto_msg_t *m;
+    const uint8_t *p;
+    size_t n;
+    if (proto_message(c, in, &id, &m, &p, &n, err)) return -1;
+    int rc = floe_proto_shred(c->pshred, id, m, p, n, err);
+    return rc < 0 && err && err->code == FLOE_ENOMEM ? -1 : rc ? FLOE_PROTO_SHRED_JSON : 0;
+}
+
 /* Key or value bytes of a registry converter as JSON text in c->json. */
 static int registry_json(floe_conv_t *c, floe_conv_kind_t k, floe_slice_t in, floe_err_t *err)
 {
+    if (k == FLOE_CONV_JSON_SCHEMA) {
+        int32_t id;
+        const floe_jschema_t *s;
+        floe_slice_t v;
+        size_t bad;
+        if (jschema_text(c, in, &v, &s, &id, err)) return -1;
+        if (!floe_utf8_valid(v.ptr, v.len, &bad))
+            return floe_err_set(err, FLOE_ECORRUPT, "schema id %d: JSON is not UTF-8 (byte %zu)",
+                                (int)id, bad);
+        floe_buf_reset(&c->json);
+        return floe_buf_append(&c->json, v.ptr, v.len) ? floe_err_oom(err) : 0;
+    }
     return k == FLOE_CONV_PROTOBUF ? proto_json(c, in, err) : avro_json(c, in, err);
 }
 
@@ -376,7 +500,8 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         if (floe_rows_put_null(r, c->keyn) < 0) goto oom;
     } else {
         floe_slice_t key = m->key;
-        if (c->key == FLOE_CONV_AVRO || c->key == FLOE_CONV_PROTOBUF) { /* kept as JSON text */
+        if (c->key == FLOE_CONV_AVRO || c->key == FLOE_CONV_PROTOBUF ||
+            c->key == FLOE_CONV_JSON_SCHEMA) { /* kept as JSON text */
             if (registry_json(c, c->key, m->key, err)) {
                 floe_err_wrap(err, "key");
                 return fail(c, FLOE_STAGE_CONVERT, stage);
@@ -441,8 +566,29 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
             break;
         }
         /* fall through */
-    case FLOE_CONV_JSON:
-    case FLOE_CONV_PROTOBUF: {
+    case FLOE_CONV_JSON_SCHEMA:
+        if (c->value == FLOE_CONV_JSON_SCHEMA && !c->xf.nsteps && !(c->up && m->value_null)) {
+            floe_conv_stage_t st;
+            if (!m->value_null && jschema_typed(c, m->value, &st, err)) return fail(c, st, stage);
+            break;
+        }
+        /* fall through */
+    case FLOE_CONV_PROTOBUF:
+        if (c->value == FLOE_CONV_PROTOBUF && !c->xf.nsteps && !(c->up && m->value_null) &&
+            !c->pjson) {
+            int rc = m->value_null ? 0 : proto_typed(c, m->value, err);
+            if (rc < 0) return fail(c, FLOE_STAGE_CONVERT, stage);
+            if (rc == 0) break;
+            /* a new column, a value of another type, bad bytes: this record
+             * again through JSON text, which evolves the shape or says why */
+            floe_rows_rollback(r);
+            c->pjson = true;
+            rc = floe_conv_record(c, partition, m, stage, err);
+            c->pjson = false;
+            return rc;
+        }
+        /* fall through */
+    case FLOE_CONV_JSON: {
         floe_slice_t v = m->value;
         bool null = m->value_null;
         if (!null && c->value != FLOE_CONV_JSON) {

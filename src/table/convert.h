@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "format/avro.h"
+#include "format/jschema.h"
 #include "format/proto.h"
 #include "table/rows.h"
 #include "table/source.h"
@@ -22,11 +23,12 @@ typedef enum floe_conv_kind {
     FLOE_CONV_RAW = 1,
     FLOE_CONV_STRING,
     FLOE_CONV_JSON,
-    FLOE_CONV_AVRO,     /* Confluent wire format, schema from a registry (avro_conv.h) */
-    FLOE_CONV_PROTOBUF, /* the same with message indexes (proto_conv.h) */
+    FLOE_CONV_AVRO,        /* Confluent wire format, schema from a registry (avro_conv.h) */
+    FLOE_CONV_PROTOBUF,    /* the same with message indexes (proto_conv.h) */
+    FLOE_CONV_JSON_SCHEMA, /* the same with JSON text, typed by its JSON Schema (jschema_shred.h) */
 } floe_conv_kind_t;
 
-/* "raw" | "string" | "json" | "avro" | "protobuf".  Returns 0 or -1 with a message listing them. */
+/* "raw" | "string" | "json" | "avro" | "protobuf" | "json_schema".  Returns 0 or -1 with a message listing them. */
 int floe_conv_kind_parse(const char *s, floe_conv_kind_t *out, floe_err_t *err);
 const char *floe_conv_kind_name(floe_conv_kind_t k);
 
@@ -65,10 +67,14 @@ typedef int (*floe_conv_schema_fn)(void *arg, int32_t id, floe_avro_schema_t **o
  * converter frees with floe_proto_schema_free. */
 typedef int (*floe_conv_proto_fn)(void *arg, int32_t id, floe_proto_schema_t **out,
                                   floe_err_t *err);
+/* The same for the json_schema converter: *out a parsed JSON Schema the
+ * converter frees with floe_jschema_free. */
+typedef int (*floe_conv_json_fn)(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err);
 typedef struct floe_conv_schemas {
     floe_conv_schema_fn fn; /* NULL: no registry (avro records go to the DLQ) */
     void *arg;
     floe_conv_proto_fn proto; /* NULL: protobuf records go to the DLQ; arg as above */
+    floe_conv_json_fn json;   /* NULL: json_schema records go to the DLQ; arg as above */
 } floe_conv_schemas_t;
 
 /* Give c its schema source (copied; arg borrowed, must outlive c). */

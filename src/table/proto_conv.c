@@ -17,21 +17,28 @@
 int floe_proto_conv_indexes(const uint8_t *p, size_t n, int32_t *idx, size_t *nidx, size_t *used,
                             floe_err_t *err)
 {
-    int32_t count;
-    int r = floe_varint_decode(p, n, &count);
+    uint32_t raw;
+    int r = floe_uvarint32_decode(p, n, &raw);
     if (r <= 0) return floe_err_set(err, FLOE_ECORRUPT, "protobuf: no message indexes");
     size_t off = (size_t)r;
+    /* zigzag, as the format has it; an odd first varint (a negative count)
+     * can only be a count written plain, by serializers that write plain
+     * varints (python3-confluent-kafka 1.7): the rest are plain too */
+    bool plain = raw & 1;
+    uint32_t count = plain ? raw : raw >> 1;
     if (count == 0) {
         idx[0] = 0;
         *nidx = 1;
         *used = off;
         return 0;
     }
-    if (count < 0 || count > FLOE_PROTO_MAX_INDEXES)
-        return floe_err_set(err, FLOE_ECORRUPT, "protobuf: %d message indexes", (int)count);
-    for (int32_t i = 0; i < count; i++) {
-        if ((r = floe_varint_decode(p + off, n - off, &idx[i])) <= 0)
+    if (count > FLOE_PROTO_MAX_INDEXES)
+        return floe_err_set(err, FLOE_ECORRUPT, "protobuf: %u message indexes", (unsigned)count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t v;
+        if ((r = floe_uvarint32_decode(p + off, n - off, &v)) <= 0)
             return floe_err_set(err, FLOE_ECORRUPT, "protobuf: truncated message indexes");
+        idx[i] = plain ? (v > INT32_MAX ? -1 : (int32_t)v) : floe_unzigzag32(v);
         off += (size_t)r;
     }
     *nidx = (size_t)count;
@@ -133,8 +140,7 @@ static int put_enum(dec_t *d, const floe_proto_enum_t *e, int32_t v)
     return put(d, b);
 }
 
-/* The wire type a field of type t is written with. */
-static int wire_of(int t)
+int floe_proto_conv_wire_type(int t)
 {
     switch (t) {
     case FLOE_PT_DOUBLE:
@@ -182,7 +188,8 @@ static int scalar(dec_t *d, const floe_proto_field_t *f, int t, uint64_t v)
 /* One occurrence w of field f (not packed). */
 static int value(dec_t *d, const floe_proto_field_t *f, const floe_proto_wire_t *w, int depth)
 {
-    if (w->wt != wire_of(f->type)) return corrupt(d, f, w->p ? w->p : d->base, "wrong wire type");
+    if (w->wt != floe_proto_conv_wire_type(f->type))
+        return corrupt(d, f, w->p ? w->p : d->base, "wrong wire type");
     switch (f->type) {
     case FLOE_PT_STRING: return floe_json_str(d->out, w->p, w->len) ? nomem(d) : 0;
     case FLOE_PT_BYTES:
@@ -199,7 +206,7 @@ static int value(dec_t *d, const floe_proto_field_t *f, const floe_proto_wire_t 
 static int packed(dec_t *d, const floe_proto_field_t *f, const floe_proto_wire_t *w, bool *first)
 {
     size_t off = 0;
-    int wt = wire_of(f->type);
+    int wt = floe_proto_conv_wire_type(f->type);
     while (off < w->len) {
         uint64_t v;
         if (wt == 0) {
@@ -288,18 +295,27 @@ static int last_of(dec_t *d, const uint8_t *p, size_t n, uint32_t number, floe_p
     return r < 0 ? -1 : found;
 }
 
-static int timestamp(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, size_t n)
+int floe_proto_conv_timestamp(const uint8_t *p, size_t n, int64_t *us, floe_err_t *err)
 {
+    dec_t d = {.err = err, .base = p};
     floe_proto_wire_t s = {0}, ns = {0};
-    int a = last_of(d, p, n, 1, &s), b = a < 0 ? -1 : last_of(d, p, n, 2, &ns);
+    int a = last_of(&d, p, n, 1, &s), b = a < 0 ? -1 : last_of(&d, p, n, 2, &ns);
     if (a < 0 || b < 0) return -1;
     if ((a && s.wt != 0) || (b && ns.wt != 0))
-        return corrupt(d, &m->fields[0], p, "wrong wire type in a Timestamp");
+        return floe_err_set(err, FLOE_ECORRUPT, "protobuf: wrong wire type in a Timestamp");
     int64_t sec = (int64_t)s.v, nanos = (int32_t)(uint32_t)ns.v;
+    if (sec < -62135596800LL || sec > 253402300799LL || nanos < 0 || nanos > 999999999) return 0;
+    *us = sec * 1000000 + nanos / 1000;
+    return 1;
+}
+
+static int timestamp(dec_t *d, const uint8_t *p, size_t n)
+{
+    int64_t us;
     char t[40];
-    if (sec < -62135596800LL || sec > 253402300799LL || nanos < 0 || nanos > 999999999 ||
-        !floe_tstamp_format(sec * 1000000 + nanos / 1000, t))
-        return put(d, "null");
+    int r = floe_proto_conv_timestamp(p, n, &us, d->err);
+    if (r < 0) return -1;
+    if (!r || !floe_tstamp_format(us, t)) return put(d, "null");
     return floe_buf_printf(d->out, "\"%s\"", t) ? nomem(d) : 0;
 }
 
@@ -319,7 +335,8 @@ static int sj_value(dec_t *d, const floe_proto_msg_t *value, const uint8_t *p, s
     if (r < 0) return -1;
     if (!have || kind.number == 1) return floe_buf_append_str(out, "null") ? nomem(d) : 0;
     const floe_proto_field_t *f = floe_proto_msg_field(value, kind.number);
-    if (!f || kind.wt != wire_of(f->type)) return corrupt(d, &value->fields[0], p, "bad Value");
+    if (!f || kind.wt != floe_proto_conv_wire_type(f->type))
+        return corrupt(d, &value->fields[0], p, "bad Value");
     switch (kind.number) {
     case 2: {
         double v;
@@ -374,6 +391,30 @@ static int struct_json(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, si
     return floe_buf_append_u8(out, list ? ']' : '}') ? nomem(d) : 0;
 }
 
+floe_proto_wkt_t floe_proto_conv_wkt(const floe_proto_msg_t *m)
+{
+    if (!m->full || strncmp(m->full, ".google.protobuf.", 17)) return FLOE_PWKT_NONE;
+    if (is_wkt(m, "Timestamp")) return FLOE_PWKT_TIMESTAMP;
+    if (is_wrapper(m)) return FLOE_PWKT_WRAPPER;
+    if (is_wkt(m, "Struct") || is_wkt(m, "Value") || is_wkt(m, "ListValue")) return FLOE_PWKT_JSON;
+    return FLOE_PWKT_NONE;
+}
+
+/* A Struct, Value or ListValue m as its JSON text into out. */
+static int struct_text(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, size_t n, int depth,
+                       floe_buf_t *out)
+{
+    return is_wkt(m, "Value") ? sj_value(d, m, p, n, depth, out)
+                              : struct_json(d, m, p, n, depth, out);
+}
+
+int floe_proto_conv_struct_text(const floe_proto_msg_t *m, const uint8_t *p, size_t n,
+                                floe_buf_t *out, floe_err_t *err)
+{
+    dec_t d = {.err = err, .base = p};
+    return struct_text(&d, m, p, n, 0, out);
+}
+
 /* ---- messages ---- */
 
 static int message(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, size_t n, int depth)
@@ -381,23 +422,23 @@ static int message(dec_t *d, const floe_proto_msg_t *m, const uint8_t *p, size_t
     if (depth > MAX_DEPTH)
         return floe_err_set(d->err, FLOE_ECORRUPT, "protobuf: messages nested deeper than %d",
                             MAX_DEPTH);
-    if (m->full && !strncmp(m->full, ".google.protobuf.", 17)) {
-        if (is_wkt(m, "Timestamp")) return timestamp(d, m, p, n);
-        if (is_wrapper(m)) {
-            floe_proto_wire_t w = {0};
-            int a = last_of(d, p, n, 1, &w);
-            if (a < 0) return -1;
-            if (!a) return put(d, absent(m, &m->fields[0]));
-            return value(d, &m->fields[0], &w, depth);
-        }
-        if (is_wkt(m, "Struct") || is_wkt(m, "Value") || is_wkt(m, "ListValue")) {
-            floe_buf_t t = FLOE_BUF_INIT;
-            int rc = is_wkt(m, "Value") ? sj_value(d, m, p, n, depth, &t)
-                                        : struct_json(d, m, p, n, depth, &t);
-            if (!rc && floe_json_str(d->out, t.data, t.len)) rc = nomem(d);
-            floe_buf_free(&t);
-            return rc;
-        }
+    switch (floe_proto_conv_wkt(m)) {
+    case FLOE_PWKT_TIMESTAMP: return timestamp(d, p, n);
+    case FLOE_PWKT_WRAPPER: {
+        floe_proto_wire_t w = {0};
+        int a = last_of(d, p, n, 1, &w);
+        if (a < 0) return -1;
+        if (!a) return put(d, absent(m, &m->fields[0]));
+        return value(d, &m->fields[0], &w, depth);
+    }
+    case FLOE_PWKT_JSON: {
+        floe_buf_t t = FLOE_BUF_INIT;
+        int rc = struct_text(d, m, p, n, depth, &t);
+        if (!rc && floe_json_str(d->out, t.data, t.len)) rc = nomem(d);
+        floe_buf_free(&t);
+        return rc;
+    }
+    case FLOE_PWKT_NONE: break;
     }
     /* gather this message's occurrences of known fields */
     size_t base = d->n, off = 0;

@@ -37,8 +37,13 @@
 
 /* The message indexes at p[0..n) (after the 5-byte header): zigzag
  * varints, a count then that many indexes; a count of 0 means [0] (the
- * first message).  0 with idx[0..*nidx) and *used bytes, or -1 with err
- * (FLOE_ECORRUPT). */
+ * first message).  A first varint that is odd (a negative count, never
+ * valid) is read as a count written plain, and the indexes after it as
+ * plain varints: python3-confluent-kafka 1.7 writes them so.  That
+ * reading is unambiguous for odd counts only (a top-level message at any
+ * index: count 1); an even plain count reads as a valid zigzag one, so
+ * such serializers' messages nested in others cannot be told apart.  0
+ * with idx[0..*nidx) and *used bytes, or -1 with err (FLOE_ECORRUPT). */
 int floe_proto_conv_indexes(const uint8_t *p, size_t n, int32_t *idx, size_t *nidx, size_t *used,
                             floe_err_t *err);
 
@@ -51,5 +56,28 @@ int floe_proto_conv_indexes(const uint8_t *p, size_t n, int32_t *idx, size_t *ni
  * a failure. */
 int floe_proto_conv_json(const floe_proto_msg_t *m, const uint8_t *p, size_t n, floe_buf_t *out,
                          floe_buf_t *scratch, floe_err_t *err);
+
+/* The wire type a value of field type t is written with (0, 1, 2 or 5). */
+int floe_proto_conv_wire_type(int t);
+
+/* What the mapping above makes of message m: the well-known types it
+ * treats apart (matched by full name), or NONE for an object of fields. */
+typedef enum floe_proto_wkt {
+    FLOE_PWKT_NONE = 0,
+    FLOE_PWKT_TIMESTAMP, /* google.protobuf.Timestamp */
+    FLOE_PWKT_WRAPPER,   /* Int64Value ... BytesValue: their field 1 */
+    FLOE_PWKT_JSON,      /* Struct, Value, ListValue: JSON text */
+} floe_proto_wkt_t;
+floe_proto_wkt_t floe_proto_conv_wkt(const floe_proto_msg_t *m);
+
+/* A google.protobuf.Timestamp's bytes p[0..n): 1 with *us (microseconds
+ * since the epoch), 0 for one outside years 0001..9999 or with bad nanos
+ * (null), -1 with err (FLOE_ECORRUPT). */
+int floe_proto_conv_timestamp(const uint8_t *p, size_t n, int64_t *us, floe_err_t *err);
+
+/* A Struct, Value or ListValue m (FLOE_PWKT_JSON) from p[0..n) as its JSON
+ * text, appended to out (caller-owned).  0, or -1 with err. */
+int floe_proto_conv_struct_text(const floe_proto_msg_t *m, const uint8_t *p, size_t n,
+                                floe_buf_t *out, floe_err_t *err);
 
 #endif

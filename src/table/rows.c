@@ -1,5 +1,6 @@
 #include "table/rows_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,31 @@ static void relevel(floe_rnode_t *n)
 }
 
 /* ---- columns -------------------------------------------------------- */
+
+int floe_rcol_put_bytes(floe_rnode_t *n, int rep, const void *p, size_t len, floe_err_t *err)
+{
+    floe_rcol_t *c = n->col;
+    if (c->bytes.len + len > UINT32_MAX)
+        return floe_err_set(err, FLOE_ERANGE, "column '%s' over 4 GiB", n->name);
+    if (len && floe_rbuf_put(&c->bytes, p, len) < 0) return floe_err_oom(err);
+    uint32_t end = (uint32_t)c->bytes.len;
+    return floe_rcol_put(n, rep, &end, 4, err);
+}
+
+const char *floe_rows_path(const floe_rnode_t *n, char *buf, size_t size)
+{
+    const floe_rnode_t *chain[64];
+    size_t k = 0;
+    for (; n && n->parent && k < 64; n = n->parent) chain[k++] = n;
+    size_t at = 0;
+    buf[0] = '\0';
+    while (k-- > 0 && at < size) {
+        int w = snprintf(buf + at, size - at, "%s%s", at ? "." : "", chain[k]->name);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    return buf;
+}
 
 int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep)
 {
@@ -675,4 +701,48 @@ int floe_rows_put_map(floe_rows_t *r, floe_rnode_t *m, const floe_slice_t *keys,
     }
     stamp_path(r, m);
     return 0;
+}
+
+/* The path of node n ("/a:struct/b:long"), for messages. */
+static void node_path(const floe_rnode_t *n, char *out, size_t size)
+{
+    if (n->parent && n->parent->parent) node_path(n->parent, out, size);
+    else
+        out[0] = 0;
+    size_t at = strlen(out);
+    if (at < size) snprintf(out + at, size - at, "/%s:%s", n->name, floe_tkind_name(n->kind));
+}
+
+static bool same_buf(const floe_buf_t *x, const floe_buf_t *y)
+{
+    return x->len == y->len && (!x->len || !memcmp(x->data, y->data, x->len));
+}
+
+bool floe_rows_same(const floe_rows_t *a, const floe_rows_t *b, char *why, size_t size)
+{
+    if (a->nrows != b->nrows) {
+        snprintf(why, size, "%zu rows, %zu rows", a->nrows, b->nrows);
+        return false;
+    }
+    if (a->nleaves != b->nleaves) {
+        snprintf(why, size, "%zu columns, %zu columns", a->nleaves, b->nleaves);
+        return false;
+    }
+    for (size_t i = 0; i < a->nleaves; i++) {
+        const floe_rcol_t *x = a->leaves[i], *y = b->leaves[i];
+        char px[256], py[256];
+        node_path(x->node, px, sizeof px);
+        node_path(y->node, py, sizeof py);
+        const char *what = strcmp(px, py)                  ? "the shape"
+                           : !same_buf(&x->defs, &y->defs) ? "definition levels"
+                           : !same_buf(&x->reps, &y->reps) ? "repetition levels"
+                           : x->nvals != y->nvals || !same_buf(&x->vals, &y->vals) ? "values"
+                           : !same_buf(&x->bytes, &y->bytes)                       ? "bytes"
+                                                                                   : NULL;
+        if (what) {
+            snprintf(why, size, "column %s (and %s): %s differ", px, py, what);
+            return false;
+        }
+    }
+    return true;
 }

@@ -203,6 +203,11 @@ void floe_rows_clear(floe_rows_t *r);
 int floe_rows_promote(floe_rows_t *r, floe_rnode_t *n, floe_tkind_t to, int32_t precision,
                       floe_err_t *err);
 
+/* Whether a and b hold the same rows: the same shape (names and kinds
+ * of every node, in order) and the same levels and values in every
+ * column.  When not, what differs first goes to why[0..size). */
+bool floe_rows_same(const floe_rows_t *a, const floe_rows_t *b, char *why, size_t size);
+
 /* Read access for writers and tests.  Entry i of a column: def/rep levels;
  * value j (the j-th non-null entry). */
 static inline int64_t floe_rcol_long(const floe_rcol_t *c, size_t j)

@@ -46,6 +46,23 @@ static inline int floe_rcol_push_level(floe_rcol_t *c, int def, int rep)
 /* Null entries for every leaf under n: (def, rep). */
 int floe_rows_write_nulls(floe_rnode_t *n, int def, int rep);
 
+/* For the typed shredders (avro_shred.c, jschema_shred.c): one value of
+ * primitive node n, w bytes at v, at repetition level rep.  0, or -1 with
+ * err (out of memory). */
+static inline int floe_rcol_put(floe_rnode_t *n, int rep, const void *v, size_t w, floe_err_t *err)
+{
+    floe_rcol_t *c = n->col;
+    if (floe_rcol_push_level(c, n->def, rep) < 0 || floe_rbuf_put(&c->vals, v, w) < 0)
+        return floe_err_oom(err);
+    c->nvals++;
+    return 0;
+}
+/* The same for a string or binary value p[0..len). */
+int floe_rcol_put_bytes(floe_rnode_t *n, int rep, const void *p, size_t len, floe_err_t *err);
+/* The dotted path of node n from the root ("a.b.element"), for messages,
+ * in buf (size bytes, truncated when longer). */
+const char *floe_rows_path(const floe_rnode_t *n, char *buf, size_t size);
+
 floe_rnode_t *floe_rnode_new(const char *name, size_t name_len, floe_tkind_t kind);
 void floe_rnode_free(floe_rnode_t *n);
 int floe_rnode_add_kid(floe_rnode_t *parent, floe_rnode_t *kid);

@@ -2,8 +2,9 @@
  * and FLOE_CONV_PROTOBUF in convert.c): arbitrary bytes as a Kafka record
  * value in the Confluent wire format with message indexes, decoded with a
  * schema of every field kind (schema id 1) through the converter into a
- * rows buffer, and as a bare message.  Every message the decoder takes
- * must come out as valid JSON.  Never a crash, leak or unbounded
+ * rows buffer (twice: the second time the typed path, proto_shred.c, has
+ * the columns the first made), and as a bare message.  Every message the
+ * decoder takes must come out as valid JSON.  Never a crash, leak or unbounded
  * allocation. */
 #include <jansson.h>
 #include <stdlib.h>

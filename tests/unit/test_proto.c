@@ -8,6 +8,7 @@
 
 #include "format/proto.h"
 #include "table/proto_conv.h"
+#include "hex.h"
 #include "test.h"
 
 static char *slurp(const char *name, size_t *n)
@@ -201,23 +202,10 @@ static floe_proto_schema_t *schema_of(const char *text)
     return s;
 }
 
-/* Bytes written as hex pairs. */
-static size_t unhex(const char *h, uint8_t *out)
-{
-    size_t n = 0;
-    for (; h[0] && h[1]; h += 2) {
-        while (*h == ' ') h++;
-        unsigned v;
-        sscanf(h, "%2x", &v);
-        out[n++] = (uint8_t)v;
-    }
-    return n;
-}
-
 static char *decode(const floe_proto_schema_t *s, const char *hex)
 {
     uint8_t b[256];
-    size_t n = unhex(hex, b);
+    size_t n = floe_test_unhex(hex, b);
     floe_buf_t out = FLOE_BUF_INIT;
     floe_err_t err = {0};
     if (floe_proto_conv_json(floe_proto_schema_message(s, NULL, 0), b, n, &out, NULL, &err)) {
@@ -305,8 +293,18 @@ static void test_message_indexes(void)
     uint8_t two[] = {4, 2, 6}; /* zigzag: count 2, indexes 1 and 3 */
     CHECK(!floe_proto_conv_indexes(two, 3, idx, &n, &used, &err));
     CHECK(n == 2 && idx[0] == 1 && idx[1] == 3 && used == 3);
-    uint8_t bad[] = {3}; /* count -2 */
+    uint8_t bad[] = {3}; /* count -2 zigzag: 3 plain, and none follow */
     CHECK(floe_proto_conv_indexes(bad, 1, idx, &n, &used, &err) == -1);
+    /* plain varints (python3-confluent-kafka 1.7): count 1, index 1; count
+     * 3, indexes 2, 0, 130 */
+    uint8_t plain1[] = {1, 1, 0x08};
+    CHECK(!floe_proto_conv_indexes(plain1, 3, idx, &n, &used, &err));
+    CHECK(n == 1 && idx[0] == 1 && used == 2);
+    uint8_t plain3[] = {3, 2, 0, 0x82, 0x01};
+    CHECK(!floe_proto_conv_indexes(plain3, 5, idx, &n, &used, &err));
+    CHECK(n == 3 && idx[0] == 2 && idx[1] == 0 && idx[2] == 130 && used == 5);
+    uint8_t many[] = {0x41}; /* 65 plain */
+    CHECK(floe_proto_conv_indexes(many, 1, idx, &n, &used, &err) == -1);
     uint8_t cut[] = {4, 2};
     CHECK(floe_proto_conv_indexes(cut, 2, idx, &n, &used, &err) == -1);
 }

@@ -317,7 +317,7 @@ static void test_api(void)
     free(b);
     /* refused cleanly: other schema types, references, invalid schemas */
     CHECK_EQ(call(r, "POST", "/subjects/p/versions", NULL,
-                  "{\"schemaType\":\"JSON\",\"schema\":\"{}\"}", &b),
+                  "{\"schemaType\":\"THRIFT\",\"schema\":\"{}\"}", &b),
              422);
     CHECK(strstr(b, "not supported yet") != NULL);
     free(b);
@@ -487,26 +487,59 @@ static int reg_typed(floe_registry_t *r, const char *subject, const char *type, 
     return st;
 }
 
-/* Is `next` compatible with `prev` at `level` (the registry's verdict). */
-static int proto_verdict(const char *level, const char *const *history, size_t nh, const char *next)
+/* Is `next` of schema type `type` compatible with the history at `level`
+ * (the registry's verdict). */
+static int verdict(const char *type, const char *level, const char *const *history, size_t nh,
+                   const char *next)
 {
     floe_registry_t *r;
     floe_err_t err = {0};
     if (floe_registry_new(NULL, NULL, &r, &err)) return -1;
     call(r, "PUT", "/config", NULL, "{\"compatibility\":\"NONE\"}", NULL);
-    int verdict = -1;
+    int v = -1;
     for (size_t i = 0; i < nh; i++)
-        if (reg_typed(r, "s", "PROTOBUF", history[i], NULL, NULL) != 200) goto out;
+        if (reg_typed(r, "s", type, history[i], NULL, NULL) != 200) goto out;
     char cfg[80];
     snprintf(cfg, sizeof cfg, "{\"compatibility\":\"%s\"}", level);
     call(r, "PUT", "/config", NULL, cfg, NULL);
     /* the answer of a registration: 200 compatible, 409 not */
-    int st = reg_typed(r, "s", "PROTOBUF", next, NULL, NULL);
-    verdict = st == 200 ? 1 : st == 409 ? 0 : -1;
+    int st = reg_typed(r, "s", type, next, NULL, NULL);
+    v = st == 200 ? 1 : st == 409 ? 0 : -1;
 out:
     unserve(r);
     floe_registry_free(r);
-    return verdict;
+    return v;
+}
+
+/* A pair (old, new) with Confluent's verdicts for data old wrote read by
+ * new (backward) and the other way (forward). */
+typedef struct pair {
+    const char *old, *new_;
+    int backward, forward;
+    const char *why;
+} pair_t;
+
+/* Every pair at all seven levels. */
+static void check_levels(const char *type, const pair_t *cases, size_t n)
+{
+    static const char *const levels[] = {
+        "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
+        "FULL",     "FULL_TRANSITIVE",     "NONE"};
+    for (size_t i = 0; i < n; i++)
+        for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+            const char *lv = levels[l];
+            int b = cases[i].backward, f = cases[i].forward;
+            int want = !strcmp(lv, "NONE")       ? 1
+                       : !strncmp(lv, "FULL", 4) ? (b && f)
+                       : !strncmp(lv, "BACK", 4) ? b
+                                                 : f;
+            int got = verdict(type, lv, &cases[i].old, 1, cases[i].new_);
+            if (got != want) {
+                char m[300];
+                snprintf(m, sizeof m, "%s at %s: got %d, want %d", cases[i].why, lv, got, want);
+                t_fail(__FILE__, __LINE__, m);
+            }
+        }
 }
 
 #define P3(body) "syntax = \"proto3\"; package p; " body
@@ -516,11 +549,7 @@ out:
  * new (backward) and the other way (forward), at all seven levels. */
 static void test_proto_matrix(void)
 {
-    static const struct {
-        const char *old, *new_;
-        int backward, forward;
-        const char *why;
-    } cases[] = {
+    static const pair_t cases[] = {
         {P3("message M { int32 a = 1; }"), P3("message M { int32 a = 1; string b = 2; }"), 1, 1,
          "field added"},
         {P3("message M { int32 a = 1; string b = 2; }"), P3("message M { int32 a = 1; }"), 1, 1,
@@ -566,34 +595,17 @@ static void test_proto_matrix(void)
         {P3("message M { int32 a = 1; }"),
          "syntax = \"proto3\"; package q; message M { int32 a = 1; }", 1, 1, "package changed"},
     };
-    static const char *const levels[] = {
-        "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
-        "FULL",     "FULL_TRANSITIVE",     "NONE"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
-            const char *lv = levels[l];
-            int b = cases[i].backward, f = cases[i].forward;
-            int want = !strcmp(lv, "NONE")       ? 1
-                       : !strncmp(lv, "FULL", 4) ? (b && f)
-                       : !strncmp(lv, "BACK", 4) ? b
-                                                 : f;
-            int got = proto_verdict(lv, &cases[i].old, 1, cases[i].new_);
-            if (got != want) {
-                char m[300];
-                snprintf(m, sizeof m, "%s at %s: got %d, want %d", cases[i].why, lv, got, want);
-                t_fail(__FILE__, __LINE__, m);
-            }
-        }
+    check_levels("PROTOBUF", cases, sizeof cases / sizeof *cases);
     /* transitive levels check every version, the others the newest only:
      * v1 int32 a, v2 without it, v3 string a */
     const char *hist[] = {P3("message M { int32 a = 1; }"), P3("message M { }")};
     const char *v3 = P3("message M { string a = 1; }");
-    CHECK_EQ(proto_verdict("BACKWARD", hist, 2, v3), 1);
-    CHECK_EQ(proto_verdict("BACKWARD_TRANSITIVE", hist, 2, v3), 0);
-    CHECK_EQ(proto_verdict("FORWARD", hist, 2, v3), 1);
-    CHECK_EQ(proto_verdict("FORWARD_TRANSITIVE", hist, 2, v3), 0);
-    CHECK_EQ(proto_verdict("FULL", hist, 2, v3), 1);
-    CHECK_EQ(proto_verdict("FULL_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(verdict("PROTOBUF", "BACKWARD", hist, 2, v3), 1);
+    CHECK_EQ(verdict("PROTOBUF", "BACKWARD_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(verdict("PROTOBUF", "FORWARD", hist, 2, v3), 1);
+    CHECK_EQ(verdict("PROTOBUF", "FORWARD_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(verdict("PROTOBUF", "FULL", hist, 2, v3), 1);
+    CHECK_EQ(verdict("PROTOBUF", "FULL_TRANSITIVE", hist, 2, v3), 0);
 }
 
 static char *file_b64(const char *name)
@@ -729,6 +741,184 @@ static void test_proto_api(void)
     free(text);
 }
 
+/* ---- JSON Schema ---- */
+
+#define OBJ(props) "{\"type\":\"object\",\"properties\":{" props "}}"
+#define CLOSED(props) \
+    "{\"type\":\"object\",\"properties\":{" props "},\"additionalProperties\":false}"
+#define INT "{\"type\":\"integer\"}"
+#define NUM "{\"type\":\"number\"}"
+#define STR "{\"type\":\"string\"}"
+
+/* Pairs with the verdicts of Confluent's JSON Schema rules (json_compat.c
+ * says which), at all seven levels. */
+static void test_json_matrix(void)
+{
+    static const pair_t cases[] = {
+        {OBJ("\"a\":" INT), OBJ("\"a\":" INT ",\"b\":" STR), 0, 1,
+         "property added to an open content model"},
+        {OBJ("\"a\":" INT ",\"b\":" STR), OBJ("\"a\":" INT), 1, 0,
+         "property removed from an open content model"},
+        {CLOSED("\"a\":" INT), CLOSED("\"a\":" INT ",\"b\":" STR), 1, 0,
+         "optional property added to a closed content model"},
+        {OBJ("\"a\":" INT), OBJ("\"a\":" INT ",\"b\":{}"), 1, 1,
+         "property with an empty schema added to an open content model"},
+        {CLOSED("\"a\":" INT),
+         "{\"type\":\"object\",\"properties\":{\"a\":" INT ",\"b\":" STR
+         "},\"required\":[\"b\"],\"additionalProperties\":false}",
+         0, 0, "required property added to a closed content model"},
+        {OBJ("\"a\":" INT),
+         "{\"type\":\"object\",\"properties\":{\"a\":" INT "},\"required\":[\"a\"]}", 0, 1,
+         "required added"},
+        {OBJ("\"a\":" INT),
+         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"default\":0}},"
+         "\"required\":[\"a\"]}",
+         1, 1, "required with a default added"},
+        {OBJ("\"a\":" INT), OBJ("\"a\":" NUM), 1, 0, "integer -> number"},
+        {OBJ("\"a\":" INT), OBJ("\"a\":" STR), 0, 0, "integer -> string"},
+        {STR, "{\"type\":[\"string\",\"null\"]}", 1, 0, "string -> nullable string"},
+        {"{\"enum\":[\"A\",\"B\"]}", "{\"enum\":[\"A\",\"B\",\"C\"]}", 1, 0, "enum extended"},
+        {"{\"enum\":[\"A\",\"B\"]}", "{\"enum\":[\"A\",\"C\"]}", 0, 0, "enum changed"},
+        {STR, "{\"type\":\"string\",\"maxLength\":5}", 0, 1, "maxLength added"},
+        {"{\"type\":\"string\",\"maxLength\":5}", "{\"type\":\"string\",\"maxLength\":9}", 1, 0,
+         "maxLength increased"},
+        {STR, "{\"type\":\"string\",\"pattern\":\"^a\"}", 0, 1, "pattern added"},
+        {"{\"type\":\"number\",\"maximum\":10}", "{\"type\":\"number\",\"maximum\":20}", 1, 0,
+         "maximum increased"},
+        {"{\"type\":\"number\",\"minimum\":0}", "{\"type\":\"number\",\"minimum\":5}", 0, 1,
+         "minimum increased"},
+        {"{\"type\":\"integer\",\"multipleOf\":4}", "{\"type\":\"integer\",\"multipleOf\":2}", 1, 0,
+         "multipleOf reduced to a divisor"},
+        {OBJ("\"a\":" INT), CLOSED("\"a\":" INT), 0, 1, "additionalProperties false added"},
+        {OBJ("\"a\":" INT),
+         "{\"type\":\"object\",\"properties\":{\"a\":" INT "},\"additionalProperties\":" STR "}", 0,
+         1, "additionalProperties narrowed to a schema"},
+        {"{\"type\":\"array\",\"items\":" INT "}", "{\"type\":\"array\",\"items\":" STR "}", 0, 0,
+         "items changed type"},
+        {"{\"type\":\"array\",\"items\":" INT "}",
+         "{\"type\":\"array\",\"items\":" INT ",\"maxItems\":3}", 0, 1, "maxItems added"},
+        {"{\"oneOf\":[" STR "," INT "]}", "{\"oneOf\":[" STR "," INT ",{\"type\":\"boolean\"}]}", 1,
+         0, "oneOf extended"},
+        {"{\"oneOf\":[" STR "," INT "]}", "{\"oneOf\":[" STR ",{\"type\":\"boolean\"}]}", 0, 0,
+         "oneOf branch changed"},
+        {"{\"definitions\":{\"N\":" INT "},\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":"
+         "\"#/definitions/N\"}}}",
+         "{\"$defs\":{\"N\":" INT "},\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":"
+         "\"#/$defs/N\"}}}",
+         1, 1, "definitions moved to $defs, same types"},
+        {"{\"definitions\":{\"N\":" INT "},\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":"
+         "\"#/definitions/N\"}}}",
+         "{\"definitions\":{\"N\":" STR "},\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":"
+         "\"#/definitions/N\"}}}",
+         0, 0, "a referenced definition changed type"},
+        {OBJ("\"n\":" OBJ("\"x\":" INT)), OBJ("\"n\":" OBJ("\"x\":" STR)), 0, 0,
+         "nested property changed type"},
+        {"{\"type\":\"object\",\"properties\":{\"next\":{\"$ref\":\"#\"},\"v\":" INT "}}",
+         "{\"type\":\"object\",\"properties\":{\"next\":{\"$ref\":\"#\"},\"v\":" NUM "}}", 1, 0,
+         "recursive schema, integer -> number"},
+        {STR, "{}", 1, 0, "anything reads a string"},
+    };
+    check_levels("JSON", cases, sizeof cases / sizeof *cases);
+    /* transitive levels check every version, the others the newest only */
+    const char *hist[] = {INT, STR}, *v3 = "{\"type\":\"string\",\"description\":\"d\"}";
+    CHECK_EQ(verdict("JSON", "BACKWARD", hist, 2, v3), 1);
+    CHECK_EQ(verdict("JSON", "BACKWARD_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(verdict("JSON", "FORWARD", hist, 2, v3), 1);
+    CHECK_EQ(verdict("JSON", "FORWARD_TRANSITIVE", hist, 2, v3), 0);
+    CHECK_EQ(verdict("JSON", "FULL", hist, 2, v3), 1);
+    CHECK_EQ(verdict("JSON", "FULL_TRANSITIVE", hist, 2, v3), 0);
+}
+
+/* Registration, canonical lookups, 422s, references to other subjects,
+ * the reasons of a 409, and the parsed schema for the converter. */
+static void test_json_api(void)
+{
+    store_t st = {0};
+    floe_err_t err = {0};
+    floe_registry_t *r;
+    CHECK_EQ(floe_registry_new(persist, &st, &r, &err), 0);
+    char *b = NULL;
+    const char *v1 = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}";
+    CHECK_EQ(reg_typed(r, "j-value", "JSON", v1, NULL, &b), 200);
+    long long id = jint(b, "id");
+    free(b);
+    /* the same schema spelled otherwise: the same id, found by lookup */
+    const char *again = "{ \"properties\" : { \"a\" : { \"type\" : \"integer\" } },\n"
+                        "  \"type\" : \"object\" }";
+    CHECK_EQ(reg_typed(r, "j-value", "JSON", again, NULL, &b), 200);
+    CHECK_EQ(jint(b, "id"), id);
+    free(b);
+    json_t *q = json_pack("{s:s,s:s}", "schema", again, "schemaType", "JSON");
+    char *qb = json_dumps(q, JSON_COMPACT);
+    json_decref(q);
+    CHECK_EQ(call(r, "POST", "/subjects/j-value", NULL, qb, &b), 200);
+    CHECK_EQ(jint(b, "version"), 1);
+    free(b);
+    free(qb);
+    char path[64];
+    snprintf(path, sizeof path, "/schemas/ids/%lld", id);
+    CHECK_EQ(call(r, "GET", path, NULL, NULL, &b), 200);
+    CHECK(strstr(b, "\"schemaType\":\"JSON\"") != NULL);
+    free(b);
+    /* invalid schemas: 422 with the reason */
+    const char *invalid[][2] = {
+        {"{\"type\":\"strin\"}", "names no JSON Schema type"},
+        {"[1]", "neither an object nor a boolean"},
+        {"{\"properties\":{\"a\":{\"$ref\":\"#/definitions/nope\"}}}", "resolves to nothing"},
+        {"{\"type\":\"object\",\"required\":\"a\"}", "'required' is not an array"},
+        {"{\"type\":\"string\",\"minLength\":-1}", "minLength"},
+        {"{not json", "is not JSON"},
+    };
+    for (size_t i = 0; i < sizeof invalid / sizeof *invalid; i++) {
+        CHECK_EQ(reg_typed(r, "bad-value", "JSON", invalid[i][0], NULL, &b), 422);
+        if (!strstr(b, invalid[i][1])) printf("# %s\n", b);
+        CHECK(strstr(b, invalid[i][1]) != NULL);
+        free(b);
+    }
+    /* a property added to the open content model: 409 with the reason */
+    const char *v2 = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+                     "\"b\":{\"type\":\"string\"}}}";
+    CHECK_EQ(reg_typed(r, "j-value", "JSON", v2, NULL, &b), 409);
+    CHECK(strstr(b, "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL") != NULL);
+    free(b);
+    /* references: another subject's schema by the reference's name */
+    const char *addr = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}";
+    CHECK_EQ(reg_typed(r, "addr", "JSON", addr, NULL, &b), 200);
+    free(b);
+    const char *order = "{\"type\":\"object\",\"properties\":{\"ship\":{\"$ref\":\"addr.json\"},"
+                        "\"city2\":{\"$ref\":\"addr.json#/properties/city\"}}}";
+    const char *refs = "[{\"name\":\"addr.json\",\"subject\":\"addr\",\"version\":1}]";
+    CHECK_EQ(reg_typed(r, "order-value", "JSON", order, refs, &b), 200);
+    long long oid = jint(b, "id");
+    free(b);
+    CHECK_EQ(reg_typed(r, "order2-value", "JSON", order, NULL, &b), 422);
+    CHECK(strstr(b, "addr.json") != NULL);
+    free(b);
+    floe_jschema_t *js = NULL;
+    CHECK_EQ(floe_registry_json_schema(r, (int32_t)oid, &js, &err), 0);
+    const floe_jsnode_t *root = js ? floe_jschema_root(js) : NULL;
+    /* properties in document order: ship, then city2 */
+    CHECK(root && root->kind == FLOE_JS_OBJECT && root->nprops == 2 &&
+          root->props[0]->kind == FLOE_JS_OBJECT && root->props[1]->kind == FLOE_JS_STRING);
+    floe_jschema_free(js);
+    CHECK_EQ(floe_registry_json_schema(r, 99999, &js, &err), -1);
+    CHECK_EQ(err.code, FLOE_ENOENT);
+    /* replayed: the same schemas under the same ids */
+    floe_registry_t *r2;
+    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
+    for (int i = 0; i < st.n; i++)
+        floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
+                            (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0);
+    CHECK_EQ(reg_typed(r2, "order-value", "JSON", order, refs, &b), 200);
+    CHECK_EQ(jint(b, "id"), oid);
+    free(b);
+    unserve(r2);
+    floe_registry_free(r2);
+    unserve(r);
+    floe_registry_free(r);
+    store_free(&st);
+}
+
 TEST_MAIN({
     RUN(test_compat_matrix);
     RUN(test_api);
@@ -736,4 +926,6 @@ TEST_MAIN({
     RUN(ids_survive_compaction);
     RUN(test_proto_matrix);
     RUN(test_proto_api);
+    RUN(test_json_matrix);
+    RUN(test_json_api);
 })

@@ -84,7 +84,7 @@ static const struct {
     {"table.name", "Clicks-v2", {"a b", "t.x", ""}},
     {"table.commit.interval.ms", "2s", {"abc", "50ms", "2d", "1.5ms"}},
     {"table.commit.max.bytes", "64MiB", {"lots", "1KiB", "2TiB", "-1"}},
-    {"table.value.converter", "protobuf", {"xml", "", "json_schema"}},
+    {"table.value.converter", "protobuf", {"xml", "", "json-schema"}},
     {"table.key.converter", "raw", {"bytes", ""}},
     {"table.flush.bytes", "8MiB", {"12 parsecs", "1023", "5GiB", "-1"}},
     {"table.target.file.size", "128MB", {"big", "100", "2TiB"}},
@@ -201,7 +201,9 @@ static void messages_name_the_key(void)
     CHECK_EQ(check1("table.commit.interval.ms", "50ms", &e), -1);
     CHECK_STR(e.msg, "table.commit.interval.ms: 50ms is outside 100ms..1d");
     CHECK_EQ(check1("table.value.converter", "xml", &e), -1);
-    CHECK_STR(e.msg, "table.value.converter: 'xml' is not json, string, raw, avro or protobuf");
+    CHECK_STR(
+        e.msg,
+        "table.value.converter: 'xml' is not json, string, raw, avro, protobuf or json_schema");
 }
 
 /* table.flush.bytes above table.target.file.size: refused when the topic
@@ -284,9 +286,8 @@ static void reference_lists_every_key(void)
     }
     CHECK(strstr(floe_buf_cstr(&b),
                  "| `table.commit.interval.ms` | duration, 100ms..1d | `10s` | yes |"));
-    CHECK(strstr(
-        floe_buf_cstr(&b),
-        "| `table.value.converter` | `json`, `string`, `raw`, `avro`, `protobuf` | `json` | no |"));
+    CHECK(strstr(floe_buf_cstr(&b), "| `table.value.converter` | `json`, `string`, `raw`, `avro`, "
+                                    "`protobuf`, `json_schema` | `json` | no |"));
     floe_buf_free(&b);
 }
 

@@ -170,8 +170,10 @@ static void raw_and_string_values(void)
     CHECK_EQ(floe_conv_kind_parse("protobuf", &k, &e), 0);
     CHECK_EQ(k, FLOE_CONV_PROTOBUF);
     CHECK_STR(floe_conv_kind_name(FLOE_CONV_PROTOBUF), "protobuf");
-    CHECK_EQ(floe_conv_kind_parse("json_schema", &k, &e), -1);
-    CHECK(strstr(e.msg, "raw, string, json, avro or protobuf") != NULL);
+    CHECK_EQ(floe_conv_kind_parse("json_schema", &k, &e), 0);
+    CHECK_EQ(k, FLOE_CONV_JSON_SCHEMA);
+    CHECK_EQ(floe_conv_kind_parse("xml", &k, &e), -1);
+    CHECK(strstr(e.msg, "raw, string, json, avro, protobuf or json_schema") != NULL);
 }
 
 TEST_MAIN(RUN(json_records_with_kafka_columns); RUN(raw_and_string_values))

@@ -10,13 +10,17 @@
 // exactly; icebird reads the table.  Then v2 promotes int -> long, float
 // -> double, a decimal's precision and adds a field, all in place, and v3
 // (with compatibility NONE) turns an int into a string: a dead letter with
-// the reason.  Needs FLOE_KAFKA, FLOE_HTTP, FLOE_DATA of B, REGISTRY_HTTP of A.
+// the reason.  Last, a json_schema table topic on B types its columns from
+// a JSON schema B fetches from A.  Needs FLOE_KAFKA, FLOE_HTTP, FLOE_DATA
+// of B, REGISTRY_HTTP of A.
 import '../fetch_shim.mjs';
 import { readdirSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
-import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
+import {
+  AvroSerializer, JsonSerializer, SchemaRegistryClient, SerdeType,
+} from '@confluentinc/schemaregistry';
 import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA, reg = process.env.REGISTRY_HTTP;
@@ -115,11 +119,11 @@ const want = (i, v2) => {
     r.color, r.opt === null ? 'NULL' : isoDay(r.opt), v2 ? (r.note ?? 'NULL') : 'NULL'];
 };
 
-async function produce(values) {
+async function produce(values, to = topic) {
   const p = kafka.producer();
   await p.connect();
   try {
-    await p.send({ topic, acks: -1, messages: values.map((value) => ({ value })) });
+    await p.send({ topic: to, acks: -1, messages: values.map((value) => ({ value })) });
   } finally { await p.disconnect(); }
 }
 
@@ -247,6 +251,29 @@ await step('avro_types_v3_int_to_string_is_a_dead_letter', 180, async () => {
   }, 90000, `a row in ${loc}`);
   const why = `${rows[0].stage} ${rows[0].reason}`;
   assert(/^schema .*field 'n' is long in the table but string in the schema/.test(why), `reason: ${why}`);
+});
+
+await step('json_schema_types_from_the_external_registry', 180, async () => {
+  const jt = `${topic}-json`;
+  await createTopic(kafka, jt, {
+    'table.enable': 'true', 'table.value.converter': 'json_schema', 'table.commit.interval.ms': '500' });
+  const schema = { type: 'object', additionalProperties: false, required: ['id'], properties: {
+    id: { type: 'integer' }, x: { type: 'number' }, day: { type: 'string', format: 'date' } } };
+  const client = registry();
+  await client.register(`${jt}-value`, { schemaType: 'JSON', schema: JSON.stringify(schema) });
+  const ser = new JsonSerializer(client, SerdeType.VALUE, { useLatestVersion: true });
+  // 1 and 2 are integers in the JSON text, typed double by the schema
+  await produce(await Promise.all([1, 2].map((i) => ser.serialize(jt, { id: i, x: i, day: `2026-03-0${i}` }))), jt);
+  let rows = [];
+  const loc = `${data}/warehouse/default/${jt}`;
+  await until(async () => {
+    try { rows = await icebergRead({ tableUrl: loc }); } catch { rows = []; }
+    return rows.length >= 2;
+  }, 90000, `2 rows in ${loc}`);
+  rows.sort((a, b) => Number(a.id) - Number(b.id));
+  eq([typeof rows[0].id, typeof rows[0].x, rows[1].x], ['bigint', 'number', 2], 'typed by the schema');
+  const day = rows[1].day instanceof Date ? rows[1].day.toISOString().slice(0, 10) : String(rows[1].day);
+  eq(day, '2026-03-02', 'a date');
 });
 
 finish();

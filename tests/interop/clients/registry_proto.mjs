@@ -7,36 +7,23 @@
 // under NONE, its records go to the dead-letter table; icebird reads the
 // table and every value matches what was serialized; the deserializer reads
 // the schema back with ?format=serialized.  Needs FLOE_KAFKA, FLOE_HTTP and
-// FLOE_DATA (lib.sh).
+// FLOE_DATA (lib.sh); with REGISTRY_HTTP, that registry instead of floe's own
+// (floe then reads it through schema.registry.url).
 import '../fetch_shim.mjs';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { create, createFileRegistry, fromBinary } from '@bufbuild/protobuf';
-import { FileDescriptorSetSchema, timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { create } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import {
   ProtobufDeserializer, ProtobufSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
 import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
+import { normRow, protoTypes } from './proto_types.mjs';
 
-const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
+const http = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `pb-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
 const table = topic.replace(/\./g, '_');
 const registry = () => new SchemaRegistryClient({ baseURLs: [`http://${http}`] });
-
-// protoc's descriptor of one version, as a registry of its message types
-function types(version) {
-  const dir = mkdtempSync(join(tmpdir(), 'floe-proto-'));
-  try {
-    const out = join(dir, 'set.pb');
-    execFileSync('protoc', ['-I', new URL('../protos', import.meta.url).pathname,
-      '-I', '/usr/include', '--include_imports', '-o', out, `shop_${version}.proto`]);
-    return createFileRegistry(fromBinary(FileDescriptorSetSchema, readFileSync(out)));
-  } finally { rmSync(dir, { recursive: true, force: true }); }
-}
 
 const N1 = 40, N2 = 30, N3 = 3;
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -75,7 +62,7 @@ async function produce(values) {
 }
 
 async function serialize(version, from, to, v2) {
-  const reg = types(version);
+  const reg = protoTypes(`shop_${version}.proto`);
   const Payment = reg.getMessage('shop.Payment');
   const client = registry();
   const ser = new ProtobufSerializer(client, SerdeType.VALUE, { autoRegisterSchemas: true, registry: reg });
@@ -115,7 +102,7 @@ await step('registry_proto_incompatible_v3', 120, async () => {
   const res = await fetch(`http://${http}/config/${topic}-value`, { method: 'PUT',
     headers: { 'content-type': 'application/json' }, body: JSON.stringify({ compatibility: 'NONE' }) });
   eq(res.status, 200, 'config NONE');
-  const reg = types('v3');
+  const reg = protoTypes('shop_v3.proto');
   const Payment = reg.getMessage('shop.Payment');
   const ser = new ProtobufSerializer(registry(), SerdeType.VALUE, { autoRegisterSchemas: true, registry: reg });
   const values = [];
@@ -138,19 +125,6 @@ const want = (i, v2) => {
     coupon: v2 ? r.coupon : null,
   };
 };
-// an empty list reads as null before its column exists (JSON inference)
-const norm = (v) => {
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
-  if (v === undefined) return null;
-  if (Array.isArray(v)) return v.length ? v.map(norm) : null;
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) if (k !== '_kafka') o[k] = norm(v[k]);
-    return o;
-  }
-  return v;
-};
 
 await step('registry_proto_icebird_reads_every_value', 180, async () => {
   const loc = `${data}/warehouse/default/${table}`;
@@ -160,8 +134,8 @@ await step('registry_proto_icebird_reads_every_value', 180, async () => {
     return rows.length >= N1 + N2;
   }, 120000, `${N1 + N2} rows in ${loc}`);
   eq(rows.length, N1 + N2, 'row count');
-  const got = rows.map(norm).sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
-  for (let i = 0; i < N1 + N2; i++) eq(got[i], norm(want(i, i >= N1)), `row ${i}`);
+  const got = rows.map(normRow).sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+  for (let i = 0; i < N1 + N2; i++) eq(got[i], normRow(want(i, i >= N1)), `row ${i}`);
 });
 
 await step('registry_proto_incompatible_records_are_dead_letters', 120, async () => {
@@ -172,7 +146,7 @@ await step('registry_proto_incompatible_records_are_dead_letters', 120, async ()
     return rows.length >= N3;
   }, 60000, `${N3} rows in ${loc}`);
   eq(rows.length, N3, 'dead letters');
-  const why = JSON.stringify(norm(rows[0]));
+  const why = JSON.stringify(normRow(rows[0]));
   assert(/qty/.test(why), `reason: ${why.slice(0, 400)}`);
 });
 
