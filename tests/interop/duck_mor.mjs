@@ -2,7 +2,10 @@
 // Parquet files: the current snapshot's live data files (manifests read
 // with avsc), minus the rows its position delete files name (file_path,
 // pos) and the rows equal on the equality fields to a row of an equality
-// delete file with a higher data sequence number (the spec's rules).
+// delete file with a higher data sequence number (the spec's rules),
+// each delete file applied only to data files of its partition (same spec
+// id and partition values), but for equality deletes of an unpartitioned
+// spec, which apply to every partition (global deletes).
 // Prints one JSON line per row (bigints as strings; the columns ID is
 // compared on are those of each file's equality_ids, named by path), then
 // on stderr `duck_mor ms=N rows=N data=N posdel=N eqdel=N` (ms: the query
@@ -29,6 +32,9 @@ const walk = (fields, prefix) => {
   }
 };
 walk(schema.fields, '');
+const unpartitioned = new Set(md['partition-specs'].filter((s) => !s.fields.length)
+  .map((s) => s['spec-id']));
+const partKey = (spec, p) => `${spec}:${JSON.stringify(p ?? {}, (k, x) => (typeof x === 'bigint' ? x.toString() : x))}`;
 const data = [], pos = [], eq = [];
 if (snap) {
   for (const m of await readAvro(snap['manifest-list'])) {
@@ -36,7 +42,9 @@ if (snap) {
       if (e.status === 2) continue;
       const f = e.data_file;
       const seq = Number(e.sequence_number ?? m.sequence_number);
-      const item = { path: f.file_path, local: localPath(f.file_path), seq, ids: f.equality_ids };
+      const spec = m.partition_spec_id;
+      const item = { path: f.file_path, local: localPath(f.file_path), seq, ids: f.equality_ids,
+        part: partKey(spec, f.partition), global: unpartitioned.has(spec) };
       (f.content === 0 ? data : f.content === 1 ? pos : eq).push(item);
     }
   }
@@ -47,23 +55,26 @@ const c = await (await DuckDBInstance.create(':memory:')).connect();
 let out = [];
 // The query, timed; again from scratch when repeated.
 const mor = async () => {
-  await c.run('DROP TABLE IF EXISTS res; DROP TABLE IF EXISTS pd; DROP TABLE IF EXISTS files');
+  await c.run('DROP TABLE IF EXISTS res; DROP TABLE IF EXISTS pd; DROP TABLE IF EXISTS pdf; DROP TABLE IF EXISTS files');
   const t0 = performance.now();
   if (!data.length) return performance.now() - t0;
   await c.run(`CREATE TEMP TABLE files AS SELECT * FROM (VALUES ${data
-    .map((d) => `(${q(d.local)}, ${q(d.path)}, ${d.seq})`).join(',')}) v(local, path, seq)`);
+    .map((d) => `(${q(d.local)}, ${q(d.path)}, ${d.seq}, ${q(d.part)})`).join(',')}) v(local, path, seq, part)`);
   let where = 'true';
   if (pos.length) {
-    await c.run(`CREATE TEMP TABLE pd AS SELECT file_path, pos FROM read_parquet(${list(pos)})`);
-    where += ' AND NOT EXISTS (SELECT 1 FROM pd WHERE pd.file_path = f.path AND pd.pos = d.file_row_number)';
+    await c.run(`CREATE TEMP TABLE pdf AS SELECT * FROM (VALUES ${pos
+      .map((d) => `(${q(d.local)}, ${d.seq}, ${q(d.part)})`).join(',')}) v(local, seq, part)`);
+    await c.run(`CREATE TEMP TABLE pd AS SELECT p.file_path, p.pos, x.seq, x.part FROM read_parquet(${list(pos)}, filename=true, hive_partitioning=false) p JOIN pdf x ON x.local = p.filename`);
+    where += ' AND NOT EXISTS (SELECT 1 FROM pd WHERE pd.file_path = f.path AND pd.pos = d.file_row_number AND pd.part = f.part AND pd.seq >= f.seq)';
   }
   eq.forEach((e, i) => {
     const cols = e.ids.map((id) => nameOf.get(id));
     const cond = cols.map((n) => `e${i}.${n} IS NOT DISTINCT FROM d.${n}`).join(' AND ');
-    where += ` AND NOT EXISTS (SELECT 1 FROM read_parquet(${q(e.local)}) e${i} WHERE ${e.seq} > f.seq AND ${cond})`;
+    const scope = e.global ? 'true' : `f.part = ${q(e.part)}`;
+    where += ` AND NOT EXISTS (SELECT 1 FROM read_parquet(${q(e.local)}) e${i} WHERE ${e.seq} > f.seq AND ${scope} AND ${cond})`;
   });
   await c.run(
-    `CREATE TEMP TABLE res AS SELECT d.* EXCLUDE (filename, file_row_number) FROM read_parquet(${list(data)}, filename=true, file_row_number=true, union_by_name=true) d JOIN files f ON f.local = d.filename WHERE ${where}`);
+    `CREATE TEMP TABLE res AS SELECT d.* EXCLUDE (filename, file_row_number) FROM read_parquet(${list(data)}, filename=true, file_row_number=true, union_by_name=true, hive_partitioning=false) d JOIN files f ON f.local = d.filename WHERE ${where}`);
   return performance.now() - t0;
 };
 let ms = await mor();
