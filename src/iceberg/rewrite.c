@@ -54,7 +54,7 @@ floe_ice_rewrite_opts_t floe_ice_rewrite_opts_default(void)
     memset(&o, 0, sizeof o);
     o.codec = FLOE_CODEC_ZSTD;
     o.level = 1;
-    o.row_group_size = 32u << 20;
+    o.row_group_size = FLOE_ICE_REWRITE_ROW_GROUP;
     return o;
 }
 
@@ -113,7 +113,7 @@ floe_ice_rewriter_t *floe_ice_rewriter_new(floe_fileio_t *io, const floe_ice_sch
     rw->name = name;
     rw->ctx = ctx;
     rw->o = opts ? *opts : floe_ice_rewrite_opts_default();
-    if (!rw->o.row_group_size) rw->o.row_group_size = 32u << 20;
+    if (!rw->o.row_group_size) rw->o.row_group_size = FLOE_ICE_REWRITE_ROW_GROUP;
     floe_ice_data_file_init(&rw->part);
     if (!(rw->schema_json = floe_ice_schema_to_json(schema, err)) ||
         !(rw->ps = rw_parquet_schema(schema, &rw->leaves, err)))

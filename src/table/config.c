@@ -336,12 +336,14 @@ static const floe_conf_key_t KEYS[] = {
     {.name = "table.id.columns",
      .type = FLOE_CONF_STRING,
      .def = "",
-     .def_doc = "empty (required with upsert)",
+     .def_doc = "empty: the record key's fields",
      F(id_columns),
      .check = check_paths,
      .doc = "Comma list of the key columns of an upsert table, nested ones by dot path "
             "(`a.b`); long, int, string or boolean values. They become the schema's "
-            "identifier fields; a record without them goes to the dead-letter table."},
+            "identifier fields; a record without them goes to the dead-letter table. Empty: "
+            "the fields of the first record key (a JSON object key's top-level field names; "
+            "`_kafka.key` for any other key)."},
     {.name = "table.cdc.field",
      .type = FLOE_CONF_STRING,
      .def = "",
@@ -361,6 +363,15 @@ static const floe_conf_key_t KEYS[] = {
             "files from a key index kept under the data dir (reads as fast as an append "
             "table's; every reader supports them); `equality` writes equality delete files on "
             "the id columns (no index; every later read joins them until compaction)."},
+    {.name = "table.upsert.index.memory.bytes",
+     .type = FLOE_CONF_SIZE,
+     .min = 64 << 10,
+     .max = 1ll << 40,
+     .def = "64MiB",
+     F(index_mem_bytes),
+     .doc = "Memory the key index of a position-mode upsert table holds at most: beyond it "
+            "the keys live in a page file under the data dir, read through a page cache of "
+            "this size (docs/upsert.md). Without a data dir (`floe sink`) it is not bounded."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -386,20 +397,6 @@ const char *floe_invalid_action_name(floe_invalid_action_t a)
     for (const floe_conf_enum_t *e = actions; e->name; e++)
         if (e->value == (int)a) return e->name;
     return "?";
-}
-
-/* What the keys of c say together: an upsert table needs its id columns,
- * and is not partitioned (yet). */
-static int cross_check(const floe_table_config_t *c, floe_err_t *err)
-{
-    if (c->write_mode != FLOE_WRITE_UPSERT) return 0;
-    if (!c->id_columns[0])
-        return floe_err_set(err, FLOE_EINVAL, "table.write.mode: upsert needs table.id.columns");
-    if (c->partition_by[0])
-        return floe_err_set(err, FLOE_EINVAL,
-                            "table.write.mode: partitioned upsert tables are not supported yet "
-                            "(table.partition.by)");
-    return 0;
 }
 
 /* Defaults, server defaults, then the topic's keys; every valid one is
@@ -443,7 +440,6 @@ int floe_table_config_load(floe_table_config_t *c, const char *topic, floe_confi
     bool explicit_[2] = {false, false};
     int rc = fill(c, topic, get, ctx, get_default, default_ctx, explicit_, err);
     if (c->flush_bytes > c->target_file_bytes) c->flush_bytes = c->target_file_bytes;
-    if (rc == 0) rc = cross_check(c, err);
     if (rc < 0 && err && strncmp(err->msg, "server default", 14))
         floe_err_wrap(err, "topic '%s'", topic);
     return rc;
@@ -481,7 +477,7 @@ int floe_table_config_check(const char *topic, const char *const *keys, const ch
                             "group cannot outgrow its file)",
                             kvs_get(&s, "table.flush.bytes"),
                             kvs_get(&s, "table.target.file.size"));
-    return cross_check(&c, err);
+    return 0;
 }
 
 bool floe_table_config_wanted(floe_config_get_fn get, void *ctx, floe_config_get_fn get_default,

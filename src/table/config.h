@@ -71,9 +71,10 @@ typedef struct floe_table_config {
     bool cdc_metadata;     /* debezium_unwrap adds `_cdc`; default false */
     /* upsert tables (table/upsert.h) */
     floe_write_mode_t write_mode;
-    char id_columns[256]; /* comma list of dot paths; "" with upsert: refused */
+    char id_columns[256]; /* comma list of dot paths; "" with upsert: from the key */
     char cdc_field[128];  /* dot path of the op column ("" none) */
     floe_delete_mode_t delete_mode;
+    uint64_t index_mem_bytes; /* key index memory bound; 64 MiB */
 } floe_table_config_t;
 
 #define FLOE_TABLE_UNLIMITED INT64_MAX

@@ -312,7 +312,9 @@ static int tombstone_row(floe_conv_t *c, floe_slice_t key, floe_err_t *err)
     floe_buf_reset(&c->keyrow);
     json_t *j = json_loadb((const char *)key.ptr, key.len, JSON_DECODE_ANY, NULL);
     int rc = 0;
-    if (j && json_is_object(j)) {
+    if (c->up->nids == 1 && !strcmp(c->up->ids[0], FLOE_TUPSERT_KEY_COLUMN)) {
+        rc = floe_buf_append_str(&c->keyrow, "{}") < 0 ? floe_err_oom(err) : 0; /* key set */
+    } else if (j && json_is_object(j)) {
         json_t *pl = json_object_get(j, "payload");
         json_t *row = json_object_get(j, "schema") && json_is_object(pl) ? pl : j;
         char *t = json_dumps(row, JSON_COMPACT);

@@ -81,6 +81,7 @@ static void table_free(floe_ttable_t *t)
     floe_tout_clear(&t->main);
     floe_tout_clear(&t->dlq);
     floe_tkeyidx_free(t->keyidx);
+    floe_tupsert_parts_free(t->upparts);
     free(t->topic);
     free(t);
 }

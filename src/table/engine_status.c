@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "table/engine_int.h"
+#include "table/keyidx.h"
 #include "table/pipeline.h"
 #include "util/clock.h"
 #include "util/json.h"
@@ -186,6 +187,12 @@ void floe_engine_status_build(floe_engine_t *e, floe_buf_t *js, floe_buf_t *m)
             (unsigned long long)t->files.bytes_written, t->main.npending,
             (unsigned long long)floe_ttable_uncommitted_bytes(t), (unsigned long long)t->pauses);
         maintenance_json(t, js);
+        if (t->keyidx)
+            floe_buf_printf(js,
+                            ",\"key_index\":{\"keys\":%zu,\"memory_bytes\":%zu,\"disk_bytes\":%zu,"
+                            "\"rebuilds\":%llu}",
+                            floe_tkeyidx_count(t->keyidx), floe_tkeyidx_mem(t->keyidx),
+                            floe_tkeyidx_disk(t->keyidx), (unsigned long long)t->index_rebuilds);
         floe_buf_append_str(js, ",\"partitions\":[");
         for (int32_t k = 0; k < t->nparts; k++) {
             floe_tpart_t *p = t->parts[k];

@@ -164,7 +164,8 @@ static int rewrite_group(floe_fileio_t *io, const floe_ice_schema_t *schema,
         outputs_free(&tmp);
         return -1;
     }
-    memcpy(outs->v + outs->n, out, nout * sizeof *out);
+    if (nout) /* none when the deletes took every row of the group */
+        memcpy(outs->v + outs->n, out, nout * sizeof *out);
     outs->n += nout;
     free(out);
     return 0;

@@ -4,8 +4,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "table/dlq.h"
+#include "table/upsert.h"
 #include "util/clock.h"
 #include "util/diag.h"
 
@@ -36,7 +38,7 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
     floe_xform_t xf;
     floe_table_config_xform(&t->cfg, &xf);
     floe_conv_set_transforms(p->conv, &xf);
-    if (t->cfg.write_mode == FLOE_WRITE_UPSERT &&
+    if (t->cfg.write_mode == FLOE_WRITE_UPSERT && t->cfg.id_columns[0] &&
         (floe_conv_set_upsert(p->conv, t->cfg.id_columns, t->cfg.cdc_field, err) < 0 ||
          floe_tsink_set_upsert(&p->main, t->cfg.id_columns, t->cfg.cdc_field, err) < 0)) {
         floe_tpart_free(p);
@@ -199,6 +201,45 @@ static int fetch(floe_tpart_t *p, floe_err_t *err)
     return 1;
 }
 
+/* The identifier fields of schema s as a table.id.columns list, into out
+ * (size): 1, or 0 when it has none (or a name does not fit). */
+static int schema_ids(const floe_ice_schema_t *s, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t i = 0; s && i < s->n_identifier_ids; i++) {
+        char name[200];
+        if (!floe_ice_schema_field_name(s, s->identifier_ids[i], name, sizeof name)) return 0;
+        int n = snprintf(out + len, size - len, "%s%s", i ? "," : "", name);
+        if (n < 0 || (size_t)n >= size - len) return 0;
+        len += (size_t)n;
+    }
+    return len > 0;
+}
+
+/* An upsert table without table.id.columns keeps the identifier fields
+ * its schema has (an earlier run chose them), or takes the fields of the
+ * first record key it meets (upsert.h floe_tupsert_ids_from_key), for
+ * every partition.  0, or -1 with *err (the record goes to the
+ * dead-letter table: no key, or one that names no usable column). */
+static int default_ids(floe_ttable_t *t, const floe_tmsg_t *m, floe_err_t *err)
+{
+    char ids[sizeof t->cfg.id_columns];
+    bool kept = schema_ids(t->main.work, ids, sizeof ids);
+    if (!kept && m->key_null)
+        return floe_err_set(err, FLOE_EINVAL,
+                            "upsert: no table.id.columns and no record key to take them from");
+    if (!kept && floe_tupsert_ids_from_key(m->key, ids, sizeof ids, err) < 0) return -1;
+    for (int32_t i = 0; i < t->nparts; i++)
+        if (floe_conv_set_upsert(t->parts[i]->conv, ids, t->cfg.cdc_field, err) < 0 ||
+            floe_tsink_set_upsert(&t->parts[i]->main, ids, t->cfg.cdc_field, err) < 0)
+            return -1;
+    memcpy(t->cfg.id_columns, ids, sizeof ids);
+    FLOE_INFO("table %s.%s: id columns '%s', %s (no table.id.columns)", t->main.ns, t->main.name,
+              ids, kept ? "the table's identifier fields" : "the fields of the record key");
+    return 0;
+}
+
 int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
 {
     floe_ttable_t *t = p->t;
@@ -234,8 +275,12 @@ int64_t floe_tpart_step(floe_tpart_t *p, floe_err_t *err)
         }
         size_t in = m.value.len + m.key.len;
         if (m.offset >= main_from) {
-            floe_conv_stage_t stage;
-            if (floe_conv_record(p->conv, p->id, &m, &stage, &e) == 0) {
+            floe_conv_stage_t stage = FLOE_STAGE_CONVERT;
+            int cr = t->cfg.write_mode == FLOE_WRITE_UPSERT && !t->cfg.id_columns[0]
+                         ? default_ids(t, &m, &e)
+                         : 0;
+            if (cr == 0) cr = floe_conv_record(p->conv, p->id, &m, &stage, &e);
+            if (cr == 0) {
                 if (p->main.up &&
                     floe_tsink_note_op(&p->main, floe_conv_last_deletes(p->conv), err) < 0)
                     return -1;

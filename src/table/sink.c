@@ -345,9 +345,63 @@ static void mark_no_nulls(floe_rnode_t *const *ids, size_t n)
         for (floe_rnode_t *k = ids[i]; k && k->parent; k = k->parent) k->no_nulls = true;
 }
 
-/* The upsert seal: the last change of each key into the open file (an
- * unpartitioned table: table/config.c refuses partitioned upserts), every
- * key touched logged in the output with its new row's position. */
+/* Log key i of b with its new row at (path, pos), or deleted (path NULL). */
+static int log_key(floe_tout_t *o, const floe_tupsert_batch_t *b, size_t i, const char *path,
+                   int64_t pos, floe_err_t *err)
+{
+    return floe_tupsert_log_add(&o->uplog, floe_tupsert_batch_key(b, i), path, pos) < 0
+               ? floe_err_oom(err)
+               : 0;
+}
+
+/* Write rows sel[0..nsel) of the buffer (ascending) to the open file of
+ * partition tuple (key, *values) and log each row's key (keyof[row]) at
+ * its position there. */
+static int upsert_write_rows(floe_tsink_t *s, const floe_tupsert_batch_t *b, const uint32_t *keyof,
+                             const floe_buf_t *key, floe_ice_value_t **values, size_t nvalues,
+                             const uint32_t *sel, size_t nsel, floe_err_t *err)
+{
+    if (!nsel) return 0;
+    floe_tsink_file_t *f = file_for(s, key, values, nvalues, err);
+    if (!f) return -1;
+    int64_t base = (int64_t)floe_dfw_rows(f->w);
+    if (floe_dfw_append_sel(f->w, s->rows, sel, nsel, err) < 0) return -1;
+    for (size_t j = 0; j < nsel; j++)
+        if (log_key(s->out, b, keyof[sel[j]], f->path, base + (int64_t)j, err) < 0) return -1;
+    s->rows_written += nsel;
+    return 0;
+}
+
+/* The surviving rows of b, grouped by partition tuple (a partitioned
+ * table: each tuple's rows go to its own file). */
+static int upsert_write_partitioned(floe_tsink_t *s, const floe_tupsert_batch_t *b,
+                                    const uint32_t *keyof, floe_err_t *err)
+{
+    floe_tout_t *o = s->out;
+    size_t n = floe_rows_count(s->rows);
+    uint8_t *keep = calloc(n, 1);
+    uint32_t *sel = malloc(n * sizeof *sel);
+    floe_tptuples_t gs = {0};
+    int rc = keep && sel ? 0 : floe_err_oom(err);
+    for (size_t j = 0; rc == 0 && j < b->nsel; j++) keep[b->sel[j]] = 1;
+    if (rc == 0) rc = floe_tptuples_group(s->rows, o->spec, o->work, &gs, err);
+    for (size_t g = 0; rc == 0 && g < gs.n; g++) {
+        floe_tptuple_t *grp = &gs.g[g];
+        size_t nsel = 0;
+        for (size_t r = 0; r < grp->nrows; r++)
+            if (keep[grp->rows[r]]) sel[nsel++] = grp->rows[r];
+        rc = upsert_write_rows(s, b, keyof, &grp->key, &grp->values, grp->nvalues, sel, nsel, err);
+    }
+    floe_tptuples_free(&gs);
+    free(sel);
+    free(keep);
+    return rc;
+}
+
+/* The upsert seal: the last change of each key into the open file of its
+ * partition tuple, every key touched logged in the output with its new
+ * row's file and position (the commit deletes its older row wherever that
+ * lives: upsert_write.h). */
 static int upsert_drain(floe_tsink_t *s, floe_err_t *err)
 {
     floe_tout_t *o = s->out;
@@ -355,7 +409,7 @@ static int upsert_drain(floe_tsink_t *s, floe_err_t *err)
     if (!n) return 0;
     floe_tupsert_batch_t b = {0};
     floe_rnode_t *ids[FLOE_TUPSERT_MAX_IDS];
-    uint32_t *rank = NULL;
+    uint32_t *keyof = NULL;
     int rc = floe_tupsert_id_nodes(s->rows, s->up, ids, err);
     if (rc == 0) {
         mark_no_nulls(ids, s->up->nids);
@@ -365,27 +419,24 @@ static int upsert_drain(floe_tsink_t *s, floe_err_t *err)
     for (size_t i = 0; rc == 0 && i < s->up->nids; i++) fids[i] = ids[i]->field_id;
     if (rc == 0) rc = floe_tout_set_identifiers(o, fids, s->up->nids, err);
     if (rc == 0) rc = floe_tupsert_dedupe(s->rows, s->up, s->ops.data, s->ops.len, &b, err);
-    floe_tsink_file_t *f = NULL;
+    if (rc == 0 && (s->flags & FLOE_TSINK_PARTITIONED))
+        floe_tout_resolve_spec(o, s->env->cfg->partition_by);
+    if (rc == 0 && !(keyof = malloc(n * sizeof *keyof))) rc = floe_err_oom(err);
+    for (size_t i = 0; rc == 0 && i < b.nkeys; i++)
+        if (b.key_row[i] != UINT32_MAX) keyof[b.key_row[i]] = (uint32_t)i;
     if (rc == 0 && b.nsel) {
-        floe_buf_t none = FLOE_BUF_INIT;
-        floe_ice_value_t *nov = NULL;
-        f = file_for(s, &none, &nov, 0, err);
-        rc = f ? 0 : -1;
+        if (o->spec && o->spec->nfields) {
+            rc = upsert_write_partitioned(s, &b, keyof, err);
+        } else {
+            floe_buf_t none = FLOE_BUF_INIT;
+            floe_ice_value_t *nov = NULL;
+            rc = upsert_write_rows(s, &b, keyof, &none, &nov, 0, b.sel, b.nsel, err);
+        }
     }
-    int64_t base = f ? (int64_t)floe_dfw_rows(f->w) : 0;
-    if (rc == 0 && f) rc = floe_dfw_append_sel(f->w, s->rows, b.sel, b.nsel, err);
-    if (rc == 0 && !(rank = malloc(n * sizeof *rank))) rc = floe_err_oom(err);
-    for (size_t j = 0; rc == 0 && j < b.nsel; j++) rank[b.sel[j]] = (uint32_t)j;
-    for (size_t i = 0; rc == 0 && i < b.nkeys; i++) {
-        uint32_t row = b.key_row[i];
-        if (floe_tupsert_log_add(&o->uplog, floe_tupsert_batch_key(&b, i),
-                                 row == UINT32_MAX ? NULL : f->path,
-                                 row == UINT32_MAX ? -1 : base + rank[row]) < 0)
-            rc = floe_err_oom(err);
-    }
-    free(rank);
+    for (size_t i = 0; rc == 0 && i < b.nkeys; i++)
+        if (b.key_row[i] == UINT32_MAX) rc = log_key(o, &b, i, NULL, -1, err);
+    free(keyof);
     if (rc == 0) {
-        s->rows_written += b.nsel;
         floe_rows_clear(s->rows);
         floe_buf_reset(&s->ops);
     }

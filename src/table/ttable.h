@@ -93,6 +93,9 @@ typedef struct floe_ttable {
      * needed or after a failure) and the folder it is saved in (borrowed
      * from the engine; NULL: kept in memory only) */
     floe_tkeyidx_t *keyidx;
+    /* and the partition of each data file the index may name (upsert.h;
+     * NULL until a partitioned table needs it) */
+    struct floe_tupsert_parts *upparts;
     const char *state_dir;
     uint64_t index_rebuilds;
     /* counters (files and bytes written are in files) */

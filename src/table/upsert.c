@@ -1,6 +1,7 @@
 /* Upsert tables: id columns, keys, the last change per key (upsert.h). */
 #include "table/upsert.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,43 @@ floe_tupsert_cols_t *floe_tupsert_cols_new(const char *ids, const char *cdc, flo
         return NULL;
     }
     return u;
+}
+
+int floe_tupsert_ids_from_key(floe_slice_t key, char *out, size_t size, floe_err_t *err)
+{
+    json_t *j = json_loadb((const char *)key.ptr, key.len, 0, NULL);
+    json_t *pl = json_is_object(j) ? json_object_get(j, "payload") : NULL;
+    json_t *row = json_is_object(j) && json_object_get(j, "schema") && json_is_object(pl) ? pl : j;
+    size_t len = 0, n = 0;
+    int rc = 0;
+    out[0] = 0;
+    if (!json_is_object(row)) {
+        if (snprintf(out, size, "%s", FLOE_TUPSERT_KEY_COLUMN) >= (int)size)
+            rc = floe_err_set(err, FLOE_EINVAL, "upsert: no room for the id columns");
+    } else {
+        const char *name;
+        json_t *v;
+        json_object_foreach(row, name, v)
+        {
+            size_t nl = strlen(name);
+            if (rc == 0 && (!nl || strchr(name, ',') || strchr(name, '.') || name[0] == ' ' ||
+                            name[nl - 1] == ' ' || nl >= sizeof((floe_tupsert_cols_t *)0)->ids[0] ||
+                            n == FLOE_TUPSERT_MAX_IDS || len + nl + 2 > size))
+                rc = floe_err_set(err, FLOE_EINVAL,
+                                  "upsert: the record key's field '%.64s' cannot be an id "
+                                  "column (set table.id.columns)",
+                                  name);
+            if (rc < 0) break;
+            if (n++) out[len++] = ',';
+            memcpy(out + len, name, nl + 1);
+            len += nl;
+        }
+        if (rc == 0 && !n)
+            rc = floe_err_set(err, FLOE_EINVAL,
+                              "upsert: the record key is an empty JSON object: no id columns");
+    }
+    json_decref(j);
+    return rc;
 }
 
 floe_rnode_t *floe_tupsert_find(floe_rnode_t *n, const char *path)
@@ -260,4 +298,181 @@ void floe_tupsert_log_clear(floe_tupsert_log_t *l)
     for (size_t i = 0; i < l->nfiles; i++) free(l->files[i]);
     free(l->files);
     memset(l, 0, sizeof *l);
+}
+
+/* ---- partitions of data files ------------------------------------------ */
+
+struct floe_tupsert_parts {
+    char **paths;             /* by slot; NULL empty */
+    floe_tupsert_part_t *val; /* by slot */
+    size_t cap, n;
+    char uuid[64];
+    int64_t snapshot;
+};
+
+floe_tupsert_parts_t *floe_tupsert_parts_new(void)
+{
+    floe_tupsert_parts_t *p = calloc(1, sizeof *p);
+    if (p) p->snapshot = -1;
+    return p;
+}
+
+static void part_clear(floe_tupsert_part_t *v)
+{
+    for (size_t i = 0; i < v->nvalues; i++) floe_ice_value_clear(&v->values[i]);
+    free(v->values);
+    floe_buf_free(&v->key);
+    memset(v, 0, sizeof *v);
+}
+
+void floe_tupsert_parts_free(floe_tupsert_parts_t *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->paths[i]) {
+            free(p->paths[i]);
+            part_clear(&p->val[i]);
+        }
+    free(p->paths);
+    free(p->val);
+    free(p);
+}
+
+static size_t path_slot(const floe_tupsert_parts_t *p, const char *path)
+{
+    size_t h = floe_murmur3_32(path, strlen(path), 0x9a47) & (p->cap - 1);
+    while (p->paths[h] && strcmp(p->paths[h], path)) h = (h + 1) & (p->cap - 1);
+    return h;
+}
+
+static int parts_grow(floe_tupsert_parts_t *p)
+{
+    size_t cap = p->cap ? p->cap * 2 : 64;
+    char **paths = calloc(cap, sizeof *paths);
+    floe_tupsert_part_t *val = calloc(cap, sizeof *val);
+    if (!paths || !val) {
+        free(paths);
+        free(val);
+        return -1;
+    }
+    floe_tupsert_parts_t np = {.paths = paths, .val = val, .cap = cap};
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->paths[i]) {
+            size_t h = path_slot(&np, p->paths[i]);
+            paths[h] = p->paths[i];
+            val[h] = p->val[i];
+        }
+    free(p->paths);
+    free(p->val);
+    p->paths = paths;
+    p->val = val;
+    p->cap = cap;
+    return 0;
+}
+
+/* The partition's lookup key: spec id, then per value a null mark or its
+ * length and single-value serialization. */
+static int part_key(floe_tupsert_part_t *v, floe_err_t *err)
+{
+    uint8_t h[4] = {(uint8_t)v->spec_id, (uint8_t)(v->spec_id >> 8), (uint8_t)(v->spec_id >> 16),
+                    (uint8_t)(v->spec_id >> 24)};
+    if (floe_buf_append(&v->key, h, 4) < 0) return floe_err_oom(err);
+    floe_buf_t one = FLOE_BUF_INIT;
+    for (size_t i = 0; i < v->nvalues; i++) {
+        one.len = 0;
+        if (v->values[i].is_null) {
+            if (floe_buf_append_u8(&v->key, 0) < 0) goto oom;
+            continue;
+        }
+        if (floe_ice_value_serialize(&v->values[i], &one, err) < 0) {
+            floe_buf_free(&one);
+            return -1;
+        }
+        uint8_t l[5] = {1, (uint8_t)one.len, (uint8_t)(one.len >> 8), (uint8_t)(one.len >> 16),
+                        (uint8_t)(one.len >> 24)};
+        if (floe_buf_append(&v->key, l, 5) < 0 || floe_buf_append(&v->key, one.data, one.len) < 0)
+            goto oom;
+    }
+    floe_buf_free(&one);
+    return 0;
+oom:
+    floe_buf_free(&one);
+    return floe_err_oom(err);
+}
+
+int floe_tupsert_parts_put(floe_tupsert_parts_t *p, const char *path, int32_t spec_id,
+                           const floe_ice_value_t *values, size_t n, floe_err_t *err)
+{
+    if ((p->n + 1) * 2 > p->cap && parts_grow(p) < 0) return floe_err_oom(err);
+    size_t h = path_slot(p, path);
+    if (p->paths[h]) return 0;
+    floe_tupsert_part_t v = {.spec_id = spec_id};
+    if (n && !(v.values = calloc(n, sizeof *v.values))) return floe_err_oom(err);
+    for (; v.nvalues < n; v.nvalues++)
+        if (floe_ice_value_copy(&v.values[v.nvalues], &values[v.nvalues]) < 0) {
+            part_clear(&v);
+            return floe_err_oom(err);
+        }
+    char *dup = strdup(path);
+    if (!dup || part_key(&v, err) < 0) {
+        free(dup);
+        part_clear(&v);
+        return dup ? -1 : floe_err_oom(err);
+    }
+    p->paths[h] = dup;
+    p->val[h] = v;
+    p->n++;
+    return 0;
+}
+
+const floe_tupsert_part_t *floe_tupsert_parts_get(const floe_tupsert_parts_t *p, const char *path)
+{
+    if (!p->cap) return NULL;
+    size_t h = path_slot(p, path);
+    return p->paths[h] ? &p->val[h] : NULL;
+}
+
+size_t floe_tupsert_parts_count(const floe_tupsert_parts_t *p)
+{
+    return p->n;
+}
+
+void floe_tupsert_parts_set_state(floe_tupsert_parts_t *p, const char *uuid, int64_t snapshot)
+{
+    snprintf(p->uuid, sizeof p->uuid, "%s", uuid ? uuid : "");
+    p->snapshot = snapshot;
+}
+
+bool floe_tupsert_parts_reflects(const floe_tupsert_parts_t *p, const char *uuid, int64_t snapshot)
+{
+    return p->snapshot == snapshot && !strcmp(p->uuid, uuid);
+}
+
+static int posdel_cmp(const void *a, const void *b)
+{
+    const floe_tupsert_posdel_t *x = a, *y = b;
+    const floe_buf_t *kx = &x->part->key, *ky = &y->part->key;
+    size_t n = kx->len < ky->len ? kx->len : ky->len;
+    int c = memcmp(kx->data, ky->data, n);
+    if (!c) c = (kx->len > ky->len) - (kx->len < ky->len);
+    if (!c) c = strcmp(x->path, y->path);
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+int floe_tupsert_posdel_group(const floe_tupsert_parts_t *parts, floe_tupsert_posdel_t *d, size_t n,
+                              size_t *ends, size_t *ngroups, floe_err_t *err)
+{
+    *ngroups = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(d[i].part = floe_tupsert_parts_get(parts, d[i].path)))
+            return floe_err_set(err, FLOE_ECORRUPT,
+                                "upsert: the key index names %s, which is no data file of the "
+                                "table",
+                                d[i].path);
+    qsort(d, n, sizeof *d, posdel_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (i + 1 == n || d[i + 1].part->key.len != d[i].part->key.len ||
+            memcmp(d[i + 1].part->key.data, d[i].part->key.data, d[i].part->key.len))
+            ends[(*ngroups)++] = i + 1;
+    return 0;
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "iceberg/types.h"
 #include "table/rows.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -48,6 +49,17 @@ floe_rnode_t *floe_tupsert_find(floe_rnode_t *n, const char *path);
 int floe_tupsert_check_row(floe_rows_t *r, const floe_tupsert_cols_t *c, floe_err_t *err);
 /* During a row: whether the cdc column says delete (d, D, delete). */
 bool floe_tupsert_row_deletes(floe_rows_t *r, const floe_tupsert_cols_t *c);
+
+/* The column holding a record key that is no JSON object (the key
+ * converter's column): the default id column of such keys. */
+#define FLOE_TUPSERT_KEY_COLUMN "_kafka.key"
+
+/* The default table.id.columns of an upsert table, from a record key
+ * (borrowed): a JSON object key (or the `payload` object of Debezium's
+ * schema/payload envelope) gives its top-level field names, in order; any
+ * other key gives FLOE_TUPSERT_KEY_COLUMN.  Into out (size).  0, or -1
+ * with *err (no field, a name too long, too many). */
+int floe_tupsert_ids_from_key(floe_slice_t key, char *out, size_t size, floe_err_t *err);
 
 /* The id nodes of rows' shape in c's order, into ids[] (borrowed from
  * rows).  0, or -1 with *err when one is missing. */
@@ -106,5 +118,53 @@ static inline floe_slice_t floe_tupsert_log_key(const floe_tupsert_log_t *l, siz
     size_t start = i ? l->key_end[i - 1] : 0;
     return floe_slice(l->keys.data + start, l->key_end[i] - start);
 }
+
+/* ---- partitions of data files (position deletes of partitioned tables) -- */
+
+/* Where a data file lives: its spec and partition tuple.  A position
+ * delete file must carry the partition of the data files it names (spec
+ * "Scan Planning": it applies only to data files of its partition), so a
+ * commit groups its position deletes by the partition of each old row's
+ * file, which may be another partition than the new row's. */
+typedef struct floe_tupsert_part {
+    int32_t spec_id;
+    floe_ice_value_t *values; /* one per spec field (owned) */
+    size_t nvalues;
+    floe_buf_t key; /* spec id and values serialized: equal iff same partition */
+} floe_tupsert_part_t;
+
+/* Data file path -> its partition, for the files of one snapshot of the
+ * table (plus the files of the commit being prepared). */
+typedef struct floe_tupsert_parts floe_tupsert_parts_t;
+
+/* An empty map; NULL on ENOMEM.  Free with floe_tupsert_parts_free. */
+floe_tupsert_parts_t *floe_tupsert_parts_new(void);
+void floe_tupsert_parts_free(floe_tupsert_parts_t *p);
+/* Data file path (copied) lives in partition (spec_id, values[0..n))
+ * (copied); a path known already keeps its first partition (a file's
+ * partition never changes).  0, or -1 with *err. */
+int floe_tupsert_parts_put(floe_tupsert_parts_t *p, const char *path, int32_t spec_id,
+                           const floe_ice_value_t *values, size_t n, floe_err_t *err);
+/* The partition of path (borrowed from p), NULL when unknown. */
+const floe_tupsert_part_t *floe_tupsert_parts_get(const floe_tupsert_parts_t *p, const char *path);
+/* Files known. */
+size_t floe_tupsert_parts_count(const floe_tupsert_parts_t *p);
+/* The snapshot of the table (uuid, copied) the map reflects; -1: none. */
+void floe_tupsert_parts_set_state(floe_tupsert_parts_t *p, const char *uuid, int64_t snapshot);
+bool floe_tupsert_parts_reflects(const floe_tupsert_parts_t *p, const char *uuid, int64_t snapshot);
+
+/* One row a position delete removes. */
+typedef struct floe_tupsert_posdel {
+    const char *path; /* data file (borrowed) */
+    int64_t pos;
+    const floe_tupsert_part_t *part; /* its partition (set by the grouping) */
+} floe_tupsert_posdel_t;
+
+/* Sort d[0..n) by partition of their data file (looked up in parts), then
+ * path and position; ends[0..*ngroups) get the end index of each
+ * partition's run (ends has room for n).  0, or -1 with *err
+ * (FLOE_ECORRUPT: a path parts does not know). */
+int floe_tupsert_posdel_group(const floe_tupsert_parts_t *parts, floe_tupsert_posdel_t *d, size_t n,
+                              size_t *ends, size_t *ngroups, floe_err_t *err);
 
 #endif

@@ -1,8 +1,11 @@
 /* The delete files of an upsert table's commit (table.write.mode=upsert):
  * from the keys the pending files touched (floe_tout_t.uplog), either an
- * equality delete file of those keys on the id columns, or (position
- * mode) a position delete file naming the rows those keys had, found in
- * the table's key index (keyidx.h), which then learns the new rows.
+ * equality delete file of those keys on the id columns, global (of an
+ * unpartitioned spec: it applies to every partition, wherever a key's old
+ * row lives), or (position mode) position delete files naming the rows
+ * those keys had, found in the table's key index (keyidx.h), one per
+ * partition of the data files holding them (the spec scopes position
+ * deletes by partition); the index then learns the new rows.
  *
  * The key index reflects one snapshot of the table.  Before a position
  * commit it is loaded from its file under the state dir, or rebuilt by

@@ -65,8 +65,7 @@ static void bad_values_named(void)
         {"table.enable", "perhaps"},          {"table.commit.interval.ms", "10us"},
         {"table.commit.interval.ms", "50ms"}, {"table.value.converter", "xml"},
         {"table.flush.bytes", "12 parsecs"},  {"table.invalid.record.action", "ignore"},
-        {"table.namespace", "a.b"},           {"table.name", "x/y"},
-        {"table.write.mode", "upsert"}}; /* upsert without table.id.columns */
+        {"table.namespace", "a.b"},           {"table.name", "x/y"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *kv[] = {bad[i][0], bad[i][1], NULL};
         CHECK_EQ(floe_table_config_load(&c, "orders", lookup, kv, NULL, NULL, &e), -1);
@@ -113,15 +112,8 @@ static const struct {
     {"table.id.columns", "id, a.b", {"a,,b", ".x", "a.", ","}},
     {"table.cdc.field", "_cdc.op", {"a..b", "."}},
     {"table.upsert.delete.mode", "equality", {"none", ""}},
+    {"table.upsert.index.memory.bytes", "8MiB", {"65535", "lots", "-1", "2TiB"}},
 };
-
-/* The key another key's valid value needs set with it (upsert: the id
- * columns), or NULL. */
-static const char *const *with_of(const char *key)
-{
-    static const char *const upsert[] = {"table.id.columns", "id"};
-    return !strcmp(key, "table.write.mode") ? upsert : NULL;
-}
 
 static int check1(const char *key, const char *value, floe_err_t *e)
 {
@@ -150,17 +142,10 @@ static void every_key_checked_where_it_enters(void)
             CHECK(r < n);
             continue;
         }
-        /* valid: accepted, and the field it sets differs from the default */
-        const char *const *with = with_of(k->name);
-        if (with) {
-            const char *wk[] = {k->name, with[0]}, *wv[] = {rows[r].valid, with[1]};
-            CHECK_EQ(floe_table_config_check("orders", wk, wv, 2, NULL, NULL, &e), 0);
-            CHECK_EQ(check1(k->name, rows[r].valid, &e), -1); /* not alone */
-        } else {
-            CHECK_EQ(check1(k->name, rows[r].valid, &e), 0);
-        }
-        const char *kv[] = {k->name, rows[r].valid, with ? with[0] : NULL, with ? with[1] : NULL,
-                            NULL};
+        /* valid: accepted, and the field it sets differs from the default
+         * (upsert alone too: its id columns default to the key's fields) */
+        CHECK_EQ(check1(k->name, rows[r].valid, &e), 0);
+        const char *kv[] = {k->name, rows[r].valid, NULL};
         CHECK_EQ(floe_table_config_load(&c, "orders", lookup, kv, NULL, NULL, &e), 0);
         CHECK(memcmp((char *)&c + k->off, (char *)&def + k->off, k->size) != 0);
         /* invalid: refused, the message starts with the key */
@@ -187,7 +172,7 @@ static void every_key_checked_where_it_enters(void)
                 CHECK_EQ(check1(k->name, v, &e), -1);
             }
         }
-        for (const floe_conf_enum_t *ev = k->values; ev && ev->name && !with; ev++)
+        for (const floe_conf_enum_t *ev = k->values; ev && ev->name; ev++)
             CHECK_EQ(check1(k->name, ev->name, &e), 0);
         /* a typo: two neighbouring letters swapped */
         char typo[64];
@@ -260,12 +245,9 @@ static void live_keys_apply_others_rebuild(void)
         size_t r = 0;
         while (r < n && strcmp(rows[r].key, keys[i].name)) r++;
         if (r == n) continue;
-        /* a key that needs another: both tables have that one */
-        const char *const *with = with_of(keys[i].name);
-        const char *base[] = {with ? with[0] : NULL, with ? with[1] : NULL, NULL};
-        const char *kv[] = {keys[i].name, rows[r].valid, base[0], base[1], NULL};
+        const char *kv[] = {keys[i].name, rows[r].valid, NULL};
         floe_table_config_t was;
-        CHECK_EQ(floe_table_config_load(&was, "t", lookup, base, NULL, NULL, &e), 0);
+        CHECK_EQ(floe_table_config_load(&was, "t", lookup, none, NULL, NULL, &e), 0);
         CHECK_EQ(floe_table_config_load(&next, "t", lookup, kv, NULL, NULL, &e), 0);
         CHECK_EQ(floe_table_config_identity_changed(&was, &next), !keys[i].live);
         floe_table_config_t cur = was;

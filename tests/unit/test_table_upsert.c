@@ -8,21 +8,9 @@
 #include "table/convert.h"
 #include "table/keyidx.h"
 #include "table/upsert.h"
+#include "conv_put.h"
 #include "test.h"
 #include "tmp_dir.h"
-
-/* Convert one record (value NULL: a tombstone) into c; 0 or -1. */
-static int put(floe_conv_t *c, int64_t off, const char *key, const char *value)
-{
-    floe_tmsg_t m = {.kind = FLOE_TMSG_RECORD, .offset = off, .last = off, .timestamp = 1000};
-    m.key = floe_slice_str(key);
-    m.key_null = key == NULL;
-    m.value = floe_slice_str(value);
-    m.value_null = value == NULL;
-    floe_conv_stage_t st;
-    floe_err_t e;
-    return floe_conv_record(c, 0, &m, &st, &e);
-}
 
 /* An upsert converter into a new buffer (*rows). */
 static floe_conv_t *upsert_conv(floe_rows_t **rows, const char *ids, const char *cdc)
@@ -70,18 +58,21 @@ static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
     floe_rows_t *rows;
     floe_err_t e;
     floe_conv_t *c = upsert_conv(&rows, "id, a.b", "op");
-    CHECK_EQ(put(c, 0, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"I\"}"), 0);
+    CHECK_EQ(floe_test_conv_put(c, 0, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"I\"}"), 0);
     CHECK(!floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 1, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"D\"}"), 0);
+    CHECK_EQ(floe_test_conv_put(c, 1, "k", "{\"id\":1,\"a\":{\"b\":\"x\"},\"op\":\"D\"}"), 0);
     CHECK(floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 2, "k", "{\"id\":2,\"a\":{}}"), -1);               /* a.b missing */
-    CHECK_EQ(put(c, 3, "k", "{\"id\":null,\"a\":{\"b\":\"y\"}}"), -1); /* id null */
-    CHECK_EQ(put(c, 4, "k", "{\"id\":[1],\"a\":{\"b\":\"y\"}}"), -1);  /* not a key kind */
-    CHECK_EQ(put(c, 5, "{\"id\":3,\"a\":{\"b\":\"z\"}}", NULL), 0);    /* tombstone */
+    CHECK_EQ(floe_test_conv_put(c, 2, "k", "{\"id\":2,\"a\":{}}"), -1); /* a.b missing */
+    CHECK_EQ(floe_test_conv_put(c, 3, "k", "{\"id\":null,\"a\":{\"b\":\"y\"}}"), -1); /* id null */
+    CHECK_EQ(floe_test_conv_put(c, 4, "k", "{\"id\":[1],\"a\":{\"b\":\"y\"}}"),
+             -1); /* not a key kind */
+    CHECK_EQ(floe_test_conv_put(c, 5, "{\"id\":3,\"a\":{\"b\":\"z\"}}", NULL), 0); /* tombstone */
     CHECK(floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 6, "{\"schema\":{},\"payload\":{\"id\":4,\"a\":{\"b\":\"w\"}}}", NULL), 0);
+    CHECK_EQ(floe_test_conv_put(c, 6, "{\"schema\":{},\"payload\":{\"id\":4,\"a\":{\"b\":\"w\"}}}",
+                                NULL),
+             0);
     CHECK(floe_conv_last_deletes(c));
-    CHECK_EQ(put(c, 7, NULL, NULL), -1); /* a tombstone without a key */
+    CHECK_EQ(floe_test_conv_put(c, 7, NULL, NULL), -1); /* a tombstone without a key */
     CHECK_EQ(floe_rows_count(rows), 4);
     floe_tupsert_cols_t cols;
     CHECK_EQ(floe_tupsert_cols_parse("id,a.b", "", &cols, &e), 0);
@@ -95,15 +86,15 @@ static void converter_checks_ids_and_turns_tombstones_into_deletes(void)
 
     /* a scalar key stands for the one id column */
     c = upsert_conv(&rows, "id", "");
-    CHECK_EQ(put(c, 0, "17", NULL), 0);
-    CHECK_EQ(put(c, 1, "18", NULL), 0);
-    CHECK_EQ(put(c, 2, "abc", NULL), -1); /* a string for the long id column */
+    CHECK_EQ(floe_test_conv_put(c, 0, "17", NULL), 0);
+    CHECK_EQ(floe_test_conv_put(c, 1, "18", NULL), 0);
+    CHECK_EQ(floe_test_conv_put(c, 2, "abc", NULL), -1); /* a string for the long id column */
     CHECK_EQ(floe_rows_count(rows), 2);
     floe_conv_free(c);
     floe_rows_free(rows);
     c = upsert_conv(&rows, "id", "");
-    CHECK_EQ(put(c, 0, "abc", NULL), 0);
-    CHECK_EQ(put(c, 1, "\"d\"", NULL), 0);
+    CHECK_EQ(floe_test_conv_put(c, 0, "abc", NULL), 0);
+    CHECK_EQ(floe_test_conv_put(c, 1, "\"d\"", NULL), 0);
     CHECK_EQ(floe_rows_count(rows), 2);
     floe_conv_free(c);
     floe_rows_free(rows);
@@ -155,7 +146,7 @@ static void dedupe_keeps_the_last_change_per_key(void)
         "{\"id\":5,\"v\":\"e\"}", "{\"id\":5,\"op\":\"D\"}", "{\"id\":5,\"v\":\"f\",\"op\":\"U\"}"};
     uint8_t ops[9];
     for (int i = 0; i < 9; i++) {
-        CHECK_EQ(put(c, i, "k", vals[i]), 0);
+        CHECK_EQ(floe_test_conv_put(c, i, "k", vals[i]), 0);
         ops[i] = floe_conv_last_deletes(c);
     }
     floe_tupsert_cols_t cols;
