@@ -128,7 +128,7 @@ static int generate(floe_fileio_t *io, const char *dir, size_t nfiles, double fi
             if (floe_rows_bytes(rows) < FLOE_TSINK_DRAIN_BYTES && k + 1 < per_file) continue;
             if (!w) {
                 bool changed;
-                if (floe_tschema_merge(rows, t->schema, &last, &changed, &e) < 0) goto fail;
+                if (floe_tschema_merge(rows, t->schema, &last, false, &changed, &e) < 0) goto fail;
                 if (!t->schema_json && !(t->schema_json = floe_ice_schema_to_json(t->schema, &e)))
                     goto fail;
                 floe_dfw_opts_t o = {.codec = FLOE_CODEC_ZSTD, .level = 1};

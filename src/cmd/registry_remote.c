@@ -19,7 +19,9 @@ struct registry_remote {
     struct known {
         int32_t id;
         char *text;
-        bool json; /* a JSON schema, else Avro */
+        bool json;              /* a JSON schema, else Avro */
+        floe_avro_text_t *refs; /* Avro: its references' texts, dependencies first */
+        size_t nrefs;
     } * known;
     size_t nknown, capknown;
 };
@@ -59,10 +61,20 @@ int registry_remote_new(const char *url, const char *user_info, registry_remote_
     return 0;
 }
 
+static void known_clear(struct known *k)
+{
+    free(k->text);
+    for (size_t i = 0; i < k->nrefs; i++) free((char *)k->refs[i].json);
+    free(k->refs);
+    *k = (struct known){0};
+}
+
+static void url_escape(const char *s, char *out, size_t size);
+
 void registry_remote_free(registry_remote_t *r)
 {
     if (!r) return;
-    for (size_t i = 0; i < r->nknown; i++) free(r->known[i].text);
+    for (size_t i = 0; i < r->nknown; i++) known_clear(&r->known[i]);
     free(r->known);
     pthread_mutex_destroy(&r->mu);
     free(r->auth);
@@ -109,17 +121,66 @@ static const char *type_of(const json_t *doc)
     return t ? t : "AVRO";
 }
 
-/* The schema text of id from the registry, an Avro schema or (json) a
- * JSON schema without references: a malloc'd string, or NULL with err
- * (FLOE_ENOENT when the registry has no such id). */
-static char *fetch(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
+/* The texts of the Avro schemas doc's references name, and theirs,
+ * appended to k->refs (dependencies first; each subject/version once, as
+ * seen holds them). */
+static int avro_refs(registry_remote_t *r, const json_t *doc, struct known *k, json_t *seen,
+                     int depth, floe_err_t *err)
+{
+    if (depth > 16) return floe_err_set(err, FLOE_EINVAL, "references nested deeper than 16");
+    size_t i;
+    json_t *ref;
+    json_array_foreach(json_object_get(doc, "references"), i, ref)
+    {
+        const char *subject = json_string_value(json_object_get(ref, "subject"));
+        json_t *ver = json_object_get(ref, "version");
+        if (!subject || !json_is_integer(ver))
+            return floe_err_set(err, FLOE_EINVAL, "a reference without subject or version");
+        char esc[1024], path[1200], what[1200];
+        url_escape(subject, esc, sizeof esc);
+        snprintf(path, sizeof path, "/subjects/%s/versions/%lld", esc,
+                 (long long)json_integer_value(ver));
+        if (json_object_get(seen, path)) continue;
+        if (json_object_set_new(seen, path, json_true())) return floe_err_oom(err);
+        snprintf(what, sizeof what, "reference %s version %lld", subject,
+                 (long long)json_integer_value(ver));
+        json_t *d = get_doc(r, path, what, err);
+        if (!d) return -1;
+        char *text = NULL;
+        floe_avro_text_t *t = NULL;
+        int rc = -1;
+        if (strcmp(type_of(d), "AVRO"))
+            floe_err_set(err, FLOE_EINVAL, "%s is %s, not AVRO", what, type_of(d));
+        else if (!(text = strdup(json_string_value(json_object_get(d, "schema")))))
+            floe_err_oom(err);
+        else if (!avro_refs(r, d, k, seen, depth + 1, err) &&
+                 !(t = realloc(k->refs, (k->nrefs + 1) * sizeof *t)))
+            floe_err_oom(err);
+        else if (t) {
+            k->refs = t;
+            k->refs[k->nrefs++] = (floe_avro_text_t){text, strlen(text)};
+            text = NULL;
+            rc = 0;
+        }
+        free(text);
+        json_decref(d);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* Schema id from the registry into *k: an Avro schema with the texts of
+ * the schemas it references, or (json) a JSON schema without references.
+ * 0, or -1 with err (FLOE_ENOENT when the registry has no such id). */
+static int fetch(registry_remote_t *r, int32_t id, bool json, struct known *k, floe_err_t *err)
 {
     char path[64], what[64];
     snprintf(path, sizeof path, "/schemas/ids/%d", (int)id);
     snprintf(what, sizeof what, "schema id %d", (int)id);
-    json_t *doc = get_doc(r, path, what, err);
-    if (!doc) return NULL;
-    char *text = NULL;
+    *k = (struct known){.id = id, .json = json};
+    json_t *doc = get_doc(r, path, what, err), *seen = NULL;
+    if (!doc) return -1;
+    int rc = -1;
     const char *want = json ? "JSON" : "AVRO";
     if (strcmp(type_of(doc), want)) {
         floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not %s", (int)id, type_of(doc), want);
@@ -128,55 +189,85 @@ static char *fetch(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
                      "schema id %d refers to other schemas, which floe does not follow through "
                      "an external registry yet",
                      (int)id);
-    } else if (!(text = strdup(json_string_value(json_object_get(doc, "schema"))))) {
+    } else if (!(k->text = strdup(json_string_value(json_object_get(doc, "schema")))) ||
+               (!json && !(seen = json_object()))) {
         floe_err_oom(err);
+    } else {
+        rc = json ? 0 : avro_refs(r, doc, k, seen, 0, err);
     }
+    json_decref(seen);
     json_decref(doc);
-    return text;
+    if (rc) known_clear(k);
+    return rc;
 }
 
-/* The text of schema id (json: a JSON schema, else Avro), fetched once:
- * borrowed until r is freed, or NULL with err. */
-static const char *text_by_id(registry_remote_t *r, int32_t id, bool json, floe_err_t *err)
+/* Schema id (json: a JSON schema, else Avro), fetched once: *out holds
+ * texts borrowed until r is freed; 0, or -1 with err. */
+static int known_by_id(registry_remote_t *r, int32_t id, bool json, struct known *out,
+                       floe_err_t *err)
 {
-    const char *text = NULL;
+    bool have = false;
     pthread_mutex_lock(&r->mu);
-    for (size_t i = 0; i < r->nknown && !text; i++)
-        if (r->known[i].id == id && r->known[i].json == json) text = r->known[i].text;
-    pthread_mutex_unlock(&r->mu); /* texts are never freed before r */
-    if (!text) {
-        char *got = fetch(r, id, json, err);
-        if (!got) return NULL;
-        pthread_mutex_lock(&r->mu);
-        if (r->nknown == r->capknown) {
-            size_t cap = r->capknown ? r->capknown * 2 : 16;
-            struct known *k = realloc(r->known, cap * sizeof *k);
-            if (!k) {
-                pthread_mutex_unlock(&r->mu);
-                free(got);
-                floe_err_oom(err);
-                return NULL;
-            }
-            r->known = k;
-            r->capknown = cap;
+    for (size_t i = 0; i < r->nknown && !have; i++)
+        if (r->known[i].id == id && r->known[i].json == json) {
+            *out = r->known[i];
+            have = true;
         }
-        r->known[r->nknown++] = (struct known){id, got, json};
-        pthread_mutex_unlock(&r->mu);
-        text = got;
+    pthread_mutex_unlock(&r->mu); /* texts are never freed before r */
+    if (have) return 0;
+    struct known k;
+    if (fetch(r, id, json, &k, err)) return -1;
+    pthread_mutex_lock(&r->mu);
+    if (r->nknown == r->capknown) {
+        size_t cap = r->capknown ? r->capknown * 2 : 16;
+        struct known *n = realloc(r->known, cap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&r->mu);
+            known_clear(&k);
+            return floe_err_oom(err);
+        }
+        r->known = n;
+        r->capknown = cap;
     }
-    return text;
+    r->known[r->nknown++] = k;
+    pthread_mutex_unlock(&r->mu);
+    *out = k;
+    return 0;
 }
 
 static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
 {
-    const char *text = text_by_id(arg, id, false, err);
-    return text ? floe_avro_schema_parse(text, strlen(text), out, err) : -1;
+    struct known k;
+    if (known_by_id(arg, id, false, &k, err)) return -1;
+    return floe_avro_schema_parse_refs(k.text, strlen(k.text), k.refs, k.nrefs, out, err);
 }
 
 static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
 {
-    const char *text = text_by_id(arg, id, true, err);
-    return text ? floe_jschema_parse(text, strlen(text), NULL, 0, out, err) : -1;
+    struct known k;
+    if (known_by_id(arg, id, true, &k, err)) return -1;
+    return floe_jschema_parse(k.text, strlen(k.text), NULL, 0, out, err);
+}
+
+/* The id of subject's version (0: latest) from the registry. */
+static int id_of(void *arg, const char *subject, int32_t version, int32_t *id, floe_err_t *err)
+{
+    registry_remote_t *r = arg;
+    char esc[1024], path[1200], what[1200];
+    url_escape(subject, esc, sizeof esc);
+    if (version) snprintf(path, sizeof path, "/subjects/%s/versions/%d", esc, (int)version);
+    else
+        snprintf(path, sizeof path, "/subjects/%s/versions/latest", esc);
+    snprintf(what, sizeof what, "subject %s version %s", subject, strrchr(path, '/') + 1);
+    json_t *doc = get_doc(r, path, what, err);
+    if (!doc) return -1;
+    json_t *j = json_object_get(doc, "id");
+    int rc = json_is_integer(j) && json_integer_value(j) > 0 && json_integer_value(j) <= INT32_MAX
+                 ? 0
+                 : floe_err_set(err, FLOE_EIO, "%s: the registry answered no id", what);
+    if (!rc) *id = (int32_t)json_integer_value(j);
+    json_decref(doc);
+    return rc;
 }
 
 /* ---- Protobuf: the .proto text of an id and the files it references ---- */
@@ -284,5 +375,5 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
 floe_conv_schemas_t registry_remote_schemas(registry_remote_t *r)
 {
     return (floe_conv_schemas_t){
-        .fn = schema_by_id, .arg = r, .proto = proto_by_id, .json = json_by_id};
+        .fn = schema_by_id, .arg = r, .proto = proto_by_id, .json = json_by_id, .id_of = id_of};
 }

@@ -124,6 +124,11 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
     return floe_registry_proto_schema(arg, id, out, err);
 }
 
+static int id_of(void *arg, const char *subject, int32_t version, int32_t *id, floe_err_t *err)
+{
+    return floe_registry_subject_id(arg, subject, version, id, err);
+}
+
 static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
 {
     return floe_registry_json_schema(arg, id, out, err);
@@ -131,7 +136,7 @@ static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *e
 
 floe_conv_schemas_t serve_registry_schemas(serve_registry_t *s)
 {
-    return (floe_conv_schemas_t){schema_by_id, s->reg, proto_by_id, json_by_id};
+    return (floe_conv_schemas_t){schema_by_id, s->reg, proto_by_id, json_by_id, .id_of = id_of};
 }
 
 void serve_registry_stop(serve_registry_t *s)

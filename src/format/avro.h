@@ -107,6 +107,20 @@ typedef struct floe_avro_schema floe_avro_schema_t;
  * On success *out is the root; caller frees it with floe_avro_schema_free. */
 int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **out, floe_err_t *err);
 
+/* A schema's JSON text (borrowed). */
+typedef struct floe_avro_text {
+    const char *json;
+    size_t len;
+} floe_avro_text_t;
+
+/* Parse json with the named types that refs[0..nrefs) define known by
+ * their full names (schema references, as a registry has them): each
+ * reference is parsed first, in order (a reference's own references come
+ * before it), into the same root, then json; *out is json's schema.  A
+ * name defined twice is an error.  Caller frees with floe_avro_schema_free. */
+int floe_avro_schema_parse_refs(const char *json, size_t len, const floe_avro_text_t *refs,
+                                size_t nrefs, floe_avro_schema_t **out, floe_err_t *err);
+
 /* Free a root returned by floe_avro_schema_parse (NULL is fine).  Only
  * roots may be freed; values, writers and resolvers using it must be gone. */
 void floe_avro_schema_free(floe_avro_schema_t *root);
@@ -116,6 +130,10 @@ void floe_avro_schema_free(floe_avro_schema_t *root);
  * attributes are written as plain strings ("long").  Returns a NUL-
  * terminated string the caller frees with free(), or NULL (err filled). */
 char *floe_avro_schema_to_json(const floe_avro_schema_t *s, floe_err_t *err);
+/* As floe_avro_schema_to_json, but named types defined by references
+ * (floe_avro_schema_parse_refs) are written by full name only: the text
+ * a registry stores for a schema with references. */
+char *floe_avro_schema_to_json_own(const floe_avro_schema_t *s, floe_err_t *err);
 
 /* Parsing Canonical Form (spec "Schema Fingerprints"): the caller frees the
  * result with free(); NULL on allocation failure. */

@@ -48,6 +48,7 @@ struct floe_avro_schema {
     size_t fixed_size;
     int precision, scale;          /* decimal */
     bool min_zero;                 /* may encode to zero bytes */
+    bool from_ref;                 /* named type defined by a reference */
     floe_avro_schema_t *next_node; /* every node of a root, for freeing */
     struct avro_root *root;        /* what owns this node */
 };

@@ -473,25 +473,34 @@ static void compute_min_zero(avro_root_t *r)
     }
 }
 
-int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **out, floe_err_t *err)
+/* Parse json[0..len) into c (its root), as one more schema text. */
+static int parse_text(pctx_t *c, const char *json, size_t len, floe_avro_schema_t **top)
 {
-    *out = NULL;
     json_error_t je;
     json_t *j = json_loadb(json, len, JSON_DECODE_ANY, &je);
     if (!j)
-        return floe_err_set(err, FLOE_EINVAL, "avro schema: bad JSON at line %d column %d: %s",
+        return floe_err_set(c->err, FLOE_EINVAL, "avro schema: bad JSON at line %d column %d: %s",
                             je.line, je.column, je.text);
+    int rc = parse_node(c, j, "", 0, top);
+    json_decref(j);
+    return rc;
+}
+
+int floe_avro_schema_parse_refs(const char *json, size_t len, const floe_avro_text_t *refs,
+                                size_t nrefs, floe_avro_schema_t **out, floe_err_t *err)
+{
+    *out = NULL;
     avro_root_t *root = calloc(1, sizeof *root);
-    if (!root) {
-        json_decref(j);
-        return floe_err_set(err, FLOE_ENOMEM, "avro schema: out of memory");
-    }
+    if (!root) return floe_err_set(err, FLOE_ENOMEM, "avro schema: out of memory");
     floe_arena_init(&root->arena, 4096, 0);
     pctx_t c = {root, NULL, 0, 0, err};
     floe_avro_schema_t *top = NULL;
-    int rc = parse_node(&c, j, "", 0, &top);
+    int rc = 0;
+    for (size_t i = 0; i < nrefs && !rc; i++) rc = parse_text(&c, refs[i].json, refs[i].len, &top);
+    /* the named types known so far came from the references */
+    for (size_t i = 0; i < c.n_named; i++) c.named[i]->from_ref = true;
+    if (!rc) rc = parse_text(&c, json, len, &top);
     free(c.named);
-    json_decref(j);
     if (rc != 0) {
         root_free(root);
         return -1;
@@ -502,6 +511,11 @@ int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **ou
         for (size_t i = 0; i < n->n_fields; i++) (void)avro_field_default(n, i);
     *out = top;
     return 0;
+}
+
+int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema_t **out, floe_err_t *err)
+{
+    return floe_avro_schema_parse_refs(json, len, NULL, 0, out, err);
 }
 
 static void free_strv(char **v, size_t n)
@@ -561,6 +575,7 @@ typedef struct jctx {
     const floe_avro_schema_t **done; /* named types already written */
     size_t n, cap;
     bool canonical;
+    bool own; /* named types from references are written by name */
     bool oom;
 } jctx_t;
 
@@ -610,7 +625,7 @@ static json_t *to_json(jctx_t *c, const floe_avro_schema_t *s, const char *enc_n
     case FLOE_AVRO_RECORD:
     case FLOE_AVRO_ENUM:
     case FLOE_AVRO_FIXED:
-        if (jctx_seen(c, s)) {
+        if ((c->own && s->from_ref) || jctx_seen(c, s)) {
             /* a reference: the short name when the namespace is the same */
             if (!c->canonical && strcmp(s->ns, enc_ns) == 0) return json_string(s->name);
             return json_string(s->fullname);
@@ -669,9 +684,9 @@ static json_t *to_json(jctx_t *c, const floe_avro_schema_t *s, const char *enc_n
     }
 }
 
-static char *dump(const floe_avro_schema_t *s, bool canonical, floe_err_t *err)
+static char *dump(const floe_avro_schema_t *s, bool canonical, bool own, floe_err_t *err)
 {
-    jctx_t c = {NULL, 0, 0, canonical, false};
+    jctx_t c = {NULL, 0, 0, canonical, own, false};
     json_t *j = to_json(&c, s, "");
     char *out = NULL;
     if (j && !c.oom) out = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
@@ -683,12 +698,17 @@ static char *dump(const floe_avro_schema_t *s, bool canonical, floe_err_t *err)
 
 char *floe_avro_schema_to_json(const floe_avro_schema_t *s, floe_err_t *err)
 {
-    return dump(s, false, err);
+    return dump(s, false, false, err);
+}
+
+char *floe_avro_schema_to_json_own(const floe_avro_schema_t *s, floe_err_t *err)
+{
+    return dump(s, false, true, err);
 }
 
 char *floe_avro_schema_canonical(const floe_avro_schema_t *s, floe_err_t *err)
 {
-    return dump(s, true, err);
+    return dump(s, true, false, err);
 }
 
 /* ------------------------------------------------------------------ */

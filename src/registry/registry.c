@@ -170,20 +170,68 @@ const char *reg_level(floe_registry_t *r, const reg_subject_t *s)
 
 /* ---- schema types ---- */
 
+#define MAX_REF_DEPTH 16
+
+typedef struct avro_refs {
+    const reg_schema_t **sc; /* each referenced schema once, dependencies first */
+    floe_avro_text_t *t;
+    size_t n;
+} avro_refs_t;
+
+/* The schemas refs name, and theirs, into out (each once, a schema after
+ * the ones it references); r->mu held. */
+static int avro_collect(floe_registry_t *r, const reg_ref_t *refs, size_t nrefs, avro_refs_t *out,
+                        int depth, reg_status_t *st)
+{
+    if (depth > MAX_REF_DEPTH)
+        return reg_fail(st, 422, 42201, "references nested deeper than %d", MAX_REF_DEPTH);
+    for (size_t i = 0; i < nrefs; i++) {
+        const reg_schema_t *sc = reg_ref_schema(r, &refs[i]);
+        if (!sc || sc->type != &reg_type_avro)
+            return reg_fail(st, 422, 42201,
+                            "reference %s (subject %s version %d) is not a "
+                            "registered Avro schema",
+                            refs[i].name, refs[i].subject, (int)refs[i].version);
+        bool have = false;
+        for (size_t k = 0; k < out->n && !have; k++) have = out->sc[k] == sc;
+        if (have) continue;
+        if (avro_collect(r, sc->refs, sc->nrefs, out, depth + 1, st)) return -1;
+        const reg_schema_t **a = realloc(out->sc, (out->n + 1) * sizeof *a);
+        if (a) out->sc = a;
+        floe_avro_text_t *t = a ? realloc(out->t, (out->n + 1) * sizeof *t) : NULL;
+        if (!t) return reg_fail(st, 500, 50001, "out of memory");
+        out->t = t;
+        out->sc[out->n] = sc;
+        out->t[out->n++] = (floe_avro_text_t){sc->text, strlen(sc->text)};
+    }
+    return 0;
+}
+
+/* text with the named types of its references known; r->mu held. */
+static int avro_load(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
+                     size_t nrefs, floe_avro_schema_t **out, floe_err_t *err)
+{
+    avro_refs_t ar = {0};
+    reg_status_t st;
+    int rc = avro_collect(r, refs, nrefs, &ar, 0, &st);
+    if (rc) floe_err_set(err, st.http == 422 ? FLOE_EINVAL : FLOE_ENOMEM, "%s", st.msg);
+    else
+        rc = floe_avro_schema_parse_refs(text, len, ar.t, ar.n, out, err);
+    free(ar.sc);
+    free(ar.t);
+    return rc;
+}
+
 static int avro_parse(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
                       size_t nrefs, char **canon, void **parsed, reg_status_t *st)
 {
-    (void)r;
-    (void)refs;
     floe_avro_schema_t *s = NULL;
     floe_err_t err = {0};
     *canon = NULL;
-    if (nrefs)
-        return reg_fail(st, 422, 42201,
-                        "schema references are not supported yet by floe's registry for AVRO");
-    if (floe_avro_schema_parse(text, len, &s, &err))
-        return reg_fail(st, 422, 42201, "Invalid schema: %s", err.msg);
-    *canon = floe_avro_schema_to_json(s, &err);
+    if (avro_load(r, text, len, refs, nrefs, &s, &err))
+        return reg_fail(st, err.code == FLOE_ENOMEM ? 500 : 422,
+                        err.code == FLOE_ENOMEM ? 50001 : 42201, "Invalid schema: %s", err.msg);
+    *canon = floe_avro_schema_to_json_own(s, &err);
     if (!*canon) {
         floe_avro_schema_free(s);
         return reg_fail(st, 500, 50001, "Error while parsing the schema: %s", err.msg);
@@ -358,16 +406,18 @@ static int apply_schema(floe_registry_t *r, const char *subject, int32_t version
     if (rc) return rc;
     char *canon = NULL;
     reg_status_t st;
-    /* Avro is written back in its canonical form; other types were
-     * canonicalized when registered (their references resolve through the
-     * state, which a replay may not hold yet) */
-    if (type == &reg_type_avro) {
-        if (type->parse(r, json_string_value(jsch), json_string_length(jsch), NULL, 0, &canon, NULL,
-                        &st)) {
-            refs_free(refs, nrefs);
-            return 1;
-        }
-    } else if (!(canon = strdup(json_string_value(jsch)))) {
+    /* Avro is written back in its canonical form (kept as written when its
+     * references do not resolve yet); other types were canonicalized when
+     * registered (their references resolve through the state, which a
+     * replay may not hold yet) */
+    bool avro = type == &reg_type_avro;
+    bool parsed = avro && !type->parse(r, json_string_value(jsch), json_string_length(jsch), refs,
+                                       nrefs, &canon, NULL, &st);
+    if (avro && !parsed && !nrefs) {
+        refs_free(refs, nrefs);
+        return 1;
+    }
+    if (!parsed && !(canon = strdup(json_string_value(jsch)))) {
         refs_free(refs, nrefs);
         return -1;
     }
@@ -596,13 +646,47 @@ int floe_registry_avro_schema(floe_registry_t *r, int32_t id, floe_avro_schema_t
     *out = NULL;
     pthread_mutex_lock(&r->mu);
     const reg_schema_t *s = reg_schema_by_id(r, id);
-    bool avro = s && s->type == &reg_type_avro;
-    char *text = avro ? strdup(s->text) : NULL;
+    int rc = !s ? floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id)
+             : s->type != &reg_type_avro
+                 ? floe_err_set(err, FLOE_EINVAL, "schema id %d is not an Avro schema", (int)id)
+                 : avro_load(r, s->text, strlen(s->text), s->refs, s->nrefs, out, err);
     pthread_mutex_unlock(&r->mu);
-    if (!s) return floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id);
-    if (!avro) return floe_err_set(err, FLOE_EINVAL, "schema id %d is not an Avro schema", (int)id);
-    if (!text) return floe_err_oom(err);
-    int rc = floe_avro_schema_parse(text, strlen(text), out, err);
-    free(text);
     return rc;
+}
+
+int floe_registry_subject_id(floe_registry_t *r, const char *subject, int32_t version, int32_t *id,
+                             floe_err_t *err)
+{
+    pthread_mutex_lock(&r->mu);
+    reg_subject_t *s = reg_subject(r, subject);
+    const reg_version_t *v = !s ? NULL : version ? reg_version(s, version) : reg_latest(s, false);
+    if (v && v->deleted) v = NULL;
+    if (v) *id = v->id;
+    pthread_mutex_unlock(&r->mu);
+    if (v) return 0;
+    if (version)
+        return floe_err_set(err, FLOE_ENOENT, "subject %s has no version %d", subject,
+                            (int)version);
+    return floe_err_set(err, FLOE_ENOENT, "subject %s has no live version", subject);
+}
+
+bool reg_schema_live(floe_registry_t *r, int32_t id)
+{
+    for (size_t i = 0; i < r->nsubs; i++)
+        for (size_t k = 0; k < r->subs[i].nv; k++)
+            if (r->subs[i].v[k].id == id) return true;
+    return false;
+}
+
+bool reg_refers_to(floe_registry_t *r, const reg_schema_t *sc, const reg_subject_t *s,
+                   const reg_version_t *v)
+{
+    if (!reg_schema_live(r, sc->id)) return false;
+    for (size_t k = 0; k < sc->nrefs; k++) {
+        const reg_ref_t *ref = &sc->refs[k];
+        if (strcmp(ref->subject, s->name)) continue;
+        if (!v || ref->version == v->version) return true;
+        if (ref->version == -1 && reg_latest(s, false) == v) return true;
+    }
+    return false;
 }

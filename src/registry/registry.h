@@ -72,6 +72,11 @@ int floe_registry_handle(const floe_http_req_t *rq, floe_http_resp_t *rs, void *
 int floe_registry_avro_schema(floe_registry_t *r, int32_t id, floe_avro_schema_t **out,
                               floe_err_t *err);
 
+/* The global id of subject's version `version` (0: the newest live one):
+ * 0 with *id, or -1 with err (FLOE_ENOENT: no such subject or version). */
+int floe_registry_subject_id(floe_registry_t *r, const char *subject, int32_t version, int32_t *id,
+                             floe_err_t *err);
+
 /* ---- Avro compatibility (compat.c) ---- */
 
 /* Whether data written with `writer` can be read with `reader`, by the

@@ -197,20 +197,40 @@ static int raw_text(floe_registry_t *r, const req_t *q, const reg_schema_t *sc,
     return rc;
 }
 
-/* The ids of the schemas whose references name version v of s. */
-static int referenced_by(floe_registry_t *r, const reg_subject_t *s, const reg_version_t *v,
-                         floe_http_resp_t *rs)
+/* The ids of the schemas whose references name version v of s (v NULL:
+ * any version), or of any version holding schema id (s NULL). */
+static json_t *referrers(floe_registry_t *r, const reg_subject_t *s, const reg_version_t *v,
+                         int32_t id)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < r->nschemas; i++)
-        for (size_t k = 0; k < r->schemas[i].nrefs; k++) {
-            const reg_ref_t *ref = &r->schemas[i].refs[k];
-            if (!strcmp(ref->subject, s->name) && ref->version == v->version) {
-                json_array_append_new(a, json_integer(r->schemas[i].id));
-                break;
-            }
-        }
-    return answer(rs, 200, a);
+    for (size_t i = 0; i < r->nschemas; i++) {
+        const reg_schema_t *sc = &r->schemas[i];
+        bool hit = s && reg_refers_to(r, sc, s, v);
+        for (size_t k = 0; !s && !hit && k < r->nsubs; k++)
+            for (size_t j = 0; !hit && j < r->subs[k].nv; j++)
+                hit =
+                    r->subs[k].v[j].id == id && reg_refers_to(r, sc, &r->subs[k], &r->subs[k].v[j]);
+        if (hit) json_array_append_new(a, json_integer(sc->id));
+    }
+    return a;
+}
+
+/* Refuse to delete what a schema references (Confluent's 42206); 0 when
+ * nothing does, else -1 answered. */
+static int refuse_referenced(floe_registry_t *r, const reg_subject_t *s, const reg_version_t *v,
+                             floe_http_resp_t *rs)
+{
+    json_t *a = referrers(r, s, v, 0);
+    size_t n = json_array_size(a);
+    json_decref(a);
+    if (!n) return 0;
+    reg_status_t st;
+    reg_fail(&st, 422, 42206,
+             "One or more references exist to the schema "
+             "{magic=1,keytype=SCHEMA,subject=%s,version=%d}.",
+             s->name, v ? (int)v->version : 0);
+    answer_err(rs, &st);
+    return -1;
 }
 
 /* ---- /subjects ---- */
@@ -317,6 +337,7 @@ static int subject_delete(floe_registry_t *r, const req_t *q, const char *name,
     if (q->permanent && live)
         return err(rs, 404, 40405,
                    "Subject '%s' was not deleted first before being permanently deleted", name);
+    if (refuse_referenced(r, s, NULL, rs)) return 0;
     json_t *a = json_array();
     reg_status_t st;
     /* copy: permanent deletes remove entries from s->v as they go */
@@ -359,6 +380,7 @@ static int version_delete(floe_registry_t *r, const req_t *q, const char *name, 
         return err(rs, 404, 40407,
                    "Subject '%s' Version was not deleted first before being permanently deleted",
                    name);
+    if (refuse_referenced(r, s, v, rs)) return 0;
     reg_status_t st;
     int32_t number = v->version;
     reg_schema_t sc = stored(r, v);
@@ -394,7 +416,7 @@ static int subjects(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
     reg_version_t *v;
     if (find_version(r, q, name, q->seg[3], q->deleted, &s, &v, rs)) return 0;
     if (q->nseg == 4) return answer(rs, 200, version_json(r, q, s, v));
-    if (!strcmp(q->seg[4], "referencedby")) return referenced_by(r, s, v, rs);
+    if (!strcmp(q->seg[4], "referencedby")) return answer(rs, 200, referrers(r, s, v, 0));
     if (strcmp(q->seg[4], "schema")) return -3;
     return raw_text(r, q, reg_schema_by_id(r, v->id), rs);
 }
@@ -431,6 +453,8 @@ static int schemas(floe_registry_t *r, const req_t *q, floe_http_resp_t *rs)
         return answer(rs, 200, o);
     }
     if (!strcmp(q->seg[3], "schema")) return raw_text(r, q, sc, rs);
+    if (!strcmp(q->seg[3], "referencedby"))
+        return answer(rs, 200, referrers(r, NULL, NULL, sc->id));
     bool versions = !strcmp(q->seg[3], "versions");
     if (!versions && strcmp(q->seg[3], "subjects")) return -3;
     json_t *a = json_array();

@@ -121,6 +121,13 @@ const reg_version_t *reg_latest(const reg_subject_t *s, bool deleted);
 reg_version_t *reg_version(reg_subject_t *s, int32_t v);
 bool reg_has_live(const reg_subject_t *s);
 
+/* Whether some subject version (soft-deleted ones too) has schema id. */
+bool reg_schema_live(floe_registry_t *r, int32_t id);
+/* Whether schema sc, still used by a version, references version v of s
+ * (v NULL: any version of s); r->mu held. */
+bool reg_refers_to(floe_registry_t *r, const reg_schema_t *sc, const reg_subject_t *s,
+                   const reg_version_t *v);
+
 /* Compatibility level names; NULL when unknown. */
 const char *reg_level_name(const char *level);
 /* The level in force for subject s (s may be NULL). */

@@ -92,6 +92,31 @@ static const floe_avro_schema_t *value_schema(const floe_avro_schema_t *s)
     return floe_avro_schema_type(s) == FLOE_AVRO_NULL ? NULL : s;
 }
 
+/* Whether a datum of s may be null (null itself, a union with null). */
+static bool holds_null(const floe_avro_schema_t *s)
+{
+    if (floe_avro_schema_type(s) == FLOE_AVRO_NULL) return true;
+    if (floe_avro_schema_type(s) != FLOE_AVRO_UNION) return false;
+    for (size_t i = 0; i < floe_avro_schema_branch_count(s); i++)
+        if (floe_avro_schema_type(floe_avro_schema_branch(s, i)) == FLOE_AVRO_NULL) return true;
+    return false;
+}
+
+/* What struct field n of schema s says of nulls (rows.h): made is whether
+ * n was made for it now.  A field that may be null, or that earlier rows
+ * hold as null (made after them), lets its column be optional, and a
+ * required one (a table's, seeded) becomes so. */
+static void note_nulls(bctx_t *b, floe_rnode_t *n, const floe_avro_schema_t *s, bool made)
+{
+    if (!n) return;
+    if (holds_null(s) || (made && floe_rows_count(b->r))) {
+        n->schema_nullable = true;
+        floe_rows_make_optional(b->r, n);
+    } else if (made) {
+        n->schema_non_null = true;
+    }
+}
+
 static bool nullable_union(const floe_avro_schema_t *s)
 {
     return floe_avro_schema_type(s) == FLOE_AVRO_UNION && value_schema(s) != s;
@@ -253,9 +278,12 @@ static int make(bctx_t *b, const floe_avro_schema_t *s, const char *name, int de
     int rc = 0;
     switch (floe_avro_schema_type(v)) {
     case FLOE_AVRO_RECORD:
-        for (size_t i = 0; i < floe_avro_schema_field_count(v) && !rc; i++)
-            rc = make_kid(b, n, floe_avro_schema_field_type(v, i),
-                          floe_avro_schema_field_name(v, i), depth + 1);
+        for (size_t i = 0; i < floe_avro_schema_field_count(v) && !rc; i++) {
+            size_t had = n->nkids;
+            const floe_avro_schema_t *ft = floe_avro_schema_field_type(v, i);
+            rc = make_kid(b, n, ft, floe_avro_schema_field_name(v, i), depth + 1);
+            if (!rc && n->nkids > had) n->kids[had]->schema_non_null = !holds_null(ft);
+        }
         break;
     case FLOE_AVRO_UNION:
         for (size_t i = 0; i < floe_avro_schema_branch_count(v) && !rc; i++) {
@@ -340,18 +368,23 @@ static int bind_record(bctx_t *b, plan_t *p, const floe_avro_schema_t *s, floe_r
     if (kids_alloc(b, p, nf)) return -1;
     for (size_t i = 0; i < nf; i++) {
         const floe_avro_schema_t *ft = floe_avro_schema_field_type(s, i);
+        const char *name = floe_avro_schema_field_name(s, i);
+        bool made = !floe_rows_child(st, name);
         floe_rnode_t *kid;
-        if (field_node(b, st, floe_avro_schema_field_name(s, i), ft, depth + 1, &kid) ||
-            bind(b, &p->kids[i], ft, kid, depth + 1))
-            return -1;
+        if (field_node(b, st, name, ft, depth + 1, &kid)) return -1;
+        note_nulls(b, kid, ft, made);
+        if (bind(b, &p->kids[i], ft, kid, depth + 1)) return -1;
     }
-    if (!st->parent) return 0;
-    if (st->nkids && !(p->extra = malloc(st->nkids * sizeof *p->extra)))
+    if (st->parent && st->nkids && !(p->extra = malloc(st->nkids * sizeof *p->extra)))
         return floe_err_oom(b->err);
     for (size_t j = 0; j < st->nkids; j++) {
         bool set = false;
         for (size_t i = 0; i < nf && !set; i++) set = p->kids[i].n == st->kids[j];
-        if (!set) p->extra[p->nextra++] = st->kids[j];
+        if (set || st->kids[j]->sys) continue;
+        /* this record's schema leaves the field null */
+        st->kids[j]->schema_nullable = true;
+        floe_rows_make_optional(b->r, st->kids[j]);
+        if (st->parent) p->extra[p->nextra++] = st->kids[j];
     }
     return 0;
 }
@@ -410,10 +443,10 @@ static int bind_root(bctx_t *b, plan_t *p, const floe_avro_schema_t *s)
     p->n = root;
     p->null_branch = -1;
     floe_rnode_t *kid;
-    if (kids_alloc(b, p, 1) || field_node(b, root, "value", s, 1, &kid) ||
-        bind(b, &p->kids[0], s, kid, 1))
-        return -1;
-    return 0;
+    bool made = !floe_rows_child(root, "value");
+    if (kids_alloc(b, p, 1) || field_node(b, root, "value", s, 1, &kid)) return -1;
+    note_nulls(b, kid, s, made);
+    return bind(b, &p->kids[0], s, kid, 1);
 }
 
 /* ---- decoding -------------------------------------------------------- */

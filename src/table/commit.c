@@ -105,7 +105,7 @@ static int open_out(floe_ttable_t *t, floe_tout_t *o, floe_rows_t *initial, floe
         int32_t last = 0;
         bool changed;
         floe_ice_props_t props = {0};
-        int rc = floe_tschema_merge(initial, s, &last, &changed, err);
+        int rc = floe_tschema_merge(initial, s, &last, true, &changed, err);
         if (rc == 0 && (floe_ice_props_set(&props, "floe.topic", t->topic) < 0 ||
                         floe_ice_props_set(&props, "write.parquet.compression-codec", "zstd") < 0 ||
                         floe_ice_props_set(&props, MAINT_PROPS_KEY, "1") < 0))

@@ -32,6 +32,22 @@ static int check_delim(const char *v, floe_err_t *err)
     return 0;
 }
 
+/* "latest" or a version number 1..2^31-1. */
+static int check_version(const char *v, floe_err_t *err)
+{
+    if (!strcmp(v, "latest")) return 0;
+    long long n = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p < '0' || *p > '9' || n > INT32_MAX) n = -1;
+        if (n < 0) break;
+        n = n * 10 + (*p - '0');
+    }
+    if (!*v || n < 1 || n > INT32_MAX)
+        return floe_err_set(err, FLOE_EINVAL, "'%.32s' is neither `latest` nor a version number",
+                            v);
+    return 0;
+}
+
 static const floe_conf_enum_t converters[] = {{"json", FLOE_CONV_JSON},
                                               {"string", FLOE_CONV_STRING},
                                               {"raw", FLOE_CONV_RAW},
@@ -120,6 +136,29 @@ static const floe_conf_key_t KEYS[] = {
      F(key_conv),
      .doc = "Record key into `_kafka.key`: `string` or `raw` (binary); a `json` key is kept as "
             "its text, an `avro`, `protobuf` or `json_schema` key as its JSON text."},
+    {.name = "table.value.schema.subject",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "empty: the schema id is in each record",
+     F(value_subject),
+     .doc = "With `table.value.converter=avro`: values are plain Avro binary (no magic byte, no "
+            "schema id), decoded with this registry subject's schema at "
+            "`table.value.schema.version`; with `latest`, a newer version registered later "
+            "decodes the records after it and evolves the table."},
+    {.name = "table.value.schema.version",
+     .type = FLOE_CONF_STRING,
+     .def = "latest",
+     F(value_version),
+     .check = check_version,
+     .doc = "Version of `table.value.schema.subject`: `latest` (re-read while the table runs) or "
+            "a version number."},
+    {.name = "table.key.schema.subject",
+     .type = FLOE_CONF_STRING,
+     .def = "",
+     .def_doc = "empty: the schema id is in each key",
+     F(key_subject),
+     .doc = "With `table.key.converter=avro`: keys are plain Avro binary, decoded with the "
+            "latest schema of this registry subject."},
     {.name = "table.flush.bytes",
      .type = FLOE_CONF_SIZE,
      .min = 1024,

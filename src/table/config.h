@@ -38,8 +38,13 @@ typedef struct floe_table_config {
     uint64_t commit_max_bytes;   /* or once this much is written uncommitted; 256 MiB */
     floe_conv_kind_t value_conv; /* default json */
     floe_conv_kind_t key_conv;   /* default string */
-    uint64_t flush_bytes;        /* L2 row group, default 32 MiB */
-    uint64_t target_file_bytes;  /* L3 file roll, default 64 MiB */
+    /* avro without the wire format's id: the subject whose schema decodes
+     * plain Avro binary ("" = the id is in the record), its version */
+    char value_subject[256];
+    char key_subject[256];
+    char value_version[16];     /* "latest" (default) or a version number */
+    uint64_t flush_bytes;       /* L2 row group, default 32 MiB */
+    uint64_t target_file_bytes; /* L3 file roll, default 64 MiB */
     floe_invalid_action_t invalid_action;
     char partition_by[512];        /* Iceberg spec syntax, "" = unpartitioned */
     bool json_infer_timestamps;    /* RFC 3339 strings -> timestamptz; default true */

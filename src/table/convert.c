@@ -13,9 +13,23 @@
 #include "table/jschema_shred.h"
 #include "table/proto_conv.h"
 #include "table/proto_shred.h"
+#include "util/clock.h"
 #include "util/utf8.h"
 
 #define SCHEMA_CACHE 64
+/* How long the id of a subject's `latest` is trusted before it is asked
+ * for again (a record that does not decode asks at once). */
+#define LATEST_RECHECK_MS 1000
+
+/* Plain Avro binary (no magic byte, no id) decoded with a registry
+ * subject's schema: the subject, its version (0: latest), the id it
+ * resolved to and when. */
+typedef struct subj {
+    char *name; /* NULL: the id is in each record */
+    int32_t version;
+    int32_t id;
+    int64_t checked_ms;
+} subj_t;
 
 /* Parsed schemas by registry id, for the converter's life: the newest
  * SCHEMA_CACHE, evicted in turn.  One per schema type. */
@@ -95,6 +109,8 @@ struct floe_conv {
     floe_tupsert_cols_t *up;
     bool last_delete;
     floe_buf_t keyrow;
+    subj_t vsub, ksub;
+    bool retry; /* the record failed on a stale `latest`: convert it again */
 };
 
 static const char *const kind_names[] = {
@@ -203,10 +219,73 @@ void floe_conv_free(floe_conv_t *c)
     floe_buf_free(&c->xout);
     floe_buf_free(&c->keyrow);
     free(c->up);
+    free(c->vsub.name);
+    free(c->ksub.name);
     floe_avro_shred_free(c->shred);
     floe_jschema_shred_free(c->jshred);
     floe_proto_shred_free(c->pshred);
     free(c);
+}
+
+int floe_conv_set_subjects(floe_conv_t *c, const char *value_subject, int32_t value_version,
+                           const char *key_subject, floe_err_t *err)
+{
+    char *v = value_subject && *value_subject ? strdup(value_subject) : NULL;
+    char *k = key_subject && *key_subject ? strdup(key_subject) : NULL;
+    if ((value_subject && *value_subject && !v) || (key_subject && *key_subject && !k)) {
+        free(v);
+        free(k);
+        return floe_err_oom(err);
+    }
+    free(c->vsub.name);
+    free(c->ksub.name);
+    c->vsub = (subj_t){.name = v, .version = value_version};
+    c->ksub = (subj_t){.name = k};
+    return 0;
+}
+
+/* The id sub names now: asked again when `latest` was last asked for
+ * long ago, or `force`.  0 with *id, or -1 with err. */
+static int subject_id(floe_conv_t *c, subj_t *sub, bool force, int32_t *id, floe_err_t *err)
+{
+    int64_t now = floe_mono_ms();
+    if (sub->id && !(sub->version == 0 && (force || now - sub->checked_ms >= LATEST_RECHECK_MS))) {
+        *id = sub->id;
+        return 0;
+    }
+    if (!c->schemas.id_of)
+        return floe_err_set(err, FLOE_ENOENT, "subject %s: no schema registry", sub->name);
+    if (c->schemas.id_of(c->schemas.arg, sub->name, sub->version, id, err)) {
+        floe_err_wrap(err, "schema subject");
+        return -1;
+    }
+    sub->id = *id;
+    sub->checked_ms = now;
+    return 0;
+}
+
+/* The writer schema id of in and the datum's bytes: the wire format's
+ * header, or sub's id for plain binary.  0, or -1 with err. */
+static int datum_of(floe_conv_t *c, subj_t *sub, floe_slice_t in, int32_t *id, floe_slice_t *datum,
+                    floe_err_t *err)
+{
+    if (sub->name) {
+        *datum = in;
+        return subject_id(c, sub, false, id, err);
+    }
+    if (floe_confluent_header(in.ptr, in.len, id, err)) return -1;
+    *datum = (floe_slice_t){in.ptr + FLOE_CONFLUENT_HEADER, in.len - FLOE_CONFLUENT_HEADER};
+    return 0;
+}
+
+/* A datum of sub's `latest` that did not decode: if the subject has a
+ * newer version now, the record is converted again with it. */
+static void maybe_stale(floe_conv_t *c, subj_t *sub, int32_t id)
+{
+    floe_err_t e = {0};
+    int32_t now;
+    if (sub->name && sub->version == 0 && !subject_id(c, sub, true, &now, &e) && now != id)
+        c->retry = true;
 }
 
 int floe_conv_set_upsert(floe_conv_t *c, const char *ids, const char *cdc, floe_err_t *err)
@@ -306,33 +385,35 @@ static const floe_avro_schema_t *schema_of(floe_conv_t *c, int32_t id, floe_err_
 static int avro_typed(floe_conv_t *c, floe_slice_t in, floe_conv_stage_t *stage, floe_err_t *err)
 {
     int32_t id;
+    floe_slice_t d;
     *stage = FLOE_STAGE_CONVERT;
-    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    if (datum_of(c, &c->vsub, in, &id, &d, err)) return -1;
     const floe_avro_schema_t *s = schema_of(c, id, err);
     if (!s) return -1;
-    if (!floe_avro_shred(c->shred, id, s, in.ptr + FLOE_CONFLUENT_HEADER,
-                         in.len - FLOE_CONFLUENT_HEADER, err))
-        return 0;
+    if (!floe_avro_shred(c->shred, id, s, d.ptr, d.len, err)) return 0;
     if (err && err->code != FLOE_ECORRUPT) *stage = FLOE_STAGE_SCHEMA;
-    else
+    else {
         floe_err_wrap(err, "schema id %d", (int)id);
+        maybe_stale(c, &c->vsub, id);
+    }
     return -1;
 }
 
 /* An Avro record in the Confluent wire format as JSON text in c->json: a
  * record schema as its object, any other as {"value": ...}. */
-static int avro_json(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
+static int avro_json(floe_conv_t *c, subj_t *sub, floe_slice_t in, floe_err_t *err)
 {
     int32_t id;
-    if (floe_confluent_header(in.ptr, in.len, &id, err)) return -1;
+    floe_slice_t d;
+    if (datum_of(c, sub, in, &id, &d, err)) return -1;
     const floe_avro_schema_t *s = schema_of(c, id, err);
     if (!s) return -1;
     floe_buf_reset(&c->json);
     bool wrap = floe_avro_schema_type(s) != FLOE_AVRO_RECORD;
     if (wrap && floe_buf_append_str(&c->json, "{\"value\":")) return floe_err_oom(err);
-    if (floe_avro_conv_json(s, in.ptr + FLOE_CONFLUENT_HEADER, in.len - FLOE_CONFLUENT_HEADER,
-                            &c->json, err)) {
+    if (floe_avro_conv_json(s, d.ptr, d.len, &c->json, err)) {
         floe_err_wrap(err, "schema id %d", (int)id);
+        maybe_stale(c, sub, id);
         return -1;
     }
     if (wrap && floe_buf_append_u8(&c->json, '}')) return floe_err_oom(err);
@@ -453,7 +534,8 @@ static int proto_typed(floe_conv_t *c, floe_slice_t in, floe_err_t *err)
 }
 
 /* Key or value bytes of a registry converter as JSON text in c->json. */
-static int registry_json(floe_conv_t *c, floe_conv_kind_t k, floe_slice_t in, floe_err_t *err)
+static int registry_json(floe_conv_t *c, floe_conv_kind_t k, subj_t *sub, floe_slice_t in,
+                         floe_err_t *err)
 {
     if (k == FLOE_CONV_JSON_SCHEMA) {
         int32_t id;
@@ -467,7 +549,7 @@ static int registry_json(floe_conv_t *c, floe_conv_kind_t k, floe_slice_t in, fl
         floe_buf_reset(&c->json);
         return floe_buf_append(&c->json, v.ptr, v.len) ? floe_err_oom(err) : 0;
     }
-    return k == FLOE_CONV_PROTOBUF ? proto_json(c, in, err) : avro_json(c, in, err);
+    return k == FLOE_CONV_PROTOBUF ? proto_json(c, in, err) : avro_json(c, sub, in, err);
 }
 
 static int fail(floe_conv_t *c, floe_conv_stage_t st, floe_conv_stage_t *stage)
@@ -484,8 +566,23 @@ static int utf8_or_fail(floe_slice_t s, const char *what, floe_err_t *err)
     return floe_err_set(err, FLOE_ECORRUPT, "%s is not valid UTF-8 (byte %zu)", what, bad);
 }
 
+static int conv_one(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
+                    floe_conv_stage_t *stage, floe_err_t *err);
+
 int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
                      floe_conv_stage_t *stage, floe_err_t *err)
+{
+    c->retry = false;
+    int rc = conv_one(c, partition, m, stage, err);
+    if (rc && c->retry) { /* once: the subject's newer schema */
+        c->retry = false;
+        rc = conv_one(c, partition, m, stage, err);
+    }
+    return rc;
+}
+
+static int conv_one(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
+                    floe_conv_stage_t *stage, floe_err_t *err)
 {
     floe_rows_t *r = c->rows;
     c->last_op = FLOE_XOP_NONE;
@@ -502,7 +599,7 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         floe_slice_t key = m->key;
         if (c->key == FLOE_CONV_AVRO || c->key == FLOE_CONV_PROTOBUF ||
             c->key == FLOE_CONV_JSON_SCHEMA) { /* kept as JSON text */
-            if (registry_json(c, c->key, m->key, err)) {
+            if (registry_json(c, c->key, &c->ksub, m->key, err)) {
                 floe_err_wrap(err, "key");
                 return fail(c, FLOE_STAGE_CONVERT, stage);
             }
@@ -592,7 +689,7 @@ int floe_conv_record(floe_conv_t *c, int32_t partition, const floe_tmsg_t *m,
         floe_slice_t v = m->value;
         bool null = m->value_null;
         if (!null && c->value != FLOE_CONV_JSON) {
-            if (registry_json(c, c->value, m->value, err))
+            if (registry_json(c, c->value, &c->vsub, m->value, err))
                 return fail(c, FLOE_STAGE_CONVERT, stage);
             v = floe_buf_slice(&c->json);
         }

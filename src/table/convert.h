@@ -67,6 +67,11 @@ typedef int (*floe_conv_schema_fn)(void *arg, int32_t id, floe_avro_schema_t **o
  * converter frees with floe_proto_schema_free. */
 typedef int (*floe_conv_proto_fn)(void *arg, int32_t id, floe_proto_schema_t **out,
                                   floe_err_t *err);
+/* The global id of version `version` (0: the latest live one) of subject:
+ * for producers that send no id (table.value.schema.subject); -1 with err
+ * (FLOE_ENOENT: no such subject or version). */
+typedef int (*floe_conv_id_fn)(void *arg, const char *subject, int32_t version, int32_t *id,
+                               floe_err_t *err);
 /* The same for the json_schema converter: *out a parsed JSON Schema the
  * converter frees with floe_jschema_free. */
 typedef int (*floe_conv_json_fn)(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err);
@@ -75,10 +80,19 @@ typedef struct floe_conv_schemas {
     void *arg;
     floe_conv_proto_fn proto; /* NULL: protobuf records go to the DLQ; arg as above */
     floe_conv_json_fn json;   /* NULL: json_schema records go to the DLQ; arg as above */
+    floe_conv_id_fn id_of;    /* NULL: no subjects to name; arg as above */
 } floe_conv_schemas_t;
 
 /* Give c its schema source (copied; arg borrowed, must outlive c). */
 void floe_conv_set_schemas(floe_conv_t *c, const floe_conv_schemas_t *s);
+
+/* Plain Avro binary: values (and keys) carry no magic byte and no schema
+ * id; they decode with the schema of registry subject value_subject at
+ * value_version (0: the latest, asked for again while c runs, and at once
+ * when a record does not decode) and key_subject's latest.  NULL or "":
+ * the id is in the record.  Names copied.  0, or -1 with err. */
+int floe_conv_set_subjects(floe_conv_t *c, const char *value_subject, int32_t value_version,
+                           const char *key_subject, floe_err_t *err);
 
 /* Give c the value transforms x (copied) applied to json and avro values
  * before they are shredded; none by default. */

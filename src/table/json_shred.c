@@ -36,6 +36,7 @@ static inline int push_fixed(sh_t *s, floe_rnode_t *n, int rep, const void *v, s
 static int null_at(sh_t *s, floe_rnode_t *n, int rep)
 {
     if (n->required) return misfit(s, n, "null");
+    n->schema_nullable = true; /* a column an Avro schema made stays optional */
     if (floe_rows_write_nulls(n, n->def - 1, rep) < 0) return js_oom(s);
     return SH_OK;
 }
@@ -328,6 +329,7 @@ static int object(sh_t *s, floe_rnode_t *st, int rep, uint64_t stamp, bool fill)
             floe_rnode_t *kid = st->kids[i];
             if (kid->stamp == stamp) continue;
             if (kid->required) return misfit(s, kid, "missing");
+            kid->schema_nullable = true;
             if (floe_rows_write_nulls(kid, st->def, rep) < 0) return js_oom(s);
         }
     }

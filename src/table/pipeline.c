@@ -29,6 +29,12 @@ floe_tpart_t *floe_tpart_new(floe_ttable_t *t, int32_t id, floe_err_t *err)
         return NULL;
     }
     floe_conv_set_schemas(p->conv, &t->schemas);
+    if (floe_conv_set_subjects(p->conv, t->cfg.value_subject,
+                               (int32_t)strtol(t->cfg.value_version, NULL, 10), t->cfg.key_subject,
+                               err) < 0) {
+        floe_tpart_free(p);
+        return NULL;
+    }
     floe_xform_t xf;
     floe_table_config_xform(&t->cfg, &xf);
     floe_conv_set_transforms(p->conv, &xf);

@@ -314,6 +314,10 @@ static int pass_init(pass_t *ps, floe_ttable_t *t, floe_err_t *err)
         floe_tdlq_shape(ps->dlq.rows, err) < 0 || floe_tsink_seed(&ps->main, err) < 0)
         return -1;
     floe_conv_set_schemas(ps->conv, &t->schemas);
+    if (floe_conv_set_subjects(ps->conv, t->cfg.value_subject,
+                               (int32_t)strtol(t->cfg.value_version, NULL, 10), t->cfg.key_subject,
+                               err) < 0)
+        return -1;
     floe_xform_t xf;
     floe_table_config_xform(&t->cfg, &xf);
     floe_conv_set_transforms(ps->conv, &xf);

@@ -143,6 +143,27 @@ static void relevel(floe_rnode_t *n)
     for (size_t i = 0; i < n->nkids; i++) relevel(n->kids[i]);
 }
 
+/* Definition levels of the entries under n where n is present (def >= from)
+ * move up by one. */
+static void raise_defs(floe_rnode_t *n, int from)
+{
+    if (n->col) {
+        floe_rcol_t *c = n->col;
+        for (size_t i = 0; i < c->defs.len; i++)
+            if (c->defs.data[i] >= from) c->defs.data[i]++;
+    }
+    for (size_t i = 0; i < n->nkids; i++) raise_defs(n->kids[i], from);
+}
+
+void floe_rows_make_optional(floe_rows_t *r, floe_rnode_t *n)
+{
+    if (!n->required || !n->parent) return;
+    raise_defs(n, n->def);
+    n->required = false;
+    relevel(n);
+    r->shape_version++;
+}
+
 /* ---- columns -------------------------------------------------------- */
 
 int floe_rcol_put_bytes(floe_rnode_t *n, int rep, const void *p, size_t len, floe_err_t *err)
@@ -577,6 +598,7 @@ static int fill_missing(floe_rows_t *r, floe_rnode_t *s, floe_err_t *err)
         }
         if (k->required)
             return floe_err_set(err, FLOE_EINVAL, "required field '%s' not set", k->name);
+        k->schema_nullable = true; /* a null, whatever a schema said */
         if (floe_rows_write_nulls(k, s->def, s->rep) < 0) return floe_err_oom(err);
     }
     return 0;

@@ -68,19 +68,23 @@ struct floe_rnode {
     floe_rnode_t *parent; /* NULL for the root */
     floe_rnode_t **kids;  /* struct fields in order; list: the element */
     size_t nkids, capkids;
-    floe_rcol_t *col;         /* the column of a primitive node, else NULL */
-    uint64_t stamp;           /* object instance that last set this field */
-    bool sys;                 /* set only with floe_rows_put_* (e.g. _kafka) */
-    bool pinned;              /* a long that may not widen (floe_tout_may_widen,
+    floe_rcol_t *col;    /* the column of a primitive node, else NULL */
+    uint64_t stamp;      /* object instance that last set this field */
+    bool sys;            /* set only with floe_rows_put_* (e.g. _kafka) */
+    bool pinned;         /* a long that may not widen (floe_tout_may_widen,
                           * a refused widening) */
-    const char *pin_why;      /* borrowed: what a refused fraction's error says
+    const char *pin_why; /* borrowed: what a refused fraction's error says
                           * (NULL: "a fraction") */
-    bool hold;                /* a long the table committed: a fraction waits for
+    bool hold;           /* a long the table committed: a fraction waits for
                           * the column to widen (floe_rows_held) instead of
                           * widening the buffer */
-    size_t hint;              /* struct: index of the kid matched next, a guess */
-    bool no_nulls;            /* optional, but no row holds a null in it (an upsert
+    size_t hint;         /* struct: index of the kid matched next, a guess */
+    bool no_nulls;       /* optional, but no row holds a null in it (an upsert
                           * table's id column): may map to a required field */
+    /* what the records' schema (Avro) says of a struct field: never null
+     * (the table creates it required while it holds no data), or null
+     * possible (a required table field becomes optional); neither: JSON */
+    bool schema_non_null, schema_nullable;
     bool plain_name;          /* name is printable ASCII without '"' or '\\': a JSON
                             * key spells it byte for byte */
     int32_t precision, scale; /* FLOE_TK_DECIMAL */
@@ -136,6 +140,9 @@ uint64_t floe_rows_widen_refused(const floe_rows_t *r);
  * NULL with *err set. */
 floe_rnode_t *floe_rows_add_field(floe_rows_t *r, floe_rnode_t *parent, const char *name,
                                   floe_tkind_t kind, bool required, floe_err_t *err);
+/* Make required field n optional (Iceberg's required -> optional), the
+ * rows it holds kept: their definition levels move up by one. */
+void floe_rows_make_optional(floe_rows_t *r, floe_rnode_t *n);
 /* Add a map field (keys required, values optional) of primitive kinds
  * under a struct, on the same terms as floe_rows_add_field. */
 floe_rnode_t *floe_rows_add_map(floe_rows_t *r, floe_rnode_t *parent, const char *name,

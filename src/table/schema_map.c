@@ -167,7 +167,8 @@ static floe_ice_type_t *type_from_node(floe_rnode_t *n, int32_t *last, floe_err_
                 floe_ice_type_free(t);
                 return NULL;
             }
-            if (floe_ice_struct_add(t, kid->field_id, kid->name, kid->required, kt, NULL) < 0) {
+            bool req = kid->required || (kid->schema_non_null && !kid->schema_nullable);
+            if (floe_ice_struct_add(t, kid->field_id, kid->name, req, kt, NULL) < 0) {
                 floe_ice_type_free(t);
                 goto oom;
             }
@@ -199,7 +200,7 @@ oom:
 }
 
 static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_t *last,
-                     bool *changed, floe_err_t *err);
+                     bool *changed, bool fresh, floe_err_t *err);
 
 /* Field f of the table is long where the records (kid) now hold doubles.
  * Iceberg cannot promote long to double in place, so f becomes a new,
@@ -254,7 +255,7 @@ static int reconcile(floe_rows_t *r, floe_ice_field_t *f, floe_rnode_t *kid, int
 
 /* Shape struct s against Iceberg struct t. */
 static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int32_t *last,
-                       bool *changed, floe_err_t *err)
+                       bool *changed, bool fresh, floe_err_t *err)
 {
     for (size_t i = 0; i < s->nkids; i++) {
         floe_rnode_t *kid = s->kids[i];
@@ -265,7 +266,10 @@ static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int3
             kid->field_id = ++*last;
             floe_ice_type_t *kt = type_from_node(kid, last, err);
             if (!kt) return -1;
-            if (floe_ice_struct_add(t, kid->field_id, kid->name, kid->required, kt, NULL) < 0)
+            /* a field the schema says is never null is required while the
+             * table holds no data; Iceberg adds only optional ones after */
+            bool req = kid->required || (fresh && kid->schema_non_null && !kid->schema_nullable);
+            if (floe_ice_struct_add(t, kid->field_id, kid->name, req, kt, NULL) < 0)
                 return floe_err_oom(err);
             *changed = true;
             continue;
@@ -278,20 +282,24 @@ static int sync_struct(floe_rows_t *r, floe_rnode_t *s, floe_ice_type_t *t, int3
                 err, FLOE_EINVAL, "field '%s' is %s in the table but %s in the records", kid->name,
                 floe_ice_type_name(f->type, tn, sizeof tn), floe_tkind_name(kid->kind));
         }
-        if (f->required && !kid->required && !kid->no_nulls)
+        if (f->required && !kid->required && !kid->no_nulls && kid->schema_nullable) {
+            f->required = false; /* a schema version allows null now */
+            *changed = true;
+        } else if (f->required && !kid->required && !kid->no_nulls && !kid->schema_non_null) {
             return floe_err_set(err, FLOE_EINVAL,
                                 "field '%s' is required in the table but optional in the records",
                                 kid->name);
+        }
         kid->field_id = f->id;
-        if (sync_node(r, kid, f->type, last, changed, err) < 0) return -1;
+        if (sync_node(r, kid, f->type, last, changed, fresh, err) < 0) return -1;
     }
     return 0;
 }
 
 static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_t *last,
-                     bool *changed, floe_err_t *err)
+                     bool *changed, bool fresh, floe_err_t *err)
 {
-    if (n->kind == FLOE_TK_STRUCT) return sync_struct(r, n, t, last, changed, err);
+    if (n->kind == FLOE_TK_STRUCT) return sync_struct(r, n, t, last, changed, fresh, err);
     /* list element, map key and value: same ids, same kinds */
     for (size_t i = 0; i < n->nkids; i++) {
         floe_rnode_t *kid = n->kids[i];
@@ -305,16 +313,17 @@ static int sync_node(floe_rows_t *r, floe_rnode_t *n, floe_ice_type_t *t, int32_
                 n->name, floe_ice_type_name(f->type, tn, sizeof tn), floe_tkind_name(kid->kind));
         }
         kid->field_id = f->id;
-        if (sync_node(r, kid, f->type, last, changed, err) < 0) return -1;
+        if (sync_node(r, kid, f->type, last, changed, fresh, err) < 0) return -1;
     }
     return 0;
 }
 
 int floe_tschema_merge(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
-                       bool *changed, floe_err_t *err)
+                       bool fresh, bool *changed, floe_err_t *err)
 {
     *changed = false;
-    return sync_struct(rows, floe_rows_root(rows), schema->root, last_column_id, changed, err);
+    return sync_struct(rows, floe_rows_root(rows), schema->root, last_column_id, changed, fresh,
+                       err);
 }
 
 /* ---- widenings between two schemas ------------------------------------ */

@@ -36,9 +36,12 @@ int floe_tschema_tkind(floe_ice_kind_t k, floe_tkind_t *out);
  * long to double: the files holding the old field must be rewritten, see
  * floe_tschema_widened).  Any other kind difference is refused with
  * FLOE_EINVAL naming the field; schema may then hold some of the
- * additions. */
+ * additions.  Requiredness: a new field is required when its node is, or,
+ * while the table holds no data (fresh), when the records' schema says it
+ * is never null (schema_non_null); a required field whose records' schema
+ * now allows null (schema_nullable) becomes optional. */
 int floe_tschema_merge(floe_rows_t *rows, floe_ice_schema_t *schema, int32_t *last_column_id,
-                       bool *changed, floe_err_t *err);
+                       bool fresh, bool *changed, floe_err_t *err);
 
 /* One long field replaced by a double field (ids). */
 typedef struct floe_twiden {

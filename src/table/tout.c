@@ -223,7 +223,9 @@ int floe_tout_merge_schema(floe_tout_t *o, floe_rows_t *rows, bool *grew, floe_e
     /* merge into a copy: a refused field must not leave half an addition */
     floe_ice_schema_t *w = floe_ice_schema_dup(o->work);
     if (!w) return floe_err_oom(err);
-    if (floe_tschema_merge(rows, w, &last, &changed, err) < 0) {
+    const floe_ice_metadata_t *md = o->ice ? floe_ice_table_metadata(o->ice) : NULL;
+    bool fresh = !o->npending && !(md && floe_ice_metadata_current_snapshot(md));
+    if (floe_tschema_merge(rows, w, &last, fresh, &changed, err) < 0) {
         floe_ice_schema_free(w);
         floe_err_wrap(err, "table %s.%s", o->ns, o->name);
         return -1;

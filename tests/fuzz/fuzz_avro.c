@@ -106,6 +106,33 @@ static void schema_text(const uint8_t *data, size_t size)
     floe_avro_schema_free(s);
 }
 
+/* data as "REFERENCE\0SCHEMA": the schema parsed with the reference's
+ * named types known; its own text (the reference's types by name) parses
+ * again with the same reference into the same canonical form. */
+static void with_reference(const uint8_t *data, size_t size)
+{
+    const uint8_t *z = memchr(data, 0, size);
+    floe_avro_text_t ref = {(const char *)data, (size_t)(z - data)};
+    const char *text = (const char *)z + 1;
+    size_t len = size - ref.len - 1;
+    floe_avro_schema_t *s;
+    floe_err_t err;
+    if (floe_avro_schema_parse_refs(text, len, &ref, 1, &s, &err) != 0) return;
+    char *own = floe_avro_schema_to_json_own(s, &err);
+    char *c1 = floe_avro_schema_canonical(s, &err);
+    if (own && c1) {
+        floe_avro_schema_t *s2;
+        if (floe_avro_schema_parse_refs(own, strlen(own), &ref, 1, &s2, &err) != 0) abort();
+        char *c2 = floe_avro_schema_canonical(s2, &err);
+        if (!c2 || strcmp(c1, c2) != 0) abort();
+        free(c2);
+        floe_avro_schema_free(s2);
+    }
+    free(own);
+    free(c1);
+    floe_avro_schema_free(s);
+}
+
 static void resolved(const uint8_t *data, size_t size)
 {
     floe_arena_t a;
@@ -135,7 +162,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (data[0] % 4) {
     case 0: container(data + 1, size - 1); break;
     case 1: datum(data + 1, size - 1); break;
-    case 2: schema_text(data + 1, size - 1); break;
+    case 2: /* a NUL byte: a reference, then the schema */
+        if (memchr(data + 1, 0, size - 1)) with_reference(data + 1, size - 1);
+        else
+            schema_text(data + 1, size - 1);
+        break;
     default: resolved(data + 1, size - 1); break;
     }
     return 0;

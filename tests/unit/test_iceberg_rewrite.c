@@ -102,7 +102,7 @@ static void rg(tbl_t *t, const char *name)
     if (!t->w) {
         floe_ice_schema_t *before = floe_ice_schema_dup(t->schema);
         bool changed;
-        CHECK_EQ(floe_tschema_merge(t->rows, t->schema, &t->last, &changed, &e), 0);
+        CHECK_EQ(floe_tschema_merge(t->rows, t->schema, &t->last, false, &changed, &e), 0);
         floe_twiden_t *wd = NULL;
         size_t nw = 0;
         CHECK_EQ(floe_tschema_widened(before, t->schema, &wd, &nw), 0);
@@ -146,7 +146,7 @@ static void reference(tbl_t *t, floe_ice_data_file_t *ref)
     floe_ice_schema_t *s = floe_ice_schema_dup(t->schema);
     int32_t last = t->last;
     bool changed;
-    CHECK_EQ(floe_tschema_merge(t->all, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(t->all, s, &last, false, &changed, &e), 0);
     CHECK(!changed);
     char path[512];
     snprintf(path, sizeof path, "%s/reference.parquet", dir);

@@ -130,6 +130,20 @@ static void store_free(store_t *s)
     }
 }
 
+/* A new registry with every record of st applied, in order. */
+static floe_registry_t *replayed(const store_t *st)
+{
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_registry_new(NULL, NULL, &r, &err), 0);
+    for (int i = 0; r && i < st->n; i++)
+        CHECK_EQ(floe_registry_apply(r, (const uint8_t *)st->key[i], strlen(st->key[i]),
+                                     (const uint8_t *)st->val[i],
+                                     st->val[i] ? strlen(st->val[i]) : 0),
+                 0);
+    return r;
+}
+
 /* Registries served on a real listener (floe_registry_http), started at
  * their first request and stopped by unserve before the registry goes. */
 static struct {
@@ -378,12 +392,7 @@ static void test_api(void)
 
     /* replay every record into a new registry: the same answers, and a
      * new schema gets an id above every id ever given */
-    floe_registry_t *r2;
-    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
-    for (int i = 0; i < st.n; i++)
-        CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
-                                     (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
-                 0);
+    floe_registry_t *r2 = replayed(&st);
     const char *gets[] = {"/subjects",
                           "/subjects/t-value/versions",
                           "/subjects/t-value/versions/1",
@@ -721,12 +730,7 @@ static void test_proto_api(void)
     CHECK(ps && floe_proto_schema_find_msg(ps, ".common.Money") != NULL);
     floe_proto_schema_free(ps);
     /* replayed: the same schemas under the same ids */
-    floe_registry_t *r2;
-    CHECK_EQ(floe_registry_new(NULL, NULL, &r2, &err), 0);
-    for (int i = 0; i < st.n; i++)
-        CHECK_EQ(floe_registry_apply(r2, (const uint8_t *)st.key[i], strlen(st.key[i]),
-                                     (const uint8_t *)st.val[i], st.val[i] ? strlen(st.val[i]) : 0),
-                 0);
+    floe_registry_t *r2 = replayed(&st);
     CHECK_EQ(reg_typed(r2, "order-value", "PROTOBUF", order, refs, &b), 200);
     CHECK_EQ(jint(b, "id"), oid);
     free(b);
@@ -919,6 +923,135 @@ static void test_json_api(void)
     store_free(&st);
 }
 
+/* Avro references: named types of referenced schemas resolve by full name;
+ * ids are stable on re-registration and lookup; referrers are listed and
+ * protect what they reference; compatibility resolves both sides; the
+ * records replay. */
+static void test_avro_refs(void)
+{
+    store_t st = {0};
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_registry_new(persist, &st, &r, &err), 0);
+    const char *addr = "{\"type\":\"record\",\"name\":\"Address\",\"namespace\":\"com.acme\","
+                       "\"fields\":[{\"name\":\"city\",\"type\":\"string\"}]}";
+    const char *kind = "{\"type\":\"enum\",\"name\":\"com.acme.Kind\",\"symbols\":[\"A\",\"B\"]}";
+    const char *user = "{\"type\":\"record\",\"name\":\"User\",\"namespace\":\"com.acme\","
+                       "\"fields\":[{\"name\":\"id\",\"type\":\"long\"},{\"name\":\"home\","
+                       "\"type\":\"Address\"},{\"name\":\"kind\",\"type\":\"com.acme.Kind\"}]}";
+    const char *refs = "[{\"name\":\"com.acme.Address\",\"subject\":\"address\",\"version\":1},"
+                       "{\"name\":\"com.acme.Kind\",\"subject\":\"kind\",\"version\":1}]";
+    char *b = NULL;
+    /* a reference to a subject that does not exist: 422 */
+    CHECK_EQ(reg_typed(r, "user-value", NULL, user, refs, &b), 422);
+    CHECK_EQ(jint(b, "error_code"), 42201);
+    free(b);
+    CHECK_EQ(reg(r, "address", addr, NULL), 200);
+    CHECK_EQ(reg(r, "kind", kind, NULL), 200);
+    /* without its references the names are unknown */
+    CHECK_EQ(reg(r, "user-value", user, &b), 422);
+    free(b);
+    CHECK_EQ(reg_typed(r, "user-value", NULL, user, refs, &b), 200);
+    long long uid = jint(b, "id");
+    free(b);
+    CHECK_EQ(uid, 3);
+    CHECK_EQ(reg_typed(r, "user-value", NULL, user, refs, &b), 200);
+    CHECK_EQ(jint(b, "id"), uid);
+    free(b);
+    /* the stored text names the referenced types, it does not inline them */
+    CHECK_EQ(call(r, "GET", "/schemas/ids/3", NULL, NULL, &b), 200);
+    json_t *j = json_loads(b, 0, NULL);
+    const char *text = json_string_value(json_object_get(j, "schema"));
+    CHECK(text && !strstr(text, "city") && strstr(text, "Address"));
+    CHECK_EQ(json_array_size(json_object_get(j, "references")), 2);
+    CHECK_STR(json_string_value(
+                  json_object_get(json_array_get(json_object_get(j, "references"), 0), "subject")),
+              "address");
+    json_decref(j);
+    free(b);
+    /* lookup with the references */
+    json_t *lj = json_pack("{s:s,s:o}", "schema", user, "references", json_loads(refs, 0, NULL));
+    char *body = json_dumps(lj, JSON_COMPACT);
+    json_decref(lj);
+    CHECK_EQ(call(r, "POST", "/subjects/user-value", NULL, body, &b), 200);
+    CHECK_EQ(jint(b, "id"), uid);
+    CHECK(strstr(b, "\"references\"") != NULL);
+    free(b);
+    free(body);
+    /* referrers, by version and by id */
+    CHECK_EQ(call(r, "GET", "/subjects/address/versions/1/referencedby", NULL, NULL, &b), 200);
+    CHECK_STR(b, "[3]");
+    free(b);
+    CHECK_EQ(call(r, "GET", "/schemas/ids/2/referencedby", NULL, NULL, &b), 200);
+    CHECK_STR(b, "[3]");
+    free(b);
+    CHECK_EQ(call(r, "GET", "/schemas/ids/3/referencedby", NULL, NULL, &b), 200);
+    CHECK_STR(b, "[]");
+    free(b);
+    /* a referenced version, or its subject, cannot be deleted */
+    CHECK_EQ(call(r, "DELETE", "/subjects/address/versions/1", NULL, NULL, &b), 422);
+    CHECK_EQ(jint(b, "error_code"), 42206);
+    free(b);
+    CHECK_EQ(call(r, "DELETE", "/subjects/kind", NULL, NULL, &b), 422);
+    CHECK_EQ(jint(b, "error_code"), 42206);
+    free(b);
+    /* the converter's view: the referenced types resolved */
+    floe_avro_schema_t *s = NULL;
+    CHECK_EQ(floe_registry_avro_schema(r, (int32_t)uid, &s, &err), 0);
+    CHECK(s && floe_avro_schema_type(floe_avro_schema_field_type(s, 1)) == FLOE_AVRO_RECORD);
+    CHECK(s && floe_avro_schema_type(floe_avro_schema_field_type(s, 2)) == FLOE_AVRO_ENUM);
+    floe_avro_schema_free(s);
+    /* compatibility resolves the references of both sides: a new field
+     * without a default in a referenced type's next version is refused */
+    const char *addr2 = "{\"type\":\"record\",\"name\":\"Address\",\"namespace\":\"com.acme\","
+                        "\"fields\":[{\"name\":\"city\",\"type\":\"string\"},{\"name\":\"zip\","
+                        "\"type\":\"string\"}]}";
+    CHECK_EQ(call(r, "PUT", "/config/address", NULL, "{\"compatibility\":\"NONE\"}", NULL), 200);
+    CHECK_EQ(reg(r, "address", addr2, NULL), 200);
+    const char *refs2 = "[{\"name\":\"com.acme.Address\",\"subject\":\"address\",\"version\":2},"
+                        "{\"name\":\"com.acme.Kind\",\"subject\":\"kind\",\"version\":1}]";
+    CHECK_EQ(reg_typed(r, "user-value", NULL, user, refs2, &b), 409);
+    CHECK(b && strstr(b, "zip") != NULL);
+    free(b);
+    /* replayed: the same schema under the same id, the references kept */
+    floe_registry_t *r2 = replayed(&st);
+    bool keyed = false;
+    for (int i = 0; i < st.n; i++)
+        if (st.val[i] && strstr(st.val[i], "\"references\":[{\"name\":\"com.acme.Address\","
+                                           "\"subject\":\"address\",\"version\":1}"))
+            keyed = true;
+    CHECK(keyed);
+    CHECK_EQ(reg_typed(r2, "user-value", NULL, user, refs, &b), 200);
+    CHECK_EQ(jint(b, "id"), uid);
+    free(b);
+    CHECK_EQ(floe_registry_avro_schema(r2, (int32_t)uid, &s, &err), 0);
+    floe_avro_schema_free(s);
+    /* a record as Confluent's registry writes it (the text as registered,
+     * with references) replays into its parsed form: found again */
+    json_t *uj = json_loads(user, 0, NULL);
+    char *spaced = json_dumps(uj, JSON_INDENT(3) | JSON_SORT_KEYS);
+    json_decref(uj);
+    json_t *rec =
+        json_pack("{s:s,s:i,s:i,s:s,s:o,s:b}", "subject", "raw-value", "version", 1, "id", 50,
+                  "schema", spaced, "references", json_loads(refs, 0, NULL), "deleted", 0);
+    free(spaced);
+    char *rv = json_dumps(rec, JSON_COMPACT);
+    const char *rk = "{\"keytype\":\"SCHEMA\",\"subject\":\"raw-value\",\"version\":1,\"magic\":1}";
+    CHECK_EQ(
+        floe_registry_apply(r2, (const uint8_t *)rk, strlen(rk), (const uint8_t *)rv, strlen(rv)),
+        0);
+    json_decref(rec);
+    free(rv);
+    CHECK_EQ(reg_typed(r2, "raw-value", NULL, user, refs, &b), 200);
+    CHECK_EQ(jint(b, "id"), 50);
+    free(b);
+    unserve(r2);
+    floe_registry_free(r2);
+    unserve(r);
+    floe_registry_free(r);
+    store_free(&st);
+}
+
 TEST_MAIN({
     RUN(test_compat_matrix);
     RUN(test_api);
@@ -928,4 +1061,5 @@ TEST_MAIN({
     RUN(test_proto_api);
     RUN(test_json_matrix);
     RUN(test_json_api);
+    RUN(test_avro_refs);
 })

@@ -7,6 +7,7 @@
 #include "table/avro_conv.h"
 #include "table/convert.h"
 #include "table/rows_int.h"
+#include "table/schema_map.h"
 #include "test.h"
 
 static const char *SCHEMA =
@@ -114,6 +115,18 @@ static const char *const EVOLVE[] = {
     "\"bytes\",\"logicalType\":\"decimal\",\"precision\":12,\"scale\":3}}]}",
 };
 
+/* 14: fields with and without null; 15: s may be null, a new field n */
+static const char *const REQ[] = {
+    "{\"type\":\"record\",\"name\":\"Q\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},"
+    "{\"name\":\"s\",\"type\":\"string\"},{\"name\":\"o\",\"type\":[\"null\",\"string\"]},"
+    "{\"name\":\"r\",\"type\":{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":"
+    "\"x\",\"type\":\"int\"}]}}]}",
+    "{\"type\":\"record\",\"name\":\"Q\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},"
+    "{\"name\":\"s\",\"type\":[\"null\",\"string\"]},{\"name\":\"o\",\"type\":[\"null\","
+    "\"string\"]},{\"name\":\"r\",\"type\":{\"type\":\"record\",\"name\":\"R\",\"fields\":"
+    "[{\"name\":\"x\",\"type\":\"int\"}]}},{\"name\":\"n\",\"type\":\"int\",\"default\":0}]}",
+};
+
 static int by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *err)
 {
     (void)arg;
@@ -123,6 +136,7 @@ static int by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_err_t *er
                                    "\"n\",\"type\":[\"null\",\"L\"]}]}"
                        : id == 9 ? "\"string\""
                        : id >= 10 && id < 14 ? EVOLVE[id - 10]
+                       : id >= 14 && id < 16 ? REQ[id - 14]
                                              : NULL;
     if (!text) return floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", id);
     return floe_avro_schema_parse(text, strlen(text), out, err);
@@ -261,6 +275,17 @@ static int convw(floe_conv_t *c, int id, const char *datum, size_t n, floe_conv_
     return convert(c, b, n + 5, st, err);
 }
 
+/* An avro converter into rows with by_id as its schema source. */
+static floe_conv_t *by_id_conv(floe_rows_t *rows)
+{
+    floe_err_t err = {0};
+    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
+    floe_conv_schemas_t src = {.fn = by_id};
+    CHECK(c != NULL);
+    if (c) floe_conv_set_schemas(c, &src);
+    return c;
+}
+
 /* Schema versions evolve the columns as Iceberg allows (a new optional
  * field, int -> long, float -> double, a wider decimal), values already
  * held promoted with them; a change Iceberg cannot make is refused at the
@@ -269,9 +294,7 @@ static void schema_versions(void)
 {
     floe_rows_t *rows = floe_rows_new(NULL);
     floe_err_t err = {0};
-    floe_conv_t *c = floe_conv_new(rows, FLOE_CONV_AVRO, FLOE_CONV_STRING, &err);
-    floe_conv_schemas_t src = {.fn = by_id};
-    floe_conv_set_schemas(c, &src);
+    floe_conv_t *c = by_id_conv(rows);
     floe_conv_stage_t st = 0;
     /* v10 twice: a=-3, f=0.5, d=1.23 (123 = 0x7b); a=1, f=2, d=-1.28 (0x80) */
     CHECK_EQ(convw(c, 10, "\x05\x00\x00\x00\x3f\x02\x7b", 7, &st, &err), 0);
@@ -322,9 +345,61 @@ static void schema_versions(void)
     floe_rows_free(rows);
 }
 
+static bool required(const floe_ice_schema_t *s, const char *name)
+{
+    const floe_ice_field_t *f = floe_ice_schema_find_name(s, name);
+    return f && f->required;
+}
+
+/* Fields whose Avro type holds no null are required columns of a table
+ * that holds no data yet; a later version allowing null makes the column
+ * optional (the buffer's rows kept, seeded required columns included);
+ * a field added later is optional. */
+static void required_columns(void)
+{
+    floe_rows_t *rows = floe_rows_new(NULL);
+    floe_err_t err = {0};
+    floe_conv_t *c = by_id_conv(rows);
+    floe_conv_stage_t st = 0;
+    /* a=1 s="x" o=null r.x=2 */
+    CHECK_EQ(convw(c, 14, "\x02\x02x\x00\x04", 5, &st, &err), 0);
+    floe_ice_schema_t *s = floe_ice_schema_new(0, floe_ice_type_struct());
+    int32_t last = 0;
+    bool changed;
+    CHECK_EQ(floe_tschema_merge(rows, s, &last, true, &changed, &err), 0);
+    CHECK(required(s, "a") && required(s, "s") && !required(s, "o") && required(s, "r") &&
+          required(s, "r.x") && required(s, "_kafka.offset"));
+    /* the same data into a table that holds data: all optional */
+    floe_ice_schema_t *later = floe_ice_schema_new(0, floe_ice_type_struct());
+    int32_t last2 = 0;
+    CHECK_EQ(floe_tschema_merge(rows, later, &last2, false, &changed, &err), 0);
+    CHECK(!required(later, "a") && !required(later, "r") && required(later, "r.x"));
+    floe_ice_schema_free(later);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+
+    /* after a restart: a buffer seeded from the table, required nodes */
+    rows = floe_rows_new(NULL);
+    c = by_id_conv(rows);
+    CHECK_EQ(floe_tschema_seed(rows, s, &err), 0);
+    floe_rnode_t *sn = floe_rows_child(floe_rows_root(rows), "s");
+    CHECK(sn && sn->required);
+    CHECK_EQ(convw(c, 14, "\x02\x02x\x00\x04", 5, &st, &err), 0);
+    /* v15: a=3 s=null o=null r.x=4 n=5 */
+    CHECK_EQ(convw(c, 15, "\x06\x00\x00\x08\x0a", 5, &st, &err), 0);
+    CHECK(!sn->required && sn->col->defs.len == 2 && sn->col->defs.data[0] == 1 &&
+          sn->col->defs.data[1] == 0 && sn->col->nvals == 1);
+    CHECK_EQ(floe_tschema_merge(rows, s, &last, false, &changed, &err), 0);
+    CHECK(changed && !required(s, "s") && !required(s, "n") && required(s, "a"));
+    floe_ice_schema_free(s);
+    floe_conv_free(c);
+    floe_rows_free(rows);
+}
+
 TEST_MAIN({
     RUN(every_type_as_json);
     RUN(recursion_refused);
     RUN(converter_rows_and_dead_letters);
     RUN(schema_versions);
+    RUN(required_columns);
 })

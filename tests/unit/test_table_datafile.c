@@ -89,7 +89,7 @@ static floe_dfw_t *fx_open(fixture_t *x, const char *name)
     x->s = floe_ice_schema_new(0, floe_ice_type_struct());
     int32_t last = 0;
     bool changed;
-    CHECK_EQ(floe_tschema_merge(x->rows, x->s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(x->rows, x->s, &last, false, &changed, &e), 0);
     x->sj = floe_ice_schema_to_json(x->s, &e);
     snprintf(x->path, sizeof x->path, "%s/%s", dir, name);
     floe_dfw_t *w = floe_dfw_open(x->io, x->path, x->rows, x->sj, NULL, &e);

@@ -47,7 +47,7 @@ static void new_table_schema_from_shape(void)
     floe_ice_schema_t *s = empty_schema();
     int32_t last = 0;
     bool changed;
-    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, false, &changed, &e), 0);
     CHECK(changed);
     CHECK_EQ(floe_ice_schema_validate(s, &e), 0);
     /* ids in shape order, each field before its subtree: _kafka 1,
@@ -72,11 +72,11 @@ static void new_table_schema_from_shape(void)
 
     /* a later record adds a nested field: one new id, the rest unchanged */
     CHECK_EQ(add(r, "{\"u\":{\"city\":\"b\"}}"), 0);
-    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, false, &changed, &e), 0);
     CHECK(changed);
     CHECK_EQ(last, 15);
     CHECK_EQ(floe_ice_schema_find_name(s, "u.city")->id, 15);
-    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, false, &changed, &e), 0);
     CHECK(!changed);
 
     /* round trip through the schema JSON, then seed a new buffer from it */
@@ -94,7 +94,7 @@ static void new_table_schema_from_shape(void)
     floe_rnode_t *amount = floe_rows_child(floe_rows_root(r2), "amount");
     CHECK_EQ(amount->kind, FLOE_TK_DOUBLE);
     CHECK(floe_rcol_double(amount->col, 0) == 3.0);
-    CHECK_EQ(floe_tschema_merge(r2, back, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r2, back, &last, false, &changed, &e), 0);
     CHECK(!changed);
     CHECK_EQ(amount->field_id, floe_ice_schema_find_name(s, "amount")->id);
     /* a string where the table has a long is a conflict at the row */
@@ -129,7 +129,7 @@ static void long_widens_to_new_double_field(void)
     int32_t last = 5;
     bool changed;
     floe_ice_schema_t *w = floe_ice_schema_dup(s);
-    CHECK_EQ(floe_tschema_merge(r, w, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, w, &last, false, &changed, &e), 0);
     CHECK(changed);
     CHECK_EQ(last, 8);
     const floe_ice_field_t *n = floe_ice_schema_find_name(w, "n");
@@ -152,7 +152,7 @@ static void long_widens_to_new_double_field(void)
     CHECK(saw[0] && saw[1] && saw[2]);
     free(wd);
     /* synced again: nothing new */
-    CHECK_EQ(floe_tschema_merge(r, w, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r, w, &last, false, &changed, &e), 0);
     CHECK(!changed);
 
     /* another buffer still holds longs: it widens to the table's doubles */
@@ -160,7 +160,7 @@ static void long_widens_to_new_double_field(void)
     floe_rows_t *r2 = floe_rows_new(&o);
     CHECK_EQ(floe_tschema_seed(r2, s, &e), 0); /* seeded before the widening */
     CHECK_EQ(add(r2, "{\"n\":7,\"m\":{\"v\":8},\"l\":[9]}"), 0);
-    CHECK_EQ(floe_tschema_merge(r2, w, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r2, w, &last, false, &changed, &e), 0);
     CHECK(!changed);
     floe_rnode_t *n2 = floe_rows_child(floe_rows_root(r2), "n");
     CHECK_EQ(n2->kind, FLOE_TK_DOUBLE);
@@ -184,7 +184,7 @@ static void long_widens_to_new_double_field(void)
     s = empty_schema();
     floe_ice_struct_add(s->root, 1, "n", true, floe_ice_type_prim(FLOE_ICE_LONG), NULL);
     last = 1;
-    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), -1);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, false, &changed, &e), -1);
     CHECK(strstr(e.msg, "'n' is a required long") != NULL);
     floe_ice_schema_free(s);
     floe_rows_free(r);
@@ -199,7 +199,7 @@ static void incompatible_kinds_refused(void)
     floe_ice_struct_add(s->root, 1, "n", false, floe_ice_type_prim(FLOE_ICE_STRING), NULL);
     int32_t last = 1;
     bool changed;
-    CHECK_EQ(floe_tschema_merge(r, s, &last, &changed, &e), -1);
+    CHECK_EQ(floe_tschema_merge(r, s, &last, false, &changed, &e), -1);
     CHECK_EQ(e.code, FLOE_EINVAL);
     CHECK(strstr(e.msg, "'n' is string in the table but long in the records") != NULL);
     floe_ice_schema_free(s);
@@ -219,7 +219,7 @@ static void incompatible_kinds_refused(void)
     CHECK_EQ(floe_rows_promote(r2, price, FLOE_TK_DECIMAL, 12, &e), 0);
     CHECK_EQ(floe_rows_promote(r2, qty, FLOE_TK_LONG, 0, &e), 0);
     last = 2;
-    CHECK_EQ(floe_tschema_merge(r2, s, &last, &changed, &e), 0);
+    CHECK_EQ(floe_tschema_merge(r2, s, &last, false, &changed, &e), 0);
     CHECK(changed && last == 2);
     const floe_ice_field_t *f = floe_ice_schema_find(s, 1);
     CHECK(f && f->type->kind == FLOE_ICE_DECIMAL && f->type->precision == 12 &&
@@ -227,7 +227,7 @@ static void incompatible_kinds_refused(void)
     CHECK((f = floe_ice_schema_find(s, 2)) && f->type->kind == FLOE_ICE_LONG);
     CHECK_EQ(floe_rows_promote(r2, qty, FLOE_TK_INT, 0, &e), -1); /* no narrowing */
     price->scale = 3;
-    CHECK_EQ(floe_tschema_merge(r2, s, &last, &changed, &e), -1);
+    CHECK_EQ(floe_tschema_merge(r2, s, &last, false, &changed, &e), -1);
     CHECK(strstr(e.msg, "'price' is decimal(12, 2) in the table but decimal in the records") !=
           NULL);
     floe_rows_free(r2);
