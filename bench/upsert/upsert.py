@@ -5,17 +5,18 @@ One update-heavy change stream over KEYS keys (default 1,000,000; the first
 argument sets it for a quicker run) of RECORDS records (default twice KEYS;
 the second argument): the first KEYS records insert every key, then 80%
 updates of a live key, 10% deletes, 10% inserts of a deleted key; ~130-byte
-JSON values keyed by id.  It is produced with confluent-kafka into topics
-of one `floe serve`, each with table.enable=false.  Then each topic in turn
-becomes a table (one AlterConfigs) and the engine catches up on the whole
-log: the ingest rate is the value bytes over the time from the alter to the
-last offset committed, for table.write.mode=append (every change a row:
-the physical reference), upsert with position deletes (the key index under
-its default memory bound, and again under UPSERT_SMALL_BOUND, 8MiB) and
-upsert with equality deletes.  Commits every table.commit.interval.ms
-(UPSERT_COMMIT_MS; the default gives about 100 commits of the position
-table on a 2-core machine: the commit counts are printed); compaction off
-everywhere, so reads see what the writers wrote.  The key index's keys,
+JSON values keyed by id.  Each table is turned on over its empty topic
+(one AlterConfigs), and the stream is produced into it in UPSERT_ROUNDS (default 100) equal
+parts, each waited for until the table has committed it: at least that
+many commits (printed).  The ingest rate is the value bytes over the time
+from the first record produced to the last committed, for
+table.write.mode=append (every change a row: the physical reference),
+upsert with position deletes (the key index under its default memory
+bound, and again under UPSERT_SMALL_BOUND, 8MiB) and upsert with equality
+deletes.  UPSERT_ROUNDS=0 instead produces the whole stream first and
+turns the table on over it (one AlterConfigs): a catch-up, whose commit
+count follows table.commit.interval.ms (UPSERT_COMMIT_MS).  Compaction is
+off everywhere, so reads see what the writers wrote.  The key index's keys,
 memory and disk bytes are read from the engine's status after each
 position run.
 
@@ -59,6 +60,7 @@ RECORDS = int(sys.argv[2]) if len(sys.argv) > 2 else 2 * KEYS
 COMMIT_MS = os.environ.get('UPSERT_COMMIT_MS', str(max(100, KEYS // 10000)))
 SMALL_BOUND = os.environ.get('UPSERT_SMALL_BOUND', '8MiB')
 READS = int(os.environ.get('UPSERT_READS', 7))
+ROUNDS = int(os.environ.get('UPSERT_ROUNDS', 100))
 INTEROP = os.path.join(ROOT, 'tests', 'interop')
 
 
@@ -122,17 +124,39 @@ def stream(rnd):
     return out, mirror, nbytes
 
 
-def catch_up(f, admin, topic, configs, records):
-    res = ConfigResource('topic', topic, set_config=dict(configs, **{'table.enable': 'true'}))
-    t0 = time.monotonic()
-    admin.alter_configs([res])[res].result(timeout=30)
+def wait_committed(f, topic, records):
     while True:
         t = status(f).get(topic)
         if t and t['partitions'] and sum(p['committed'] for p in t['partitions']) >= records:
-            return time.monotonic() - t0, t
+            return t
         if t and t['state'] != 'running':
             raise SystemExit('%s: %s %s' % (topic, t['state'], t.get('reason')))
         time.sleep(0.05)
+
+
+def catch_up(f, admin, topic, configs, records):
+    """The table turned on over a log of records: seconds until all are
+    committed, and the table's status."""
+    res = ConfigResource('topic', topic, set_config=dict(configs, **{'table.enable': 'true'}))
+    t0 = time.monotonic()
+    admin.alter_configs([res])[res].result(timeout=30)
+    t = wait_committed(f, topic, records)
+    return time.monotonic() - t0, t
+
+
+def ingest_rounds(f, admin, topic, configs, changes):
+    """The table on from the start and the stream produced in ROUNDS equal
+    parts, each waited for until committed (so at least ROUNDS commits):
+    seconds from the first record produced to the last committed, and the
+    table's status."""
+    res = ConfigResource('topic', topic, set_config=dict(configs, **{'table.enable': 'true'}))
+    admin.alter_configs([res])[res].result(timeout=30)
+    step = -(-len(changes) // ROUNDS)
+    t0 = time.monotonic()
+    for i in range(0, len(changes), step):
+        produce(f, [topic], changes[i:i + step])
+        wait_committed(f, topic, min(i + step, len(changes)))
+    return time.monotonic() - t0, status(f)[topic]
 
 
 def duck_ms(f, table, runs=3):
@@ -211,15 +235,18 @@ def main():
             fut.result(timeout=30)
         streams = ['b_append', 'b_position', 'b_position_small', 'b_equality']
         t0 = time.monotonic()
-        produce(f, streams, changes)
-        del changes
+        if not ROUNDS:
+            produce(f, streams, changes)
         produce(f, ['b_final'], [(str(k).encode(), v.encode()) for k, v in mirror.items()])
-        print('produced %d records over %d keys (%.1f MB of values) to %d topics and %d final '
-              'rows in %.1f s' % (RECORDS, KEYS, mb, len(streams), len(mirror),
-                                   time.monotonic() - t0), flush=True)
+        print('produced %s%d final rows in %.1f s' % (
+            '' if ROUNDS else '%d records over %d keys (%.1f MB of values) to %d topics and ' % (
+                RECORDS, KEYS, mb, len(streams)), len(mirror), time.monotonic() - t0), flush=True)
         rate, commits, idx = {}, {}, {}
         for t in streams:
-            secs, st = catch_up(f, admin, t, dict(base, **kinds[t]), RECORDS)
+            if ROUNDS:
+                secs, st = ingest_rounds(f, admin, t, dict(base, **kinds[t]), changes)
+            else:
+                secs, st = catch_up(f, admin, t, dict(base, **kinds[t]), RECORDS)
             rate[t] = mb / secs
             commits[t] = st['commits']
             extra = ''
@@ -229,6 +256,7 @@ def main():
                     idx[t][2], idx[t][0], idx[t][1])
             print('%-15s %.1f MB/s (%.2f s, %d commits%s)' % (t[2:], rate[t], secs,
                                                              st['commits'], extra), flush=True)
+        del changes
         catch_up(f, admin, 'b_final', base, len(mirror))
         want = {'b_final': len(mirror), 'b_position': len(mirror), 'b_equality': len(mirror),
                 'b_append': RECORDS}
