@@ -59,13 +59,16 @@ const mor = async () => {
   const t0 = performance.now();
   if (!data.length) return performance.now() - t0;
   await c.run(`CREATE TEMP TABLE files AS SELECT * FROM (VALUES ${data
-    .map((d) => `(${q(d.local)}, ${q(d.path)}, ${d.seq}, ${q(d.part)})`).join(',')}) v(local, path, seq, part)`);
+    .map((d, i) => `(${i}, ${q(d.local)}, ${q(d.path)}, ${d.seq}, ${q(d.part)})`).join(',')}) v(fid, local, path, seq, part)`);
   let where = 'true';
   if (pos.length) {
     await c.run(`CREATE TEMP TABLE pdf AS SELECT * FROM (VALUES ${pos
       .map((d) => `(${q(d.local)}, ${d.seq}, ${q(d.part)})`).join(',')}) v(local, seq, part)`);
-    await c.run(`CREATE TEMP TABLE pd AS SELECT p.file_path, p.pos, x.seq, x.part FROM read_parquet(${list(pos)}, filename=true, hive_partitioning=false) p JOIN pdf x ON x.local = p.filename`);
-    where += ' AND NOT EXISTS (SELECT 1 FROM pd WHERE pd.file_path = f.path AND pd.pos = d.file_row_number AND pd.part = f.part AND pd.seq >= f.seq)';
+    // each delete resolved once to the live data file it applies to (same
+    // path and partition, a data sequence number at least the file's), as
+    // a reader's per-file delete set; the scan then drops (file, position)
+    await c.run(`CREATE TEMP TABLE pd AS SELECT f.fid, p.pos FROM read_parquet(${list(pos)}, filename=true, hive_partitioning=false) p JOIN pdf x ON x.local = p.filename JOIN files f ON f.path = p.file_path AND f.part = x.part AND x.seq >= f.seq`);
+    where += ' AND NOT EXISTS (SELECT 1 FROM pd WHERE pd.fid = f.fid AND pd.pos = d.file_row_number)';
   }
   eq.forEach((e, i) => {
     const cols = e.ids.map((id) => nameOf.get(id));
