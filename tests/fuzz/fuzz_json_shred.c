@@ -7,22 +7,7 @@
 #include <string.h>
 
 #include "table/rows.h"
-
-static void check(floe_rows_t *r)
-{
-    size_t n;
-    floe_rcol_t *const *l = floe_rows_leaves(r, &n);
-    for (size_t i = 0; i < n; i++) {
-        size_t rows = 0, vals = 0;
-        if (l[i]->defs.len != l[i]->reps.len) abort();
-        for (size_t k = 0; k < l[i]->defs.len; k++) {
-            if (l[i]->reps.data[k] == 0) rows++;
-            if (l[i]->defs.data[k] > l[i]->node->def) abort();
-            if (l[i]->defs.data[k] == l[i]->node->def) vals++;
-        }
-        if (rows != floe_rows_count(r) || vals != l[i]->nvals) abort();
-    }
-}
+#include "rows_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -43,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!e.msg[0]) abort();
             floe_rows_rollback(r);
         }
-        check(r);
+        rows_check(r);
         p += len + (nl ? 1 : 0);
     }
     floe_rows_free(r);
