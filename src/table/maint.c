@@ -595,7 +595,7 @@ typedef enum due { DUE_NONE, DUE_COMPACT, DUE_EXPIRE, DUE_ORPHANS, DUE_STATS } d
  * compaction, expiry or orphan removal meanwhile (lock held). */
 static bool widening(const floe_tmaint_table_t *h)
 {
-    return h->job || h->wstate != FLOE_TMW_NONE || h->nasked;
+    return h->job || h->wstate != FLOE_TMW_NONE || h->nasked || h->njpairs;
 }
 
 /* What of h is due at now (lock held). */
@@ -704,8 +704,10 @@ int floe_tmaint_widen_ask(floe_tmaint_table_t *h, const floe_twiden_t *pairs, si
     pthread_mutex_lock(&m->mu);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
+        /* the job's pairs: a job running, failed, or being made (NONE
+         * with pairs: widen_run between taking them and RUNNING) */
         if (has_pair(h->asked, h->nasked, pairs[i].from) ||
-            (h->wstate != FLOE_TMW_NONE && has_pair(h->jpairs, h->njpairs, pairs[i].from)))
+            has_pair(h->jpairs, h->njpairs, pairs[i].from))
             continue;
         floe_twiden_t *v = realloc(h->asked, (h->nasked + 1) * sizeof *v);
         if (!v) rc = floe_err_oom(err);
@@ -724,7 +726,10 @@ floe_tmaint_widen_state_t floe_tmaint_widen_poll(floe_tmaint_table_t *h,
 {
     pthread_mutex_lock(&h->m->mu);
     floe_tmaint_widen_state_t s = h->wstate;
-    if (s == FLOE_TMW_NONE && h->nasked) s = FLOE_TMW_RUNNING; /* asked, not started yet */
+    /* asked, not started yet; or its job being made: without this, an
+     * engine polling in that moment took NONE for a job gone and asked
+     * again, and the same field widened a second time after the first */
+    if (s == FLOE_TMW_NONE && (h->nasked || h->njpairs)) s = FLOE_TMW_RUNNING;
     if (pairs) *pairs = h->jpairs;
     if (n) *n = h->njpairs;
     pthread_mutex_unlock(&h->m->mu);
@@ -1275,7 +1280,8 @@ static int table_json(const floe_tmaint_table_t *h, floe_buf_t *js)
         (unsigned long long)h->expired_snapshots, (unsigned long long)h->expired_files,
         (unsigned long long)h->orphan_runs, (unsigned long long)h->orphans_deleted,
         (unsigned long long)h->widenings, (unsigned long long)h->widen_files,
-        wstate_name(h->wstate == FLOE_TMW_NONE && h->nasked ? FLOE_TMW_RUNNING : h->wstate),
+        wstate_name(h->wstate == FLOE_TMW_NONE && (h->nasked || h->njpairs) ? FLOE_TMW_RUNNING
+                                                                            : h->wstate),
         (unsigned long long)h->late_runs, (unsigned long long)h->fences);
     if (h->running[0]) floe_json_cstr(js, h->running);
     else

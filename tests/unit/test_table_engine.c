@@ -1300,9 +1300,33 @@ static void widening_lets_the_table_commit_meanwhile(void)
     for (int i = 0; i < 2; i++) floe_log_close(pl[i]);
 }
 
+typedef struct maint_counts {
+    long long files, snaps, compactions, expired;
+} maint_counts_t;
+
+/* The maintenance figures of the engine's status for topic `name`, -1
+ * where absent. */
+static maint_counts_t maint_counts(floe_engine_t *eng, const char *name)
+{
+    maint_counts_t c = {-1, -1, -1, -1};
+    floe_buf_t st = FLOE_BUF_INIT;
+    floe_engine_status_json(eng, &st);
+    char want[96];
+    snprintf(want, sizeof want, "\"topic\":\"%s\"", name);
+    const char *mj = strstr(floe_buf_cstr(&st), want);
+    mj = mj ? strstr(mj, "\"maintenance\":{") : NULL;
+    const char *p;
+    if (mj && (p = strstr(mj, "\"data_files\":"))) c.files = atoll(p + 13);
+    if (mj && (p = strstr(mj, "\"snapshots\":"))) c.snaps = atoll(p + 12);
+    if (mj && (p = strstr(mj, "\"compactions\":"))) c.compactions = atoll(p + 14);
+    if (mj && (p = strstr(mj, "\"expired_snapshots\":"))) c.expired = atoll(p + 20);
+    floe_buf_free(&st);
+    return c;
+}
+
 /* The maintenance thread on its own schedule while records arrive every
  * 100 ms: compaction and expiry run (intervals of 300 ms, snapshots kept
- * 2 s, at least 3), the table stays small (files, snapshots) and holds
+ * 2 s, at least 3), the table ends small (files, snapshots) and holds
  * every record once. */
 static void maintenance_thread_keeps_the_table_small(void)
 {
@@ -1340,28 +1364,28 @@ static void maintenance_thread_keeps_the_table_small(void)
         floe_sleep_ms(100);
     }
     WAIT_FOR(committed_at("sched", 0) == 41, 30);
-    floe_sleep_ms(2500); /* an expiry after the last commits aged */
-    floe_buf_t st = FLOE_BUF_INIT;
-    floe_engine_status_json(eng, &st);
-    const char *js = floe_buf_cstr(&st);
-    const char *mj = strstr(js, "\"topic\":\"sched\"");
-    mj = mj ? strstr(mj, "\"maintenance\":{") : NULL;
-    long long files = -1, snaps = -1, compactions = -1, expired = -1;
-    if (mj) {
-        const char *p;
-        if ((p = strstr(mj, "\"data_files\":"))) files = atoll(p + 13);
-        if ((p = strstr(mj, "\"snapshots\":"))) snaps = atoll(p + 12);
-        if ((p = strstr(mj, "\"compactions\":"))) compactions = atoll(p + 14);
-        if ((p = strstr(mj, "\"expired_snapshots\":"))) expired = atoll(p + 20);
+    CHECK_EQ(committed_at("sched", 0), 41);
+    /* Left alone, the thread compacts what the last commits wrote and, on
+     * an idle table, still expires every tenth interval: within seconds
+     * the table is down to a file or two and the snapshots the properties
+     * keep (3, none younger than 2 s).  How far it got while records still
+     * came depends on the machine's speed, so the test waits for the end
+     * state, not a count at a fixed moment. */
+    maint_counts_t mc = {0};
+    int64_t until = floe_mono_ms() + 60000;
+    while (!(mc.compactions > 0 && mc.expired > 0 && mc.files >= 1 && mc.files <= 3 &&
+             mc.snaps >= 3 && mc.snaps <= 4) &&
+           floe_mono_ms() < until) {
+        floe_sleep_ms(100);
+        mc = maint_counts(eng, "sched");
     }
     printf("# 41 commits: %lld live files, %lld snapshots kept, %lld compactions, %lld snapshots "
            "expired\n",
-           files, snaps, compactions, expired);
-    CHECK(compactions > 0 && expired > 0);
-    CHECK(files >= 1 && files <= 6);
-    CHECK(snaps >= 3 && snaps < 30);
-    floe_buf_free(&st);
-    floe_buf_reset(&st);
+           mc.files, mc.snaps, mc.compactions, mc.expired);
+    CHECK(mc.compactions > 0 && mc.expired > 0);
+    CHECK(mc.files >= 1 && mc.files <= 3);
+    CHECK(mc.snaps >= 3 && mc.snaps <= 4);
+    floe_buf_t st = FLOE_BUF_INIT;
     floe_engine_metrics(eng, &st);
     CHECK(strstr(floe_buf_cstr(&st), "floe_table_compactions_total{table=\"default.sched\"} ") !=
           NULL);
@@ -1798,8 +1822,13 @@ static void idle_engine_steps_nothing(void)
     while (committed_partitions(eng, "\"committed\":2,") < T * P && floe_mono_ms() < deadline)
         usleep(50000);
     CHECK_EQ(committed_partitions(eng, "\"committed\":2,"), (size_t)(T * P));
-    usleep(300000); /* the last commits' rounds */
+    /* the last commits' rounds: until no step for half a second */
     uint64_t s0 = engine_steps(eng);
+    for (int quiet = 0; quiet < 10 && floe_mono_ms() < deadline; usleep(50000)) {
+        uint64_t s = engine_steps(eng);
+        quiet = s == s0 ? quiet + 1 : 0;
+        s0 = s;
+    }
     usleep(1500000);
     uint64_t s1 = engine_steps(eng);
     printf("# %d partitions: %llu steps to take their records, %llu while idle for 1.5 s\n", T * P,
