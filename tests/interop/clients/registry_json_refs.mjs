@@ -13,7 +13,9 @@ import '../fetch_shim.mjs';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import { JsonSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
+import {
+  assert, broker, createTopic, eq, finish, normRow, rowsAtLeast, step, tag,
+} from './common.mjs';
 
 const reg = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `jsref-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
@@ -59,17 +61,6 @@ const want = (i) => {
     price: money(r.price), tier: r.tier, note: r.note ?? null,
   };
 };
-const norm = (v) => {
-  if (typeof v === 'bigint') return v.toString();
-  if (v === undefined) return null;
-  if (Array.isArray(v)) return v.map(norm);
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) if (k !== '_kafka') o[k] = norm(v[k]);
-    return o;
-  }
-  return v;
-};
 
 const kafka = new Kafka({ clientId: 'floe-json-refs', brokers: [broker], logLevel: logLevel.NOTHING });
 
@@ -102,15 +93,10 @@ await step('registry_json_refs_produce', 120, async () => {
 });
 
 await step('registry_json_refs_icebird_reads_every_value', 180, async () => {
-  const loc = `${data}/warehouse/default/${topic}`;
-  let rows = [];
-  await until(async () => {
-    try { rows = await icebergRead({ tableUrl: loc }); } catch { rows = []; }
-    return rows.length >= N;
-  }, 120000, `${N} rows in ${loc}`);
+  const rows = await rowsAtLeast(icebergRead, `${data}/warehouse/default/${topic}`, N);
   eq(rows.length, N, 'row count');
-  const got = rows.map(norm).sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
-  for (let i = 0; i < N; i++) eq(got[i], norm(want(i)), `row ${i}`);
+  const got = rows.map(normRow).sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+  for (let i = 0; i < N; i++) eq(got[i], normRow(want(i)), `row ${i}`);
 });
 
 finish();
