@@ -5,7 +5,6 @@
  * form is the resolved file written as .proto text, and `?format=
  * serialized` answers the descriptor again.  Compatibility follows the
  * Confluent registry's Protobuf rules (proto_compat.c). */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,40 +13,12 @@
 #include "registry/registry_int.h"
 #include "util/base64.h"
 
-/* Whether text is base64 (and so a serialized descriptor, not .proto). */
-static bool looks_base64(const char *t, size_t n)
-{
-    if (!n || n % 4) return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)t[i]) && t[i] != '+' && t[i] != '/' && t[i] != '=')
-            return false;
-    return true;
-}
-
 /* One file from stored or offered text; name (NULL: its own) given. */
 static int load_file(const char *text, size_t len, const char *name, floe_proto_file_t **out,
                      reg_status_t *st)
 {
     floe_err_t err = {0};
-    *out = NULL;
-    while (len && isspace((unsigned char)text[len - 1])) len--;
-    while (len && isspace((unsigned char)*text)) text++, len--;
-    if (looks_base64(text, len)) {
-        floe_buf_t b = FLOE_BUF_INIT;
-        int rc = floe_base64_decode(&b, text, len)
-                     ? floe_err_set(&err, FLOE_EINVAL, "bad base64")
-                     : floe_proto_fdp_decode(b.data, b.len, out, &err);
-        floe_buf_free(&b);
-        if (!rc && name) (*out)->name = floe_arena_strndup(&(*out)->arena, name, strlen(name));
-        if (!rc && !(*out)->name) {
-            floe_proto_file_free(*out);
-            *out = NULL;
-            return reg_fail(st, 500, 50001, "out of memory");
-        }
-        if (!rc) return 0;
-    } else if (!floe_proto_parse(text, len, name, out, &err)) {
-        return 0;
-    }
+    if (!floe_proto_load(text, len, name, out, &err)) return 0;
     return reg_fail(st, 422, 42201, "Invalid schema: %s", err.msg);
 }
 
