@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
@@ -70,8 +71,10 @@ static int sink_metrics(void *arg, floe_buf_t *out)
                : 0;
 }
 
+#define MIB (1024.0 * 1024.0)
+
 /* One line on stderr: records/s since the last line, lag, partitions, and
- * the age of each table's last commit. */
+ * the age of each table's last commit (and the size of its key index). */
 static void status_line(floe_engine_t *e, floe_ksource_t *src, uint64_t *last_records,
                         int64_t *last_ms)
 {
@@ -99,6 +102,12 @@ static void status_line(floe_engine_t *e, floe_ksource_t *src, uint64_t *last_re
                             (double)(wall - (int64_t)last) / 1000.0);
         else
             floe_buf_printf(&line, "; %s not committed yet", name);
+        json_t *x = json_object_get(t, "key_index");
+        if (x)
+            floe_buf_printf(&line, ", key index %lld keys, %.1f MiB in memory, %.1f MiB on disk",
+                            (long long)json_integer_value(json_object_get(x, "keys")),
+                            (double)json_integer_value(json_object_get(x, "memory_bytes")) / MIB,
+                            (double)json_integer_value(json_object_get(x, "disk_bytes")) / MIB);
     }
     json_decref(j);
     if (floe_buf_append_u8(&line, '\n') == 0) fwrite(line.data, 1, line.len, stderr);
@@ -147,10 +156,30 @@ int floe_cmd_sink(int argc, char **argv)
     floe_http_t *http = NULL;
     floe_ksource_table_t *kt = NULL;
     char hhost[256];
-    int hport = 0;
+    int hport = 0, lock_fd = -1;
     if (sink_config_load(&c, config, &err) < 0) goto out;
     if (flag_http) snprintf(c.http, sizeof c.http, "%s", flag_http);
     if (floe_cli_split_hostport(c.http, hhost, sizeof hhost, &hport, &err) < 0) goto out;
+    /* the key indexes' folder: this process's alone (the lock lives as
+     * long as the process, SIGKILL included); taken before anything joins
+     * the group, so that a refused sink disturbs no one */
+    if (c.state_dir[0]) {
+        char lock[4200], who[64];
+        snprintf(who, sizeof who, "floe sink pid %ld\n", (long)getpid());
+        if (floe_fs_mkdirs(c.state_dir, &err) < 0 ||
+            floe_path_join(lock, sizeof lock, c.state_dir, "floe-sink.lock", &err) < 0)
+            goto out;
+        if (floe_fs_lock(lock, who, &lock_fd, &err) < 0) {
+            const char *by = strstr(err.msg, " is locked by ");
+            char holder[FLOE_ERR_MSG_MAX];
+            snprintf(holder, sizeof holder, "%s", by ? by + 14 : "another process");
+            if (err.code == FLOE_EEXIST)
+                floe_err_set(&err, FLOE_EEXIST,
+                             "state_dir %s is in use by %s (give each sink its own state_dir)",
+                             c.state_dir, holder);
+            goto out;
+        }
+    }
     bool rest = c.store.catalog == FLOE_STORE_REST;
     if (!rest && !floe_fileio_is_s3(c.store.warehouse) &&
         floe_fs_mkdirs(floe_fileio_local_path(c.store.warehouse), &err) < 0)
@@ -175,7 +204,8 @@ int floe_cmd_sink(int argc, char **argv)
                                 .ntables = c.ntables,
                                 .tables = kt};
     if (!(src = floe_ksource_new(&kc, &err))) goto out;
-    floe_engine_config_t ec = {.catalog = cat, .shared = true};
+    floe_engine_config_t ec = {
+        .catalog = cat, .shared = true, .state_dir = c.state_dir[0] ? c.state_dir : NULL};
     if (c.registry_url[0]) { /* avro and protobuf values: writer schemas from that registry */
         if (registry_remote_new(c.registry_url, c.registry_user_info, &remote, &err)) goto out;
         ec.schemas = registry_remote_schemas(remote);
@@ -230,6 +260,7 @@ out:
     floe_fileio_free(io);
     free(kt);
     sink_config_clear(&c);
+    if (lock_fd >= 0) close(lock_fd); /* after the engine's last save */
     if (!rc) FLOE_INFO("sink: stopped cleanly");
     if (rc && err.code) fprintf(stderr, "floe sink: %s\n", err.msg); /* the last line */
     return rc;

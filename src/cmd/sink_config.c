@@ -19,6 +19,7 @@ typedef struct ctx {
     const char *path;
     yaml_document_t *doc;
     floe_err_t *err;
+    yaml_node_t *index_entry; /* the first tables: entry keeping a key index */
 } ctx_t;
 
 /* "PATH:LINE: ..." for node n (lines from 1). */
@@ -195,10 +196,6 @@ static int table_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v,
         return set_table_key(x, e, floe_conf_find(keys, n, "table.name"), "table", v,
                              dot ? dot + 1 : val);
     }
-    if (!strcmp(key, "write_mode")) {
-        if (!strcmp(val, "append")) return 0;
-        return fail(x, v, "write_mode: '%s' is not supported by this floe (append)", val);
-    }
     if (!strcmp(key, "table_format")) {
         if (!strcmp(val, "iceberg-v2") || !strcmp(val, "iceberg")) return 0;
         return fail(x, v, "table_format: '%s' is not supported (iceberg-v2)", val);
@@ -207,6 +204,13 @@ static int table_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v,
     if (!ck)
         return fail(x, k, "unknown key '%s' in a tables: entry (see floe config --markdown)", key);
     return set_table_key(x, e, ck, key, v, val);
+}
+
+/* An upsert table in position mode keeps a key index, which spills to
+ * disk past its memory bound: such an entry needs state_dir. */
+static bool keeps_index(const floe_table_config_t *tc)
+{
+    return tc->write_mode == FLOE_WRITE_UPSERT && tc->delete_mode == FLOE_DELETE_POSITION;
 }
 
 static int tables_seq(ctx_t *x, sink_config_t *c, yaml_node_t *seq)
@@ -235,6 +239,7 @@ static int tables_seq(ctx_t *x, sink_config_t *c, yaml_node_t *seq)
                                     (const char *const *)e.t->keys,
                                     (const char *const *)e.t->values, e.t->n, NULL, NULL, &ce) < 0)
             return fail(x, m, "tables: entry: %s", ce.msg);
+        if (keeps_index(&e.scratch) && !x->index_entry) x->index_entry = m;
     }
     return 0;
 }
@@ -269,6 +274,12 @@ static int root_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v, 
             return fail(x, v, "%s", val ? ce.msg : "status_interval: expected a duration");
         return 0;
     }
+    if (!strcmp(key, "state_dir")) {
+        if (!val || !*val || strlen(val) >= sizeof c->state_dir)
+            return fail(x, v, "state_dir: expected a directory");
+        snprintf(c->state_dir, sizeof c->state_dir, "%s", val);
+        return 0;
+    }
     if (!strcmp(key, "schema.registry.url") ||
         !strcmp(key, "schema.registry.basic.auth.user.info")) {
         bool url = key[16] == 'u';
@@ -281,8 +292,8 @@ static int root_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v, 
         return 0;
     }
     return fail(x, k,
-                "unknown key '%s' (kafka, catalog, http, status_interval, schema.registry.url, "
-                "schema.registry.basic.auth.user.info, tables)",
+                "unknown key '%s' (kafka, catalog, http, status_interval, state_dir, "
+                "schema.registry.url, schema.registry.basic.auth.user.info, tables)",
                 key);
 }
 
@@ -336,6 +347,11 @@ int sink_config_load(sink_config_t *c, const char *path, floe_err_t *err)
         rc = floe_err_set(err, FLOE_EINVAL, "%s: catalog: uri needs type rest", path);
     if (rc == 0 && !c->ntables)
         rc = floe_err_set(err, FLOE_EINVAL, "%s: tables: at least one entry is required", path);
+    if (rc == 0 && x.index_entry && !c->state_dir[0])
+        rc = fail(&x, x.index_entry,
+                  "tables: entry: an upsert table in position mode needs state_dir (this "
+                  "sink's own directory, where its key index spills past "
+                  "upsert_index_memory_bytes), or upsert_delete_mode: equality");
     yaml_document_delete(&doc);
     yaml_parser_delete(&p);
     fclose(f);

@@ -29,6 +29,9 @@ typedef struct sink_config {
     int64_t status_ms;            /* default 10 s; 0: no status lines */
     char registry_url[2048];      /* schema.registry.url: "" for none */
     char registry_user_info[512]; /* schema.registry.basic.auth.user.info */
+    /* state_dir: the key indexes of position-mode upsert tables ("" for
+     * none; required when such a table is configured) */
+    char state_dir[4096];
     size_t ntables;
     sink_table_t *tables;
 } sink_config_t;

@@ -360,7 +360,8 @@ static const floe_conf_key_t KEYS[] = {
      F(delete_mode),
      .values = delete_modes,
      .doc = "How an upsert table removes replaced rows: `position` writes position delete "
-            "files from a key index kept under the data dir (reads as fast as an append "
+            "files from a key index kept under the data dir (`floe sink`: its `state_dir`; "
+            "reads as fast as an append "
             "table's; every reader supports them); `equality` writes equality delete files on "
             "the id columns (no index; every later read joins them until compaction)."},
     {.name = "table.upsert.index.memory.bytes",
@@ -370,8 +371,8 @@ static const floe_conf_key_t KEYS[] = {
      .def = "64MiB",
      F(index_mem_bytes),
      .doc = "Memory the key index of a position-mode upsert table holds at most: beyond it "
-            "the keys live in a page file under the data dir, read through a page cache of "
-            "this size (docs/upsert.md). Without a data dir (`floe sink`) it is not bounded."},
+            "the keys live in a page file under the data dir (`floe sink`: its `state_dir`), "
+            "read through a page cache of this size (docs/upsert.md)."},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 

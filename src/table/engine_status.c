@@ -71,6 +71,9 @@ enum {
     TM_SINCE,
     TM_STATE,
     TM_REASON,
+    TM_INDEX_KEYS,
+    TM_INDEX_MEM,
+    TM_INDEX_DISK,
     TM_NTABLE
 };
 
@@ -118,6 +121,13 @@ static const struct family {
       {"floe_table_state", "gauge", "1 for the table's pipeline state."},
       {"floe_table_pause_reason", "gauge",
        "1, labelled with why the table stopped and the kind of cause (paused tables only)."},
+      {"floe_table_key_index_keys", "gauge",
+       "Live keys in the key index of a position-mode upsert table (tables holding one only)."},
+      {"floe_table_key_index_memory_bytes", "gauge",
+       "Memory the key index holds, at most table.upsert.index.memory.bytes when it has a state "
+       "directory."},
+      {"floe_table_key_index_disk_bytes", "gauge",
+       "Bytes of the key index's page file (0 while every key fits in memory)."},
 };
 
 /* A Prometheus label value: backslash, quote and newline escaped. */
@@ -273,6 +283,7 @@ void floe_engine_status_build(floe_engine_t *e, floe_buf_t *js, floe_buf_t *m)
         for (size_t i = 0; i < e->ntables; i++) {
             floe_ttable_t *t = e->tables[i];
             if ((f == TM_REASON || f == TM_SINCE) && !t->paused) continue;
+            if (f >= TM_INDEX_KEYS && !t->keyidx) continue;
             floe_buf_printf(m, "%s{table=\"%s.%s\"", table_families[f].name, t->main.ns,
                             t->main.name);
             switch (f) {
@@ -306,6 +317,9 @@ void floe_engine_status_build(floe_engine_t *e, floe_buf_t *js, floe_buf_t *m)
                 label_value(m, t->reason);
                 floe_buf_printf(m, "\",kind=\"%s\"} 1\n", floe_tpause_name(t->paused));
                 break;
+            case TM_INDEX_KEYS: floe_buf_printf(m, "} %zu\n", floe_tkeyidx_count(t->keyidx)); break;
+            case TM_INDEX_MEM: floe_buf_printf(m, "} %zu\n", floe_tkeyidx_mem(t->keyidx)); break;
+            case TM_INDEX_DISK: floe_buf_printf(m, "} %zu\n", floe_tkeyidx_disk(t->keyidx)); break;
             default: floe_buf_printf(m, ",state=\"%s\"} 1\n", state_name(t)); break;
             }
         }

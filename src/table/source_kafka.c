@@ -294,8 +294,10 @@ static void *poll_main(void *arg)
         }
         commit_group_offsets(s, false);
         bool woke = false;
+        /* up to 10000 messages a round; the next is polled only when it
+         * will be taken, never polled and left behind */
         rd_kafka_message_t *m = rd_kafka_consumer_poll(s->rk, 100);
-        for (int i = 0; m && i < 10000; i++) {
+        for (int i = 0; m; i++) {
             if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 rd_kafka_message_destroy(m);
             } else if (m->err) {
@@ -305,7 +307,7 @@ static void *poll_main(void *arg)
             } else {
                 take_message(s, m, &woke);
             }
-            m = rd_kafka_consumer_poll(s->rk, 0);
+            m = i + 1 < 10000 ? rd_kafka_consumer_poll(s->rk, 0) : NULL;
         }
         if (woke) wake_engine(s);
     }

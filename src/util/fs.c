@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,31 @@ int floe_fs_mkdirs(const char *dir, floe_err_t *err)
     free(p);
     if (stat(dir, &st) < 0) return floe_err_errno(err, errno, dir);
     if (!S_ISDIR(st.st_mode)) return floe_err_set(err, FLOE_EINVAL, "%s is not a directory", dir);
+    return 0;
+}
+
+int floe_fs_lock(const char *path, const char *who, int *fd, floe_err_t *err)
+{
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) return floe_err_errno(err, errno, path);
+    if (flock(f, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        char holder[128] = "";
+        ssize_t n = e == EWOULDBLOCK ? pread(f, holder, sizeof holder - 1, 0) : -1;
+        close(f);
+        if (e != EWOULDBLOCK) return floe_err_errno(err, e, path);
+        holder[n > 0 ? n : 0] = 0;
+        holder[strcspn(holder, "\n")] = 0;
+        return floe_err_set(err, FLOE_EEXIST, "%s is locked by %s", path,
+                            holder[0] ? holder : "another process");
+    }
+    size_t len = strlen(who);
+    if (ftruncate(f, 0) < 0 || pwrite(f, who, len, 0) != (ssize_t)len) {
+        int e = errno;
+        close(f);
+        return floe_err_errno(err, e, path);
+    }
+    *fd = f;
     return 0;
 }
 

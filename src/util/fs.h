@@ -36,6 +36,14 @@ int floe_fs_write_nosync(const char *path, const void *data, size_t n, floe_err_
  * FLOE_ENOENT. */
 int floe_fs_rename(const char *from, const char *to, bool noreplace, floe_err_t *err);
 
+/* Hold an exclusive advisory lock (flock) on the file path, created if
+ * missing, until *fd is closed (the OS drops it when the process dies,
+ * SIGKILL included, so a stale lock never blocks a restart).  The file
+ * then holds `who` (e.g. "floe sink pid 123").  When another open file
+ * holds the lock: FLOE_EEXIST, with that holder's text in the message;
+ * *fd is set only on success. */
+int floe_fs_lock(const char *path, const char *who, int *fd, floe_err_t *err);
+
 /* The directory part of path ("." when it has none, "/" for a file in the
  * root), into out.  FLOE_ERANGE when it does not fit. */
 int floe_fs_dirname(const char *path, char *out, size_t size, floe_err_t *err);

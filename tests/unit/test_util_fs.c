@@ -152,6 +152,37 @@ static void json_strings_escape_and_stay_utf8(void)
     floe_buf_free(&b);
 }
 
+/* A second holder is refused, naming the first; closing releases. */
+static void lock_is_exclusive_and_names_its_holder(void)
+{
+    char *d = tmpdir();
+    CHECK(d != NULL);
+    char p[256];
+    snprintf(p, sizeof p, "%s/lock", d);
+    floe_err_t err;
+    int a = -1, b = -1;
+    CHECK_EQ(floe_fs_lock(p, "holder one", &a, &err), 0);
+    CHECK(a >= 0);
+    CHECK_EQ(floe_fs_lock(p, "holder two", &b, &err), -1); /* another open file: refused */
+    CHECK_EQ(err.code, FLOE_EEXIST);
+    CHECK(strstr(err.msg, "holder one") != NULL);
+    CHECK_EQ(b, -1);
+    close(a);
+    CHECK_EQ(floe_fs_lock(p, "holder two", &b, &err), 0);
+    char got[32] = "";
+    int f = open(p, O_RDONLY);
+    CHECK(f >= 0 && read(f, got, sizeof got - 1) == 10);
+    CHECK(!strcmp(got, "holder two")); /* the longer text before it is gone */
+    close(f);
+    close(b);
+    snprintf(p, sizeof p, "%s/no/such/dir/lock", d);
+    CHECK_EQ(floe_fs_lock(p, "x", &b, &err), -1);
+    CHECK_EQ(err.code, FLOE_ENOENT);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    CHECK(system(cmd) == 0);
+}
+
 static void random_bytes_differ(void)
 {
     uint8_t a[16] = {0}, b[16] = {0};
@@ -164,4 +195,5 @@ static void random_bytes_differ(void)
 TEST_MAIN(RUN(mkdirs_creates_parents_and_refuses_files);
           RUN(write_atomic_replaces_and_leaves_no_temp);
           RUN(rename_replaces_or_refuses_and_nosync_writes); RUN(paths_join_or_fail_never_truncate);
-          RUN(json_strings_escape_and_stay_utf8); RUN(random_bytes_differ))
+          RUN(json_strings_escape_and_stay_utf8); RUN(lock_is_exclusive_and_names_its_holder);
+          RUN(random_bytes_differ))
