@@ -89,7 +89,7 @@ static int sink_yaml(floe_buf_t *out)
         "`tables:`, a list of entries with `topic:` or `topics_regex:` (a POSIX "
         "extended regex over whole topic names), `table:` (`NS.NAME` or `NAME`; with a regex "
         "each topic's table is named after it), `write_mode: append` or `upsert`, "
-        "`transforms: []`, "
+        "`transforms:` (a list of steps, `[debezium_unwrap, flatten]`, or their comma list), "
         "`table_format: iceberg-v2` and the table topic keys by these names. An unknown key or "
         "a bad value stops the start with the file, line and key.\n\n"
         "| YAML name | table topic key |\n| --- | --- |\n");

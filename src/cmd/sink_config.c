@@ -146,18 +146,41 @@ static int set_table_key(ctx_t *x, entry_t *e, const floe_conf_key_t *k, const c
     return add_kv(&e->t->n, &e->t->keys, &e->t->values, k->name, val, x->err);
 }
 
+/* transforms: a list of step names ([debezium_unwrap, flatten]) or the
+ * topic config's comma list; either way table.transforms, checked there. */
+static int transforms(ctx_t *x, entry_t *e, yaml_node_t *v)
+{
+    size_t n;
+    const floe_conf_key_t *keys = floe_table_config_keys(&n);
+    const floe_conf_key_t *k = floe_conf_find(keys, n, "table.transforms");
+    const char *val = scalar(v);
+    if (val) return set_table_key(x, e, k, "transforms", v, val);
+    if (v->type != YAML_SEQUENCE_NODE)
+        return fail(x, v, "transforms: expected a list of steps (debezium_unwrap, flatten)");
+    floe_buf_t list = FLOE_BUF_INIT;
+    int rc = 0;
+    for (yaml_node_item_t *it = v->data.sequence.items.start;
+         rc == 0 && it < v->data.sequence.items.top; it++) {
+        yaml_node_t *step = node(x, *it);
+        const char *name = step ? scalar(step) : NULL;
+        if (!name || !*name || strchr(name, ','))
+            rc = fail(x, step ? step : v,
+                      "transforms: each step is a name (debezium_unwrap, "
+                      "flatten)");
+        else
+            floe_buf_printf(&list, "%s%s", list.len ? "," : "", name);
+    }
+    if (rc == 0) rc = set_table_key(x, e, k, "transforms", v, floe_buf_cstr(&list));
+    floe_buf_free(&list);
+    return rc;
+}
+
 static int table_pair(ctx_t *x, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     entry_t *e = arg;
     sink_table_t *t = e->t;
     const char *val = scalar(v);
-    if (!strcmp(key, "transforms")) {
-        if (v->type == YAML_SEQUENCE_NODE &&
-            v->data.sequence.items.start == v->data.sequence.items.top)
-            return 0;
-        if (val && !*val) return 0;
-        return fail(x, v, "transforms: not supported by this floe yet (only [])");
-    }
+    if (!strcmp(key, "transforms")) return transforms(x, e, v);
     if (!val) return fail(x, v, "%s: expected a value", key);
     if (!strcmp(key, "topic") || !strcmp(key, "topics_regex")) {
         if (t->topic || t->regex)
