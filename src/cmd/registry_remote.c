@@ -19,8 +19,8 @@ struct registry_remote {
     struct known {
         int32_t id;
         char *text;
-        bool json;              /* a JSON schema, else Avro */
-        floe_avro_text_t *refs; /* Avro: its references' texts, dependencies first */
+        bool json;                /* a JSON schema, else Avro */
+        floe_jschema_doc_t *refs; /* its references' names and texts, dependencies first */
         size_t nrefs;
     } * known;
     size_t nknown, capknown;
@@ -38,6 +38,21 @@ static char *basic_auth(const char *ui)
     char *c = floe_buf_cstr(&h);
     if (!c) floe_buf_free(&h);
     return c;
+}
+
+/* s with every byte but [A-Za-z0-9._~-] as %XX (a subject in a path). */
+static void url_escape(const char *s, char *out, size_t size)
+{
+    size_t at = 0;
+    for (; *s && at + 4 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            strchr("._~-", c))
+            out[at++] = (char)c;
+        else
+            at += (size_t)snprintf(out + at, size - at, "%%%02X", c);
+    }
+    out[at] = '\0';
 }
 
 int registry_remote_new(const char *url, const char *user_info, registry_remote_t **out,
@@ -64,12 +79,13 @@ int registry_remote_new(const char *url, const char *user_info, registry_remote_
 static void known_clear(struct known *k)
 {
     free(k->text);
-    for (size_t i = 0; i < k->nrefs; i++) free((char *)k->refs[i].json);
+    for (size_t i = 0; i < k->nrefs; i++) {
+        free((char *)k->refs[i].name);
+        free((char *)k->refs[i].text);
+    }
     free(k->refs);
     *k = (struct known){0};
 }
-
-static void url_escape(const char *s, char *out, size_t size);
 
 void registry_remote_free(registry_remote_t *r)
 {
@@ -121,57 +137,77 @@ static const char *type_of(const json_t *doc)
     return t ? t : "AVRO";
 }
 
-/* The texts of the Avro schemas doc's references name, and theirs,
- * appended to k->refs (dependencies first; each subject/version once, as
- * seen holds them). */
-static int avro_refs(registry_remote_t *r, const json_t *doc, struct known *k, json_t *seen,
-                     int depth, floe_err_t *err)
+#define MAX_REF_DEPTH 16
+
+/* What walk_refs hands on: a schema a reference names (name, the
+ * reference's), as the registry answered it (doc; what names it). */
+typedef int (*ref_fn)(void *ctx, const char *name, const json_t *doc, const char *what,
+                      floe_err_t *err);
+
+/* The schemas doc's `references` name ({name, subject, version}, each
+ * fetched as GET /subjects/{subject}/versions/{version}{query}), and
+ * theirs, each once (seen holds the names taken), all of schemaType type:
+ * each handed to fn after the schemas it references (dependencies first).
+ * 0, or -1 with err. */
+static int walk_refs(registry_remote_t *r, const json_t *doc, const char *type, const char *query,
+                     json_t *seen, ref_fn fn, void *ctx, int depth, floe_err_t *err)
 {
-    if (depth > 16) return floe_err_set(err, FLOE_EINVAL, "references nested deeper than 16");
+    if (depth > MAX_REF_DEPTH)
+        return floe_err_set(err, FLOE_EINVAL, "references nested deeper than %d", MAX_REF_DEPTH);
     size_t i;
     json_t *ref;
     json_array_foreach(json_object_get(doc, "references"), i, ref)
     {
+        const char *name = json_string_value(json_object_get(ref, "name"));
         const char *subject = json_string_value(json_object_get(ref, "subject"));
         json_t *ver = json_object_get(ref, "version");
-        if (!subject || !json_is_integer(ver))
-            return floe_err_set(err, FLOE_EINVAL, "a reference without subject or version");
-        char esc[1024], path[1200], what[1200];
+        if (!name || !subject || !json_is_integer(ver))
+            return floe_err_set(err, FLOE_EINVAL, "a reference without name, subject or version");
+        if (json_object_get(seen, name)) continue;
+        if (json_object_set_new(seen, name, json_true())) return floe_err_oom(err);
+        char esc[1024], path[1300], what[1300];
         url_escape(subject, esc, sizeof esc);
-        snprintf(path, sizeof path, "/subjects/%s/versions/%lld", esc,
-                 (long long)json_integer_value(ver));
-        if (json_object_get(seen, path)) continue;
-        if (json_object_set_new(seen, path, json_true())) return floe_err_oom(err);
-        snprintf(what, sizeof what, "reference %s version %lld", subject,
+        snprintf(path, sizeof path, "/subjects/%s/versions/%lld%s", esc,
+                 (long long)json_integer_value(ver), query);
+        snprintf(what, sizeof what, "reference %s (subject %s version %lld)", name, subject,
                  (long long)json_integer_value(ver));
         json_t *d = get_doc(r, path, what, err);
         if (!d) return -1;
-        char *text = NULL;
-        floe_avro_text_t *t = NULL;
         int rc = -1;
-        if (strcmp(type_of(d), "AVRO"))
-            floe_err_set(err, FLOE_EINVAL, "%s is %s, not AVRO", what, type_of(d));
-        else if (!(text = strdup(json_string_value(json_object_get(d, "schema")))))
-            floe_err_oom(err);
-        else if (!avro_refs(r, d, k, seen, depth + 1, err) &&
-                 !(t = realloc(k->refs, (k->nrefs + 1) * sizeof *t)))
-            floe_err_oom(err);
-        else if (t) {
-            k->refs = t;
-            k->refs[k->nrefs++] = (floe_avro_text_t){text, strlen(text)};
-            text = NULL;
-            rc = 0;
-        }
-        free(text);
+        if (strcmp(type_of(d), type))
+            floe_err_set(err, FLOE_EINVAL, "%s is %s, not %s", what, type_of(d), type);
+        else if (!walk_refs(r, d, type, query, seen, fn, ctx, depth + 1, err))
+            rc = fn(ctx, name, d, what, err);
         json_decref(d);
         if (rc) return -1;
     }
     return 0;
 }
 
-/* Schema id from the registry into *k: an Avro schema with the texts of
- * the schemas it references, or (json) a JSON schema without references.
- * 0, or -1 with err (FLOE_ENOENT when the registry has no such id). */
+/* ref_fn for Avro and JSON schemas: the reference's name and text into
+ * the struct known ctx. */
+static int keep_text(void *ctx, const char *name, const json_t *doc, const char *what,
+                     floe_err_t *err)
+{
+    (void)what;
+    struct known *k = ctx;
+    const char *text = json_string_value(json_object_get(doc, "schema"));
+    floe_jschema_doc_t *t = realloc(k->refs, (k->nrefs + 1) * sizeof *t);
+    if (!t) return floe_err_oom(err);
+    k->refs = t;
+    char *n = strdup(name), *x = strdup(text);
+    if (!n || !x) {
+        free(n);
+        free(x);
+        return floe_err_oom(err);
+    }
+    k->refs[k->nrefs++] = (floe_jschema_doc_t){n, x, strlen(x)};
+    return 0;
+}
+
+/* Schema id from the registry into *k: an Avro or (json) a JSON schema
+ * with the texts of the schemas it references.  0, or -1 with err
+ * (FLOE_ENOENT when the registry has no such id). */
 static int fetch(registry_remote_t *r, int32_t id, bool json, struct known *k, floe_err_t *err)
 {
     char path[64], what[64];
@@ -182,19 +218,13 @@ static int fetch(registry_remote_t *r, int32_t id, bool json, struct known *k, f
     if (!doc) return -1;
     int rc = -1;
     const char *want = json ? "JSON" : "AVRO";
-    if (strcmp(type_of(doc), want)) {
+    if (strcmp(type_of(doc), want))
         floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not %s", (int)id, type_of(doc), want);
-    } else if (json && json_array_size(json_object_get(doc, "references"))) {
-        floe_err_set(err, FLOE_EINVAL,
-                     "schema id %d refers to other schemas, which floe does not follow through "
-                     "an external registry yet",
-                     (int)id);
-    } else if (!(k->text = strdup(json_string_value(json_object_get(doc, "schema")))) ||
-               (!json && !(seen = json_object()))) {
+    else if (!(k->text = strdup(json_string_value(json_object_get(doc, "schema")))) ||
+             !(seen = json_object()))
         floe_err_oom(err);
-    } else {
-        rc = json ? 0 : avro_refs(r, doc, k, seen, 0, err);
-    }
+    else
+        rc = walk_refs(r, doc, want, "", seen, keep_text, k, 0, err);
     json_decref(seen);
     json_decref(doc);
     if (rc) known_clear(k);
@@ -239,14 +269,23 @@ static int schema_by_id(void *arg, int32_t id, floe_avro_schema_t **out, floe_er
 {
     struct known k;
     if (known_by_id(arg, id, false, &k, err)) return -1;
-    return floe_avro_schema_parse_refs(k.text, strlen(k.text), k.refs, k.nrefs, out, err);
+    floe_avro_text_t *t = k.nrefs ? calloc(k.nrefs, sizeof *t) : NULL;
+    if (k.nrefs && !t) return floe_err_oom(err);
+    for (size_t i = 0; i < k.nrefs; i++) t[i] = (floe_avro_text_t){k.refs[i].text, k.refs[i].len};
+    int rc = floe_avro_schema_parse_refs(k.text, strlen(k.text), t, k.nrefs, out, err);
+    free(t);
+    return rc;
 }
 
+/* A JSON schema whose "$ref"s reach its references' documents by their
+ * names, as floe's own registry resolves them (registry/json.c). */
 static int json_by_id(void *arg, int32_t id, floe_jschema_t **out, floe_err_t *err)
 {
     struct known k;
     if (known_by_id(arg, id, true, &k, err)) return -1;
-    return floe_jschema_parse(k.text, strlen(k.text), NULL, 0, out, err);
+    if (!floe_jschema_parse(k.text, strlen(k.text), k.refs, k.nrefs, out, err)) return 0;
+    floe_err_wrap(err, "schema id %d", (int)id);
+    return -1;
 }
 
 /* The id of subject's version (0: latest) from the registry. */
@@ -270,88 +309,48 @@ static int id_of(void *arg, const char *subject, int32_t version, int32_t *id, f
     return rc;
 }
 
-/* ---- Protobuf: the .proto text of an id and the files it references ---- */
-
-#define MAX_REF_DEPTH 16
+/* ---- Protobuf: the file of an id and the files it references ---- */
 
 typedef struct pfiles {
     floe_proto_file_t **f;
     size_t n;
 } pfiles_t;
 
-/* s with every byte but [A-Za-z0-9._~-] as %XX (a subject in a path). */
-static void url_escape(const char *s, char *out, size_t size)
+/* ref_fn for Protobuf: the referenced file, called by the reference's
+ * name (the import it satisfies), into the pfiles_t ctx. */
+static int keep_file(void *ctx, const char *name, const json_t *doc, const char *what,
+                     floe_err_t *err)
 {
-    size_t at = 0;
-    for (; *s && at + 4 < size; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-            strchr("._~-", c))
-            out[at++] = (char)c;
-        else
-            at += (size_t)snprintf(out + at, size - at, "%%%02X", c);
+    pfiles_t *fs = ctx;
+    const char *text = json_string_value(json_object_get(doc, "schema"));
+    floe_proto_file_t *f = NULL, **slot;
+    if (floe_proto_load(text, strlen(text), name, &f, err)) {
+        floe_err_wrap(err, "%s", what);
+        return -1;
     }
-    out[at] = '\0';
-}
-
-/* The files a registry answer's `references` name ({name, subject,
- * version}, each fetched as GET /subjects/{subject}/versions/{version}),
- * and theirs, parsed into fs, each once. */
-static int proto_refs(registry_remote_t *r, const json_t *refs, pfiles_t *fs, int depth,
-                      floe_err_t *err)
-{
-    if (depth > MAX_REF_DEPTH)
-        return floe_err_set(err, FLOE_EINVAL, "references nested deeper than %d", MAX_REF_DEPTH);
-    size_t i;
-    json_t *ref;
-    json_array_foreach(refs, i, ref)
-    {
-        const char *name = json_string_value(json_object_get(ref, "name"));
-        const char *subject = json_string_value(json_object_get(ref, "subject"));
-        json_t *ver = json_object_get(ref, "version");
-        if (!name || !subject || !json_is_integer(ver))
-            return floe_err_set(err, FLOE_EINVAL, "a reference without name, subject or version");
-        bool have = false;
-        for (size_t k = 0; k < fs->n && !have; k++) have = !strcmp(fs->f[k]->name, name);
-        if (have) continue;
-        char esc[1024], path[1200], what[1200];
-        url_escape(subject, esc, sizeof esc);
-        snprintf(path, sizeof path, "/subjects/%s/versions/%lld", esc,
-                 (long long)json_integer_value(ver));
-        snprintf(what, sizeof what, "reference %s (subject %s version %lld)", name, subject,
-                 (long long)json_integer_value(ver));
-        json_t *doc = get_doc(r, path, what, err);
-        if (!doc) return -1;
-        const char *text = json_string_value(json_object_get(doc, "schema"));
-        floe_proto_file_t *f = NULL, **slot = NULL;
-        int rc = -1;
-        if (strcmp(type_of(doc), "PROTOBUF")) {
-            floe_err_set(err, FLOE_EINVAL, "%s is %s, not PROTOBUF", what, type_of(doc));
-        } else if (floe_proto_parse(text, strlen(text), name, &f, err)) {
-            floe_err_wrap(err, "%s", what);
-        } else if (!(slot = realloc(fs->f, (fs->n + 1) * sizeof *slot))) {
-            floe_proto_file_free(f);
-            floe_err_oom(err);
-        } else {
-            fs->f = slot;
-            fs->f[fs->n++] = f;
-            rc = proto_refs(r, json_object_get(doc, "references"), fs, depth + 1, err);
-        }
-        json_decref(doc);
-        if (rc) return -1;
+    if (!(slot = realloc(fs->f, (fs->n + 1) * sizeof *slot))) {
+        floe_proto_file_free(f);
+        return floe_err_oom(err);
     }
+    fs->f = slot;
+    fs->f[fs->n++] = f;
     return 0;
 }
 
-/* The Protobuf schema of id with the files it references, resolved.  The
- * converters keep it per id, so the registry is asked once per id. */
+/* The Protobuf schema of id with the files it references, resolved.  Each
+ * is asked for with ?format=serialized, the FileDescriptorProto the
+ * producer registered, which needs no .proto printer and parser between
+ * the registry and floe; a registry that does not know the parameter
+ * answers .proto text, and some (Apicurio, Karapace) keep what the
+ * serializer registered: floe_proto_load takes either.  The converters
+ * keep the schema per id, so the registry is asked once per id. */
 static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_err_t *err)
 {
     registry_remote_t *r = arg;
-    char path[64], what[64];
-    snprintf(path, sizeof path, "/schemas/ids/%d", (int)id);
+    char path[80], what[64];
+    snprintf(path, sizeof path, "/schemas/ids/%d?format=serialized", (int)id);
     snprintf(what, sizeof what, "schema id %d", (int)id);
-    json_t *doc = get_doc(r, path, what, err);
+    json_t *doc = get_doc(r, path, what, err), *seen = NULL;
     if (!doc) return -1;
     const char *text = json_string_value(json_object_get(doc, "schema"));
     floe_proto_file_t *main = NULL;
@@ -359,8 +358,11 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
     int rc = -1;
     if (strcmp(type_of(doc), "PROTOBUF"))
         floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not PROTOBUF", (int)id, type_of(doc));
-    else if (!floe_proto_parse(text, strlen(text), NULL, &main, err) &&
-             !proto_refs(r, json_object_get(doc, "references"), &fs, 0, err)) {
+    else if (!(seen = json_object()))
+        floe_err_oom(err);
+    else if (floe_proto_load(text, strlen(text), NULL, &main, err))
+        floe_err_wrap(err, "%s", what);
+    else if (!walk_refs(r, doc, "PROTOBUF", "?format=serialized", seen, keep_file, &fs, 0, err)) {
         rc = floe_proto_schema_new(main, fs.f, fs.n, out, err); /* takes the files */
         main = NULL;
         fs.n = 0;
@@ -368,6 +370,7 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
     floe_proto_file_free(main);
     for (size_t i = 0; i < fs.n; i++) floe_proto_file_free(fs.f[i]);
     free(fs.f);
+    json_decref(seen);
     json_decref(doc);
     return rc;
 }

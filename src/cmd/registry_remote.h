@@ -1,15 +1,17 @@
 /* An external schema registry speaking the Confluent API (Confluent,
  * Karapace, Apicurio in compatibility mode, another floe): the avro,
  * protobuf and json_schema converters' schema source when the server
- * config (or floe sink's YAML) sets `schema.registry.url` (JSON schemas
- * without references).  Schemas are fetched by id with
- * GET {url}/schemas/ids/{id} (HTTP basic auth from
- * `schema.registry.basic.auth.user.info`, "user:password"); a Protobuf
- * schema's .proto text is parsed with the files its `references` name,
- * each fetched with GET {url}/subjects/{subject}/versions/{version}.
- * Avro texts are kept per id for the process's life (a registry never
- * changes the schema of an id); Protobuf schemas per id by each
- * converter. */
+ * config (or floe sink's YAML) sets `schema.registry.url`.  Schemas are
+ * fetched by id with GET {url}/schemas/ids/{id} (HTTP basic auth from
+ * `schema.registry.basic.auth.user.info`, "user:password"), with the
+ * schemas their `references` name, and theirs, each fetched with
+ * GET {url}/subjects/{subject}/versions/{version}: Avro named types,
+ * Protobuf imports, JSON Schema documents a "$ref" names.  Protobuf
+ * schemas are asked for with ?format=serialized and read as a base64
+ * FileDescriptorProto or as .proto text, whichever the registry answers
+ * (floe_proto_load).  Avro and JSON texts are kept per id for the
+ * process's life (a registry never changes the schema of an id); Protobuf
+ * schemas per id by each converter. */
 #ifndef FLOE_CMD_REGISTRY_REMOTE_H
 #define FLOE_CMD_REGISTRY_REMOTE_H
 

@@ -176,10 +176,11 @@ static const floe_conf_key_t KEYS[] = {
      F(registry_url),
      .doc = "An external schema registry speaking the Confluent API (http:// or https://, "
             "Confluent, Karapace, Apicurio's compatibility API): the avro, protobuf and "
-            "json_schema converters fetch schemas by id from it (each id once; a Protobuf schema "
-            "with the files its references name, by subject and version) and floe serves no "
-            "registry "
-            "of its own (`/subjects`, `/schemas` answer 404)."},
+            "json_schema converters fetch schemas by id from it (each id once, with the "
+            "schemas its references name, by subject and version: Avro named types, Protobuf "
+            "imports, JSON Schema documents a `$ref` names; Protobuf schemas asked for with "
+            "`?format=serialized`, a base64 descriptor or .proto text taken) and floe serves no "
+            "registry of its own (`/subjects`, `/schemas` answer 404)."},
     {.name = "schema.registry.basic.auth.user.info",
      .type = FLOE_CONF_STRING,
      .def_doc = "none",

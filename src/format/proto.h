@@ -144,6 +144,18 @@ int floe_proto_parse(const char *p, size_t n, const char *name, floe_proto_file_
  * FLOE_EINVAL for a descriptor floe does not take: editions, groups). */
 int floe_proto_fdp_decode(const uint8_t *p, size_t n, floe_proto_file_t **out, floe_err_t *err);
 
+/* One file as a schema registry holds or answers it: .proto text, or a
+ * base64 serialized FileDescriptorProto (what Confluent's JavaScript and
+ * Python serializers register, and what `?format=serialized` answers).
+ * Text that parses as .proto is text; only otherwise is it read as base64
+ * (surrounding whitespace ignored, none inside), and taken only when the
+ * bytes decode to a FileDescriptorProto: a text is never guessed to be
+ * base64 from its alphabet alone.  name (borrowed; NULL: the descriptor's
+ * own, "" for text) names the file.  0 and *out (caller frees), or -1 with
+ * err: the descriptor's error when p is base64, else the text's. */
+int floe_proto_load(const char *p, size_t n, const char *name, floe_proto_file_t **out,
+                    floe_err_t *err);
+
 /* Append f's FileDescriptorProto to out (caller-owned).  Type names are
  * written as f holds them (resolved ones fully qualified).  0 or -1 (out
  * of memory). */

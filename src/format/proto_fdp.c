@@ -1,10 +1,13 @@
-/* The binary wire format's fields (floe_proto_wire_next) and serialized
+/* The binary wire format's fields (floe_proto_wire_next), serialized
  * FileDescriptorProto <-> floe_proto_file_t (proto.h), with the field
- * numbers of google/protobuf/descriptor.proto. */
+ * numbers of google/protobuf/descriptor.proto, and a registry's schema
+ * string as text or base64 descriptor (floe_proto_load). */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/proto_int.h"
+#include "util/base64.h"
 #include "util/varint.h"
 
 static int corrupt(floe_err_t *err, const char *what, size_t off)
@@ -347,6 +350,42 @@ oom:
 fail:
     floe_proto_file_free(d.f);
     return -1;
+}
+
+/* Whether t[0..n) is base64 text (the standard alphabet, padded). */
+static bool is_base64(const char *t, size_t n)
+{
+    if (!n || n % 4) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)t[i]) && t[i] != '+' && t[i] != '/' && t[i] != '=')
+            return false;
+    return true;
+}
+
+int floe_proto_load(const char *p, size_t n, const char *name, floe_proto_file_t **out,
+                    floe_err_t *err)
+{
+    *out = NULL;
+    floe_err_t text_err = {0};
+    if (!floe_proto_parse(p, n, name, out, &text_err)) return 0;
+    while (n && isspace((unsigned char)p[n - 1])) n--;
+    while (n && isspace((unsigned char)*p)) p++, n--;
+    if (text_err.code == FLOE_ENOMEM || !is_base64(p, n)) {
+        if (err) *err = text_err;
+        return -1;
+    }
+    floe_buf_t b = FLOE_BUF_INIT;
+    int rc = floe_base64_decode(&b, p, n)
+                 ? floe_err_set(err, FLOE_EINVAL, "protobuf: neither .proto text nor base64")
+                 : floe_proto_fdp_decode(b.data, b.len, out, err);
+    floe_buf_free(&b);
+    if (rc || !name) return rc;
+    if (!((*out)->name = floe_arena_strndup(&(*out)->arena, name, strlen(name)))) {
+        floe_proto_file_free(*out);
+        *out = NULL;
+        return floe_err_oom(err);
+    }
+    return 0;
 }
 
 /* ---- encoding ---- */

@@ -11,7 +11,6 @@
 
 #include "registry/registry_int.h"
 
-#define MAX_REF_DEPTH 16
 #define MAX_DOCS 64
 
 typedef struct docs {
@@ -19,69 +18,41 @@ typedef struct docs {
     size_t n;
 } docs_t;
 
-/* The documents refs name, and theirs, into ds (each once). */
-static int collect(floe_registry_t *r, const reg_ref_t *refs, size_t nrefs, docs_t *ds, int depth,
-                   reg_status_t *st)
+/* A referenced document under its reference's name; at most MAX_DOCS. */
+static int take(void *arg, const reg_ref_t *ref, const reg_schema_t *sc, reg_status_t *st)
 {
-    if (depth > MAX_REF_DEPTH)
-        return reg_fail(st, 422, 42201, "Invalid schema: references nested deeper than %d",
-                        MAX_REF_DEPTH);
-    for (size_t i = 0; i < nrefs; i++) {
-        bool have = false;
-        for (size_t k = 0; k < ds->n && !have; k++) have = !strcmp(ds->d[k].name, refs[i].name);
-        if (have) continue;
-        const reg_schema_t *sc = reg_ref_schema(r, &refs[i]);
-        if (!sc || sc->type != &reg_type_json)
-            return reg_fail(st, 422, 42201,
-                            "Invalid schema: reference %s is not a registered JSON schema",
-                            refs[i].name);
-        if (ds->n == MAX_DOCS)
-            return reg_fail(st, 422, 42201, "Invalid schema: more than %d references", MAX_DOCS);
-        ds->d[ds->n++] = (floe_jschema_doc_t){refs[i].name, sc->text, strlen(sc->text)};
-        if (collect(r, sc->refs, sc->nrefs, ds, depth + 1, st)) return -1;
-    }
+    docs_t *ds = arg;
+    if (ds->n == MAX_DOCS)
+        return reg_fail(st, 422, 42201, "Invalid schema: more than %d references", MAX_DOCS);
+    ds->d[ds->n++] = (floe_jschema_doc_t){ref->name, sc->text, strlen(sc->text)};
     return 0;
 }
 
-static int load(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
-                size_t nrefs, floe_jschema_t **out, reg_status_t *st)
+static void *js_load(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
+                     size_t nrefs, reg_status_t *st)
 {
     docs_t ds = {.n = 0};
-    if (collect(r, refs, nrefs, &ds, 0, st)) return -1;
+    floe_jschema_t *s = NULL;
     floe_err_t err = {0};
-    if (floe_jschema_parse(text, len, ds.d, ds.n, out, &err))
-        return reg_fail(st, err.code == FLOE_ENOMEM ? 500 : 422,
-                        err.code == FLOE_ENOMEM ? 50001 : 42201, "Invalid schema: %s", err.msg);
-    return 0;
+    if (reg_refs_walk(r, &reg_type_json, &ds, refs, nrefs, st)) return NULL;
+    if (floe_jschema_parse(text, len, ds.d, ds.n, &s, &err)) {
+        reg_fail(st, err.code == FLOE_ENOMEM ? 500 : 422, err.code == FLOE_ENOMEM ? 50001 : 42201,
+                 "Invalid schema: %s", err.msg);
+        return NULL;
+    }
+    return s;
 }
 
-static int js_parse(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
-                    size_t nrefs, char **canon, void **parsed, reg_status_t *st)
+static char *js_canonical(const void *parsed, reg_status_t *st)
 {
-    floe_jschema_t *s = NULL;
-    *canon = NULL;
-    if (load(r, text, len, refs, nrefs, &s, st)) return -1;
-    if (!(*canon = floe_jschema_canonical(s))) {
-        floe_jschema_free(s);
-        return reg_fail(st, 500, 50001, "out of memory");
-    }
-    if (parsed) *parsed = s;
-    else
-        floe_jschema_free(s);
-    return 0;
+    char *canon = floe_jschema_canonical(parsed);
+    if (!canon) reg_fail(st, 500, 50001, "out of memory");
+    return canon;
 }
 
 static bool js_compatible(const void *reader, const void *writer, floe_buf_t *msgs)
 {
     return floe_registry_json_compatible(reader, writer, msgs);
-}
-
-static char *js_render(floe_registry_t *r, const reg_schema_t *sc, const char *format)
-{
-    (void)r;
-    (void)sc;
-    (void)format;
-    return NULL;
 }
 
 static void js_free(void *p)
@@ -100,22 +71,12 @@ static bool js_same(const char *a, const char *b)
     return same;
 }
 
-const reg_type_t reg_type_json = {"JSON", js_parse, js_compatible, js_render, js_free, js_same};
+/* A "$ref" names a document: each reference name once. */
+const reg_type_t reg_type_json = {"JSON", "JSON",  js_load, js_canonical, js_compatible,
+                                  NULL,   js_free, js_same, true,         take};
 
 int floe_registry_json_schema(floe_registry_t *r, int32_t id, floe_jschema_t **out, floe_err_t *err)
 {
-    *out = NULL;
-    pthread_mutex_lock(&r->mu);
-    const reg_schema_t *sc = reg_schema_by_id(r, id);
-    reg_status_t st = {0};
-    int rc = -1;
-    if (!sc) floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id);
-    else if (sc->type != &reg_type_json)
-        floe_err_set(err, FLOE_EINVAL, "schema id %d is not a JSON schema", (int)id);
-    else if (load(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, out, &st))
-        floe_err_set(err, FLOE_EINVAL, "schema id %d: %s", (int)id, st.msg);
-    else
-        rc = 0;
-    pthread_mutex_unlock(&r->mu);
-    return rc;
+    *out = reg_schema_load(r, id, &reg_type_json, err);
+    return *out ? 0 : -1;
 }

@@ -5,7 +5,6 @@
  * form is the resolved file written as .proto text, and `?format=
  * serialized` answers the descriptor again.  Compatibility follows the
  * Confluent registry's Protobuf rules (proto_compat.c). */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,42 +13,12 @@
 #include "registry/registry_int.h"
 #include "util/base64.h"
 
-#define MAX_REF_DEPTH 16
-
-/* Whether text is base64 (and so a serialized descriptor, not .proto). */
-static bool looks_base64(const char *t, size_t n)
-{
-    if (!n || n % 4) return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)t[i]) && t[i] != '+' && t[i] != '/' && t[i] != '=')
-            return false;
-    return true;
-}
-
 /* One file from stored or offered text; name (NULL: its own) given. */
 static int load_file(const char *text, size_t len, const char *name, floe_proto_file_t **out,
                      reg_status_t *st)
 {
     floe_err_t err = {0};
-    *out = NULL;
-    while (len && isspace((unsigned char)text[len - 1])) len--;
-    while (len && isspace((unsigned char)*text)) text++, len--;
-    if (looks_base64(text, len)) {
-        floe_buf_t b = FLOE_BUF_INIT;
-        int rc = floe_base64_decode(&b, text, len)
-                     ? floe_err_set(&err, FLOE_EINVAL, "bad base64")
-                     : floe_proto_fdp_decode(b.data, b.len, out, &err);
-        floe_buf_free(&b);
-        if (!rc && name) (*out)->name = floe_arena_strndup(&(*out)->arena, name, strlen(name));
-        if (!rc && !(*out)->name) {
-            floe_proto_file_free(*out);
-            *out = NULL;
-            return reg_fail(st, 500, 50001, "out of memory");
-        }
-        if (!rc) return 0;
-    } else if (!floe_proto_parse(text, len, name, out, &err)) {
-        return 0;
-    }
+    if (!floe_proto_load(text, len, name, out, &err)) return 0;
     return reg_fail(st, 422, 42201, "Invalid schema: %s", err.msg);
 }
 
@@ -66,33 +35,19 @@ static void files_free(files_t *fs)
     fs->n = 0;
 }
 
-/* The files refs name, and theirs, into fs (each once). */
-static int collect(floe_registry_t *r, const reg_ref_t *refs, size_t nrefs, files_t *fs, int depth,
-                   reg_status_t *st)
+/* A referenced file under its reference's name (what an import says). */
+static int take(void *arg, const reg_ref_t *ref, const reg_schema_t *sc, reg_status_t *st)
 {
-    if (depth > MAX_REF_DEPTH)
-        return reg_fail(st, 422, 42201, "Invalid schema: references nested deeper than %d",
-                        MAX_REF_DEPTH);
-    for (size_t i = 0; i < nrefs; i++) {
-        bool have = false;
-        for (size_t k = 0; k < fs->n && !have; k++) have = !strcmp(fs->f[k]->name, refs[i].name);
-        if (have) continue;
-        const reg_schema_t *sc = reg_ref_schema(r, &refs[i]);
-        if (!sc || sc->type != &reg_type_protobuf)
-            return reg_fail(st, 422, 42201,
-                            "Invalid schema: reference %s is not a registered Protobuf schema",
-                            refs[i].name);
-        floe_proto_file_t *f;
-        if (load_file(sc->text, strlen(sc->text), refs[i].name, &f, st)) return -1;
-        floe_proto_file_t **slot = realloc(fs->f, (fs->n + 1) * sizeof *slot);
-        if (!slot) {
-            floe_proto_file_free(f);
-            return reg_fail(st, 500, 50001, "out of memory");
-        }
-        fs->f = slot;
-        fs->f[fs->n++] = f;
-        if (collect(r, sc->refs, sc->nrefs, fs, depth + 1, st)) return -1;
+    files_t *fs = arg;
+    floe_proto_file_t *f;
+    if (load_file(sc->text, strlen(sc->text), ref->name, &f, st)) return -1;
+    floe_proto_file_t **slot = realloc(fs->f, (fs->n + 1) * sizeof *slot);
+    if (!slot) {
+        floe_proto_file_free(f);
+        return reg_fail(st, 500, 50001, "out of memory");
     }
+    fs->f = slot;
+    fs->f[fs->n++] = f;
     return 0;
 }
 
@@ -104,7 +59,7 @@ static int load_schema(floe_registry_t *r, const char *text, size_t len, const c
     floe_proto_file_t *main = NULL;
     files_t fs = {0};
     if (load_file(text, len, name, &main, st)) return -1;
-    if (collect(r, refs, nrefs, &fs, 0, st)) {
+    if (reg_refs_walk(r, &reg_type_protobuf, &fs, refs, nrefs, st)) {
         floe_proto_file_free(main);
         files_free(&fs);
         return -1;
@@ -116,22 +71,23 @@ static int load_schema(floe_registry_t *r, const char *text, size_t len, const c
     return 0;
 }
 
-static int pb_parse(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
-                    size_t nrefs, char **canon, void **parsed, reg_status_t *st)
+static void *pb_load(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
+                     size_t nrefs, reg_status_t *st)
 {
     floe_proto_schema_t *s = NULL;
-    *canon = NULL;
-    if (load_schema(r, text, len, NULL, refs, nrefs, &s, st)) return -1;
+    return load_schema(r, text, len, NULL, refs, nrefs, &s, st) ? NULL : s;
+}
+
+/* The resolved file as .proto text. */
+static char *pb_canonical(const void *parsed, reg_status_t *st)
+{
     floe_buf_t b = FLOE_BUF_INIT;
-    if (floe_proto_to_text(floe_proto_schema_file(s), &b) || !(*canon = floe_buf_cstr(&b))) {
+    char *canon = NULL;
+    if (floe_proto_to_text(floe_proto_schema_file(parsed), &b) || !(canon = floe_buf_cstr(&b))) {
         floe_buf_free(&b);
-        floe_proto_schema_free(s);
-        return reg_fail(st, 500, 50001, "out of memory");
+        reg_fail(st, 500, 50001, "out of memory");
     }
-    if (parsed) *parsed = s;
-    else
-        floe_proto_schema_free(s);
-    return 0;
+    return canon;
 }
 
 static void pb_free(void *p)
@@ -164,24 +120,13 @@ static bool pb_compatible(const void *reader, const void *writer, floe_buf_t *ms
     return floe_registry_proto_compatible(reader, writer, msgs);
 }
 
-const reg_type_t reg_type_protobuf = {"PROTOBUF", pb_parse, pb_compatible,
-                                      pb_render,  pb_free,  NULL};
+/* An import names a file: each reference name once. */
+const reg_type_t reg_type_protobuf = {"PROTOBUF", "Protobuf", pb_load, pb_canonical, pb_compatible,
+                                      pb_render,  pb_free,    NULL,    true,         take};
 
 int floe_registry_proto_schema(floe_registry_t *r, int32_t id, floe_proto_schema_t **out,
                                floe_err_t *err)
 {
-    *out = NULL;
-    pthread_mutex_lock(&r->mu);
-    const reg_schema_t *sc = reg_schema_by_id(r, id);
-    reg_status_t st = {0};
-    int rc = -1;
-    if (!sc) floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id);
-    else if (sc->type != &reg_type_protobuf)
-        floe_err_set(err, FLOE_EINVAL, "schema id %d is not a Protobuf schema", (int)id);
-    else if (load_schema(r, sc->text, strlen(sc->text), NULL, sc->refs, sc->nrefs, out, &st))
-        floe_err_set(err, FLOE_EINVAL, "schema id %d: %s", (int)id, st.msg);
-    else
-        rc = 0;
-    pthread_mutex_unlock(&r->mu);
-    return rc;
+    *out = reg_schema_load(r, id, &reg_type_protobuf, err);
+    return *out ? 0 : -1;
 }

@@ -10,6 +10,7 @@
 
 #include "registry/registry_int.h"
 #include "util/json.h"
+#include "util/mem.h"
 
 int reg_fail(reg_status_t *st, int http, int code, const char *fmt, ...)
 {
@@ -168,78 +169,117 @@ const char *reg_level(floe_registry_t *r, const reg_subject_t *s)
     return s && s->compat[0] ? s->compat : r->compat;
 }
 
-/* ---- schema types ---- */
+/* ---- references ---- */
 
 #define MAX_REF_DEPTH 16
 
+/* A walk of references: what it took, and by which reference. */
+typedef struct walk {
+    floe_registry_t *r;
+    const reg_type_t *type;
+    void *arg;
+    struct taken {
+        const reg_ref_t *ref;
+        const reg_schema_t *sc;
+    } * t;
+    size_t n;
+} walk_t;
+
+/* Whether the walk took sc (sc NULL: a schema by ref's name). */
+static bool walk_has(const walk_t *w, const reg_ref_t *ref, const reg_schema_t *sc)
+{
+    for (size_t k = 0; k < w->n; k++)
+        if (sc ? w->t[k].sc == sc : !strcmp(w->t[k].ref->name, ref->name)) return true;
+    return false;
+}
+
+static int walk_take(walk_t *w, const reg_ref_t *ref, const reg_schema_t *sc, reg_status_t *st)
+{
+    struct taken *t = realloc(w->t, (w->n + 1) * sizeof *t);
+    if (!t) return reg_fail(st, 500, 50001, "out of memory");
+    w->t = t;
+    if (w->type->take_ref(w->arg, ref, sc, st)) return -1;
+    w->t[w->n++] = (struct taken){ref, sc};
+    return 0;
+}
+
+/* refs[0..nrefs) at depth into the walk: each schema resolved and checked,
+ * then taken before or after its own references (t->refs_by_name). */
+static int walk(walk_t *w, const reg_ref_t *refs, size_t nrefs, int depth, reg_status_t *st)
+{
+    const reg_type_t *t = w->type;
+    if (depth > MAX_REF_DEPTH)
+        return reg_fail(st, 422, 42201, "Invalid schema: references nested deeper than %d",
+                        MAX_REF_DEPTH);
+    for (size_t i = 0; i < nrefs; i++) {
+        if (t->refs_by_name && walk_has(w, &refs[i], NULL)) continue;
+        const reg_schema_t *sc = reg_ref_schema(w->r, &refs[i]);
+        if (!sc || sc->type != t)
+            return reg_fail(st, 422, 42201,
+                            "Invalid schema: reference %s (subject %s version %d) is not a "
+                            "registered %s schema",
+                            refs[i].name, refs[i].subject, (int)refs[i].version, t->what);
+        if (t->refs_by_name) {
+            if (walk_take(w, &refs[i], sc, st) || walk(w, sc->refs, sc->nrefs, depth + 1, st))
+                return -1;
+        } else if (!walk_has(w, &refs[i], sc)) {
+            if (walk(w, sc->refs, sc->nrefs, depth + 1, st) || walk_take(w, &refs[i], sc, st))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int reg_refs_walk(floe_registry_t *r, const reg_type_t *t, void *arg, const reg_ref_t *refs,
+                  size_t nrefs, reg_status_t *st)
+{
+    walk_t w = {r, t, arg, NULL, 0};
+    int rc = walk(&w, refs, nrefs, 0, st);
+    free(w.t);
+    return rc;
+}
+
+/* ---- schema types ---- */
+
 typedef struct avro_refs {
-    const reg_schema_t **sc; /* each referenced schema once, dependencies first */
-    floe_avro_text_t *t;
+    floe_avro_text_t *t; /* each referenced schema once, dependencies first */
     size_t n;
 } avro_refs_t;
 
-/* The schemas refs name, and theirs, into out (each once, a schema after
- * the ones it references); r->mu held. */
-static int avro_collect(floe_registry_t *r, const reg_ref_t *refs, size_t nrefs, avro_refs_t *out,
-                        int depth, reg_status_t *st)
+static int avro_take(void *arg, const reg_ref_t *ref, const reg_schema_t *sc, reg_status_t *st)
 {
-    if (depth > MAX_REF_DEPTH)
-        return reg_fail(st, 422, 42201, "references nested deeper than %d", MAX_REF_DEPTH);
-    for (size_t i = 0; i < nrefs; i++) {
-        const reg_schema_t *sc = reg_ref_schema(r, &refs[i]);
-        if (!sc || sc->type != &reg_type_avro)
-            return reg_fail(st, 422, 42201,
-                            "reference %s (subject %s version %d) is not a "
-                            "registered Avro schema",
-                            refs[i].name, refs[i].subject, (int)refs[i].version);
-        bool have = false;
-        for (size_t k = 0; k < out->n && !have; k++) have = out->sc[k] == sc;
-        if (have) continue;
-        if (avro_collect(r, sc->refs, sc->nrefs, out, depth + 1, st)) return -1;
-        const reg_schema_t **a = realloc(out->sc, (out->n + 1) * sizeof *a);
-        if (a) out->sc = a;
-        floe_avro_text_t *t = a ? realloc(out->t, (out->n + 1) * sizeof *t) : NULL;
-        if (!t) return reg_fail(st, 500, 50001, "out of memory");
-        out->t = t;
-        out->sc[out->n] = sc;
-        out->t[out->n++] = (floe_avro_text_t){sc->text, strlen(sc->text)};
-    }
+    (void)ref;
+    avro_refs_t *ar = arg;
+    floe_avro_text_t *t = realloc(ar->t, (ar->n + 1) * sizeof *t);
+    if (!t) return reg_fail(st, 500, 50001, "out of memory");
+    ar->t = t;
+    ar->t[ar->n++] = (floe_avro_text_t){sc->text, strlen(sc->text)};
     return 0;
 }
 
 /* text with the named types of its references known; r->mu held. */
-static int avro_load(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
-                     size_t nrefs, floe_avro_schema_t **out, floe_err_t *err)
+static void *avro_load(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
+                       size_t nrefs, reg_status_t *st)
 {
     avro_refs_t ar = {0};
-    reg_status_t st;
-    int rc = avro_collect(r, refs, nrefs, &ar, 0, &st);
-    if (rc) floe_err_set(err, st.http == 422 ? FLOE_EINVAL : FLOE_ENOMEM, "%s", st.msg);
-    else
-        rc = floe_avro_schema_parse_refs(text, len, ar.t, ar.n, out, err);
-    free(ar.sc);
-    free(ar.t);
-    return rc;
-}
-
-static int avro_parse(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
-                      size_t nrefs, char **canon, void **parsed, reg_status_t *st)
-{
     floe_avro_schema_t *s = NULL;
     floe_err_t err = {0};
-    *canon = NULL;
-    if (avro_load(r, text, len, refs, nrefs, &s, &err))
-        return reg_fail(st, err.code == FLOE_ENOMEM ? 500 : 422,
-                        err.code == FLOE_ENOMEM ? 50001 : 42201, "Invalid schema: %s", err.msg);
-    *canon = floe_avro_schema_to_json_own(s, &err);
-    if (!*canon) {
-        floe_avro_schema_free(s);
-        return reg_fail(st, 500, 50001, "Error while parsing the schema: %s", err.msg);
+    if (!reg_refs_walk(r, &reg_type_avro, &ar, refs, nrefs, st) &&
+        floe_avro_schema_parse_refs(text, len, ar.t, ar.n, &s, &err)) {
+        s = NULL;
+        reg_fail(st, err.code == FLOE_ENOMEM ? 500 : 422, err.code == FLOE_ENOMEM ? 50001 : 42201,
+                 "Invalid schema: %s", err.msg);
     }
-    if (parsed) *parsed = s;
-    else
-        floe_avro_schema_free(s);
-    return 0;
+    free(ar.t);
+    return s;
+}
+
+static char *avro_canonical(const void *parsed, reg_status_t *st)
+{
+    floe_err_t err = {0};
+    char *canon = floe_avro_schema_to_json_own(parsed, &err);
+    if (!canon) reg_fail(st, 500, 50001, "Error while parsing the schema: %s", err.msg);
+    return canon;
 }
 
 static bool avro_compatible(const void *reader, const void *writer, floe_buf_t *msgs)
@@ -252,15 +292,10 @@ static void avro_free(void *p)
     floe_avro_schema_free(p);
 }
 
-static char *no_render(floe_registry_t *r, const reg_schema_t *sc, const char *format)
-{
-    (void)r;
-    (void)sc;
-    (void)format;
-    return NULL;
-}
-
-const reg_type_t reg_type_avro = {"AVRO", avro_parse, avro_compatible, no_render, avro_free, NULL};
+/* Avro defines a named type before its use: each referenced schema once,
+ * after the ones it references. */
+const reg_type_t reg_type_avro = {"AVRO", "Avro",    avro_load, avro_canonical, avro_compatible,
+                                  NULL,   avro_free, NULL,      false,          avro_take};
 
 static const reg_type_t *const types[] = {&reg_type_avro, &reg_type_protobuf, &reg_type_json};
 
@@ -285,7 +320,23 @@ int reg_cand_parse(floe_registry_t *r, const reg_type_t *t, const char *text, si
                             "Invalid schema: reference %s (subject %s version %d) "
                             "is not a registered schema",
                             refs[i].name, refs[i].subject, (int)refs[i].version);
-    return t->parse(r, text, len, refs, nrefs, &c->s.text, &c->parsed, st);
+    return reg_parse(r, t, text, len, refs, nrefs, &c->s.text, &c->parsed, st);
+}
+
+int reg_parse(floe_registry_t *r, const reg_type_t *t, const char *text, size_t len,
+              const reg_ref_t *refs, size_t nrefs, char **canon, void **parsed, reg_status_t *st)
+{
+    *canon = NULL;
+    void *p = t->load(r, text, len, refs, nrefs, st);
+    if (!p) return -1;
+    if (!(*canon = t->canonical(p, st))) {
+        t->free_parsed(p);
+        return -1;
+    }
+    if (parsed) *parsed = p;
+    else
+        t->free_parsed(p);
+    return 0;
 }
 
 /* One check of candidate against the stored version v per level. */
@@ -300,15 +351,12 @@ static bool compatible_with(floe_registry_t *r, const reg_version_t *v, const re
                         (int)v->version, sc->type->name, cand->s.type->name);
         return false;
     }
-    void *old = NULL;
-    char *canon = NULL;
     reg_status_t st;
-    if (!sc ||
-        sc->type->parse(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, &canon, &old, &st)) {
+    void *old = sc ? sc->type->load(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, &st) : NULL;
+    if (!old) {
         floe_buf_printf(msgs, "the stored schema of version %d cannot be read\n", (int)v->version);
         return false;
     }
-    free(canon);
     bool backward = !strncmp(level, "BACKWARD", 8) || !strncmp(level, "FULL", 4);
     bool forward = !strncmp(level, "FORWARD", 7) || !strncmp(level, "FULL", 4);
     bool ok = true;
@@ -342,13 +390,7 @@ static reg_subject_t *subject_add(floe_registry_t *r, const char *name)
 {
     reg_subject_t *s = reg_subject(r, name);
     if (s) return s;
-    if (r->nsubs == r->subs_cap) {
-        size_t cap = r->subs_cap ? r->subs_cap * 2 : 16;
-        reg_subject_t *n = realloc(r->subs, cap * sizeof *n);
-        if (!n) return NULL;
-        r->subs = n;
-        r->subs_cap = cap;
-    }
+    if (floe_grow(&r->subs, &r->subs_cap, r->nsubs + 1, sizeof *r->subs)) return NULL;
     s = &r->subs[r->nsubs];
     memset(s, 0, sizeof *s);
     if (!(s->name = strdup(name))) return NULL;
@@ -361,13 +403,7 @@ static int schema_add(floe_registry_t *r, int32_t id, const reg_type_t *type, co
 {
     if (id > r->max_id) r->max_id = id;
     if (reg_schema_by_id(r, id)) return 0;
-    if (r->nschemas == r->schemas_cap) {
-        size_t cap = r->schemas_cap ? r->schemas_cap * 2 : 16;
-        reg_schema_t *n = realloc(r->schemas, cap * sizeof *n);
-        if (!n) return -1;
-        r->schemas = n;
-        r->schemas_cap = cap;
-    }
+    if (floe_grow(&r->schemas, &r->schemas_cap, r->nschemas + 1, sizeof *r->schemas)) return -1;
     char *t = strdup(text);
     bool ok;
     reg_ref_t *rc = refs_dup(refs, nrefs, &ok);
@@ -411,8 +447,8 @@ static int apply_schema(floe_registry_t *r, const char *subject, int32_t version
      * registered (their references resolve through the state, which a
      * replay may not hold yet) */
     bool avro = type == &reg_type_avro;
-    bool parsed = avro && !type->parse(r, json_string_value(jsch), json_string_length(jsch), refs,
-                                       nrefs, &canon, NULL, &st);
+    bool parsed = avro && !reg_parse(r, type, json_string_value(jsch), json_string_length(jsch),
+                                     refs, nrefs, &canon, NULL, &st);
     if (avro && !parsed && !nrefs) {
         refs_free(refs, nrefs);
         return 1;
@@ -429,13 +465,7 @@ static int apply_schema(floe_registry_t *r, const char *subject, int32_t version
     if (!s) return -1;
     reg_version_t *v = reg_version(s, version);
     if (!v) {
-        if (s->nv == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 4;
-            reg_version_t *n = realloc(s->v, cap * sizeof *n);
-            if (!n) return -1;
-            s->v = n;
-            s->cap = cap;
-        }
+        if (floe_grow(&s->v, &s->cap, s->nv + 1, sizeof *s->v)) return -1;
         size_t at = s->nv;
         while (at > 0 && s->v[at - 1].version > version) at--;
         memmove(&s->v[at + 1], &s->v[at], (s->nv - at) * sizeof *s->v);
@@ -640,18 +670,28 @@ int reg_put_mode(floe_registry_t *r, const char *subject, const char *mode, reg_
     return put_setting(r, "MODE", "mode", subject, mode, st);
 }
 
+void *reg_schema_load(floe_registry_t *r, int32_t id, const reg_type_t *t, floe_err_t *err)
+{
+    void *out = NULL;
+    pthread_mutex_lock(&r->mu);
+    const reg_schema_t *sc = reg_schema_by_id(r, id);
+    reg_status_t st = {0};
+    if (!sc) floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id);
+    else if (sc->type != t)
+        floe_err_set(err, FLOE_EINVAL, "schema id %d is not %s %s schema", (int)id,
+                     strchr("AEIOU", t->what[0]) ? "an" : "a", t->what);
+    else if (!(out = t->load(r, sc->text, strlen(sc->text), sc->refs, sc->nrefs, &st)))
+        floe_err_set(err, st.http == 500 ? FLOE_ENOMEM : FLOE_EINVAL, "schema id %d: %s", (int)id,
+                     st.msg);
+    pthread_mutex_unlock(&r->mu);
+    return out;
+}
+
 int floe_registry_avro_schema(floe_registry_t *r, int32_t id, floe_avro_schema_t **out,
                               floe_err_t *err)
 {
-    *out = NULL;
-    pthread_mutex_lock(&r->mu);
-    const reg_schema_t *s = reg_schema_by_id(r, id);
-    int rc = !s ? floe_err_set(err, FLOE_ENOENT, "schema id %d is not in the registry", (int)id)
-             : s->type != &reg_type_avro
-                 ? floe_err_set(err, FLOE_EINVAL, "schema id %d is not an Avro schema", (int)id)
-                 : avro_load(r, s->text, strlen(s->text), s->refs, s->nrefs, out, err);
-    pthread_mutex_unlock(&r->mu);
-    return rc;
+    *out = reg_schema_load(r, id, &reg_type_avro, err);
+    return *out ? 0 : -1;
 }
 
 int floe_registry_subject_id(floe_registry_t *r, const char *subject, int32_t version, int32_t *id,

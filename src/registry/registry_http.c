@@ -148,7 +148,8 @@ static int find_version(floe_registry_t *r, const req_t *q, const char *name, co
 static json_t *schema_text(floe_registry_t *r, const req_t *q, const reg_schema_t *sc)
 {
     if (!sc) return json_string("");
-    char *t = sc->type->render(r, sc, floe_http_query(q->rq, "format", NULL));
+    char *t =
+        sc->type->render ? sc->type->render(r, sc, floe_http_query(q->rq, "format", NULL)) : NULL;
     json_t *j = json_string(t ? t : sc->text);
     free(t);
     return j;

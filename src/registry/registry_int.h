@@ -41,23 +41,36 @@ typedef struct reg_status {
  * Adding a type is one more of these (registry.c lists them). */
 struct reg_type {
     const char *name; /* "AVRO", "PROTOBUF", "JSON" */
-    /* Parse text[0..len) with its references (resolved in r; r->mu held)
-     * into its canonical text (*canon, caller frees with free()) and, when
-     * parsed is not NULL, the parsed schema (freed with free_parsed).  -1
-     * with st filled (422/42201 for an invalid schema). */
-    int (*parse)(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
-                 size_t nrefs, char **canon, void **parsed, reg_status_t *st);
-    /* Whether data written with writer reads with reader (both parsed by
-     * parse); one line per problem appended to msgs (may be NULL). */
+    const char *what; /* the type in messages: "Avro", "Protobuf", "JSON" */
+    /* Parse text[0..len) with its references (resolved in r; r->mu held):
+     * the parsed schema (freed with free_parsed), or NULL with st filled
+     * (422/42201 when invalid). */
+    void *(*load)(floe_registry_t *r, const char *text, size_t len, const reg_ref_t *refs,
+                  size_t nrefs, reg_status_t *st);
+    /* The parsed schema written back in the type's canonical form (the
+     * stored text): malloc'd, or NULL with st filled. */
+    char *(*canonical)(const void *parsed, reg_status_t *st);
+    /* Whether data written with writer reads with reader (both loaded);
+     * one line per problem appended to msgs (may be NULL). */
     bool (*compatible)(const void *reader, const void *writer, floe_buf_t *msgs);
     /* sc's text in the form a client asks for with ?format= (NULL or ""
-     * for the default): a malloc'd text, or NULL for the stored text. */
+     * for the default): a malloc'd text, or NULL for the stored text.
+     * NULL: the stored text always. */
     char *(*render)(floe_registry_t *r, const reg_schema_t *sc, const char *format);
     void (*free_parsed)(void *parsed);
     /* Whether two canonical texts are one schema; NULL: when they are
      * equal (JSON keeps its members' order in its text, not in its
      * meaning). */
     bool (*same)(const char *a, const char *b);
+    /* How load walks references (reg_refs_walk).  refs_by_name: each
+     * reference name once, taken before the schemas it references (a name
+     * is a document or a file the schema imports: JSON, Protobuf); false:
+     * each schema once, taken after the schemas it references (Avro
+     * defines a named type before its use). */
+    bool refs_by_name;
+    /* Take sc, which ref names, into arg (all borrowed for the walk; r->mu
+     * held): 0, or -1 with st filled. */
+    int (*take_ref)(void *arg, const reg_ref_t *ref, const reg_schema_t *sc, reg_status_t *st);
 };
 
 /* The type named `name` (NULL or "": AVRO), or NULL when unknown. */
@@ -83,6 +96,27 @@ int reg_refs_json(floe_buf_t *b, const reg_ref_t *refs, size_t n);
 
 /* The stored schema a reference names, or NULL; r->mu held. */
 const reg_schema_t *reg_ref_schema(floe_registry_t *r, const reg_ref_t *ref);
+
+/* Walk refs[0..nrefs) and, recursively, the references of the schemas
+ * they name (at most 16 deep), handing each to t->take_ref with arg once,
+ * in the order t says; r->mu held.  0, or -1 with st filled: 422/42201
+ * when a reference does not name a registered schema of type t or nests
+ * too deep, 500 when out of memory, or what take_ref failed with. */
+int reg_refs_walk(floe_registry_t *r, const reg_type_t *t, void *arg, const reg_ref_t *refs,
+                  size_t nrefs, reg_status_t *st);
+
+/* Parse text of type t with its references (r->mu held) into its
+ * canonical text (*canon, caller frees with free()) and, when parsed is
+ * not NULL, the parsed schema (freed with t->free_parsed).  -1 with st
+ * filled (422/42201 for an invalid schema). */
+int reg_parse(floe_registry_t *r, const reg_type_t *t, const char *text, size_t len,
+              const reg_ref_t *refs, size_t nrefs, char **canon, void **parsed, reg_status_t *st);
+
+/* The schema of type t registered under id, loaded with its references,
+ * for the converters (takes r->mu): the parsed schema (caller frees with
+ * t->free_parsed), or NULL with err (FLOE_ENOENT: no such id;
+ * FLOE_EINVAL: not of type t, or not loadable; FLOE_ENOMEM). */
+void *reg_schema_load(floe_registry_t *r, int32_t id, const reg_type_t *t, floe_err_t *err);
 
 typedef struct reg_version {
     int32_t version;

@@ -7,8 +7,9 @@
  * (or, when it says so, the JSON path) into another; after every record
  * both buffers must hold the same rows and the same columns, so the typed
  * path never takes a record the JSON path refuses, never writes another
- * value and never needs a column the JSON path would not make.  Never a
- * crash, leak or unbounded allocation. */
+ * value and never needs a column the JSON path would not make; both pass
+ * the shredders' common check (rows_check.h).  Never a crash, leak or
+ * unbounded allocation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "table/proto_conv.h"
 #include "table/proto_shred.h"
 #include "table/rows.h"
+#include "rows_check.h"
 
 static const char *SCHEMA =
     "syntax = \"proto3\"; package f; import \"google/protobuf/timestamp.proto\";\n"
@@ -92,6 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "record %d: %s\n", rec, a != b ? "refused by one path" : why);
             abort();
         }
+        rows_check(ref);
+        rows_check(typed);
     }
     floe_buf_free(&json);
     floe_proto_shred_free(sh);

@@ -2,18 +2,21 @@
 """HTTP basic auth in front of a server that has none (floe's schema
 registry, for test_registry_external): GET and POST requests carrying
 `Authorization: Basic base64(USER:PASSWORD)` are forwarded to UPSTREAM and
-answered with its answer; any other gets 401 with a WWW-Authenticate header
-and is counted.  Prints "listening PORT" once ready.
+answered with its answer, and printed as "METHOD PATH STATUS" (the test
+reads which requests floe made); any other gets 401 with a WWW-Authenticate
+header.  Prints "listening PORT" once ready.
 
     basic_auth_proxy.py http://127.0.0.1:PORT USER:PASSWORD"""
 import base64
 import http.client
 import sys
+import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 UP = urllib.parse.urlparse(sys.argv[1])
 WANT = 'Basic ' + base64.b64encode(sys.argv[2].encode()).decode()
+OUT = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -41,6 +44,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         c.close()
+        with OUT:
+            print('%s %s %d' % (self.command, self.path, r.status), flush=True)
 
     do_GET = do_POST = do_PUT = do_DELETE = forward
 

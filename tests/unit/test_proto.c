@@ -8,6 +8,7 @@
 
 #include "format/proto.h"
 #include "table/proto_conv.h"
+#include "util/base64.h"
 #include "hex.h"
 #include "test.h"
 
@@ -309,6 +310,61 @@ static void test_message_indexes(void)
     CHECK(floe_proto_conv_indexes(cut, 2, idx, &n, &used, &err) == -1);
 }
 
+/* A registry's schema string: .proto text, or base64 of a descriptor
+ * (whitespace around), told apart by what parses, not by the alphabet. */
+static void test_load(void)
+{
+    floe_err_t err = {0};
+    size_t n;
+    char *text = slurp("proto_shop.proto", &n);
+    floe_proto_file_t *a = NULL, *b = NULL, *c = NULL, *d = NULL, *pf = from_set("proto_shop.pb");
+    CHECK(text && pf);
+    if (!text || !pf) return;
+    CHECK(!floe_proto_load(text, n, "a.proto", &a, &err));
+    CHECK(!floe_proto_parse(text, n, "a.proto", &b, &err));
+    char *ta = a ? text_of(a) : NULL, *tb = b ? text_of(b) : NULL;
+    CHECK_STR(ta, tb);
+    CHECK_STR(a ? a->name : NULL, "a.proto");
+    /* protoc's descriptor as base64, named by the caller or by itself */
+    floe_buf_t fdp = FLOE_BUF_INIT, b64 = FLOE_BUF_INIT;
+    CHECK(!floe_proto_fdp_encode(pf, &fdp));
+    CHECK(!floe_buf_append(&b64, "\n ", 2) && !floe_base64_encode(&b64, fdp.data, fdp.len) &&
+          !floe_buf_append(&b64, "\r\n", 2));
+    CHECK(!floe_proto_load((const char *)b64.data, b64.len, "x.proto", &c, &err));
+    CHECK_STR(c ? c->name : NULL, "x.proto");
+    char *tc = c ? text_of(c) : NULL, *tp = text_of(pf);
+    CHECK_STR(tc, tp);
+    CHECK(!floe_proto_load((const char *)b64.data, b64.len, NULL, &d, &err));
+    CHECK_STR(d ? d->name : NULL, pf->name);
+    /* text that does not parse: the text's error, with its line */
+    floe_proto_file_t *e = NULL;
+    CHECK(floe_proto_load("syntax = \"proto3\";\nmessage M { int32 a = ; }", 42, NULL, &e, &err) ==
+          -1);
+    CHECK(e == NULL && err.code == FLOE_EINVAL && strstr(err.msg, "line 2") != NULL);
+    /* base64 of what is no descriptor ("ABC"): the descriptor's error */
+    CHECK(floe_proto_load("QUJD", 4, NULL, &e, &err) == -1);
+    CHECK(e == NULL && err.code == FLOE_ECORRUPT);
+    /* valid base64 that is also valid text (a comment) is text */
+    CHECK(!floe_proto_load("////", 4, NULL, &e, &err) && e && e->nmsgs == 0);
+    floe_proto_file_free(e);
+    e = NULL;
+    /* the empty file is text */
+    CHECK(!floe_proto_load("", 0, NULL, &e, &err) && e && e->nmsgs == 0);
+    floe_proto_file_free(e);
+    free(ta);
+    free(tb);
+    free(tc);
+    free(tp);
+    free(text);
+    floe_buf_free(&fdp);
+    floe_buf_free(&b64);
+    floe_proto_file_free(a);
+    floe_proto_file_free(b);
+    floe_proto_file_free(c);
+    floe_proto_file_free(d);
+    floe_proto_file_free(pf);
+}
+
 TEST_MAIN({
     RUN(test_proto3_text_and_protoc_agree);
     RUN(test_proto2_text_and_protoc_agree);
@@ -317,4 +373,5 @@ TEST_MAIN({
     RUN(test_references);
     RUN(test_wire_decoding);
     RUN(test_message_indexes);
+    RUN(test_load);
 })

@@ -1052,6 +1052,102 @@ static void test_avro_refs(void)
     store_free(&st);
 }
 
+/* Every schema type walks its references through one walker: a reference
+ * to a schema of another type is refused by name of the type; Avro takes
+ * a schema referenced twice once (a diamond defines its shared type once)
+ * and stops a cycle of references at the depth limit; JSON takes each
+ * reference name once, so the same cycle resolves. */
+static void test_ref_walks(void)
+{
+    floe_registry_t *r;
+    floe_err_t err = {0};
+    CHECK_EQ(floe_registry_new(NULL, NULL, &r, &err), 0);
+    char *b = NULL;
+    CHECK_EQ(reg(r, "av", STR, NULL), 200);
+    CHECK_EQ(reg_typed(r, "js", "JSON", "{\"type\":\"string\"}", NULL, NULL), 200);
+    const struct {
+        const char *type, *schema, *refs, *says;
+    } wrong[] = {
+        {NULL, "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"S\"}]}",
+         "[{\"name\":\"S\",\"subject\":\"js\",\"version\":1}]", "is not a registered Avro schema"},
+        {"JSON", "{\"$ref\":\"s.json\"}",
+         "[{\"name\":\"s.json\",\"subject\":\"av\",\"version\":1}]",
+         "is not a registered JSON schema"},
+        {"PROTOBUF", "syntax = \"proto3\"; import \"s.proto\"; message M { int32 a = 1; }",
+         "[{\"name\":\"s.proto\",\"subject\":\"av\",\"version\":-1}]",
+         "is not a registered Protobuf schema"},
+    };
+    for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
+        CHECK_EQ(reg_typed(r, "wrong", wrong[i].type, wrong[i].schema, wrong[i].refs, &b), 422);
+        CHECK_EQ(jint(b, "error_code"), 42201);
+        if (!strstr(b, wrong[i].says)) printf("# %s\n", b);
+        CHECK(b && strstr(b, wrong[i].says) != NULL);
+        free(b);
+    }
+    /* a diamond: U references X and Y, both reference Z */
+    CHECK_EQ(reg(r, "z", "{\"type\":\"enum\",\"name\":\"Z\",\"symbols\":[\"A\"]}", NULL), 200);
+    const char *zref = "[{\"name\":\"Z\",\"subject\":\"z\",\"version\":1}]";
+    CHECK_EQ(reg_typed(r, "x", NULL,
+                       "{\"type\":\"record\",\"name\":\"X\",\"fields\":[{\"name\":\"z\","
+                       "\"type\":\"Z\"}]}",
+                       zref, NULL),
+             200);
+    CHECK_EQ(reg_typed(r, "y", NULL,
+                       "{\"type\":\"record\",\"name\":\"Y\",\"fields\":[{\"name\":\"z\","
+                       "\"type\":\"Z\"}]}",
+                       zref, NULL),
+             200);
+    CHECK_EQ(reg_typed(r, "u", NULL,
+                       "{\"type\":\"record\",\"name\":\"U\",\"fields\":[{\"name\":\"x\",\"type\":"
+                       "\"X\"},{\"name\":\"y\",\"type\":\"Y\"}]}",
+                       "[{\"name\":\"X\",\"subject\":\"x\",\"version\":1},"
+                       "{\"name\":\"Y\",\"subject\":\"y\",\"version\":1}]",
+                       &b),
+             200);
+    long long uid = jint(b, "id");
+    free(b);
+    floe_avro_schema_t *s = NULL;
+    CHECK_EQ(floe_registry_avro_schema(r, (int32_t)uid, &s, &err), 0);
+    floe_avro_schema_free(s);
+    /* a cycle through latest versions: b references a's latest, whose
+     * second version references b's latest */
+    CHECK_EQ(call(r, "PUT", "/config/a", NULL, "{\"compatibility\":\"NONE\"}", NULL), 200);
+    CHECK_EQ(reg(r, "a", "{\"type\":\"fixed\",\"name\":\"A\",\"size\":1}", NULL), 200);
+    CHECK_EQ(reg_typed(r, "b", NULL,
+                       "{\"type\":\"record\",\"name\":\"B\",\"fields\":[{\"name\":\"a\","
+                       "\"type\":\"A\"}]}",
+                       "[{\"name\":\"A\",\"subject\":\"a\",\"version\":-1}]", &b),
+             200);
+    long long bid = jint(b, "id");
+    free(b);
+    CHECK_EQ(reg_typed(r, "a", NULL,
+                       "{\"type\":\"record\",\"name\":\"A2\",\"fields\":[{\"name\":\"b\","
+                       "\"type\":\"B\"}]}",
+                       "[{\"name\":\"B\",\"subject\":\"b\",\"version\":-1}]", NULL),
+             200);
+    CHECK_EQ(floe_registry_avro_schema(r, (int32_t)bid, &s, &err), -1);
+    CHECK_EQ(err.code, FLOE_EINVAL);
+    CHECK(strstr(err.msg, "references nested deeper than 16") != NULL);
+    /* the same cycle in JSON: each name once, so it resolves */
+    CHECK_EQ(call(r, "PUT", "/config/ja", NULL, "{\"compatibility\":\"NONE\"}", NULL), 200);
+    CHECK_EQ(reg_typed(r, "ja", "JSON", "{\"type\":\"integer\"}", NULL, NULL), 200);
+    CHECK_EQ(reg_typed(r, "jb", "JSON",
+                       "{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"a.json\"}}}",
+                       "[{\"name\":\"a.json\",\"subject\":\"ja\",\"version\":-1}]", &b),
+             200);
+    long long jbid = jint(b, "id");
+    free(b);
+    CHECK_EQ(reg_typed(r, "ja", "JSON",
+                       "{\"type\":\"object\",\"properties\":{\"b\":{\"$ref\":\"b.json\"}}}",
+                       "[{\"name\":\"b.json\",\"subject\":\"jb\",\"version\":-1}]", NULL),
+             200);
+    floe_jschema_t *js = NULL;
+    CHECK_EQ(floe_registry_json_schema(r, (int32_t)jbid, &js, &err), 0);
+    floe_jschema_free(js);
+    unserve(r);
+    floe_registry_free(r);
+}
+
 TEST_MAIN({
     RUN(test_compat_matrix);
     RUN(test_api);
@@ -1062,4 +1158,5 @@ TEST_MAIN({
     RUN(test_json_matrix);
     RUN(test_json_api);
     RUN(test_avro_refs);
+    RUN(test_ref_walks);
 })

@@ -50,6 +50,34 @@ export async function until(pred, ms, what) {
   }
 }
 
+// The rows of the Iceberg table at loc once it holds at least n, read with
+// read (icebird's icebergRead, passed in so that clients without icebird
+// need not load it); a table not there yet reads as none.
+export async function rowsAtLeast(read, loc, n, ms = 120000) {
+  let rows = [];
+  await until(async () => {
+    try { rows = await read({ tableUrl: loc }); } catch { rows = []; }
+    return rows.length >= n;
+  }, ms, `${n} rows in ${loc}`);
+  return rows;
+}
+
+// A row as tests compare it: bigints as text, dates as ISO text, keys
+// sorted, `_kafka` left out; an empty list reads as null (before its
+// column exists, JSON inference gives it none).
+export const normRow = (v) => {
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Date) return v.toISOString();
+  if (v === undefined) return null;
+  if (Array.isArray(v)) return v.length ? v.map(normRow) : null;
+  if (v && typeof v === 'object') {
+    const o = {};
+    for (const k of Object.keys(v).sort()) if (k !== '_kafka') o[k] = normRow(v[k]);
+    return o;
+  }
+  return v;
+};
+
 // Create a one-partition topic with these configs ({name: value}).
 export async function createTopic(kafka, topic, configs) {
   const admin = kafka.admin();

@@ -19,18 +19,4 @@ export function protoTypes(file) {
   } finally { rmSync(dir, { recursive: true, force: true }); }
 }
 
-// bigints as text, dates as ISO text, keys sorted, `_kafka` left out; an
-// empty list reads as null (before its column exists, JSON inference gives
-// it none)
-export const normRow = (v) => {
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
-  if (v === undefined) return null;
-  if (Array.isArray(v)) return v.length ? v.map(normRow) : null;
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) if (k !== '_kafka') o[k] = normRow(v[k]);
-    return o;
-  }
-  return v;
-};
+export { normRow } from './common.mjs';

@@ -15,7 +15,9 @@ import { Kafka, logLevel } from 'kafkajs';
 import {
   JsonDeserializer, JsonSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
-import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
+import {
+  assert, broker, createTopic, eq, finish, normRow, rowsAtLeast, step, tag, until,
+} from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `js-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
@@ -149,42 +151,20 @@ const want = (r, v2) => ({
   counts: Object.fromEntries(Object.entries(r.counts).map(([k, v]) => [k, String(v)])),
   coupon: v2 ? r.coupon ?? null : null,
 });
-const norm = (v) => {
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
-  if (v === undefined) return null;
-  if (Array.isArray(v)) return v.length ? v.map(norm) : null;
-  if (v && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) if (k !== '_kafka') o[k] = norm(v[k]);
-    return o;
-  }
-  return v;
-};
 const day = (v) => (typeof v === 'string' && v.length > 10 ? v.slice(0, 10) : v);
 
 await step('registry_json_icebird_reads_every_value', 180, async () => {
-  const loc = `${data}/warehouse/default/${table}`;
-  let rows = [];
-  await until(async () => {
-    try { rows = await icebergRead({ tableUrl: loc }); } catch { rows = []; }
-    return rows.length >= N1 + N2 + N4;
-  }, 120000, `${N1 + N2 + N4} rows in ${loc}`);
+  const rows = await rowsAtLeast(icebergRead, `${data}/warehouse/default/${table}`, N1 + N2 + N4);
   eq(rows.length, N1 + N2 + N4, 'row count');
-  const got = rows.map(norm).map((r) => ({ ...r, day: day(r.day) }))
+  const got = rows.map(normRow).map((r) => ({ ...r, day: day(r.day) }))
     .sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
-  for (let i = 0; i < N1 + N2 + N4; i++) eq(got[i], norm(want(rowOf(i), i >= N1)), `row ${i}`);
+  for (let i = 0; i < N1 + N2 + N4; i++) eq(got[i], normRow(want(rowOf(i), i >= N1)), `row ${i}`);
 });
 
 await step('registry_json_mismatch_is_a_dead_letter', 120, async () => {
-  const loc = `${data}/warehouse/default/${table}_dlq`;
-  let rows = [];
-  await until(async () => {
-    try { rows = await icebergRead({ tableUrl: loc }); } catch { rows = []; }
-    return rows.length >= 1;
-  }, 60000, `a row in ${loc}`);
+  const rows = await rowsAtLeast(icebergRead, `${data}/warehouse/default/${table}_dlq`, 1, 60000);
   eq(rows.length, 1, 'dead letters');
-  const why = JSON.stringify(norm(rows[0]));
+  const why = JSON.stringify(normRow(rows[0]));
   assert(/'id' is not a number/.test(why), `reason: ${why.slice(0, 300)}`);
 });
 

@@ -12,7 +12,7 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import { ProtobufSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, rowsAtLeast, step, tag } from './common.mjs';
 import { normRow, protoTypes } from './proto_types.mjs';
 
 const reg = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
@@ -64,12 +64,7 @@ await step('registry_proto_refs_produce', 120, async () => {
 });
 
 await step('registry_proto_refs_icebird_reads_every_value', 180, async () => {
-  const loc = `${data}/warehouse/default/${topic}`;
-  let rows = [];
-  await until(async () => {
-    try { rows = await icebergRead({ tableUrl: loc }); } catch { rows = []; }
-    return rows.length >= N;
-  }, 120000, `${N} rows in ${loc}`);
+  const rows = await rowsAtLeast(icebergRead, `${data}/warehouse/default/${topic}`, N);
   eq(rows.length, N, 'row count');
   const got = rows.map(normRow).sort((a, b) => Number(a.id.slice(2)) - Number(b.id.slice(2)));
   for (let i = 0; i < N; i++) eq(got[i], normRow(want(i)), `row ${i}`);
