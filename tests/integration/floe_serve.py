@@ -2,8 +2,8 @@
 tests/unit/floe_proc.c (C) are the other two; all three run `floe serve` the
 same way: free ports (port 0), a bounded wait for its line "floe ready
 kafka=HOST:PORT http=HOST:PORT data=DIR" (FLOE_READY_TIMEOUT seconds,
-default 20) that reports floe's last log lines when it exits first, SIGTERM
-with a SIGKILL after FLOE_STOP_TIMEOUT seconds (20), and a SIGKILL when the
+default 60) that reports floe's last log lines when it exits first, SIGTERM
+with a SIGKILL after FLOE_STOP_TIMEOUT seconds (60), and a SIGKILL when the
 test exits, however it exits.
 
 Importing it also keeps a test honest, as lib.sh does for bash: an uncaught
@@ -29,8 +29,8 @@ import threading
 import time
 import traceback
 
-READY_TIMEOUT = float(os.environ.get('FLOE_READY_TIMEOUT', '20'))
-STOP_TIMEOUT = float(os.environ.get('FLOE_STOP_TIMEOUT', '20'))
+READY_TIMEOUT = float(os.environ.get('FLOE_READY_TIMEOUT', '60'))
+STOP_TIMEOUT = float(os.environ.get('FLOE_STOP_TIMEOUT', '60'))
 _SCRIPT = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] not in ('', '-', '-c') else 'test'
 _running = []    # Floe instances whose process may be alive
 _logs = []       # every log file a start wrote to

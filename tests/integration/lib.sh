@@ -2,8 +2,8 @@
 # and tests/unit/floe_proc.c (C) are the other two; all three run `floe
 # serve` the same way: free ports (port 0), a bounded wait for its line
 # "floe ready kafka=HOST:PORT http=HOST:PORT data=DIR" (FLOE_READY_TIMEOUT
-# seconds, default 20) that reports floe's last log lines when it exits
-# first, SIGTERM with a SIGKILL after FLOE_STOP_TIMEOUT seconds (20), and a
+# seconds, default 60) that reports floe's last log lines when it exits
+# first, SIGTERM with a SIGKILL after FLOE_STOP_TIMEOUT seconds (60), and a
 # SIGKILL when the script exits.
 #
 # Source it from a bash test:  . "$(dirname "$0")/lib.sh"   (scripts/demo too)
@@ -48,8 +48,8 @@ FLOE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/floe-it.XXXXXX")
 FLOE_LOG_DIR=${FLOE_LOG_DIR:-$FLOE_TMP}
 FLOE_PID=""
 FLOE_KAFKA="" FLOE_HTTP="" FLOE_DATA=""
-FLOE_READY_TIMEOUT=${FLOE_READY_TIMEOUT:-20}
-FLOE_STOP_TIMEOUT=${FLOE_STOP_TIMEOUT:-20}
+FLOE_READY_TIMEOUT=${FLOE_READY_TIMEOUT:-60}
+FLOE_STOP_TIMEOUT=${FLOE_STOP_TIMEOUT:-60}
 FLOE_LOG=""
 FLOE_FAILED=0
 _floe_args=()

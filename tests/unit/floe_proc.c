@@ -189,7 +189,7 @@ int floe_proc_start(floe_proc_t *p, const char *bin, const char *data, const cha
     }
     close(fd);
     running[slot] = pid;
-    double deadline = now_s() + env_seconds("FLOE_READY_TIMEOUT", 20);
+    double deadline = now_s() + env_seconds("FLOE_READY_TIMEOUT", 60);
     char tail[1024], st_text[64];
     for (;;) {
         if (read_ready(p, from)) {
@@ -210,7 +210,7 @@ int floe_proc_start(floe_proc_t *p, const char *bin, const char *data, const cha
             track(pid, 0);
             log_tail(p->log, 5, tail, sizeof tail);
             snprintf(why, whylen, "no ready line from floe serve within %gs: %s",
-                     env_seconds("FLOE_READY_TIMEOUT", 20), tail);
+                     env_seconds("FLOE_READY_TIMEOUT", 60), tail);
             return -1;
         }
         usleep(20000);
@@ -222,12 +222,12 @@ int floe_proc_stop(floe_proc_t *p, int sig)
     if (p->pid <= 0) return -1;
     int st = 0;
     kill(p->pid, sig);
-    double deadline = now_s() + env_seconds("FLOE_STOP_TIMEOUT", 20);
+    double deadline = now_s() + env_seconds("FLOE_STOP_TIMEOUT", 60);
     for (;;) {
         if (waitpid(p->pid, &st, WNOHANG) == p->pid) break;
         if (now_s() > deadline) {
             fprintf(stderr, "floe: still running %gs after signal %d; SIGKILL\n",
-                    env_seconds("FLOE_STOP_TIMEOUT", 20), sig);
+                    env_seconds("FLOE_STOP_TIMEOUT", 60), sig);
             kill(p->pid, SIGKILL);
             waitpid(p->pid, &st, 0);
             break;

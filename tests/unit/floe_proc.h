@@ -3,8 +3,8 @@
  * floe_serve.py are the shell and Python sides).  All three behave the
  * same: free ports (port 0), a bounded wait for the line
  * "floe ready kafka=HOST:PORT http=HOST:PORT data=DIR" (FLOE_READY_TIMEOUT
- * seconds, default 20) that reports floe's last log lines when it exits
- * first, SIGTERM with a SIGKILL after FLOE_STOP_TIMEOUT seconds (20), and a
+ * seconds, default 60) that reports floe's last log lines when it exits
+ * first, SIGTERM with a SIGKILL after FLOE_STOP_TIMEOUT seconds (60), and a
  * SIGKILL for every floe still running when the program exits, returns
  * from main, or dies of SIGTERM, SIGINT or SIGHUP.
  *

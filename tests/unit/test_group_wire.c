@@ -17,6 +17,7 @@
 #include "kafka/server.h"
 #include "net/loop.h"
 #include "test.h"
+#include "util/clock.h"
 
 static floe_loop_t *loop;
 static floe_kafka_srv_t *srv;
@@ -249,7 +250,8 @@ static void wire_group_lifecycle(void)
     csend(&b, FLOE_KAPI_JOIN_GROUP, 2, jb);
     /* b's join arrives on another connection: wait until a sees it */
     int16_t hb = 0;
-    for (int i = 0; i < 1000 && hb != FLOE_GERR_REBALANCE_IN_PROGRESS; i++) {
+    for (int64_t until = floe_mono_ms() + 60000; /* a hang guard */
+         hb != FLOE_GERR_REBALANCE_IN_PROGRESS && floe_mono_ms() < until;) {
         hb = heartbeat(&a, 0, ida, 1);
         if (hb != FLOE_GERR_REBALANCE_IN_PROGRESS) usleep(2000);
     }
@@ -489,12 +491,12 @@ static void wire_disconnect_while_waiting(void)
     dg->groups.v[0] = S("dg");
     dg->groups.n = 1;
     floe_k_describe_groups_resp_t dgr;
-    int tries = 0;
+    int64_t until = floe_mono_ms() + 60000; /* a hang guard */
     do {
         usleep(50000);
         csend(&a, FLOE_KAPI_DESCRIBE_GROUPS, 0, dg);
         crecv(&a, FLOE_KAPI_DESCRIBE_GROUPS, 0, &dgr);
-    } while (++tries < 200 &&
+    } while (floe_mono_ms() < until &&
              !(dgr.groups.n == 1 && floe_kstr_eq(dgr.groups.v[0].group_state, "Empty")));
     CHECK(dgr.groups.n == 1 && floe_kstr_eq(dgr.groups.v[0].group_state, "Empty"));
     client_close(&a);

@@ -4,6 +4,7 @@
  * on-close callback and answering afterwards only frees the request. */
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,6 +19,8 @@ typedef struct ctx {
     int port;
     int answered, closed_cb;
     floe_kafka_req_t *held; /* deferred until the client disconnects */
+    /* what the client thread waits for: the held request taken, its close seen */
+    atomic_bool held_seen, closed_seen;
     /* client results */
     int32_t order[16];
     int norder;
@@ -41,6 +44,7 @@ static void on_closed(floe_kafka_req_t *req, void *arg)
 {
     (void)arg;
     C.closed_cb++;
+    atomic_store(&C.closed_seen, true);
     CHECK(floe_kafka_req_closed(req));
     answer(req); /* answering a closed request frees it */
     C.held = NULL;
@@ -55,6 +59,7 @@ static void h_heartbeat(floe_kafka_req_t *req, void *ctx)
     if (rq->generation_id == 99) {
         C.held = req;
         floe_kafka_req_on_close(req, on_closed, NULL);
+        atomic_store(&C.held_seen, true);
         return;
     }
     if (rq->generation_id == 0) {
@@ -90,6 +95,13 @@ static void send_req(int fd, int16_t key, int16_t ver, int32_t corr, const void 
 static void stop_loop(void *arg)
 {
     floe_loop_stop(arg);
+}
+
+/* Wait (60 s at most: a hang guard) until *flag holds. */
+static bool wait_flag(atomic_bool *flag)
+{
+    for (int i = 0; i < 60000 && !atomic_load(flag); i++) usleep(1000);
+    return atomic_load(flag);
 }
 
 static void *client(void *arg)
@@ -133,9 +145,11 @@ static void *client(void *arg)
     /* one held forever, then hang up */
     uint8_t body[] = {0, 1, 'g', 0, 0, 0, 99, 0, 1, 'm'};
     send_req(fd, 12, 0, 500, body, sizeof body);
-    usleep(50 * 1000);
+    /* hang up once the server holds it, stop the loop once it saw the
+     * hang-up (a loaded machine may take any time for either) */
+    CHECK(wait_flag(&C.held_seen));
     close(fd);
-    usleep(50 * 1000);
+    CHECK(wait_flag(&C.closed_seen));
     C.client_done = true;
     floe_loop_post(loop, stop_loop, loop);
     return NULL;

@@ -315,6 +315,14 @@ typedef struct shared {
     _Atomic long reads;
 } shared_t;
 
+/* The end of the appends: once the readers read at least once (a loaded
+ * machine may start them late; 60 s at most, a hang guard), they stop. */
+static void stop_readers(shared_t *s)
+{
+    for (int i = 0; i < 60000 && s->reads == 0; i++) usleep(1000);
+    s->done = 1;
+}
+
 static void *reader(void *arg)
 {
     shared_t *s = arg;
@@ -386,7 +394,7 @@ static void concurrent_readers_and_flushers(void)
         if (b != next) CHECK_EQ(b, next);
         next += n;
     }
-    s.done = 1;
+    stop_readers(&s);
     pthread_join(r1, NULL);
     pthread_join(r2, NULL);
     pthread_join(f, NULL);
@@ -449,7 +457,7 @@ static void retention_under_readers(void)
         next += 2;
         if (i % 10 == 0) CHECK_EQ(floe_log_enforce_retention(l, 0, &err), 0);
     }
-    s.done = 1;
+    stop_readers(&s);
     pthread_join(r1, NULL);
     pthread_join(r2, NULL);
     CHECK_EQ(s.errors, 0);
