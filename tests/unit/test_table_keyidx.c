@@ -282,22 +282,32 @@ static void sigkill_leaves_a_saved_state_or_a_refusal(void)
     int loaded = 0;
     for (int t = 0; t < 6; t++) {
         unlink(path);
+        int pfd[2];
+        CHECK_EQ(pipe(pfd), 0);
         pid_t pid = fork();
         if (pid == 0) {
+            close(pfd[0]);
             ref_t *ref = calloc(NK + NLONG, sizeof *ref);
             floe_err_t e;
             floe_tkeyidx_t *x = floe_tkeyidx_new();
             /* a cache that holds every page (written at saves only), or one
              * that writes pages back all the time */
             if (floe_tkeyidx_set_bound(x, t % 2 ? BOUND : 16 * BOUND, path, &e) < 0) _exit(2);
-            for (int r = 0; r < 1000; r++) {
+            for (int r = 0; r < 10000000; r++) { /* until killed, on any machine */
                 round_ops(x, ref, r, &k, false);
                 floe_tkeyidx_set_state(x, "u", r);
                 if (floe_tkeyidx_save(x, path, &e) < 0) _exit(3);
+                if (write(pfd[1], "s", 1) != 1) _exit(4); /* a save done */
             }
             _exit(0);
         }
-        struct timespec d = {0, (long)(150 + 170 * t) * 1000000L};
+        close(pfd[1]);
+        /* after t+1 saves (however fast the machine), a moment into the
+         * rounds that follow: within an update, a save or between */
+        char c;
+        for (int n = 0; n <= t; n++) CHECK_EQ(read(pfd[0], &c, 1), 1);
+        close(pfd[0]);
+        struct timespec d = {0, (long)(t * t) * 1000000L}; /* 0 to 25 ms */
         nanosleep(&d, NULL);
         kill(pid, SIGKILL);
         int st;
