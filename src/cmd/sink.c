@@ -169,10 +169,8 @@ int floe_cmd_sink(int argc, char **argv)
         if (floe_fs_mkdirs(c.state_dir, &err) < 0 ||
             floe_path_join(lock, sizeof lock, c.state_dir, "floe-sink.lock", &err) < 0)
             goto out;
-        if (floe_fs_lock(lock, who, &lock_fd, &err) < 0) {
-            const char *by = strstr(err.msg, " is locked by ");
-            char holder[FLOE_ERR_MSG_MAX];
-            snprintf(holder, sizeof holder, "%s", by ? by + 14 : "another process");
+        char holder[128];
+        if (floe_fs_lock(lock, who, &lock_fd, holder, sizeof holder, &err) < 0) {
             if (err.code == FLOE_EEXIST)
                 floe_err_set(&err, FLOE_EEXIST,
                              "state_dir %s is in use by %s (give each sink its own state_dir)",

@@ -38,20 +38,22 @@ int floe_fs_mkdirs(const char *dir, floe_err_t *err)
     return 0;
 }
 
-int floe_fs_lock(const char *path, const char *who, int *fd, floe_err_t *err)
+int floe_fs_lock(const char *path, const char *who, int *fd, char *holder, size_t hsize,
+                 floe_err_t *err)
 {
     int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (f < 0) return floe_err_errno(err, errno, path);
     if (flock(f, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
-        char holder[128] = "";
-        ssize_t n = e == EWOULDBLOCK ? pread(f, holder, sizeof holder - 1, 0) : -1;
+        char text[128] = "";
+        ssize_t n = e == EWOULDBLOCK ? pread(f, text, sizeof text - 1, 0) : -1;
         close(f);
         if (e != EWOULDBLOCK) return floe_err_errno(err, e, path);
-        holder[n > 0 ? n : 0] = 0;
-        holder[strcspn(holder, "\n")] = 0;
+        text[n > 0 ? n : 0] = 0;
+        text[strcspn(text, "\n")] = 0;
+        if (holder && hsize) snprintf(holder, hsize, "%s", text[0] ? text : "another process");
         return floe_err_set(err, FLOE_EEXIST, "%s is locked by %s", path,
-                            holder[0] ? holder : "another process");
+                            text[0] ? text : "another process");
     }
     size_t len = strlen(who);
     if (ftruncate(f, 0) < 0 || pwrite(f, who, len, 0) != (ssize_t)len) {

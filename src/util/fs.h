@@ -40,9 +40,10 @@ int floe_fs_rename(const char *from, const char *to, bool noreplace, floe_err_t 
  * missing, until *fd is closed (the OS drops it when the process dies,
  * SIGKILL included, so a stale lock never blocks a restart).  The file
  * then holds `who` (e.g. "floe sink pid 123").  When another open file
- * holds the lock: FLOE_EEXIST, with that holder's text in the message;
- * *fd is set only on success. */
-int floe_fs_lock(const char *path, const char *who, int *fd, floe_err_t *err);
+ * holds the lock: FLOE_EEXIST, with that holder's text in the message and
+ * in holder[0..hsize) (may be NULL); *fd is set only on success. */
+int floe_fs_lock(const char *path, const char *who, int *fd, char *holder, size_t hsize,
+                 floe_err_t *err);
 
 /* The directory part of path ("." when it has none, "/" for a file in the
  * root), into out.  FLOE_ERANGE when it does not fit. */

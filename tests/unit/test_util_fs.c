@@ -161,14 +161,17 @@ static void lock_is_exclusive_and_names_its_holder(void)
     snprintf(p, sizeof p, "%s/lock", d);
     floe_err_t err;
     int a = -1, b = -1;
-    CHECK_EQ(floe_fs_lock(p, "holder one", &a, &err), 0);
+    CHECK_EQ(floe_fs_lock(p, "holder one", &a, NULL, 0, &err), 0);
     CHECK(a >= 0);
-    CHECK_EQ(floe_fs_lock(p, "holder two", &b, &err), -1); /* another open file: refused */
+    char holder[64] = "";
+    /* another open file: refused */
+    CHECK_EQ(floe_fs_lock(p, "holder two", &b, holder, sizeof holder, &err), -1);
     CHECK_EQ(err.code, FLOE_EEXIST);
     CHECK(strstr(err.msg, "holder one") != NULL);
+    CHECK_STR(holder, "holder one");
     CHECK_EQ(b, -1);
     close(a);
-    CHECK_EQ(floe_fs_lock(p, "holder two", &b, &err), 0);
+    CHECK_EQ(floe_fs_lock(p, "holder two", &b, NULL, 0, &err), 0);
     char got[32] = "";
     int f = open(p, O_RDONLY);
     CHECK(f >= 0 && read(f, got, sizeof got - 1) == 10);
@@ -176,7 +179,7 @@ static void lock_is_exclusive_and_names_its_holder(void)
     close(f);
     close(b);
     snprintf(p, sizeof p, "%s/no/such/dir/lock", d);
-    CHECK_EQ(floe_fs_lock(p, "x", &b, &err), -1);
+    CHECK_EQ(floe_fs_lock(p, "x", &b, NULL, 0, &err), -1);
     CHECK_EQ(err.code, FLOE_ENOENT);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", d);
