@@ -144,13 +144,9 @@ static const char *type_of(const json_t *doc)
 typedef int (*ref_fn)(void *ctx, const char *name, const json_t *doc, const char *what,
                       floe_err_t *err);
 
-/* The schemas doc's `references` name ({name, subject, version}, each
- * fetched as GET /subjects/{subject}/versions/{version}{query}), and
- * theirs, each once (seen holds the names taken), all of schemaType type:
- * each handed to fn after the schemas it references (dependencies first).
- * 0, or -1 with err. */
-static int walk_refs(registry_remote_t *r, const json_t *doc, const char *type, const char *query,
-                     json_t *seen, ref_fn fn, void *ctx, int depth, floe_err_t *err)
+/* walk_refs at depth; seen holds the reference names taken. */
+static int walk(registry_remote_t *r, const json_t *doc, const char *type, const char *query,
+                json_t *seen, ref_fn fn, void *ctx, int depth, floe_err_t *err)
 {
     if (depth > MAX_REF_DEPTH)
         return floe_err_set(err, FLOE_EINVAL, "references nested deeper than %d", MAX_REF_DEPTH);
@@ -176,12 +172,27 @@ static int walk_refs(registry_remote_t *r, const json_t *doc, const char *type, 
         int rc = -1;
         if (strcmp(type_of(d), type))
             floe_err_set(err, FLOE_EINVAL, "%s is %s, not %s", what, type_of(d), type);
-        else if (!walk_refs(r, d, type, query, seen, fn, ctx, depth + 1, err))
+        else if (!walk(r, d, type, query, seen, fn, ctx, depth + 1, err))
             rc = fn(ctx, name, d, what, err);
         json_decref(d);
         if (rc) return -1;
     }
     return 0;
+}
+
+/* The schemas doc's `references` name ({name, subject, version}, each
+ * fetched as GET /subjects/{subject}/versions/{version}{query}), and
+ * theirs, each reference name once, all of schemaType type: each handed
+ * to fn after the schemas it references (dependencies first).  0, or -1
+ * with err. */
+static int walk_refs(registry_remote_t *r, const json_t *doc, const char *type, const char *query,
+                     ref_fn fn, void *ctx, floe_err_t *err)
+{
+    json_t *seen = json_object();
+    if (!seen) return floe_err_oom(err);
+    int rc = walk(r, doc, type, query, seen, fn, ctx, 0, err);
+    json_decref(seen);
+    return rc;
 }
 
 /* ref_fn for Avro and JSON schemas: the reference's name and text into
@@ -214,18 +225,16 @@ static int fetch(registry_remote_t *r, int32_t id, bool json, struct known *k, f
     snprintf(path, sizeof path, "/schemas/ids/%d", (int)id);
     snprintf(what, sizeof what, "schema id %d", (int)id);
     *k = (struct known){.id = id, .json = json};
-    json_t *doc = get_doc(r, path, what, err), *seen = NULL;
+    json_t *doc = get_doc(r, path, what, err);
     if (!doc) return -1;
     int rc = -1;
     const char *want = json ? "JSON" : "AVRO";
     if (strcmp(type_of(doc), want))
         floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not %s", (int)id, type_of(doc), want);
-    else if (!(k->text = strdup(json_string_value(json_object_get(doc, "schema")))) ||
-             !(seen = json_object()))
+    else if (!(k->text = strdup(json_string_value(json_object_get(doc, "schema")))))
         floe_err_oom(err);
     else
-        rc = walk_refs(r, doc, want, "", seen, keep_text, k, 0, err);
-    json_decref(seen);
+        rc = walk_refs(r, doc, want, "", keep_text, k, err);
     json_decref(doc);
     if (rc) known_clear(k);
     return rc;
@@ -350,7 +359,7 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
     char path[80], what[64];
     snprintf(path, sizeof path, "/schemas/ids/%d?format=serialized", (int)id);
     snprintf(what, sizeof what, "schema id %d", (int)id);
-    json_t *doc = get_doc(r, path, what, err), *seen = NULL;
+    json_t *doc = get_doc(r, path, what, err);
     if (!doc) return -1;
     const char *text = json_string_value(json_object_get(doc, "schema"));
     floe_proto_file_t *main = NULL;
@@ -358,11 +367,9 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
     int rc = -1;
     if (strcmp(type_of(doc), "PROTOBUF"))
         floe_err_set(err, FLOE_EINVAL, "schema id %d is %s, not PROTOBUF", (int)id, type_of(doc));
-    else if (!(seen = json_object()))
-        floe_err_oom(err);
     else if (floe_proto_load(text, strlen(text), NULL, &main, err))
         floe_err_wrap(err, "%s", what);
-    else if (!walk_refs(r, doc, "PROTOBUF", "?format=serialized", seen, keep_file, &fs, 0, err)) {
+    else if (!walk_refs(r, doc, "PROTOBUF", "?format=serialized", keep_file, &fs, err)) {
         rc = floe_proto_schema_new(main, fs.f, fs.n, out, err); /* takes the files */
         main = NULL;
         fs.n = 0;
@@ -370,7 +377,6 @@ static int proto_by_id(void *arg, int32_t id, floe_proto_schema_t **out, floe_er
     floe_proto_file_free(main);
     for (size_t i = 0; i < fs.n; i++) floe_proto_file_free(fs.f[i]);
     free(fs.f);
-    json_decref(seen);
     json_decref(doc);
     return rc;
 }
