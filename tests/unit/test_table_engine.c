@@ -1371,14 +1371,10 @@ static void maintenance_thread_keeps_the_table_small(void)
      * keep (3, none younger than 2 s).  How far it got while records still
      * came depends on the machine's speed, so the test waits for the end
      * state, not a count at a fixed moment. */
-    maint_counts_t mc = {0};
-    int64_t until = floe_mono_ms() + 60000;
-    while (!(mc.compactions > 0 && mc.expired > 0 && mc.files >= 1 && mc.files <= 3 &&
-             mc.snaps >= 3 && mc.snaps <= 4) &&
-           floe_mono_ms() < until) {
-        floe_sleep_ms(100);
-        mc = maint_counts(eng, "sched");
-    }
+    maint_counts_t mc;
+    WAIT_FOR((mc = maint_counts(eng, "sched")).compactions > 0 && mc.expired > 0 && mc.files >= 1 &&
+                 mc.files <= 3 && mc.snaps >= 3 && mc.snaps <= 4,
+             60);
     printf("# 41 commits: %lld live files, %lld snapshots kept, %lld compactions, %lld snapshots "
            "expired\n",
            mc.files, mc.snaps, mc.compactions, mc.expired);
