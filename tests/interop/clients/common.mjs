@@ -89,6 +89,16 @@ export async function createTopic(kafka, topic, configs) {
   } finally { await admin.disconnect(); }
 }
 
+// values (serialized) to topic through kafka's producer, keyed k0, k1...,
+// all acknowledged by every replica.
+export async function sendValues(kafka, topic, values) {
+  const producer = kafka.producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
+  } finally { await producer.disconnect(); }
+}
+
 export function finish() { process.exit(failed ? 1 : 0); }
 
 // The floe.offsets (partition -> next offset) of a table's metadata md:

@@ -11,7 +11,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import {
   AvroDeserializer, AvroSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
-import { assert, broker, createTopic, eq, finish, step, tag, until } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, sendValues, step, tag, until } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = `pay-${tag}`.replace(/[^a-zA-Z0-9-]/g, '-');
@@ -54,11 +54,7 @@ await step('registry_avro_create_table_topic', 60, async () => {
 });
 
 async function produce(values) {
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally { await producer.disconnect(); }
+  await sendValues(kafka, topic, values);
 }
 
 await step('registry_avro_serialize_v1', 120, async () => {

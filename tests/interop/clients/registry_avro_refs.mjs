@@ -24,7 +24,7 @@ import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import avro from 'avsc';
 import { AvroSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { assert, broker, createTopic, eq, finish, step, until } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, sendValues, step, until } from './common.mjs';
 
 const http = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
 const topic = process.env.REFS_TOPIC, phase = process.env.REFS_PHASE;
@@ -62,11 +62,7 @@ async function api(method, path, body) {
 }
 
 async function produce(values, to = topic) {
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic: to, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally { await producer.disconnect(); }
+  await sendValues(kafka, to, values);
 }
 
 const norm = (v) => {

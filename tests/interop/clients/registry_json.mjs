@@ -16,7 +16,7 @@ import {
   JsonDeserializer, JsonSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
 import {
-  assert, broker, createTopic, eq, finish, normRow, rowsAtLeast, step, tag, until,
+  assert, broker, createTopic, eq, finish, normRow, rowsAtLeast, sendValues, step, tag, until,
 } from './common.mjs';
 
 const http = process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
@@ -72,11 +72,7 @@ await step('registry_json_create_table_topic', 60, async () => {
 });
 
 async function produce(values) {
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally { await producer.disconnect(); }
+  await sendValues(kafka, topic, values);
 }
 
 async function serialize(rows) {

@@ -14,7 +14,7 @@ import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import { JsonSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
 import {
-  assert, broker, createTopic, eq, finish, normRow, rowsAtLeast, step, tag,
+  assert, broker, createTopic, eq, finish, normRow, rowsAtLeast, sendValues, step, tag,
 } from './common.mjs';
 
 const reg = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
@@ -85,11 +85,7 @@ await step('registry_json_refs_produce', 120, async () => {
   assert(invalid, 'the serializer took a tier card.json does not allow');
   const latest = await client.getLatestSchemaMetadata(`${topic}-value`);
   assert(latest.references?.length === 2, `references: ${JSON.stringify(latest.references)}`);
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally { await producer.disconnect(); }
+  await sendValues(kafka, topic, values);
 });
 
 await step('registry_json_refs_icebird_reads_every_value', 180, async () => {

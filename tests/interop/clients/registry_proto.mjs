@@ -17,7 +17,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import {
   ProtobufDeserializer, ProtobufSerializer, SchemaRegistryClient, SerdeType,
 } from '@confluentinc/schemaregistry';
-import { assert, broker, eq, finish, step, tag, until } from './common.mjs';
+import { assert, broker, eq, finish, sendValues, step, tag, until } from './common.mjs';
 import { normRow, protoTypes } from './proto_types.mjs';
 
 const http = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
@@ -54,11 +54,7 @@ await step('registry_proto_create_table_topic', 60, async () => {
 });
 
 async function produce(values) {
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally { await producer.disconnect(); }
+  await sendValues(kafka, topic, values);
 }
 
 async function serialize(version, from, to, v2) {

@@ -12,7 +12,7 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { icebergRead } from 'icebird';
 import { Kafka, logLevel } from 'kafkajs';
 import { ProtobufSerializer, SchemaRegistryClient, SerdeType } from '@confluentinc/schemaregistry';
-import { assert, broker, createTopic, eq, finish, rowsAtLeast, step, tag } from './common.mjs';
+import { assert, broker, createTopic, eq, finish, rowsAtLeast, sendValues, step, tag } from './common.mjs';
 import { normRow, protoTypes } from './proto_types.mjs';
 
 const reg = process.env.REGISTRY_HTTP || process.env.FLOE_HTTP, data = process.env.FLOE_DATA;
@@ -56,11 +56,7 @@ await step('registry_proto_refs_produce', 120, async () => {
   eq(latest.schemaType, 'PROTOBUF', 'schema type');
   assert(latest.references?.length === 1 && latest.references[0].name === 'shop_common.proto',
     `references: ${JSON.stringify(latest.references)}`);
-  const producer = kafka.producer();
-  await producer.connect();
-  try {
-    await producer.send({ topic, acks: -1, messages: values.map((value, i) => ({ key: `k${i}`, value })) });
-  } finally { await producer.disconnect(); }
+  await sendValues(kafka, topic, values);
 });
 
 await step('registry_proto_refs_icebird_reads_every_value', 180, async () => {
