@@ -27,7 +27,7 @@ import urllib.request
 ROOT = os.environ['FLOE_ROOT']
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'integration'))
 from floe_serve import Floe, temp_dir  # noqa: E402
-from sink_proc import Sink, table_offsets, tail, write_yaml  # noqa: E402
+from sink_proc import Sink, tail, wait_offsets, write_yaml  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -88,10 +88,7 @@ def run(kafka, name, table_yaml, ends):
     t0 = time.monotonic()
     s.start()
     loc = os.path.join(wh, 'cdc', 'bench')
-    while table_offsets(loc) != ends:
-        if s.proc.poll() is not None:
-            raise SystemExit('%s exited: %s' % (name, tail(s.log)))
-        time.sleep(0.25)
+    wait_offsets(loc, ends, None, s, 0.25)
     secs = time.monotonic() - t0
     idx = {}
     with urllib.request.urlopen('http://%s/admin/tables' % s.http, timeout=30) as r:

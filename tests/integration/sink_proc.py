@@ -99,3 +99,22 @@ def table_offsets(location):
             return {int(k): v for k, v in json.loads(s['summary']['floe.offsets']).items()}
         sid = s.get('parent-snapshot-id')
     return {}
+
+
+def wait_offsets(location, ends, timeout=120, sink=None, pause=0.2):
+    """Until the table at location has committed up to ends ({partition:
+    next offset}); fails after timeout seconds (None: never) or when sink
+    (a Sink, optional) exits, naming the offsets, the ends and the sink's
+    last log lines."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while table_offsets(location) != ends:
+        why = None
+        if sink and sink.proc.poll() is not None:
+            why = '%s exited %d' % (sink.name, sink.proc.returncode)
+        elif deadline is not None and time.monotonic() > deadline:
+            why = 'not committed within %ds' % timeout
+        if why:
+            raise AssertionError('%s: table offsets %s, log ends %s%s'
+                                 % (why, table_offsets(location), ends,
+                                    '; ' + tail(sink.log) if sink else ''))
+        time.sleep(pause)
