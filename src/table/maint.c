@@ -591,11 +591,21 @@ static int do_orphans(floe_tmaint_t *m, floe_tmaint_table_t *h, const char *ns, 
 
 typedef enum due { DUE_NONE, DUE_COMPACT, DUE_EXPIRE, DUE_ORPHANS, DUE_STATS } due_t;
 
+/* h's widening state as the engine and the status see it (lock held):
+ * running also when asked and not started yet, or while widen_run makes
+ * its job (NONE with the job's pairs taken).  Without the second, an
+ * engine polling in that moment took NONE for a job gone and asked again,
+ * and the same field widened a second time after the first. */
+static floe_tmaint_widen_state_t wstate_seen(const floe_tmaint_table_t *h)
+{
+    return h->wstate == FLOE_TMW_NONE && (h->nasked || h->njpairs) ? FLOE_TMW_RUNNING : h->wstate;
+}
+
 /* A widening's rewrites are planned on a snapshot and its files: no
  * compaction, expiry or orphan removal meanwhile (lock held). */
 static bool widening(const floe_tmaint_table_t *h)
 {
-    return h->job || h->wstate != FLOE_TMW_NONE || h->nasked || h->njpairs;
+    return h->job || wstate_seen(h) != FLOE_TMW_NONE;
 }
 
 /* What of h is due at now (lock held). */
@@ -725,11 +735,7 @@ floe_tmaint_widen_state_t floe_tmaint_widen_poll(floe_tmaint_table_t *h,
                                                  const floe_twiden_t **pairs, size_t *n)
 {
     pthread_mutex_lock(&h->m->mu);
-    floe_tmaint_widen_state_t s = h->wstate;
-    /* asked, not started yet; or its job being made: without this, an
-     * engine polling in that moment took NONE for a job gone and asked
-     * again, and the same field widened a second time after the first */
-    if (s == FLOE_TMW_NONE && (h->nasked || h->njpairs)) s = FLOE_TMW_RUNNING;
+    floe_tmaint_widen_state_t s = wstate_seen(h);
     if (pairs) *pairs = h->jpairs;
     if (n) *n = h->njpairs;
     pthread_mutex_unlock(&h->m->mu);
@@ -1280,9 +1286,8 @@ static int table_json(const floe_tmaint_table_t *h, floe_buf_t *js)
         (unsigned long long)h->expired_snapshots, (unsigned long long)h->expired_files,
         (unsigned long long)h->orphan_runs, (unsigned long long)h->orphans_deleted,
         (unsigned long long)h->widenings, (unsigned long long)h->widen_files,
-        wstate_name(h->wstate == FLOE_TMW_NONE && (h->nasked || h->njpairs) ? FLOE_TMW_RUNNING
-                                                                            : h->wstate),
-        (unsigned long long)h->late_runs, (unsigned long long)h->fences);
+        wstate_name(wstate_seen(h)), (unsigned long long)h->late_runs,
+        (unsigned long long)h->fences);
     if (h->running[0]) floe_json_cstr(js, h->running);
     else
         floe_buf_append_str(js, "null");
