@@ -79,9 +79,11 @@ def write_yaml(tmp, name, text):
 
 
 def run_sink(yaml_path, timeout=60):
-    """floe sink that must fail at start: (exit status, stderr)."""
-    r = subprocess.run([BIN, 'sink', '--config', yaml_path], capture_output=True, text=True,
-                       timeout=timeout)
+    """floe sink that must fail at start: (exit status, stderr).  Its HTTP
+    listener takes any free port, as a started worker's does: the default
+    one (8182) is another lane's when both run this test at once."""
+    r = subprocess.run([BIN, 'sink', '--config', yaml_path, '--http', '127.0.0.1:0'],
+                       capture_output=True, text=True, timeout=timeout)
     return r.returncode, r.stderr
 
 
